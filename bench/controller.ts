@@ -1,0 +1,265 @@
+// The controller benchmarks, against real controller processes on the real control plane:
+// trigger → COMPLETE latency of a 3-step plan, 1,000 Instances to COMPLETE, API requests
+// while idle, and resident memory with 0 and 10,000 Instances in the informer cache.
+import { randomBytes } from 'node:crypto';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Instance } from '../shared/api/schema.ts';
+import type { KubeClient, KubeList } from '../controller/kube.ts';
+import { toMicroTime } from '../controller/leader.ts';
+import { PROJECT_ROOT } from '../test/controlplane/build.ts';
+import { freePort } from '../test/controlplane/cluster.ts';
+import { smallInstance } from './fixtures.ts';
+import { createWithRetry, httpText, INSTANCES, instancesPath, parseMetric, pool, rssMiB, writeThenObserve } from './kube.ts';
+import { spawnTracked, stopChild } from './procs.ts';
+import { median, quantile, sleep } from './stats.ts';
+
+export const BENCH_LABEL = 'bench.planwarden.dev/run';
+export const SYSTEM_NAMESPACE = 'planwarden-system';
+
+export interface Controller {
+  identity: string;
+  pid: number;
+  metricsUrl: string;
+  stop: () => Promise<void>;
+}
+
+/**
+ * Starts a controller process from `entry` (the transpiled controller/main.js, see
+ * compile.ts), authenticated as planwarden's ServiceAccount (<stackDir>/controller.kubeconfig),
+ * with the flags test/support/controllerProcess.ts uses; resolves once its caches synced
+ * (and, with `leader`, once it leads).
+ */
+export async function startController(opts: {
+  entry: string;
+  stackDir: string;
+  identity: string;
+  leaseName: string;
+  selector: string;
+  leader: boolean;
+}): Promise<Controller> {
+  const metricsPort = await freePort();
+  mkdirSync(join(opts.stackDir, 'logs'), { recursive: true });
+  const fd = openSync(join(opts.stackDir, 'logs', `controller-${opts.identity}.log`), 'a');
+  const child = spawnTracked(
+    process.execPath,
+    [
+      opts.entry,
+      `--kubeconfig=${join(opts.stackDir, 'controller.kubeconfig')}`,
+      `--metrics-port=${metricsPort}`,
+      `--leader-election-namespace=${SYSTEM_NAMESPACE}`,
+      `--lease-name=${opts.leaseName}`,
+      `--identity=${opts.identity}`,
+      `--instance-selector=${opts.selector}`,
+    ],
+    { stdio: ['ignore', fd, fd], cwd: PROJECT_ROOT, env: { ...process.env, NODE_OPTIONS: '' } },
+  );
+  closeSync(fd);
+  const base = `http://127.0.0.1:${metricsPort}`;
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`controller ${opts.identity} exited with ${child.exitCode} (see ${opts.stackDir}/logs)`);
+    const r = await httpText(`${base}/readyz`).catch(() => ({ status: 0, body: '' }));
+    if (r.status === 200 && (!opts.leader || r.body.includes('(leader)'))) break;
+    if (Date.now() > deadline) throw new Error(`controller ${opts.identity} not ready${opts.leader ? ' and leading' : ''} within 120 s: ${r.status} ${r.body}`);
+    await sleep(200);
+  }
+  return { identity: opts.identity, pid: child.pid!, metricsUrl: `${base}/metrics`, stop: () => stopChild(child) };
+}
+
+/** Takes a Lease for an hour under a made-up holder, so that a controller on it stays a standby. */
+export async function holdLease(kube: KubeClient, name: string): Promise<void> {
+  const now = toMicroTime(new Date());
+  await kube.create({
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name, namespace: SYSTEM_NAMESPACE },
+    spec: { holderIdentity: 'bench-holder', leaseDurationSeconds: 3600, acquireTime: now, renewTime: now, leaseTransitions: 0 },
+  });
+}
+
+export async function apiRequestCounts(c: Controller): Promise<Map<string, number>> {
+  const { body } = await httpText(c.metricsUrl);
+  const byMethod = new Map<string, number>();
+  for (const s of parseMetric(body, 'planwarden_api_requests_total')) {
+    const m = s.labels.method ?? '?';
+    byMethod.set(m, (byMethod.get(m) ?? 0) + s.value);
+  }
+  return byMethod;
+}
+
+async function heapUsedMiB(c: Controller): Promise<number> {
+  const { body } = await httpText(c.metricsUrl);
+  return (parseMetric(body, 'nodejs_heap_size_used_bytes')[0]?.value ?? NaN) / 2 ** 20;
+}
+
+/** RSS (median of one sample a second over `seconds`) and V8 heap in use at the end. */
+export async function sampleMemory(c: Controller, seconds: number): Promise<{ rssMiB: number; heapUsedMiB: number }> {
+  const samples: number[] = [];
+  for (let i = 0; i < seconds; i++) {
+    samples.push(rssMiB(c.pid));
+    await sleep(1000);
+  }
+  return { rssMiB: median(samples), heapUsedMiB: await heapUsedMiB(c) };
+}
+
+const planOf = (obj: Instance, plan: string) => obj.status?.planStatus?.[plan];
+
+export interface TriggerResult {
+  triggerToCompleteMs: number[];
+  writeObserveMs: number[];
+}
+
+/**
+ * `reps` times, alternately: (baseline) a label patch on an Instance no controller runs,
+ * until its watch delivers the change; (measured) a manual trigger of the 3-step plan `run3`
+ * on an Instance the controller runs, until the watch shows that run COMPLETE.
+ */
+export async function benchTrigger(o: {
+  kube: KubeClient;
+  namespace: string;
+  ov: string;
+  reps: number;
+  log: (s: string) => void;
+}): Promise<TriggerResult> {
+  const { kube, namespace: ns } = o;
+  const runner = await createWithRetry(kube, smallInstance('trigger', ns, o.ov, { [BENCH_LABEL]: 'run' }));
+  const idle = await createWithRetry(kube, smallInstance('observe', ns, o.ov, { [BENCH_LABEL]: 'none' }));
+  const name = (i: Instance) => i.metadata.name!;
+  // The create's deploy must be over before manual triggers are admitted.
+  let runnerRv = runner.metadata.resourceVersion!;
+  const deployed = await writeThenObserve<Instance & { [k: string]: unknown }>(kube, ns, name(runner), runnerRv, async () => {}, (i) => planOf(i, 'deploy')?.status === 'COMPLETE');
+  runnerRv = deployed.metadata.resourceVersion!;
+  let idleRv = idle.metadata.resourceVersion!;
+
+  const result: TriggerResult = { triggerToCompleteMs: [], writeObserveMs: [] };
+  for (let rep = 0; rep <= o.reps; rep++) {
+    // Baseline: one write through the Instance webhooks, observed through a watch.
+    const value = `rep-${rep}`;
+    let started = performance.now();
+    const seen = await writeThenObserve<Instance & { [k: string]: unknown }>(
+      kube,
+      ns,
+      name(idle),
+      idleRv,
+      () => kube.patch({ ...INSTANCES, namespace: ns, name: name(idle) }, { metadata: { labels: { 'bench.planwarden.dev/seq': value } } }, 'merge'),
+      (i) => i.metadata.labels?.['bench.planwarden.dev/seq'] === value,
+    );
+    const baseline = performance.now() - started;
+    idleRv = seen.metadata.resourceVersion!;
+
+    // Measured: trigger written → the run observed COMPLETE.
+    const id = `bench-${rep}-${randomBytes(3).toString('hex')}`;
+    started = performance.now();
+    const done = await writeThenObserve<Instance & { [k: string]: unknown }>(
+      kube,
+      ns,
+      name(runner),
+      runnerRv,
+      () => kube.patch({ ...INSTANCES, namespace: ns, name: name(runner) }, { spec: { planExecution: { planName: 'run3', id } } }, 'merge'),
+      (i) => planOf(i, 'run3')?.id === id && planOf(i, 'run3')?.status === 'COMPLETE',
+    );
+    const measured = performance.now() - started;
+    runnerRv = done.metadata.resourceVersion!;
+    // The controller may still be finishing its last status write: let it, before the next trigger.
+    await sleep(300);
+    if (rep === 0) continue; // warm-up
+    result.writeObserveMs.push(baseline);
+    result.triggerToCompleteMs.push(measured);
+  }
+  o.log(
+    `  trigger → COMPLETE p50 ${median(result.triggerToCompleteMs).toFixed(0)} ms (p90 ${quantile(result.triggerToCompleteMs, 0.9).toFixed(0)}); ` +
+      `write → watch event p50 ${median(result.writeObserveMs).toFixed(1)} ms`,
+  );
+  return result;
+}
+
+/** Creates `count` Instances with at most `concurrency` in flight; returns the seconds it took. */
+export async function createInstances(o: {
+  kube: KubeClient;
+  namespace: string;
+  ov: string;
+  prefix: string;
+  from?: number;
+  count: number;
+  concurrency: number;
+  labels: Record<string, string>;
+  log: (s: string) => void;
+}): Promise<number> {
+  const started = performance.now();
+  const from = o.from ?? 0;
+  let created = 0;
+  await pool(o.count, o.concurrency, async (i) => {
+    await createWithRetry(o.kube, smallInstance(`${o.prefix}-${String(from + i).padStart(5, '0')}`, o.namespace, o.ov, o.labels));
+    if (++created % 1000 === 0) o.log(`    ${created}/${o.count} created (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+  });
+  return (performance.now() - started) / 1000;
+}
+
+/**
+ * Creates `count` Instances the leading controller runs (deploy: 3 Dummy steps) and waits
+ * until every one reports deploy COMPLETE, following a watch opened before the first create.
+ */
+export async function benchThousand(o: {
+  kube: KubeClient;
+  namespace: string;
+  ov: string;
+  count: number;
+  concurrency: number;
+  timeoutSeconds: number;
+  log: (s: string) => void;
+}): Promise<{ seconds: number; createSeconds: number }> {
+  const { kube, namespace: ns } = o;
+  const selector = `${BENCH_LABEL}=thousand`;
+  const list = await kube.request<KubeList<Instance>>({ method: 'GET', path: instancesPath(ns), query: { labelSelector: selector, limit: 1 } });
+  const complete = new Set<string>();
+  const started = performance.now();
+  let finishedAt = 0;
+  const allDone = new Promise<void>((resolve, reject) => {
+    let closed = false;
+    let failures = 0;
+    let handle: { stop(): void } | undefined;
+    const end = (err?: Error) => {
+      if (closed) return;
+      closed = true;
+      clearTimeout(timer);
+      handle?.stop();
+      if (err) reject(err);
+      else resolve();
+    };
+    const timer = setTimeout(() => end(new Error(`${complete.size}/${o.count} Instances COMPLETE after ${o.timeoutSeconds} s`)), o.timeoutSeconds * 1000);
+    let rv = list.metadata.resourceVersion ?? '';
+    const open = () => {
+      if (closed) return;
+      handle = kube.watch(
+        instancesPath(ns),
+        { labelSelector: selector, resourceVersion: rv, timeoutSeconds: o.timeoutSeconds + 30, allowWatchBookmarks: true },
+        (event) => {
+          failures = 0;
+          const obj = event.object as Instance;
+          if (obj.metadata?.resourceVersion) rv = obj.metadata.resourceVersion;
+          if (event.type === 'ERROR') return;
+          if (event.type !== 'BOOKMARK' && planOf(obj, 'deploy')?.status === 'COMPLETE') complete.add(obj.metadata.name!);
+          if (complete.size >= o.count) {
+            finishedAt = performance.now();
+            end();
+          }
+        },
+        // A watch the server ends is reopened from the last version seen; one that keeps failing ends the run.
+        (err) => {
+          if (closed) return;
+          if (err && ++failures >= 10) return end(new Error(`watch keeps failing: ${err.message}`));
+          setTimeout(open, err ? 500 : 0);
+        },
+      );
+    };
+    open();
+  });
+  // Handled where it is awaited; this only keeps an early failure from counting as unhandled.
+  allDone.catch(() => undefined);
+  const createSeconds = await createInstances({ ...o, prefix: 'thousand', labels: { [BENCH_LABEL]: 'thousand' } });
+  o.log(`    ${o.count} created in ${createSeconds.toFixed(1)} s; ${complete.size} COMPLETE so far`);
+  await allDone;
+  return { seconds: (finishedAt - started) / 1000, createSeconds };
+}

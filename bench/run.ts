@@ -1,0 +1,416 @@
+// `npm run bench`: measures the webhook, admission on the real control plane and the
+// controller, prints a table and writes bench/results.json. Every figure that depends on how
+// fast this machine is comes with a baseline measured in the same run, on the same machine,
+// interleaved with it where that is possible — the ratio is the number to compare across
+// machines and runs. Progress goes to stderr, the table to stdout. See bench/README.md.
+//
+// Flags: --only=webhook|cluster   run one half (the other half's keys are null, with a note)
+//        --quick                  small counts, for trying the harness out (not for numbers)
+//        --rss-instances=N        Instances in the cache for the memory figure (default 10000)
+//        --keep                   leave the bench control plane running at the end
+import { writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { createKubeClient, loadKubeConfig, type KubeClient } from '../controller/kube.ts';
+import type { Instance, UpdatePlan } from '../shared/api/schema.ts';
+import { API_VERSION } from '../shared/api/schema.ts';
+import { PROJECT_ROOT } from '../test/controlplane/build.ts';
+import { down, up } from '../test/controlplane/cluster.ts';
+import { startStack, stopStack } from '../test/controlplane/stack.ts';
+import { benchAdmission, type AdmissionBenchResult } from './admission.ts';
+import { transpileGraph } from './compile.ts';
+import {
+  apiRequestCounts,
+  BENCH_LABEL,
+  benchThousand,
+  benchTrigger,
+  createInstances,
+  holdLease,
+  sampleMemory,
+  startController,
+  SYSTEM_NAMESPACE,
+  type Controller,
+} from './controller.ts';
+import { BENCH_NAMESPACE, threeStepOperatorVersion } from './fixtures.ts';
+import { createWithRetry, serviceAccountKubeconfig } from './kube.ts';
+import { stopAllChildren } from './procs.ts';
+import { median, quantile, renderTable, round, sleep, type Row } from './stats.ts';
+import { benchWebhook, type Pairing, type WebhookBenchResult } from './webhook.ts';
+
+const WORK_DIR = join(PROJECT_ROOT, '.planwarden', 'bench');
+const CLUSTER_DIR = join(PROJECT_ROOT, '.planwarden', 'bench-cluster');
+const STACK_DIR = join(PROJECT_ROOT, '.planwarden', 'bench-stack');
+const RESULTS_FILE = join(PROJECT_ROOT, 'bench', 'results.json');
+
+const { values: flags } = parseArgs({
+  args: process.argv.slice(2),
+  strict: true,
+  options: {
+    only: { type: 'string' },
+    quick: { type: 'boolean' },
+    'rss-instances': { type: 'string' },
+    keep: { type: 'boolean' },
+  },
+});
+if (flags.only !== undefined && flags.only !== 'webhook' && flags.only !== 'cluster') {
+  console.error('--only must be "webhook" or "cluster"');
+  process.exit(2);
+}
+const quick = flags.quick === true;
+const settings = {
+  webhook: { connections: 16, seconds: quick ? 3 : 8, warmupSeconds: quick ? 1 : 3, rounds: quick ? 1 : 3, logLevel: 'info' },
+  admission: { blocks: quick ? 1 : 6, perBlock: quick ? 20 : 50 },
+  triggerReps: quick ? 5 : 20,
+  thousand: quick ? 200 : 1000,
+  createConcurrency: 20,
+  idleSeconds: quick ? 20 : 60,
+  settleSeconds: quick ? 10 : 20,
+  memorySampleSeconds: quick ? 5 : 10,
+  rssInstances: Number(flags['rss-instances'] ?? (quick ? 2000 : 10_000)),
+};
+
+const startedAt = performance.now();
+const log = (s: string) => console.error(`[${((performance.now() - startedAt) / 1000).toFixed(0).padStart(4)} s] ${s}`);
+const notes: string[] = [];
+
+// --- cleanup on every exit path ---
+let clusterStarted = false;
+let cleaning: Promise<void> | undefined;
+function cleanup(): Promise<void> {
+  return (cleaning ??= (async () => {
+    await stopAllChildren();
+    if (clusterStarted && !flags.keep) {
+      log('stopping the bench control plane');
+      await stopStack({ dir: STACK_DIR, log }).catch((e: unknown) => log(`stopStack: ${String(e)}`));
+      await down({ dir: CLUSTER_DIR, log }).catch((e: unknown) => log(`down: ${String(e)}`));
+    }
+  })());
+}
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  // `on`, not `once`: a second signal (tsx relays the terminal's) must not end the process
+  // before the control plane, whose processes are detached, has been stopped.
+  process.on(signal, () => {
+    if (interrupted) return;
+    interrupted = true;
+    log(`${signal}: cleaning up`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+// --- the webhook half ---
+
+async function webhookHalf(): Promise<WebhookBenchResult> {
+  log('webhook: realistic Instance UPDATE (manual trigger) vs a bare https server that parses the same body');
+  return benchWebhook({ workDir: WORK_DIR, ...settings.webhook, log });
+}
+
+// --- the cluster half ---
+
+interface ClusterResults {
+  admission: AdmissionBenchResult;
+  trigger: { triggerToCompleteMs: number[]; writeObserveMs: number[] };
+  thousand: { seconds: number; createSeconds: number; baselineCreateSeconds: number };
+  idle: { seconds: number; byMethod: Record<string, number> };
+  leaderAfterThousand: { rssMiB: number; heapUsedMiB: number };
+  memIdle: { rssMiB: number; heapUsedMiB: number };
+  memFull: { rssMiB: number; heapUsedMiB: number; instances: number };
+}
+
+async function clusterHalf(): Promise<ClusterResults> {
+  // A bench control plane of its own, always fresh.
+  await stopStack({ dir: STACK_DIR, log });
+  await down({ dir: CLUSTER_DIR, log });
+  log('control plane: starting (etcd, kube-apiserver, controller-manager, scheduler, kwok)');
+  clusterStarted = true;
+  const { state } = await up({ dir: CLUSTER_DIR, timeoutSeconds: 300, log });
+  log('planwarden: installing CRDs, RBAC and webhook configurations; starting the webhook (no controller yet)');
+  const stack = await startStack({ kubeconfig: state.kubeconfig, dir: STACK_DIR, controller: false, log });
+  const kube: KubeClient = createKubeClient({ kubeConfig: loadKubeConfig(state.kubeconfig), userAgent: 'planwarden-bench' });
+  const ns = BENCH_NAMESPACE;
+
+  await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  const ov = threeStepOperatorVersion('steps3-1.0.0', ns);
+  await createWithRetry(kube, ov);
+  const overheadInstance: Instance = {
+    apiVersion: API_VERSION,
+    kind: 'Instance',
+    metadata: { name: 'overhead', namespace: ns, labels: { 'planwarden.dev/test-controller': 'none', [BENCH_LABEL]: 'none' } },
+    spec: { operatorVersion: { name: ov.metadata.name! } },
+  };
+  await createWithRetry(kube, overheadInstance);
+  const plan: UpdatePlan = { apiVersion: API_VERSION, kind: 'UpdatePlan', metadata: { name: 'to-2-0-0', namespace: ns }, spec: { targetRelease: 'steps3-2.0.0' } };
+  await createWithRetry(kube, plan);
+
+  log(`admission: ${settings.admission.blocks} blocks × ${settings.admission.perBlock} sequential writes per state (none / webhook / vap), interleaved`);
+  const admission = await benchAdmission({
+    kube,
+    kubeconfig: state.kubeconfig,
+    stack,
+    namespace: ns,
+    instance: 'overhead',
+    updatePlan: plan.metadata.name!,
+    ...settings.admission,
+    log,
+  });
+
+  // Controllers: real processes, authenticated as planwarden's ServiceAccount.
+  await serviceAccountKubeconfig(kube, state.kubeconfig, SYSTEM_NAMESPACE, 'planwarden-controller', join(STACK_DIR, 'controller.kubeconfig'));
+  await holdLease(kube, 'bench-rss');
+  const entry = transpileGraph('controller/main.ts', join(WORK_DIR, 'dist'));
+  log('controllers: a leader for the runs, and a standby replica (Lease held elsewhere) for the memory baseline');
+  const runner = await startController({
+    entry,
+    stackDir: STACK_DIR,
+    identity: 'bench-runner',
+    leaseName: 'bench-run',
+    selector: `${BENCH_LABEL} in (run,thousand)`,
+    leader: true,
+  });
+  const idleReplica = await startController({ entry, stackDir: STACK_DIR, identity: 'bench-rss-idle', leaseName: 'bench-rss', selector: `${BENCH_LABEL}=rss`, leader: false });
+  const memIdlePromise = sleep(settings.settleSeconds * 1000).then(() => sampleMemory(idleReplica, settings.memorySampleSeconds));
+  memIdlePromise.catch(() => undefined); // awaited below
+
+  log(`controller: trigger → COMPLETE of a 3-step Dummy plan, ${settings.triggerReps} repetitions (+1 warm-up)`);
+  const trigger = await benchTrigger({ kube, namespace: ns, ov: ov.metadata.name!, reps: settings.triggerReps, log });
+  const memIdle = await memIdlePromise;
+  await idleReplica.stop();
+  log(`  standby controller with 0 Instances: RSS ${memIdle.rssMiB.toFixed(1)} MiB`);
+
+  log(`controller: baseline — ${settings.thousand} Instances created (${settings.createConcurrency} in flight) that no controller runs`);
+  const baselineCreateSeconds = await createInstances({
+    kube,
+    namespace: ns,
+    ov: ov.metadata.name!,
+    prefix: 'rss',
+    count: settings.thousand,
+    concurrency: settings.createConcurrency,
+    labels: { [BENCH_LABEL]: 'rss' },
+    log,
+  });
+  log(`  created in ${baselineCreateSeconds.toFixed(1)} s`);
+  log(`controller: ${settings.thousand} Instances created at once → all deploy COMPLETE`);
+  const thousand = await benchThousand({
+    kube,
+    namespace: ns,
+    ov: ov.metadata.name!,
+    count: settings.thousand,
+    concurrency: settings.createConcurrency,
+    timeoutSeconds: 900,
+    log,
+  });
+  log(`  all COMPLETE after ${thousand.seconds.toFixed(1)} s`);
+
+  log(`controller: idle — ${settings.settleSeconds} s to settle, then API requests counted over ${settings.idleSeconds} s`);
+  await sleep(settings.settleSeconds * 1000);
+  const before = await apiRequestCounts(runner);
+  await sleep(settings.idleSeconds * 1000);
+  const after = await apiRequestCounts(runner);
+  const byMethod: Record<string, number> = {};
+  for (const [m, v] of after) if (v - (before.get(m) ?? 0) > 0) byMethod[m] = v - (before.get(m) ?? 0);
+  const leaderAfterThousand = await sampleMemory(runner, Math.min(5, settings.memorySampleSeconds));
+  await runner.stop();
+
+  const rest = settings.rssInstances - settings.thousand;
+  log(`controller: memory — ${rest} more Instances (total ${settings.rssInstances}) for a standby replica's cache`);
+  const restSeconds = await createInstances({
+    kube,
+    namespace: ns,
+    ov: ov.metadata.name!,
+    prefix: 'rss',
+    from: settings.thousand,
+    count: Math.max(0, rest),
+    concurrency: settings.createConcurrency,
+    labels: { [BENCH_LABEL]: 'rss' },
+    log,
+  });
+  log(`  created in ${restSeconds.toFixed(1)} s`);
+  const fullReplica: Controller = await startController({
+    entry,
+    stackDir: STACK_DIR,
+    identity: 'bench-rss-full',
+    leaseName: 'bench-rss',
+    selector: `${BENCH_LABEL}=rss`,
+    leader: false,
+  });
+  await sleep(settings.settleSeconds * 1000);
+  const memFull = { ...(await sampleMemory(fullReplica, settings.memorySampleSeconds)), instances: settings.rssInstances };
+  await fullReplica.stop();
+  log(`  standby controller with ${settings.rssInstances} Instances cached: RSS ${memFull.rssMiB.toFixed(1)} MiB`);
+
+  return {
+    admission,
+    trigger,
+    thousand: { ...thousand, baselineCreateSeconds },
+    idle: { seconds: settings.idleSeconds, byMethod },
+    leaderAfterThousand,
+    memIdle,
+    memFull,
+  };
+}
+
+// --- results ---
+
+/** The webhook/bare pair of the median-ratio round: rps / ceilingRps is exactly the reported ratio. */
+function paired(p: Pairing | undefined): { webhook: number; bare: number; ratio: number } | undefined {
+  if (!p) return undefined;
+  const i = p.medianRound;
+  return { webhook: p.webhook.rounds[i]!.rps, bare: p.bare.rounds[i]!.rps, ratio: p.ratios[i]! };
+}
+
+function ratio(a: number | null, b: number | null): number | null {
+  return a === null || b === null || b === 0 ? null : round(a / b, 3);
+}
+
+async function main(): Promise<void> {
+  const loadStart = loadavg();
+  const runWebhook = flags.only !== 'cluster';
+  const runCluster = flags.only !== 'webhook';
+  if (quick) notes.push('--quick: small counts and short runs; the figures only show that the harness works');
+
+  let wh: WebhookBenchResult | undefined;
+  let cl: ClusterResults | undefined;
+  try {
+    if (runWebhook) wh = await webhookHalf();
+    else notes.push('webhook.*: not measured in this run (--only=cluster)');
+    if (runCluster) cl = await clusterHalf();
+    else notes.push('apiserver.*, vap.*, controller.*: not measured in this run (--only=webhook)');
+  } finally {
+    await cleanup();
+  }
+
+  const r = (v: number | undefined, d = 2) => (v === undefined ? null : round(v, d));
+  const adm = cl?.admission;
+  const over = (a?: number, b?: number) => (a === undefined || b === undefined ? null : round(a - b, 2));
+  const idleNonWatch = cl ? Object.entries(cl.idle.byMethod).filter(([m]) => m !== 'WATCH').reduce((s, [, v]) => s + v, 0) : undefined;
+  const perMinute = (n: number | undefined) => (n === undefined || !cl ? null : round((n * 60) / cl.idle.seconds, 1));
+  const trig = cl?.trigger;
+
+  const results = {
+    machine: {
+      cpus: cpus().length,
+      availableParallelism: availableParallelism(),
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      memoryMiB: Math.round(totalmem() / 2 ** 20),
+      node: process.version,
+      date: new Date().toISOString(),
+      loadAverageAtStart: loadStart.map((l) => round(l, 2)),
+      loadAverageAtEnd: loadavg().map((l) => round(l, 2)),
+    },
+    webhook: {
+      ceilingRps: r(paired(wh?.single)?.bare, 0),
+      rps: r(paired(wh?.single)?.webhook, 0),
+      ratio: r(paired(wh?.single)?.ratio, 3),
+      p99Ms: r(wh?.single.webhook.p99Ms),
+      p50Ms: r(wh?.single.webhook.p50Ms),
+      ceilingP99Ms: r(wh?.single.bare.p99Ms),
+      clusterWorkers: wh?.workers ?? null,
+      clusterCeilingRps: r(paired(wh?.cluster)?.bare, 0),
+      clusterRps: r(paired(wh?.cluster)?.webhook, 0),
+      clusterRatio: r(paired(wh?.cluster)?.ratio, 3),
+      clusterP99Ms: r(wh?.cluster.webhook.p99Ms),
+      connections: settings.webhook.connections,
+      secondsPerRound: settings.webhook.seconds,
+      rounds: wh ? { single: wh.single, cluster: wh.cluster } : null,
+      bodyBytes: wh?.bodyBytes ?? null,
+    },
+    apiserver: {
+      overheadP50Ms: over(adm?.instance.webhook.p50Ms, adm?.instance.none.p50Ms),
+      overheadP99Ms: over(adm?.instance.webhook.p99Ms, adm?.instance.none.p99Ms),
+      withWebhooks: adm ? { p50Ms: r(adm.instance.webhook.p50Ms), p99Ms: r(adm.instance.webhook.p99Ms), n: adm.instance.webhook.n } : null,
+      withoutWebhooks: adm ? { p50Ms: r(adm.instance.none.p50Ms), p99Ms: r(adm.instance.none.p99Ms), n: adm.instance.none.n } : null,
+      webhookHandlerMeanMs: r(adm?.handlerMeanMs.instance),
+      discardedBlocks: adm?.discardedBlocks ?? null,
+    },
+    vap: {
+      updatePlanTargetImmutableP50Ms: over(adm?.updatePlan.vap.p50Ms, adm?.updatePlan.none.p50Ms),
+      updatePlanTargetImmutableP99Ms: over(adm?.updatePlan.vap.p99Ms, adm?.updatePlan.none.p99Ms),
+      webhookUpdatePlanP50Ms: over(adm?.updatePlan.webhook.p50Ms, adm?.updatePlan.none.p50Ms),
+      webhookUpdatePlanP99Ms: over(adm?.updatePlan.webhook.p99Ms, adm?.updatePlan.none.p99Ms),
+      webhookHandlerMeanMs: r(adm?.handlerMeanMs.updatePlan),
+      latency: adm
+        ? Object.fromEntries(
+            (['none', 'vap', 'webhook'] as const).map((s) => [s, { p50Ms: r(adm.updatePlan[s].p50Ms), p99Ms: r(adm.updatePlan[s].p99Ms), n: adm.updatePlan[s].n }]),
+          )
+        : null,
+    },
+    controller: {
+      triggerToCompleteP50Ms: trig ? r(median(trig.triggerToCompleteMs), 1) : null,
+      triggerToCompleteP90Ms: trig ? r(quantile(trig.triggerToCompleteMs, 0.9), 1) : null,
+      writeObserveP50Ms: trig ? r(median(trig.writeObserveMs), 1) : null,
+      triggerRepetitions: trig?.triggerToCompleteMs.length ?? null,
+      thousandInstancesSeconds: r(cl?.thousand.seconds, 1),
+      thousandCreateSeconds: r(cl?.thousand.createSeconds, 1),
+      thousandBaselineCreateSeconds: r(cl?.thousand.baselineCreateSeconds, 1),
+      thousandInstances: cl ? settings.thousand : null,
+      rssMiB10k: r(cl?.memFull.rssMiB, 1),
+      rssMiBIdle: r(cl?.memIdle.rssMiB, 1),
+      rssInstances: cl?.memFull.instances ?? null,
+      heapUsedMiB10k: r(cl?.memFull.heapUsedMiB, 1),
+      heapUsedMiBIdle: r(cl?.memIdle.heapUsedMiB, 1),
+      rssMiBLeaderAfterThousand: r(cl?.leaderAfterThousand.rssMiB, 1),
+      idleRequestsPerMinute: perMinute(idleNonWatch),
+      idleWatchRequestsPerMinute: perMinute(cl ? (cl.idle.byMethod.WATCH ?? 0) : undefined),
+      idleRequestsByMethod: cl?.idle.byMethod ?? null,
+      idleWindowSeconds: cl?.idle.seconds ?? null,
+    },
+    notes,
+    durationSeconds: round((performance.now() - startedAt) / 1000, 0),
+  };
+
+  if (wh) {
+    notes.push(
+      'webhook: lookups are served from memory (the OperatorVersion the Instance names), so the figure measures the webhook, not an apiserver round trip; ' +
+        `the body is a ${wh.bodyBytes}-byte AdmissionReview (UPDATE with oldObject, status, managedFields, a new manual trigger); the webhook logs at info (one line per admission, to /dev/null)`,
+      `webhook: autocannon in its own process, ${settings.webhook.connections} keep-alive TLS connections on 127.0.0.1; ${settings.webhook.rounds} rounds of ${settings.webhook.seconds} s per configuration, taking turns (webhook and bare back to back); rps, ceilingRps and ratio come from the round with the median webhook/bare ratio, latencies are medians over rounds (resolution 1 ms); every round is in webhook.rounds`,
+      `webhook.cluster*: node:cluster with ${wh.workers} workers (os.availableParallelism()), against a bare server in the same mode; on ${wh.workers} cores the load generator competes with the workers for CPU`,
+    );
+  }
+  if (cl) {
+    notes.push(
+      'apiserver: sequential label patches of an Instance no controller runs, timed at the client (JSON client, admin credentials); with = planwarden Mutating+ValidatingWebhookConfigurations registered (the Instance webhooks read the OperatorVersion from the apiserver), without = both deleted; overhead = with − without per percentile',
+      'apiserver.webhookHandlerMeanMs, vap.webhookHandlerMeanMs: mean time per write inside the webhook (its planwarden_admission_duration_seconds, mutate+validate for Instances), including the apiserver lookups the handlers make; the rest of the overhead is the apiserver calling the webhook',
+      'p99 of ~300 sequential writes is about the 3rd-slowest write: differences of a few ms between states are noise on a shared machine, and a small negative overhead means no measurable one',
+      'vap: sequential label patches of an UpdatePlan with no admission (baseline), only a ValidatingAdmissionPolicy (oldObject.spec.targetRelease == object.spec.targetRelease), or only the webhooks (whose UpdatePlan check lists the namespace\'s UpdatePlans); figures are overheads over the baseline',
+      'controller.triggerToComplete: manual trigger of a 3-step Dummy plan (durationSeconds 0) written → run COMPLETE seen on a watch; baseline writeObserve = one label patch through the same Instance webhooks seen on a watch',
+      `controller.thousandInstances: ${settings.thousand} Instances created ${settings.createConcurrency} in flight, until all report deploy (3 Dummy steps) COMPLETE; baseline = creating ${settings.thousand} Instances that no controller runs, same concurrency`,
+      `controller.rss*: VmRSS from /proc (median of ${settings.memorySampleSeconds} one-second samples, ${settings.settleSeconds} s after the caches synced) of a standby replica (its Lease held elsewhere): the informer cache of ${settings.rssInstances} Instances without status, no reconciling; every bench controller runs as plain JavaScript (controller/main.ts and its imports transpiled, as in the image), not through tsx; rssMiBLeaderAfterThousand is the leader that ran the ${settings.thousand + 1} Instances, status included`,
+      `controller.idleRequestsPerMinute: planwarden_api_requests_total of the leader over ${settings.idleSeconds} s after ${settings.settleSeconds} s of settling with ${settings.thousand + 1} COMPLETE Instances; WATCH (re)connects excluded and reported as idleWatchRequestsPerMinute`,
+    );
+  }
+
+  writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
+
+  const rows: Row[] = [
+    { figure: 'webhook rps (1 process)', value: results.webhook.rps, unit: 'req/s', baseline: results.webhook.ceilingRps, baselineLabel: 'bare https', ratio: results.webhook.ratio },
+    { figure: 'webhook p99 (1 process)', value: results.webhook.p99Ms, unit: 'ms', baseline: results.webhook.ceilingP99Ms, baselineLabel: 'bare https', ratio: ratio(results.webhook.p99Ms, results.webhook.ceilingP99Ms) },
+    { figure: `webhook rps (cluster ×${wh?.workers ?? '?'})`, value: results.webhook.clusterRps, unit: 'req/s', baseline: results.webhook.clusterCeilingRps, baselineLabel: 'bare https', ratio: results.webhook.clusterRatio },
+    { figure: 'apiserver overhead p50 (Instance)', value: results.apiserver.overheadP50Ms, unit: 'ms', baseline: results.apiserver.withoutWebhooks?.p50Ms ?? null, baselineLabel: 'no webhooks', ratio: ratio(results.apiserver.withWebhooks?.p50Ms ?? null, results.apiserver.withoutWebhooks?.p50Ms ?? null) },
+    { figure: 'apiserver overhead p99 (Instance)', value: results.apiserver.overheadP99Ms, unit: 'ms', baseline: results.apiserver.withoutWebhooks?.p99Ms ?? null, baselineLabel: 'no webhooks', ratio: ratio(results.apiserver.withWebhooks?.p99Ms ?? null, results.apiserver.withoutWebhooks?.p99Ms ?? null) },
+    { figure: 'VAP overhead p50 (UpdatePlan)', value: results.vap.updatePlanTargetImmutableP50Ms, unit: 'ms', baseline: adm ? r(adm.updatePlan.none.p50Ms) : null, baselineLabel: 'no admission', ratio: ratio(adm ? adm.updatePlan.vap.p50Ms : null, adm ? adm.updatePlan.none.p50Ms : null) },
+    { figure: 'webhook overhead p50 (UpdatePlan)', value: results.vap.webhookUpdatePlanP50Ms, unit: 'ms', baseline: adm ? r(adm.updatePlan.none.p50Ms) : null, baselineLabel: 'no admission', ratio: ratio(adm ? adm.updatePlan.webhook.p50Ms : null, adm ? adm.updatePlan.none.p50Ms : null) },
+    { figure: 'VAP overhead p99 (UpdatePlan)', value: results.vap.updatePlanTargetImmutableP99Ms, unit: 'ms', baseline: adm ? r(adm.updatePlan.none.p99Ms) : null, baselineLabel: 'no admission', ratio: ratio(adm ? adm.updatePlan.vap.p99Ms : null, adm ? adm.updatePlan.none.p99Ms : null) },
+    { figure: 'webhook overhead p99 (UpdatePlan)', value: results.vap.webhookUpdatePlanP99Ms, unit: 'ms', baseline: adm ? r(adm.updatePlan.none.p99Ms) : null, baselineLabel: 'no admission', ratio: ratio(adm ? adm.updatePlan.webhook.p99Ms : null, adm ? adm.updatePlan.none.p99Ms : null) },
+    { figure: 'in webhook, mean/write (Instance)', value: results.apiserver.webhookHandlerMeanMs, unit: 'ms' },
+    { figure: 'in webhook, mean/write (UpdatePlan)', value: results.vap.webhookHandlerMeanMs, unit: 'ms' },
+    { figure: 'trigger → COMPLETE p50 (3 steps)', value: results.controller.triggerToCompleteP50Ms, unit: 'ms', baseline: results.controller.writeObserveP50Ms, baselineLabel: 'write → watch', ratio: ratio(results.controller.triggerToCompleteP50Ms, results.controller.writeObserveP50Ms) },
+    { figure: `${settings.thousand} Instances → COMPLETE`, value: results.controller.thousandInstancesSeconds, unit: 's', baseline: results.controller.thousandBaselineCreateSeconds, baselineLabel: 'creates only', ratio: ratio(results.controller.thousandInstancesSeconds, results.controller.thousandBaselineCreateSeconds) },
+    { figure: `controller RSS, ${settings.rssInstances} cached`, value: results.controller.rssMiB10k, unit: 'MiB', baseline: results.controller.rssMiBIdle, baselineLabel: '0 cached', ratio: ratio(results.controller.rssMiB10k, results.controller.rssMiBIdle) },
+    { figure: `leader RSS after ${settings.thousand} runs`, value: results.controller.rssMiBLeaderAfterThousand, unit: 'MiB' },
+    { figure: 'idle API requests/min (no WATCH)', value: results.controller.idleRequestsPerMinute, unit: '/min' },
+    { figure: 'idle WATCH (re)connects/min', value: results.controller.idleWatchRequestsPerMinute, unit: '/min' },
+  ];
+  console.log(`\nplanwarden bench — ${results.machine.cpus} CPUs (${results.machine.cpuModel}), node ${results.machine.node}, ${results.machine.date}`);
+  console.log(`load average at start ${results.machine.loadAverageAtStart.join(' ')}, at end ${results.machine.loadAverageAtEnd.join(' ')}\n`);
+  console.log(renderTable(rows));
+  if (results.controller.idleRequestsByMethod) console.log(`\nidle requests by method over ${settings.idleSeconds} s: ${JSON.stringify(results.controller.idleRequestsByMethod)}`);
+  console.log(`\nwritten to ${RESULTS_FILE} (${results.durationSeconds} s)`);
+}
+
+main().catch(async (err: unknown) => {
+  if (!interrupted) console.error(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  await cleanup();
+  process.exit(interrupted ? 130 : 1);
+});

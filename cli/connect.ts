@@ -1,0 +1,33 @@
+// From kubectl's connection flags to an API client and a namespace, the way kubectl
+// resolves them: --kubeconfig, else $KUBECONFIG / ~/.kube/config; --context, else the
+// current context; -n, else the context's namespace, else "default".
+import { createKubeClient, loadKubeConfig, type KubeClient } from '../controller/kube.ts';
+import type { ConnectionFlags } from './args.ts';
+import { CliError } from './io.ts';
+
+export interface Connection {
+  client: KubeClient;
+  namespace: string;
+  /** The context in use, for messages. */
+  context: string;
+}
+
+export function connect(flags: ConnectionFlags): Connection {
+  let kc;
+  try {
+    kc = loadKubeConfig(flags.kubeconfig);
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    throw new CliError(`cannot load kubeconfig${flags.kubeconfig ? ` ${flags.kubeconfig}` : ''}: ${why}`);
+  }
+  if (flags.context !== undefined) {
+    if (!kc.getContextObject(flags.context)) {
+      const known = kc.getContexts().map((c) => c.name);
+      throw new CliError(`context "${flags.context}" does not exist in the kubeconfig${known.length ? ` (contexts: ${known.join(', ')})` : ''}`);
+    }
+    kc.setCurrentContext(flags.context);
+  }
+  const context = kc.getCurrentContext();
+  const namespace = flags.namespace || kc.getContextObject(context)?.namespace || 'default';
+  return { client: createKubeClient({ kubeConfig: kc, userAgent: 'kubectl-planwarden' }), namespace, context };
+}

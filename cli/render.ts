@@ -1,0 +1,226 @@
+// What the CLI prints, as pure functions of API objects and a reference time: the status
+// tree (the engine's summarizeTree, with terminal colors and local clock times), the history
+// table, the one-line progress of a run, and an UpdatePlan's insights.
+import { formatDuration, summarizeTree } from '../controller/engine/tree.ts';
+import { pendingRisks, RISK_LEVELS } from '../controller/updates/insights.ts';
+import type {
+  Condition,
+  HistoryEntry,
+  Instance,
+  PlanState,
+  PlanStatus,
+  TargetState,
+  UpdatePlan,
+} from '../shared/api/schema.ts';
+import { isRunning } from '../shared/plan/triggers.ts';
+
+export interface RenderOptions {
+  /** The reference time: durations of running things, and which dates are "today". */
+  now: Date;
+  /** ANSI colors for states. */
+  color?: boolean;
+  /** Write times in UTC instead of the local time zone (tests, or TZ-independent output). */
+  utc?: boolean;
+}
+
+const ANSI = { reset: '\x1b[0m', bold: '\x1b[1m', dim: '\x1b[2m', red: '\x1b[31m', green: '\x1b[32m', yellow: '\x1b[33m', magenta: '\x1b[35m', cyan: '\x1b[36m' };
+
+const STATE_COLORS: Record<PlanState | TargetState, string> = {
+  COMPLETE: ANSI.green,
+  Completed: ANSI.green,
+  IN_PROGRESS: ANSI.cyan,
+  SignalSent: ANSI.cyan,
+  PENDING: ANSI.dim,
+  Pending: ANSI.dim,
+  NEVER_RUN: ANSI.dim,
+  ERROR: ANSI.yellow,
+  FATAL_ERROR: ANSI.bold + ANSI.red,
+  Failed: ANSI.bold + ANSI.red,
+  ABORTED: ANSI.magenta,
+  Aborted: ANSI.magenta,
+};
+
+/** `label` in the color of `state` when colors are on. */
+export function paintState(state: PlanState | TargetState, label: string, color: boolean | undefined): string {
+  return color ? `${STATE_COLORS[state] ?? ''}${label}${ANSI.reset}` : label;
+}
+
+const pad2 = (n: number) => String(n).padStart(2, '0');
+
+/**
+ * A timestamp as a person reads it: `13:15:45` today, `2026-11-21 13:15:45` otherwise (or
+ * always with `full`).
+ */
+export function formatClock(iso: string, options: Pick<RenderOptions, 'now' | 'utc'> & { full?: boolean }): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const parts = (x: Date) =>
+    options.utc
+      ? [x.getUTCFullYear(), x.getUTCMonth() + 1, x.getUTCDate(), x.getUTCHours(), x.getUTCMinutes(), x.getUTCSeconds()]
+      : [x.getFullYear(), x.getMonth() + 1, x.getDate(), x.getHours(), x.getMinutes(), x.getSeconds()];
+  const [y, mo, day, h, mi, s] = parts(d) as [number, number, number, number, number, number];
+  const [ny, nmo, nday] = parts(options.now);
+  const clock = `${pad2(h)}:${pad2(mi)}:${pad2(s)}`;
+  const today = y === ny && mo === nmo && day === nday;
+  return today && !options.full ? clock : `${y}-${pad2(mo)}-${pad2(day)} ${clock}`;
+}
+
+/** The plan `plan status` shows when none is named: the active one. */
+export function shownPlan(instance: Instance, named?: string): string | undefined {
+  return named ?? instance.status?.activePlan?.name;
+}
+
+/**
+ * `plan status`: the run of `plan` as a tree, followed by notes on what else holds the
+ * Instance (another active plan, a trigger the controller has not started).
+ */
+export function renderStatus(instance: Instance, plan: string, run: PlanStatus, options: RenderOptions): string {
+  const tree = summarizeTree(run, {
+    name: plan,
+    now: options.now.toISOString(),
+    formatTime: (iso) => formatClock(iso, options),
+    paintState: (state, label) => paintState(state, label, options.color),
+  });
+  return [tree, ...statusNotes(instance, plan)].join('\n') + '\n';
+}
+
+function statusNotes(instance: Instance, plan: string): string[] {
+  const notes: string[] = [];
+  const active = instance.status?.activePlan;
+  if (active && active.name !== plan && isRunning(active.status)) {
+    notes.push(`note: plan "${active.name}" is ${active.status} (run ${active.id})`);
+  }
+  const planRunning = condition(instance.status?.conditions, 'PlanRunning');
+  if (planRunning?.reason === 'TriggerRefused' || planRunning?.reason === 'PlanBusy') {
+    notes.push(`note: ${planRunning.message ?? planRunning.reason}`);
+  }
+  return notes;
+}
+
+export function condition(conditions: readonly Condition[] | undefined, type: string): Condition | undefined {
+  return conditions?.find((c) => c.type === type);
+}
+
+/** Steps of `run` that are COMPLETE, and all of them. */
+function stepCounts(run: PlanStatus): { complete: number; total: number } {
+  const steps = (run.phases ?? []).flatMap((p) => p.steps);
+  return { complete: steps.filter((s) => s.status === 'COMPLETE').length, total: steps.length };
+}
+
+/**
+ * One line on where a run is, for the progress display of --wait: its state, steps done
+ * and what it is doing now. `run` undefined: it has not started.
+ */
+export function progressText(plan: string, run: PlanStatus | undefined, waitingFor?: string): string {
+  if (!run) return `waiting for plan "${plan}" to start${waitingFor ? `: ${waitingFor}` : ''}`;
+  const { complete, total } = stepCounts(run);
+  const steps = total > 0 ? `, ${complete}/${total} steps complete` : '';
+  return `plan ${plan} ${run.status}${steps}${run.message ? `: ${run.message}` : ''}`;
+}
+
+/** The closing line of a followed run. */
+export function outcomeText(plan: string, run: Pick<PlanStatus, 'status' | 'id' | 'startedAt' | 'finishedAt' | 'message'>): string {
+  const start = Date.parse(run.startedAt ?? '');
+  const end = Date.parse(run.finishedAt ?? '');
+  const took = Number.isNaN(start) || Number.isNaN(end) ? '' : ` in ${formatDuration(end - start)}`;
+  const message = run.message && run.status !== 'COMPLETE' ? `: ${run.message}` : '';
+  return `plan ${plan} ${run.status}${took} (run ${run.id ?? '?'})${message}`;
+}
+
+/**
+ * Left-aligned columns two spaces apart, kubectl style; the last column is not padded.
+ * `paint` decorates a laid-out body cell (escape codes must not count as width).
+ */
+export function table(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+  paint?: (row: number, column: number, padded: string) => string,
+): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[], row?: number) =>
+    cells
+      .map((c, i) => {
+        const padded = i === cells.length - 1 ? c : c.padEnd(widths[i]!);
+        return row !== undefined && paint ? paint(row, i, padded) : padded;
+      })
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map((r, i) => line(r, i))].join('\n') + '\n';
+}
+
+/**
+ * `plan history`: the runs in status.history (oldest first), then the active run when it is
+ * still in flight (history records runs when they end).
+ */
+export function historyRows(instance: Instance, plan?: string): HistoryEntry[] {
+  const status = instance.status;
+  const rows = [...(status?.history ?? [])];
+  const active = status?.activePlan;
+  if (active && isRunning(active.status) && !rows.some((h) => h.plan === active.name && h.id === active.id)) {
+    const run = status?.planStatus?.[active.name];
+    rows.push({
+      plan: active.name,
+      id: active.id,
+      status: run?.id === active.id ? run.status : active.status,
+      trigger: run?.id === active.id ? run.trigger : undefined,
+      startedAt: active.startedAt ?? (run?.id === active.id ? run.startedAt : undefined),
+    });
+  }
+  return plan === undefined ? rows : rows.filter((h) => h.plan === plan);
+}
+
+export function renderHistory(rows: readonly HistoryEntry[], options: RenderOptions): string {
+  if (rows.length === 0) return 'no runs recorded\n';
+  const time = (iso: string | undefined) => (iso === undefined ? '-' : formatClock(iso, { ...options, full: true }));
+  const duration = (h: HistoryEntry) => {
+    const start = Date.parse(h.startedAt ?? '');
+    if (Number.isNaN(start)) return '-';
+    const end = h.finishedAt !== undefined ? Date.parse(h.finishedAt) : isRunning(h.status) ? options.now.getTime() : Number.NaN;
+    return Number.isNaN(end) ? '-' : formatDuration(end - start);
+  };
+  const header = ['PLAN', 'ID', 'STATUS', 'TRIGGER', 'STARTED', 'FINISHED', 'DURATION', 'MESSAGE'];
+  const body = rows.map((h) => [h.plan, h.id, h.status, h.trigger ?? '-', time(h.startedAt), time(h.finishedAt), duration(h), h.message ?? '']);
+  const statusColumn = header.indexOf('STATUS');
+  return table(header, body, (row, column, padded) =>
+    column === statusColumn ? paintState(rows[row]!.status, padded, options.color) : padded,
+  );
+}
+
+/** An UpdatePlan's analysis: the Analyzed condition, then each informer's insights with their acceptance. */
+export function renderPreChecks(plan: UpdatePlan): string {
+  const out: string[] = [];
+  const name = plan.metadata.name ?? '';
+  const analyzed = condition(plan.status?.conditions, 'Analyzed');
+  out.push(
+    `UpdatePlan ${name} (target ${plan.spec.targetRelease}): Analyzed ${analyzed?.status ?? 'Unknown'}` +
+      `${analyzed?.reason ? ` (${analyzed.reason})` : ''}${analyzed?.message ? `: ${analyzed.message}` : ''}`,
+  );
+  const accepted = new Set((plan.spec.acceptedInsights ?? []).filter((a) => a.accepted).map((a) => `${a.updateInformer}\n${a.uid}`));
+  const informers = plan.status?.informers ?? [];
+  if (informers.length === 0) out.push('no informer has reported on this target');
+  for (const informer of informers) {
+    out.push('');
+    out.push(`informer ${informer.name}: ${informer.response}${informer.message ? `: ${informer.message}` : ''}`);
+    const insights = informer.insights ?? [];
+    if (insights.length === 0) {
+      out.push('  no insights');
+      continue;
+    }
+    const rows = insights.map((i) => {
+      const isAccepted = accepted.has(`${informer.name}\n${i.uid}`);
+      const risk = RISK_LEVELS.has(i.impact.level) && i.remediation?.resolved !== true;
+      const acceptance = isAccepted ? 'yes' : risk ? 'no' : '-';
+      const summary = `${i.impact.summary}${i.remediation?.resolved === true ? ' (resolved)' : ''}`;
+      return [i.uid, i.impact.level, acceptance, summary];
+    });
+    out.push(...table(['UID', 'LEVEL', 'ACCEPTED', 'SUMMARY'], rows).trimEnd().split('\n').map((l) => `  ${l}`));
+  }
+  out.push('');
+  const pending = pendingRisks(plan);
+  out.push(
+    pending.length === 0
+      ? 'every unresolved insight of level warning or above is accepted'
+      : `${pending.length} ${pending.length === 1 ? 'insight needs' : 'insights need'} acceptance before the upgrade: ${pending.join(', ')}`,
+  );
+  return out.join('\n') + '\n';
+}

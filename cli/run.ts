@@ -1,0 +1,75 @@
+// The plugin's dispatcher: `<group> <verb> [flags]` to a command, the top-level help, and the
+// one place errors become output and exit codes. An API refusal (an admission webhook's
+// denial included) is printed in the API's own words.
+import { apiErrorMessage, KubeApiError } from '../controller/kube.ts';
+import { PROGRAM } from './args.ts';
+import { planHelp, planVerbs } from './commands/plan.ts';
+import { updateHelp, updateVerbs } from './commands/update.ts';
+import { CliError, EXIT, type CliIO, type ExitCode } from './io.ts';
+
+type Command = (args: string[], io: CliIO) => Promise<ExitCode>;
+
+const GROUPS: Record<string, { verbs: Record<string, Command>; help: string }> = {
+  plan: { verbs: planVerbs, help: planHelp },
+  update: { verbs: updateVerbs, help: updateHelp },
+};
+
+export const HELP = `kubectl planwarden: trigger, follow and abort planwarden plans; prepare upgrades.
+
+Usage:
+  ${PROGRAM} plan trigger NAME --instance INSTANCE [--wait] [--timeout DURATION]
+  ${PROGRAM} plan status --instance INSTANCE [--plan NAME] [--wait] [-o json|yaml]
+  ${PROGRAM} plan history --instance INSTANCE [--plan NAME] [-o json|yaml]
+  ${PROGRAM} plan abort --instance INSTANCE [--wait]
+  ${PROGRAM} update pre-checks --target OPERATORVERSION [--accept UID...] [--accept-all]
+
+Every verb takes kubectl's --kubeconfig, --context and -n/--namespace.
+Run '${PROGRAM} <group> <verb> --help' for a verb's flags and examples.
+
+Exit codes: 0 success; 1 failure (a plan ended FATAL_ERROR or ABORTED, the API or its admission
+webhook refused a request); 2 usage error; 3 --timeout passed.
+`;
+
+const isHelp = (word: string | undefined) => word === '--help' || word === '-h' || word === 'help';
+
+/** Runs the command line `argv` (without node and the script); resolves to the exit code. */
+export async function run(argv: string[], io: CliIO): Promise<ExitCode> {
+  try {
+    return await dispatch(argv, io);
+  } catch (err) {
+    return report(err, io);
+  }
+}
+
+async function dispatch(argv: string[], io: CliIO): Promise<ExitCode> {
+  const [groupName, verbName, ...rest] = argv;
+  if (groupName === undefined || isHelp(groupName)) {
+    (groupName === undefined ? io.stderr : io.stdout).write(HELP);
+    return groupName === undefined ? EXIT.usage : EXIT.ok;
+  }
+  const group = GROUPS[groupName];
+  if (!group) throw new CliError(`unknown command "${groupName}"`, EXIT.usage, `See '${PROGRAM} --help' for usage.`);
+  if (verbName === undefined || isHelp(verbName)) {
+    (verbName === undefined ? io.stderr : io.stdout).write(group.help);
+    return verbName === undefined ? EXIT.usage : EXIT.ok;
+  }
+  const command = group.verbs[verbName];
+  if (!command) {
+    throw new CliError(`unknown command "${groupName} ${verbName}" (known: ${Object.keys(group.verbs).join(', ')})`, EXIT.usage, `See '${PROGRAM} ${groupName} --help' for usage.`);
+  }
+  return command(rest, io);
+}
+
+function report(err: unknown, io: CliIO): ExitCode {
+  if (err instanceof CliError) {
+    io.stderr.write(`error: ${err.message}\n${err.hint ? `${err.hint}\n` : ''}`);
+    return err.exitCode;
+  }
+  if (err instanceof KubeApiError) {
+    // e.g. `admission webhook "validate.instances.planwarden.dev" denied the request: …`
+    io.stderr.write(`error: ${apiErrorMessage(err)}\n`);
+    return EXIT.failed;
+  }
+  io.stderr.write(`error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  return EXIT.failed;
+}

@@ -1,0 +1,91 @@
+// Apply: render the task's templates, server-side apply each object (field manager
+// "planwarden", forced: planwarden owns what its templates say), then judge health from
+// what the API returned — done once every object is current.
+import type { Instance } from '../../shared/api/schema.ts';
+import type { KubeClient, KubeResource } from '../kube.ts';
+import {
+  FIELD_MANAGER,
+  observationForError,
+  renderVarsOf,
+  type ExecutionContext,
+  type ExecutorDeps,
+  type Observation,
+  type TaskExecutor,
+} from './context.ts';
+import { combineHealth, describeObject, judgeHealth, type Health } from './health.ts';
+import { renderResources } from './render.ts';
+
+export const LABEL_INSTANCE = 'planwarden.dev/instance';
+export const LABEL_PLAN = 'planwarden.dev/plan';
+
+export interface PrepareOptions {
+  instance: Pick<Instance, 'apiVersion' | 'kind' | 'metadata'>;
+  plan: string;
+  /** Whether the object's kind is namespaced (from discovery). */
+  namespaced: boolean;
+}
+
+/**
+ * The object as planwarden applies it: namespace defaulted to the Instance's (dropped for
+ * cluster-scoped kinds), labelled with the Instance and plan, and — when it lives in the
+ * Instance's namespace — controlled by the Instance, so that deleting the Instance collects
+ * it. (An owner reference across namespaces or from a cluster-scoped object is invalid.)
+ */
+export function prepareObject(obj: KubeResource, { instance, plan, namespaced }: PrepareOptions): KubeResource {
+  const out = structuredClone(obj);
+  const metadata = out.metadata;
+  if (namespaced) metadata.namespace ??= instance.metadata.namespace;
+  else delete metadata.namespace;
+  metadata.labels = { ...metadata.labels, [LABEL_INSTANCE]: instance.metadata.name ?? '', [LABEL_PLAN]: plan };
+  const uid = instance.metadata.uid;
+  if (namespaced && uid && metadata.namespace === instance.metadata.namespace) {
+    const others = (metadata.ownerReferences ?? []).filter((ref) => ref.uid !== uid);
+    metadata.ownerReferences = [
+      ...others,
+      { apiVersion: instance.apiVersion, kind: instance.kind, name: instance.metadata.name ?? '', uid, controller: true, blockOwnerDeletion: true },
+    ];
+  }
+  return out;
+}
+
+/** Health as an observation. */
+export function observationForHealth(health: Health): Observation {
+  switch (health.status) {
+    case 'current':
+      return { kind: 'done', message: health.message };
+    case 'inProgress':
+      return { kind: 'inProgress', message: health.message };
+    case 'failed':
+      return { kind: 'fatalError', message: health.message };
+  }
+}
+
+export class ApplyExecutor implements TaskExecutor {
+  private readonly kube: KubeClient;
+  private readonly fieldManager: string;
+
+  constructor(deps: ExecutorDeps) {
+    this.kube = deps.kube;
+    this.fieldManager = deps.fieldManager ?? FIELD_MANAGER;
+  }
+
+  async execute(ctx: ExecutionContext): Promise<Observation> {
+    const rendered = renderResources(ctx.operatorVersion.spec.templates, ctx.task.spec?.resources ?? [], renderVarsOf(ctx));
+    if (!rendered.ok) return { kind: 'fatalError', message: rendered.error.message };
+    if (rendered.value.length === 0) return { kind: 'done', message: `task ${ctx.task.name}: no objects to apply` };
+
+    const healths: Health[] = [];
+    for (const { template, object } of rendered.value) {
+      const doing = `apply ${describeObject(object)} (template ${template})`;
+      try {
+        const resource = await this.kube.resourceFor(object.apiVersion, object.kind);
+        const prepared = prepareObject(object, { instance: ctx.instance, plan: ctx.plan, namespaced: resource.namespaced });
+        const applied = await this.kube.apply(prepared, { fieldManager: this.fieldManager, force: true, signal: ctx.signal });
+        healths.push(judgeHealth(applied));
+      } catch (err) {
+        return observationForError(err, doing);
+      }
+    }
+    return observationForHealth(combineHealth(healths));
+  }
+}

@@ -1,0 +1,217 @@
+// Entry point of the controller process: the only place that reads flags and environment.
+// Informers start at once (warm caches make fail-over fast); reconciling starts only while
+// this replica holds the leader Lease.
+import { createServer } from 'node:http';
+import { parseArgs } from 'node:util';
+import type { Instance, OperatorVersion, UpdateInformer, UpdatePlan } from '../shared/api/schema.ts';
+import { createEventRecorder } from './events.ts';
+import { createExecutors } from './executors/index.ts';
+import { Informer, objectKey } from './informer.ts';
+import { DEFAULT_PULSES, InstanceReconciler } from './instances/reconciler.ts';
+import { createKubeClient, loadKubeConfig, type KubeObjectLike, type KubeResource } from './kube.ts';
+import { defaultIdentity, LeaderElector } from './leader.ts';
+import { createLogger, errorFields } from './log.ts';
+import { createControllerMetrics } from './metrics.ts';
+import { WorkQueue } from './queue.ts';
+import { Reservations } from './updates/reservations.ts';
+import { updatePlanWorker } from './updates/worker.ts';
+
+const LABEL_INSTANCE = 'planwarden.dev/instance';
+
+function readConfig(argv: string[], env: NodeJS.ProcessEnv) {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      kubeconfig: { type: 'string' },
+      'metrics-port': { type: 'string' },
+      'leader-elect': { type: 'boolean' },
+      'no-leader-elect': { type: 'boolean' },
+      'leader-election-namespace': { type: 'string' },
+      'log-level': { type: 'string' },
+      concurrency: { type: 'string' },
+      'pulse-not-ready-seconds': { type: 'string' },
+      'pulse-ready-seconds': { type: 'string' },
+      identity: { type: 'string' },
+      'instance-selector': { type: 'string' },
+      'lease-name': { type: 'string' },
+    },
+  });
+  const num = (name: string, raw: string | undefined, def: number) => {
+    if (raw === undefined) return def;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a non-negative number, got ${JSON.stringify(raw)}`);
+    return n;
+  };
+  return {
+    kubeconfig: values.kubeconfig ?? env.KUBECONFIG,
+    metricsPort: num('metrics-port', values['metrics-port'], 8080),
+    leaderElect: !values['no-leader-elect'],
+    leaderNamespace: values['leader-election-namespace'] ?? env.POD_NAMESPACE ?? 'planwarden-system',
+    logLevel: values['log-level'] ?? env.PLANWARDEN_LOG_LEVEL ?? 'info',
+    concurrency: num('concurrency', values.concurrency, 4),
+    pulses: {
+      notReadyMs: 1000 * num('pulse-not-ready-seconds', values['pulse-not-ready-seconds'], DEFAULT_PULSES.notReadyMs / 1000),
+      readyMs: 1000 * num('pulse-ready-seconds', values['pulse-ready-seconds'], DEFAULT_PULSES.readyMs / 1000),
+    },
+    identity: values.identity ?? defaultIdentity(),
+    /** Label selector of the Instances this controller runs (sharding; empty: all). */
+    instanceSelector: values['instance-selector'] ?? '',
+    leaseName: values['lease-name'] ?? 'planwarden-controller',
+  };
+}
+
+async function main(): Promise<void> {
+  const config = readConfig(process.argv.slice(2), process.env);
+  const logger = createLogger({ level: config.logLevel });
+  const metrics = createControllerMetrics();
+  const kube = createKubeClient({ kubeConfig: loadKubeConfig(config.kubeconfig), metrics, userAgent: 'planwarden-controller' });
+
+  const informer = <T extends KubeObjectLike>(path: string, labelSelector?: string) =>
+    new Informer<T>({ source: kube, path, logger, metrics, labelSelector });
+  const instances = informer<Instance>('/apis/planwarden.dev/v1alpha1/instances', config.instanceSelector || undefined);
+  const operatorVersions = informer<OperatorVersion>('/apis/planwarden.dev/v1alpha1/operatorversions');
+  const updatePlans = informer<UpdatePlan>('/apis/planwarden.dev/v1alpha1/updateplans');
+  const updateInformers = informer<UpdateInformer>('/apis/planwarden.dev/v1alpha1/updateinformers');
+  // Objects planwarden applied, of the kinds whose progress matters most: their changes
+  // wake the owning Instance (others are re-checked while their task is in progress).
+  const owned = [
+    '/apis/apps/v1/deployments',
+    '/apis/apps/v1/statefulsets',
+    '/apis/apps/v1/daemonsets',
+    '/apis/batch/v1/jobs',
+  ].map((p) => informer<KubeResource>(p, LABEL_INSTANCE));
+  const all = [instances, operatorVersions, updatePlans, updateInformers, ...owned];
+  // Reconciling needs these; the owned-object informers only speed it up (their kinds may
+  // be outside the RBAC an admin granted), so nothing waits for them.
+  const required = [instances, operatorVersions, updatePlans, updateInformers];
+
+  const queue = new WorkQueue({ name: 'instances', concurrency: config.concurrency, logger, metrics });
+  const enqueue = (obj: KubeObjectLike) => queue.add(objectKey(obj));
+  instances.onAdd(enqueue);
+  instances.onUpdate((_old, cur) => enqueue(cur));
+  instances.onDelete(enqueue);
+  const wakeUsers = (ov: OperatorVersion) => {
+    for (const inst of instances.list(ov.metadata.namespace)) if (inst.spec.operatorVersion.name === ov.metadata.name) enqueue(inst);
+  };
+  operatorVersions.onAdd(wakeUsers);
+  operatorVersions.onUpdate((_o, cur) => wakeUsers(cur));
+  operatorVersions.onDelete(wakeUsers);
+  for (const inf of owned) {
+    const wakeOwner = (obj: KubeResource) => {
+      const name = obj.metadata?.labels?.[LABEL_INSTANCE];
+      if (name) queue.add(`${obj.metadata?.namespace ?? ''}/${name}`);
+    };
+    inf.onAdd(wakeOwner);
+    inf.onUpdate((_o, cur) => wakeOwner(cur));
+    inf.onDelete(wakeOwner);
+  }
+
+  const planQueue = new WorkQueue({ name: 'updateplans', concurrency: 2, logger, metrics });
+  const enqueuePlan = (p: KubeObjectLike) => planQueue.add(objectKey(p));
+  updatePlans.onAdd(enqueuePlan);
+  updatePlans.onUpdate((_o, cur) => enqueuePlan(cur));
+  // The webhook reserves an UpdatePlan's target with a Lease in our namespace; free it
+  // when the UpdatePlan is gone (only the leader does, but any replica may: it is idempotent).
+  const reservations = new Reservations(kube, config.leaderNamespace);
+  updatePlans.onDelete((p) => {
+    if (!leading) return;
+    reservations.release(p).catch((err: unknown) => logger.warn({ ...errorFields(err), updatePlan: objectKey(p) }, 'could not release reservation'));
+  });
+  const wakeAllPlans = () => {
+    for (const p of updatePlans.list()) enqueuePlan(p);
+  };
+  updateInformers.onAdd(wakeAllPlans);
+  updateInformers.onUpdate((o, cur) => {
+    // Our own Online-condition writes must not re-query every informer.
+    if (JSON.stringify(o.spec) !== JSON.stringify(cur.spec) || o.metadata.deletionTimestamp !== cur.metadata.deletionTimestamp) wakeAllPlans();
+  });
+  updateInformers.onDelete(wakeAllPlans);
+
+  let leading = false;
+  const http = createServer((req, res) => {
+    if (req.url === '/metrics') {
+      metrics.registry.metrics().then(
+        (body) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(body),
+        (err: unknown) => res.writeHead(500).end(String(err)),
+      );
+    } else if (req.url === '/healthz') {
+      res.writeHead(200).end('ok');
+    } else if (req.url === '/readyz') {
+      const synced = required.every((i) => i.hasSynced());
+      res.writeHead(synced ? 200 : 503).end(synced ? `ok${leading ? ' (leader)' : ''}` : 'caches not synced');
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+  http.listen(config.metricsPort);
+
+  for (const inf of all) inf.start();
+  const lead = async (signal: AbortSignal) => {
+    leading = true;
+    logger.info({ identity: config.identity }, 'leading: reconciling Instances');
+    await Promise.all(required.map((i) => i.waitForSync()));
+    const events = createEventRecorder(kube, logger, 'planwarden-controller', config.identity);
+    const reconciler = new InstanceReconciler({
+      kube,
+      instances,
+      operatorVersions,
+      executors: createExecutors({ kube }),
+      events,
+      logger,
+      metrics,
+      pulses: config.pulses,
+      signal,
+    });
+    for (const inst of instances.list()) enqueue(inst);
+    wakeAllPlans();
+    reservations.sweep(updatePlans.list(), new Date().toISOString()).then(
+      (n) => n > 0 && logger.info({ released: n }, 'released orphaned UpdatePlan reservations'),
+      (err: unknown) => logger.warn(errorFields(err), 'could not sweep UpdatePlan reservations'),
+    );
+    const running = [
+      queue.run((key) => reconciler.reconcile(key)),
+      planQueue.run(updatePlanWorker({ kube, updatePlans, updateInformers, operatorVersions, logger })),
+    ];
+    await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    await Promise.all([queue.shutDown(), planQueue.shutDown()]);
+    await Promise.all(running);
+    leading = false;
+  };
+
+  const shutdown = async (code: number) => {
+    await Promise.all(all.map((i) => i.stop()));
+    http.close();
+    process.exit(code);
+  };
+
+  if (!config.leaderElect) {
+    const controller = new AbortController();
+    process.once('SIGTERM', () => controller.abort());
+    process.once('SIGINT', () => controller.abort());
+    await lead(controller.signal);
+    await shutdown(0);
+    return;
+  }
+  const elector = new LeaderElector({
+    kube,
+    namespace: config.leaderNamespace,
+    name: config.leaseName,
+    identity: config.identity,
+    logger,
+    metrics,
+    onStartedLeading: lead,
+    onNewLeader: (id) => logger.info({ leader: id }, 'leader observed'),
+  });
+  process.once('SIGTERM', () => void elector.stop());
+  process.once('SIGINT', () => void elector.stop());
+  const end = await elector.run();
+  logger.info({ end }, 'leadership ended');
+  // Lost leadership: exit so a fresh process rejoins the election with clean state.
+  await shutdown(end === 'lost' ? 1 : 0);
+}
+
+main().catch((err: unknown) => {
+  console.error(JSON.stringify({ level: 'fatal', msg: 'controller failed', ...errorFields(err) }));
+  process.exit(1);
+});

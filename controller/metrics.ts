@@ -1,0 +1,118 @@
+// Prometheus metrics of the controller, kept in a Registry of its own (as the webhook's are)
+// so that tests and a shared process never collide on metric names. Every module takes the
+// recorder as an optional dependency; without it nothing is recorded.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** How a reconcile ended: finished, asked to run again later, or threw. */
+export type ReconcileResult = 'success' | 'requeue' | 'error';
+
+export interface ControllerMetrics {
+  registry: Registry;
+  /** An informer's list/watch failed and is being restarted. `resource` is e.g. "instances". */
+  countInformerRestart(resource: string): void;
+  /** Report `depth()` of the named queue on every scrape. */
+  trackQueueDepth(queue: string, depth: () => number): void;
+  observeReconcile(queue: string, result: ReconcileResult, seconds: number): void;
+  /** A key re-queued with per-key backoff after a failed reconcile. */
+  countQueueRetry(queue: string): void;
+  /** A plan reached a terminal state; `result` is that state (COMPLETE, FATAL_ERROR, ABORTED). */
+  observePlan(plan: string, result: string, seconds: number): void;
+  /** A step reached a terminal state; `result` is that state. */
+  observeStep(plan: string, result: string, seconds: number): void;
+  /** A step failed transiently and will be attempted again. */
+  countStepRetry(plan: string): void;
+  setLeader(identity: string, leading: boolean): void;
+  /** One request to the Kubernetes API; `code` is the HTTP status, or "error" when none came back. */
+  countApiRequest(method: string, code: number | 'error'): void;
+}
+
+export interface MetricsOptions {
+  /** Process metrics (CPU, memory, event loop lag, GC); on by default. */
+  defaultMetrics?: boolean;
+}
+
+// Plans and steps run from seconds to tens of minutes.
+const PLAN_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200];
+// A reconcile is a few API round trips.
+const RECONCILE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export function createControllerMetrics({ defaultMetrics = true }: MetricsOptions = {}): ControllerMetrics {
+  const registry = new Registry();
+  if (defaultMetrics) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  const informerRestarts = new Counter({
+    name: 'planwarden_informer_restarts_total',
+    help: 'Times an informer list/watch failed and was restarted with backoff, by resource.',
+    labelNames: ['resource'] as const,
+    registers,
+  });
+  const depthSources = new Map<string, () => number>();
+  new Gauge({
+    name: 'planwarden_workqueue_depth',
+    help: 'Keys waiting in a work queue (not counting those being processed or delayed).',
+    labelNames: ['name'] as const,
+    registers,
+    collect() {
+      for (const [name, depth] of depthSources) this.set({ name }, depth());
+    },
+  });
+  const reconcileDuration = new Histogram({
+    name: 'planwarden_reconcile_duration_seconds',
+    help: 'Time spent in one reconcile, by queue and result.',
+    labelNames: ['name', 'result'] as const,
+    buckets: RECONCILE_BUCKETS,
+    registers,
+  });
+  const queueRetries = new Counter({
+    name: 'planwarden_workqueue_retries_total',
+    help: 'Keys re-queued with per-key exponential backoff after a failed reconcile, by queue.',
+    labelNames: ['name'] as const,
+    registers,
+  });
+  const planDuration = new Histogram({
+    name: 'planwarden_plan_duration_seconds',
+    help: 'Time from a plan starting to reaching a terminal state, by plan and result.',
+    labelNames: ['plan', 'result'] as const,
+    buckets: PLAN_BUCKETS,
+    registers,
+  });
+  const stepDuration = new Histogram({
+    name: 'planwarden_step_duration_seconds',
+    help: 'Time from a step starting to reaching a terminal state, by plan and result.',
+    labelNames: ['plan', 'result'] as const,
+    buckets: PLAN_BUCKETS,
+    registers,
+  });
+  const stepRetries = new Counter({
+    name: 'planwarden_step_retries_total',
+    help: 'Step attempts that failed transiently and were scheduled again, by plan.',
+    labelNames: ['plan'] as const,
+    registers,
+  });
+  const leader = new Gauge({
+    name: 'planwarden_leader',
+    help: '1 while this replica holds the leader Lease, else 0.',
+    labelNames: ['identity'] as const,
+    registers,
+  });
+  const apiRequests = new Counter({
+    name: 'planwarden_api_requests_total',
+    help: 'Requests to the Kubernetes API, by method (WATCH for watches) and HTTP status code.',
+    labelNames: ['method', 'code'] as const,
+    registers,
+  });
+
+  return {
+    registry,
+    countInformerRestart: (resource) => informerRestarts.inc({ resource }),
+    trackQueueDepth: (queue, depth) => void depthSources.set(queue, depth),
+    observeReconcile: (name, result, seconds) => reconcileDuration.observe({ name, result }, seconds),
+    countQueueRetry: (name) => queueRetries.inc({ name }),
+    observePlan: (plan, result, seconds) => planDuration.observe({ plan, result }, seconds),
+    observeStep: (plan, result, seconds) => stepDuration.observe({ plan, result }, seconds),
+    countStepRetry: (plan) => stepRetries.inc({ plan }),
+    setLeader: (identity, leading) => leader.set({ identity }, leading ? 1 : 0),
+    countApiRequest: (method, code) => apiRequests.inc({ method, code: String(code) }),
+  };
+}

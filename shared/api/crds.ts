@@ -1,0 +1,125 @@
+// CustomResourceDefinitions rendered from the TypeBox schemas in schema.ts: names,
+// short names, printer columns and subresources live here, the field shapes there.
+import type { TSchema } from '@sinclair/typebox';
+import { GROUP, VERSION, specSchemas, statusSchemas, type Kind } from './schema.ts';
+
+interface PrinterColumn {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  jsonPath: string;
+  description?: string;
+  priority?: number;
+}
+
+interface KindInfo {
+  plural: string;
+  singular: string;
+  shortNames: string[];
+  scope: 'Namespaced' | 'Cluster';
+  categories: string[];
+  columns: PrinterColumn[];
+}
+
+const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
+
+export const KINDS: Record<Kind, KindInfo> = {
+  OperatorVersion: {
+    plural: 'operatorversions',
+    singular: 'operatorversion',
+    shortNames: ['ov'],
+    scope: 'Namespaced',
+    categories: ['planwarden'],
+    columns: [{ name: 'Version', type: 'string', jsonPath: '.spec.version' }, age],
+  },
+  Instance: {
+    plural: 'instances',
+    singular: 'instance',
+    shortNames: ['inst'],
+    scope: 'Namespaced',
+    categories: ['planwarden'],
+    columns: [
+      { name: 'OperatorVersion', type: 'string', jsonPath: '.spec.operatorVersion.name' },
+      { name: 'Plan', type: 'string', jsonPath: '.status.activePlan.name', description: 'The last started plan' },
+      { name: 'Status', type: 'string', jsonPath: '.status.activePlan.status' },
+      { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+      { name: 'Trigger', type: 'string', jsonPath: '.spec.planExecution.planName', priority: 1 },
+      { name: 'Plan-ID', type: 'string', jsonPath: '.status.activePlan.id', priority: 1 },
+      age,
+    ],
+  },
+  UpdatePlan: {
+    plural: 'updateplans',
+    singular: 'updateplan',
+    shortNames: ['up', 'upl'],
+    scope: 'Namespaced',
+    categories: ['planwarden'],
+    columns: [
+      { name: 'Target', type: 'string', jsonPath: '.spec.targetRelease' },
+      { name: 'Analyzed', type: 'string', jsonPath: '.status.conditions[?(@.type=="Analyzed")].status' },
+      { name: 'RisksAccepted', type: 'string', jsonPath: '.status.conditions[?(@.type=="RisksAccepted")].status' },
+      age,
+    ],
+  },
+  UpdateInformer: {
+    plural: 'updateinformers',
+    singular: 'updateinformer',
+    shortNames: ['ui', 'uinf'],
+    scope: 'Cluster',
+    categories: ['planwarden'],
+    columns: [
+      { name: 'Enabled', type: 'boolean', jsonPath: '.spec.enabled' },
+      { name: 'Online', type: 'string', jsonPath: '.status.conditions[?(@.type=="Online")].status' },
+      { name: 'URL', type: 'string', jsonPath: '.spec.clientConfig.url', priority: 1 },
+      age,
+    ],
+  },
+};
+
+/** A schema as plain JSON: TypeBox's symbol keys dropped, key order kept. */
+function plain(schema: TSchema): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
+}
+
+export function crdFor(kind: Kind): Record<string, unknown> {
+  const info = KINDS[kind];
+  const properties: Record<string, unknown> = {
+    apiVersion: { type: 'string' },
+    kind: { type: 'string' },
+    metadata: { type: 'object' },
+    spec: plain(specSchemas[kind]),
+    // Every kind has a status subresource (SPEC), even OperatorVersion whose status is
+    // still empty: adding one later would change who may write what.
+    status: plain(statusSchemas[kind]),
+  };
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${info.plural}.${GROUP}` },
+    spec: {
+      group: GROUP,
+      scope: info.scope,
+      names: {
+        kind,
+        listKind: `${kind}List`,
+        plural: info.plural,
+        singular: info.singular,
+        shortNames: info.shortNames,
+        categories: info.categories,
+      },
+      versions: [
+        {
+          name: VERSION,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: info.columns,
+          schema: {
+            openAPIV3Schema: { type: 'object', required: ['spec'], properties },
+          },
+        },
+      ],
+    },
+  };
+}
+
+export const ALL_KINDS = Object.keys(KINDS) as Kind[];

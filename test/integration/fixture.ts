@@ -1,0 +1,125 @@
+// Mocha global fixture for the integration suite: starts (or reuses) the local control
+// plane, gives each test file its own namespace, and tears everything down at the end.
+// Set PLANWARDEN_KUBECONFIG to run against a control plane that is already up
+// (`npm run cluster:up` writes .planwarden/kubeconfig).
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { PROJECT_ROOT } from '../controlplane/build.ts';
+import { down, up, type ClusterState } from '../controlplane/cluster.ts';
+import { startStack, stopStack, type StackState } from '../controlplane/stack.ts';
+
+/** PLANWARDEN_TEST_DIR lets two suites run side by side, each with its own control plane. */
+const TEST_ROOT = process.env.PLANWARDEN_TEST_DIR ?? join(PROJECT_ROOT, '.planwarden');
+export const TEST_CLUSTER_DIR = join(TEST_ROOT, 'test-cluster');
+
+interface Env {
+  kubeconfig: string;
+  state?: ClusterState;
+  owned: boolean;
+  stack?: StackState;
+}
+
+export const TEST_STACK_DIR = join(TEST_ROOT, 'test-stack');
+
+let env: Env | undefined;
+
+export async function mochaGlobalSetup(): Promise<void> {
+  const reuse = process.env.PLANWARDEN_KUBECONFIG;
+  if (reuse) {
+    env = { kubeconfig: reuse, owned: false };
+  } else {
+    const started = Date.now();
+    const { state, alreadyRunning } = await up({ dir: TEST_CLUSTER_DIR, timeoutSeconds: 300 });
+    if (!alreadyRunning) console.log(`  (test control plane up in ${((Date.now() - started) / 1000).toFixed(1)} s)`);
+    env = { kubeconfig: state.kubeconfig, state, owned: !alreadyRunning };
+  }
+  process.env.PLANWARDEN_TEST_KUBECONFIG = env.kubeconfig;
+  // planwarden itself: CRDs, RBAC, webhook configurations, the webhook and the controller.
+  env.stack = await startStack({
+    kubeconfig: env.kubeconfig,
+    dir: TEST_STACK_DIR,
+    // Instances labelled planwarden.dev/test-controller belong to controllers a test starts itself.
+    controllerArgs: ['--pulse-not-ready-seconds=2', '--instance-selector=!planwarden.dev/test-controller'],
+  });
+  process.env.PLANWARDEN_TEST_STACK = JSON.stringify(env.stack);
+}
+
+/** The webhook and controller processes the suite runs against. */
+export function testStack(): StackState {
+  const raw = process.env.PLANWARDEN_TEST_STACK;
+  if (!raw) throw new Error('integration fixture not set up');
+  return JSON.parse(raw) as StackState;
+}
+
+export async function mochaGlobalTeardown(): Promise<void> {
+  await stopStack({ dir: TEST_STACK_DIR });
+  if (env?.owned && !process.env.PLANWARDEN_KEEP_CLUSTER) await down({ dir: TEST_CLUSTER_DIR });
+}
+
+export function testKubeconfig(): string {
+  const kc = process.env.PLANWARDEN_TEST_KUBECONFIG;
+  if (!kc) throw new Error('integration fixture not set up: run the suite through `npm run test:integration`');
+  return kc;
+}
+
+export function kubeConfig(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromFile(testKubeconfig());
+  return kc;
+}
+
+export interface KubectlResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command to completion (killed after `timeoutMs`), capturing its output. */
+export function run(cmd: string, args: string[], opts: { input?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<KubectlResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ?? process.env });
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? -1, stdout, stderr });
+    });
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+/** Runs kubectl against the test control plane, as a user would. */
+export function kubectl(args: string[], opts: { input?: string; timeoutMs?: number } = {}): Promise<KubectlResult> {
+  return run('kubectl', ['--kubeconfig', testKubeconfig(), ...args], opts);
+}
+
+/** kubectl that must succeed; returns stdout. */
+export async function kubectlOk(args: string[], opts: { input?: string } = {}): Promise<string> {
+  const r = await kubectl(args, opts);
+  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
+  return r.stdout;
+}
+
+/**
+ * Registers before/after hooks that create a fresh namespace for the calling test file
+ * and delete it afterwards. Returns a getter for its name.
+ */
+export function useNamespace(prefix: string): () => string {
+  let name = '';
+  before(async function () {
+    this.timeout(60_000);
+    name = `${prefix}-${randomBytes(3).toString('hex')}`.slice(0, 63);
+    await kubectlOk(['create', 'namespace', name]);
+  });
+  after(async function () {
+    this.timeout(120_000);
+    if (name) await kubectl(['delete', 'namespace', name, '--wait=false', '--ignore-not-found']);
+  });
+  return () => name;
+}

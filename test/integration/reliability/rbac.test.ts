@@ -1,0 +1,224 @@
+// RBAC against the real control plane: the controller's and the webhook's ServiceAccounts
+// can do what they need and nothing else, as `kubectl auth can-i --as=<ServiceAccount>`
+// answers it (the RBAC authorizer of kube-apiserver, with the ClusterRoles, Roles and
+// bindings of manifests/base/rbac installed by the stack).
+//
+// Note what planwarden-controller-apply grants: the controller may create, change and
+// delete Deployments, StatefulSets, DaemonSets, Jobs, Services, ConfigMaps and Secrets in
+// every namespace (Apply/Delete tasks act on whatever an OperatorVersion's templates
+// render). It is therefore the one identity here that can read Secrets cluster-wide.
+import { expect } from 'chai';
+import { kubectl } from '../fixture.ts';
+
+const CONTROLLER = 'system:serviceaccount:planwarden-system:planwarden-controller';
+const WEBHOOK = 'system:serviceaccount:planwarden-system:planwarden-webhook';
+const SA = { controller: CONTROLLER, webhook: WEBHOOK };
+
+interface Row {
+  who: keyof typeof SA;
+  can: boolean;
+  verb: string;
+  /** resource[.group][/subresource] */
+  resource: string;
+  /** A namespace, or undefined for cluster-wide (all namespaces / cluster-scoped). */
+  ns?: string;
+  why: string;
+}
+
+const row = (who: Row['who'], can: boolean, verb: string, resource: string, ns: string | undefined, why: string): Row => ({ who, can, verb, resource, ns, why });
+
+const ROWS: Row[] = [
+  // --- the controller ---
+  row('controller', true, 'watch', 'instances.planwarden.dev', undefined, 'its informers watch Instances in every namespace'),
+  row('controller', true, 'list', 'operatorversions.planwarden.dev', undefined, 'it reads blueprints'),
+  row('controller', true, 'watch', 'updateplans.planwarden.dev', undefined, 'it reconciles UpdatePlans'),
+  row('controller', true, 'list', 'updateinformers.planwarden.dev', undefined, 'it queries informers'),
+  row('controller', true, 'update', 'instances.planwarden.dev/status', 'default', 'it writes plan status through the status subresource'),
+  row('controller', true, 'patch', 'updateplans.planwarden.dev/status', 'default', 'it writes UpdatePlan insights'),
+  row('controller', true, 'update', 'instances.planwarden.dev', 'default', 'it keeps the cleanup finalizer in metadata'),
+  row('controller', true, 'update', 'instances.planwarden.dev/finalizers', 'default', 'owner references with blockOwnerDeletion need it'),
+  row('controller', false, 'create', 'instances.planwarden.dev', 'default', 'people create Instances, not the controller'),
+  row('controller', false, 'delete', 'instances.planwarden.dev', 'default', 'deleting an Instance is a person’s decision'),
+  row('controller', false, 'update', 'operatorversions.planwarden.dev', 'default', 'blueprints are read-only to it'),
+  row('controller', false, 'delete', 'operatorversions.planwarden.dev', 'default', 'blueprints are read-only to it'),
+  row('controller', false, 'create', 'updateplans.planwarden.dev', 'default', 'UpdatePlans are created by people'),
+  row('controller', true, 'create', 'events', 'default', 'it records plan progress as Events'),
+  row('controller', true, 'create', 'events.events.k8s.io', 'default', 'either Events API'),
+  row('controller', false, 'delete', 'events', 'default', 'it never deletes Events'),
+  row('controller', true, 'list', 'nodes', undefined, 'step targets may be discovered by node labels'),
+  row('controller', false, 'update', 'nodes', undefined, 'nodes are only read'),
+  row('controller', false, 'delete', 'namespaces', undefined, 'it never deletes namespaces'),
+  row('controller', false, 'create', 'namespaces', undefined, 'nor creates them'),
+  row('controller', true, 'update', 'leases.coordination.k8s.io', 'planwarden-system', 'leader election'),
+  row('controller', true, 'delete', 'leases.coordination.k8s.io', 'planwarden-system', 'it releases UpdatePlan reservations'),
+  row('controller', false, 'create', 'leases.coordination.k8s.io', 'default', 'Leases only in planwarden-system'),
+  row('controller', false, 'update', 'leases.coordination.k8s.io', 'kube-system', 'it cannot touch other components’ leader Leases'),
+  row('controller', true, 'create', 'deployments.apps', 'default', 'Apply tasks (planwarden-controller-apply)'),
+  row('controller', true, 'delete', 'configmaps', 'default', 'Delete tasks (planwarden-controller-apply)'),
+  row('controller', true, 'get', 'secrets', undefined, 'planwarden-controller-apply grants Secrets in every namespace'),
+  row('controller', true, 'list', 'pods', 'default', 'health of what was applied'),
+  row('controller', false, 'create', 'pods', 'default', 'pods are only read'),
+  row('controller', false, 'delete', 'pods', 'default', 'pods are only read'),
+  row('controller', false, 'create', 'clusterroles.rbac.authorization.k8s.io', undefined, 'it cannot grant itself more'),
+  row('controller', false, 'create', 'rolebindings.rbac.authorization.k8s.io', 'default', 'it cannot bind roles'),
+  row('controller', false, 'impersonate', 'users', undefined, 'it cannot act as someone else'),
+  row('controller', false, 'patch', 'validatingwebhookconfigurations.admissionregistration.k8s.io', undefined, 'it cannot switch the guard off'),
+  row('controller', false, 'create', 'customresourcedefinitions.apiextensions.k8s.io', undefined, 'CRDs are installed, not created by it'),
+  row('controller', false, 'create', 'serviceaccounts/token', 'planwarden-system', 'it cannot mint tokens'),
+  // --- the webhook ---
+  row('webhook', true, 'get', 'operatorversions.planwarden.dev', undefined, 'an Instance is judged against its OperatorVersion'),
+  row('webhook', true, 'list', 'instances.planwarden.dev', undefined, 'an OperatorVersion in use is judged by who uses it'),
+  row('webhook', true, 'list', 'updateplans.planwarden.dev', undefined, 'upgrades need their UpdatePlan'),
+  row('webhook', true, 'watch', 'updateinformers.planwarden.dev', undefined, 'informer reports'),
+  row('webhook', false, 'update', 'instances.planwarden.dev', 'default', 'it judges writes, never makes them'),
+  row('webhook', false, 'update', 'instances.planwarden.dev/status', 'default', 'status belongs to the controller'),
+  row('webhook', false, 'create', 'updateplans.planwarden.dev', 'default', 'it never creates UpdatePlans'),
+  row('webhook', false, 'delete', 'updateplans.planwarden.dev', 'default', 'nor deletes them'),
+  row('webhook', true, 'create', 'leases.coordination.k8s.io', 'planwarden-system', 'UpdatePlan reservations'),
+  row('webhook', true, 'get', 'leases.coordination.k8s.io', 'planwarden-system', 'reading a reservation'),
+  row('webhook', true, 'delete', 'leases.coordination.k8s.io', 'planwarden-system', 'reclaiming an orphaned reservation'),
+  row('webhook', false, 'update', 'leases.coordination.k8s.io', 'planwarden-system', 'it cannot take over the controller’s leader Lease'),
+  row('webhook', false, 'list', 'leases.coordination.k8s.io', 'planwarden-system', 'it cannot enumerate Leases'),
+  row('webhook', false, 'create', 'leases.coordination.k8s.io', 'default', 'Leases only in planwarden-system'),
+  row('webhook', false, 'create', 'leases.coordination.k8s.io', undefined, 'nor cluster-wide'),
+  row('webhook', false, 'get', 'secrets', 'planwarden-system', 'not even its own namespace’s Secrets'),
+  row('webhook', false, 'list', 'secrets', undefined, 'no Secrets anywhere'),
+  row('webhook', false, 'get', 'configmaps', 'default', 'nothing outside planwarden’s kinds'),
+  row('webhook', false, 'create', 'events', 'default', 'it records no Events'),
+  row('webhook', false, 'list', 'nodes', undefined, 'it needs no nodes'),
+  row('webhook', false, 'delete', 'namespaces', undefined, 'it never deletes namespaces'),
+  row('webhook', false, 'patch', 'validatingwebhookconfigurations.admissionregistration.k8s.io', undefined, 'it cannot change its own registration'),
+  row('webhook', false, 'impersonate', 'serviceaccounts', 'planwarden-system', 'it cannot act as the controller'),
+];
+
+function sentence(r: Row): string {
+  const where = r.ns ? `in ${r.ns}` : 'cluster-wide';
+  return `the ${r.who} ${r.can ? 'can' : 'cannot'} ${r.verb} ${r.resource} ${where} (${r.why})`;
+}
+
+function canIArgs(r: Row): string[] {
+  const [resource, subresource] = r.resource.split('/');
+  return [
+    'auth',
+    'can-i',
+    r.verb,
+    resource!,
+    ...(subresource ? [`--subresource=${subresource}`] : []),
+    ...(r.ns ? ['-n', r.ns] : ['--all-namespaces']),
+    `--as=${SA[r.who]}`,
+  ];
+}
+
+/** Runs `work` over `items` with at most `limit` at a time. */
+async function pool<T, R>(items: T[], limit: number, work: (t: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      for (let i = next++; i < items.length; i = next++) out[i] = await work(items[i]!);
+    }),
+  );
+  return out;
+}
+
+interface ListedRule {
+  resource: string;
+  nonResourceUrls: string;
+  resourceNames: string;
+  verbs: string[];
+}
+
+/** The resource rows of `kubectl auth can-i --list` (non-resource URL rows have no resource). */
+function parseList(text: string): ListedRule[] {
+  return text
+    .split('\n')
+    .slice(1)
+    .map((line) => /^(\S*)\s+\[(.*?)\]\s+\[(.*?)\]\s+\[(.*?)\]\s*$/.exec(line))
+    .filter((m): m is RegExpExecArray => m !== null && m[1] !== '')
+    .map((m) => ({ resource: m[1]!, nonResourceUrls: m[2]!, resourceNames: m[3]!, verbs: m[4]!.split(' ').filter(Boolean) }));
+}
+
+describe('reliability: RBAC of the controller and webhook ServiceAccounts (kubectl auth can-i)', function () {
+  this.timeout(120_000);
+  const answers = new Map<Row, { code: number; stdout: string; stderr: string }>();
+
+  before(async function () {
+    const results = await pool(ROWS, 6, (r) => kubectl(canIArgs(r)));
+    ROWS.forEach((r, i) => answers.set(r, results[i]!));
+  });
+
+  for (const r of ROWS) {
+    it(sentence(r), function () {
+      const a = answers.get(r)!;
+      const said = a.stdout.trim();
+      expect(said, `kubectl ${canIArgs(r).join(' ')}: ${a.stderr}`).to.equal(r.can ? 'yes' : 'no');
+      expect(a.code, a.stderr).to.equal(r.can ? 0 : 1);
+    });
+  }
+
+  // What `--list` shows beyond the planwarden kinds: what every authenticated identity may do.
+  const SELF_REVIEWS = ['selfsubjectaccessreviews.authorization.k8s.io', 'selfsubjectrulesreviews.authorization.k8s.io', 'selfsubjectreviews.authentication.k8s.io'];
+  const PLANWARDEN = ['instances.planwarden.dev', 'operatorversions.planwarden.dev', 'updateplans.planwarden.dev', 'updateinformers.planwarden.dev'];
+
+  it('lists for the webhook exactly planwarden’s kinds read-only, plus reservations in planwarden-system, and no wildcard', async function () {
+    for (const ns of ['planwarden-system', 'default']) {
+      const r = await kubectl(['auth', 'can-i', '--list', '-n', ns, `--as=${WEBHOOK}`]);
+      expect(r.code, r.stderr).to.equal(0);
+      const rules = parseList(r.stdout);
+      const expected = [...PLANWARDEN, ...SELF_REVIEWS, ...(ns === 'planwarden-system' ? ['leases.coordination.k8s.io'] : [])].sort();
+      expect([...new Set(rules.map((x) => x.resource))].sort(), `${ns}:\n${r.stdout}`).to.deep.equal(expected);
+      for (const x of rules) {
+        expect(x.resource, r.stdout).to.not.contain('*');
+        expect(x.verbs, `${x.resource} in ${ns}`).to.not.include('*');
+        if (PLANWARDEN.includes(x.resource)) expect([...x.verbs].sort(), x.resource).to.deep.equal(['get', 'list', 'watch']);
+        if (x.resource === 'leases.coordination.k8s.io') expect([...x.verbs].sort()).to.deep.equal(['create', 'delete', 'get']);
+      }
+    }
+  });
+
+  it('lists for the controller planwarden’s kinds, status, events, nodes, its Leases and the apply role — and no wildcard', async function () {
+    const r = await kubectl(['auth', 'can-i', '--list', '-n', 'planwarden-system', `--as=${CONTROLLER}`]);
+    expect(r.code, r.stderr).to.equal(0);
+    const rules = parseList(r.stdout);
+    const resources = new Set(rules.map((x) => x.resource));
+    for (const need of [
+      ...PLANWARDEN,
+      'instances.planwarden.dev/status',
+      'updateplans.planwarden.dev/status',
+      'events',
+      'events.events.k8s.io',
+      'nodes',
+      'leases.coordination.k8s.io',
+      'deployments.apps',
+      'secrets',
+    ]) {
+      expect(resources.has(need), `${need} missing from:\n${r.stdout}`).to.equal(true);
+    }
+    const allowed = new Set([
+      ...PLANWARDEN,
+      ...SELF_REVIEWS,
+      'instances.planwarden.dev/status',
+      'updateplans.planwarden.dev/status',
+      'updateinformers.planwarden.dev/status',
+      'instances.planwarden.dev/finalizers',
+      'events',
+      'events.events.k8s.io',
+      'nodes',
+      'leases.coordination.k8s.io',
+      // planwarden-controller-apply
+      'deployments.apps',
+      'statefulsets.apps',
+      'daemonsets.apps',
+      'jobs.batch',
+      'services',
+      'configmaps',
+      'secrets',
+      'pods',
+    ]);
+    for (const x of rules) {
+      expect(allowed.has(x.resource), `unexpected grant ${x.resource} [${x.verbs.join(' ')}]:\n${r.stdout}`).to.equal(true);
+      expect(x.resource).to.not.contain('*');
+      expect(x.verbs, x.resource).to.not.include('*');
+    }
+  });
+});

@@ -1,0 +1,198 @@
+// The admission guard through kubectl against the real kube-apiserver: every verdict here
+// was produced by the webhook process the apiserver called over TLS.
+import { expect } from 'chai';
+import type { Instance } from '../../../shared/api/schema.ts';
+import { kubectl, kubectlOk, useNamespace } from '../fixture.ts';
+import { dummyOperatorVersion, instance as anyInstance, json, TEST_CONTROLLER_LABEL, updatePlan } from '../objects.ts';
+
+// These tests write status by hand, as the controller would: no controller runs them.
+const instance = (name: string, ns: string, ov: string, extra: Parameters<typeof anyInstance>[3] = {}) =>
+  anyInstance(name, ns, ov, extra, { [TEST_CONTROLLER_LABEL]: 'none' });
+
+/** Writes status the way the controller would (an admin may write the status subresource). */
+async function writeStatus(ns: string, name: string, status: Instance['status']): Promise<void> {
+  await kubectlOk(['-n', ns, 'patch', 'instance', name, '--subresource=status', '--type=merge', '-p', json({ status })]);
+}
+
+async function getInstance(ns: string, name: string): Promise<Instance> {
+  return JSON.parse(await kubectlOk(['-n', ns, 'get', 'instance', name, '-o', 'json'])) as Instance;
+}
+
+describe('admission guard (real apiserver → webhook)', function () {
+  const ns = useNamespace('adm');
+
+  before(async function () {
+    await kubectlOk(['apply', '-f', '-'], { input: json(dummyOperatorVersion('app-1.0.0', ns())) });
+  });
+
+  describe('OperatorVersion', function () {
+    it('refuses a step naming a task that does not exist, pointing at its path', async function () {
+      const bad = dummyOperatorVersion('bad-1.0.0', ns());
+      bad.spec.plans.deploy!.phases[0]!.steps[1]!.tasks = ['nope'];
+      const r = await kubectl(['apply', '-f', '-'], { input: json(bad) });
+      expect(r.code).to.equal(1);
+      expect(r.stderr).to.contain('denied the request');
+      expect(r.stderr).to.contain('spec.plans.deploy.phases[0].steps[1].tasks[0]');
+      expect(r.stderr).to.contain('[rule ov.');
+    });
+
+    it('refuses a blueprint without a deploy plan', async function () {
+      const bad = dummyOperatorVersion('nodeploy-1.0.0', ns());
+      delete bad.spec.plans.deploy;
+      bad.spec.parameters = [];
+      const r = await kubectl(['apply', '-f', '-'], { input: json(bad) });
+      expect(r.stderr).to.match(/deploy/);
+      expect(r.code).to.equal(1);
+    });
+  });
+
+  describe('Instance triggers', function () {
+    it('refuses an Instance naming a missing OperatorVersion, saying how to list them', async function () {
+      const r = await kubectl(['apply', '-f', '-'], { input: json(instance('ghost', ns(), 'missing-9.9.9')) });
+      expect(r.code).to.equal(1);
+      expect(r.stderr).to.contain('missing-9.9.9');
+      expect(r.stderr).to.contain('kubectl get ov');
+    });
+
+    it('accepts a valid Instance', async function () {
+      await kubectlOk(['apply', '-f', '-'], { input: json(instance('web', ns(), 'app-1.0.0')) });
+    });
+
+    it('refuses an unknown plan, listing the plans that exist', async function () {
+      const r = await kubectl(['-n', ns(), 'patch', 'instance', 'web', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'bakup' } } })]);
+      expect(r.code).to.equal(1);
+      expect(r.stderr).to.contain('[rule instance.unknown-plan]');
+      expect(r.stderr).to.contain('backup');
+    });
+
+    it('refuses triggering cleanup by hand', async function () {
+      const r = await kubectl(['-n', ns(), 'patch', 'instance', 'web', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'cleanup' } } })]);
+      expect(r.code).to.equal(1);
+      expect(r.stderr).to.contain('[rule instance.cleanup-manual]');
+    });
+
+    it('refuses a different plan while deploy runs, naming it, its start and the way out', async function () {
+      await writeStatus(ns(), 'web', {
+        applied: { operatorVersion: 'app-1.0.0', parameters: {}, generation: 1 },
+        activePlan: { name: 'deploy', id: 'create', status: 'IN_PROGRESS', startedAt: '2026-11-22T10:00:00Z' },
+        planStatus: { deploy: { status: 'IN_PROGRESS', id: 'create', startedAt: '2026-11-22T10:00:00Z' } },
+      });
+      const patch = ['-n', ns(), 'patch', 'instance', 'web', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'backup', id: 'b-1' } } })];
+      const r = await kubectl(patch);
+      expect(r.code).to.equal(1);
+      expect(r.stderr).to.contain('[rule instance.plan-running]');
+      expect(r.stderr).to.contain('"deploy"');
+      expect(r.stderr).to.contain('2026-11-22T10:00:00Z');
+      expect(r.stderr).to.match(/abort/);
+
+      // Server-side dry run: the same verdict, and nothing stored.
+      const dry = await kubectl([...patch, '--dry-run=server']);
+      expect(dry.code).to.equal(1);
+      expect(dry.stderr).to.contain('[rule instance.plan-running]');
+      expect((await getInstance(ns(), 'web')).spec.planExecution).to.equal(undefined);
+    });
+
+    it('refuses a parameter change that triggers another plan while deploy runs', async function () {
+      const r = await kubectl(['-n', ns(), 'patch', 'instance', 'web', '--type=merge', '-p', json({ spec: { parameters: { BACKUP_BUCKET: 'b2' } } })]);
+      expect(r.code).to.equal(1);
+      expect(r.stderr).to.contain('[rule instance.plan-running]');
+    });
+
+    it('refuses an immutable parameter change', async function () {
+      const r = await kubectl(['-n', ns(), 'patch', 'instance', 'web', '--type=merge', '-p', json({ spec: { parameters: { CLUSTER_ID: 'other' } } })]);
+      expect(r.code).to.equal(1);
+      expect(r.stderr).to.contain('[rule instance.immutable-parameter-changed]');
+    });
+
+    it('accepts re-applying the same spec while a plan runs (no new trigger)', async function () {
+      await kubectlOk(['apply', '-f', '-'], { input: json(instance('web', ns(), 'app-1.0.0')) });
+    });
+
+    it('fills in a missing trigger id once the Instance is idle, and keeps it on re-apply', async function () {
+      await writeStatus(ns(), 'web', {
+        activePlan: { name: 'deploy', id: 'create', status: 'COMPLETE', startedAt: '2026-11-22T10:00:00Z' },
+        planStatus: { deploy: { status: 'COMPLETE', id: 'create' } },
+      });
+      const manifest = instance('web', ns(), 'app-1.0.0', { planExecution: { planName: 'backup' } });
+      await kubectlOk(['apply', '-f', '-'], { input: json(manifest) });
+      const id = (await getInstance(ns(), 'web')).spec.planExecution?.id;
+      expect(id).to.be.a('string').and.not.equal('');
+      await kubectlOk(['apply', '-f', '-'], { input: json(manifest) });
+      expect((await getInstance(ns(), 'web')).spec.planExecution?.id).to.equal(id);
+    });
+
+    it('refuses abort while no plan runs', async function () {
+      const r = await kubectl(['-n', ns(), 'patch', 'instance', 'web', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'deploy', id: 'x', abort: true } } })]);
+      expect(r.code).to.equal(1);
+      expect(r.stderr).to.contain('[rule instance.');
+    });
+
+    it('lets at most one of 20 concurrent triggers of different plans through', async function () {
+      this.timeout(120_000);
+      // A blueprint with 20 plans besides deploy: each patch triggers a different one.
+      const base = dummyOperatorVersion('race-1.0.0', ns());
+      const plans = Array.from({ length: 20 }, (_, i) => `plan-${i}`);
+      for (const p of plans) base.spec.plans[p] = base.spec.plans.backup!;
+      await kubectlOk(['apply', '-f', '-'], { input: json(base) });
+      await kubectlOk(['apply', '-f', '-'], { input: json(instance('race', ns(), 'race-1.0.0')) });
+      await writeStatus(ns(), 'race', {
+        applied: { operatorVersion: 'race-1.0.0', parameters: {}, generation: 1 },
+        activePlan: { name: 'deploy', id: 'create', status: 'COMPLETE' },
+        planStatus: { deploy: { status: 'COMPLETE', id: 'create' } },
+      });
+      const results = await Promise.all(
+        plans.map((planName, i) =>
+          kubectl(['-n', ns(), 'patch', 'instance', 'race', '--type=merge', '-p', json({ spec: { planExecution: { planName, id: `r-${i}` } } })]),
+        ),
+      );
+      const accepted = results.filter((r) => r.code === 0);
+      expect(accepted.length, "exactly one trigger wins").to.equal(1);
+      expect(accepted.length + results.filter((r) => r.stderr.includes('[rule instance.')).length).to.equal(20);
+    });
+  });
+
+  describe('UpdatePlan', function () {
+    it('keeps exactly one of 50 racing creates for one target', async function () {
+      this.timeout(180_000);
+      const results = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => kubectl(['create', '-f', '-'], { input: json(updatePlan(`race-${i}`, ns(), 'app-2.0.0')) })),
+      );
+      const created = results.filter((r) => r.code === 0);
+      expect(created.length).to.equal(1);
+      for (const r of results.filter((x) => x.code !== 0)) expect(r.stderr).to.contain('updateplan.duplicate-target');
+      const list = JSON.parse(await kubectlOk(['-n', ns(), 'get', 'updateplans', '-o', 'json'])) as { items: unknown[] };
+      expect(list.items).to.have.length(1);
+    });
+
+    it('has a server-side dry run give the same verdict without reserving anything', async function () {
+      const r = await kubectl(['create', '--dry-run=server', '-f', '-'], { input: json(updatePlan('dry', ns(), 'app-2.0.0')) });
+      expect(r.code).to.equal(1);
+      expect(r.stderr).to.contain('updateplan.duplicate-target');
+      const ok = await kubectl(['create', '--dry-run=server', '-f', '-'], { input: json(updatePlan('dry', ns(), 'app-3.0.0')) });
+      expect(ok.code, ok.stderr).to.equal(0);
+      const leases = await kubectlOk(['-n', 'planwarden-system', 'get', 'leases', '-o', 'name']);
+      expect(leases).to.contain('updateplan-app-2-0-0-');
+      expect(leases).to.not.contain('updateplan-app-3-0-0-');
+    });
+
+    it('refuses changing targetRelease', async function () {
+      const name = (await kubectlOk(['-n', ns(), 'get', 'updateplans', '-o', 'jsonpath={.items[0].metadata.name}'])).trim();
+      const r = await kubectl(['-n', ns(), 'patch', 'updateplan', name, '--type=merge', '-p', json({ spec: { targetRelease: 'app-9.0.0' } })]);
+      expect(r.code).to.equal(1);
+      expect(r.stderr).to.contain('updateplan.target-immutable');
+    });
+
+    it('frees the target once the UpdatePlan is deleted', async function () {
+      this.timeout(90_000);
+      const name = (await kubectlOk(['-n', ns(), 'get', 'updateplans', '-o', 'jsonpath={.items[0].metadata.name}'])).trim();
+      await kubectlOk(['-n', ns(), 'delete', 'updateplan', name]);
+      // The controller releases the reservation; were it down, a stale one is reclaimed after 30 s.
+      let r = await kubectl(['create', '-f', '-'], { input: json(updatePlan('again', ns(), 'app-2.0.0')) });
+      for (let i = 0; r.code !== 0 && i < 60; i++) {
+        await new Promise((res) => setTimeout(res, 1000));
+        r = await kubectl(['create', '-f', '-'], { input: json(updatePlan('again', ns(), 'app-2.0.0')) });
+      }
+      expect(r.code, r.stderr).to.equal(0);
+    });
+  });
+});

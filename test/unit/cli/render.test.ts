@@ -1,0 +1,289 @@
+// What the CLI prints, from fixed API objects (no cluster). The tree, the history table and
+// the pre-checks listing are compared with golden files in test/golden/cli/; run with
+// UPDATE_GOLDEN=1 to rewrite them after an intended change, and review the diff.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import type { Instance, PlanStatus, UpdatePlan } from '../../../shared/api/schema.ts';
+import {
+  formatClock,
+  historyRows,
+  outcomeText,
+  progressText,
+  renderHistory,
+  renderPreChecks,
+  renderStatus,
+  table,
+} from '../../../cli/render.ts';
+
+const GOLDEN_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'golden', 'cli');
+
+/** `actual` must equal the golden file `name` (rewritten instead when UPDATE_GOLDEN=1). */
+function expectGolden(name: string, actual: string): void {
+  const file = join(GOLDEN_DIR, name);
+  if (process.env.UPDATE_GOLDEN === '1') {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, actual);
+    return;
+  }
+  let expected: string;
+  try {
+    expected = readFileSync(file, 'utf8');
+  } catch {
+    throw new Error(`golden file ${file} is missing: run with UPDATE_GOLDEN=1 to create it`);
+  }
+  expect(actual, `differs from ${file} (UPDATE_GOLDEN=1 rewrites it)`).to.equal(expected);
+}
+
+const NOW = new Date('2026-11-22T13:16:00Z');
+const opts = { now: NOW, utc: true };
+
+const completeDeploy: PlanStatus = {
+  status: 'COMPLETE',
+  id: 'deploy-20261122-131545-ab12',
+  strategy: 'serial',
+  trigger: 'create',
+  operatorVersion: 'app-1.0.0',
+  startedAt: '2026-11-22T13:15:45Z',
+  finishedAt: '2026-11-22T13:15:47Z',
+  lastUpdatedTimestamp: '2026-11-22T13:15:47Z',
+  phases: [
+    {
+      name: 'main',
+      strategy: 'serial',
+      status: 'COMPLETE',
+      steps: [
+        { name: 'work', status: 'COMPLETE', attempts: 0, tasksDone: 1, startedAt: '2026-11-22T13:15:45Z', finishedAt: '2026-11-22T13:15:45Z' },
+        { name: 'slow', status: 'COMPLETE', attempts: 0, tasksDone: 1, startedAt: '2026-11-22T13:15:45Z', finishedAt: '2026-11-22T13:15:47Z' },
+      ],
+    },
+  ],
+};
+
+const runningUpgrade: PlanStatus = {
+  status: 'IN_PROGRESS',
+  id: 'upgrade-20261122-131000-77aa',
+  strategy: 'serial',
+  trigger: 'upgrade',
+  operatorVersion: 'kafka-1.3.0',
+  startedAt: '2026-11-22T13:10:00Z',
+  lastUpdatedTimestamp: '2026-11-22T13:15:58Z',
+  message: 'phase brokers step roll: 1/3 targets completed; worker1: dummy task restart: 4s of 10s elapsed',
+  phases: [
+    {
+      name: 'prepare',
+      strategy: 'parallel',
+      status: 'COMPLETE',
+      steps: [
+        { name: 'config', status: 'COMPLETE', attempts: 0, tasksDone: 1, startedAt: '2026-11-22T13:10:00Z', finishedAt: '2026-11-22T13:10:02Z' },
+        {
+          name: 'migrate',
+          status: 'COMPLETE',
+          attempts: 2,
+          tasksDone: 1,
+          startedAt: '2026-11-22T13:10:00Z',
+          finishedAt: '2026-11-22T13:12:30Z',
+        },
+      ],
+    },
+    {
+      name: 'brokers',
+      strategy: 'serial',
+      status: 'IN_PROGRESS',
+      steps: [
+        {
+          name: 'roll',
+          status: 'IN_PROGRESS',
+          attempts: 0,
+          tasksDone: 0,
+          startedAt: '2026-11-22T13:12:30Z',
+          lastUpdatedTimestamp: '2026-11-22T13:15:58Z',
+          message: '1/3 targets completed; worker1: dummy task restart: 4s of 10s elapsed',
+          targets: [
+            { name: 'worker0', state: 'Completed', tasksDone: 1, lastUpdatedTimestamp: '2026-11-22T13:15:54Z' },
+            { name: 'worker1', state: 'SignalSent', tasksDone: 0, lastUpdatedTimestamp: '2026-11-22T13:15:54Z', message: 'dummy task restart: 4s of 10s elapsed' },
+            { name: 'worker2', state: 'Pending' },
+          ],
+        },
+        {
+          name: 'verify',
+          status: 'ERROR',
+          attempts: 1,
+          tasksDone: 0,
+          startedAt: '2026-11-22T13:12:30Z',
+          retryAt: '2026-11-22T13:16:02Z',
+          lastUpdatedTimestamp: '2026-11-22T13:15:58Z',
+          message: 'task verify failed: connection refused; attempt 1 of 5 failed, retrying in 4s',
+        },
+      ],
+    },
+    { name: 'cleanup', strategy: 'serial', status: 'PENDING', steps: [{ name: 'prune', status: 'PENDING', attempts: 0 }] },
+  ],
+};
+
+const failedBackup: PlanStatus = {
+  status: 'FATAL_ERROR',
+  id: 'backup-20261121-230000-0f0f',
+  strategy: 'serial',
+  trigger: 'manual',
+  operatorVersion: 'app-1.0.0',
+  startedAt: '2026-11-21T23:00:00Z',
+  finishedAt: '2026-11-21T23:01:30Z',
+  lastUpdatedTimestamp: '2026-11-21T23:01:30Z',
+  message: 'step snapshot failed: task upload failed: bucket b1 does not exist',
+  phases: [
+    {
+      name: 'main',
+      strategy: 'serial',
+      status: 'FATAL_ERROR',
+      steps: [
+        {
+          name: 'snapshot',
+          status: 'FATAL_ERROR',
+          attempts: 5,
+          tasksDone: 1,
+          startedAt: '2026-11-21T23:00:00Z',
+          finishedAt: '2026-11-21T23:01:30Z',
+          message: 'task upload failed: bucket b1 does not exist',
+        },
+        { name: 'verify', status: 'PENDING', attempts: 0 },
+      ],
+    },
+  ],
+};
+
+function instanceWith(status: Instance['status']): Instance {
+  return {
+    apiVersion: 'planwarden.dev/v1alpha1',
+    kind: 'Instance',
+    metadata: { name: 'web', namespace: 'prod' },
+    spec: { operatorVersion: { name: 'app-1.0.0' } },
+    status,
+  };
+}
+
+const history: NonNullable<Instance['status']>['history'] = [
+  { plan: 'deploy', id: 'deploy-20261120-090000-1a2b', status: 'COMPLETE', trigger: 'create', startedAt: '2026-11-20T09:00:00Z', finishedAt: '2026-11-20T09:00:02Z' },
+  { plan: 'backup', id: 'backup-20261121-230000-0f0f', status: 'FATAL_ERROR', trigger: 'manual', startedAt: '2026-11-21T23:00:00Z', finishedAt: '2026-11-21T23:01:30Z', message: 'step snapshot failed: task upload failed: bucket b1 does not exist' },
+  { plan: 'restore', id: 'restore-20261122-080000-9c9c', status: 'ABORTED', trigger: 'manual', startedAt: '2026-11-22T08:00:00Z', finishedAt: '2026-11-22T09:12:07Z', message: 'aborted on request' },
+];
+
+describe('cli render: plan status tree (golden files)', () => {
+  it('a COMPLETE run: plan, phase and steps with strategy, clock times and durations', () => {
+    const inst = instanceWith({ activePlan: { name: 'deploy', id: completeDeploy.id!, status: 'COMPLETE' }, planStatus: { deploy: completeDeploy } });
+    expectGolden('status-complete.txt', renderStatus(inst, 'deploy', completeDeploy, opts));
+  });
+
+  it('a running run: fan-out targets, a step in ERROR with its retry, a pending phase, time running so far', () => {
+    const inst = instanceWith({ activePlan: { name: 'upgrade', id: runningUpgrade.id!, status: 'IN_PROGRESS' }, planStatus: { upgrade: runningUpgrade } });
+    expectGolden('status-running.txt', renderStatus(inst, 'upgrade', runningUpgrade, opts));
+  });
+
+  it('a failed run of another day: full dates, the message, and a note on the plan now active', () => {
+    const inst = instanceWith({
+      activePlan: { name: 'upgrade', id: runningUpgrade.id!, status: 'IN_PROGRESS' },
+      planStatus: { upgrade: runningUpgrade, backup: failedBackup },
+      conditions: [{ type: 'PlanRunning', status: 'True', reason: 'PlanBusy', message: 'plan "backup" requested while "upgrade" is IN_PROGRESS; it starts when "upgrade" has finished' }],
+    });
+    expectGolden('status-failed.txt', renderStatus(inst, 'backup', failedBackup, opts));
+  });
+
+  it('colors the states when asked (a terminal)', () => {
+    const inst = instanceWith({ activePlan: { name: 'upgrade', id: runningUpgrade.id!, status: 'IN_PROGRESS' }, planStatus: { upgrade: runningUpgrade } });
+    const colored = renderStatus(inst, 'upgrade', runningUpgrade, { ...opts, color: true });
+    expectGolden('status-running.ansi.txt', colored);
+    // eslint-disable-next-line no-control-regex
+    expect(colored.replace(/\x1b\[[0-9;]*m/g, '')).to.equal(renderStatus(inst, 'upgrade', runningUpgrade, opts));
+  });
+});
+
+describe('cli render: plan history (golden files)', () => {
+  it('a table of finished runs, oldest first, then the run in flight', () => {
+    const inst = instanceWith({
+      activePlan: { name: 'upgrade', id: runningUpgrade.id!, status: 'IN_PROGRESS', startedAt: runningUpgrade.startedAt },
+      planStatus: { upgrade: runningUpgrade },
+      history,
+    });
+    expectGolden('history.txt', renderHistory(historyRows(inst), opts));
+  });
+
+  it('only the runs of one plan with --plan', () => {
+    const rows = historyRows(instanceWith({ history }), 'backup');
+    expect(rows.map((r) => r.id)).to.deep.equal(['backup-20261121-230000-0f0f']);
+  });
+
+  it('says so when nothing ran', () => {
+    expect(renderHistory(historyRows(instanceWith(undefined)), opts)).to.equal('no runs recorded\n');
+  });
+
+  it('colors only the STATUS cells, keeping the columns aligned', () => {
+    const rows = historyRows(instanceWith({ history }));
+    // eslint-disable-next-line no-control-regex
+    const plain = renderHistory(rows, { ...opts, color: true }).replace(/\x1b\[[0-9;]*m/g, '');
+    expect(plain).to.equal(renderHistory(rows, opts));
+  });
+});
+
+describe('cli render: update pre-checks (golden file)', () => {
+  it('the Analyzed condition, each informer with its insights and their acceptance, and what remains', () => {
+    const plan: UpdatePlan = {
+      apiVersion: 'planwarden.dev/v1alpha1',
+      kind: 'UpdatePlan',
+      metadata: { name: 'kafka-1.3.0', namespace: 'prod', generation: 2 },
+      spec: { targetRelease: 'kafka-1.3.0', acceptedInsights: [{ updateInformer: 'broker-informer', uid: 'b-1', accepted: true }] },
+      status: {
+        informers: [
+          {
+            name: 'broker-informer',
+            response: 'Success',
+            insights: [
+              { uid: 'b-1', impact: { level: 'warning', summary: 'brokers restart one at a time' } },
+              { uid: 'b-2', impact: { level: 'critical', summary: 'topic t1 has replication factor 1' } },
+              { uid: 'b-3', impact: { level: 'info', summary: 'new metrics are exported' } },
+              { uid: 'b-4', impact: { level: 'error', summary: 'disk almost full' }, remediation: { resolved: true } },
+            ],
+          },
+          { name: 'quota-informer', response: 'Success', message: 'nothing to report' },
+        ],
+        conditions: [{ type: 'Analyzed', status: 'True', observedGeneration: 2, reason: 'AllInformersAnswered', message: 'all 2 informers answered Success' }],
+      },
+    };
+    expectGolden('pre-checks.txt', renderPreChecks(plan));
+  });
+});
+
+describe('cli render: pieces', () => {
+  const cases: [string, string, boolean, string][] = [
+    ['a time of the same day is a clock time', '2026-11-22T01:02:03Z', false, '01:02:03'],
+    ['a time of another day carries its date', '2026-11-21T23:59:59Z', false, '2026-11-21 23:59:59'],
+    ['a full time always carries its date', '2026-11-22T01:02:03Z', true, '2026-11-22 01:02:03'],
+    ['something that is not a time is kept as written', 'soon', false, 'soon'],
+  ];
+  for (const [sentence, iso, full, expected] of cases) {
+    it(sentence, () => {
+      expect(formatClock(iso, { now: NOW, utc: true, full })).to.equal(expected);
+    });
+  }
+
+  it('progress: a run not started yet, with why it waits', () => {
+    expect(progressText('backup', undefined, 'plan "deploy" (r1) IN_PROGRESS')).to.equal('waiting for plan "backup" to start: plan "deploy" (r1) IN_PROGRESS');
+  });
+
+  it('progress: a run in flight, with steps complete and its message', () => {
+    expect(progressText('upgrade', runningUpgrade)).to.equal(
+      'plan upgrade IN_PROGRESS, 2/5 steps complete: phase brokers step roll: 1/3 targets completed; worker1: dummy task restart: 4s of 10s elapsed',
+    );
+  });
+
+  it('outcome: how long the run took, and the message when it did not complete', () => {
+    expect(outcomeText('deploy', completeDeploy)).to.equal('plan deploy COMPLETE in 2.0s (run deploy-20261122-131545-ab12)');
+    expect(outcomeText('backup', failedBackup)).to.equal(
+      'plan backup FATAL_ERROR in 1m30s (run backup-20261121-230000-0f0f): step snapshot failed: task upload failed: bucket b1 does not exist',
+    );
+  });
+
+  it('table: columns two spaces apart, the last one unpadded', () => {
+    expect(table(['A', 'LONGER'], [['xyz', '1'], ['', '22']])).to.equal('A    LONGER\nxyz  1\n     22\n');
+  });
+});

@@ -1,0 +1,72 @@
+// The pure parts of the API client: how failures are classified and how paths are built.
+import { expect } from 'chai';
+import { apiErrorMessage, classifyApiError, groupVersionPath, KubeApiError, resourcePath, type ApiErrorClass } from '../../../controller/kube.ts';
+
+describe('controller/kube', () => {
+  describe('classifyApiError', () => {
+    const rows: [string, unknown, ApiErrorClass][] = [
+      ['no HTTP answer', new KubeApiError(0, 'NetworkError', 'x'), 'transient'],
+      ['400 Bad Request', new KubeApiError(400, 'BadRequest', 'x'), 'fatal'],
+      ['401 Unauthorized', new KubeApiError(401, 'Unauthorized', 'x'), 'transient'],
+      ['403 Forbidden', new KubeApiError(403, 'Forbidden', 'x'), 'fatal'],
+      ['404 Not Found', new KubeApiError(404, 'NotFound', 'x'), 'notFound'],
+      ['405 Method Not Allowed', new KubeApiError(405, 'MethodNotAllowed', 'x'), 'fatal'],
+      ['408 Request Timeout', new KubeApiError(408, 'Timeout', 'x'), 'transient'],
+      ['409 Conflict', new KubeApiError(409, 'Conflict', 'x'), 'conflict'],
+      ['409 AlreadyExists', new KubeApiError(409, 'AlreadyExists', 'x'), 'conflict'],
+      ['410 Gone (expired resourceVersion)', new KubeApiError(410, 'Expired', 'x'), 'gone'],
+      ['415 Unsupported Media Type', new KubeApiError(415, 'UnsupportedMediaType', 'x'), 'fatal'],
+      ['422 Invalid', new KubeApiError(422, 'Invalid', 'x'), 'fatal'],
+      ['429 Too Many Requests', new KubeApiError(429, 'TooManyRequests', 'x'), 'transient'],
+      ['500 Internal Error', new KubeApiError(500, 'InternalError', 'x'), 'transient'],
+      ['503 Service Unavailable', new KubeApiError(503, 'ServiceUnavailable', 'x'), 'transient'],
+      ['504 Gateway Timeout', new KubeApiError(504, 'Timeout', 'x'), 'transient'],
+      ['a plain Error (a bug)', new Error('x'), 'fatal'],
+      ['a thrown string', 'x', 'fatal'],
+    ];
+    for (const [what, err, expected] of rows) {
+      it(`${what} is ${expected}`, () => {
+        expect(classifyApiError(err)).to.equal(expected);
+      });
+    }
+  });
+
+  describe('apiErrorMessage', () => {
+    it("prefers the API's own message", () => {
+      const err = new KubeApiError(422, 'Invalid', 'PATCH /x: 422 long', { message: 'Deployment.apps "web" is invalid' });
+      expect(apiErrorMessage(err)).to.equal('Deployment.apps "web" is invalid');
+    });
+    it("falls back to the error's message", () => {
+      expect(apiErrorMessage(new KubeApiError(0, 'NetworkError', 'GET /x: socket hang up'))).to.equal('GET /x: socket hang up');
+      expect(apiErrorMessage(new Error('boom'))).to.equal('boom');
+    });
+  });
+
+  describe('paths', () => {
+    const deployments = { name: 'deployments', kind: 'Deployment', namespaced: true };
+    const clusterRoles = { name: 'clusterroles', kind: 'ClusterRole', namespaced: false };
+    it('puts the core group under /api and the others under /apis', () => {
+      expect(groupVersionPath('v1')).to.equal('/api/v1');
+      expect(groupVersionPath('apps/v1')).to.equal('/apis/apps/v1');
+    });
+    it('addresses a namespaced object', () => {
+      expect(resourcePath({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'team-a', name: 'web' }, deployments)).to.equal('/apis/apps/v1/namespaces/team-a/deployments/web');
+    });
+    it('addresses a subresource', () => {
+      expect(resourcePath({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'n', name: 'web' }, deployments, 'status')).to.equal('/apis/apps/v1/namespaces/n/deployments/web/status');
+    });
+    it('addresses a collection in one namespace, or across all', () => {
+      expect(resourcePath({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'n' }, deployments)).to.equal('/apis/apps/v1/namespaces/n/deployments');
+      expect(resourcePath({ apiVersion: 'apps/v1', kind: 'Deployment' }, deployments)).to.equal('/apis/apps/v1/deployments');
+    });
+    it('ignores a namespace on a cluster-scoped object', () => {
+      expect(resourcePath({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', namespace: 'n', name: 'r' }, clusterRoles)).to.equal('/apis/rbac.authorization.k8s.io/v1/clusterroles/r');
+    });
+    it('escapes names', () => {
+      expect(resourcePath({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'n', name: 'a b' }, { name: 'configmaps', kind: 'ConfigMap', namespaced: true })).to.equal('/api/v1/namespaces/n/configmaps/a%20b');
+    });
+    it('refuses a namespaced object without a namespace', () => {
+      expect(() => resourcePath({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, deployments)).to.throw(/needs a namespace/);
+    });
+  });
+});

@@ -1,0 +1,84 @@
+// docs/admission.md cannot fall behind the admission rules: every rule id the webhook can
+// put into a denial (read out of the source with a regex, as a person would grep it) is
+// documented there, and every rule the page gives a section of its own still exists.
+import { expect } from 'chai';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const RULES_DIR = join(REPO_ROOT, 'webhook', 'rules');
+const DOC = join(REPO_ROOT, 'docs', 'admission.md');
+
+/** Where denials are built: the rule modules, the handlers, and the AdmissionReview codec. */
+const SOURCES = [
+  ...readdirSync(RULES_DIR)
+    .filter((f) => f.endsWith('.ts'))
+    .sort()
+    .map((f) => join('webhook', 'rules', f)),
+  join('webhook', 'handlers.ts'),
+  join('webhook', 'review.ts'),
+];
+
+const RULE_ID = String.raw`[a-z]+(?:\.[a-z0-9]+(?:-[a-z0-9]+)*)+`;
+/** `rule: 'instance.unknown-plan'` — inside deny({ … }) or a base object spread into it. */
+const RULE_PROPERTY = new RegExp(String.raw`\brule:\s*'(${RULE_ID})'`, 'g');
+/** `error('ov.unknown-task', …)` / `warning('ov.empty', …)`: OperatorVersion findings, whose id becomes the denial's rule. */
+const FINDING = new RegExp(String.raw`\b(?:error|warning)\(\s*'(${RULE_ID})'`, 'g');
+/** `### \`instance.unknown-plan\` — 422 Invalid`: a rule's own section in the page. */
+const SECTION = new RegExp(String.raw`^###\s+\`(${RULE_ID})\``, 'gm');
+
+function captures(text: string, pattern: RegExp): string[] {
+  return [...text.matchAll(pattern)].map((m) => m[1]).filter((id): id is string => id !== undefined);
+}
+
+interface SourceIds {
+  file: string;
+  ids: string[];
+  callsDeny: boolean;
+}
+
+const sources: SourceIds[] = SOURCES.map((file) => {
+  const text = readFileSync(join(REPO_ROOT, file), 'utf8');
+  return {
+    file,
+    ids: [...captures(text, RULE_PROPERTY), ...captures(text, FINDING)],
+    callsDeny: /\bdeny\(/.test(text) && !/export function deny\(/.test(text),
+  };
+});
+const ruleIds = [...new Set(sources.flatMap((s) => s.ids))].sort();
+const doc = readFileSync(DOC, 'utf8');
+
+/** Documented means named as code (`id`) or quoted as a denial would print it ([rule id]). */
+function documents(id: string): boolean {
+  return doc.includes(`\`${id}\``) || doc.includes(`[rule ${id}]`);
+}
+
+describe('docs/admission.md', function () {
+  describe('the rule ids are found in the source', function () {
+    it('finds ids in every file that builds a denial (the regex has not gone stale)', function () {
+      for (const s of sources.filter((x) => x.callsDeny)) expect(s.ids, s.file).to.not.be.empty;
+    });
+
+    it('finds the ids of every guarded resource and of the webhook shell', function () {
+      for (const prefix of ['instance.', 'status.', 'ov.', 'updateplan.', 'webhook.']) {
+        expect(ruleIds.some((id) => id.startsWith(prefix)), prefix).to.equal(true);
+      }
+      expect(ruleIds).to.include.members(['instance.unknown-plan', 'updateplan.duplicate-target', 'ov.invalid']);
+    });
+  });
+
+  describe('documents every rule id used in webhook/rules/*.ts, webhook/handlers.ts and webhook/review.ts', function () {
+    for (const id of ruleIds) {
+      it(`documents ${id}`, function () {
+        expect(documents(id), `${id} is missing from docs/admission.md`).to.equal(true);
+      });
+    }
+  });
+
+  it('gives a section only to rules that exist', function () {
+    const sections = captures(doc, SECTION);
+    expect(sections).to.not.be.empty;
+    expect(sections.filter((id) => !ruleIds.includes(id)), 'sections for rule ids no source uses').to.deep.equal([]);
+  });
+});

@@ -1,0 +1,137 @@
+// Table test of the Instance mutating rule: a manual trigger without an id gets one, and
+// re-applying a spec without an id keeps the stored identity instead of re-triggering.
+import { expect } from 'chai';
+import { API_VERSION } from '../../../../shared/api/schema.ts';
+import type { Instance, PlanExecution } from '../../../../shared/api/schema.ts';
+import type { InstanceAdmissionContext } from '../../../../webhook/rules/instance.ts';
+import { mutateInstance, PLAN_EXECUTION_ID_PATH } from '../../../../webhook/rules/instanceMutate.ts';
+
+const NOW = '2026-11-22T10:05:00.000Z';
+
+function instance(planExecution?: PlanExecution | null, extra: Record<string, unknown> = {}): Instance {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'Instance',
+    metadata: { name: 'kafka', namespace: 'shop' },
+    spec: {
+      operatorVersion: { name: 'kafka-1.2.0' },
+      parameters: { REPLICAS: '3' },
+      ...(planExecution === undefined ? {} : { planExecution: planExecution as PlanExecution }),
+      ...extra,
+    },
+  };
+}
+
+const create = (object: Instance): InstanceAdmissionContext => ({ operation: 'CREATE', object, updatePlans: [], now: NOW });
+const update = (oldObject: Instance, object: Instance): InstanceAdmissionContext => ({
+  operation: 'UPDATE',
+  oldObject,
+  object,
+  updatePlans: [],
+  now: NOW,
+});
+
+const fillsIn = (id: string) => [{ op: 'add', path: PLAN_EXECUTION_ID_PATH, value: id }];
+const NO_PATCH: never[] = [];
+
+const rows: { it: string; ctx: InstanceAdmissionContext; patch: unknown[] }[] = [
+  {
+    it: 'fills in the request time as id when a new Instance carries a planExecution without one',
+    ctx: create(instance({ planName: 'backup' })),
+    patch: fillsIn(NOW),
+  },
+  {
+    it: 'fills in the request time when an update adds a planExecution without id',
+    ctx: update(instance(), instance({ planName: 'backup' })),
+    patch: fillsIn(NOW),
+  },
+  {
+    it: 'keeps the stored id when the same plan is re-applied without id (no new trigger)',
+    ctx: update(instance({ planName: 'backup', id: 'b1' }), instance({ planName: 'backup' })),
+    patch: fillsIn('b1'),
+  },
+  {
+    it: 'keeps the stored id when the re-applied trigger also sets abort',
+    ctx: update(instance({ planName: 'backup', id: 'b1' }), instance({ planName: 'backup', abort: true })),
+    patch: fillsIn('b1'),
+  },
+  {
+    it: 'mints a new id when the planName differs from the stored one',
+    ctx: update(instance({ planName: 'backup', id: 'b1' }), instance({ planName: 'deploy' })),
+    patch: fillsIn(NOW),
+  },
+  {
+    it: 'mints a new id when the stored planExecution had an empty id',
+    ctx: update(instance({ planName: 'backup', id: '' }), instance({ planName: 'backup' })),
+    patch: fillsIn(NOW),
+  },
+  {
+    it: 'never touches an id the user set',
+    ctx: update(instance({ planName: 'backup', id: 'b1' }), instance({ planName: 'backup', id: 'b2' })),
+    patch: NO_PATCH,
+  },
+  {
+    it: 'never touches an id the user set to the empty string',
+    ctx: create(instance({ planName: 'backup', id: '' })),
+    patch: NO_PATCH,
+  },
+  {
+    it: 'treats an explicit null id as missing',
+    ctx: create(instance({ planName: 'backup', id: null as unknown as string })),
+    patch: fillsIn(NOW),
+  },
+  { it: 'does nothing without a planExecution', ctx: create(instance()), patch: NO_PATCH },
+  {
+    it: 'does nothing when the update removes the planExecution',
+    ctx: update(instance({ planName: 'backup', id: 'b1' }), instance()),
+    patch: NO_PATCH,
+  },
+  {
+    it: 'does nothing for a planExecution that is not an object (schema validation refuses it later)',
+    ctx: create(instance(null)),
+    patch: NO_PATCH,
+  },
+  {
+    it: 'does nothing for a request without spec (schema validation refuses it later)',
+    ctx: create({ ...instance(), spec: undefined as unknown as Instance['spec'] }),
+    patch: NO_PATCH,
+  },
+  {
+    it: 'does nothing on DELETE',
+    ctx: { ...create(instance({ planName: 'backup' })), operation: 'DELETE' },
+    patch: NO_PATCH,
+  },
+  {
+    it: 'does nothing on CONNECT',
+    ctx: { ...create(instance({ planName: 'backup' })), operation: 'CONNECT' },
+    patch: NO_PATCH,
+  },
+  {
+    it: 'ignores an old object on CREATE',
+    ctx: { ...create(instance({ planName: 'backup' })), oldObject: instance({ planName: 'backup', id: 'b1' }) },
+    patch: fillsIn(NOW),
+  },
+];
+
+describe('mutateInstance', () => {
+  for (const row of rows) {
+    it(row.it, () => {
+      const v = mutateInstance(row.ctx);
+      expect(v.allowed).to.equal(true);
+      expect(v.warnings).to.deep.equal([]);
+      expect(v.allowed && v.patch).to.deep.equal(row.patch);
+    });
+  }
+
+  it('only ever adds /spec/planExecution/id, whatever else the spec lacks', () => {
+    const v = mutateInstance(create(instance({ planName: 'backup' }, { parameters: undefined })));
+    expect(v.allowed && v.patch.map((op) => [op.op, op.path])).to.deep.equal([['add', '/spec/planExecution/id']]);
+  });
+
+  it('does not modify the object it is given', () => {
+    const ctx = create(instance({ planName: 'backup' }));
+    const before = structuredClone(ctx.object);
+    mutateInstance(ctx);
+    expect(ctx.object).to.deep.equal(before);
+  });
+});

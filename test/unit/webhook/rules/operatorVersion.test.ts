@@ -1,0 +1,399 @@
+import { expect } from 'chai';
+import type { OperatorVersion, OperatorVersionSpec, TaskKind } from '../../../../shared/api/schema.ts';
+import { admitOperatorVersion, type OperatorVersionContext } from '../../../../webhook/rules/operatorVersion.ts';
+import type { Denied } from '../../../../webhook/rules/verdict.ts';
+
+function blueprint(): OperatorVersionSpec {
+  return {
+    version: '1.2.0',
+    parameters: [
+      { name: 'REPLICAS', default: '3', trigger: 'deploy' },
+      { name: 'MEMORY', trigger: 'update' },
+    ],
+    templates: {
+      'deployment.yaml': 'replicas: {{ .Params.REPLICAS }}\nmemory: {{ .Params.MEMORY }}\nname: {{ .Name }}-{{ .Namespace }}',
+      'service.yaml': 'kind: Service # {{ .OperatorVersion }}',
+    },
+    tasks: [
+      { name: 'app', kind: 'Apply', spec: { resources: ['deployment.yaml', 'service.yaml'] } },
+      {
+        name: 'wait-app',
+        kind: 'Wait',
+        spec: { object: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'app' }, condition: { type: 'Available', status: 'True' } },
+      },
+      { name: 'noop', kind: 'Dummy', spec: { done: true } },
+      { name: 'remove', kind: 'Delete', spec: { resources: ['service.yaml'] } },
+    ],
+    plans: {
+      deploy: {
+        strategy: 'serial',
+        phases: [
+          {
+            name: 'main',
+            strategy: 'parallel',
+            steps: [
+              { name: 'app', tasks: ['app', 'wait-app'] },
+              { name: 'nodes', tasks: ['noop'], targets: { discovery: { static: { nodes: ['worker0', 'worker1'] } }, concurrency: 1 } },
+            ],
+          },
+        ],
+      },
+      update: { phases: [{ name: 'main', steps: [{ name: 'app', tasks: ['app'] }] }] },
+      cleanup: { phases: [{ name: 'remove', steps: [{ name: 'remove', tasks: ['remove'] }] }] },
+    },
+  };
+}
+
+function ov(spec: OperatorVersionSpec, labels?: Record<string, string>): OperatorVersion {
+  return {
+    apiVersion: 'planwarden.dev/v1alpha1',
+    kind: 'OperatorVersion',
+    metadata: { name: 'kafka-1.2.0', namespace: 'shop', ...(labels ? { labels } : {}) },
+    spec,
+  };
+}
+
+function created(change: (s: OperatorVersionSpec) => void): OperatorVersionContext {
+  const spec = blueprint();
+  change(spec);
+  return { operation: 'CREATE', object: ov(spec) };
+}
+
+const deployPhase = (s: OperatorVersionSpec) => s.plans.deploy!.phases[0]!;
+const task = (s: OperatorVersionSpec, name: string) => s.tasks!.find((t) => t.name === name)!;
+
+describe('admitOperatorVersion: one rule per row', () => {
+  const rows: {
+    says: string;
+    change: (s: OperatorVersionSpec) => void;
+    /** The rule of the denial; absent: admitted. */
+    rule?: string;
+    /** Text the denial message, or one of the warnings, contains. */
+    text?: string;
+  }[] = [
+    { says: 'admits a coherent blueprint', change: () => {} },
+    {
+      says: 'refuses a step that names an undefined task, listing the tasks that exist',
+      change: (s) => (deployPhase(s).steps[1]!.tasks = ['foo']),
+      rule: 'ov.unknown-task',
+      text: 'spec.plans.deploy.phases[0].steps[1].tasks[0]: task "foo" is not defined (tasks: app, noop, remove, wait-app)',
+    },
+    {
+      says: 'refuses a task that names an undefined template, listing the templates that exist',
+      change: (s) => task(s, 'app').spec!.resources!.push('ingress.yaml'),
+      rule: 'ov.unknown-template',
+      text: 'spec.tasks[0].spec.resources[2]: template "ingress.yaml" is not defined (templates: deployment.yaml, service.yaml)',
+    },
+    {
+      says: 'refuses an Apply task without templates',
+      change: (s) => (task(s, 'app').spec = {}),
+      rule: 'ov.task-spec',
+      text: 'spec.tasks[0].spec.resources: Apply task "app" names no template',
+    },
+    {
+      says: 'refuses a Delete task with an empty template list',
+      change: (s) => (task(s, 'remove').spec = { resources: [] }),
+      rule: 'ov.task-spec',
+      text: 'Delete task "remove" names no template',
+    },
+    {
+      says: 'refuses a Wait task without the object to watch',
+      change: (s) => delete task(s, 'wait-app').spec!.object,
+      rule: 'ov.task-spec',
+      text: 'spec.tasks[1].spec.object',
+    },
+    {
+      says: 'refuses a Wait task without the condition to wait for',
+      change: (s) => delete task(s, 'wait-app').spec!.condition,
+      rule: 'ov.task-spec',
+      text: 'spec.tasks[1].spec.condition',
+    },
+    {
+      says: 'admits a Dummy task with no spec at all',
+      change: (s) => delete task(s, 'noop').spec,
+    },
+    {
+      says: 'admits, with a warning, a field the task kind ignores',
+      change: (s) => (task(s, 'app').spec!.done = true),
+      text: 'spec.tasks[0].spec.done: is ignored by Apply tasks',
+    },
+    {
+      says: 'refuses a task kind that does not exist (when the schema was bypassed)',
+      change: (s) => (task(s, 'noop').kind = 'Sleep' as TaskKind),
+      rule: 'ov.unknown-task-kind',
+      text: 'use one of: Apply, Delete, Wait, Dummy',
+    },
+    {
+      says: 'refuses a plan strategy other than serial or parallel',
+      change: (s) => (s.plans.deploy!.strategy = 'paralel' as 'parallel'),
+      rule: 'ov.unknown-strategy',
+      text: 'spec.plans.deploy.strategy: "paralel" is not a strategy',
+    },
+    {
+      says: 'refuses a phase strategy other than serial or parallel',
+      change: (s) => (deployPhase(s).strategy = 'random' as 'serial'),
+      rule: 'ov.unknown-strategy',
+      text: 'spec.plans.deploy.phases[0].strategy',
+    },
+    {
+      says: 'admits absent strategies (serial)',
+      change: (s) => {
+        delete s.plans.deploy!.strategy;
+        delete deployPhase(s).strategy;
+      },
+    },
+    {
+      says: 'refuses a parameter trigger naming a plan that does not exist',
+      change: (s) => (s.parameters![1]!.trigger = 'canary'),
+      rule: 'ov.unknown-trigger-plan',
+      text: 'spec.parameters[1].trigger: parameter "MEMORY" triggers plan "canary", which is not defined (plans: cleanup, deploy, update)',
+    },
+    {
+      says: 'refuses a parameter that triggers cleanup, which only deletion runs',
+      change: (s) => (s.parameters![0]!.trigger = 'cleanup'),
+      rule: 'ov.trigger-cleanup',
+      text: 'spec.parameters[0].trigger',
+    },
+    {
+      says: 'refuses a blueprint without a deploy plan',
+      change: (s) => {
+        delete s.plans.deploy;
+        s.parameters![0]!.trigger = 'update';
+      },
+      rule: 'ov.missing-deploy-plan',
+      text: 'spec.plans: no "deploy" plan (plans: cleanup, update)',
+    },
+    {
+      says: 'refuses two tasks with the same name, pointing at the second',
+      change: (s) => s.tasks!.push({ name: 'app', kind: 'Dummy' }),
+      rule: 'ov.duplicate-name',
+      text: 'spec.tasks[4].name: task "app" is also defined at spec.tasks[0].name',
+    },
+    {
+      says: 'refuses two parameters with the same name',
+      change: (s) => s.parameters!.push({ name: 'REPLICAS' }),
+      rule: 'ov.duplicate-name',
+      text: 'spec.parameters[2].name: parameter "REPLICAS"',
+    },
+    {
+      says: 'refuses two phases of one plan with the same name',
+      change: (s) => s.plans.update!.phases.push({ name: 'main', steps: [{ name: 'again', tasks: ['app'] }] }),
+      rule: 'ov.duplicate-name',
+      text: 'spec.plans.update.phases[1].name: phase "main"',
+    },
+    {
+      says: 'refuses two steps of one phase with the same name',
+      change: (s) => deployPhase(s).steps.push({ name: 'app', tasks: ['noop'] }),
+      rule: 'ov.duplicate-name',
+      text: 'spec.plans.deploy.phases[0].steps[2].name: step "app"',
+    },
+    {
+      says: 'admits the same step name in different phases',
+      change: (s) => s.plans.update!.phases.push({ name: 'verify', steps: [{ name: 'app', tasks: ['wait-app'] }] }),
+    },
+    {
+      says: 'refuses a static target listed twice',
+      change: (s) => deployPhase(s).steps[1]!.targets!.discovery.static!.nodes.push('worker0'),
+      rule: 'ov.duplicate-name',
+      text: 'targets.discovery.static.nodes[2]: target "worker0"',
+    },
+    {
+      says: 'refuses targets that name both static nodes and a selector',
+      change: (s) => (deployPhase(s).steps[1]!.targets!.discovery.selector = { matchLabels: { role: 'worker' } }),
+      rule: 'ov.invalid-targets',
+      text: 'steps[1].targets.discovery: names both static and selector',
+    },
+    {
+      says: 'refuses targets that name neither static nodes nor a selector',
+      change: (s) => (deployPhase(s).steps[1]!.targets!.discovery = {}),
+      rule: 'ov.invalid-targets',
+      text: 'names neither static nor selector',
+    },
+    {
+      says: 'admits targets discovered by a selector alone',
+      change: (s) => (deployPhase(s).steps[1]!.targets!.discovery = { selector: { matchLabels: { role: 'worker' } } }),
+    },
+    {
+      says: 'refuses a target concurrency below 1',
+      change: (s) => (deployPhase(s).steps[1]!.targets!.concurrency = 0),
+      rule: 'ov.invalid-targets',
+      text: 'steps[1].targets.concurrency: 0 is not a positive whole number',
+    },
+    {
+      says: 'refuses a fractional target concurrency',
+      change: (s) => (deployPhase(s).steps[1]!.targets!.concurrency = 1.5),
+      rule: 'ov.invalid-targets',
+    },
+    {
+      says: 'admits, with a warning, an empty static node list',
+      change: (s) => (deployPhase(s).steps[1]!.targets!.discovery.static!.nodes = []),
+      text: 'is empty: the step runs on no target',
+    },
+    {
+      says: 'admits, with a warning, a template that reads an undeclared parameter',
+      change: (s) => (s.templates!['service.yaml'] = 'port: {{ .Params.PORT }}'),
+      text: 'spec.templates["service.yaml"]: reads undeclared parameter PORT',
+    },
+    {
+      says: 'also warns about an undeclared parameter used inside a template function',
+      change: (s) => (s.templates!['service.yaml'] = 'port: {{ default "80" .Params.PORT | quote }}'),
+      text: 'reads undeclared parameter PORT',
+    },
+    {
+      says: 'does not warn about .Params text outside template actions',
+      change: (s) => (s.templates!['service.yaml'] = '# see .Params.PORT in the docs'),
+    },
+    {
+      says: 'refuses a version that is not semver',
+      change: (s) => (s.version = 'v1.2'),
+      rule: 'ov.invalid-version',
+      text: 'spec.version: "v1.2" is not a semantic version',
+    },
+    {
+      says: 'admits a semver version with pre-release and build metadata',
+      change: (s) => (s.version = '1.2.0-rc.1+build.7'),
+    },
+    {
+      says: 'admits, with a warning, a plan without phases',
+      change: (s) => (s.plans.update!.phases = []),
+      text: 'spec.plans.update: has no phases',
+    },
+    {
+      says: 'admits, with a warning, a step without tasks',
+      change: (s) => (s.plans.update!.phases[0]!.steps[0]!.tasks = []),
+      text: 'spec.plans.update.phases[0].steps[0]: has no tasks',
+    },
+    {
+      says: 'writes plan names that are not plain words in brackets',
+      change: (s) => {
+        s.plans['back.up'] = { phases: [{ name: 'p', steps: [{ name: 's', tasks: ['nope'] }] }] };
+      },
+      rule: 'ov.unknown-task',
+      text: 'spec.plans["back.up"].phases[0].steps[0].tasks[0]',
+    },
+  ];
+  for (const row of rows) {
+    it(row.says, () => {
+      const verdict = admitOperatorVersion(created(row.change));
+      if (row.rule === undefined) {
+        expect(verdict.allowed, verdict.allowed ? '' : verdict.message).to.equal(true);
+        if (row.text) expect(verdict.warnings.join('\n')).to.contain(row.text);
+        else expect(verdict.warnings).to.deep.equal([]);
+        return;
+      }
+      expect(verdict.allowed).to.equal(false);
+      const denied = verdict as Denied;
+      expect(denied.rule, denied.message).to.equal(row.rule);
+      expect(denied.code).to.equal(422);
+      expect(denied.reason).to.equal('Invalid');
+      if (row.text) expect(denied.message).to.contain(row.text);
+    });
+  }
+});
+
+describe('admitOperatorVersion: the whole request', () => {
+  it('reports every problem in one denial, each with its path and rule id', () => {
+    const verdict = admitOperatorVersion(
+      created((s) => {
+        deployPhase(s).steps[1]!.tasks = ['foo'];
+        task(s, 'app').spec!.resources = ['missing.yaml'];
+        s.plans.deploy!.strategy = 'random' as 'serial';
+      }),
+    ) as Denied;
+    expect(verdict.rule).to.equal('ov.invalid');
+    expect(verdict.code).to.equal(422);
+    expect(verdict.message).to.match(/^OperatorVersion "shop\/kafka-1\.2\.0": spec refused: 3 problems: 1\) /);
+    for (const part of [
+      'spec.plans.deploy.strategy: "random" is not a strategy (ov.unknown-strategy)',
+      'spec.plans.deploy.phases[0].steps[1].tasks[0]: task "foo" is not defined (tasks: app, noop, remove, wait-app) (ov.unknown-task)',
+      'spec.tasks[0].spec.resources[0]: template "missing.yaml" is not defined',
+    ]) {
+      expect(verdict.message).to.contain(part);
+    }
+    expect(verdict.message).to.match(/\[rule ov\.invalid\]$/);
+    expect(verdict.message).not.to.contain('\n');
+  });
+
+  it('a single problem is denied under its own rule, with its own fix', () => {
+    const verdict = admitOperatorVersion(created((s) => (deployPhase(s).steps[0]!.tasks = ['ap']))) as Denied;
+    expect(verdict.message).to.equal(
+      'OperatorVersion "shop/kafka-1.2.0": spec refused: spec.plans.deploy.phases[0].steps[0].tasks[0]: task "ap" is not defined (tasks: app, noop, remove, wait-app); define task "ap" under spec.tasks or name an existing one [rule ov.unknown-task]',
+    );
+  });
+
+  it('a denial still carries the warnings found', () => {
+    const verdict = admitOperatorVersion(
+      created((s) => {
+        s.version = 'x';
+        s.templates!['service.yaml'] = '{{ .Params.PORT }}';
+      }),
+    );
+    expect(verdict.allowed).to.equal(false);
+    expect(verdict.warnings.join()).to.contain('PORT');
+  });
+
+  const broken = blueprint();
+  broken.plans.deploy!.phases[0]!.steps[0]!.tasks = ['foo'];
+  const fine = blueprint();
+  const changed = blueprint();
+  changed.parameters!.push({ name: 'PORT', default: '80' });
+  const rows: { says: string; c: OperatorVersionContext; allowed: boolean; warning?: string }[] = [
+    {
+      says: 'an UPDATE that leaves an invalid stored spec unchanged (a label) is not re-judged',
+      c: { operation: 'UPDATE', oldObject: ov(broken), object: ov(structuredClone(broken), { team: 'data' }) },
+      allowed: true,
+    },
+    {
+      says: 'an UPDATE that changes the spec is judged in full',
+      c: { operation: 'UPDATE', oldObject: ov(fine), object: ov(broken) },
+      allowed: false,
+    },
+    {
+      says: 'changing the spec of a blueprint two Instances use is allowed with a warning',
+      c: { operation: 'UPDATE', oldObject: ov(fine), object: ov(changed), instancesUsing: 2 },
+      allowed: true,
+      warning: 'spec changed while 2 Instances use it',
+    },
+    {
+      says: 'changing the spec of a blueprint no Instance uses needs no warning',
+      c: { operation: 'UPDATE', oldObject: ov(fine), object: ov(changed), instancesUsing: 0 },
+      allowed: true,
+    },
+    {
+      says: 'relabelling a blueprint in use needs no warning',
+      c: { operation: 'UPDATE', oldObject: ov(fine), object: ov(blueprint(), { team: 'data' }), instancesUsing: 2 },
+      allowed: true,
+    },
+    {
+      says: 'deleting a blueprint one Instance uses is allowed with a warning',
+      c: { operation: 'DELETE', oldObject: ov(fine), object: ov(fine), instancesUsing: 1 },
+      allowed: true,
+      warning: '1 Instance uses this OperatorVersion',
+    },
+    {
+      says: 'deleting an unused (even invalid) blueprint is allowed silently',
+      c: { operation: 'DELETE', oldObject: ov(broken), object: ov(broken) },
+      allowed: true,
+    },
+  ];
+  for (const row of rows) {
+    it(row.says, () => {
+      const verdict = admitOperatorVersion(row.c);
+      expect(verdict.allowed, verdict.allowed ? '' : verdict.message).to.equal(row.allowed);
+      if (row.warning) expect(verdict.warnings.join('\n')).to.contain(row.warning);
+      else if (row.allowed) expect(verdict.warnings).to.deep.equal([]);
+    });
+  }
+
+  it('keeps warnings under 120 characters and summarises beyond ten', () => {
+    const verdict = admitOperatorVersion(
+      created((s) => {
+        s.templates!['service.yaml'] = Array.from({ length: 12 }, (_, i) => `{{ .Params.A_VERY_LONG_UNDECLARED_PARAMETER_NAME_NUMBER_${i}_${'X'.repeat(60)} }}`).join('\n');
+      }),
+    );
+    expect(verdict.allowed).to.equal(true);
+    expect(verdict.warnings).to.have.length(11);
+    for (const w of verdict.warnings) expect(w.length).to.be.below(120);
+    expect(verdict.warnings[10]).to.equal('…and 2 more warnings');
+  });
+});

@@ -1,0 +1,288 @@
+import { expect } from 'chai';
+import type { AcceptedInsight, UpdatePlan, UpdatePlanStatus } from '../../../../shared/api/schema.ts';
+import {
+  admitUpdatePlan,
+  reportedInsightsOf,
+  type ReportedInsight,
+  type UpdatePlanContext,
+} from '../../../../webhook/rules/updatePlan.ts';
+import { isReservationStale, reservationName } from '../../../../shared/reservations.ts';
+import type { Denied } from '../../../../webhook/rules/verdict.ts';
+
+function plan(
+  name: string,
+  targetRelease: string,
+  acceptedInsights?: AcceptedInsight[],
+  status?: UpdatePlanStatus,
+  deleting = false,
+): UpdatePlan {
+  return {
+    apiVersion: 'planwarden.dev/v1alpha1',
+    kind: 'UpdatePlan',
+    metadata: { name, namespace: 'shop', ...(deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },
+    spec: { targetRelease, ...(acceptedInsights ? { acceptedInsights } : {}) },
+    ...(status ? { status } : {}),
+  };
+}
+
+const accept = (updateInformer: string, uid: string, accepted = true): AcceptedInsight => ({ updateInformer, uid, accepted });
+
+function informerStatus(name: string, uids: string[]): UpdatePlanStatus {
+  return {
+    informers: [
+      {
+        name,
+        response: 'Success',
+        insights: uids.map((uid) => ({ uid, impact: { level: 'warning' as const, summary: `insight ${uid}` } })),
+      },
+    ],
+  };
+}
+
+const REPORTED: ReportedInsight[] = [
+  { updateInformer: 'broker-informer', uid: 'pdb-1' },
+  { updateInformer: 'broker-informer', uid: 'disk-2' },
+  { updateInformer: 'zk-informer', uid: 'quorum-3' },
+];
+
+function create(object: UpdatePlan, others: UpdatePlan[] = [], reportedInsights = REPORTED): UpdatePlanContext {
+  return { operation: 'CREATE', object, others, reportedInsights };
+}
+
+function update(oldObject: UpdatePlan, object: UpdatePlan, others: UpdatePlan[] = [], reportedInsights = REPORTED): UpdatePlanContext {
+  return { operation: 'UPDATE', oldObject, object, others, reportedInsights };
+}
+
+describe('admitUpdatePlan', () => {
+  const rows: { says: string; c: UpdatePlanContext; rule?: string; code?: number; text?: string[] }[] = [
+    {
+      says: 'admits the first UpdatePlan for a target in the namespace',
+      c: create(plan('to-1.3', 'kafka-1.3.0')),
+    },
+    {
+      says: 'refuses a second UpdatePlan for the same target, naming the one that exists and how to use it',
+      c: create(plan('again', 'kafka-1.3.0'), [plan('to-1.3', 'kafka-1.3.0')]),
+      rule: 'updateplan.duplicate-target',
+      code: 409,
+      text: [
+        'UpdatePlan "shop/again": creation for targetRelease "kafka-1.3.0" refused',
+        'UpdatePlan "shop/to-1.3" already analyses that release',
+        'kubectl planwarden update pre-checks --target kafka-1.3.0',
+      ],
+    },
+    {
+      says: 'admits an UpdatePlan for another target beside existing ones',
+      c: create(plan('to-1.4', 'kafka-1.4.0'), [plan('to-1.3', 'kafka-1.3.0')]),
+    },
+    {
+      says: 'refuses a new UpdatePlan while the old one for that target is still being deleted, telling to wait',
+      c: create(plan('again', 'kafka-1.3.0'), [plan('to-1.3', 'kafka-1.3.0', undefined, undefined, true)]),
+      rule: 'updateplan.duplicate-target',
+      code: 409,
+      text: ['is being deleted', 'wait until it is deleted'],
+    },
+    {
+      says: 'does not count the object itself should the caller list it among the others',
+      c: create(plan('to-1.3', 'kafka-1.3.0'), [plan('to-1.3', 'kafka-1.3.0')]),
+    },
+    {
+      says: 'does not refuse edits of an UpdatePlan because a duplicate slipped in earlier',
+      c: update(plan('to-1.3', 'kafka-1.3.0'), plan('to-1.3', 'kafka-1.3.0', [accept('broker-informer', 'pdb-1')]), [
+        plan('again', 'kafka-1.3.0'),
+      ]),
+    },
+    {
+      says: 'refuses changing targetRelease, pointing at a new UpdatePlan for the new target',
+      c: update(plan('to-1.3', 'kafka-1.3.0'), plan('to-1.3', 'kafka-1.4.0')),
+      rule: 'updateplan.target-immutable',
+      code: 422,
+      text: ['change of spec.targetRelease from "kafka-1.3.0" to "kafka-1.4.0"', 'pre-checks --target kafka-1.4.0'],
+    },
+    {
+      says: 'admits an update that keeps targetRelease',
+      c: update(plan('to-1.3', 'kafka-1.3.0'), plan('to-1.3', 'kafka-1.3.0', [])),
+    },
+    {
+      says: 'admits accepting an insight that an informer reported',
+      c: update(plan('to-1.3', 'kafka-1.3.0'), plan('to-1.3', 'kafka-1.3.0', [accept('broker-informer', 'pdb-1')])),
+    },
+    {
+      says: 'admits accepting an insight reported only in this UpdatePlan\'s own status',
+      c: update(
+        plan('to-1.3', 'kafka-1.3.0', [], informerStatus('net-informer', ['mtu-9'])),
+        plan('to-1.3', 'kafka-1.3.0', [accept('net-informer', 'mtu-9')], informerStatus('net-informer', ['mtu-9'])),
+        [],
+        [],
+      ),
+    },
+    {
+      says: 'admits acceptances at creation when another UpdatePlan\'s informers reported them',
+      c: create(plan('to-1.3', 'kafka-1.3.0', [accept('zk-informer', 'quorum-3')])),
+    },
+    {
+      says: 'refuses accepting a uid no informer reported, naming it and how to list insights',
+      c: update(plan('to-1.3', 'kafka-1.3.0'), plan('to-1.3', 'kafka-1.3.0', [accept('broker-informer', 'pdb-9')])),
+      rule: 'updateplan.unknown-insight',
+      code: 422,
+      text: [
+        'acceptance of insight "pdb-9" from informer "broker-informer" refused',
+        'informer "broker-informer" reported only disk-2, pdb-1',
+        'list the insights with kubectl planwarden update pre-checks --target kafka-1.3.0',
+      ],
+    },
+    {
+      says: 'refuses a uid credited to the wrong informer, naming the informer that reported it',
+      c: update(plan('to-1.3', 'kafka-1.3.0'), plan('to-1.3', 'kafka-1.3.0', [accept('broker-informer', 'quorum-3')])),
+      rule: 'updateplan.unknown-insight',
+      text: ['"quorum-3" was reported by informer "zk-informer"'],
+    },
+    {
+      says: 'refuses an informer that reported nothing at all',
+      c: update(plan('to-1.3', 'kafka-1.3.0'), plan('to-1.3', 'kafka-1.3.0', [accept('ghost', 'x')])),
+      rule: 'updateplan.unknown-insight',
+      text: ['informer "ghost" reported no insight'],
+    },
+    {
+      says: 'names every unknown uid in one denial',
+      c: create(plan('to-1.3', 'kafka-1.3.0', [accept('ghost', 'a'), accept('broker-informer', 'pdb-1'), accept('ghost', 'b')])),
+      rule: 'updateplan.unknown-insight',
+      text: ['insight "a" from informer "ghost", insight "b" from informer "ghost"', 'no informer reported them'],
+    },
+    {
+      says: 'also refuses an unknown uid listed as not accepted (a typo either way)',
+      c: update(plan('to-1.3', 'kafka-1.3.0'), plan('to-1.3', 'kafka-1.3.0', [accept('ghost', 'a', false)])),
+      rule: 'updateplan.unknown-insight',
+    },
+    {
+      says: 'does not re-judge an acceptance already stored whose insight was since resolved',
+      c: update(
+        plan('to-1.3', 'kafka-1.3.0', [accept('broker-informer', 'gone-7')]),
+        plan('to-1.3', 'kafka-1.3.0', [accept('broker-informer', 'gone-7'), accept('broker-informer', 'pdb-1')]),
+      ),
+    },
+    {
+      says: 'admits withdrawing the acceptance of a resolved insight',
+      c: update(
+        plan('to-1.3', 'kafka-1.3.0', [accept('broker-informer', 'gone-7')]),
+        plan('to-1.3', 'kafka-1.3.0', [accept('broker-informer', 'gone-7', false)]),
+      ),
+    },
+    {
+      says: 'refuses listing the same insight twice',
+      c: update(
+        plan('to-1.3', 'kafka-1.3.0'),
+        plan('to-1.3', 'kafka-1.3.0', [accept('broker-informer', 'pdb-1'), accept('broker-informer', 'pdb-1', false)]),
+      ),
+      rule: 'updateplan.duplicate-insight',
+      code: 422,
+      text: ['"pdb-1" from informer "broker-informer" more than once'],
+    },
+    {
+      says: 'does not refuse a duplicate entry that was already stored',
+      c: update(
+        plan('to-1.3', 'kafka-1.3.0', [accept('broker-informer', 'pdb-1'), accept('broker-informer', 'pdb-1')]),
+        plan('to-1.3', 'kafka-1.3.0', [accept('broker-informer', 'pdb-1'), accept('broker-informer', 'pdb-1'), accept('zk-informer', 'quorum-3')]),
+      ),
+    },
+    {
+      says: 'admits any deletion',
+      c: { operation: 'DELETE', oldObject: plan('to-1.3', 'kafka-1.3.0'), object: plan('to-1.3', 'kafka-1.3.0'), others: [plan('x', 'kafka-1.3.0')], reportedInsights: [] },
+    },
+  ];
+  for (const row of rows) {
+    it(row.says, () => {
+      const verdict = admitUpdatePlan(row.c);
+      if (row.rule === undefined) {
+        expect(verdict.allowed, verdict.allowed ? '' : verdict.message).to.equal(true);
+        return;
+      }
+      const denied = verdict as Denied;
+      expect(denied.allowed).to.equal(false);
+      expect(denied.rule, denied.message).to.equal(row.rule);
+      if (row.code !== undefined) expect(denied.code).to.equal(row.code);
+      expect(denied.message).to.match(new RegExp(`\\[rule ${row.rule.replace('.', '\\.')}\\]$`));
+      for (const part of row.text ?? []) expect(denied.message).to.contain(part);
+    });
+  }
+
+  it('reportedInsightsOf collects (informer, uid) over every UpdatePlan\'s status', () => {
+    const plans = [
+      plan('a', 'kafka-1.3.0', [], informerStatus('broker-informer', ['pdb-1', 'disk-2'])),
+      plan('b', 'kafka-1.4.0'),
+      undefined,
+    ];
+    expect(reportedInsightsOf(plans)).to.deep.equal([
+      { updateInformer: 'broker-informer', uid: 'pdb-1' },
+      { updateInformer: 'broker-informer', uid: 'disk-2' },
+    ]);
+  });
+});
+
+describe('reservationName', () => {
+  const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+  const rows: { says: string; namespace: string; target: string; check: (name: string) => void }[] = [
+    {
+      says: 'is a readable DNS-1123 label for an ordinary target',
+      namespace: 'shop',
+      target: 'kafka-1.3.0',
+      check: (name) => {
+        expect(name).to.match(dns1123Label);
+        expect(name).to.match(/^updateplan-kafka-1-3-0-[0-9a-f]{10}$/);
+      },
+    },
+    {
+      says: 'stays within 63 characters for a very long target',
+      namespace: 'shop',
+      target: `${'a'.repeat(200)}-1.0.0`,
+      check: (name) => {
+        expect(name.length).to.be.at.most(63);
+        expect(name).to.match(dns1123Label);
+      },
+    },
+    {
+      says: 'is still a valid label when the target has nothing usable in it',
+      namespace: 'shop',
+      target: '___',
+      check: (name) => expect(name).to.match(/^updateplan-[0-9a-f]{10}$/),
+    },
+    {
+      says: 'never ends in a dash when truncation lands on one',
+      namespace: 'shop',
+      target: `${'a'.repeat(40)}.b`,
+      check: (name) => expect(name).to.match(dns1123Label),
+    },
+  ];
+  for (const row of rows) it(row.says, () => row.check(reservationName(row.namespace, row.target)));
+
+  it('is the same for the same namespace and target', () => {
+    expect(reservationName('shop', 'kafka-1.3.0')).to.equal(reservationName('shop', 'kafka-1.3.0'));
+  });
+
+  it('differs between namespaces for the same target', () => {
+    expect(reservationName('shop', 'kafka-1.3.0')).not.to.equal(reservationName('blog', 'kafka-1.3.0'));
+  });
+
+  it('differs between targets that read the same once sanitised', () => {
+    expect(reservationName('shop', 'Kafka_1.3')).not.to.equal(reservationName('shop', 'kafka-1-3'));
+  });
+});
+
+describe('isReservationStale', () => {
+  const NOW = '2026-01-01T00:10:00Z';
+  const rows: { says: string; created: string; holderExists: boolean; grace?: number; stale: boolean }[] = [
+    { says: 'a reservation whose holder exists is never stale, however old', created: '2025-01-01T00:00:00Z', holderExists: true, stale: false },
+    { says: 'a young reservation without a holder is kept: its create may still be in flight', created: '2026-01-01T00:09:45Z', holderExists: false, stale: false },
+    { says: 'a reservation without a holder past the grace period is stale', created: '2026-01-01T00:09:00Z', holderExists: false, stale: true },
+    { says: 'a reservation exactly at the grace period is stale', created: '2026-01-01T00:09:30Z', holderExists: false, stale: true },
+    { says: 'a longer grace period keeps it', created: '2026-01-01T00:09:00Z', holderExists: false, grace: 120, stale: false },
+    { says: 'an unreadable creationTimestamp counts as old', created: 'yesterday', holderExists: false, stale: true },
+    { says: 'a creationTimestamp in the future (clock skew) counts as young', created: '2026-01-01T00:20:00Z', holderExists: false, stale: false },
+  ];
+  for (const row of rows) {
+    it(row.says, () => {
+      const reservation = { creationTimestamp: row.created, holderUid: 'uid-1' };
+      const got = row.grace === undefined ? isReservationStale(reservation, row.holderExists, NOW) : isReservationStale(reservation, row.holderExists, NOW, row.grace);
+      expect(got).to.equal(row.stale);
+    });
+  }
+});

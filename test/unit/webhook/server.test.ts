@@ -1,0 +1,527 @@
+// The HTTPS shell, exercised over real TLS on 127.0.0.1: answers keep the request's uid,
+// every bad input gets the right status and is never allowed, health/readiness/metrics
+// work, a renewed certificate is served without a restart, and stop() drains in-flight work.
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { X509Certificate } from 'node:crypto';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TLSSocket } from 'node:tls';
+import { gzipSync } from 'node:zlib';
+import { createCA, createServingCert, type CertPair } from '../../../certs/pki.ts';
+import { createLogger } from '../../../webhook/log.ts';
+import { createWebhookMetrics } from '../../../webhook/metrics.ts';
+import type { AdmissionRequest } from '../../../webhook/review.ts';
+import { allow, deny, type Verdict } from '../../../webhook/rules/verdict.ts';
+import {
+  DEFAULT_BODY_LIMIT_BYTES,
+  answerAdmission,
+  startWebhookServer,
+  type WebhookRoutes,
+  type WebhookServer,
+} from '../../../webhook/server.ts';
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const UID = '705ab4f5-6393-11e8-b7cc-42010a800002';
+
+function review(request: Record<string, unknown> = {}, object: Record<string, unknown> = {}): Record<string, unknown> {
+  const obj = {
+    apiVersion: 'planwarden.dev/v1alpha1',
+    kind: 'Instance',
+    metadata: { name: 'kafka', namespace: 'shop', generation: 2 },
+    spec: { operatorVersion: { name: 'kafka-1.2.0' }, parameters: { PASSWORD: 'hunter2-do-not-log' } },
+    ...object,
+  };
+  return {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: UID,
+      kind: { group: 'planwarden.dev', version: 'v1alpha1', kind: 'Instance' },
+      resource: { group: 'planwarden.dev', version: 'v1alpha1', resource: 'instances' },
+      name: 'kafka',
+      namespace: 'shop',
+      operation: 'UPDATE',
+      userInfo: { username: 'alice', groups: ['platform'] },
+      object: obj,
+      oldObject: obj,
+      dryRun: false,
+      ...request,
+    },
+  };
+}
+
+interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- bodies are checked field by field with chai
+  json: any;
+  serialNumber: string;
+}
+
+interface CallOptions {
+  path?: string;
+  method?: string;
+  body?: string | Buffer;
+  headers?: Record<string, string>;
+  agent?: https.Agent;
+}
+
+function call(port: number, ca: string, { path = '/validate/instances', method = 'POST', body, headers, agent }: CallOptions = {}): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method,
+        ca,
+        agent: agent ?? false,
+        headers: { 'content-type': 'application/json', ...headers },
+      },
+      (res) => {
+        const serialNumber = (res.socket as TLSSocket).getPeerCertificate().serialNumber;
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json: unknown;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json, serialNumber });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const post = (port: number, ca: string, v: unknown, extra: CallOptions = {}) => call(port, ca, { body: JSON.stringify(v), ...extra });
+
+type LogLine = Record<string, unknown> & { level: string; msg: string };
+function capture() {
+  const lines: LogLine[] = [];
+  const logger = createLogger({ level: 'debug', destination: { write: (s: string) => lines.push(JSON.parse(s) as LogLine) } });
+  return { lines, logger };
+}
+
+describe('webhook/server', function () {
+  this.timeout(30_000);
+  let ca: CertPair;
+  let serving: CertPair;
+  let dir: string;
+  let certFile: string;
+  let keyFile: string;
+
+  /** Replace the pair on disk the way a Secret volume update does: new files renamed into place. */
+  function writePair(pair: CertPair) {
+    writeFileSync(`${keyFile}.new`, pair.keyPem);
+    writeFileSync(`${certFile}.new`, pair.certPem);
+    renameSync(`${keyFile}.new`, keyFile);
+    renameSync(`${certFile}.new`, certFile);
+  }
+
+  before(function () {
+    ca = createCA({ commonName: 'server test CA', validityDays: 2 });
+    serving = createServingCert({ ca, dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'], validityDays: 1 });
+  });
+
+  beforeEach(function () {
+    dir = mkdtempSync(join(tmpdir(), 'planwarden-server-'));
+    certFile = join(dir, 'tls.crt');
+    keyFile = join(dir, 'tls.key');
+    writePair(serving);
+  });
+  afterEach(function () {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  describe('admission routes', function () {
+    let srv: WebhookServer;
+    let log: ReturnType<typeof capture>;
+    let ready = false;
+    const seen: AdmissionRequest[] = [];
+    const metrics = createWebhookMetrics();
+
+    const routes: WebhookRoutes = {
+      '/validate/instances': {
+        kinds: ['Instance'],
+        handle: async (req) => {
+          seen.push(req);
+          if (req.name === 'refused') {
+            return deny({ rule: 'instance.test', object: 'Instance "shop/refused"', refused: 'UPDATE', why: 'it is a test', fix: 'do not' });
+          }
+          return allow(['plan "deploy" will run'], [{ op: 'add', path: '/metadata/labels', value: { checked: 'yes' } }]);
+        },
+      },
+      '/validate/throws': {
+        kinds: ['Instance'],
+        handle: async () => {
+          throw new Error('boom');
+        },
+      },
+      '/validate/not-a-verdict': {
+        kinds: ['Instance'],
+        handle: async () => ({ allowed: 'yes' }) as unknown as Verdict,
+      },
+    };
+
+    beforeEach(async function () {
+      log = capture();
+      srv = await startWebhookServer({
+        handlers: routes,
+        logger: log.logger,
+        metrics,
+        ready: () => ready,
+        port: 0,
+        host: '127.0.0.1',
+        certFile,
+        keyFile,
+        certPollIntervalMs: 100,
+        certDebounceMs: 50,
+      });
+    });
+    afterEach(async function () {
+      await srv.stop();
+    });
+
+    it('answers a valid review with the handler verdict under the same uid', async function () {
+      const r = await post(srv.port, ca.certPem, review());
+      expect(r.status).to.equal(200);
+      expect(r.headers['content-type']).to.match(/^application\/json/);
+      expect(r.json.apiVersion).to.equal('admission.k8s.io/v1');
+      expect(r.json.kind).to.equal('AdmissionReview');
+      expect(r.json.response.uid).to.equal(UID);
+      expect(r.json.response.allowed).to.equal(true);
+      expect(r.json.response.warnings).to.deep.equal(['plan "deploy" will run']);
+      expect(r.json.response.patchType).to.equal('JSONPatch');
+      expect(JSON.parse(Buffer.from(r.json.response.patch as string, 'base64').toString())).to.deep.equal([
+        { op: 'add', path: '/metadata/labels', value: { checked: 'yes' } },
+      ]);
+      expect(seen.at(-1)?.userInfo.username).to.equal('alice');
+    });
+
+    it('answers a denial with its code and message', async function () {
+      const r = await post(srv.port, ca.certPem, review({ name: 'refused' }));
+      expect(r.json.response).to.deep.include({ uid: UID, allowed: false });
+      expect(r.json.response.status).to.deep.equal({
+        code: 403,
+        reason: 'Forbidden',
+        message: 'Instance "shop/refused": UPDATE refused: it is a test; do not [rule instance.test]',
+      });
+    });
+
+    it('takes an UPDATE of a 1.5 MiB object (object and oldObject) in one body', async function () {
+      const big = 'x'.repeat(1.5 * 1024 * 1024);
+      const r = await post(srv.port, ca.certPem, review({}, { data: { big } }));
+      expect(r.status).to.equal(200);
+      expect(r.json.response.allowed).to.equal(true);
+      expect(JSON.stringify(log.lines)).to.not.contain('xxxxxxxxxx');
+    });
+
+    const badInputs: { sentence: string; opts: CallOptions; status: number; code?: number; error?: RegExp }[] = [
+      { sentence: 'a body that is not JSON gets 400', opts: { body: '{"apiVersion":' }, status: 400, error: /not JSON/ },
+      { sentence: 'an empty body gets 400', opts: {}, status: 400, error: /not JSON/ },
+      { sentence: 'JSON that is not an AdmissionReview gets 400', opts: { body: JSON.stringify({ apiVersion: 'v1', kind: 'Pod' }) }, status: 400, error: /not an admission\.k8s\.io\/v1 AdmissionReview/ },
+      { sentence: 'a review without request uid gets 400', opts: { body: JSON.stringify(review({ uid: undefined })) }, status: 400, error: /no uid/ },
+      { sentence: 'a review with a uid but no userInfo is denied with code 400', opts: { body: JSON.stringify(review({ userInfo: null })) }, status: 200, code: 400 },
+      {
+        sentence: 'a review of another kind than the route handles is denied with code 400',
+        opts: { body: JSON.stringify(review({ kind: { group: 'planwarden.dev', version: 'v1alpha1', kind: 'UpdatePlan' } })) },
+        status: 200,
+        code: 400,
+      },
+      { sentence: 'a text/plain body gets 415', opts: { body: JSON.stringify(review()), headers: { 'content-type': 'text/plain' } }, status: 415, error: /content-type must be application\/json/ },
+      { sentence: 'a form body gets 415', opts: { body: 'a=b', headers: { 'content-type': 'application/x-www-form-urlencoded' } }, status: 415, error: /content-type/ },
+      {
+        sentence: 'a gzip-encoded body gets 415',
+        opts: { body: gzipSync(JSON.stringify(review())), headers: { 'content-encoding': 'gzip' } },
+        status: 415,
+        error: /encoding/,
+      },
+      {
+        sentence: 'a body over the limit gets 413',
+        opts: { body: Buffer.alloc(DEFAULT_BODY_LIMIT_BYTES + 1, 0x20) },
+        status: 413,
+        error: /exceeds the limit of 8388608 bytes/,
+      },
+      { sentence: 'a GET on a webhook path gets 404', opts: { method: 'GET' }, status: 404, error: /no webhook at GET \/validate\/instances/ },
+      { sentence: 'a POST to an unknown path gets 404', opts: { path: '/validate/pods', body: JSON.stringify(review()) }, status: 404, error: /no webhook/ },
+    ];
+    for (const row of badInputs) {
+      it(`${row.sentence}, never allowed`, async function () {
+        const r = await call(srv.port, ca.certPem, row.opts);
+        expect(r.status).to.equal(row.status);
+        expect(r.text).to.not.contain('"allowed":true');
+        expect(r.headers['content-type']).to.match(/^application\/json/);
+        if (row.error) expect(r.json.error).to.match(row.error);
+        if (row.code !== undefined) {
+          expect(r.json.response).to.deep.include({ uid: UID, allowed: false });
+          expect(r.json.response.status.code).to.equal(row.code);
+        }
+      });
+    }
+
+    it('denies with code 500 when the handler throws, and logs it at error level with the uid', async function () {
+      const r = await post(srv.port, ca.certPem, review(), { path: '/validate/throws' });
+      expect(r.status).to.equal(200);
+      expect(r.json.response.allowed).to.equal(false);
+      expect(r.json.response.status.code).to.equal(500);
+      expect(r.json.response.status.message).to.contain(`internal error, see webhook logs (uid ${UID})`);
+      const line = log.lines.find((l) => l.level === 'error');
+      expect(line).to.include({ uid: UID, webhook: '/validate/throws', msg: 'handler threw; denying' });
+      expect((line?.err as { message: string }).message).to.equal('boom');
+    });
+
+    it('denies with code 500 when the handler returns something that is not a verdict', async function () {
+      const r = await post(srv.port, ca.certPem, review(), { path: '/validate/not-a-verdict' });
+      expect(r.json.response.allowed).to.equal(false);
+      expect(r.json.response.status.code).to.equal(500);
+    });
+
+    it('logs who asked for what, and never the object at info level', async function () {
+      await post(srv.port, ca.certPem, review());
+      const answered = log.lines.find((l) => l.msg === 'admission answered');
+      expect(answered).to.include({
+        level: 'info',
+        uid: UID,
+        webhook: '/validate/instances',
+        kind: 'Instance.planwarden.dev',
+        namespace: 'shop',
+        name: 'kafka',
+        operation: 'UPDATE',
+        user: 'alice',
+        verdict: 'allowed',
+      });
+      const info = JSON.stringify(log.lines.filter((l) => l.level !== 'debug'));
+      expect(info).to.not.contain('hunter2-do-not-log');
+      expect(log.lines.find((l) => l.msg === 'admission request received')).to.include({ level: 'debug' }).and.to.have.property('bytes').above(0);
+    });
+
+    it('answers /healthz always and /readyz only once the handlers are ready', async function () {
+      expect((await call(srv.port, ca.certPem, { method: 'GET', path: '/healthz' })).status).to.equal(200);
+      ready = false;
+      const notReady = await call(srv.port, ca.certPem, { method: 'GET', path: '/readyz' });
+      expect(notReady.status).to.equal(503);
+      ready = true;
+      expect((await call(srv.port, ca.certPem, { method: 'GET', path: '/readyz' })).json).to.deep.equal({ status: 'ok' });
+    });
+
+    it('exposes the admission histogram, counters and process metrics on /metrics', async function () {
+      await post(srv.port, ca.certPem, review());
+      await call(srv.port, ca.certPem, { body: 'nope' });
+      const r = await call(srv.port, ca.certPem, { method: 'GET', path: '/metrics' });
+      expect(r.status).to.equal(200);
+      expect(r.headers['content-type']).to.match(/^text\/plain/);
+      const count = /^planwarden_admission_duration_seconds_count\{webhook="\/validate\/instances",operation="UPDATE",verdict="allowed"\} (\d+)$/m.exec(r.text);
+      expect(count, 'histogram count').to.not.equal(null);
+      expect(Number(count![1])).to.be.greaterThan(0);
+      expect(r.text).to.match(/^planwarden_admission_duration_seconds_bucket\{le="0\.1",webhook="\/validate\/instances",operation="UPDATE",verdict="allowed"\} \d+$/m);
+      expect(r.text).to.match(/^planwarden_admission_requests_total\{webhook="\/validate\/instances",operation="UPDATE",verdict="allowed"\} [1-9]\d*$/m);
+      expect(r.text).to.match(/^planwarden_admission_bad_requests_total\{webhook="\/validate\/instances",reason="not-json"\} [1-9]\d*$/m);
+      expect(r.text).to.match(/^process_cpu_user_seconds_total /m);
+    });
+
+    it('keeps idle connections longer than the apiserver (90 s), and header reads longer still', function () {
+      expect(srv.server.keepAliveTimeout).to.be.greaterThan(90_000);
+      expect(srv.server.headersTimeout).to.be.greaterThan(srv.server.keepAliveTimeout);
+    });
+  });
+
+  describe('certificate reload', function () {
+    let srv: WebhookServer;
+    let log: ReturnType<typeof capture>;
+    beforeEach(async function () {
+      log = capture();
+      srv = await startWebhookServer({
+        handlers: {},
+        logger: log.logger,
+        metrics: createWebhookMetrics({ defaultMetrics: false }),
+        port: 0,
+        host: '127.0.0.1',
+        certFile,
+        keyFile,
+        certPollIntervalMs: 100,
+        certDebounceMs: 50,
+      });
+    });
+    afterEach(async function () {
+      await srv.stop();
+    });
+
+    const servedSerial = async () => (await call(srv.port, ca.certPem, { method: 'GET', path: '/healthz' })).serialNumber;
+
+    it('serves a certificate renewed on disk to new connections, without a restart', async function () {
+      const before = await servedSerial();
+      expect(before).to.equal(new X509Certificate(serving.certPem).serialNumber);
+      const renewed = createServingCert({ ca, dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'], validityDays: 1, keyPem: serving.keyPem });
+      writePair(renewed);
+      const want = new X509Certificate(renewed.certPem).serialNumber;
+      let now = before;
+      for (let i = 0; i < 50 && now !== want; i++) {
+        await sleep(100);
+        now = await servedSerial();
+      }
+      expect(now).to.equal(want);
+      expect(log.lines.some((l) => l.msg === 'serving certificate reloaded')).to.equal(true);
+    });
+
+    it('keeps the served pair when the new key does not match, and takes the next valid pair', async function () {
+      const before = await servedSerial();
+      const renewed = createServingCert({ ca, dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'], validityDays: 1, keyPem: serving.keyPem });
+      writePair({ certPem: renewed.certPem, keyPem: ca.keyPem });
+      expect(await srv.reloadCertificates()).to.equal('rejected');
+      expect(await servedSerial()).to.equal(before);
+      expect(log.lines.find((l) => l.level === 'error')?.error).to.match(/does not match the certificate/);
+
+      writeFileSync(certFile, 'not a certificate');
+      expect(await srv.reloadCertificates()).to.equal('rejected');
+      expect(await servedSerial()).to.equal(before);
+
+      writePair(renewed);
+      expect(await srv.reloadCertificates()).to.be.oneOf(['reloaded', 'unchanged']);
+      expect(await servedSerial()).to.equal(new X509Certificate(renewed.certPem).serialNumber);
+    });
+
+    it('refuses to start with a mismatched pair', async function () {
+      writePair({ certPem: serving.certPem, keyPem: ca.keyPem });
+      const err = await startWebhookServer({
+        handlers: {},
+        logger: capture().logger,
+        metrics: createWebhookMetrics({ defaultMetrics: false }),
+        port: 0,
+        host: '127.0.0.1',
+        certFile,
+        keyFile,
+      }).then(
+        () => '',
+        (e: Error) => e.message,
+      );
+      expect(err).to.match(/does not match/);
+    });
+  });
+
+  describe('graceful stop', function () {
+    it('finishes an in-flight request, refuses new connections, then closes', async function () {
+      let entered!: () => void;
+      const inHandler = new Promise<void>((r) => (entered = r));
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      const srv = await startWebhookServer({
+        handlers: {
+          '/validate/instances': {
+            kinds: ['Instance'],
+            handle: async () => {
+              entered();
+              await released;
+              return allow();
+            },
+          },
+        },
+        logger: capture().logger,
+        metrics: createWebhookMetrics({ defaultMetrics: false }),
+        port: 0,
+        host: '127.0.0.1',
+        certFile,
+        keyFile,
+      });
+      const inflight = post(srv.port, ca.certPem, review());
+      await inHandler;
+      let stopped = false;
+      const stopping = srv.stop().then(() => (stopped = true));
+      await sleep(200);
+      expect(stopped, 'stop waits for the in-flight request').to.equal(false);
+      const refused = await call(srv.port, ca.certPem, { method: 'GET', path: '/healthz' }).then(
+        () => 'connected',
+        (e: NodeJS.ErrnoException) => e.code,
+      );
+      expect(refused).to.equal('ECONNREFUSED');
+      release();
+      const r = await inflight;
+      expect(r.status).to.equal(200);
+      expect(r.json.response).to.deep.include({ uid: UID, allowed: true });
+      expect(r.headers.connection).to.equal('close');
+      await stopping;
+      expect(stopped).to.equal(true);
+    });
+
+    it('does not wait for idle keep-alive connections', async function () {
+      const srv = await startWebhookServer({
+        handlers: {},
+        logger: capture().logger,
+        metrics: createWebhookMetrics({ defaultMetrics: false }),
+        port: 0,
+        host: '127.0.0.1',
+        certFile,
+        keyFile,
+      });
+      const agent = new https.Agent({ keepAlive: true });
+      await call(srv.port, ca.certPem, { method: 'GET', path: '/healthz', agent });
+      const started = Date.now();
+      await srv.stop();
+      expect(Date.now() - started).to.be.below(2_000);
+      agent.destroy();
+    });
+
+    it('reports not ready while draining', async function () {
+      const srv = await startWebhookServer({
+        handlers: {},
+        logger: capture().logger,
+        metrics: createWebhookMetrics({ defaultMetrics: false }),
+        port: 0,
+        host: '127.0.0.1',
+        certFile,
+        keyFile,
+      });
+      const stopping = srv.stop({ drainDelayMs: 300 });
+      await sleep(50);
+      const r = await call(srv.port, ca.certPem, { method: 'GET', path: '/readyz' });
+      expect(r.status).to.equal(503);
+      expect(r.headers.connection).to.equal('close');
+      await stopping;
+    });
+  });
+
+  describe('answerAdmission', function () {
+    it('allows only what the handler allowed: a mutated review is either decoded and judged, or never allowed', async function () {
+      const judged = new Set<string>();
+      const route = {
+        kinds: ['Instance'],
+        handle: async (req: AdmissionRequest) => {
+          judged.add(req.uid);
+          return allow();
+        },
+      };
+      const deps = { logger: capture().logger, metrics: createWebhookMetrics({ defaultMetrics: false }), handlerTimeoutMs: 1000 };
+      const fields = ['uid', 'kind', 'resource', 'operation', 'userInfo', 'object', 'oldObject', 'name', 'namespace', 'dryRun', 'subResource'];
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom(...fields), fc.jsonValue(), fc.uuid(), async (field, value, uid) => {
+          judged.clear();
+          const body = JSON.stringify(review({ uid, [field]: value }));
+          const a = await answerAdmission('/validate/instances', route, body, deps);
+          const allowed = a.status === 200 && a.body.response.allowed;
+          if (allowed) expect(judged.has(a.body.response.uid), `allowed without the handler: ${body.slice(0, 300)}`).to.equal(true);
+          else if (a.status === 200) expect(a.body.response.status?.code).to.be.oneOf([400]);
+        }),
+        { numRuns: 300 },
+      );
+    });
+
+    it('denies with code 500 when the handler does not answer in time', async function () {
+      const route = { kinds: ['Instance'], handle: () => new Promise<Verdict>(() => {}) };
+      const deps = { logger: capture().logger, metrics: createWebhookMetrics({ defaultMetrics: false }), handlerTimeoutMs: 50 };
+      const a = await answerAdmission('/validate/instances', route, JSON.stringify(review()), deps);
+      if (a.status !== 200) throw new Error('expected a review');
+      expect(a.body.response.allowed).to.equal(false);
+      expect(a.body.response.status?.code).to.equal(500);
+      expect(a.body.response.status?.message).to.contain('internal error (timed out), see webhook logs');
+    });
+  });
+});

@@ -1,0 +1,224 @@
+// Wires each admission webhook path to its rules: look up what the rules need, call the
+// pure rule, return its verdict. The UpdatePlan handler also holds the reservation that
+// makes "one UpdatePlan per target" hold under concurrent creates.
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Instance, OperatorVersion, UpdatePlan } from '../shared/api/schema.ts';
+import type { Logger } from './log.ts';
+import { createKubeClient } from '../controller/kube.ts';
+import { apiLookups, type Reservation, type WebhookLookups } from './lookups.ts';
+import type { AdmissionRequest } from './review.ts';
+import { admitInstance, type InstanceAdmissionContext } from './rules/instance.ts';
+import { mutateInstance } from './rules/instanceMutate.ts';
+import { admitInstanceStatus, mutateInstanceStatus } from './rules/instanceStatus.ts';
+import { admitOperatorVersion } from './rules/operatorVersion.ts';
+import { admitUpdatePlan, reportedInsightsOf, type UpdatePlanContext } from './rules/updatePlan.ts';
+import { isReservationStale, reservationName } from '../shared/reservations.ts';
+import { allow, deny, objectRef, type Verdict } from './rules/verdict.ts';
+import type { WebhookRoutes } from './server.ts';
+
+export interface HandlerDeps {
+  kubeConfig: KubeConfig;
+  logger: Logger;
+  /** Overrides the API lookups (tests use a second real apiserver identity, for instance). */
+  lookups?: WebhookLookups;
+  /** The clock; rules take the time as an argument. */
+  now?: () => Date;
+  /** planwarden's own namespace, where UpdatePlan reservations are kept. */
+  reservationNamespace?: string;
+}
+
+export const DEFAULT_RESERVATION_NAMESPACE = 'planwarden-system';
+
+export interface BuiltHandlers {
+  /** Route path (e.g. "/validate/instances") → webhook. */
+  routes: WebhookRoutes;
+  /** True once everything the handlers look up is ready. */
+  ready: () => boolean;
+  /** Release watches and timers on shutdown. */
+  stop: () => Promise<void>;
+}
+
+export const ROUTES = {
+  validateInstances: '/validate/instances',
+  validateInstanceStatus: '/validate/instances-status',
+  validateOperatorVersions: '/validate/operatorversions',
+  validateUpdatePlans: '/validate/updateplans',
+  mutateInstances: '/mutate/instances',
+  mutateInstanceStatus: '/mutate/instances-status',
+} as const;
+
+/** The Instance rules' context: the OperatorVersions both specs name, and UpdatePlans for upgrades. */
+export async function instanceContext(
+  req: AdmissionRequest,
+  lookups: WebhookLookups,
+  now: string,
+): Promise<InstanceAdmissionContext> {
+  const object = (req.object ?? req.oldObject) as unknown as Instance;
+  const oldObject = (req.oldObject ?? undefined) as unknown as Instance | undefined;
+  const ns = req.namespace ?? object.metadata.namespace ?? '';
+  const ovName = object.spec?.operatorVersion?.name;
+  const oldOvName = oldObject?.spec?.operatorVersion?.name;
+  const [operatorVersion, oldOperatorVersion] = await Promise.all([
+    ovName ? lookups.getOperatorVersion(ns, ovName) : undefined,
+    oldOvName && oldOvName !== ovName ? lookups.getOperatorVersion(ns, oldOvName) : undefined,
+  ]);
+  const upgrading = req.operation === 'UPDATE' && oldOvName !== undefined && oldOvName !== ovName;
+  return {
+    operation: req.operation,
+    oldObject,
+    object,
+    operatorVersion,
+    oldOperatorVersion: oldOvName === ovName ? operatorVersion : oldOperatorVersion,
+    updatePlans: upgrading ? await lookups.listUpdatePlans(ns) : [],
+    now,
+  };
+}
+
+/**
+ * Uniqueness of (namespace, targetRelease) that holds under racing creates, across any
+ * number of webhook replicas: creating a Lease named after the key is atomic in the
+ * apiserver, so exactly one UpdatePlan wins it. The controller deletes the reservation
+ * when its UpdatePlan goes away; a reservation whose holder does not exist and that is
+ * older than the grace period (its create was refused later in the chain, or the
+ * controller was down) is reclaimed here. Dry-run requests only read.
+ */
+export async function reserveTarget(
+  req: AdmissionRequest,
+  plan: UpdatePlan,
+  lookups: WebhookLookups,
+  now: string,
+): Promise<Verdict> {
+  const ns = req.namespace ?? plan.metadata.namespace ?? '';
+  const target = plan.spec.targetRelease;
+  const name = reservationName(ns, target);
+  const who = objectRef('UpdatePlan', { ...plan.metadata, namespace: ns });
+  const holderState = async (r: Reservation) => {
+    if (!r.holderName) return { exists: false, isSelf: false };
+    if (r.holderUid && r.holderUid === plan.metadata.uid) return { exists: true, isSelf: true };
+    const holder = await lookups.getUpdatePlan(r.holderNamespace ?? ns, r.holderName);
+    const exists = holder !== undefined && (!r.holderUid || holder.metadata.uid === r.holderUid);
+    return { exists, isSelf: false };
+  };
+  const refuse = (holderName: string | undefined, inFlight: boolean) =>
+    deny({
+      rule: 'updateplan.duplicate-target',
+      object: who,
+      refused: `creation for target "${target}"`,
+      why: inFlight
+        ? `UpdatePlan "${holderName ?? '?'}" for the same target is being created right now`
+        : `UpdatePlan "${holderName ?? '?'}" already analyses target "${target}" in namespace "${ns}" (at most one per target)`,
+      fix: inFlight
+        ? 'retry in a few seconds'
+        : `use it (kubectl planwarden update pre-checks --target ${target}), or delete it first`,
+      code: 409,
+      reason: 'AlreadyExists',
+    });
+
+  if (req.dryRun) {
+    const existing = await lookups.getReservation(name);
+    if (!existing) return allow();
+    const h = await holderState(existing);
+    if (h.isSelf || isReservationStale(existing, h.exists, now)) return allow();
+    return refuse(existing.holderName, !h.exists);
+  }
+
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const outcome = await lookups.reserve(name, {
+      kind: 'UpdatePlan',
+      namespace: ns,
+      name: plan.metadata.name ?? '',
+      uid: plan.metadata.uid,
+      targetRelease: target,
+    });
+    if (outcome.kind === 'reserved') return allow();
+    const existing = outcome.reservation;
+    const h = await holderState(existing);
+    if (h.isSelf) return allow();
+    if (!isReservationStale(existing, h.exists, now)) return refuse(existing.holderName, !h.exists);
+    await lookups.release(name, existing.uid);
+  }
+  return refuse(undefined, true);
+}
+
+async function handleUpdatePlan(req: AdmissionRequest, lookups: WebhookLookups, now: string): Promise<Verdict> {
+  const object = (req.object ?? req.oldObject) as unknown as UpdatePlan;
+  const ns = req.namespace ?? object.metadata.namespace ?? '';
+  if (req.operation === 'DELETE') return allow();
+  const all = await lookups.listUpdatePlans(ns);
+  const others = all.filter((p) => p.metadata.name !== object.metadata.name);
+  const ctx: UpdatePlanContext = {
+    operation: req.operation,
+    oldObject: (req.oldObject ?? undefined) as unknown as UpdatePlan | undefined,
+    object,
+    others,
+    reportedInsights: reportedInsightsOf([...all, object]),
+  };
+  const verdict = admitUpdatePlan(ctx);
+  if (!verdict.allowed || req.operation !== 'CREATE') return verdict;
+  const reserved = await reserveTarget(req, object, lookups, now);
+  return reserved.allowed ? { ...verdict, warnings: [...verdict.warnings, ...reserved.warnings] } : reserved;
+}
+
+async function handleOperatorVersion(req: AdmissionRequest, lookups: WebhookLookups): Promise<Verdict> {
+  const object = (req.object ?? req.oldObject) as unknown as OperatorVersion;
+  const oldObject = (req.oldObject ?? undefined) as unknown as OperatorVersion | undefined;
+  const ns = req.namespace ?? object.metadata.namespace ?? '';
+  let instancesUsing: number | undefined;
+  if (req.operation !== 'CREATE') {
+    const name = object.metadata.name;
+    instancesUsing = (await lookups.listInstances(ns)).filter((i) => i.spec?.operatorVersion?.name === name).length;
+  }
+  return admitOperatorVersion({ operation: req.operation, oldObject, object, instancesUsing });
+}
+
+function statusContext(req: AdmissionRequest, now: string) {
+  return {
+    oldObject: req.oldObject as unknown as Instance,
+    object: req.object as unknown as Instance,
+    now,
+    userInfo: { username: req.userInfo.username ?? '', groups: req.userInfo.groups },
+  };
+}
+
+export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
+  const lookups =
+    deps.lookups ??
+    apiLookups(createKubeClient({ kubeConfig: deps.kubeConfig, userAgent: 'planwarden-webhook' }), deps.reservationNamespace ?? DEFAULT_RESERVATION_NAMESPACE);
+  const clock = deps.now ?? (() => new Date());
+  const now = () => clock().toISOString();
+  const routes: WebhookRoutes = {
+    [ROUTES.validateInstances]: {
+      kinds: ['Instance'],
+      handle: async (req) => admitInstance(await instanceContext(req, lookups, now())),
+    },
+    [ROUTES.mutateInstances]: {
+      kinds: ['Instance'],
+      // Filling in a trigger id needs no lookups.
+      handle: async (req) =>
+        mutateInstance({
+          operation: req.operation,
+          object: (req.object ?? req.oldObject) as unknown as Instance,
+          oldObject: (req.oldObject ?? undefined) as unknown as Instance | undefined,
+          updatePlans: [],
+          now: now(),
+        }),
+    },
+    [ROUTES.validateInstanceStatus]: {
+      kinds: ['Instance'],
+      handle: async (req) => (req.operation === 'UPDATE' ? admitInstanceStatus(statusContext(req, now())) : allow()),
+    },
+    [ROUTES.mutateInstanceStatus]: {
+      kinds: ['Instance'],
+      handle: async (req) => (req.operation === 'UPDATE' ? mutateInstanceStatus(statusContext(req, now())) : allow()),
+    },
+    [ROUTES.validateOperatorVersions]: {
+      kinds: ['OperatorVersion'],
+      handle: (req) => handleOperatorVersion(req, lookups),
+    },
+    [ROUTES.validateUpdatePlans]: {
+      kinds: ['UpdatePlan'],
+      handle: (req) => handleUpdatePlan(req, lookups, now()),
+    },
+  };
+  return { routes, ready: () => true, stop: async () => {} };
+}

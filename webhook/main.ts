@@ -1,0 +1,97 @@
+// Entry point of the webhook process: the only place that reads flags and environment.
+// Usage: tsx webhook/main.ts [--port 8443] [--tls-cert F] [--tls-key F]
+//        [--log-level info] [--kubeconfig F] [--shutdown-delay-seconds 5]
+import { parseArgs } from 'node:util';
+import { KubeConfig } from '@kubernetes/client-node';
+import { buildHandlers } from './handlers.ts';
+import { createLogger } from './log.ts';
+import { createWebhookMetrics } from './metrics.ts';
+import { startWebhookServer } from './server.ts';
+
+interface Config {
+  port: number;
+  certFile: string;
+  keyFile: string;
+  logLevel: string;
+  /** Empty: in-cluster service account, else $KUBECONFIG / ~/.kube/config. */
+  kubeconfig: string;
+  shutdownDelayMs: number;
+  /** planwarden's own namespace: UpdatePlan reservations (Leases) are kept there. */
+  reservationNamespace: string;
+}
+
+function readConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      port: { type: 'string' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      'log-level': { type: 'string' },
+      kubeconfig: { type: 'string' },
+      'shutdown-delay-seconds': { type: 'string' },
+      'reservation-namespace': { type: 'string' },
+    },
+  });
+  const number = (name: string, raw: string) => {
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a non-negative number, got ${JSON.stringify(raw)}`);
+    return n;
+  };
+  return {
+    port: number('port', values.port ?? env.PLANWARDEN_WEBHOOK_PORT ?? '8443'),
+    certFile: values['tls-cert'] ?? env.PLANWARDEN_TLS_CERT_FILE ?? '/tls/tls.crt',
+    keyFile: values['tls-key'] ?? env.PLANWARDEN_TLS_KEY_FILE ?? '/tls/tls.key',
+    logLevel: values['log-level'] ?? env.PLANWARDEN_LOG_LEVEL ?? 'info',
+    kubeconfig: values.kubeconfig ?? env.KUBECONFIG ?? '',
+    reservationNamespace: values['reservation-namespace'] ?? env.POD_NAMESPACE ?? 'planwarden-system',
+    shutdownDelayMs:
+      1000 * number('shutdown-delay-seconds', values['shutdown-delay-seconds'] ?? env.PLANWARDEN_SHUTDOWN_DELAY_SECONDS ?? '5'),
+  };
+}
+
+async function main(): Promise<void> {
+  const config = readConfig(process.argv.slice(2), process.env);
+  const logger = createLogger({ level: config.logLevel });
+  process.on('unhandledRejection', (err) => {
+    logger.fatal({ err }, 'unhandled rejection');
+    process.exit(1);
+  });
+
+  const kubeConfig = new KubeConfig();
+  if (config.kubeconfig) kubeConfig.loadFromFile(config.kubeconfig);
+  else kubeConfig.loadFromDefault();
+
+  const handlers = await buildHandlers({ kubeConfig, logger, reservationNamespace: config.reservationNamespace });
+  const server = await startWebhookServer({
+    handlers: handlers.routes,
+    ready: handlers.ready,
+    logger,
+    metrics: createWebhookMetrics(),
+    port: config.port,
+    certFile: config.certFile,
+    keyFile: config.keyFile,
+  });
+
+  const shutdown = (signal: string) => {
+    logger.info({ signal }, 'shutting down');
+    void server
+      .stop({ drainDelayMs: config.shutdownDelayMs })
+      .then(() => handlers.stop())
+      .then(
+        () => process.exit(0),
+        (err: unknown) => {
+          logger.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+  };
+  process.once('SIGTERM', shutdown);
+  process.once('SIGINT', shutdown);
+}
+
+main().catch((err: unknown) => {
+  console.error(`planwarden webhook: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

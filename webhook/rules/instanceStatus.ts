@@ -1,0 +1,258 @@
+// Admission of writes to `instances/status`: HyperFleet generation monotonicity for
+// adapter reports, and root Available/Ready conditions that follow from those reports.
+//
+// Two halves, because a validating webhook can refuse but not rewrite:
+// - `mutateInstanceStatus` (mutating webhook) restores the stored adapter entry when a
+//   report says Available=Unknown (the seed's "discard Unknown"), stamps lastReportTime
+//   on real reports, and recomputes root Available/Ready with aggregateRootConditions,
+//   replacing only those two condition entries (PlanRunning and others stay as written).
+//   Adapters can therefore write naively and still never erase a verdict.
+// - `admitInstanceStatus` (validating webhook, runs after every mutation) refuses what
+//   must never be stored: generations that go backwards or ahead of the spec, an Unknown
+//   report that would still replace a stored verdict, and root Available/Ready that
+//   disagree with the aggregation. With the mutation installed the last two never fire;
+//   they exist so that a writer bypassing it (mutating webhook absent or skipped) cannot
+//   erase a verdict or lie about availability.
+// Only adapter entries that differ from the stored ones count as reports: a writer that
+// carries the other adapters' entries unchanged (the controller writing plan status) is
+// not judged for them. Removing an adapter entry is allowed (decommissioning an adapter).
+// Root Available/Ready may be left out of a write (the mutation adds them); when present
+// their status and observedGeneration must match the aggregation.
+import { createPatch, type Operation } from 'rfc6902';
+import type { AdapterStatus, Condition, Instance } from '../../shared/api/schema.ts';
+import { adapterAvailability, aggregateRootConditions, mergeAdapterReport } from '../../shared/conditions/aggregate.ts';
+import { findCondition } from '../../shared/conditions/conditions.ts';
+import { allow, clipWarning, combine, deny, objectRef, type Verdict } from './verdict.ts';
+
+export interface InstanceStatusContext {
+  oldObject: Instance;
+  object: Instance;
+  /** ISO time of the request: lastReportTime and lastTransitionTime use it. */
+  now: string;
+  /** Who wrote: named in denials so a stale writer can be found. */
+  userInfo?: { username: string; groups?: string[] };
+}
+
+const ROOT_TYPES = ['Available', 'Ready'] as const;
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return createPatch(a, b).length === 0;
+}
+
+function instanceName(ctx: InstanceStatusContext): string {
+  return objectRef('Instance', ctx.object.metadata);
+}
+
+function byWriter(ctx: InstanceStatusContext): string {
+  return ctx.userInfo ? ` (written by ${ctx.userInfo.username})` : '';
+}
+
+function storedAdapter(ctx: InstanceStatusContext, name: string): AdapterStatus | undefined {
+  return ctx.oldObject.status?.adapters?.find((a) => a.name === name);
+}
+
+export interface AdapterReport {
+  index: number;
+  report: AdapterStatus;
+  stored: AdapterStatus | undefined;
+}
+
+/** Adapter entries of the write that differ from what is stored: the reports it carries. */
+export function adapterReports(ctx: InstanceStatusContext): AdapterReport[] {
+  return (ctx.object.status?.adapters ?? []).flatMap((report, index) => {
+    const stored = storedAdapter(ctx, report.name);
+    return stored !== undefined && sameJson(stored, report) ? [] : [{ index, report, stored }];
+  });
+}
+
+function quoted(names: readonly string[]): string {
+  return names.map((n) => `"${n}"`).join(', ');
+}
+
+function plural(n: number, one: string, many: string): string {
+  return n === 1 ? one : many;
+}
+
+/** An adapter may not replace its report with one from an older generation. */
+export function adapterGenerationNotRegressed(ctx: InstanceStatusContext): Verdict {
+  const stale = adapterReports(ctx).filter(
+    (r) => r.stored !== undefined && r.report.observedGeneration < r.stored.observedGeneration,
+  );
+  if (stale.length === 0) return allow();
+  const detail = stale.map(
+    (r) => `"${r.report.name}" for generation ${r.report.observedGeneration} (stored: ${r.stored?.observedGeneration})`,
+  );
+  return deny({
+    rule: 'status.adapter-generation-regressed',
+    code: 409,
+    reason: 'Conflict',
+    object: instanceName(ctx),
+    refused: `${plural(stale.length, 'report', 'reports')} of adapter ${detail.join(', ')}${byWriter(ctx)}`,
+    why: 'a report may not replace data the adapter already reported for a newer generation',
+    fix:
+      stale.length === 1
+        ? `drop the stale report and report again for generation ${stale[0]?.stored?.observedGeneration} or later`
+        : 'drop the stale reports and report again for each adapter\'s stored generation or later',
+  });
+}
+
+/** An adapter cannot have observed a generation the Instance has not reached. */
+export function adapterGenerationNotAhead(ctx: InstanceStatusContext): Verdict {
+  const generation = ctx.object.metadata.generation ?? 0;
+  const ahead = adapterReports(ctx).filter((r) => r.report.observedGeneration > generation);
+  if (ahead.length === 0) return allow();
+  return deny({
+    rule: 'status.adapter-generation-ahead',
+    code: 422,
+    reason: 'Invalid',
+    object: instanceName(ctx),
+    refused: `${plural(ahead.length, 'report', 'reports')} of adapter ${ahead
+      .map((r) => `"${r.report.name}" at observedGeneration ${r.report.observedGeneration}`)
+      .join(', ')}${byWriter(ctx)}`,
+    why: `the Instance is at metadata.generation ${generation}, so no adapter can have observed a later one`,
+    fix: 'report the metadata.generation of the Instance spec the adapter actually processed',
+  });
+}
+
+/** status.observedGeneration never goes backwards (and is never dropped once set). */
+export function observedGenerationNotRegressed(ctx: InstanceStatusContext): Verdict {
+  const before = ctx.oldObject.status?.observedGeneration;
+  const after = ctx.object.status?.observedGeneration;
+  if (before === undefined || (after !== undefined && after >= before)) return allow();
+  return deny({
+    rule: 'status.observed-generation-regressed',
+    code: 409,
+    reason: 'Conflict',
+    object: instanceName(ctx),
+    refused:
+      after === undefined
+        ? `removal of status.observedGeneration${byWriter(ctx)}`
+        : `status.observedGeneration ${after}${byWriter(ctx)}`,
+    why: `status.observedGeneration is already ${before} and never decreases`,
+    fix: `re-read the Instance and write status.observedGeneration ${before} or later`,
+  });
+}
+
+/** status.observedGeneration cannot name a generation the spec has not reached. */
+export function observedGenerationNotAhead(ctx: InstanceStatusContext): Verdict {
+  const generation = ctx.object.metadata.generation ?? 0;
+  const after = ctx.object.status?.observedGeneration;
+  if (after === undefined || after <= generation || after === ctx.oldObject.status?.observedGeneration) return allow();
+  return deny({
+    rule: 'status.observed-generation-ahead',
+    code: 422,
+    reason: 'Invalid',
+    object: instanceName(ctx),
+    refused: `status.observedGeneration ${after}${byWriter(ctx)}`,
+    why: `the Instance is at metadata.generation ${generation}`,
+    fix: 'write the metadata.generation of the spec that was actually observed',
+  });
+}
+
+/** An Available=Unknown report does not replace the stored report (nor its lastReportTime). */
+export function unknownReportKeepsStored(ctx: InstanceStatusContext): Verdict {
+  const unknown = adapterReports(ctx).filter(
+    (r) => r.stored !== undefined && adapterAvailability(r.report) === 'Unknown',
+  );
+  if (unknown.length === 0) return allow();
+  return deny({
+    rule: 'status.adapter-unknown-report',
+    code: 403,
+    reason: 'Forbidden',
+    object: instanceName(ctx),
+    refused: `${plural(unknown.length, 'report', 'reports')} with Available=Unknown from adapter ${quoted(
+      unknown.map((r) => r.report.name),
+    )}${byWriter(ctx)}`,
+    why: 'an Unknown report does not replace the stored verdict nor move its lastReportTime',
+    fix: 'leave the stored adapter entry unchanged while work is in progress and report again with Available=True or False',
+  });
+}
+
+function showCondition(c: Pick<Condition, 'type' | 'status' | 'observedGeneration'>): string {
+  return c.observedGeneration === undefined ? `${c.type}=${c.status}` : `${c.type}=${c.status} at ${c.observedGeneration}`;
+}
+
+/** Root Available/Ready, when written, say what the adapters' reports imply. */
+export function rootConditionsFollowAdapters(ctx: InstanceStatusContext): Verdict {
+  const expected = aggregateRootConditions({
+    generation: ctx.object.metadata.generation ?? 0,
+    adapters: ctx.object.status?.adapters ?? [],
+    previous: ctx.oldObject.status?.conditions ?? [],
+    now: ctx.now,
+  });
+  const written = ctx.object.status?.conditions;
+  const wrong = ROOT_TYPES.flatMap((type) => {
+    const want = findCondition(expected, type);
+    const got = findCondition(written, type);
+    if (want === undefined || got === undefined) return [];
+    return got.status === want.status && got.observedGeneration === want.observedGeneration ? [] : [{ got, want }];
+  });
+  if (wrong.length === 0) return allow();
+  return deny({
+    rule: 'status.root-condition-mismatch',
+    code: 422,
+    reason: 'Invalid',
+    object: instanceName(ctx),
+    refused: `root condition ${wrong.map((w) => showCondition(w.got)).join(', ')}${byWriter(ctx)}`,
+    why: `the adapters' reports give ${wrong
+      .map((w) => `${showCondition(w.want)} (${w.want.reason ?? ''}: ${w.want.message ?? ''})`)
+      .join('; ')}`,
+    fix: 'omit Available/Ready (planwarden computes them from status.adapters) or write the values given',
+  });
+}
+
+/** The validating webhook for instances/status. */
+export function admitInstanceStatus(ctx: InstanceStatusContext): Verdict {
+  return combine([
+    adapterGenerationNotRegressed(ctx),
+    adapterGenerationNotAhead(ctx),
+    observedGenerationNotRegressed(ctx),
+    observedGenerationNotAhead(ctx),
+    unknownReportKeepsStored(ctx),
+    rootConditionsFollowAdapters(ctx),
+  ]);
+}
+
+/**
+ * The mutating webhook for instances/status: a JSON patch (against the written object)
+ * that keeps stored adapter verdicts over Unknown reports, stamps lastReportTime, and
+ * sets root Available/Ready from the aggregation. Never denies.
+ */
+export function mutateInstanceStatus(ctx: InstanceStatusContext): Verdict {
+  const patch: Operation[] = [];
+  const warnings: string[] = [];
+  const written = ctx.object.status?.adapters ?? [];
+  const reports = new Map(adapterReports(ctx).map((r) => [r.index, r]));
+  const adapters = written.map((entry, index) => {
+    const r = reports.get(index);
+    if (r === undefined) return entry;
+    const merged = mergeAdapterReport(r.stored, r.report, ctx.now);
+    if (r.stored !== undefined && merged === r.stored) {
+      warnings.push(
+        clipWarning(`adapter "${entry.name}" reported Available=Unknown: kept its report of generation ${r.stored.observedGeneration}`),
+      );
+    }
+    if (!sameJson(merged, entry)) patch.push({ op: 'replace', path: `/status/adapters/${index}`, value: merged });
+    return merged;
+  });
+
+  const roots = aggregateRootConditions({
+    generation: ctx.object.metadata.generation ?? 0,
+    adapters,
+    previous: ctx.oldObject.status?.conditions ?? [],
+    now: ctx.now,
+  });
+  const conditions = ctx.object.status?.conditions;
+  if (ctx.object.status === undefined) {
+    patch.push({ op: 'add', path: '/status', value: { conditions: roots } });
+  } else if (conditions === undefined) {
+    patch.push({ op: 'add', path: '/status/conditions', value: roots });
+  } else {
+    for (const root of roots) {
+      const index = conditions.findIndex((c) => c.type === root.type);
+      if (index < 0) patch.push({ op: 'add', path: '/status/conditions/-', value: root });
+      else if (!sameJson(conditions[index], root)) patch.push({ op: 'replace', path: `/status/conditions/${index}`, value: root });
+    }
+  }
+  return allow(warnings, patch);
+}

@@ -1,0 +1,465 @@
+// Admission of OperatorVersions: a blueprint whose plans reference missing tasks or
+// templates, or whose strategies or triggers mean nothing, is refused at apply time with
+// every problem listed at once (each with its path and rule id), instead of failing
+// later in the middle of a plan.
+//
+// Choices where SPEC is silent:
+// - an UPDATE that leaves spec unchanged (labels, finalizers, deletion) is not re-judged,
+//   so blueprints stored before a rule existed can still be relabelled and deleted;
+// - step names are unique within their phase, phase names within their plan (status is
+//   index-aligned with the spec, names are what people read);
+// - a parameter may not trigger `cleanup` (it runs only on deletion, never by a change);
+// - spec.version must be semver 2.0;
+// - a changed spec, or a deletion, of a blueprint Instances use is allowed with a warning.
+import { createPatch } from 'rfc6902';
+import {
+  STRATEGIES,
+  TASK_KINDS,
+  type OperatorVersion,
+  type OperatorVersionSpec,
+  type Task,
+  type TaskKind,
+  type TaskSpec,
+} from '../../shared/api/schema.ts';
+import { allow, deny, objectRef, type Verdict } from './verdict.ts';
+
+export interface OperatorVersionContext {
+  operation: 'CREATE' | 'UPDATE' | 'DELETE';
+  oldObject?: OperatorVersion;
+  object: OperatorVersion;
+  /** How many Instances name this OperatorVersion, when the caller looked it up. */
+  instancesUsing?: number;
+}
+
+/** One problem found in a spec, pointing at the offending path. */
+export interface Finding {
+  severity: 'error' | 'warning';
+  rule: string;
+  /** e.g. `spec.plans.deploy.phases[0].steps[1].tasks[0]`. */
+  path: string;
+  problem: string;
+  /** What to do about it (errors only). */
+  fix?: string;
+}
+
+export type SpecCheck = (spec: OperatorVersionSpec) => Finding[];
+
+const MAX_WARNINGS = 10;
+const WARNING_LENGTH = 119;
+const SEMVER =
+  /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;
+
+/** Which TaskSpec fields each kind reads; the others are ignored by the executor. */
+const TASK_FIELDS: Record<TaskKind, readonly (keyof TaskSpec)[]> = {
+  Apply: ['resources', 'timeoutSeconds'],
+  Delete: ['resources', 'timeoutSeconds'],
+  Wait: ['object', 'condition', 'timeoutSeconds'],
+  Dummy: ['done', 'wantErr', 'fatal', 'durationSeconds'],
+};
+
+// --- paths and wording ---
+
+/** `.name` for plain names, `["a.yaml"]` for anything else. */
+function key(name: string): string {
+  return /^[A-Za-z0-9_-]+$/.test(name) ? `.${name}` : `[${JSON.stringify(name)}]`;
+}
+
+const planPath = (plan: string) => `spec.plans${key(plan)}`;
+const phasePath = (plan: string, p: number) => `${planPath(plan)}.phases[${p}]`;
+const stepPath = (plan: string, p: number, s: number) => `${phasePath(plan, p)}.steps[${s}]`;
+
+function listed(names: readonly string[]): string {
+  return names.length > 0 ? names.join(', ') : 'none';
+}
+
+function error(rule: string, path: string, problem: string, fix: string): Finding {
+  return { severity: 'error', rule, path, problem, fix };
+}
+
+function warning(rule: string, path: string, problem: string): Finding {
+  return { severity: 'warning', rule, path, problem };
+}
+
+interface StepAt {
+  plan: string;
+  phase: number;
+  step: number;
+  path: string;
+  tasks: readonly string[];
+}
+
+function stepsOf(spec: OperatorVersionSpec): StepAt[] {
+  return Object.entries(spec.plans ?? {}).flatMap(([plan, p]) =>
+    (p.phases ?? []).flatMap((phase, pi) =>
+      (phase.steps ?? []).map((step, si) => ({
+        plan,
+        phase: pi,
+        step: si,
+        path: stepPath(plan, pi, si),
+        tasks: step.tasks ?? [],
+      })),
+    ),
+  );
+}
+
+const tasksOf = (spec: OperatorVersionSpec): readonly Task[] => spec.tasks ?? [];
+const taskNames = (spec: OperatorVersionSpec) => [...new Set(tasksOf(spec).map((t) => t.name))].sort();
+const templateNames = (spec: OperatorVersionSpec) => Object.keys(spec.templates ?? {}).sort();
+const planNamesOf = (spec: OperatorVersionSpec) => Object.keys(spec.plans ?? {}).sort();
+
+// --- the checks ---
+
+/** spec.version is a semantic version. */
+export const checkVersion: SpecCheck = (spec) =>
+  SEMVER.test(spec.version ?? '')
+    ? []
+    : [
+        error(
+          'ov.invalid-version',
+          'spec.version',
+          `${JSON.stringify(spec.version ?? '')} is not a semantic version`,
+          'use MAJOR.MINOR.PATCH, e.g. "1.2.0"',
+        ),
+      ];
+
+/** Every task a step names is defined under spec.tasks. */
+export const checkTaskReferences: SpecCheck = (spec) => {
+  const defined = taskNames(spec);
+  return stepsOf(spec).flatMap((s) =>
+    s.tasks.flatMap((task, i) =>
+      defined.includes(task)
+        ? []
+        : [
+            error(
+              'ov.unknown-task',
+              `${s.path}.tasks[${i}]`,
+              `task "${task}" is not defined (tasks: ${listed(defined)})`,
+              `define task "${task}" under spec.tasks or name an existing one`,
+            ),
+          ],
+    ),
+  );
+};
+
+/** Every template a task applies or deletes is defined under spec.templates. */
+export const checkTemplateReferences: SpecCheck = (spec) => {
+  const defined = templateNames(spec);
+  return tasksOf(spec).flatMap((task, t) =>
+    (task.spec?.resources ?? []).flatMap((resource, r) =>
+      defined.includes(resource)
+        ? []
+        : [
+            error(
+              'ov.unknown-template',
+              `spec.tasks[${t}].spec.resources[${r}]`,
+              `template "${resource}" is not defined (templates: ${listed(defined)})`,
+              `add "${resource}" under spec.templates or name an existing template`,
+            ),
+          ],
+    ),
+  );
+};
+
+/** A task's kind is known and its spec holds what that kind needs; other fields are flagged. */
+export const checkTaskKinds: SpecCheck = (spec) =>
+  tasksOf(spec).flatMap((task, t): Finding[] => {
+    const path = `spec.tasks[${t}]`;
+    if (!(TASK_KINDS as readonly string[]).includes(task.kind)) {
+      return [
+        error(
+          'ov.unknown-task-kind',
+          `${path}.kind`,
+          `task "${task.name}" has kind ${JSON.stringify(task.kind)}`,
+          `use one of: ${TASK_KINDS.join(', ')}`,
+        ),
+      ];
+    }
+    const ts = task.spec ?? {};
+    const out: Finding[] = [];
+    if ((task.kind === 'Apply' || task.kind === 'Delete') && (ts.resources ?? []).length === 0) {
+      out.push(
+        error(
+          'ov.task-spec',
+          `${path}.spec.resources`,
+          `${task.kind} task "${task.name}" names no template`,
+          'list at least one template name under spec.resources',
+        ),
+      );
+    }
+    if (task.kind === 'Wait') {
+      if (ts.object === undefined) {
+        out.push(
+          error('ov.task-spec', `${path}.spec.object`, `Wait task "${task.name}" names no object`, 'set spec.object {apiVersion, kind, name}'),
+        );
+      }
+      if (ts.condition === undefined) {
+        out.push(
+          error(
+            'ov.task-spec',
+            `${path}.spec.condition`,
+            `Wait task "${task.name}" names no condition`,
+            'set spec.condition {type, status}',
+          ),
+        );
+      }
+    }
+    const allowed: readonly string[] = TASK_FIELDS[task.kind];
+    for (const field of Object.keys(ts).sort()) {
+      if (!allowed.includes(field)) {
+        out.push(warning('ov.task-spec', `${path}.spec.${field}`, `is ignored by ${task.kind} tasks`));
+      }
+    }
+    return out;
+  });
+
+/** Plan and phase strategies are serial or parallel (absent means serial). */
+export const checkStrategies: SpecCheck = (spec) => {
+  const bad = (path: string, strategy: string | undefined): Finding[] =>
+    strategy === undefined || (STRATEGIES as readonly string[]).includes(strategy)
+      ? []
+      : [
+          error(
+            'ov.unknown-strategy',
+            `${path}.strategy`,
+            `${JSON.stringify(strategy)} is not a strategy`,
+            `use ${STRATEGIES.join(' or ')} (absent means serial)`,
+          ),
+        ];
+  return Object.entries(spec.plans ?? {}).flatMap(([plan, p]) => [
+    ...bad(planPath(plan), p.strategy),
+    ...(p.phases ?? []).flatMap((phase, i) => bad(phasePath(plan, i), phase.strategy)),
+  ]);
+};
+
+/** A parameter trigger names an existing plan, and never cleanup. */
+export const checkParameterTriggers: SpecCheck = (spec) => {
+  const plans = planNamesOf(spec);
+  return (spec.parameters ?? []).flatMap((parameter, i): Finding[] => {
+    const trigger = parameter.trigger;
+    const path = `spec.parameters[${i}].trigger`;
+    if (trigger === undefined) return [];
+    if (!plans.includes(trigger)) {
+      return [
+        error(
+          'ov.unknown-trigger-plan',
+          path,
+          `parameter "${parameter.name}" triggers plan "${trigger}", which is not defined (plans: ${listed(plans)})`,
+          'name an existing plan or omit trigger (update, else deploy, runs)',
+        ),
+      ];
+    }
+    if (trigger === 'cleanup') {
+      return [
+        error(
+          'ov.trigger-cleanup',
+          path,
+          `parameter "${parameter.name}" triggers plan "cleanup", which runs only when the Instance is deleted`,
+          'trigger another plan or omit trigger',
+        ),
+      ];
+    }
+    return [];
+  });
+};
+
+/** Every blueprint has a deploy plan: it is what runs when an Instance is created. */
+export const checkDeployPlan: SpecCheck = (spec) =>
+  spec.plans?.deploy !== undefined
+    ? []
+    : [
+        error(
+          'ov.missing-deploy-plan',
+          'spec.plans',
+          `no "deploy" plan (plans: ${listed(planNamesOf(spec))})`,
+          'add a deploy plan: it runs when an Instance is created',
+        ),
+      ];
+
+function duplicates(kind: string, names: readonly string[], pathOf: (i: number) => string): Finding[] {
+  const first = new Map<string, number>();
+  return names.flatMap((name, i) => {
+    const seen = first.get(name);
+    if (seen === undefined) {
+      first.set(name, i);
+      return [];
+    }
+    return [
+      error(
+        'ov.duplicate-name',
+        pathOf(i),
+        `${kind} "${name}" is also defined at ${pathOf(seen)}`,
+        `give each ${kind} a distinct name`,
+      ),
+    ];
+  });
+}
+
+/** Task, parameter, phase (per plan), step (per phase) and static target names are unique. */
+export const checkDuplicateNames: SpecCheck = (spec) => [
+  ...duplicates('task', tasksOf(spec).map((t) => t.name), (i) => `spec.tasks[${i}].name`),
+  ...duplicates('parameter', (spec.parameters ?? []).map((p) => p.name), (i) => `spec.parameters[${i}].name`),
+  ...Object.entries(spec.plans ?? {}).flatMap(([plan, p]) => [
+    ...duplicates('phase', (p.phases ?? []).map((ph) => ph.name), (i) => `${phasePath(plan, i)}.name`),
+    ...(p.phases ?? []).flatMap((phase, pi) => [
+      ...duplicates('step', (phase.steps ?? []).map((s) => s.name), (i) => `${stepPath(plan, pi, i)}.name`),
+      ...(phase.steps ?? []).flatMap((step, si) =>
+        duplicates(
+          'target',
+          step.targets?.discovery?.static?.nodes ?? [],
+          (i) => `${stepPath(plan, pi, si)}.targets.discovery.static.nodes[${i}]`,
+        ),
+      ),
+    ]),
+  ]),
+];
+
+/** Fan-out targets use exactly one discovery and a concurrency of at least 1. */
+export const checkTargets: SpecCheck = (spec) =>
+  Object.entries(spec.plans ?? {}).flatMap(([plan, p]) =>
+    (p.phases ?? []).flatMap((phase, pi) =>
+      (phase.steps ?? []).flatMap((step, si): Finding[] => {
+        const targets = step.targets;
+        if (targets === undefined) return [];
+        const path = `${stepPath(plan, pi, si)}.targets`;
+        const out: Finding[] = [];
+        const discovery = targets.discovery ?? {};
+        const kinds = [discovery.static, discovery.selector].filter((d) => d !== undefined).length;
+        if (kinds !== 1) {
+          out.push(
+            error(
+              'ov.invalid-targets',
+              `${path}.discovery`,
+              kinds === 0 ? 'names neither static nor selector' : 'names both static and selector',
+              'set exactly one of discovery.static {nodes} or discovery.selector',
+            ),
+          );
+        }
+        const concurrency = targets.concurrency;
+        if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency >= 1)) {
+          out.push(
+            error(
+              'ov.invalid-targets',
+              `${path}.concurrency`,
+              `${concurrency} is not a positive whole number`,
+              'use a concurrency of 1 or more, or omit it (1)',
+            ),
+          );
+        }
+        if (discovery.static !== undefined && (discovery.static.nodes ?? []).length === 0) {
+          out.push(warning('ov.invalid-targets', `${path}.discovery.static.nodes`, 'is empty: the step runs on no target'));
+        }
+        return out;
+      }),
+    ),
+  );
+
+/** Templates read only declared parameters (a warning: values may still be set on the Instance). */
+export const checkTemplatePlaceholders: SpecCheck = (spec) => {
+  const declared = new Set((spec.parameters ?? []).map((p) => p.name));
+  return Object.entries(spec.templates ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .flatMap(([name, text]) => {
+      const used = new Set<string>();
+      for (const action of text.matchAll(/\{\{(.*?)\}\}/gs)) {
+        for (const ref of (action[1] ?? '').matchAll(/\.Params\.([A-Za-z_][A-Za-z0-9_]*)/g)) {
+          if (ref[1] !== undefined && !declared.has(ref[1])) used.add(ref[1]);
+        }
+      }
+      return [...used].map((param) =>
+        warning('ov.undeclared-parameter', `spec.templates${key(name)}`, `reads undeclared parameter ${param}`),
+      );
+    });
+};
+
+/** Plans, phases and steps that would do nothing are flagged. */
+export const checkEmptyPlans: SpecCheck = (spec) =>
+  Object.entries(spec.plans ?? {}).flatMap(([plan, p]) => [
+    ...((p.phases ?? []).length === 0 ? [warning('ov.empty', planPath(plan), 'has no phases')] : []),
+    ...(p.phases ?? []).flatMap((phase, pi) => [
+      ...((phase.steps ?? []).length === 0 ? [warning('ov.empty', phasePath(plan, pi), 'has no steps')] : []),
+      ...(phase.steps ?? []).flatMap((step, si) =>
+        (step.tasks ?? []).length === 0 ? [warning('ov.empty', stepPath(plan, pi, si), 'has no tasks')] : [],
+      ),
+    ]),
+  ]);
+
+export const SPEC_CHECKS: readonly SpecCheck[] = [
+  checkVersion,
+  checkDuplicateNames,
+  checkDeployPlan,
+  checkStrategies,
+  checkTaskReferences,
+  checkTaskKinds,
+  checkTemplateReferences,
+  checkParameterTriggers,
+  checkTargets,
+  checkTemplatePlaceholders,
+  checkEmptyPlans,
+];
+
+/** Every finding of every check, errors and warnings, in check order. */
+export function reviewOperatorVersionSpec(spec: OperatorVersionSpec): Finding[] {
+  return SPEC_CHECKS.flatMap((check) => check(spec));
+}
+
+function clip(text: string): string {
+  return text.length <= WARNING_LENGTH ? text : `${text.slice(0, WARNING_LENGTH - 1)}…`;
+}
+
+function warningLines(findings: readonly Finding[], extra: readonly string[]): string[] {
+  const lines = [...findings.map((f) => `${f.path}: ${f.problem}`), ...extra];
+  const shown = lines.slice(0, MAX_WARNINGS).map(clip);
+  return lines.length > MAX_WARNINGS ? [...shown, `…and ${lines.length - MAX_WARNINGS} more warnings`] : shown;
+}
+
+function instancesPhrase(n: number): string {
+  return n === 1 ? '1 Instance uses' : `${n} Instances use`;
+}
+
+/** The validating webhook for OperatorVersions. */
+export function admitOperatorVersion(ctx: OperatorVersionContext): Verdict {
+  const using = ctx.instancesUsing ?? 0;
+  if (ctx.operation === 'DELETE') {
+    return allow(using > 0 ? [`${instancesPhrase(using)} this OperatorVersion: their plans cannot run until it is restored`] : []);
+  }
+  const old = ctx.oldObject;
+  const specChanged = old === undefined || createPatch(old.spec, ctx.object.spec).length > 0;
+  if (ctx.operation !== 'CREATE' && !specChanged) return allow();
+
+  const findings = reviewOperatorVersionSpec(ctx.object.spec);
+  const errors = findings.filter((f) => f.severity === 'error');
+  const extra =
+    ctx.operation === 'UPDATE' && using > 0
+      ? [`spec changed while ${instancesPhrase(using)} it: plans already running may not match the new steps`]
+      : [];
+  const warnings = warningLines(
+    findings.filter((f) => f.severity === 'warning'),
+    extra,
+  );
+  const first = errors[0];
+  if (first === undefined) return allow(warnings);
+
+  const object = objectRef('OperatorVersion', ctx.object.metadata);
+  if (errors.length === 1) {
+    return deny({
+      rule: first.rule,
+      code: 422,
+      reason: 'Invalid',
+      object,
+      refused: 'spec',
+      why: `${first.path}: ${first.problem}`,
+      fix: first.fix ?? 'fix the path listed',
+      warnings,
+    });
+  }
+  return deny({
+    rule: 'ov.invalid',
+    code: 422,
+    reason: 'Invalid',
+    object,
+    refused: 'spec',
+    why: `${errors.length} problems: ${errors.map((e, i) => `${i + 1}) ${e.path}: ${e.problem} (${e.rule})`).join('; ')}`,
+    fix: 'fix every path listed and apply again',
+    warnings,
+  });
+}

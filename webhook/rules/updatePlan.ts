@@ -1,0 +1,167 @@
+// Admission of UpdatePlans (OpenShift pre-checks): one plan per (namespace, target
+// release), a target that never changes, and acceptances only of insights an informer
+// actually reported.
+//
+// Uniqueness here is judged against a list of the namespace's UpdatePlans (`others`),
+// which two concurrent creates can both pass; the I/O layer (webhook/handlers.ts) closes
+// that race by creating a reservation named by `reservationName` (creation is atomic in
+// the apiserver) and reclaiming ones `isReservationStale` says were orphaned.
+//
+// Choices where SPEC is silent:
+// - acceptances already stored are not re-judged: an insight that stopped being reported
+//   was resolved (OpenShift seed), and a stale acceptance of it must not block the next
+//   edit; so only (informer, uid) pairs new to the spec must be reported ones;
+// - the informer and the uid must match together (the seed's insight identity is
+//   informer + uid), and a uid reported by another informer is named as such;
+// - an UpdatePlan being deleted still holds its target until it is gone.
+import type { AcceptedInsight, UpdatePlan } from '../../shared/api/schema.ts';
+import { allow, combine, deny, objectRef, type Verdict } from './verdict.ts';
+
+export interface ReportedInsight {
+  updateInformer: string;
+  uid: string;
+}
+
+export interface UpdatePlanContext {
+  operation: 'CREATE' | 'UPDATE' | 'DELETE';
+  oldObject?: UpdatePlan;
+  object: UpdatePlan;
+  /** UpdatePlans of the same namespace, this one excluded. */
+  others: readonly UpdatePlan[];
+  /** Every insight some informer reported: the union over all UpdatePlans' status.informers. */
+  reportedInsights: readonly ReportedInsight[];
+}
+
+
+function planName(ctx: UpdatePlanContext): string {
+  return objectRef('UpdatePlan', ctx.object.metadata);
+}
+
+function preChecksCommand(target: string): string {
+  return `kubectl planwarden update pre-checks --target ${target}`;
+}
+
+const pairKey = (p: { updateInformer: string; uid: string }) => JSON.stringify([p.updateInformer, p.uid]);
+
+/** Every insight the informers reported in `plans`' status, as (informer, uid) pairs. */
+export function reportedInsightsOf(plans: readonly (UpdatePlan | undefined)[]): ReportedInsight[] {
+  return plans.flatMap((plan) =>
+    (plan?.status?.informers ?? []).flatMap((informer) =>
+      (informer.insights ?? []).map((insight) => ({ updateInformer: informer.name, uid: insight.uid })),
+    ),
+  );
+}
+
+/** targetRelease is fixed at creation: an UpdatePlan is the analysis of one target. */
+export function targetReleaseImmutable(ctx: UpdatePlanContext): Verdict {
+  const before = ctx.oldObject?.spec.targetRelease;
+  const after = ctx.object.spec.targetRelease;
+  if (ctx.operation !== 'UPDATE' || before === undefined || before === after) return allow();
+  return deny({
+    rule: 'updateplan.target-immutable',
+    code: 422,
+    reason: 'Invalid',
+    object: planName(ctx),
+    refused: `change of spec.targetRelease from "${before}" to "${after}"`,
+    why: 'an UpdatePlan is the analysis of one target release and its insights belong to that target',
+    fix: `analyse "${after}" in its own UpdatePlan (${preChecksCommand(after)})`,
+  });
+}
+
+/** At most one UpdatePlan per (namespace, targetRelease), as far as the cache shows. */
+export function targetReleaseUnique(ctx: UpdatePlanContext): Verdict {
+  if (ctx.operation !== 'CREATE') return allow();
+  const target = ctx.object.spec.targetRelease;
+  const holder = ctx.others.find(
+    (o) => o.spec.targetRelease === target && (o.metadata.name === undefined || o.metadata.name !== ctx.object.metadata.name),
+  );
+  if (holder === undefined) return allow();
+  const holderName = objectRef('UpdatePlan', holder.metadata);
+  return deny({
+    rule: 'updateplan.duplicate-target',
+    code: 409,
+    reason: 'AlreadyExists',
+    object: planName(ctx),
+    refused: `creation for targetRelease "${target}"`,
+    why:
+      holder.metadata.deletionTimestamp !== undefined
+        ? `${holderName} for that release is being deleted and holds it until it is gone`
+        : `${holderName} already analyses that release (one UpdatePlan per namespace and target)`,
+    fix:
+      holder.metadata.deletionTimestamp !== undefined
+        ? 'wait until it is deleted, then create again'
+        : `use that one (${preChecksCommand(target)}) or delete it first`,
+  });
+}
+
+function duplicatedPairs(entries: readonly AcceptedInsight[]): Set<string> {
+  const seen = new Set<string>();
+  const twice = new Set<string>();
+  for (const e of entries) {
+    const k = pairKey(e);
+    if (seen.has(k)) twice.add(k);
+    seen.add(k);
+  }
+  return twice;
+}
+
+/** An insight is accepted (or not) once: two entries for it would contradict each other. */
+export function acceptedInsightsDistinct(ctx: UpdatePlanContext): Verdict {
+  const before = duplicatedPairs(ctx.oldObject?.spec.acceptedInsights ?? []);
+  const fresh = [...duplicatedPairs(ctx.object.spec.acceptedInsights ?? [])].filter((k) => !before.has(k));
+  if (fresh.length === 0) return allow();
+  const named = fresh.map((k) => {
+    const [informer, uid] = JSON.parse(k) as [string, string];
+    return `"${uid}" from informer "${informer}"`;
+  });
+  return deny({
+    rule: 'updateplan.duplicate-insight',
+    code: 422,
+    reason: 'Invalid',
+    object: planName(ctx),
+    refused: `spec.acceptedInsights listing insight ${named.join(', ')} more than once`,
+    why: 'each insight is accepted or not exactly once',
+    fix: 'keep one entry per (updateInformer, uid)',
+  });
+}
+
+/** Acceptances new to the spec name insights that some informer reported. */
+export function acceptedInsightsReported(ctx: UpdatePlanContext): Verdict {
+  const known = [...ctx.reportedInsights, ...reportedInsightsOf([ctx.object, ctx.oldObject])];
+  const knownPairs = new Set(known.map(pairKey));
+  const stored = new Set((ctx.oldObject?.spec.acceptedInsights ?? []).map(pairKey));
+  const unknown = (ctx.object.spec.acceptedInsights ?? []).filter(
+    (e) => !stored.has(pairKey(e)) && !knownPairs.has(pairKey(e)),
+  );
+  if (unknown.length === 0) return allow();
+  const target = ctx.object.spec.targetRelease;
+  const explain = (e: AcceptedInsight): string => {
+    const elsewhere = [...new Set(known.filter((k) => k.uid === e.uid).map((k) => k.updateInformer))].sort();
+    if (elsewhere.length > 0) return `"${e.uid}" was reported by informer ${elsewhere.map((n) => `"${n}"`).join(', ')}`;
+    const ofInformer = [...new Set(known.filter((k) => k.updateInformer === e.updateInformer).map((k) => k.uid))].sort();
+    return ofInformer.length > 0
+      ? `informer "${e.updateInformer}" reported only ${ofInformer.join(', ')}`
+      : `informer "${e.updateInformer}" reported no insight`;
+  };
+  return deny({
+    rule: 'updateplan.unknown-insight',
+    code: 422,
+    reason: 'Invalid',
+    object: planName(ctx),
+    refused: `acceptance of ${unknown.map((e) => `insight "${e.uid}" from informer "${e.updateInformer}"`).join(', ')}`,
+    why: `no informer reported ${unknown.length === 1 ? 'it' : 'them'} (${unknown.map(explain).join('; ')})`,
+    fix: `list the insights with ${preChecksCommand(target)} and accept uids from that list`,
+  });
+}
+
+/** The validating webhook for UpdatePlans (the cache-based half of uniqueness). */
+export function admitUpdatePlan(ctx: UpdatePlanContext): Verdict {
+  if (ctx.operation === 'DELETE') return allow();
+  return combine([
+    targetReleaseImmutable(ctx),
+    targetReleaseUnique(ctx),
+    acceptedInsightsDistinct(ctx),
+    acceptedInsightsReported(ctx),
+  ]);
+}
+

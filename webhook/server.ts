@@ -1,0 +1,516 @@
+// The webhook's HTTPS shell: one route per webhook that only decodes, calls the handler and
+// encodes; health, readiness and metrics endpoints; certificate hot reload; graceful stop.
+import { createHash, createPrivateKey, X509Certificate } from 'node:crypto';
+import { watch, type FSWatcher } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { dirname } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { createSecureContext, type SecureContextOptions } from 'node:tls';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { Verdict } from './rules/verdict.ts';
+import { admissionLogger, type Logger } from './log.ts';
+import type { BadRequestReason, VerdictLabel, WebhookMetrics } from './metrics.ts';
+import {
+  answerDecodeFailure,
+  decodeAdmissionReview,
+  encodeVerdict,
+  internalErrorVerdict,
+  isVerdict,
+  type AdmissionRequest,
+  type ReviewAnswer,
+} from './review.ts';
+
+/** One webhook: the request kinds it accepts and the function that judges a request. */
+export interface WebhookRoute {
+  /** Accepted values of request.kind.kind, e.g. ["Instance"]. */
+  kinds: readonly string[];
+  handle: (req: AdmissionRequest) => Promise<Verdict>;
+}
+
+/** Route path (e.g. "/validate/instances") → webhook. */
+export type WebhookRoutes = Record<string, WebhookRoute>;
+
+/**
+ * An UPDATE carries both `object` and `oldObject`. etcd refuses values over 1.5 MiB, but a
+ * built-in type stored as protobuf can grow ~2x when rendered as JSON, and the review adds
+ * its envelope (userInfo, options, managedFields of both copies): 2 × 1.5 MiB × 2 plus
+ * headroom gives 8 MiB. Above that the body is refused with 413 before it is parsed.
+ */
+export const DEFAULT_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The webhook configurations give each call 5 s (timeoutSeconds); answer with a readable
+ * denial before the apiserver gives up with a generic "context deadline exceeded".
+ */
+export const DEFAULT_HANDLER_TIMEOUT_MS = 4_000;
+
+export interface WebhookAppOptions {
+  handlers: WebhookRoutes;
+  logger: Logger;
+  metrics: WebhookMetrics;
+  /** /readyz answers 200 only while this returns true (e.g. once informer caches synced). */
+  ready?: () => boolean;
+  bodyLimitBytes?: number;
+  handlerTimeoutMs?: number;
+}
+
+interface AdmissionDeps {
+  logger: Logger;
+  metrics: WebhookMetrics;
+  handlerTimeoutMs: number;
+}
+
+class HandlerTimeout extends Error {}
+
+async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new HandlerTimeout(`handler did not answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Answer one AdmissionReview body for `webhook`: decode, call the handler, encode. Never
+ * throws for a bad body or a failing handler, and only an Allowed verdict from the handler
+ * ever yields `allowed: true`.
+ */
+export async function answerAdmission(
+  webhook: string,
+  route: WebhookRoute,
+  body: Uint8Array | string | undefined,
+  deps: AdmissionDeps,
+): Promise<ReviewAnswer> {
+  const started = performance.now();
+  const decoded = decodeAdmissionReview(body, route.kinds);
+  if (!decoded.ok) {
+    const { problem, detail, uid } = decoded.failure;
+    deps.metrics.countBadRequest(webhook, problem);
+    deps.logger.warn({ webhook, problem, detail, ...(uid ? { uid } : {}) }, 'unusable admission request');
+    return answerDecodeFailure(decoded.failure, webhook);
+  }
+
+  const req = decoded.request;
+  const log = admissionLogger(deps.logger, webhook, req);
+  log.debug({ bytes: body?.length ?? 0 }, 'admission request received');
+
+  let verdict: Verdict;
+  let label: VerdictLabel;
+  try {
+    const result: unknown = await withTimeout(route.handle(req), deps.handlerTimeoutMs);
+    if (isVerdict(result)) {
+      verdict = result;
+      label = result.allowed ? 'allowed' : 'denied';
+    } else {
+      log.error('handler returned something that is not a Verdict; denying');
+      verdict = internalErrorVerdict(req);
+      label = 'error';
+    }
+  } catch (err) {
+    const timedOut = err instanceof HandlerTimeout;
+    log.error({ err }, timedOut ? 'handler timed out; denying' : 'handler threw; denying');
+    verdict = internalErrorVerdict(req, timedOut ? 'internal error (timed out)' : 'internal error');
+    label = 'error';
+  }
+
+  let answer: ReviewAnswer;
+  try {
+    answer = { status: 200, body: encodeVerdict(req.uid, verdict) };
+  } catch (err) {
+    // e.g. a patch that cannot be serialised: a bug, and never a reason to allow.
+    log.error({ err }, 'verdict could not be encoded; denying');
+    verdict = internalErrorVerdict(req);
+    label = 'error';
+    answer = { status: 200, body: encodeVerdict(req.uid, verdict) };
+  }
+
+  const seconds = (performance.now() - started) / 1000;
+  deps.metrics.observeAdmission({ webhook, operation: req.operation, verdict: label }, seconds);
+  log.info(
+    {
+      verdict: label,
+      ...(verdict.allowed ? { patchOps: verdict.patch.length } : { rule: verdict.rule, code: verdict.code }),
+      warnings: verdict.warnings.length,
+      durationMs: Math.round(seconds * 1e4) / 10,
+    },
+    'admission answered',
+  );
+  // Denial messages may quote values from the object, so they stay at debug level.
+  if (!verdict.allowed) log.debug({ message: verdict.message }, 'denial message');
+  return answer;
+}
+
+function isJsonContentType(header: string | undefined): boolean {
+  const mediaType = (header ?? '').split(';')[0]?.trim().toLowerCase();
+  return mediaType === 'application/json';
+}
+
+interface HttpError {
+  status?: number;
+  type?: string;
+  message?: string;
+}
+
+function sendError(res: Response, status: number, error: string): void {
+  if (res.headersSent) return;
+  res.status(status).json({ error });
+}
+
+/** The express app: admission routes, /healthz, /readyz, /metrics. */
+export function createWebhookApp(options: WebhookAppOptions): express.Express {
+  const { handlers, logger, metrics } = options;
+  const ready = options.ready ?? (() => true);
+  const deps: AdmissionDeps = {
+    logger,
+    metrics,
+    handlerTimeoutMs: options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS,
+  };
+  const readBody = express.raw({
+    type: () => true,
+    limit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
+    // The apiserver never compresses review bodies; refusing encodings also rules out zip bombs.
+    inflate: false,
+  });
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', (_req, res) => {
+    if (ready()) res.json({ status: 'ok' });
+    else res.status(503).json({ status: 'not ready' });
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+
+  for (const [path, route] of Object.entries(handlers)) {
+    if (!path.startsWith('/')) throw new Error(`webhook path ${JSON.stringify(path)} must start with "/"`);
+    const requireJson = (req: Request, res: Response, next: NextFunction) => {
+      if (isJsonContentType(req.headers['content-type'])) return next();
+      metrics.countBadRequest(path, 'unsupported-media-type');
+      logger.warn({ webhook: path, contentType: req.headers['content-type'] }, 'admission request is not application/json');
+      sendError(res, 415, `content-type must be application/json, got ${JSON.stringify(req.headers['content-type'] ?? '')}`);
+    };
+    app.post(path, requireJson, readBody, async (req: Request, res: Response) => {
+      const body: unknown = req.body;
+      const answer = await answerAdmission(path, route, Buffer.isBuffer(body) ? body : undefined, deps);
+      res.status(answer.status).json(answer.body);
+    });
+  }
+
+  app.use((req: Request, res: Response) => {
+    sendError(res, 404, `no webhook at ${req.method} ${req.path}`);
+  });
+
+  // Body-reading errors (too large, encoded, aborted) and bugs end here, as JSON, never as
+  // an AdmissionReview: there is no uid to answer.
+  app.use((err: HttpError, req: Request, res: Response, _next: NextFunction) => {
+    const webhook = Object.hasOwn(handlers, req.path) ? req.path : undefined;
+    const bad = (reason: BadRequestReason, status: number, error: string) => {
+      if (webhook) metrics.countBadRequest(webhook, reason);
+      logger.warn({ webhook, reason, error: err.message }, 'admission request refused before decoding');
+      sendError(res, status, error);
+    };
+    if (err.type === 'entity.too.large') {
+      bad('too-large', 413, `body exceeds the limit of ${options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES} bytes`);
+    } else if (err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') {
+      bad('unsupported-media-type', 415, err.message ?? 'unsupported content encoding');
+    } else if (typeof err.status === 'number' && err.status >= 400 && err.status < 500) {
+      bad('unreadable-body', err.status, err.message ?? 'bad request');
+    } else {
+      logger.error({ err, webhook }, 'unexpected error in the webhook shell');
+      sendError(res, 500, 'internal error, see webhook logs');
+    }
+  });
+  return app;
+}
+
+// --- TLS material and its hot reload ---
+
+export interface TlsFiles {
+  certFile: string;
+  keyFile: string;
+}
+
+export interface CertificatePair {
+  cert: string;
+  key: string;
+  serialNumber: string;
+  validTo: Date;
+}
+
+/** TLS settings shared by the first context and every reloaded one. */
+const TLS_OPTIONS: SecureContextOptions = { minVersion: 'TLSv1.2' };
+
+/** Read and check a PEM certificate/key pair; throws with a message saying what is wrong. */
+export async function loadCertificatePair({ certFile, keyFile }: TlsFiles): Promise<CertificatePair> {
+  const [cert, key] = await Promise.all([readFile(certFile, 'utf8'), readFile(keyFile, 'utf8')]);
+  let x509: X509Certificate;
+  try {
+    x509 = new X509Certificate(cert);
+  } catch (e) {
+    throw new Error(`${certFile} holds no valid PEM certificate: ${(e as Error).message}`, { cause: e });
+  }
+  let privateKey;
+  try {
+    privateKey = createPrivateKey(key);
+  } catch (e) {
+    throw new Error(`${keyFile} holds no valid PEM private key: ${(e as Error).message}`, { cause: e });
+  }
+  // OpenSSL would silently drop a mismatched key from the context, so check it here.
+  if (!x509.checkPrivateKey(privateKey)) throw new Error(`${keyFile} does not match the certificate in ${certFile}`);
+  createSecureContext({ ...TLS_OPTIONS, cert, key });
+  return { cert, key, serialNumber: x509.serialNumber, validTo: new Date(x509.validTo) };
+}
+
+export type ReloadOutcome = 'reloaded' | 'unchanged' | 'rejected';
+
+export interface CertificateWatcher {
+  /** Re-read the files now (the watcher calls this itself on changes). */
+  reload(): Promise<ReloadOutcome>;
+  close(): void;
+}
+
+export interface CertificateWatchOptions extends TlsFiles {
+  logger: Logger;
+  /** The pair currently served. */
+  current: CertificatePair;
+  apply: (pair: CertificatePair) => void;
+  /** Stat fallback for filesystems where fs.watch misses events (default 10 s). */
+  pollIntervalMs?: number;
+  /** Wait for writes to settle: a Secret volume update swaps a symlink, cert and key land separately (default 300 ms). */
+  debounceMs?: number;
+}
+
+const digest = (...parts: string[]) => createHash('sha256').update(parts.join('\0')).digest('hex');
+
+/**
+ * Watch a certificate/key pair and apply a new, valid pair without a restart. An invalid or
+ * mismatched pair is logged once and the old one kept; a later valid write still applies.
+ */
+export function watchCertificates(options: CertificateWatchOptions): CertificateWatcher {
+  const { certFile, keyFile, logger, apply } = options;
+  let servedDigest = digest(options.current.cert, options.current.key);
+  let rejectedDigest: string | undefined;
+  let queue: Promise<ReloadOutcome> = Promise.resolve('unchanged');
+  let debounce: NodeJS.Timeout | undefined;
+  let closed = false;
+
+  const reloadOnce = async (): Promise<ReloadOutcome> => {
+    let cert: string;
+    let key: string;
+    try {
+      [cert, key] = await Promise.all([readFile(certFile, 'utf8'), readFile(keyFile, 'utf8')]);
+    } catch (e) {
+      const id = `unreadable:${(e as NodeJS.ErrnoException).code ?? 'error'}`;
+      if (rejectedDigest !== id) logger.error({ error: (e as Error).message }, 'certificate files unreadable; keeping the served pair');
+      rejectedDigest = id;
+      return 'rejected';
+    }
+    const id = digest(cert, key);
+    if (id === servedDigest) return 'unchanged';
+    if (id === rejectedDigest) return 'rejected';
+    try {
+      const pair = await loadCertificatePair({ certFile, keyFile });
+      // The files may have changed again between the two reads; serve what was validated.
+      apply(pair);
+      servedDigest = digest(pair.cert, pair.key);
+      rejectedDigest = undefined;
+      const expired = pair.validTo.getTime() < Date.now();
+      logger[expired ? 'warn' : 'info'](
+        { serialNumber: pair.serialNumber, validTo: pair.validTo.toISOString() },
+        expired ? 'serving certificate reloaded, but it has expired' : 'serving certificate reloaded',
+      );
+      return 'reloaded';
+    } catch (e) {
+      rejectedDigest = id;
+      logger.error({ error: (e as Error).message }, 'new certificate pair rejected; keeping the served pair');
+      return 'rejected';
+    }
+  };
+
+  const reload = () => {
+    queue = queue.then(reloadOnce, reloadOnce);
+    return queue;
+  };
+
+  const schedule = () => {
+    if (closed) return;
+    clearTimeout(debounce);
+    debounce = setTimeout(() => void reload(), options.debounceMs ?? 300);
+    debounce.unref();
+  };
+
+  // Watch the directories, not the files: Secret volumes replace files through a symlink
+  // swap, after which a watch on the old inode would never fire again.
+  const watchers: FSWatcher[] = [];
+  for (const dir of new Set([dirname(certFile), dirname(keyFile)])) {
+    try {
+      const w = watch(dir, { persistent: false }, schedule);
+      w.on('error', (err) => {
+        logger.warn({ dir, error: err.message }, 'certificate directory watch failed; relying on polling');
+        w.close();
+      });
+      watchers.push(w);
+    } catch (e) {
+      logger.warn({ dir, error: (e as Error).message }, 'cannot watch certificate directory; relying on polling');
+    }
+  }
+
+  const signature = async () => {
+    const parts = await Promise.all(
+      [certFile, keyFile].map((f) =>
+        stat(f).then(
+          (s) => `${s.ino}:${s.size}:${s.mtimeMs}`,
+          () => 'missing',
+        ),
+      ),
+    );
+    return parts.join('|');
+  };
+  let lastSignature: string | undefined;
+  void signature().then((s) => (lastSignature ??= s));
+  const poll = setInterval(() => {
+    void signature().then((now) => {
+      if (lastSignature !== undefined && now !== lastSignature) schedule();
+      lastSignature = now;
+    });
+  }, options.pollIntervalMs ?? 10_000);
+  poll.unref();
+
+  return {
+    reload,
+    close() {
+      closed = true;
+      clearTimeout(debounce);
+      clearInterval(poll);
+      for (const w of watchers) w.close();
+    },
+  };
+}
+
+// --- the server ---
+
+export interface WebhookServerOptions extends WebhookAppOptions, TlsFiles {
+  port: number;
+  host?: string;
+  certPollIntervalMs?: number;
+  certDebounceMs?: number;
+  /**
+   * After this long (counted after the drain delay), stop() cuts connections still open.
+   * Default 20 s: with main's 5 s drain delay it ends within the pod's 30 s grace period.
+   */
+  shutdownTimeoutMs?: number;
+}
+
+export interface StopOptions {
+  /** Report not-ready this long before closing the listener, so endpoints drop the pod first. */
+  drainDelayMs?: number;
+}
+
+export interface WebhookServer {
+  server: https.Server;
+  port: number;
+  reloadCertificates(): Promise<ReloadOutcome>;
+  /** Stop accepting, let in-flight requests finish, close. Idempotent. */
+  stop(options?: StopOptions): Promise<void>;
+}
+
+/**
+ * The apiserver's HTTP transport drops idle connections after 90 s. The server must keep them
+ * longer, so that it is always the client that closes an idle connection: otherwise a request
+ * can race a server-side close and fail with a reset. headersTimeout must exceed it too.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 120_000;
+export const HEADERS_TIMEOUT_MS = 125_000;
+const REQUEST_TIMEOUT_MS = 130_000;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
+  const { logger } = options;
+  const initial = await loadCertificatePair(options);
+  let stopping = false;
+  const userReady = options.ready ?? (() => true);
+  const app = createWebhookApp({ ...options, ready: () => !stopping && userReady() });
+
+  const server = https.createServer(
+    {
+      ...TLS_OPTIONS,
+      cert: initial.cert,
+      key: initial.key,
+      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+      headersTimeout: HEADERS_TIMEOUT_MS,
+      requestTimeout: REQUEST_TIMEOUT_MS,
+    },
+    (req, res) => {
+      // While stopping, every answer closes its connection, so in-flight work drains out.
+      if (stopping) res.setHeader('Connection', 'close');
+      app(req, res);
+    },
+  );
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  server.headersTimeout = HEADERS_TIMEOUT_MS;
+  server.on('tlsClientError', (err) => logger.debug({ error: err.message }, 'TLS handshake failed'));
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  logger.info(
+    { port, host: options.host ?? '::', routes: Object.keys(options.handlers), serialNumber: initial.serialNumber },
+    'webhook server listening',
+  );
+
+  const watcher = watchCertificates({
+    certFile: options.certFile,
+    keyFile: options.keyFile,
+    logger,
+    current: initial,
+    apply: (pair) => server.setSecureContext({ ...TLS_OPTIONS, cert: pair.cert, key: pair.key }),
+    ...(options.certPollIntervalMs !== undefined ? { pollIntervalMs: options.certPollIntervalMs } : {}),
+    ...(options.certDebounceMs !== undefined ? { debounceMs: options.certDebounceMs } : {}),
+  });
+
+  let stopped: Promise<void> | undefined;
+  const stop = ({ drainDelayMs = 0 }: StopOptions = {}) =>
+    (stopped ??= (async () => {
+      stopping = true;
+      logger.info({ drainDelayMs }, 'stopping: readiness off');
+      if (drainDelayMs > 0) await sleep(drainDelayMs);
+      watcher.close();
+      await new Promise<void>((resolve) => {
+        // Idle keep-alive connections would hold close() open for up to 120 s; sweep them
+        // as in-flight requests finish.
+        const sweep = setInterval(() => server.closeIdleConnections(), 100);
+        const force = setTimeout(() => {
+          logger.warn('connections still open at the shutdown deadline; closing them');
+          server.closeAllConnections();
+        }, options.shutdownTimeoutMs ?? 20_000);
+        force.unref();
+        server.close(() => {
+          clearInterval(sweep);
+          clearTimeout(force);
+          resolve();
+        });
+        server.closeIdleConnections();
+      });
+      logger.info('webhook server stopped');
+    })());
+
+  return { server, port, reloadCertificates: () => watcher.reload(), stop };
+}
