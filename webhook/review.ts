@@ -2,7 +2,7 @@
 // typed AdmissionRequest or a typed failure, and encodes a Verdict into the response.
 // Nothing here can produce `allowed: true` except an Allowed verdict passed to encodeVerdict.
 import type { KubeObject } from '../shared/api/schema.ts';
-import { deny, objectRef, type Denied, type Verdict } from './rules/verdict.ts';
+import { boundWarnings, clipText, deny, MAX_MESSAGE_LENGTH, objectRef, type Denied, type Verdict } from './rules/verdict.ts';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 export const ADMISSION_KIND = 'AdmissionReview';
@@ -336,9 +336,11 @@ export function encodeVerdict(uid: string, verdict: Verdict): AdmissionReviewRes
       response.patch = Buffer.from(JSON.stringify(verdict.patch), 'utf8').toString('base64');
     }
   } else {
-    response.status = { code: verdict.code, reason: verdict.reason, message: verdict.message };
+    response.status = { code: verdict.code, reason: verdict.reason, message: clipText(verdict.message, MAX_MESSAGE_LENGTH) };
   }
-  if (verdict.warnings.length > 0) response.warnings = [...verdict.warnings];
+  // Bounded here, where every verdict leaves: one write with thousands of findings must not
+  // answer with thousands of warning headers.
+  if (verdict.warnings.length > 0) response.warnings = boundWarnings(verdict.warnings);
   return { apiVersion: ADMISSION_API_VERSION, kind: ADMISSION_KIND, response };
 }
 

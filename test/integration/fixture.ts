@@ -2,13 +2,13 @@
 // plane, gives each test file its own namespace, and tears everything down at the end.
 // Set PLANWARDEN_KUBECONFIG to run against a control plane that is already up
 // (`npm run cluster:up` writes .planwarden/kubeconfig).
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { PROJECT_ROOT } from '../controlplane/build.ts';
 import { down, up, type ClusterState } from '../controlplane/cluster.ts';
 import { startStack, stopStack, type StackState } from '../controlplane/stack.ts';
+import { kubectlFor, type KubectlResult } from '../support/kubectl.ts';
 
 /** PLANWARDEN_TEST_DIR lets two suites run side by side, each with its own control plane. */
 const TEST_ROOT = process.env.PLANWARDEN_TEST_DIR ?? join(PROJECT_ROOT, '.planwarden');
@@ -70,41 +70,15 @@ export function kubeConfig(): KubeConfig {
   return kc;
 }
 
-export interface KubectlResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+export { run, type KubectlResult } from '../support/kubectl.ts';
 
-/** Runs a command to completion (killed after `timeoutMs`), capturing its output. */
-export function run(cmd: string, args: string[], opts: { input?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<KubectlResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ?? process.env });
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? -1, stdout, stderr });
-    });
-    child.stdin.end(opts.input ?? '');
-  });
-}
+const testKubectl = kubectlFor(() => testKubeconfig());
 
 /** Runs kubectl against the test control plane, as a user would. */
-export function kubectl(args: string[], opts: { input?: string; timeoutMs?: number } = {}): Promise<KubectlResult> {
-  return run('kubectl', ['--kubeconfig', testKubeconfig(), ...args], opts);
-}
+export const kubectl = (args: string[], opts: { input?: string; timeoutMs?: number } = {}): Promise<KubectlResult> => testKubectl(args, opts);
 
 /** kubectl that must succeed; returns stdout. */
-export async function kubectlOk(args: string[], opts: { input?: string } = {}): Promise<string> {
-  const r = await kubectl(args, opts);
-  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
-  return r.stdout;
-}
+export const kubectlOk = (args: string[], opts: { input?: string; timeoutMs?: number } = {}): Promise<string> => testKubectl.ok(args, opts);
 
 /**
  * Registers before/after hooks that create a fresh namespace for the calling test file

@@ -1,12 +1,12 @@
 // Starts extra webhook processes for reliability tests: the real webhook/main.ts, serving
 // the stack's TLS files on a port of its own, authenticated as the webhook's ServiceAccount
 // (the stack's webhook.kubeconfig) — so a test can run a second replica, or one it may kill.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
-import { PROJECT_ROOT } from '../controlplane/build.ts';
 import { freePort } from '../controlplane/cluster.ts';
+import { spawnEntryPoint } from './nodeProcess.ts';
 import { sleep } from './wait.ts';
 
 export interface WebhookProcess {
@@ -17,7 +17,7 @@ export interface WebhookProcess {
   exited: Promise<number | null>;
   /** GET a path (e.g. /metrics) over TLS, trusting the stack's CA. */
   get(path: string): Promise<{ status: number; body: string }>;
-  kill(signal?: NodeJS.Signals): Promise<void>;
+  kill: (signal?: NodeJS.Signals) => Promise<void>;
 }
 
 export function webhookTlsFiles(stackDir: string) {
@@ -42,15 +42,11 @@ function httpsGet(url: string, ca: string): Promise<{ status: number; body: stri
 export async function startWebhookProcess(opts: { stackDir: string; name: string; timeoutMs?: number }): Promise<WebhookProcess> {
   const port = await freePort();
   const tls = webhookTlsFiles(opts.stackDir);
-  const logs = join(opts.stackDir, 'logs');
-  mkdirSync(logs, { recursive: true });
-  const fd = openSync(join(logs, `webhook-${opts.name}.log`), 'a');
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(PROJECT_ROOT, 'webhook/main.ts'),
+  const started = spawnEntryPoint({
+    stackDir: opts.stackDir,
+    logName: `webhook-${opts.name}`,
+    script: 'webhook/main.ts',
+    args: [
       `--port=${port}`,
       `--tls-cert=${tls.cert}`,
       `--tls-key=${tls.key}`,
@@ -58,10 +54,8 @@ export async function startWebhookProcess(opts: { stackDir: string; name: string
       '--log-level=info',
       '--shutdown-delay-seconds=0',
     ],
-    { stdio: ['ignore', fd, fd], cwd: PROJECT_ROOT, env: { ...process.env, NODE_OPTIONS: '' } },
-  );
-  closeSync(fd);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  });
+  const { child, exited, kill, log } = started;
   const url = `https://127.0.0.1:${port}`;
   // The CA is re-read per call: a certificate renewal keeps it, but a test may replace it.
   const get = (path: string) => httpsGet(`${url}${path}`, readFileSync(tls.ca, 'utf8'));
@@ -72,20 +66,17 @@ export async function startWebhookProcess(opts: { stackDir: string; name: string
     child,
     exited,
     get,
-    async kill(signal: NodeJS.Signals = 'SIGKILL') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      await exited;
-    },
+    kill,
   };
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`webhook ${opts.name} exited during start-up; see ${join(logs, `webhook-${opts.name}.log`)}`);
+      throw new Error(`webhook ${opts.name} exited during start-up; see ${log}`);
     }
     if ((await get('/readyz')).status === 200) return proc;
     if (Date.now() > deadline) {
       await proc.kill();
-      throw new Error(`webhook ${opts.name} did not become ready; see ${join(logs, `webhook-${opts.name}.log`)}`);
+      throw new Error(`webhook ${opts.name} did not become ready; see ${log}`);
     }
     await sleep(200);
   }

@@ -56,7 +56,7 @@ import {
   triggerIdentity,
 } from '../../shared/plan/triggers.ts';
 import type { PlanRequest } from '../../shared/plan/triggers.ts';
-import { allow, combine, deny, objectRef } from './verdict.ts';
+import { allow, clipText, combine, deny, objectRef } from './verdict.ts';
 import type { Verdict } from './verdict.ts';
 
 export interface InstanceAdmissionContext {
@@ -80,7 +80,6 @@ export type InstanceRule = (ctx: InstanceAdmissionContext) => Verdict;
 export const PRE_CHECKS_ANNOTATION = 'planwarden.dev/pre-checks';
 /** Insight levels an upgrade needs accepted (OpenShift: "warning or above"). */
 const RISK_LEVELS: ReadonlySet<ImpactLevel> = new Set<ImpactLevel>(['warning', 'error', 'critical']);
-const WARNING_MAX = 119;
 const VALUE_MAX = 40;
 const SUMMARY_MAX = 60;
 const LISTED_INSIGHTS_MAX = 3;
@@ -238,15 +237,11 @@ export function runningPlan(instance: Instance | undefined): RunningPlan | undef
 
 /** Warnings stay under 120 characters (kubectl prints them on one line). */
 export function clip(text: string): string {
-  return shorten(text, WARNING_MAX);
-}
-
-function shorten(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  return clipText(text);
 }
 
 function quoteValue(v: string | undefined): string {
-  return v === undefined ? 'unset' : JSON.stringify(shorten(v, VALUE_MAX));
+  return v === undefined ? 'unset' : JSON.stringify(clipText(v, VALUE_MAX));
 }
 
 const quoted = (names: readonly string[]) => names.map((n) => `"${n}"`).join(', ');
@@ -771,7 +766,7 @@ export function upgradePreChecks(ctx: InstanceAdmissionContext): Verdict {
     (informer.insights ?? [])
       .filter((i) => RISK_LEVELS.has(i.impact.level) && i.remediation?.resolved !== true)
       .filter((i) => !accepted.has(JSON.stringify([informer.name, i.uid])))
-      .map((i) => `${informer.name}/${i.uid} (${i.impact.level}: ${shorten(i.impact.summary, SUMMARY_MAX)})`),
+      .map((i) => `${informer.name}/${i.uid} (${i.impact.level}: ${clipText(i.impact.summary, SUMMARY_MAX)})`),
   );
   if (open.length === 0) return allow();
   const listed = open.slice(0, LISTED_INSIGHTS_MAX).join(', ');

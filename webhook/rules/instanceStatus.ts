@@ -22,7 +22,7 @@ import { createPatch, type Operation } from 'rfc6902';
 import type { AdapterStatus, Condition, Instance } from '../../shared/api/schema.ts';
 import { adapterAvailability, aggregateRootConditions, mergeAdapterReport } from '../../shared/conditions/aggregate.ts';
 import { findCondition } from '../../shared/conditions/conditions.ts';
-import { allow, clipWarning, combine, deny, objectRef, type Verdict } from './verdict.ts';
+import { allow, clipText, combine, deny, objectRef, type Verdict } from './verdict.ts';
 
 export interface InstanceStatusContext {
   oldObject: Instance;
@@ -229,7 +229,7 @@ export function mutateInstanceStatus(ctx: InstanceStatusContext): Verdict {
     const merged = mergeAdapterReport(r.stored, r.report, ctx.now);
     if (r.stored !== undefined && merged === r.stored) {
       warnings.push(
-        clipWarning(`adapter "${entry.name}" reported Available=Unknown: kept its report of generation ${r.stored.observedGeneration}`),
+        clipText(`adapter "${entry.name}" reported Available=Unknown: kept its report of generation ${r.stored.observedGeneration}`),
       );
     }
     if (!sameJson(merged, entry)) patch.push({ op: 'replace', path: `/status/adapters/${index}`, value: merged });

@@ -21,7 +21,7 @@ import {
   type TaskKind,
   type TaskSpec,
 } from '../../shared/api/schema.ts';
-import { allow, deny, objectRef, type Verdict } from './verdict.ts';
+import { allow, boundWarnings, deny, objectRef, type Verdict } from './verdict.ts';
 
 export interface OperatorVersionContext {
   operation: 'CREATE' | 'UPDATE' | 'DELETE';
@@ -44,8 +44,6 @@ export interface Finding {
 
 export type SpecCheck = (spec: OperatorVersionSpec) => Finding[];
 
-const MAX_WARNINGS = 10;
-const WARNING_LENGTH = 119;
 const SEMVER =
   /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;
 
@@ -402,14 +400,8 @@ export function reviewOperatorVersionSpec(spec: OperatorVersionSpec): Finding[] 
   return SPEC_CHECKS.flatMap((check) => check(spec));
 }
 
-function clip(text: string): string {
-  return text.length <= WARNING_LENGTH ? text : `${text.slice(0, WARNING_LENGTH - 1)}…`;
-}
-
 function warningLines(findings: readonly Finding[], extra: readonly string[]): string[] {
-  const lines = [...findings.map((f) => `${f.path}: ${f.problem}`), ...extra];
-  const shown = lines.slice(0, MAX_WARNINGS).map(clip);
-  return lines.length > MAX_WARNINGS ? [...shown, `…and ${lines.length - MAX_WARNINGS} more warnings`] : shown;
+  return boundWarnings([...findings.map((f) => `${f.path}: ${f.problem}`), ...extra]);
 }
 
 function instancesPhrase(n: number): string {

@@ -23,6 +23,11 @@ export interface Denied {
 
 export type Verdict = Allowed | Denied;
 
+/** At most this many warnings reach the user; the rest are counted in a last line. */
+export const MAX_WARNINGS = 10;
+/** A denial message is cut here: kubectl shows it whole, and no rule needs more. */
+export const MAX_MESSAGE_LENGTH = 4096;
+
 export function allow(warnings: string[] = [], patch: Operation[] = []): Allowed {
   return { allowed: true, warnings, patch };
 }
@@ -43,14 +48,18 @@ export interface DenialParts {
   warnings?: string[];
 }
 
-/** One line: `<object>: <refused> refused: <why>; <fix> [rule <id>]`. */
+/**
+ * One line: `<object>: <refused> refused: <why>; <fix> [rule <id>]`. A `why` too long for
+ * MAX_MESSAGE_LENGTH is cut in the middle of the line, so the fix and the rule id stay.
+ */
 export function deny(p: DenialParts): Denied {
+  const tail = clipText(`; ${p.fix} [rule ${p.rule}]`, MAX_MESSAGE_LENGTH / 2);
   return {
     allowed: false,
     code: p.code ?? 403,
     reason: p.reason ?? 'Forbidden',
     rule: p.rule,
-    message: `${p.object}: ${p.refused} refused: ${p.why}; ${p.fix} [rule ${p.rule}]`,
+    message: clipText(`${p.object}: ${p.refused} refused: ${p.why}`, MAX_MESSAGE_LENGTH - tail.length) + tail,
     warnings: p.warnings ?? [],
   };
 }
@@ -65,9 +74,15 @@ export function objectRef(kind: string, meta: { name?: string; generateName?: st
   return namespace ? `${kind} "${namespace}/${name}"` : `${kind} "${name}"`;
 }
 
-/** A warning cut to what kubectl shows well (the rules promise < 120 characters). */
-export function clipWarning(text: string, max = 119): string {
+/** `text` cut to `max` characters with an ellipsis; the default is a warning's length (kubectl shows < 120 on one line). */
+export function clipText(text: string, max = 119): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+/** `lines` as kubectl shows them well: each clipped, at most `max`, the rest counted. */
+export function boundWarnings(lines: readonly string[], max = MAX_WARNINGS): string[] {
+  const shown = lines.slice(0, max).map((line) => clipText(line));
+  return lines.length > max ? [...shown, `…and ${lines.length - max} more warnings`] : shown;
 }
 
 /** Combine verdicts of independent rules: the first denial wins; warnings and patches add up. */

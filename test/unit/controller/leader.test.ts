@@ -1,6 +1,8 @@
 // Leader election's decision: given the Lease as read, who we are and the time, what to write.
 import { expect } from 'chai';
+import { KubeApiError } from '../../../controller/kube.ts';
 import {
+  LeaderElector,
   decideLease,
   leaseExpiry,
   leaseFingerprint,
@@ -201,6 +203,73 @@ describe('controller/leader', () => {
     it('is stable for the same record', () => {
       const a = lease({ holderIdentity: 'other', renewTime: at(-2) }, '1');
       expect(leaseFingerprint(a)).to.equal(leaseFingerprint(structuredClone(a)));
+    });
+  });
+
+  describe('LeaderElector against an in-memory Lease store', () => {
+    /** One Lease with resourceVersion checks, as the apiserver keeps it; counts requests by verb. */
+    function leaseStore() {
+      const store = { lease: undefined as Lease | undefined, rv: 0, calls: { GET: 0, POST: 0, PUT: 0 } as Record<string, number> };
+      const request = async <T>(req: { method: string; body?: unknown }): Promise<T> => {
+        store.calls[req.method] = (store.calls[req.method] ?? 0) + 1;
+        await new Promise((r) => setImmediate(r));
+        if (req.method === 'GET') {
+          if (!store.lease) throw new KubeApiError(404, 'NotFound', 'not found');
+          return structuredClone(store.lease) as T;
+        }
+        const body = structuredClone(req.body) as Lease;
+        if (req.method === 'POST' && store.lease) throw new KubeApiError(409, 'AlreadyExists', 'exists');
+        if (req.method === 'PUT' && body.metadata.resourceVersion !== store.lease?.metadata.resourceVersion) {
+          throw new KubeApiError(409, 'Conflict', 'the object has been modified');
+        }
+        store.lease = { ...body, metadata: { ...body.metadata, resourceVersion: String(++store.rv) } };
+        return structuredClone(store.lease) as T;
+      };
+      return { store, kube: { request } as never };
+    }
+    const until = async (cond: () => boolean) => {
+      for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
+      expect(cond(), 'condition reached').to.equal(true);
+    };
+    const timing = { leaseDurationSeconds: 5, renewDeadlineSeconds: 3, retryPeriodSeconds: 0.01 };
+    const electors: LeaderElector[] = [];
+    const elector = (kube: never, onStartedLeading: () => void) => {
+      const e = new LeaderElector({ kube, namespace: 'ns', name: 'l', identity: 'me', timing, onStartedLeading });
+      electors.push(e);
+      return e;
+    };
+    // A failed assertion must not leave an elector renewing forever.
+    afterEach(async () => {
+      await Promise.all(electors.splice(0).map((e) => e.stop()));
+    });
+
+    it('renews a Lease it holds with a PUT alone, reading it again only after a conflict shows someone else took it', async () => {
+      const { store, kube } = leaseStore();
+      let leading = false;
+      const ended = elector(kube, () => void (leading = true)).run();
+      await until(() => leading && store.calls.PUT! >= 10);
+      // One GET (found nothing) and a POST to create it; every renewal since is a PUT alone.
+      expect(store.calls.GET).to.equal(1);
+      expect(store.calls.POST).to.equal(1);
+      expect(store.lease?.spec?.holderIdentity).to.equal('me');
+
+      // Another candidate takes the Lease over: our next conditional PUT conflicts, we read
+      // it, see the new holder and step down.
+      store.lease = { ...store.lease!, metadata: { ...store.lease!.metadata, resourceVersion: String(++store.rv) }, spec: { ...store.lease!.spec, holderIdentity: 'other', renewTime: toMicroTime(new Date()) } };
+      expect(await ended).to.equal('lost');
+      expect(store.calls.GET).to.equal(2);
+      expect(store.lease.spec?.holderIdentity).to.equal('other');
+    });
+
+    it('hands the Lease back on stop', async () => {
+      const { store, kube } = leaseStore();
+      let leading = false;
+      const me = elector(kube, () => void (leading = true));
+      const ended = me.run();
+      await until(() => leading);
+      expect(await me.stop()).to.equal('released');
+      await ended;
+      expect(store.lease?.spec?.holderIdentity).to.equal('');
     });
   });
 });

@@ -219,6 +219,20 @@ describe('webhook/review', function () {
       });
     });
 
+    it('bounds what one answer carries: 10 warnings of < 120 characters plus a count, a denial message of 4096', function () {
+      const many = Array.from({ length: 20_000 }, (_, i) => `parameter p${i} is not declared${' by the OperatorVersion'.repeat(i === 0 ? 10 : 1)}`);
+      const allowed = encodeVerdict('uid-4', allow(many)).response;
+      expect(allowed.warnings).to.have.length(11);
+      expect(allowed.warnings![0]).to.have.length(119).and.match(/…$/);
+      expect(allowed.warnings![1]).to.equal(many[1]);
+      expect(allowed.warnings![10]).to.equal('…and 19990 more warnings');
+      const denied = deny({ rule: 'r', object: 'Instance "a/b"', refused: 'x', why: 'y'.repeat(10_000), fix: 'z', warnings: many });
+      const r = encodeVerdict('uid-5', denied).response;
+      expect(r.status?.message).to.have.length(4096).and.match(/…; z \[rule r\]$/);
+      expect(r.warnings).to.have.length(11);
+      expect(JSON.stringify(r).length).to.be.below(6_000);
+    });
+
     it('reports an internal error as a 500 denial that points at the logs by uid', function () {
       const v = internalErrorVerdict(decodeOk(body(validReview())));
       const r = encodeVerdict('705ab4f5-6393-11e8-b7cc-42010a800002', v).response;
