@@ -79,14 +79,15 @@ export async function holdLease(kube: KubeClient, name: string): Promise<void> {
   });
 }
 
+/** planwarden_api_requests_total of `c`, summed by "METHOD resource" (e.g. "PUT leases"). */
 export async function apiRequestCounts(c: Controller): Promise<Map<string, number>> {
   const { body } = await httpText(c.metricsUrl);
-  const byMethod = new Map<string, number>();
+  const byRequest = new Map<string, number>();
   for (const s of parseMetric(body, 'planwarden_api_requests_total')) {
-    const m = s.labels.method ?? '?';
-    byMethod.set(m, (byMethod.get(m) ?? 0) + s.value);
+    const key = `${s.labels.method ?? '?'} ${s.labels.resource ?? '?'}`;
+    byRequest.set(key, (byRequest.get(key) ?? 0) + s.value);
   }
-  return byMethod;
+  return byRequest;
 }
 
 async function heapUsedMiB(c: Controller): Promise<number> {

@@ -113,7 +113,7 @@ interface ClusterResults {
   admission: AdmissionBenchResult;
   trigger: { triggerToCompleteMs: number[]; writeObserveMs: number[] };
   thousand: { seconds: number; createSeconds: number; baselineCreateSeconds: number };
-  idle: { seconds: number; byMethod: Record<string, number> };
+  idle: { seconds: number; byRequest: Record<string, number> };
   leaderAfterThousand: { rssMiB: number; heapUsedMiB: number };
   memIdle: { rssMiB: number; heapUsedMiB: number };
   memFull: { rssMiB: number; heapUsedMiB: number; instances: number };
@@ -208,8 +208,8 @@ async function clusterHalf(): Promise<ClusterResults> {
   const before = await apiRequestCounts(runner);
   await sleep(settings.idleSeconds * 1000);
   const after = await apiRequestCounts(runner);
-  const byMethod: Record<string, number> = {};
-  for (const [m, v] of after) if (v - (before.get(m) ?? 0) > 0) byMethod[m] = v - (before.get(m) ?? 0);
+  const byRequest: Record<string, number> = {};
+  for (const [m, v] of after) if (v - (before.get(m) ?? 0) > 0) byRequest[m] = v - (before.get(m) ?? 0);
   const leaderAfterThousand = await sampleMemory(runner, Math.min(5, settings.memorySampleSeconds));
   await runner.stop();
 
@@ -244,7 +244,7 @@ async function clusterHalf(): Promise<ClusterResults> {
     admission,
     trigger,
     thousand: { ...thousand, baselineCreateSeconds },
-    idle: { seconds: settings.idleSeconds, byMethod },
+    idle: { seconds: settings.idleSeconds, byRequest },
     leaderAfterThousand,
     memIdle,
     memFull,
@@ -284,7 +284,14 @@ async function main(): Promise<void> {
   const r = (v: number | undefined, d = 2) => (v === undefined ? null : round(v, d));
   const adm = cl?.admission;
   const over = (a?: number, b?: number) => (a === undefined || b === undefined ? null : round(a - b, 2));
-  const idleNonWatch = cl ? Object.entries(cl.idle.byMethod).filter(([m]) => m !== 'WATCH').reduce((s, [, v]) => s + v, 0) : undefined;
+  const idleCount = (keep: (method: string, resource: string) => boolean) =>
+    cl
+      ? Object.entries(cl.idle.byRequest)
+          .filter(([key]) => keep(key.split(' ')[0]!, key.split(' ')[1] ?? ''))
+          .reduce((s, [, v]) => s + v, 0)
+      : undefined;
+  const idleNonWatch = idleCount((m) => m !== 'WATCH');
+  const idleLease = idleCount((m, res) => m !== 'WATCH' && res === 'leases');
   const perMinute = (n: number | undefined) => (n === undefined || !cl ? null : round((n * 60) / cl.idle.seconds, 1));
   const trig = cl?.trigger;
 
@@ -352,8 +359,10 @@ async function main(): Promise<void> {
       heapUsedMiBIdle: r(cl?.memIdle.heapUsedMiB, 1),
       rssMiBLeaderAfterThousand: r(cl?.leaderAfterThousand.rssMiB, 1),
       idleRequestsPerMinute: perMinute(idleNonWatch),
-      idleWatchRequestsPerMinute: perMinute(cl ? (cl.idle.byMethod.WATCH ?? 0) : undefined),
-      idleRequestsByMethod: cl?.idle.byMethod ?? null,
+      idleLeaseRequestsPerMinute: perMinute(idleLease),
+      idleOtherRequestsPerMinute: perMinute(idleNonWatch === undefined || idleLease === undefined ? undefined : idleNonWatch - idleLease),
+      idleWatchRequestsPerMinute: perMinute(idleCount((m) => m === 'WATCH')),
+      idleRequests: cl?.idle.byRequest ?? null,
       idleWindowSeconds: cl?.idle.seconds ?? null,
     },
     notes,
@@ -377,7 +386,7 @@ async function main(): Promise<void> {
       'controller.triggerToComplete: manual trigger of a 3-step Dummy plan (durationSeconds 0) written → run COMPLETE seen on a watch; baseline writeObserve = one label patch through the same Instance webhooks seen on a watch',
       `controller.thousandInstances: ${settings.thousand} Instances created ${settings.createConcurrency} in flight, until all report deploy (3 Dummy steps) COMPLETE; baseline = creating ${settings.thousand} Instances that no controller runs, same concurrency`,
       `controller.rss*: VmRSS from /proc (median of ${settings.memorySampleSeconds} one-second samples, ${settings.settleSeconds} s after the caches synced) of a standby replica (its Lease held elsewhere): the informer cache of ${settings.rssInstances} Instances without status, no reconciling; every bench controller runs as plain JavaScript (controller/main.ts and its imports transpiled, as in the image), not through tsx; rssMiBLeaderAfterThousand is the leader that ran the ${settings.thousand + 1} Instances, status included`,
-      `controller.idleRequestsPerMinute: planwarden_api_requests_total of the leader over ${settings.idleSeconds} s after ${settings.settleSeconds} s of settling with ${settings.thousand + 1} COMPLETE Instances; WATCH (re)connects excluded and reported as idleWatchRequestsPerMinute`,
+      `controller.idleRequestsPerMinute: planwarden_api_requests_total of the leader over ${settings.idleSeconds} s after ${settings.settleSeconds} s of settling with ${settings.thousand + 1} COMPLETE Instances; WATCH (re)connects excluded and reported as idleWatchRequestsPerMinute; idleLeaseRequestsPerMinute is the part that keeps the leader Lease (one conditional PUT per retry period, 2 s), idleOtherRequestsPerMinute everything else`,
     );
   }
 
@@ -400,12 +409,14 @@ async function main(): Promise<void> {
     { figure: `controller RSS, ${settings.rssInstances} cached`, value: results.controller.rssMiB10k, unit: 'MiB', baseline: results.controller.rssMiBIdle, baselineLabel: '0 cached', ratio: ratio(results.controller.rssMiB10k, results.controller.rssMiBIdle) },
     { figure: `leader RSS after ${settings.thousand} runs`, value: results.controller.rssMiBLeaderAfterThousand, unit: 'MiB' },
     { figure: 'idle API requests/min (no WATCH)', value: results.controller.idleRequestsPerMinute, unit: '/min' },
+    { figure: '  of which leader Lease', value: results.controller.idleLeaseRequestsPerMinute, unit: '/min' },
+    { figure: '  of which all else', value: results.controller.idleOtherRequestsPerMinute, unit: '/min' },
     { figure: 'idle WATCH (re)connects/min', value: results.controller.idleWatchRequestsPerMinute, unit: '/min' },
   ];
   console.log(`\nplanwarden bench — ${results.machine.cpus} CPUs (${results.machine.cpuModel}), node ${results.machine.node}, ${results.machine.date}`);
   console.log(`load average at start ${results.machine.loadAverageAtStart.join(' ')}, at end ${results.machine.loadAverageAtEnd.join(' ')}\n`);
   console.log(renderTable(rows));
-  if (results.controller.idleRequestsByMethod) console.log(`\nidle requests by method over ${settings.idleSeconds} s: ${JSON.stringify(results.controller.idleRequestsByMethod)}`);
+  if (results.controller.idleRequests) console.log(`\nidle requests by method and resource over ${settings.idleSeconds} s: ${JSON.stringify(results.controller.idleRequests)}`);
   console.log(`\nwritten to ${RESULTS_FILE} (${results.durationSeconds} s)`);
 }
 

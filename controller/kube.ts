@@ -160,6 +160,21 @@ export function apiErrorMessage(err: unknown): string {
   return String(err);
 }
 
+/**
+ * The resource a request path addresses, for metrics: `instances`, `instances/status`,
+ * `leases`, `discovery` for /api, /apis and group versions; a name never shows.
+ */
+export function resourceOfPath(path: string): string {
+  const parts = path.split('?')[0]!.split('/').filter(Boolean);
+  // /api/v1/... or /apis/<group>/<version>/...
+  const rest = parts[0] === 'api' ? parts.slice(2) : parts[0] === 'apis' ? parts.slice(3) : undefined;
+  if (!rest || rest.length === 0) return 'discovery';
+  const scoped = rest[0] === 'namespaces' && rest.length >= 3 ? rest.slice(2) : rest;
+  const [resource, name, subresource] = scoped;
+  if (!resource) return 'discovery';
+  return name !== undefined && subresource !== undefined ? `${resource}/${subresource}` : resource;
+}
+
 /** The URL path prefix of an API group version: /api/v1 or /apis/<group>/<version>. */
 export function groupVersionPath(apiVersion: string): string {
   return apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
@@ -385,7 +400,7 @@ class HttpKubeClient implements KubeClient {
       if (closed) return;
       req = (secure ? https : http).request(url, options, (res) => {
         const statusCode = res.statusCode ?? 0;
-        this.metrics?.countApiRequest('WATCH', statusCode);
+        this.metrics?.countApiRequest('WATCH', statusCode, resourceOfPath(path));
         if (statusCode !== 200) {
           collectBody(res).then(
             (body) => finish(errorFromResponse('WATCH', path, { statusCode, body })),
@@ -424,7 +439,7 @@ class HttpKubeClient implements KubeClient {
       });
       req.on('socket', (socket) => socket.setKeepAlive(true, 30_000));
       req.on('error', (e) => {
-        if (!closed) this.metrics?.countApiRequest('WATCH', 'error');
+        if (!closed) this.metrics?.countApiRequest('WATCH', 'error', resourceOfPath(path));
         finish(networkError('WATCH', path, e));
       });
       req.end();
@@ -476,10 +491,10 @@ class HttpKubeClient implements KubeClient {
         req.on('error', reject);
         req.end(body);
       });
-      this.metrics?.countApiRequest(method, res.statusCode);
+      this.metrics?.countApiRequest(method, res.statusCode, resourceOfPath(path));
       return res;
     } catch (err) {
-      this.metrics?.countApiRequest(method, 'error');
+      this.metrics?.countApiRequest(method, 'error', resourceOfPath(path));
       throw networkError(method, path, err);
     }
   }

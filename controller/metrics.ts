@@ -23,7 +23,7 @@ export interface ControllerMetrics {
   countStepRetry(plan: string): void;
   setLeader(identity: string, leading: boolean): void;
   /** One request to the Kubernetes API; `code` is the HTTP status, or "error" when none came back. */
-  countApiRequest(method: string, code: number | 'error'): void;
+  countApiRequest(method: string, code: number | 'error', resource?: string): void;
 }
 
 export interface MetricsOptions {
@@ -98,8 +98,8 @@ export function createControllerMetrics({ defaultMetrics = true }: MetricsOption
   });
   const apiRequests = new Counter({
     name: 'planwarden_api_requests_total',
-    help: 'Requests to the Kubernetes API, by method (WATCH for watches) and HTTP status code.',
-    labelNames: ['method', 'code'] as const,
+    help: 'Requests to the Kubernetes API, by method (WATCH for watches), HTTP status code and resource (e.g. instances/status, leases).',
+    labelNames: ['method', 'code', 'resource'] as const,
     registers,
   });
 
@@ -113,6 +113,6 @@ export function createControllerMetrics({ defaultMetrics = true }: MetricsOption
     observeStep: (plan, result, seconds) => stepDuration.observe({ plan, result }, seconds),
     countStepRetry: (plan) => stepRetries.inc({ plan }),
     setLeader: (identity, leading) => leader.set({ identity }, leading ? 1 : 0),
-    countApiRequest: (method, code) => apiRequests.inc({ method, code: String(code) }),
+    countApiRequest: (method, code, resource = 'unknown') => apiRequests.inc({ method, code: String(code), resource }),
   };
 }

@@ -1,6 +1,6 @@
 // The pure parts of the API client: how failures are classified and how paths are built.
 import { expect } from 'chai';
-import { apiErrorMessage, classifyApiError, groupVersionPath, KubeApiError, resourcePath, type ApiErrorClass } from '../../../controller/kube.ts';
+import { apiErrorMessage, classifyApiError, groupVersionPath, KubeApiError, resourceOfPath, resourcePath, type ApiErrorClass } from '../../../controller/kube.ts';
 
 describe('controller/kube', () => {
   describe('classifyApiError', () => {
@@ -48,6 +48,19 @@ describe('controller/kube', () => {
     it('puts the core group under /api and the others under /apis', () => {
       expect(groupVersionPath('v1')).to.equal('/api/v1');
       expect(groupVersionPath('apps/v1')).to.equal('/apis/apps/v1');
+    });
+    it('names the resource of a request path for metrics, never the object', () => {
+      const rows: [string, string][] = [
+        ['/apis/coordination.k8s.io/v1/namespaces/planwarden-system/leases/planwarden-controller', 'leases'],
+        ['/apis/planwarden.dev/v1alpha1/namespaces/shop/instances/kafka/status', 'instances/status'],
+        ['/apis/planwarden.dev/v1alpha1/instances?labelSelector=a', 'instances'],
+        ['/api/v1/namespaces/shop/events', 'events'],
+        ['/api/v1/namespaces/shop', 'namespaces'],
+        ['/api/v1/nodes/n1', 'nodes'],
+        ['/apis/apps/v1', 'discovery'],
+        ['/api', 'discovery'],
+      ];
+      for (const [path, resource] of rows) expect(resourceOfPath(path), path).to.equal(resource);
     });
     it('addresses a namespaced object', () => {
       expect(resourcePath({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'team-a', name: 'web' }, deployments)).to.equal('/apis/apps/v1/namespaces/team-a/deployments/web');

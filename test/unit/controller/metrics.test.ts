@@ -13,7 +13,7 @@ describe('controller/metrics', () => {
     m.observeStep('deploy', 'FATAL_ERROR', 3);
     m.countStepRetry('deploy');
     m.setLeader('pod-a_1234', true);
-    m.countApiRequest('PATCH', 200);
+    m.countApiRequest('PATCH', 200, 'instances/status');
     m.countApiRequest('GET', 'error');
     const text = await m.registry.metrics();
     for (const line of [
@@ -25,8 +25,8 @@ describe('controller/metrics', () => {
       'planwarden_step_duration_seconds_count{plan="deploy",result="FATAL_ERROR"} 1',
       'planwarden_step_retries_total{plan="deploy"} 1',
       'planwarden_leader{identity="pod-a_1234"} 1',
-      'planwarden_api_requests_total{method="PATCH",code="200"} 1',
-      'planwarden_api_requests_total{method="GET",code="error"} 1',
+      'planwarden_api_requests_total{method="PATCH",code="200",resource="instances/status"} 1',
+      'planwarden_api_requests_total{method="GET",code="error",resource="unknown"} 1',
     ]) {
       expect(text).to.include(line);
     }
