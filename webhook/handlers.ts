@@ -11,7 +11,7 @@ import { admitInstance, type InstanceAdmissionContext } from './rules/instance.t
 import { mutateInstance } from './rules/instanceMutate.ts';
 import { admitInstanceStatus, mutateInstanceStatus } from './rules/instanceStatus.ts';
 import { admitOperatorVersion } from './rules/operatorVersion.ts';
-import { admitUpdatePlan, reportedInsightsOf, type UpdatePlanContext } from './rules/updatePlan.ts';
+import { admitUpdatePlan, needsOtherUpdatePlans, reportedInsightsOf, type UpdatePlanContext } from './rules/updatePlan.ts';
 import { isReservationStale, reservationName } from '../shared/reservations.ts';
 import { allow, deny, objectRef, type Verdict } from './rules/verdict.ts';
 import type { WebhookRoutes } from './server.ts';
@@ -144,11 +144,14 @@ async function handleUpdatePlan(req: AdmissionRequest, lookups: WebhookLookups, 
   const object = (req.object ?? req.oldObject) as unknown as UpdatePlan;
   const ns = req.namespace ?? object.metadata.namespace ?? '';
   if (req.operation === 'DELETE') return allow();
-  const all = await lookups.listUpdatePlans(ns);
+  const oldObject = (req.oldObject ?? undefined) as unknown as UpdatePlan | undefined;
+  // Most writes need no lookup; and a consistent LIST right after writes to other kinds
+  // waits for the apiserver's watch cache to catch up (tens of milliseconds).
+  const all = needsOtherUpdatePlans(req.operation, object, oldObject) ? await lookups.listUpdatePlans(ns) : [];
   const others = all.filter((p) => p.metadata.name !== object.metadata.name);
   const ctx: UpdatePlanContext = {
     operation: req.operation,
-    oldObject: (req.oldObject ?? undefined) as unknown as UpdatePlan | undefined,
+    oldObject,
     object,
     others,
     reportedInsights: reportedInsightsOf([...all, object]),

@@ -52,6 +52,20 @@ export function reportedInsightsOf(plans: readonly (UpdatePlan | undefined)[]): 
   );
 }
 
+/**
+ * Whether judging this write needs the namespace's other UpdatePlans: for a CREATE
+ * (uniqueness), or when the spec newly accepts an insight that neither this object's nor
+ * its old version's status reported. Every other write — a label, an acceptance of an
+ * insight this plan shows — is judged from the request alone, with no API call.
+ */
+export function needsOtherUpdatePlans(operation: UpdatePlanContext['operation'], object: UpdatePlan, oldObject?: UpdatePlan): boolean {
+  if (operation === 'CREATE') return true;
+  if (operation === 'DELETE') return false;
+  const known = new Set(reportedInsightsOf([object, oldObject]).map(pairKey));
+  const stored = new Set((oldObject?.spec.acceptedInsights ?? []).map(pairKey));
+  return (object.spec.acceptedInsights ?? []).some((e) => !stored.has(pairKey(e)) && !known.has(pairKey(e)));
+}
+
 /** targetRelease is fixed at creation: an UpdatePlan is the analysis of one target. */
 export function targetReleaseImmutable(ctx: UpdatePlanContext): Verdict {
   const before = ctx.oldObject?.spec.targetRelease;

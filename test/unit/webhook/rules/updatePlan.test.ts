@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { AcceptedInsight, UpdatePlan, UpdatePlanStatus } from '../../../../shared/api/schema.ts';
 import {
   admitUpdatePlan,
+  needsOtherUpdatePlans,
   reportedInsightsOf,
   type ReportedInsight,
   type UpdatePlanContext,
@@ -283,6 +284,41 @@ describe('isReservationStale', () => {
       const reservation = { creationTimestamp: row.created, holderUid: 'uid-1' };
       const got = row.grace === undefined ? isReservationStale(reservation, row.holderExists, NOW) : isReservationStale(reservation, row.holderExists, NOW, row.grace);
       expect(got).to.equal(row.stale);
+    });
+  }
+});
+
+describe('needsOtherUpdatePlans', () => {
+  const reported = informerStatus('broker-informer', ['pdb-1']);
+  const rows: { says: string; op: 'CREATE' | 'UPDATE' | 'DELETE'; object: UpdatePlan; old?: UpdatePlan; needs: boolean }[] = [
+    { says: 'a CREATE does (uniqueness)', op: 'CREATE', object: plan('a', '2.0.0'), needs: true },
+    { says: 'a DELETE does not', op: 'DELETE', object: plan('a', '2.0.0'), needs: false },
+    { says: 'an UPDATE that accepts nothing new does not (a label, a status report)', op: 'UPDATE', object: plan('a', '2.0.0'), old: plan('a', '2.0.0'), needs: false },
+    {
+      says: 'an UPDATE accepting an insight this plan reported does not',
+      op: 'UPDATE',
+      object: plan('a', '2.0.0', [accept('broker-informer', 'pdb-1')], reported),
+      old: plan('a', '2.0.0', undefined, reported),
+      needs: false,
+    },
+    {
+      says: 'an UPDATE keeping an acceptance already stored does not, reported or not',
+      op: 'UPDATE',
+      object: plan('a', '2.0.0', [accept('gone', 'x')]),
+      old: plan('a', '2.0.0', [accept('gone', 'x')]),
+      needs: false,
+    },
+    {
+      says: 'an UPDATE accepting an insight this plan does not show does (another plan may have reported it)',
+      op: 'UPDATE',
+      object: plan('a', '2.0.0', [accept('zk-informer', 'quorum-3')], reported),
+      old: plan('a', '2.0.0', undefined, reported),
+      needs: true,
+    },
+  ];
+  for (const r of rows) {
+    it(r.says, () => {
+      expect(needsOtherUpdatePlans(r.op, r.object, r.old)).to.equal(r.needs);
     });
   }
 });
