@@ -45,6 +45,14 @@ describe('controller resilience (real processes, real apiserver)', function () {
   afterEach(async function () {
     await Promise.all(procs.splice(0).map((p) => p.kill('SIGKILL')));
   });
+  after(async function () {
+    this.timeout(120_000);
+    // The Instances carry the cleanup finalizer and only this file's controllers select
+    // them: run one while they are deleted, or the namespace stays Terminating.
+    const cleaner = await start('res-cleanup', `test-${ns()}-cleanup`);
+    await kubectl(['-n', ns(), 'delete', 'instances', '--all', '--timeout=60s']);
+    await cleaner.kill('SIGKILL');
+  });
 
   before(async function () {
     const ov = dummyOperatorVersion('steps-1.0.0', ns());

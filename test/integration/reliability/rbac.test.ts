@@ -69,7 +69,9 @@ const ROWS: Row[] = [
   row('webhook', true, 'get', 'operatorversions.planwarden.dev', undefined, 'an Instance is judged against its OperatorVersion'),
   row('webhook', true, 'list', 'instances.planwarden.dev', undefined, 'an OperatorVersion in use is judged by who uses it'),
   row('webhook', true, 'list', 'updateplans.planwarden.dev', undefined, 'upgrades need their UpdatePlan'),
-  row('webhook', true, 'watch', 'updateinformers.planwarden.dev', undefined, 'informer reports'),
+  row('webhook', true, 'get', 'updateplans.planwarden.dev', 'default', 'a reservation is checked against its holder'),
+  row('webhook', false, 'watch', 'instances.planwarden.dev', undefined, 'it reads live and watches nothing'),
+  row('webhook', false, 'get', 'updateinformers.planwarden.dev', 'default', 'informers are not read'),
   row('webhook', false, 'update', 'instances.planwarden.dev', 'default', 'it judges writes, never makes them'),
   row('webhook', false, 'update', 'instances.planwarden.dev/status', 'default', 'status belongs to the controller'),
   row('webhook', false, 'create', 'updateplans.planwarden.dev', 'default', 'it never creates UpdatePlans'),
@@ -159,18 +161,24 @@ describe('reliability: RBAC of the controller and webhook ServiceAccounts (kubec
   // What `--list` shows beyond the planwarden kinds: what every authenticated identity may do.
   const SELF_REVIEWS = ['selfsubjectaccessreviews.authorization.k8s.io', 'selfsubjectrulesreviews.authorization.k8s.io', 'selfsubjectreviews.authentication.k8s.io'];
   const PLANWARDEN = ['instances.planwarden.dev', 'operatorversions.planwarden.dev', 'updateplans.planwarden.dev', 'updateinformers.planwarden.dev'];
+  /** What the webhook may do with planwarden's kinds: exactly what its lookups use. */
+  const WEBHOOK_READS: Record<string, string[]> = {
+    'instances.planwarden.dev': ['list'],
+    'operatorversions.planwarden.dev': ['get'],
+    'updateplans.planwarden.dev': ['get', 'list'],
+  };
 
-  it('lists for the webhook exactly planwarden’s kinds read-only, plus reservations in planwarden-system, and no wildcard', async function () {
+  it('lists for the webhook exactly the reads its lookups make, plus reservations in planwarden-system, and no wildcard', async function () {
     for (const ns of ['planwarden-system', 'default']) {
       const r = await kubectl(['auth', 'can-i', '--list', '-n', ns, `--as=${WEBHOOK}`]);
       expect(r.code, r.stderr).to.equal(0);
       const rules = parseList(r.stdout);
-      const expected = [...PLANWARDEN, ...SELF_REVIEWS, ...(ns === 'planwarden-system' ? ['leases.coordination.k8s.io'] : [])].sort();
+      const expected = [...Object.keys(WEBHOOK_READS), ...SELF_REVIEWS, ...(ns === 'planwarden-system' ? ['leases.coordination.k8s.io'] : [])].sort();
       expect([...new Set(rules.map((x) => x.resource))].sort(), `${ns}:\n${r.stdout}`).to.deep.equal(expected);
       for (const x of rules) {
         expect(x.resource, r.stdout).to.not.contain('*');
         expect(x.verbs, `${x.resource} in ${ns}`).to.not.include('*');
-        if (PLANWARDEN.includes(x.resource)) expect([...x.verbs].sort(), x.resource).to.deep.equal(['get', 'list', 'watch']);
+        if (WEBHOOK_READS[x.resource]) expect([...x.verbs].sort(), x.resource).to.deep.equal(WEBHOOK_READS[x.resource]);
         if (x.resource === 'leases.coordination.k8s.io') expect([...x.verbs].sort()).to.deep.equal(['create', 'delete', 'get']);
       }
     }
