@@ -430,9 +430,11 @@ describe('install manifests', function () {
       describe('RBAC (least privilege)', () => {
         const rows: [string, string, string, string, string, string | undefined, boolean][] = [
           ['the webhook reads Instances everywhere', 'planwarden-webhook', 'list', 'planwarden.dev', 'instances', undefined, true],
-          ['the webhook reads OperatorVersions', 'planwarden-webhook', 'watch', 'planwarden.dev', 'operatorversions', undefined, true],
+          ['the webhook reads OperatorVersions', 'planwarden-webhook', 'get', 'planwarden.dev', 'operatorversions', undefined, true],
+          ['the webhook watches nothing (its reads are live)', 'planwarden-webhook', 'watch', 'planwarden.dev', 'operatorversions', undefined, false],
           ['the webhook reads UpdatePlans', 'planwarden-webhook', 'get', 'planwarden.dev', 'updateplans', undefined, true],
-          ['the webhook reads UpdateInformers', 'planwarden-webhook', 'list', 'planwarden.dev', 'updateinformers', undefined, true],
+          ['the webhook lists UpdatePlans', 'planwarden-webhook', 'list', 'planwarden.dev', 'updateplans', undefined, true],
+          ['the webhook does not read UpdateInformers', 'planwarden-webhook', 'list', 'planwarden.dev', 'updateinformers', undefined, false],
           ['the webhook reserves UpdatePlan targets with Leases in planwarden-system', 'planwarden-webhook', 'create', 'coordination.k8s.io', 'leases', NAMESPACE, true],
           ['the webhook reclaims stale reservations there', 'planwarden-webhook', 'delete', 'coordination.k8s.io', 'leases', NAMESPACE, true],
           ['the webhook creates no Lease in a user namespace', 'planwarden-webhook', 'create', 'coordination.k8s.io', 'leases', 'team-a', false],
