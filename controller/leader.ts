@@ -300,27 +300,9 @@ export class LeaderElector {
       this.fingerprint = fingerprint;
       this.noteLeader(current?.spec?.holderIdentity ?? '');
 
-      const decision = decideLease({
-        current,
-        namespace: this.options.namespace,
-        name: this.options.name,
-        identity: this.options.identity,
-        now,
-        leaseDurationSeconds: this.timing.leaseDurationSeconds,
-        lastChangeSeenAt: this.lastChangeSeenAt,
-      });
+      const decision = this.decide(current, now, this.lastChangeSeenAt);
       if (decision.action === 'wait') return false;
-      const written =
-        decision.action === 'create'
-          ? await this.options.kube.request<Lease>({ method: 'POST', path: this.path, body: decision.lease, timeoutMs })
-          : await this.options.kube.request<Lease>({
-              method: 'PUT',
-              path: `${this.path}/${encodeURIComponent(this.options.name)}`,
-              body: decision.lease,
-              timeoutMs,
-            });
-      this.lease = written;
-      this.fingerprint = leaseFingerprint(written);
+      const written = await this.write(decision.action === 'create' ? 'POST' : 'PUT', decision.lease, timeoutMs);
       if (decision.action === 'acquire') {
         this.logger.info({ previousHolder: decision.previousHolder, transitions: written.spec?.leaseTransitions }, 'acquired lease');
       }
@@ -337,24 +319,10 @@ export class LeaderElector {
 
   /** Renews `cached` with a conditional PUT; 'conflict' when it changed since we wrote it. */
   private async renewCached(cached: Lease, now: Date, timeoutMs: number): Promise<boolean | 'conflict'> {
-    const decision = decideLease({
-      current: cached,
-      namespace: this.options.namespace,
-      name: this.options.name,
-      identity: this.options.identity,
-      now,
-      leaseDurationSeconds: this.timing.leaseDurationSeconds,
-    });
+    const decision = this.decide(cached, now);
     if (decision.action !== 'renew') return 'conflict';
     try {
-      const written = await this.options.kube.request<Lease>({
-        method: 'PUT',
-        path: `${this.path}/${encodeURIComponent(this.options.name)}`,
-        body: decision.lease,
-        timeoutMs,
-      });
-      this.lease = written;
-      this.fingerprint = leaseFingerprint(written);
+      await this.write('PUT', decision.lease, timeoutMs);
       return true;
     } catch (err) {
       const kind = classifyApiError(err);
@@ -362,6 +330,27 @@ export class LeaderElector {
       this.logger.warn(errorFields(err), 'lease renewal failed');
       return false;
     }
+  }
+
+  private decide(current: Lease | undefined, now: Date, lastChangeSeenAt?: Date): LeaseDecision {
+    return decideLease({
+      current,
+      namespace: this.options.namespace,
+      name: this.options.name,
+      identity: this.options.identity,
+      now,
+      leaseDurationSeconds: this.timing.leaseDurationSeconds,
+      lastChangeSeenAt,
+    });
+  }
+
+  /** Creates (POST) or conditionally replaces (PUT) the Lease; remembers what was written. */
+  private async write(method: 'POST' | 'PUT', lease: Lease, timeoutMs: number): Promise<Lease> {
+    const path = method === 'POST' ? this.path : `${this.path}/${encodeURIComponent(this.options.name)}`;
+    const written = await this.options.kube.request<Lease>({ method, path, body: lease, timeoutMs });
+    this.lease = written;
+    this.fingerprint = leaseFingerprint(written);
+    return written;
   }
 
   private async release(): Promise<boolean> {
