@@ -3,7 +3,7 @@
 // current context; -n, else the context's namespace, else "default".
 import { createKubeClient, loadKubeConfig, type KubeClient } from '../controller/kube.ts';
 import type { ConnectionFlags } from './args.ts';
-import { CliError } from './io.ts';
+import { CliError, type Output } from './io.ts';
 
 export interface Connection {
   client: KubeClient;
@@ -12,7 +12,8 @@ export interface Connection {
   context: string;
 }
 
-export function connect(flags: ConnectionFlags): Connection {
+/** `warnings`, when given, gets every warning the apiserver returns, as kubectl prints them. */
+export function connect(flags: ConnectionFlags, warnings?: Output): Connection {
   let kc;
   try {
     kc = loadKubeConfig(flags.kubeconfig);
@@ -29,5 +30,6 @@ export function connect(flags: ConnectionFlags): Connection {
   }
   const context = kc.getCurrentContext();
   const namespace = flags.namespace || kc.getContextObject(context)?.namespace || 'default';
-  return { client: createKubeClient({ kubeConfig: kc, userAgent: 'kubectl-planwarden' }), namespace, context };
+  const onWarning = warnings ? (text: string) => warnings.write(`Warning: ${text}\n`) : undefined;
+  return { client: createKubeClient({ kubeConfig: kc, userAgent: 'kubectl-planwarden', onWarning }), namespace, context };
 }

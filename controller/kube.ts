@@ -175,6 +175,15 @@ export function resourceOfPath(path: string): string {
   return name !== undefined && subresource !== undefined ? `${resource}/${subresource}` : resource;
 }
 
+/**
+ * The text of one Warning header as the apiserver writes it (RFC 7234: `299 - "text"`, with
+ * `\"` and `\\` escaped inside the quotes); undefined for a header of another shape.
+ */
+export function warningText(header: string): string | undefined {
+  const m = /^\s*(\d{3})\s+\S+\s+"((?:[^"\\]|\\.)*)"/.exec(header);
+  return m ? m[2]!.replace(/\\(.)/g, '$1') : undefined;
+}
+
 /** The URL path prefix of an API group version: /api/v1 or /apis/<group>/<version>. */
 export function groupVersionPath(apiVersion: string): string {
   return apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
@@ -211,6 +220,11 @@ export interface KubeClientOptions {
   userAgent?: string;
   /** A kind missing from a cached discovery document is looked up again at most this often. */
   rediscoveryMs?: number;
+  /**
+   * Called with the text of every warning the apiserver returns (Warning headers: deprecated
+   * APIs, and the warnings admission webhooks add), in order — kubectl prints them too.
+   */
+  onWarning?: (text: string) => void;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -239,6 +253,7 @@ class HttpKubeClient implements KubeClient {
   private readonly timeoutMs: number;
   private readonly userAgent: string;
   private readonly rediscoveryMs: number;
+  private readonly onWarning?: (text: string) => void;
   private readonly discovery = new Map<string, DiscoveryEntry>();
   private agent?: { fingerprint: string; agent: https.Agent };
 
@@ -248,6 +263,7 @@ class HttpKubeClient implements KubeClient {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.userAgent = options.userAgent ?? 'planwarden-controller';
     this.rediscoveryMs = options.rediscoveryMs ?? 10_000;
+    this.onWarning = options.onWarning;
   }
 
   async request<T = unknown>(req: KubeRequest): Promise<T> {
@@ -485,6 +501,12 @@ class HttpKubeClient implements KubeClient {
     try {
       const res = await new Promise<RawResponse>((resolve, reject) => {
         const req = (secure ? https : http).request(url, { ...options, signal }, (response) => {
+          if (this.onWarning) {
+            for (const header of response.headersDistinct.warning ?? []) {
+              const text = warningText(header);
+              if (text !== undefined) this.onWarning(text);
+            }
+          }
           collectBody(response).then((text) => resolve({ statusCode: response.statusCode ?? 0, body: text }), reject);
         });
         req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));

@@ -187,7 +187,7 @@ export async function planTrigger(args: string[], io: CliIO): Promise<ExitCode> 
   const plan = positionals[0]!;
   const instance = required(triggerVerb.name, values.instance, '--instance');
   const timeoutMs = parseDuration(triggerVerb.name, '--timeout', values.timeout ?? DEFAULT_TIMEOUT);
-  const conn = connect(values);
+  const conn = connect(values, io.stderr);
 
   const id = freshTriggerId(plan, io.now());
   const patched = await patchPlanExecution(conn, instance, { planName: plan, id, abort: false });
@@ -206,7 +206,7 @@ export async function planStatus(args: string[], io: CliIO): Promise<ExitCode> {
   const output = parseOutput(statusVerb.name, values.output);
   const colorMode = parseColor(statusVerb.name, values.color);
   const timeoutMs = parseDuration(statusVerb.name, '--timeout', values.timeout ?? DEFAULT_TIMEOUT);
-  const conn = connect(values);
+  const conn = connect(values, io.stderr);
 
   let inst = await getInstance(conn, name);
   if (values.wait && shownPlan(inst, values.plan) === undefined) {
@@ -254,7 +254,7 @@ export async function planHistory(args: string[], io: CliIO): Promise<ExitCode> 
   const name = required(historyVerb.name, values.instance, '--instance');
   const output = parseOutput(historyVerb.name, values.output);
   const colorMode = parseColor(historyVerb.name, values.color);
-  const conn = connect(values);
+  const conn = connect(values, io.stderr);
 
   const inst = await getInstance(conn, name);
   const rows = historyRows(inst, values.plan);
@@ -268,7 +268,7 @@ export async function planAbort(args: string[], io: CliIO): Promise<ExitCode> {
   noPositionals(abortVerb.name, positionals);
   const name = required(abortVerb.name, values.instance, '--instance');
   const timeoutMs = parseDuration(abortVerb.name, '--timeout', values.timeout ?? DEFAULT_TIMEOUT);
-  const conn = connect(values);
+  const conn = connect(values, io.stderr);
 
   const inst = await getInstance(conn, name);
   const active = inst.status?.activePlan;

@@ -77,7 +77,7 @@ export async function updatePreChecks(args: string[], io: CliIO): Promise<ExitCo
   const uids = [...(values.accept ?? []), ...positionals].flatMap((u) => u.split(',')).map((u) => u.trim()).filter(Boolean);
   if (values.accept !== undefined && uids.length === 0) throw usageError(preChecksVerb.name, '--accept needs at least one uid');
   const timeoutMs = parseDuration(preChecksVerb.name, '--timeout', values.timeout ?? DEFAULT_TIMEOUT);
-  const conn = connect(values);
+  const conn = connect(values, io.stderr);
 
   const found = await findOrCreatePlan(conn, target);
   if (found.created) io.stdout.write(`created UpdatePlan ${conn.namespace}/${found.plan.metadata.name ?? target} for target ${target}\n`);

@@ -63,6 +63,8 @@ describe('kubectl-planwarden (real apiserver, webhook and controller)', function
     ov.spec.tasks!.push({ name: 'boom', kind: 'Dummy', spec: { fatal: true } });
     ov.spec.plans.explode = { phases: [{ name: 'main', steps: [{ name: 'boom', tasks: ['boom'] }] }] };
     ov.spec.parameters!.push({ name: 'RESTORE_FROM', default: 'none', trigger: 'restore' });
+    // A plan that never finishes and may be restarted: restarting it draws a webhook warning.
+    ov.spec.plans.hang = { phases: [{ name: 'main', steps: [{ name: 'hang', tasks: ['stuck'] }] }] };
     await kubectlOk(['apply', '-f', '-'], { input: json(ov) });
     await kubectlOk(['apply', '-f', '-'], { input: json(instance('web', ns(), 'app-1.0.0')) });
   });
@@ -133,8 +135,8 @@ describe('kubectl-planwarden (real apiserver, webhook and controller)', function
     expect(r.stdout).to.equal('');
     expect(r.stderr).to.equal(
       `error: admission webhook "instances.planwarden.dev" denied the request: Instance "${ns()}/web": trigger of plan "bakup" refused: ` +
-        'OperatorVersion "app-1.0.0" has no plan "bakup" (its plans: backup, cleanup, deploy, explode, restore, update); ' +
-        'set spec.planExecution.planName to one of: backup, deploy, explode, restore, update (did you mean "backup"?) [rule instance.unknown-plan]\n',
+        'OperatorVersion "app-1.0.0" has no plan "bakup" (its plans: backup, cleanup, deploy, explode, hang, restore, update); ' +
+        'set spec.planExecution.planName to one of: backup, deploy, explode, hang, restore, update (did you mean "backup"?) [rule instance.unknown-plan]\n',
     );
   });
 
@@ -175,6 +177,18 @@ describe('kubectl-planwarden (real apiserver, webhook and controller)', function
     expect(r.code).to.equal(3);
     expect(r.stderr).to.match(/error: timed out after 3s waiting for plan restore \(id restore-\S+\); last seen: /);
     await waitForJsonPath(ns(), 'web', '.status.activePlan.status', 'IN_PROGRESS');
+    expect((await cli(inst('plan', 'abort'))).code).to.equal(0);
+    await waitForJsonPath(ns(), 'web', '.status.activePlan.status', 'ABORTED');
+  });
+
+  it('prints the warnings the webhook returns, as kubectl does (restarting a running plan)', async function () {
+    const first = await cli(inst('plan', 'trigger', 'hang'));
+    expect(first.code, first.stderr).to.equal(0);
+    expect(first.stderr).to.not.match(/^Warning: /m);
+    await waitForJsonPath(ns(), 'web', '.status.activePlan.status', 'IN_PROGRESS');
+    const again = await cli(inst('plan', 'trigger', 'hang'));
+    expect(again.code, again.stderr).to.equal(0);
+    expect(again.stderr).to.match(/^Warning: plan "hang" is IN_PROGRESS .*this change restarts it$/m);
     expect((await cli(inst('plan', 'abort'))).code).to.equal(0);
     await waitForJsonPath(ns(), 'web', '.status.activePlan.status', 'ABORTED');
   });

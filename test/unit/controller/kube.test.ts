@@ -1,6 +1,20 @@
-// The pure parts of the API client: how failures are classified and how paths are built.
+// The pure parts of the API client: how failures are classified, how paths are built, how
+// Warning headers read; and that warnings reach the caller (against a local HTTP server).
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { apiErrorMessage, classifyApiError, groupVersionPath, KubeApiError, resourceOfPath, resourcePath, type ApiErrorClass } from '../../../controller/kube.ts';
+import {
+  apiErrorMessage,
+  classifyApiError,
+  createKubeClient,
+  groupVersionPath,
+  KubeApiError,
+  resourceOfPath,
+  resourcePath,
+  warningText,
+  type ApiErrorClass,
+} from '../../../controller/kube.ts';
 
 describe('controller/kube', () => {
   describe('classifyApiError', () => {
@@ -80,6 +94,36 @@ describe('controller/kube', () => {
     });
     it('refuses a namespaced object without a namespace', () => {
       expect(() => resourcePath({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, deployments)).to.throw(/needs a namespace/);
+    });
+  });
+
+  describe('warnings', () => {
+    it('reads the text of a Warning header as the apiserver writes it', () => {
+      expect(warningText('299 - "plan \\"deploy\\" runs: this change restarts it"')).to.equal('plan "deploy" runs: this change restarts it');
+      expect(warningText('299 - "a, b; c"')).to.equal('a, b; c');
+      expect(warningText('299 - "back\\\\slash"')).to.equal('back\\slash');
+      expect(warningText('not a warning')).to.equal(undefined);
+    });
+
+    let server: Server;
+    after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    it('hands every warning of a response to onWarning, in order', async () => {
+      server = createServer((_req, res) => {
+        res.setHeader('Warning', ['299 - "first, with a comma"', '299 - "second"']);
+        res.setHeader('Content-Type', 'application/json');
+        res.end('{"kind":"Status"}');
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+        users: [{ name: 'u' }],
+        contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+        currentContext: 'x',
+      });
+      const seen: string[] = [];
+      await createKubeClient({ kubeConfig: kc, onWarning: (t) => seen.push(t) }).request({ method: 'GET', path: '/api/v1/namespaces/a' });
+      expect(seen).to.deep.equal(['first, with a comma', 'second']);
     });
   });
 });
