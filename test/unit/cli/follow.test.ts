@@ -76,7 +76,8 @@ describe('cli follow', () => {
     expect(await p).to.deep.include({ done: true, result: 'done at 9' });
   });
 
-  it('gives up after the timeout with the last version seen', async () => {
+  it('gives up after the timeout with the last version seen', async function () {
+    this.timeout(10_000);
     const { client, state } = scriptedClient();
     // Generous: the event must arrive before the timeout even on a loaded machine.
     const p = follow({ client, ref, until: untilDone, timeoutMs: 3000 });
