@@ -1,20 +1,12 @@
 // The controller's metrics: the names and labels dashboards and alerts rely on.
 import { expect } from 'chai';
 import { createControllerMetrics } from '../../../controller/metrics.ts';
+import { recordControllerSamples } from '../../support/metricSamples.ts';
 
 describe('controller/metrics', () => {
   it('exposes every controller metric under its stable name and labels', async () => {
     const m = createControllerMetrics({ defaultMetrics: false });
-    m.countInformerRestart('instances');
-    m.trackQueueDepth('instances', () => 4);
-    m.observeReconcile('instances', 'success', 0.02);
-    m.countQueueRetry('instances');
-    m.observePlan('deploy', 'COMPLETE', 42);
-    m.observeStep('deploy', 'FATAL_ERROR', 3);
-    m.countStepRetry('deploy');
-    m.setLeader('pod-a_1234', true);
-    m.countApiRequest('PATCH', 200, 'instances/status');
-    m.countApiRequest('GET', 'error');
+    recordControllerSamples(m);
     const text = await m.registry.metrics();
     for (const line of [
       'planwarden_informer_restarts_total{resource="instances"} 1',

@@ -5,20 +5,13 @@ import { expect } from 'chai';
 import { parse } from 'yaml';
 import { createControllerMetrics } from '../../../controller/metrics.ts';
 import { createWebhookMetrics } from '../../../webhook/metrics.ts';
+import { recordControllerSamples } from '../../support/metricSamples.ts';
 import { DASHBOARD_FILE, dashboardExpressions, renderDashboard } from '../../../scripts/dashboard.ts';
 
 /** Metric name → label names, read from registries after every recorder was used once. */
 async function registered(): Promise<Map<string, Set<string>>> {
   const c = createControllerMetrics({ defaultMetrics: false });
-  c.countInformerRestart('instances');
-  c.trackQueueDepth('instances', () => 1);
-  c.observeReconcile('instances', 'success', 0.1);
-  c.countQueueRetry('instances');
-  c.observePlan('deploy', 'COMPLETE', 1);
-  c.observeStep('deploy', 'COMPLETE', 1);
-  c.countStepRetry('deploy');
-  c.setLeader('me', true);
-  c.countApiRequest('GET', 200, 'instances');
+  recordControllerSamples(c);
   const w = createWebhookMetrics({ defaultMetrics: false });
   w.observeAdmission({ webhook: '/validate/instances', operation: 'UPDATE', verdict: 'allowed' }, 0.01);
   w.countBadRequest('/validate/instances', 'not-json');
