@@ -235,11 +235,6 @@ export function runningPlan(instance: Instance | undefined): RunningPlan | undef
 
 // --- message pieces ---
 
-/** Warnings stay under 120 characters (kubectl prints them on one line). */
-export function clip(text: string): string {
-  return clipText(text);
-}
-
 function quoteValue(v: string | undefined): string {
   return v === undefined ? 'unset' : JSON.stringify(clipText(v, VALUE_MAX));
 }
@@ -397,7 +392,7 @@ export function operatorVersionExists(ctx: InstanceAdmissionContext): Verdict {
       fix: `restore it (${list} lists what exists) or upgrade to an existing one; until then leave spec.parameters and spec.planExecution as they are`,
     });
   }
-  return allow([clip(`OperatorVersion "${name}" not found${where}: no plan can run until it exists`)]);
+  return allow([clipText(`OperatorVersion "${name}" not found${where}: no plan can run until it exists`)]);
 }
 
 /** Required parameters without a default must have a value; an upgrade must set what it newly requires. */
@@ -452,7 +447,7 @@ export function requiredParametersPresent(ctx: InstanceAdmissionContext): Verdic
       fix: `keep ${removed.map((n) => `spec.parameters.${n}`).join(', ')} set (change the value instead)`,
     });
   }
-  return allow(missing.map((n) => clip(`required parameter ${n} has no value (${ovRef}); set spec.parameters.${n}`)));
+  return allow(missing.map((n) => clipText(`required parameter ${n} has no value (${ovRef}); set spec.parameters.${n}`)));
 }
 
 /** Parameters the (new) OperatorVersion declares immutable keep their effective value. */
@@ -620,7 +615,7 @@ export function abortOnlyWhileRunning(ctx: InstanceAdmissionContext): Verdict {
     });
   }
   if (pe.planName !== running.name) {
-    return allow([clip(`abort stops the running plan "${running.name}", not "${pe.planName}" named in spec.planExecution`)]);
+    return allow([clipText(`abort stops the running plan "${running.name}", not "${pe.planName}" named in spec.planExecution`)]);
   }
   return allow();
 }
@@ -710,7 +705,7 @@ export function reentrancy(ctx: InstanceAdmissionContext): Verdict {
       reason: 'Conflict',
     });
   }
-  return allow([clip(`${describeRunning(running, ctx.now)}: this change restarts it`)]);
+  return allow([clipText(`${describeRunning(running, ctx.now)}: this change restarts it`)]);
 }
 
 /** An upgrade needs an analysed UpdatePlan for its target with every risk accepted. */
@@ -718,7 +713,7 @@ export function upgradePreChecks(ctx: InstanceAdmissionContext): Verdict {
   const target = upgradeTarget(ctx);
   if (!target) return allow();
   if ((ctx.object.metadata.annotations?.[PRE_CHECKS_ANNOTATION] ?? '').trim().toLowerCase() === 'false') {
-    return allow([clip(`pre-checks skipped for the upgrade to "${target}" (${PRE_CHECKS_ANNOTATION}: "false")`)]);
+    return allow([clipText(`pre-checks skipped for the upgrade to "${target}" (${PRE_CHECKS_ANNOTATION}: "false")`)]);
   }
   const ns = namespaceOf(ctx);
   const refused = `upgrade to OperatorVersion "${target}"`;
@@ -749,7 +744,7 @@ export function upgradePreChecks(ctx: InstanceAdmissionContext): Verdict {
       refused,
       why:
         analyzed?.status === 'False'
-          ? `analysis of ${planRef} failed (${state}${analyzed.message ? `: ${clip(analyzed.message)}` : ''})`
+          ? `analysis of ${planRef} failed (${state}${analyzed.message ? `: ${clipText(analyzed.message)}` : ''})`
           : `analysis of ${planRef} is still running (${state})`,
       fix:
         analyzed?.status === 'False'
@@ -788,7 +783,7 @@ export function planExecutionAtCreate(ctx: InstanceAdmissionContext): Verdict {
   const ov = ctx.operatorVersion?.spec;
   if (!ov || !hasPlan(ov, pe.planName) || pe.planName === 'cleanup' || pe.planName === 'deploy') return allow();
   return allow([
-    clip(`spec.planExecution (plan "${pe.planName}") is recorded as consumed at creation: only deploy runs now`),
+    clipText(`spec.planExecution (plan "${pe.planName}") is recorded as consumed at creation: only deploy runs now`),
   ]);
 }
 
@@ -807,7 +802,7 @@ export function undeclaredParameters(ctx: InstanceAdmissionContext): Verdict {
       .filter((k) => !declared.includes(k))
       .map((k) => {
         const guess = closestName(k, declared);
-        return clip(
+        return clipText(
           `parameter ${k} is not declared by OperatorVersion "${newOvName(ctx)}"${guess ? `; did you mean ${guess}?` : ''}`,
         );
       }),

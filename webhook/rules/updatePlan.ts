@@ -53,6 +53,16 @@ export function reportedInsightsOf(plans: readonly (UpdatePlan | undefined)[]): 
 }
 
 /**
+ * The acceptances new to the spec (not stored before) that name no insight in `reported`
+ * nor in this object's or its old version's status.
+ */
+function unreportedAcceptances(object: UpdatePlan, oldObject: UpdatePlan | undefined, reported: readonly ReportedInsight[]): AcceptedInsight[] {
+  const known = new Set([...reported, ...reportedInsightsOf([object, oldObject])].map(pairKey));
+  const stored = new Set((oldObject?.spec.acceptedInsights ?? []).map(pairKey));
+  return (object.spec.acceptedInsights ?? []).filter((e) => !stored.has(pairKey(e)) && !known.has(pairKey(e)));
+}
+
+/**
  * Whether judging this write needs the namespace's other UpdatePlans: for a CREATE
  * (uniqueness), or when the spec newly accepts an insight that neither this object's nor
  * its old version's status reported. Every other write — a label, an acceptance of an
@@ -61,9 +71,7 @@ export function reportedInsightsOf(plans: readonly (UpdatePlan | undefined)[]): 
 export function needsOtherUpdatePlans(operation: UpdatePlanContext['operation'], object: UpdatePlan, oldObject?: UpdatePlan): boolean {
   if (operation === 'CREATE') return true;
   if (operation === 'DELETE') return false;
-  const known = new Set(reportedInsightsOf([object, oldObject]).map(pairKey));
-  const stored = new Set((oldObject?.spec.acceptedInsights ?? []).map(pairKey));
-  return (object.spec.acceptedInsights ?? []).some((e) => !stored.has(pairKey(e)) && !known.has(pairKey(e)));
+  return unreportedAcceptances(object, oldObject, []).length > 0;
 }
 
 /** targetRelease is fixed at creation: an UpdatePlan is the analysis of one target. */
@@ -141,13 +149,9 @@ export function acceptedInsightsDistinct(ctx: UpdatePlanContext): Verdict {
 
 /** Acceptances new to the spec name insights that some informer reported. */
 export function acceptedInsightsReported(ctx: UpdatePlanContext): Verdict {
-  const known = [...ctx.reportedInsights, ...reportedInsightsOf([ctx.object, ctx.oldObject])];
-  const knownPairs = new Set(known.map(pairKey));
-  const stored = new Set((ctx.oldObject?.spec.acceptedInsights ?? []).map(pairKey));
-  const unknown = (ctx.object.spec.acceptedInsights ?? []).filter(
-    (e) => !stored.has(pairKey(e)) && !knownPairs.has(pairKey(e)),
-  );
+  const unknown = unreportedAcceptances(ctx.object, ctx.oldObject, ctx.reportedInsights);
   if (unknown.length === 0) return allow();
+  const known = [...ctx.reportedInsights, ...reportedInsightsOf([ctx.object, ctx.oldObject])];
   const target = ctx.object.spec.targetRelease;
   const explain = (e: AcceptedInsight): string => {
     const elsewhere = [...new Set(known.filter((k) => k.uid === e.uid).map((k) => k.updateInformer))].sort();
