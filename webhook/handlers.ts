@@ -11,9 +11,9 @@ import { admitInstance, type InstanceAdmissionContext } from './rules/instance.t
 import { mutateInstance } from './rules/instanceMutate.ts';
 import { admitInstanceStatus, mutateInstanceStatus } from './rules/instanceStatus.ts';
 import { admitOperatorVersion } from './rules/operatorVersion.ts';
-import { admitUpdatePlan, needsOtherUpdatePlans, reportedInsightsOf, type UpdatePlanContext } from './rules/updatePlan.ts';
+import { admitUpdatePlan, duplicateTarget, needsOtherUpdatePlans, reportedInsightsOf, type UpdatePlanContext } from './rules/updatePlan.ts';
 import { isReservationStale, reservationName } from '../shared/reservations.ts';
-import { allow, deny, objectRef, type Verdict } from './rules/verdict.ts';
+import { allow, objectRef, type Verdict } from './rules/verdict.ts';
 import type { WebhookRoutes } from './server.ts';
 
 export interface HandlerDeps {
@@ -100,18 +100,11 @@ export async function reserveTarget(
     return { exists, isSelf: false };
   };
   const refuse = (holderName: string | undefined, inFlight: boolean) =>
-    deny({
-      rule: 'updateplan.duplicate-target',
+    duplicateTarget({
       object: who,
-      refused: `creation for target "${target}"`,
-      why: inFlight
-        ? `UpdatePlan "${holderName ?? '?'}" for the same target is being created right now`
-        : `UpdatePlan "${holderName ?? '?'}" already analyses target "${target}" in namespace "${ns}" (at most one per target)`,
-      fix: inFlight
-        ? 'retry in a few seconds'
-        : `use it (kubectl planwarden update pre-checks --target ${target}), or delete it first`,
-      code: 409,
-      reason: 'AlreadyExists',
+      target,
+      holder: objectRef('UpdatePlan', { name: holderName ?? '?', namespace: ns }),
+      state: inFlight ? 'creating' : 'exists',
     });
 
   if (req.dryRun) {

@@ -12,7 +12,17 @@ import type {
 } from '../../shared/api/schema.ts';
 import { aggregateRootConditions, mergeAdapterReport } from '../../shared/conditions/aggregate.ts';
 import { setCondition } from '../../shared/conditions/conditions.ts';
-import { distinctPlans, isRunning, requestedPlans, type PlanRequest } from '../../shared/plan/triggers.ts';
+import {
+  ABORT_CHECKS,
+  checkDeleting,
+  firstRefusal,
+  isWaitRefusal,
+  REQUEST_CHECKS,
+  requestToStart,
+  triggerFacts,
+} from '../../shared/plan/policy.ts';
+import { isRunning, type PlanRequest } from '../../shared/plan/triggers.ts';
+import { objectRef, refusalMessage, type Refusal } from '../../shared/refusal.ts';
 
 export const FINALIZER = 'planwarden.dev/cleanup';
 /** Set to "true" to delete an Instance whose cleanup plan failed (the finalizer is dropped). */
@@ -20,14 +30,28 @@ export const FORCE_DELETE_ANNOTATION = 'planwarden.dev/force-delete';
 /** The controller's own entry in status.adapters. */
 export const CONTROLLER_ADAPTER = 'planwarden-controller';
 
+/** What the PlanRunning condition and a Warning Event say about a request not started. */
+export interface Report {
+  reason: string;
+  message: string;
+  /** The policy rule that refused (shared/plan/policy.ts), when one did. */
+  rule?: string;
+}
+
+/** PlanRunning reason of a request the policy refuses: it stays unstarted until the spec changes. */
+export const REASON_REFUSED = 'TriggerRefused';
+/** PlanRunning reason of a request held until the running plan is over (then it starts). */
+export const REASON_HELD = 'PlanBusy';
+
 export type Decision =
-  | { kind: 'idle' }
+  | { kind: 'idle'; report?: Report }
   | { kind: 'addFinalizer' }
   | { kind: 'removeFinalizer'; reason: string }
-  | { kind: 'start'; request: PlanRequest }
-  | { kind: 'abort' }
-  | { kind: 'advance' }
-  | { kind: 'refuse'; reason: string; message: string }
+  | { kind: 'start'; request: PlanRequest; report?: Report }
+  | { kind: 'abort'; report?: Report }
+  | { kind: 'advance'; report?: Report }
+  | { kind: 'hold'; report: Report }
+  | { kind: 'refuse'; report: Report }
   | { kind: 'missingOperatorVersion'; message: string };
 
 const ovName = (i: Instance) => i.spec.operatorVersion.name;
@@ -35,6 +59,11 @@ const ovName = (i: Instance) => i.spec.operatorVersion.name;
 function activeRun(status: InstanceStatus | undefined) {
   const a = status?.activePlan;
   return a && isRunning(a.status) ? a : undefined;
+}
+
+/** A policy refusal as the controller reports it: the webhook's message, rule id included. */
+function reportOf(inst: Instance, reason: string, r: Refusal | undefined): Report | undefined {
+  return r && { reason, message: refusalMessage(objectRef('Instance', inst.metadata), r), rule: r.rule };
 }
 
 /** Deletion: cleanup (when the OperatorVersion has one) behind the finalizer. */
@@ -45,22 +74,29 @@ function decideDeletion(ov: OperatorVersion | undefined, inst: Instance): Decisi
   }
   if (!ov) return { kind: 'removeFinalizer', reason: `OperatorVersion "${ovName(inst)}" not found: nothing to clean up with` };
   if (!ov.spec.plans?.cleanup) return { kind: 'removeFinalizer', reason: 'the OperatorVersion has no cleanup plan' };
+  // Requests that reached the spec (admitted before the deletion, or past a bypassed
+  // webhook) do not run; say so rather than drop them.
+  const report = reportOf(inst, REASON_REFUSED, checkDeleting(triggerFacts({ view: 'controller', object: inst, ov: ov.spec })));
   const active = inst.status?.activePlan;
   if (active?.name === 'cleanup') {
-    if (isRunning(active.status)) return { kind: 'advance' };
+    if (isRunning(active.status)) return { kind: 'advance', report };
     if (active.status === 'COMPLETE') return { kind: 'removeFinalizer', reason: 'cleanup plan COMPLETE' };
     return {
       kind: 'refuse',
-      reason: 'CleanupFailed',
-      message: `cleanup plan ended ${active.status}; the Instance stays until annotation ${FORCE_DELETE_ANNOTATION}: "true" is set, which deletes it without cleanup (clean up by hand first)`,
+      report: {
+        reason: 'CleanupFailed',
+        message: `cleanup plan ended ${active.status}; the Instance stays until annotation ${FORCE_DELETE_ANNOTATION}: "true" is set, which deletes it without cleanup (clean up by hand first)`,
+      },
     };
   }
-  return { kind: 'start', request: { plan: 'cleanup', kind: 'delete', id: 'delete' } };
+  return { kind: 'start', request: { plan: 'cleanup', kind: 'delete', id: 'delete' }, report };
 }
 
 /**
- * The next step for `inst`. The webhook already refused what is invalid; this still refuses
- * (rather than runs) anything that would put two plans in flight, in case it was bypassed.
+ * The next step for `inst`, judged by the trigger policy the webhook applies
+ * (shared/plan/policy.ts) to the spec against what was last started: start the one request,
+ * abort, hold a request until the running plan is over, or refuse it with the webhook's
+ * message — never drop it.
  */
 export function decide(ov: OperatorVersion | undefined, inst: Instance): Decision {
   if (inst.metadata.deletionTimestamp) return decideDeletion(ov, inst);
@@ -69,50 +105,18 @@ export function decide(ov: OperatorVersion | undefined, inst: Instance): Decisio
   }
   if (!(inst.metadata.finalizers ?? []).includes(FINALIZER)) return { kind: 'addFinalizer' };
 
-  const status = inst.status;
-  const running = activeRun(status);
-  const pe = inst.spec.planExecution;
-  if (running && pe?.abort === true && status?.applied?.abort !== true) return { kind: 'abort' };
-
-  const requests = requestedPlans(ov.spec, inst);
-  if (requests.length === 0) return running ? { kind: 'advance' } : { kind: 'idle' };
-  const plans = distinctPlans(requests);
-  const unknown = plans.filter((p) => !ov.spec.plans?.[p]);
-  if (unknown.length > 0 || plans.includes('cleanup')) {
-    const bad = unknown[0] ?? 'cleanup';
-    return {
-      kind: 'refuse',
-      reason: 'TriggerRefused',
-      message: `plan "${bad}" ${unknown.length ? 'does not exist' : 'runs only on deletion'}; not started (the admission webhook should have refused this write)`,
-    };
+  const facts = triggerFacts({ view: 'controller', object: inst, ov: ov.spec });
+  const abortReport = reportOf(inst, REASON_REFUSED, firstRefusal(facts, ABORT_CHECKS));
+  if (facts.abortEdge && facts.running) return { kind: 'abort', report: abortReport };
+  const refusal = firstRefusal(facts, REQUEST_CHECKS);
+  if (refusal) {
+    return isWaitRefusal(refusal)
+      ? { kind: 'hold', report: reportOf(inst, REASON_HELD, refusal)! }
+      : { kind: 'refuse', report: reportOf(inst, REASON_REFUSED, refusal)! };
   }
-  if (plans.length > 1) {
-    return {
-      kind: 'refuse',
-      reason: 'TriggerRefused',
-      message: `the spec asks for ${plans.length} plans at once (${plans.join(', ')}); none started — change the spec so that it asks for one`,
-    };
-  }
-  const plan = plans[0]!;
-  // One request per plan: a manual trigger's id wins over a parameter change's digest.
-  const request = requests.find((r) => r.kind === 'manual') ?? requests.find((r) => r.kind === 'upgrade') ?? requests[0]!;
-  if (running) {
-    if (running.name !== plan) {
-      return {
-        kind: 'refuse',
-        reason: 'PlanBusy',
-        message: `plan "${plan}" requested while "${running.name}" is ${running.status}; it starts when "${running.name}" has finished`,
-      };
-    }
-    if (ov.spec.plans[plan]?.reentrant === false) {
-      return {
-        kind: 'refuse',
-        reason: 'PlanBusy',
-        message: `plan "${plan}" is not reentrant and is ${running.status}; the new request starts when this run has finished`,
-      };
-    }
-  }
-  return { kind: 'start', request };
+  const request = requestToStart(facts);
+  if (request) return { kind: 'start', request, report: abortReport };
+  return facts.running ? { kind: 'advance', report: abortReport } : { kind: 'idle', report: abortReport };
 }
 
 /**
@@ -172,7 +176,7 @@ export function finalizeStatus(input: {
   now: string;
   /** True when the spec asks for nothing that is not started: the generation counts as consumed. */
   nothingDue: boolean;
-  refusal?: { reason: string; message: string };
+  refusal?: Report;
 }): InstanceStatus {
   const { inst, now } = input;
   const generation = inst.metadata.generation ?? 0;

@@ -113,7 +113,8 @@ export class InstanceReconciler {
       case 'missingOperatorVersion':
         return this.writeOnly(inst, inst.status ?? {}, { reason: 'OperatorVersionNotFound', message: decision.message });
       case 'refuse':
-        return this.run(inst, ov!, decision);
+        // A failed cleanup may outlive its OperatorVersion: report it all the same.
+        return ov ? this.run(inst, ov, decision) : this.writeOnly(inst, inst.status ?? {}, decision.report);
       case 'idle':
         return ov ? this.run(inst, ov, decision) : undefined;
       default:
@@ -170,7 +171,7 @@ export class InstanceReconciler {
     let now = this.clock();
     let status: InstanceStatus = ensurePlanStatusEntries(ov, inst.status);
     let abort = false;
-    const refusal = decision.kind === 'refuse' ? { reason: decision.reason, message: decision.message } : undefined;
+    const refusal = 'report' in decision ? decision.report : undefined;
     if (decision.kind === 'start') {
       const request = decision.request;
       const id = request.kind === 'manual' && request.id ? request.id : runId(request.plan, now);
@@ -193,7 +194,8 @@ export class InstanceReconciler {
         requeueAfterMs = evaluation.requeueAfterMs;
         abort = false;
       }
-      const nothingDue = decision.kind === 'idle' || (decision.kind !== 'refuse' && !isRunning(status.activePlan?.status));
+      const nothingDue =
+        decision.kind === 'idle' || (decision.kind !== 'refuse' && decision.kind !== 'hold' && !isRunning(status.activePlan?.status));
       const next = finalizeStatus({ inst: current, status, now: now.toISOString(), nothingDue, refusal });
       const previousRefusal = current.status?.conditions?.find((c) => c.type === 'PlanRunning')?.message;
       const previousCurrent = current;

@@ -98,7 +98,8 @@ export function triggerIdentity(pe: { planName: string; id?: string } | undefine
  * - spec.operatorVersion differs from the applied one: upgrade, else update, else deploy;
  *   parameter changes travel with the upgrade;
  * - parameter changes: each changed parameter's trigger plan;
- * - a planExecution whose (planName, id) was not consumed yet, unless it only asks to abort.
+ * - a planExecution whose (planName, id) was not consumed yet, unless an abort turning on
+ *   consumes it.
  */
 export function requestedPlans(
   ov: OperatorVersionSpec,
@@ -118,8 +119,12 @@ export function requestedPlans(
       out.push({ plan, kind: 'parameter', id: `parameters/${parameters.join(',')}`, parameters });
     }
   }
+  // An abort turning on (abort: true not yet consumed) consumes the planExecution it
+  // carries; one left true by an earlier abort does not hide a new (planName, id), which the
+  // policy then refuses (shared/plan/policy.ts, instance.abort-still-set) instead of dropping.
   const pe = spec.planExecution;
-  if (pe && !pe.abort && triggerIdentity(pe) !== triggerIdentity(applied.planExecution)) {
+  const abortConsumes = pe?.abort === true && applied.abort !== true;
+  if (pe && !abortConsumes && triggerIdentity(pe) !== triggerIdentity(applied.planExecution)) {
     out.push({ plan: pe.planName, kind: 'manual', id: pe.id ?? '' });
   }
   return out;

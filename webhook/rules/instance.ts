@@ -29,8 +29,10 @@
 //   the old and the new spec only warns (the write does not make things worse); removing
 //   one is refused.
 // - abort at creation is ignored with a warning (nothing runs yet); abort stops the running
-//   plan whatever plan spec.planExecution names (SPEC: "stop the running plan"), with a
-//   warning when the names differ.
+//   plan whatever plan spec.planExecution keeps naming (SPEC: "stop the running plan"), with
+//   a warning when the names differ; an abort that brings a new (planName, id) of another
+//   plan is refused, and so is a new (planName, id) while abort is still true: see
+//   shared/plan/policy.ts, which holds every trigger rule the controller applies too.
 // - A parameter change whose trigger plan is `cleanup` is refused like a manual cleanup.
 // - UpdatePlan pre-checks: insights of level warning, error and critical need an accepted
 //   (informer name + uid) entry unless remediation.resolved; Analyzed must be True. When
@@ -38,26 +40,34 @@
 //   name is judged.
 // - HTTP codes: 409 whenever the fix is "wait" (a plan runs, a request is pending, analysis
 //   runs); 422 for values the OperatorVersion makes invalid; 403 for the other policies.
-import type {
-  Instance,
-  InstanceSpec,
-  OperatorVersion,
-  OperatorVersionSpec,
-  PlanState,
-  UpdatePlan,
-  ImpactLevel,
-} from '../../shared/api/schema.ts';
+import type { Instance, InstanceSpec, OperatorVersion, OperatorVersionSpec, UpdatePlan, ImpactLevel } from '../../shared/api/schema.ts';
 import {
-  distinctPlans,
-  isRunning,
-  parameterTriggeredPlans,
-  planNames,
-  requestedPlans,
-  triggerIdentity,
-} from '../../shared/plan/triggers.ts';
+  ABORT_CHECKS,
+  checkAbortStillSet,
+  checkCleanupNotManual,
+  checkDeleting,
+  checkKnownPlan,
+  checkOnePlanAtATime,
+  checkReentrant,
+  checkSinglePlan,
+  checkUpgradeNotBusy,
+  firstRefusal,
+  hasPlan,
+  parametersPhrase,
+  rawParameterChanges,
+  restartWarning,
+  reusedIdWarning,
+  runningPlan,
+  triggerFacts,
+  type TriggerCheck,
+  type TriggerFacts,
+} from '../../shared/plan/policy.ts';
 import type { PlanRequest } from '../../shared/plan/triggers.ts';
+import { closestName, plural } from '../../shared/text.ts';
 import { allow, clipText, combine, deny, objectRef } from './verdict.ts';
 import type { Verdict } from './verdict.ts';
+
+export { closestName, rawParameterChanges, runningPlan };
 
 export interface InstanceAdmissionContext {
   operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
@@ -90,9 +100,6 @@ function objectOf(ctx: InstanceAdmissionContext): string {
   return objectRef('Instance', ctx.object.metadata);
 }
 
-function instanceName(ctx: InstanceAdmissionContext): string {
-  return ctx.object.metadata.name ?? '<name>';
-}
 
 function namespaceOf(ctx: InstanceAdmissionContext): string | undefined {
   return ctx.object.metadata.namespace ?? ctx.oldObject?.metadata.namespace;
@@ -124,10 +131,6 @@ function oldOvSpec(ctx: InstanceAdmissionContext): OperatorVersionSpec | undefin
   return operatorVersionChanged(ctx) ? ctx.oldOperatorVersion?.spec : ctx.operatorVersion?.spec;
 }
 
-function hasPlan(ov: OperatorVersionSpec, plan: string): boolean {
-  return ov.plans !== undefined && Object.hasOwn(ov.plans, plan);
-}
-
 function paramsOf(spec: InstanceSpec | undefined): Record<string, string> {
   return spec?.parameters ?? {};
 }
@@ -137,215 +140,45 @@ function valueOf(params: Record<string, string>, name: string): string | undefin
   return Object.hasOwn(params, name) ? params[name] : undefined;
 }
 
-/** Parameters whose written value differs (no OperatorVersion needed: no defaults). */
-export function rawParameterChanges(before: InstanceSpec | undefined, after: InstanceSpec): string[] {
-  const a = paramsOf(before);
-  const b = paramsOf(after);
-  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-  return [...keys].filter((k) => a[k] !== b[k]).sort();
-}
+const factsCache = new WeakMap<InstanceAdmissionContext, TriggerFacts>();
 
-/** Parameters whose effective value (value, else default) this write changes. */
-function parametersChangedByWrite(ctx: InstanceAdmissionContext, ov: OperatorVersionSpec): Set<string> {
-  const byPlan = parameterTriggeredPlans(ov, paramsOf(oldSpec(ctx)), paramsOf(ctx.object.spec));
-  return new Set([...byPlan.values()].flat());
-}
-
-const requestKey = (r: PlanRequest) => JSON.stringify([r.kind, r.plan, r.id]);
-
-/**
- * The manual trigger this write introduces, if any. On CREATE the planExecution present
- * is returned (the controller records it as consumed, but its plan must still be valid).
- * Works without an OperatorVersion. Unlike `requestedPlans`, a trigger set before the first
- * deploy started counts: the controller would consume it silently.
- */
-export function introducedManualTrigger(ctx: InstanceAdmissionContext): PlanRequest | undefined {
-  const pe = ctx.object.spec.planExecution;
-  if (!pe || pe.abort === true) return undefined;
-  const request: PlanRequest = { plan: pe.planName, kind: 'manual', id: pe.id ?? '' };
-  if (ctx.operation === 'CREATE') return request;
-  const before = oldSpec(ctx)?.planExecution;
-  if (before && before.abort !== true && triggerIdentity(before) === triggerIdentity(pe)) return undefined;
-  if (triggerIdentity(ctx.object.status?.applied?.planExecution) === triggerIdentity(pe)) return undefined;
-  return request;
+/** The trigger policy's facts of this write (shared/plan/policy.ts), computed once per request. */
+export function factsOf(ctx: InstanceAdmissionContext): TriggerFacts {
+  let facts = factsCache.get(ctx);
+  if (!facts) {
+    facts = triggerFacts({
+      view: 'admission',
+      operation: ctx.operation === 'CREATE' ? 'CREATE' : 'UPDATE',
+      oldObject: ctx.oldObject,
+      object: ctx.object,
+      ov: ctx.operatorVersion?.spec,
+      oldOv: ctx.oldOperatorVersion?.spec,
+    });
+    factsCache.set(ctx, facts);
+  }
+  return facts;
 }
 
 /** Every plan request an UPDATE introduces (none on CREATE: creation runs deploy). */
 export function introducedRequests(ctx: InstanceAdmissionContext): PlanRequest[] {
-  const ov = ctx.operatorVersion?.spec;
-  const old = ctx.operation === 'UPDATE' ? ctx.oldObject : undefined;
-  if (!ov || !old) return [];
-  const oldKeys = new Set(requestedPlans(oldOvSpec(ctx) ?? ov, old).map(requestKey));
-  const changed = parametersChangedByWrite(ctx, ov);
-  const out = requestedPlans(ov, ctx.object).filter((r) => {
-    if (r.kind === 'parameter') return (r.parameters ?? []).some((p) => changed.has(p));
-    if (r.kind === 'upgrade') return !oldKeys.has(requestKey(r));
-    return false; // manual: below; create: asked for since creation
-  });
-  const manual = introducedManualTrigger(ctx);
-  return manual ? [...out, manual] : out;
+  return factsOf(ctx).introduced;
 }
 
-/**
- * Requests admitted earlier that the controller has not started and that still hold the
- * Instance: those the new spec still asks for, and any pending manual trigger — replacing
- * an admitted trigger with one for another plan would drop it without anyone being told
- * (withdraw it first by removing spec.planExecution). A pending parameter change merged
- * with a further change of the same plan's parameters stays pending under its new identity;
- * one reverted by this write is gone with nothing lost.
- */
+/** Requests admitted earlier that the controller has not started and that still hold the Instance. */
 export function pendingRequests(ctx: InstanceAdmissionContext): PlanRequest[] {
-  const ov = ctx.operatorVersion?.spec;
-  const old = ctx.operation === 'UPDATE' ? ctx.oldObject : undefined;
-  if (!ov || !old) return [];
-  const still = requestedPlans(ov, ctx.object);
-  const stillKeys = new Set(still.map(requestKey));
-  return requestedPlans(oldOvSpec(ctx) ?? ov, old).filter(
-    (o) =>
-      stillKeys.has(requestKey(o)) ||
-      o.kind === 'manual' ||
-      (o.kind === 'parameter' && still.some((n) => n.kind === 'parameter' && n.plan === o.plan)),
-  );
+  return factsOf(ctx).pending;
 }
 
-export interface RunningPlan {
-  name: string;
-  status: PlanState;
-  id?: string;
-  startedAt?: string;
-}
-
-/**
- * The plan holding the Instance: status.activePlan when it is set (running or not), else —
- * for a status written without it — any running planStatus entry.
- */
-export function runningPlan(instance: Instance | undefined): RunningPlan | undefined {
-  const status = instance?.status;
-  const active = status?.activePlan;
-  if (active) {
-    if (!isRunning(active.status)) return undefined;
-    const startedAt = active.startedAt ?? status?.planStatus?.[active.name]?.startedAt;
-    return { name: active.name, status: active.status, id: active.id, startedAt };
-  }
-  for (const [name, ps] of Object.entries(status?.planStatus ?? {}).sort(([a], [b]) => a.localeCompare(b))) {
-    if (isRunning(ps.status)) return { name, status: ps.status, id: ps.id, startedAt: ps.startedAt };
-  }
-  return undefined;
+/** An admission rule from one check of the trigger policy. */
+function policyRule(ctx: InstanceAdmissionContext, ...checks: TriggerCheck[]): Verdict {
+  const refusal = firstRefusal(factsOf(ctx), checks);
+  return refusal ? deny({ ...refusal, object: objectOf(ctx) }) : allow();
 }
 
 // --- message pieces ---
 
 function quoteValue(v: string | undefined): string {
   return v === undefined ? 'unset' : JSON.stringify(clipText(v, VALUE_MAX));
-}
-
-const quoted = (names: readonly string[]) => names.map((n) => `"${n}"`).join(', ');
-const plural = (n: number, one: string, many: string) => (n === 1 ? one : many);
-
-function ago(ms: number): string {
-  const s = Math.floor(ms / 1000);
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m`;
-  if (s < 48 * 3600) return `${Math.floor(s / 3600)}h`;
-  return `${Math.floor(s / 86400)}d`;
-}
-
-function since(ts: string | undefined, now: string): string {
-  if (!ts) return '';
-  const ms = Date.parse(now) - Date.parse(ts);
-  return Number.isFinite(ms) && ms >= 0 ? ` since ${ts} (${ago(ms)} ago)` : ` since ${ts}`;
-}
-
-function describeRunning(r: RunningPlan, now: string): string {
-  return `plan "${r.name}" is ${r.status}${since(r.startedAt, now)}`;
-}
-
-function abortHint(ctx: InstanceAdmissionContext): string {
-  return `\`kubectl planwarden plan abort --instance ${instanceName(ctx)}\` (or set spec.planExecution.abort: true)`;
-}
-
-function statusHint(ctx: InstanceAdmissionContext): string {
-  return `\`kubectl planwarden plan status --instance ${instanceName(ctx)} --wait\``;
-}
-
-function parametersPhrase(names: readonly string[]): string {
-  return `${plural(names.length, 'parameter', 'parameters')} ${names.join(', ')}`;
-}
-
-/** What a refused request was, as the `refused` part of a denial. */
-function refusedRequest(r: PlanRequest, ctx: InstanceAdmissionContext): string {
-  switch (r.kind) {
-    case 'manual':
-      return `trigger of plan "${r.plan}"`;
-    case 'parameter':
-      return `change of ${parametersPhrase(r.parameters ?? [])} (runs plan "${r.plan}")`;
-    case 'upgrade':
-      return `upgrade to OperatorVersion "${newOvName(ctx)}"`;
-    default:
-      return `plan "${r.plan}"`;
-  }
-}
-
-/** Why a request asks for its plan, for listing several requests in one sentence. */
-function requestReason(r: PlanRequest): string {
-  switch (r.kind) {
-    case 'manual':
-      return `spec.planExecution triggers "${r.plan}"`;
-    case 'parameter': {
-      const names = r.parameters ?? [];
-      return `${parametersPhrase(names)} ${plural(names.length, 'triggers', 'trigger')} "${r.plan}"`;
-    }
-    case 'upgrade':
-      return `the upgrade runs "${r.plan}"`;
-    default:
-      return `creation runs "${r.plan}"`;
-  }
-}
-
-/** A request admitted earlier that has not started, as the subject of a sentence. */
-function describePending(p: PlanRequest): string {
-  switch (p.kind) {
-    case 'create':
-      return `plan "${p.plan}", requested at creation,`;
-    case 'parameter':
-      return `plan "${p.plan}", requested by a change of ${parametersPhrase(p.parameters ?? [])},`;
-    case 'upgrade':
-      return `plan "${p.plan}", requested by the upgrade to OperatorVersion "${p.id.replace(/^upgrade\//, '')}",`;
-    default:
-      return `plan "${p.plan}", triggered with id "${p.id}",`;
-  }
-}
-
-function withdrawHint(p: PlanRequest, ctx: InstanceAdmissionContext): string {
-  if (p.kind === 'parameter') return `, or withdraw it by reverting ${parametersPhrase(p.parameters ?? [])}`;
-  const applied = ctx.object.status?.applied?.operatorVersion;
-  if (p.kind === 'upgrade' && applied) return `, or withdraw it by setting spec.operatorVersion.name back to "${applied}"`;
-  return '';
-}
-
-function levenshtein(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      row.push(Math.min((prev[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + cost));
-    }
-    prev = row;
-  }
-  return prev[b.length] ?? 0;
-}
-
-/** The candidate a typo most likely meant (case-insensitive, at most a third of it wrong). */
-export function closestName(name: string, candidates: readonly string[]): string | undefined {
-  let best: { name: string; distance: number } | undefined;
-  for (const c of candidates) {
-    const distance = levenshtein(name.toLowerCase(), c.toLowerCase());
-    if (distance <= Math.max(1, Math.floor(c.length / 3)) && (!best || distance < best.distance)) {
-      best = { name: c, distance };
-    }
-  }
-  return best?.name;
 }
 
 // --- the rules ---
@@ -380,10 +213,9 @@ export function operatorVersionExists(ctx: InstanceAdmissionContext): Verdict {
     });
   }
   const changes: string[] = [];
-  const manual = introducedManualTrigger(ctx);
+  const { manual, parameterChanges } = factsOf(ctx);
   if (manual) changes.push(`trigger of plan "${manual.plan}"`);
-  const params = rawParameterChanges(oldSpec(ctx), ctx.object.spec);
-  if (params.length > 0) changes.push(`change of ${parametersPhrase(params)}`);
+  if (parameterChanges.length > 0) changes.push(`change of ${parametersPhrase(parameterChanges)}`);
   if (changes.length > 0) {
     return deny({
       ...base,
@@ -487,225 +319,56 @@ export function immutableParametersUnchanged(ctx: InstanceAdmissionContext): Ver
 
 /** A manual trigger names a plan the OperatorVersion has; a parameter's trigger plan exists. */
 export function triggerNamesKnownPlan(ctx: InstanceAdmissionContext): Verdict {
-  const ov = ctx.operatorVersion?.spec;
-  if (!ov) return allow();
-  const ovRef = `OperatorVersion "${newOvName(ctx)}"`;
-  const manual = introducedManualTrigger(ctx);
-  if (manual && !hasPlan(ov, manual.plan)) {
-    const all = planNames(ov);
-    const triggerable = all.filter((p) => p !== 'cleanup');
-    const guess = closestName(manual.plan, triggerable);
-    return deny({
-      rule: 'instance.unknown-plan',
-      object: objectOf(ctx),
-      refused: `trigger of plan "${manual.plan}"`,
-      why: `${ovRef} has no plan "${manual.plan}" (its plans: ${all.join(', ') || 'none'})`,
-      fix: `set spec.planExecution.planName to one of: ${triggerable.join(', ')}${guess ? ` (did you mean "${guess}"?)` : ''}`,
-      code: 422,
-      reason: 'Invalid',
-    });
-  }
-  const orphan = introducedRequests(ctx).find((r) => r.kind === 'parameter' && !hasPlan(ov, r.plan));
-  if (orphan) {
-    const names = orphan.parameters ?? [];
-    return deny({
-      rule: 'instance.unknown-trigger-plan',
-      object: objectOf(ctx),
-      refused: `change of ${parametersPhrase(names)}`,
-      why: `${ovRef} declares trigger "${orphan.plan}" for ${names.join(', ')} but has no such plan`,
-      fix: `leave ${names.join(', ')} unchanged until the OperatorVersion's trigger names an existing plan (${planNames(ov).join(', ')})`,
-      code: 422,
-      reason: 'Invalid',
-    });
-  }
-  return allow();
+  return policyRule(ctx, checkKnownPlan);
 }
 
 /** `cleanup` runs on deletion only: neither a manual trigger nor a parameter change starts it. */
 export function cleanupNotManual(ctx: InstanceAdmissionContext): Verdict {
-  const ns = namespaceOf(ctx);
-  const deleteCmd = `\`kubectl delete instance ${instanceName(ctx)}${ns ? ` -n ${ns}` : ''}\``;
-  if (introducedManualTrigger(ctx)?.plan === 'cleanup') {
-    return deny({
-      rule: 'instance.cleanup-manual',
-      object: objectOf(ctx),
-      refused: 'trigger of plan "cleanup"',
-      why: 'cleanup runs only when the Instance is deleted',
-      fix: `delete the Instance to run it (${deleteCmd}), or trigger another plan`,
-    });
-  }
-  const viaParameter = introducedRequests(ctx).find((r) => r.kind === 'parameter' && r.plan === 'cleanup');
-  if (viaParameter) {
-    const names = viaParameter.parameters ?? [];
-    return deny({
-      rule: 'instance.cleanup-manual',
-      object: objectOf(ctx),
-      refused: `change of ${parametersPhrase(names)}`,
-      why: `OperatorVersion "${newOvName(ctx)}" makes ${names.join(', ')} trigger "cleanup", which runs only when the Instance is deleted`,
-      fix: `leave ${names.join(', ')} unchanged; the OperatorVersion's trigger needs fixing`,
-    });
-  }
-  return allow();
+  return policyRule(ctx, checkCleanupNotManual);
 }
 
 /** One write starts at most one plan: no two parameter plans, no trigger plus another plan. */
 export function singlePlanPerChange(ctx: InstanceAdmissionContext): Verdict {
-  const requests = introducedRequests(ctx);
-  const plans = distinctPlans(requests);
-  if (plans.length <= 1) return allow();
-  const manual = requests.find((r) => r.kind === 'manual');
-  const upgrade = requests.find((r) => r.kind === 'upgrade');
-  let fix: string;
-  if (upgrade && manual) {
-    fix = `upgrade first, then trigger "${manual.plan}" once the upgrade's plan has finished`;
-  } else if (manual) {
-    fix = `apply the parameter change and the trigger of "${manual.plan}" in separate writes, the second after the first plan finished`;
-  } else {
-    fix = 'change the parameters of one plan per write, and the next ones after that plan finished';
-  }
-  return deny({
-    rule: 'instance.multiple-plans',
-    object: objectOf(ctx),
-    refused: `change asking for plans ${quoted(plans)} at once`,
-    why: `${requests.map(requestReason).join(', ')}, and one change may start only one plan`,
-    fix,
-  });
+  return policyRule(ctx, checkSinglePlan);
+}
+
+/** A new trigger while abort: true is left from an earlier abort is refused, not dropped. */
+export function noTriggerWhileAbortSet(ctx: InstanceAdmissionContext): Verdict {
+  return policyRule(ctx, checkAbortStillSet);
 }
 
 /** An Instance being deleted runs its cleanup only: no new trigger, parameter change or upgrade. */
 export function noTriggersWhileDeleting(ctx: InstanceAdmissionContext): Verdict {
-  const before = oldSpec(ctx);
-  const deleting = ctx.object.metadata.deletionTimestamp ?? ctx.oldObject?.metadata.deletionTimestamp;
-  if (!before || !deleting) return allow();
-  const changes: string[] = [];
-  const manual = introducedManualTrigger(ctx);
-  if (manual) changes.push(`trigger of plan "${manual.plan}"`);
-  const params = rawParameterChanges(before, ctx.object.spec);
-  if (params.length > 0) changes.push(`change of ${parametersPhrase(params)}`);
-  if (operatorVersionChanged(ctx)) changes.push(`upgrade to OperatorVersion "${newOvName(ctx)}"`);
-  if (changes.length === 0) return allow();
-  return deny({
-    rule: 'instance.deleting',
-    object: objectOf(ctx),
-    refused: changes.join(' and '),
-    why: `the Instance is being deleted (since ${deleting}) and accepts no new plan or parameter change`,
-    fix: 'let the deletion and its cleanup finish, then create the Instance again if you still need it',
-  });
+  return policyRule(ctx, checkDeleting);
 }
 
-/** Setting spec.planExecution.abort is accepted only while a plan runs. */
+/**
+ * Setting spec.planExecution.abort is accepted only while a plan runs, and starts nothing;
+ * a warning when the planExecution it keeps names another plan than the running one.
+ */
 export function abortOnlyWhileRunning(ctx: InstanceAdmissionContext): Verdict {
-  const before = oldSpec(ctx);
+  const facts = factsOf(ctx);
+  const refused = policyRule(ctx, ...ABORT_CHECKS);
   const pe = ctx.object.spec.planExecution;
-  if (!before || pe?.abort !== true || before.planExecution?.abort === true) return allow();
-  const running = runningPlan(ctx.object);
-  if (!running) {
-    const last = ctx.object.status?.activePlan;
-    const lastWords = last ? ` (the last plan, "${last.name}", is ${last.status})` : '';
-    const pending = pendingRequests(ctx)[0];
-    const pendingFix = pending
-      ? ` (${describePending(pending)} has not started yet: revert what asked for it to withdraw it)`
-      : '';
-    return deny({
-      rule: 'instance.abort-not-running',
-      object: objectOf(ctx),
-      refused: 'abort (spec.planExecution.abort: true)',
-      why: `no plan is running${lastWords}, so there is nothing to abort`,
-      fix: `remove spec.planExecution.abort${pendingFix}`,
-    });
-  }
-  if (pe.planName !== running.name) {
-    return allow([clipText(`abort stops the running plan "${running.name}", not "${pe.planName}" named in spec.planExecution`)]);
-  }
-  return allow();
+  if (!refused.allowed || !facts.abortEdge || !facts.running || !pe || pe.planName === facts.running.name) return refused;
+  return allow([clipText(`abort stops the running plan "${facts.running.name}", not "${pe.planName}" named in spec.planExecution`)]);
 }
 
 /** An upgrade starts only when no plan runs and no trigger waits to start. */
 export function noUpgradeWhileBusy(ctx: InstanceAdmissionContext): Verdict {
-  const target = upgradeTarget(ctx);
-  if (!target) return allow();
-  const refused = `upgrade to OperatorVersion "${target}"`;
-  const running = runningPlan(ctx.object);
-  if (running) {
-    return deny({
-      rule: 'instance.upgrade-while-running',
-      object: objectOf(ctx),
-      refused,
-      why: `${describeRunning(running, ctx.now)}, and an upgrade starts only when no plan runs`,
-      fix: `wait for it to finish (${statusHint(ctx)}) or abort it with ${abortHint(ctx)}, then upgrade`,
-      code: 409,
-      reason: 'Conflict',
-    });
-  }
-  const pending = pendingRequests(ctx).find((p) => p.kind !== 'upgrade');
-  if (pending) {
-    return deny({
-      rule: 'instance.upgrade-while-pending',
-      object: objectOf(ctx),
-      refused,
-      why: `${describePending(pending)} has not started yet, and an upgrade starts only when no other plan is due`,
-      fix: `wait for it to run and finish (${statusHint(ctx)}), then upgrade`,
-      code: 409,
-      reason: 'Conflict',
-    });
-  }
-  return allow();
+  return policyRule(ctx, checkUpgradeNotBusy);
 }
 
 /** A different plan cannot start while one runs or while a request waits to start. */
 export function onePlanAtATime(ctx: InstanceAdmissionContext): Verdict {
-  const requests = introducedRequests(ctx).filter((r) => r.kind !== 'upgrade');
-  if (requests.length === 0) return allow();
-  const running = runningPlan(ctx.object);
-  const blockedByRunning = running && requests.find((r) => r.plan !== running.name);
-  if (running && blockedByRunning) {
-    return deny({
-      rule: 'instance.plan-running',
-      object: objectOf(ctx),
-      refused: refusedRequest(blockedByRunning, ctx),
-      why: `${describeRunning(running, ctx.now)}, and only one plan runs at a time`,
-      fix: `wait for it to finish (${statusHint(ctx)}), re-trigger "${running.name}" instead, or abort it with ${abortHint(ctx)}`,
-      code: 409,
-      reason: 'Conflict',
-    });
-  }
-  const pending = pendingRequests(ctx);
-  for (const r of requests) {
-    const other = pending.find((p) => p.plan !== r.plan);
-    if (!other) continue;
-    return deny({
-      rule: 'instance.plan-pending',
-      object: objectOf(ctx),
-      refused: refusedRequest(r, ctx),
-      why: `${describePending(other)} has not started yet and holds the Instance like a running plan`,
-      fix: `wait for it to run and finish (${statusHint(ctx)}), then retry${withdrawHint(other, ctx)}`,
-      code: 409,
-      reason: 'Conflict',
-    });
-  }
-  return allow();
+  return policyRule(ctx, checkOnePlanAtATime);
 }
 
 /** Restarting the running plan is allowed (with a warning) unless the plan is `reentrant: false`. */
 export function reentrancy(ctx: InstanceAdmissionContext): Verdict {
-  const ov = ctx.operatorVersion?.spec;
-  const running = runningPlan(ctx.object);
-  if (!ov || !running) return allow();
-  const restart = introducedRequests(ctx).find((r) => r.kind !== 'upgrade' && r.plan === running.name);
-  if (!restart) return allow();
-  const plan = hasPlan(ov, running.name) ? ov.plans[running.name] : undefined;
-  if (plan?.reentrant === false) {
-    return deny({
-      rule: 'instance.not-reentrant',
-      object: objectOf(ctx),
-      refused: refusedRequest(restart, ctx),
-      why: `${describeRunning(running, ctx.now)}, and it is not reentrant (reentrant: false)`,
-      fix: `wait for it to finish (${statusHint(ctx)}), or abort it with ${abortHint(ctx)} and trigger it again`,
-      code: 409,
-      reason: 'Conflict',
-    });
-  }
-  return allow([clipText(`${describeRunning(running, ctx.now)}: this change restarts it`)]);
+  const refused = policyRule(ctx, checkReentrant);
+  const warning = refused.allowed ? restartWarning(factsOf(ctx)) : undefined;
+  return warning ? allow([clipText(warning)]) : refused;
 }
 
 /** An upgrade needs an analysed UpdatePlan for its target with every risk accepted. */
@@ -787,6 +450,12 @@ export function planExecutionAtCreate(ctx: InstanceAdmissionContext): Verdict {
   ]);
 }
 
+/** A warning for a manual trigger that reuses the id of an earlier run of its plan. */
+export function reusedTriggerId(ctx: InstanceAdmissionContext): Verdict {
+  const warning = ctx.operation === 'UPDATE' ? reusedIdWarning(factsOf(ctx)) : undefined;
+  return allow(warning ? [clipText(warning)] : []);
+}
+
 /** Warnings for parameters set by this write that the OperatorVersion does not declare (typos). */
 export function undeclaredParameters(ctx: InstanceAdmissionContext): Verdict {
   const ov = ctx.operatorVersion?.spec;
@@ -818,12 +487,14 @@ export const INSTANCE_RULES: readonly InstanceRule[] = [
   requiredParametersPresent,
   immutableParametersUnchanged,
   singlePlanPerChange,
+  noTriggerWhileAbortSet,
   abortOnlyWhileRunning,
   noUpgradeWhileBusy,
   onePlanAtATime,
   reentrancy,
   upgradePreChecks,
   planExecutionAtCreate,
+  reusedTriggerId,
   undeclaredParameters,
 ];
 

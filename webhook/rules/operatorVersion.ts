@@ -129,7 +129,7 @@ export const checkTaskReferences: SpecCheck = (spec) => {
         ? []
         : [
             error(
-              'ov.unknown-task',
+              'ov.undefined-task',
               `${s.path}.tasks[${i}]`,
               `task "${task}" is not defined (tasks: ${listed(defined)})`,
               `define task "${task}" under spec.tasks or name an existing one`,
@@ -445,7 +445,7 @@ export function admitOperatorVersion(ctx: OperatorVersionContext): Verdict {
     });
   }
   return deny({
-    rule: 'ov.invalid',
+    rule: 'ov.findings',
     code: 422,
     reason: 'Invalid',
     object,

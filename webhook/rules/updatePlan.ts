@@ -15,7 +15,7 @@
 //   informer + uid), and a uid reported by another informer is named as such;
 // - an UpdatePlan being deleted still holds its target until it is gone.
 import type { AcceptedInsight, UpdatePlan } from '../../shared/api/schema.ts';
-import { allow, combine, deny, objectRef, type Verdict } from './verdict.ts';
+import { allow, combine, deny, objectRef, type Denied, type Verdict } from './verdict.ts';
 
 export interface ReportedInsight {
   updateInformer: string;
@@ -98,21 +98,38 @@ export function targetReleaseUnique(ctx: UpdatePlanContext): Verdict {
     (o) => o.spec.targetRelease === target && (o.metadata.name === undefined || o.metadata.name !== ctx.object.metadata.name),
   );
   if (holder === undefined) return allow();
-  const holderName = objectRef('UpdatePlan', holder.metadata);
+  return duplicateTarget({
+    object: planName(ctx),
+    target,
+    holder: objectRef('UpdatePlan', holder.metadata),
+    state: holder.metadata.deletionTimestamp !== undefined ? 'deleting' : 'exists',
+  });
+}
+
+/**
+ * The denial of a second UpdatePlan for a target, from the cache (this rule) or from the
+ * reservation the webhook shell takes on CREATE (`state: 'creating'` while the holder's own
+ * create is in flight).
+ */
+export function duplicateTarget(p: { object: string; target: string; holder: string; state: 'exists' | 'deleting' | 'creating' }): Denied {
+  const why = {
+    exists: `${p.holder} already analyses that release (one UpdatePlan per namespace and target)`,
+    deleting: `${p.holder} for that release is being deleted and holds it until it is gone`,
+    creating: `${p.holder} for that release is being created right now`,
+  }[p.state];
+  const fix = {
+    exists: `use that one (${preChecksCommand(p.target)}) or delete it first`,
+    deleting: 'wait until it is deleted, then create again',
+    creating: 'retry in a few seconds',
+  }[p.state];
   return deny({
     rule: 'updateplan.duplicate-target',
     code: 409,
     reason: 'AlreadyExists',
-    object: planName(ctx),
-    refused: `creation for targetRelease "${target}"`,
-    why:
-      holder.metadata.deletionTimestamp !== undefined
-        ? `${holderName} for that release is being deleted and holds it until it is gone`
-        : `${holderName} already analyses that release (one UpdatePlan per namespace and target)`,
-    fix:
-      holder.metadata.deletionTimestamp !== undefined
-        ? 'wait until it is deleted, then create again'
-        : `use that one (${preChecksCommand(target)}) or delete it first`,
+    object: p.object,
+    refused: `creation for targetRelease "${p.target}"`,
+    why,
+    fix,
   });
 }
 

@@ -18,13 +18,17 @@ const SOURCES = [
     .map((f) => join('webhook', 'rules', f)),
   join('webhook', 'handlers.ts'),
   join('webhook', 'review.ts'),
+  // The trigger policy both the webhook and the controller apply: its ids live in TRIGGER_RULES.
+  join('shared', 'plan', 'policy.ts'),
 ];
 
 const RULE_ID = String.raw`[a-z]+(?:\.[a-z0-9]+(?:-[a-z0-9]+)*)+`;
 /** `rule: 'instance.unknown-plan'` — inside deny({ … }) or a base object spread into it. */
 const RULE_PROPERTY = new RegExp(String.raw`\brule:\s*'(${RULE_ID})'`, 'g');
-/** `error('ov.unknown-task', …)` / `warning('ov.empty', …)`: OperatorVersion findings, whose id becomes the denial's rule. */
+/** `error('ov.undefined-task', …)` / `warning('ov.empty', …)`: OperatorVersion findings, whose id becomes the denial's rule. */
 const FINDING = new RegExp(String.raw`\b(?:error|warning)\(\s*'(${RULE_ID})'`, 'g');
+/** `  unknownPlan: 'instance.unknown-plan',`: an entry of the trigger policy's TRIGGER_RULES. */
+const POLICY_ENTRY = new RegExp(String.raw`^\s+[a-zA-Z]+:\s*'(${RULE_ID})',$`, 'gm');
 /** `### \`instance.unknown-plan\` — 422 Invalid`: a rule's own section in the page. */
 const SECTION = new RegExp(String.raw`^###\s+\`(${RULE_ID})\``, 'gm');
 
@@ -42,8 +46,8 @@ const sources: SourceIds[] = SOURCES.map((file) => {
   const text = readFileSync(join(REPO_ROOT, file), 'utf8');
   return {
     file,
-    ids: [...captures(text, RULE_PROPERTY), ...captures(text, FINDING)],
-    callsDeny: /\bdeny\(/.test(text) && !/export function deny\(/.test(text),
+    ids: [...captures(text, RULE_PROPERTY), ...captures(text, FINDING), ...captures(text, POLICY_ENTRY)],
+    callsDeny: (/\bdeny\(/.test(text) && !/export function deny\(/.test(text)) || /\bTRIGGER_RULES\b/.test(text),
   };
 });
 const ruleIds = [...new Set(sources.flatMap((s) => s.ids))].sort();
@@ -64,7 +68,7 @@ describe('docs/admission.md', function () {
       for (const prefix of ['instance.', 'status.', 'ov.', 'updateplan.', 'webhook.']) {
         expect(ruleIds.some((id) => id.startsWith(prefix)), prefix).to.equal(true);
       }
-      expect(ruleIds).to.include.members(['instance.unknown-plan', 'updateplan.duplicate-target', 'ov.invalid']);
+      expect(ruleIds).to.include.members(['instance.unknown-plan', 'updateplan.duplicate-target', 'ov.findings']);
     });
   });
 
@@ -74,6 +78,17 @@ describe('docs/admission.md', function () {
         expect(documents(id), `${id} is missing from docs/admission.md`).to.equal(true);
       });
     }
+  });
+
+  it('has unique rule ids, none a prefix of another (one grep finds one rule)', function () {
+    const all = sources.flatMap((s) => s.ids);
+    const definedTwice = [...new Set(all.filter((id, i) => all.indexOf(id) !== i))].filter(
+      // A rule may deny in several shapes from one file (e.g. a base object and its uses).
+      (id) => new Set(sources.filter((s) => s.ids.includes(id)).map((s) => s.file)).size > 1,
+    );
+    expect(definedTwice, 'rule ids defined in more than one file').to.deep.equal([]);
+    const prefixes = ruleIds.flatMap((a) => ruleIds.filter((b) => a !== b && b.startsWith(`${a}-`)).map((b) => `${a} < ${b}`));
+    expect(prefixes, 'rule ids that are prefixes of others').to.deep.equal([]);
   });
 
   it('gives a section only to rules that exist', function () {

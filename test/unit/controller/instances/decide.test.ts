@@ -92,38 +92,78 @@ const rows: Row[] = [
   {
     it: 'refuses to restart a non-reentrant plan while it runs',
     inst: inst({ status: running('restore'), pe: { planName: 'restore', id: 'x2' } }),
-    want: 'refuse',
-    message: /not reentrant/,
+    want: 'hold',
+    message: /trigger of plan "restore" refused: plan "restore" is IN_PROGRESS, and it is not reentrant .*\[rule instance\.not-reentrant\]$/,
   },
   {
-    it: 'refuses a different plan while one runs (webhook bypassed), saying when it starts',
+    it: 'holds a different plan while one runs (webhook bypassed), in the words of the webhook',
     inst: inst({ status: running('backup'), params: { REPLICAS: '3' } }),
-    want: 'refuse',
-    message: /"deploy" requested while "backup" is IN_PROGRESS; it starts when "backup" has finished/,
+    want: 'hold',
+    message: /^Instance "ns\/i": change of parameter REPLICAS \(runs plan "deploy"\) refused: plan "backup" is IN_PROGRESS, and only one plan runs at a time; .*\[rule instance\.plan-running\]$/,
   },
   {
     it: 'refuses two plans asked for at once and starts neither',
     inst: inst({ status: deployed, params: { REPLICAS: '3' }, pe: { planName: 'backup', id: 'b' } }),
     want: 'refuse',
-    message: /2 plans at once \(backup, deploy\)/,
+    message: /change asking for plans "backup", "deploy" at once refused: .*\[rule instance\.multiple-plans\]$/,
   },
   {
     it: 'refuses a plan the OperatorVersion does not have',
     inst: inst({ status: deployed, pe: { planName: 'nope', id: 'n' } }),
     want: 'refuse',
-    message: /plan "nope" does not exist/,
+    message: /trigger of plan "nope" refused: OperatorVersion "app-1" has no plan "nope" .*\[rule instance\.unknown-plan\]$/,
   },
   {
     it: 'refuses a manual cleanup',
     inst: inst({ status: deployed, pe: { planName: 'cleanup', id: 'c' } }),
     want: 'refuse',
-    message: /runs only on deletion/,
+    message: /cleanup runs only when the Instance is deleted.*\[rule instance\.cleanup-manual\]$/,
   },
   { it: 'aborts the running plan when abort turns true', inst: inst({ status: running('backup'), pe: { planName: 'backup', id: 'r1', abort: true } }), want: 'abort' },
   {
     it: 'does not abort again once the abort was consumed',
-    inst: inst({ status: { ...running('backup'), applied: { ...deployed.applied, abort: true } }, pe: { planName: 'backup', id: 'r1', abort: true } }),
+    inst: inst({
+      status: { ...running('backup'), applied: { ...deployed.applied, abort: true, planExecution: { planName: 'backup', id: 'r1' } } },
+      pe: { planName: 'backup', id: 'r1', abort: true },
+    }),
     want: 'advance',
+  },
+  {
+    it: 'refuses a new trigger while abort: true is left from an earlier abort, instead of dropping it',
+    inst: inst({
+      status: { ...deployed, applied: { ...deployed.applied, abort: true, planExecution: { planName: 'backup', id: 'r1' } } },
+      pe: { planName: 'backup', id: 't5', abort: true },
+    }),
+    want: 'refuse',
+    message: /trigger of plan "backup" \(id "t5"\) refused: spec\.planExecution\.abort is still true .*\[rule instance\.abort-still-set\]$/,
+  },
+  {
+    it: 'refuses an unknown plan behind a lingering abort as unknown',
+    inst: inst({
+      status: { ...deployed, applied: { ...deployed.applied, abort: true, planExecution: { planName: 'backup', id: 'r1' } } },
+      pe: { planName: 'bakup', id: 't5', abort: true },
+    }),
+    want: 'refuse',
+    message: /\[rule instance\.unknown-plan\]$/,
+  },
+  {
+    it: 'aborts, and reports that an abort naming another plan starts nothing',
+    inst: inst({ status: running('deploy'), pe: { planName: 'backup', id: 'b9', abort: true } }),
+    want: 'abort',
+    message: /\[rule instance\.abort-names-other-plan\]$/,
+  },
+  {
+    it: 'reports an abort that arrives when no plan runs',
+    inst: inst({ status: deployed, pe: { planName: 'deploy', id: 'x', abort: true } }),
+    want: 'idle',
+    message: /\[rule instance\.abort-not-running\]$/,
+  },
+  {
+    it: 'runs cleanup on deletion and reports a trigger that will not run',
+    inst: inst({ status: deployed, deleting: true, pe: { planName: 'backup', id: 'b1' } }),
+    want: 'start',
+    plan: 'cleanup',
+    message: /trigger of plan "backup" refused: the Instance is being deleted .*\[rule instance\.deleting\]$/,
   },
   { it: 'reports a missing OperatorVersion', ov: null, inst: inst({ status: deployed }), want: 'missingOperatorVersion', message: /"app-1" not found/ },
   { it: 'starts cleanup when a deleted Instance has a cleanup plan', inst: inst({ status: running('backup'), deleting: true }), want: 'start', plan: 'cleanup' },
@@ -159,7 +199,7 @@ describe('controller/instances/decide', function () {
       const d = decide(row.ov === null ? undefined : (row.ov ?? ov), row.inst);
       expect(d.kind).to.equal(row.want);
       if (row.plan) expect(d.kind === 'start' && d.request.plan).to.equal(row.plan);
-      if (row.message) expect('message' in d ? d.message : '').to.match(row.message);
+      if (row.message) expect('report' in d ? d.report?.message : 'message' in d ? d.message : '').to.match(row.message);
     });
   }
 

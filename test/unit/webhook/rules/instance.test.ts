@@ -352,7 +352,7 @@ function table(rule: InstanceRule, rows: Row[]): void {
   for (const row of rows) it(row.it, () => check(rule(row.ctx), row.want));
 }
 
-const SINCE = /since 2026-11-22T10:00:00Z \(5m ago\)/;
+const SINCE = /since 2026-11-22T10:00:00Z/;
 const ABORT_CMD = /`kubectl planwarden plan abort --instance kafka` \(or set spec\.planExecution\.abort: true\)/;
 
 // --- the tables ---
@@ -967,7 +967,7 @@ describe('Instance admission rules', () => {
         want: denied(
           'instance.plan-running',
           409,
-          /trigger of plan "backup" refused: plan "deploy" is IN_PROGRESS since 2026-11-22T10:00:00Z \(5m ago\), and only one plan runs at a time/,
+          /trigger of plan "backup" refused: plan "deploy" is IN_PROGRESS since 2026-11-22T10:00:00Z, and only one plan runs at a time/,
           /re-trigger "deploy" instead/,
           ABORT_CMD,
         ),
@@ -1149,7 +1149,7 @@ describe('Instance admission rules', () => {
       {
         it: 'allows restarting a reentrant plan with a new id, warning that it restarts',
         ctx: write(inst(running('deploy')), trigger('deploy', 'd2')),
-        want: allowed(/^plan "deploy" is IN_PROGRESS since 2026-11-22T10:00:00Z \(5m ago\): this change restarts it$/),
+        want: allowed(/^plan "deploy" is IN_PROGRESS since 2026-11-22T10:00:00Z: this change restarts it$/),
       },
       {
         it: 'treats a plan without a reentrant field as reentrant',
@@ -1467,7 +1467,7 @@ describe('admitInstance (all rules together)', () => {
       rule: 'instance.plan-running',
       message:
         'Instance "shop/kafka": trigger of plan "backup" refused: plan "deploy" is IN_PROGRESS since ' +
-        '2026-11-22T10:00:00Z (5m ago), and only one plan runs at a time; wait for it to finish ' +
+        '2026-11-22T10:00:00Z, and only one plan runs at a time; wait for it to finish ' +
         '(`kubectl planwarden plan status --instance kafka --wait`), re-trigger "deploy" instead, or abort it with ' +
         '`kubectl planwarden plan abort --instance kafka` (or set spec.planExecution.abort: true) [rule instance.plan-running]',
     });

@@ -75,7 +75,7 @@ describe('admitOperatorVersion: one rule per row', () => {
     {
       says: 'refuses a step that names an undefined task, listing the tasks that exist',
       change: (s) => (deployPhase(s).steps[1]!.tasks = ['foo']),
-      rule: 'ov.unknown-task',
+      rule: 'ov.undefined-task',
       text: 'spec.plans.deploy.phases[0].steps[1].tasks[0]: task "foo" is not defined (tasks: app, noop, remove, wait-app)',
     },
     {
@@ -268,7 +268,7 @@ describe('admitOperatorVersion: one rule per row', () => {
       change: (s) => {
         s.plans['back.up'] = { phases: [{ name: 'p', steps: [{ name: 's', tasks: ['nope'] }] }] };
       },
-      rule: 'ov.unknown-task',
+      rule: 'ov.undefined-task',
       text: 'spec.plans["back.up"].phases[0].steps[0].tasks[0]',
     },
   ];
@@ -300,24 +300,24 @@ describe('admitOperatorVersion: the whole request', () => {
         s.plans.deploy!.strategy = 'random' as 'serial';
       }),
     ) as Denied;
-    expect(verdict.rule).to.equal('ov.invalid');
+    expect(verdict.rule).to.equal('ov.findings');
     expect(verdict.code).to.equal(422);
     expect(verdict.message).to.match(/^OperatorVersion "shop\/kafka-1\.2\.0": spec refused: 3 problems: 1\) /);
     for (const part of [
       'spec.plans.deploy.strategy: "random" is not a strategy (ov.unknown-strategy)',
-      'spec.plans.deploy.phases[0].steps[1].tasks[0]: task "foo" is not defined (tasks: app, noop, remove, wait-app) (ov.unknown-task)',
+      'spec.plans.deploy.phases[0].steps[1].tasks[0]: task "foo" is not defined (tasks: app, noop, remove, wait-app) (ov.undefined-task)',
       'spec.tasks[0].spec.resources[0]: template "missing.yaml" is not defined',
     ]) {
       expect(verdict.message).to.contain(part);
     }
-    expect(verdict.message).to.match(/\[rule ov\.invalid\]$/);
+    expect(verdict.message).to.match(/\[rule ov\.findings\]$/);
     expect(verdict.message).not.to.contain('\n');
   });
 
   it('a single problem is denied under its own rule, with its own fix', () => {
     const verdict = admitOperatorVersion(created((s) => (deployPhase(s).steps[0]!.tasks = ['ap']))) as Denied;
     expect(verdict.message).to.equal(
-      'OperatorVersion "shop/kafka-1.2.0": spec refused: spec.plans.deploy.phases[0].steps[0].tasks[0]: task "ap" is not defined (tasks: app, noop, remove, wait-app); define task "ap" under spec.tasks or name an existing one [rule ov.unknown-task]',
+      'OperatorVersion "shop/kafka-1.2.0": spec refused: spec.plans.deploy.phases[0].steps[0].tasks[0]: task "ap" is not defined (tasks: app, noop, remove, wait-app); define task "ap" under spec.tasks or name an existing one [rule ov.undefined-task]',
     );
   });
 
