@@ -76,10 +76,12 @@ function decideDeletion(ov: OperatorVersion | undefined, inst: Instance): Decisi
   if (!ov.spec.plans?.cleanup) return { kind: 'removeFinalizer', reason: 'the OperatorVersion has no cleanup plan' };
   // Requests that reached the spec (admitted before the deletion, or past a bypassed
   // webhook) do not run; say so rather than drop them.
-  const report = reportOf(inst, REASON_REFUSED, checkDeleting(triggerFacts({ view: 'controller', object: inst, ov: ov.spec })));
+  const facts = triggerFacts({ view: 'controller', object: inst, ov: ov.spec });
+  const report = reportOf(inst, REASON_REFUSED, checkDeleting(facts));
   const active = inst.status?.activePlan;
   if (active?.name === 'cleanup') {
-    if (isRunning(active.status)) return { kind: 'advance', report };
+    // A stuck cleanup can be abandoned like any plan; the finalizer then waits for force-delete.
+    if (isRunning(active.status)) return { kind: facts.abortEdge ? 'abort' : 'advance', report };
     if (active.status === 'COMPLETE') return { kind: 'removeFinalizer', reason: 'cleanup plan COMPLETE' };
     return {
       kind: 'refuse',

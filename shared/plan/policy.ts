@@ -32,6 +32,7 @@ export const TRIGGER_RULES = {
   abortStillSet: 'instance.abort-still-set',
   abortNamesOtherPlan: 'instance.abort-names-other-plan',
   abortNotRunning: 'instance.abort-not-running',
+  abortNotReset: 'instance.abort-not-reset',
   upgradeWhileRunning: 'instance.upgrade-while-running',
   upgradeWhilePending: 'instance.upgrade-while-pending',
   planRunning: 'instance.plan-running',
@@ -91,6 +92,8 @@ export interface TriggerFacts {
   abortEdge: boolean;
   /** The abort carries a (planName, id) new to it that names another plan than the running one. */
   abortNamesOtherPlan: boolean;
+  /** The write sets spec.planExecution back to the (planName, id) the controller consumed last: nothing starts. */
+  consumedAgain?: { plan: string; id: string };
 }
 
 // --- facts ---
@@ -170,7 +173,12 @@ function admissionFacts(v: AdmissionView): TriggerFacts {
     const changed = new Set([...byWrite.values()].flat());
     const still = requestedPlans(ov, object);
     introduced = still.filter((r) => {
-      if (r.kind === 'parameter') return (r.parameters ?? []).some((p) => changed.has(p));
+      // A parameter request is new when this write changes one of its parameters, or when
+      // it changes the OperatorVersion back and changes that travelled with the withdrawn
+      // upgrade become requests of their own.
+      if (r.kind === 'parameter') {
+        return (r.parameters ?? []).some((p) => changed.has(p)) || (operatorVersionChanged && !oldKeys.has(requestKey(r)));
+      }
       if (r.kind === 'upgrade') return !oldKeys.has(requestKey(r));
       return false; // manual: below; create: asked for since creation
     });
@@ -191,6 +199,15 @@ function admissionFacts(v: AdmissionView): TriggerFacts {
   const pe = object.spec.planExecution;
   const running = runningPlan(object);
   const abortEdge = old !== undefined && pe?.abort === true && before?.planExecution?.abort !== true;
+  const consumed = object.status?.applied?.planExecution;
+  const consumedAgain =
+    old !== undefined &&
+    pe !== undefined &&
+    pe.abort !== true &&
+    triggerIdentity(pe) !== triggerIdentity(before?.planExecution) &&
+    triggerIdentity(pe) === triggerIdentity(consumed)
+      ? { plan: pe.planName, id: pe.id ?? '' }
+      : undefined;
   return {
     view: 'admission',
     object,
@@ -210,6 +227,7 @@ function admissionFacts(v: AdmissionView): TriggerFacts {
       running !== undefined &&
       pe.planName !== running.name &&
       triggerIdentity(pe) !== triggerIdentity(before?.planExecution),
+    consumedAgain,
   };
 }
 
@@ -336,6 +354,9 @@ export type TriggerCheck = (f: TriggerFacts) => Refusal | undefined;
 export const checkDeleting: TriggerCheck = (f) => {
   if (!f.deleting) return undefined;
   const changes: string[] = [];
+  // (The controller's view only: the deploy a creation asked for, deleted before it started.)
+  const creation = f.introduced.find((r) => r.kind === 'create');
+  if (creation) changes.push(`plan "${creation.plan}" asked for at creation`);
   if (f.manual) changes.push(`trigger of plan "${f.manual.plan}"`);
   if (f.parameterChanges.length > 0) changes.push(`change of ${parametersPhrase(f.parameterChanges)}`);
   if (f.operatorVersionChanged) changes.push(`upgrade to OperatorVersion "${f.ovName}"`);
@@ -567,6 +588,10 @@ export function restartWarning(f: TriggerFacts): string | undefined {
 
 /** The warning for a manual trigger whose id an earlier run of the plan already used. */
 export function reusedIdWarning(f: TriggerFacts): string | undefined {
+  if (f.consumedAgain) {
+    const { plan, id } = f.consumedAgain;
+    return `spec.planExecution (plan "${plan}", id "${id}") is the trigger already consumed: nothing starts; set a new id to run "${plan}" again`;
+  }
   const m = f.manual;
   if (!m || m.id === '') return undefined;
   const status = f.object.status;
@@ -593,7 +618,24 @@ export const REQUEST_CHECKS: readonly TriggerCheck[] = [
   checkReentrant,
 ];
 
-export const ABORT_CHECKS: readonly TriggerCheck[] = [checkAbortNamesOtherPlan, checkAbortWhileRunning];
+/**
+ * An abort acts when spec.planExecution.abort turns true *for the controller*, which compares
+ * with the value it consumed last (status.applied.abort). Turning abort off and on again
+ * before the controller saw it off would be an abort it never sees: refused, with "retry".
+ */
+export const checkAbortReset: TriggerCheck = (f) => {
+  if (f.view !== 'admission' || !f.abortEdge || !f.running || f.object.status?.applied?.abort !== true) return undefined;
+  return {
+    rule: TRIGGER_RULES.abortNotReset,
+    refused: 'abort (spec.planExecution.abort: true)',
+    why: 'the controller has not yet taken note that the earlier abort was turned off (status.applied.abort is still true), so it would not see this one',
+    fix: 'retry in a moment, or use `kubectl planwarden plan abort`, which waits for that',
+    code: 409,
+    reason: 'Conflict',
+  };
+};
+
+export const ABORT_CHECKS: readonly TriggerCheck[] = [checkAbortWhileRunning, checkAbortReset, checkAbortNamesOtherPlan];
 
 /** The first refusal of `checks`, if any. */
 export function firstRefusal(f: TriggerFacts, checks: readonly TriggerCheck[]): Refusal | undefined {
