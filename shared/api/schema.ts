@@ -179,7 +179,7 @@ export type TargetState = (typeof TARGET_STATES)[number];
 
 export const PlanExecutionSchema = obj({
   planName: str({ minLength: 1 }),
-  id: opt(str({ maxLength: 253 })),
+  id: opt(str({ minLength: 1, maxLength: 253 })),
   abort: opt(bool()),
 });
 export type PlanExecution = Static<typeof PlanExecutionSchema>;
