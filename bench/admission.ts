@@ -9,7 +9,7 @@
 // webhook's own request counter confirms, block by block, that it saw exactly the writes
 // of "webhook" blocks and none of the others.
 import { performance } from 'node:perf_hooks';
-import type { KubeClient, KubeResource } from '../controller/kube.ts';
+import type { KubeClient, KubeResource } from '../shared/kube/client.ts';
 import { localInstallObjects, type StackState } from '../test/controlplane/stack.ts';
 import { httpText, INSTANCES, parseMetric, UPDATEPLANS } from './kube.ts';
 import { quantile, sleep } from './stats.ts';

@@ -4,7 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { get as httpGet, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
-import { classifyApiError, type KubeClient, type KubeObjectLike, type KubeResource } from '../controller/kube.ts';
+import { classifyApiError, type KubeClient, type KubeObjectLike, type KubeResource } from '../shared/kube/client.ts';
 import { sleep } from './stats.ts';
 
 export const INSTANCES = { apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance' } as const;

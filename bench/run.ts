@@ -13,7 +13,7 @@ import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { createKubeClient, loadKubeConfig, type KubeClient } from '../controller/kube.ts';
+import { createKubeClient, loadKubeConfig, type KubeClient } from '../shared/kube/client.ts';
 import type { Instance, UpdatePlan } from '../shared/api/schema.ts';
 import { API_VERSION } from '../shared/api/schema.ts';
 import { PROJECT_ROOT } from '../test/controlplane/build.ts';

@@ -1,7 +1,7 @@
 // From kubectl's connection flags to an API client and a namespace, the way kubectl
 // resolves them: --kubeconfig, else $KUBECONFIG / ~/.kube/config; --context, else the
 // current context; -n, else the context's namespace, else "default".
-import { createKubeClient, loadKubeConfig, type KubeClient } from '../controller/kube.ts';
+import { createKubeClient, loadKubeConfig, type KubeClient } from '../shared/kube/client.ts';
 import type { ConnectionFlags } from './args.ts';
 import { CliError, type Output } from './io.ts';
 

@@ -1,7 +1,7 @@
 // The progress of a long wait, on stderr so that stdout stays what the command prints: on a
 // terminal one line rewritten in place (with the time waited, refreshed every second);
 // otherwise — a CI log, a pipe — one line per change.
-import { formatDuration } from '../controller/engine/tree.ts';
+import { formatDuration } from '../shared/time.ts';
 import type { Output } from './io.ts';
 
 export interface Progress {

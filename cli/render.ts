@@ -1,8 +1,9 @@
 // What the CLI prints, as pure functions of API objects and a reference time: the status
 // tree (the engine's summarizeTree, with terminal colors and local clock times), the history
 // table, the one-line progress of a run, and an UpdatePlan's insights.
-import { formatDuration, summarizeTree } from '../controller/engine/tree.ts';
-import { pendingRisks, RISK_LEVELS } from '../controller/updates/insights.ts';
+import { formatDuration } from '../shared/time.ts';
+import { summarizeTree } from './tree.ts';
+import { isRisk, unacceptedRisks } from '../shared/updates/risks.ts';
 import type {
   Condition,
   HistoryEntry,
@@ -208,7 +209,7 @@ export function renderPreChecks(plan: UpdatePlan): string {
     }
     const rows = insights.map((i) => {
       const isAccepted = accepted.has(`${informer.name}\n${i.uid}`);
-      const risk = RISK_LEVELS.has(i.impact.level) && i.remediation?.resolved !== true;
+      const risk = isRisk(i);
       const acceptance = isAccepted ? 'yes' : risk ? 'no' : '-';
       const summary = `${i.impact.summary}${i.remediation?.resolved === true ? ' (resolved)' : ''}`;
       return [i.uid, i.impact.level, acceptance, summary];
@@ -216,7 +217,7 @@ export function renderPreChecks(plan: UpdatePlan): string {
     out.push(...table(['UID', 'LEVEL', 'ACCEPTED', 'SUMMARY'], rows).trimEnd().split('\n').map((l) => `  ${l}`));
   }
   out.push('');
-  const pending = pendingRisks(plan);
+  const pending = unacceptedRisks(plan).map((r) => `${r.informer}/${r.insight.uid} (${r.insight.impact.level})`);
   out.push(
     pending.length === 0
       ? 'every unresolved insight of level warning or above is accepted'

@@ -1,7 +1,7 @@
 // The plugin's dispatcher: `<group> <verb> [flags]` to a command, the top-level help, and the
 // one place errors become output and exit codes. An API refusal (an admission webhook's
 // denial included) is printed in the API's own words.
-import { apiErrorMessage, KubeApiError } from '../controller/kube.ts';
+import { apiErrorMessage, KubeApiError } from '../shared/kube/client.ts';
 import { PROGRAM } from './args.ts';
 import { planHelp, planVerbs } from './commands/plan.ts';
 import { updateHelp, updateVerbs } from './commands/update.ts';

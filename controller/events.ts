@@ -1,6 +1,6 @@
 // Kubernetes Events on the objects planwarden acts on (PlanStarted, StepFailed,
 // PlanFinished …): fire-and-forget, a failed Event never fails a reconcile.
-import type { KubeClient } from './kube.ts';
+import type { KubeClient } from '../shared/kube/client.ts';
 import type { Logger } from './log.ts';
 
 export type EventType = 'Normal' | 'Warning';

@@ -6,17 +6,17 @@ import { parseArgs } from 'node:util';
 import type { Instance, OperatorVersion, UpdateInformer, UpdatePlan } from '../shared/api/schema.ts';
 import { createEventRecorder } from './events.ts';
 import { createExecutors } from './executors/index.ts';
-import { Informer, objectKey } from './informer.ts';
+import { Informer, objectKey } from '../shared/kube/informer.ts';
 import { DEFAULT_PULSES, InstanceReconciler } from './instances/reconciler.ts';
-import { createKubeClient, loadKubeConfig, type KubeObjectLike, type KubeResource } from './kube.ts';
-import { defaultIdentity, LeaderElector } from './leader.ts';
+import { createKubeClient, loadKubeConfig, type KubeObjectLike, type KubeResource } from '../shared/kube/client.ts';
+import { defaultIdentity, LeaderElector } from '../shared/kube/leader.ts';
 import { createLogger, errorFields } from './log.ts';
 import { createControllerMetrics } from './metrics.ts';
-import { WorkQueue } from './queue.ts';
+import { WorkQueue } from '../shared/kube/queue.ts';
 import { Reservations } from './updates/reservations.ts';
 import { updatePlanWorker } from './updates/worker.ts';
+import { LABEL_INSTANCE } from '../shared/api/names.ts';
 
-const LABEL_INSTANCE = 'planwarden.dev/instance';
 
 function readConfig(argv: string[], env: NodeJS.ProcessEnv) {
   const { values } = parseArgs({

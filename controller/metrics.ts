@@ -2,9 +2,9 @@
 // so that tests and a shared process never collide on metric names. Every module takes the
 // recorder as an optional dependency; without it nothing is recorded.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ReconcileResult } from '../shared/kube/queue.ts';
 
-/** How a reconcile ended: finished, asked to run again later, or threw. */
-export type ReconcileResult = 'success' | 'requeue' | 'error';
+export type { ReconcileResult };
 
 export interface ControllerMetrics {
   registry: Registry;

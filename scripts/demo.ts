@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Instance } from '../shared/api/schema.ts';
-import { summarizeTree } from '../controller/engine/tree.ts';
+import { summarizeTree } from '../cli/tree.ts';
 import { BuildError, PROJECT_ROOT } from '../test/controlplane/build.ts';
 import { ClusterError, DEFAULT_KUBECONFIG, down, up } from '../test/controlplane/cluster.ts';
 import { DEFAULT_STACK_DIR as STACK_DIR, StackError, startStack, stopStack } from '../test/controlplane/stack.ts';

@@ -25,3 +25,14 @@ export function createLogger({ component, level = 'info', destination, redact }:
   };
   return destination ? pino(options, destination) : pino(options);
 }
+
+/** A logger that discards everything: the default of modules whose caller passed none. */
+export function silentLogger(): Logger {
+  return pino({ level: 'silent' });
+}
+
+/** Fields that make a thrown value readable in a log line (pino only serializes `err`). */
+export function errorFields(err: unknown): Record<string, unknown> {
+  if (err instanceof Error) return { err };
+  return { err: { message: String(err) } };
+}

@@ -4,7 +4,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Instance, OperatorVersion, UpdatePlan } from '../shared/api/schema.ts';
 import type { Logger } from './log.ts';
-import { createKubeClient } from '../controller/kube.ts';
+import { createKubeClient } from '../shared/kube/client.ts';
 import { apiLookups, type Reservation, type WebhookLookups } from './lookups.ts';
 import type { AdmissionRequest } from './review.ts';
 import { admitInstance, type InstanceAdmissionContext } from './rules/instance.ts';

@@ -1,7 +1,7 @@
 // What the admission handlers read from (and, for UpdatePlan reservations, write to) the
 // Kubernetes API. Reads go to the apiserver, not a cache: an OperatorVersion created a
 // moment ago must already be visible to the Instance that names it.
-import { classifyApiError, type KubeClient } from '../controller/kube.ts';
+import { classifyApiError, type KubeClient } from '../shared/kube/client.ts';
 import { GROUP, VERSION, type Instance, type OperatorVersion, type UpdatePlan } from '../shared/api/schema.ts';
 import {
   HOLDER_ANNOTATION,

@@ -2,8 +2,8 @@
 // Finds or creates the UpdatePlan for the target, waits until the informers have answered
 // (condition Analyzed True or False for its current generation), lists their insights and,
 // when asked, accepts them in spec.acceptedInsights (the webhook checks each was reported).
-import { classifyApiError, type KubeClient } from '../../controller/kube.ts';
-import { RISK_LEVELS } from '../../controller/updates/insights.ts';
+import { classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
+import { unacceptedRisks as openRisks } from '../../shared/updates/risks.ts';
 import { API_VERSION, type AcceptedInsight, type UpdatePlan } from '../../shared/api/schema.ts';
 import { CONNECTION_HELP, PROGRAM, parseDuration, parseVerb, required, usageError, defineVerb } from '../args.ts';
 import { connect, type Connection } from '../connect.ts';
@@ -158,13 +158,7 @@ const key = (p: Pair) => JSON.stringify([p.updateInformer, p.uid]);
 
 /** Unresolved insights of level warning or above not accepted yet. */
 export function unacceptedRisks(plan: UpdatePlan): Pair[] {
-  const accepted = new Set((plan.spec.acceptedInsights ?? []).filter((a) => a.accepted).map(key));
-  return (plan.status?.informers ?? []).flatMap((informer) =>
-    (informer.insights ?? [])
-      .filter((i) => RISK_LEVELS.has(i.impact.level) && i.remediation?.resolved !== true)
-      .map((i) => ({ updateInformer: informer.name, uid: i.uid }))
-      .filter((p) => !accepted.has(key(p))),
-  );
+  return openRisks(plan).map((r) => ({ updateInformer: r.informer, uid: r.insight.uid }));
 }
 
 /** The (informer, uid) pairs reporting each of `uids`; an uid no informer reported is an error. */

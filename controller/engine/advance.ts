@@ -29,7 +29,9 @@ import {
   rollUp,
   stopRunningSteps,
 } from './status.ts';
-import { addMillis, backoffMs, formatDuration, millisOf, toTimestamp } from './time.ts';
+import { formatDuration, millisOf } from '../../shared/time.ts';
+import { jsonEqual } from '../../shared/json.ts';
+import { addMillis, backoffMs, toTimestamp } from './time.ts';
 import {
   engineOptions,
   type Action,
@@ -612,16 +614,7 @@ function stampChanges(before: PlanStatus, after: PlanStatus, now: string): void 
 
 /** Deep equality ignoring key order and lastUpdatedTimestamp. */
 function sameContent(a: unknown, b: unknown): boolean {
-  return canonical(a) === canonical(b);
-}
-
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (key, v: unknown) => {
-    if (key === 'lastUpdatedTimestamp') return undefined;
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
-    const record = v as Record<string, unknown>;
-    return Object.fromEntries(Object.keys(record).sort().map((k) => [k, record[k]]));
-  });
+  return jsonEqual(a, b, ['lastUpdatedTimestamp']);
 }
 
 /** The earliest of: a retry falling due, a Dummy task's duration ending, a Wait timing out. */

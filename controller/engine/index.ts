@@ -4,7 +4,6 @@ export { advancePlan, type AdvancePlanInput, type Evaluation } from './advance.t
 export { startPlan, type StartPlanInput } from './start.ts';
 export { ensurePlanStatusEntries, isPlanTerminal } from './status.ts';
 export { backoffMs } from './time.ts';
-export { summarizeTree, type TreeOptions } from './tree.ts';
 export {
   DEFAULT_ENGINE_OPTIONS,
   EVENT_REASONS,

@@ -1,5 +1,6 @@
 // Time arithmetic for the engine. There is no clock here: the caller's `now` is the only
 // reference time, so the same inputs always give the same status.
+import { millisOf } from '../../shared/time.ts';
 import { DEFAULT_ENGINE_OPTIONS, type EngineOptions } from './types.ts';
 
 /** `now` as the ISO string stored in status; a string is kept as written. */
@@ -7,10 +8,6 @@ export function toTimestamp(now: string | Date): string {
   const text = typeof now === 'string' ? now : now.toISOString();
   if (Number.isNaN(Date.parse(text))) throw new TypeError(`engine: "now" is not a timestamp: ${text}`);
   return text;
-}
-
-export function millisOf(timestamp: string): number {
-  return Date.parse(timestamp);
 }
 
 export function addMillis(timestamp: string, ms: number): string {
@@ -24,10 +21,4 @@ export function backoffMs(
 ): number {
   const exponent = Math.max(0, failures - 1);
   return Math.min(options.backoffCapMs, options.backoffBaseMs * 2 ** exponent);
-}
-
-/** "750ms", "2s", "1.5s", "60s". */
-export function formatDuration(ms: number): string {
-  if (ms < 1_000) return `${ms}ms`;
-  return `${Math.round(ms / 100) / 10}s`;
 }

@@ -2,7 +2,7 @@
 // "planwarden", forced: planwarden owns what its templates say), then judge health from
 // what the API returned — done once every object is current.
 import type { Instance } from '../../shared/api/schema.ts';
-import type { KubeClient, KubeResource } from '../kube.ts';
+import type { KubeClient, KubeResource } from '../../shared/kube/client.ts';
 import {
   FIELD_MANAGER,
   observationForError,
@@ -14,9 +14,8 @@ import {
 } from './context.ts';
 import { combineHealth, describeObject, judgeHealth, type Health } from './health.ts';
 import { renderResources } from './render.ts';
+import { LABEL_INSTANCE, LABEL_PLAN } from '../../shared/api/names.ts';
 
-export const LABEL_INSTANCE = 'planwarden.dev/instance';
-export const LABEL_PLAN = 'planwarden.dev/plan';
 
 export interface PrepareOptions {
   instance: Pick<Instance, 'apiVersion' | 'kind' | 'metadata'>;

@@ -2,7 +2,7 @@
 // returns, and the helpers that turn API failures and Instance data into those.
 import type { Instance, OperatorVersion, Task } from '../../shared/api/schema.ts';
 import type { TaskOutcome } from '../engine/types.ts';
-import { apiErrorMessage, classifyApiError, type KubeClient } from '../kube.ts';
+import { apiErrorMessage, classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
 import type { RenderVars } from './render.ts';
 
 /** What an executor reports: the engine's TaskOutcome. */
@@ -67,6 +67,3 @@ export function renderVarsOf(ctx: ExecutionContext): RenderVars {
   };
 }
 
-export function millisOf(time: string | Date): number {
-  return typeof time === 'string' ? Date.parse(time) : time.getTime();
-}

@@ -2,7 +2,7 @@
 // (its dependents go first); done once a read of every one says 404. An object whose kind
 // is no longer served (its CRD is gone) cannot exist and counts as deleted — cleanup plans
 // must expect that what they remove may already be missing.
-import type { KubeClient, KubeResource, ResourceRef } from '../kube.ts';
+import type { KubeClient, KubeResource, ResourceRef } from '../../shared/kube/client.ts';
 import { observationForError, renderVarsOf, type ExecutionContext, type ExecutorDeps, type Observation, type TaskExecutor } from './context.ts';
 import { describeObject } from './health.ts';
 import { renderResources } from './render.ts';

@@ -2,7 +2,8 @@
 // fatal fails for good, wantErr fails transiently, done=false never finishes (a stuck step
 // to abort), otherwise done once durationSeconds have passed since the task started.
 import type { TaskSpec } from '../../shared/api/schema.ts';
-import { millisOf, type ExecutionContext, type Observation, type TaskExecutor } from './context.ts';
+import { millisOf } from '../../shared/time.ts';
+import { type ExecutionContext, type Observation, type TaskExecutor } from './context.ts';
 
 export function dummyObservation(taskName: string, spec: TaskSpec | undefined, taskStartedAt: string, now: string | Date): Observation {
   if (spec?.fatal) return { kind: 'fatalError', message: `dummy task ${taskName}: failing for good (fatal: true)` };

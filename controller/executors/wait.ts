@@ -3,8 +3,9 @@
 // since the task started. Without timeoutSeconds it waits until the condition holds or the
 // plan is aborted, as an Apply waits for health.
 import type { ObjectRef, TaskSpec } from '../../shared/api/schema.ts';
-import type { KubeClient, KubeResource } from '../kube.ts';
-import { millisOf, observationForError, renderVarsOf, type ExecutionContext, type ExecutorDeps, type Observation, type TaskExecutor } from './context.ts';
+import type { KubeClient, KubeResource } from '../../shared/kube/client.ts';
+import { millisOf } from '../../shared/time.ts';
+import { observationForError, renderVarsOf, type ExecutionContext, type ExecutorDeps, type Observation, type TaskExecutor } from './context.ts';
 import { describeObject } from './health.ts';
 import { renderTemplate, type RenderVars } from './render.ts';
 

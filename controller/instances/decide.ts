@@ -2,7 +2,7 @@
 // start a plan, abort the running one, run cleanup, release the finalizer, or refuse a
 // request the webhook should have refused (it may have been bypassed) — and the status
 // parts only the controller reports (its adapter entry, PlanRunning, observedGeneration).
-import { isDeepStrictEqual } from 'node:util';
+import { jsonEqual } from '../../shared/json.ts';
 import type {
   AdapterStatus,
   Condition,
@@ -23,10 +23,8 @@ import {
 } from '../../shared/plan/policy.ts';
 import { isRunning, type PlanRequest } from '../../shared/plan/triggers.ts';
 import { objectRef, refusalMessage, type Refusal } from '../../shared/refusal.ts';
+import { FINALIZER, FORCE_DELETE_ANNOTATION } from '../../shared/api/names.ts';
 
-export const FINALIZER = 'planwarden.dev/cleanup';
-/** Set to "true" to delete an Instance whose cleanup plan failed (the finalizer is dropped). */
-export const FORCE_DELETE_ANNOTATION = 'planwarden.dev/force-delete';
 /** The controller's own entry in status.adapters. */
 export const CONTROLLER_ADAPTER = 'planwarden-controller';
 
@@ -194,7 +192,7 @@ export function finalizeStatus(input: {
   for (const c of report.conditions) c.observedGeneration = report.observedGeneration;
   const merged = mergeAdapterReport(stored, report, now);
   // An unchanged report keeps its stored time, so that nothing is written when nothing changed.
-  const same = stored && isDeepStrictEqual({ ...stored, lastReportTime: '' }, { ...merged, lastReportTime: '' });
+  const same = stored && jsonEqual(stored, merged, ['lastReportTime']);
   const entry = same ? stored : merged;
   if (i >= 0) adapters[i] = entry;
   else adapters.push(entry);

@@ -2,8 +2,9 @@
 // engine compute the next status, writes that status (optimistic concurrency, before any
 // side effect, so a restart never repeats a finished step), then performs the engine's
 // actions and feeds what the executors observed back into the engine.
+import { jsonEqual } from '../../shared/json.ts';
+import { FINALIZER } from '../../shared/api/names.ts';
 import { randomBytes } from 'node:crypto';
-import { isDeepStrictEqual } from 'node:util';
 import type { Instance, InstanceStatus, LabelSelector, OperatorVersion } from '../../shared/api/schema.ts';
 import { effectiveParameters, isRunning } from '../../shared/plan/triggers.ts';
 import { advancePlan } from '../engine/advance.ts';
@@ -11,13 +12,13 @@ import { startPlan } from '../engine/start.ts';
 import { ensurePlanStatusEntries } from '../engine/status.ts';
 import type { Action, Observations, TaskObservation, TargetsResolution } from '../engine/types.ts';
 import type { Executors } from '../executors/index.ts';
-import { objectKey, type ObjectCache } from '../informer.ts';
-import { classifyApiError, type KubeClient } from '../kube.ts';
+import { objectKey, type ObjectCache } from '../../shared/kube/informer.ts';
+import { classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
 import type { Logger } from '../log.ts';
 import type { ControllerMetrics } from '../metrics.ts';
-import type { WorkerResult } from '../queue.ts';
+import type { WorkerResult } from '../../shared/kube/queue.ts';
 import type { EventRecorder } from '../events.ts';
-import { consumeAbort, decide, finalizeStatus, FINALIZER, type Decision } from './decide.ts';
+import { consumeAbort, decide, finalizeStatus, type Decision } from './decide.ts';
 
 export interface PulseSettings {
   /** Re-check an Instance this long after its last report while it is not Ready. */
@@ -47,8 +48,6 @@ export interface InstanceReconcilerDeps {
 const INSTANCES = { apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance' };
 const MAX_ROUNDS = 25;
 
-/** Key order differs between what we build and what the apiserver returns. */
-const sameJson = (a: unknown, b: unknown) => isDeepStrictEqual(JSON.parse(JSON.stringify(a)), JSON.parse(JSON.stringify(b)));
 
 export function runId(plan: string, now: Date): string {
   return `${plan}-${now.toISOString().replace(/[-:.]/g, '').replace('T', '-').slice(0, 15)}-${randomBytes(2).toString('hex')}`;
@@ -145,7 +144,7 @@ export class InstanceReconciler {
 
   /** Writes status when it changed; 'conflict' when someone else wrote first. */
   private async writeStatus(inst: Instance, status: InstanceStatus): Promise<Instance | 'conflict'> {
-    if (sameJson(inst.status ?? {}, status)) return inst;
+    if (jsonEqual(inst.status ?? {}, status)) return inst; // key order differs from the apiserver's
     try {
       return await this.deps.kube.replace<Instance>({ ...inst, status }, { subresource: 'status' });
     } catch (e) {

@@ -29,7 +29,6 @@
 import { IMPACT_LEVELS, INFORMER_RESPONSES } from '../../shared/api/schema.ts';
 import type {
   Condition,
-  ImpactLevel,
   InformerResponse,
   InformerStatus,
   Insight,
@@ -38,6 +37,7 @@ import type {
   UpdateInformerSpec,
   UpdatePlan,
 } from '../../shared/api/schema.ts';
+import { risksOf, unacceptedRisks } from '../../shared/updates/risks.ts';
 import { setCondition } from '../../shared/conditions/conditions.ts';
 
 /** The API version of the informer protocol (request and response bodies, URL prefix). */
@@ -54,7 +54,6 @@ export const HOOK_PATHS: Readonly<Record<HookKind, string>> = {
 };
 
 /** Insight levels an upgrade needs accepted (OpenShift: "warning or above"); as the Instance webhook. */
-export const RISK_LEVELS: ReadonlySet<ImpactLevel> = new Set<ImpactLevel>(['warning', 'error', 'critical']);
 
 /** Insights resolved by absence kept per informer (see the module comment). */
 export const MAX_RESOLVED_KEPT = 50;
@@ -480,15 +479,7 @@ function analyzedCondition(plan: UpdatePlan, informers: readonly UpdateInformer[
 
 /** The risks of `plan` still to be accepted, as `informer/uid (level)`, in status order. */
 export function pendingRisks(plan: UpdatePlan): string[] {
-  const accepted = new Set(
-    (plan.spec.acceptedInsights ?? []).filter((a) => a.accepted).map((a) => JSON.stringify([a.updateInformer, a.uid])),
-  );
-  return (plan.status?.informers ?? []).flatMap((entry) =>
-    (entry.insights ?? [])
-      .filter((i) => RISK_LEVELS.has(i.impact.level) && i.remediation?.resolved !== true)
-      .filter((i) => !accepted.has(JSON.stringify([entry.name, i.uid])))
-      .map((i) => `${entry.name}/${i.uid} (${i.impact.level})`),
-  );
+  return unacceptedRisks(plan).map((r) => `${r.informer}/${r.insight.uid} (${r.insight.impact.level})`);
 }
 
 function risksAcceptedCondition(plan: UpdatePlan): Omit<Condition, 'lastTransitionTime'> {
@@ -500,9 +491,7 @@ function risksAcceptedCondition(plan: UpdatePlan): Omit<Condition, 'lastTransiti
     const count = `${pending.length} ${pending.length === 1 ? 'insight needs' : 'insights need'}`;
     return { ...base, status: 'False', reason: 'RisksPending', message: `${count} acceptance: ${listed}` };
   }
-  const risks = (plan.status?.informers ?? []).flatMap((e) =>
-    (e.insights ?? []).filter((i) => RISK_LEVELS.has(i.impact.level) && i.remediation?.resolved !== true),
-  ).length;
+  const risks = risksOf(plan).length;
   return risks === 0
     ? { ...base, status: 'True', reason: 'NoRisks', message: 'no unresolved insight of level warning or above' }
     : {

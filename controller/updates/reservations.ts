@@ -9,7 +9,7 @@ import {
   RESERVATION_LABEL,
   reservationName,
 } from '../../shared/reservations.ts';
-import { classifyApiError, type KubeClient, type KubeResource } from '../kube.ts';
+import { classifyApiError, type KubeClient, type KubeResource } from '../../shared/kube/client.ts';
 
 interface LeaseLike {
   metadata: { name?: string; uid?: string; creationTimestamp?: string; annotations?: Record<string, string> };

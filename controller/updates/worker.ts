@@ -3,10 +3,10 @@
 // concurrency throughout.
 import { isDeepStrictEqual } from 'node:util';
 import type { OperatorVersion, UpdateInformer, UpdatePlan } from '../../shared/api/schema.ts';
-import type { ObjectCache } from '../informer.ts';
-import { classifyApiError, type KubeClient } from '../kube.ts';
+import type { ObjectCache } from '../../shared/kube/informer.ts';
+import { classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
 import type { Logger } from '../log.ts';
-import type { WorkerResult } from '../queue.ts';
+import type { WorkerResult } from '../../shared/kube/queue.ts';
 import { queryInformer } from './client.ts';
 import { reconcileUpdatePlan } from './reconciler.ts';
 

@@ -40,7 +40,7 @@
 //   name is judged.
 // - HTTP codes: 409 whenever the fix is "wait" (a plan runs, a request is pending, analysis
 //   runs); 422 for values the OperatorVersion makes invalid; 403 for the other policies.
-import type { Instance, InstanceSpec, OperatorVersion, OperatorVersionSpec, UpdatePlan, ImpactLevel } from '../../shared/api/schema.ts';
+import type { Instance, InstanceSpec, OperatorVersion, OperatorVersionSpec, UpdatePlan } from '../../shared/api/schema.ts';
 import {
   ABORT_CHECKS,
   checkAbortStillSet,
@@ -64,8 +64,10 @@ import {
 } from '../../shared/plan/policy.ts';
 import type { PlanRequest } from '../../shared/plan/triggers.ts';
 import { closestName, plural } from '../../shared/text.ts';
+import { unacceptedRisks } from '../../shared/updates/risks.ts';
 import { allow, clipText, combine, deny, objectRef } from './verdict.ts';
 import type { Verdict } from './verdict.ts';
+import { PRE_CHECKS_ANNOTATION } from '../../shared/api/names.ts';
 
 export { closestName, rawParameterChanges, runningPlan };
 
@@ -87,9 +89,6 @@ export interface InstanceAdmissionContext {
 
 export type InstanceRule = (ctx: InstanceAdmissionContext) => Verdict;
 
-export const PRE_CHECKS_ANNOTATION = 'planwarden.dev/pre-checks';
-/** Insight levels an upgrade needs accepted (OpenShift: "warning or above"). */
-const RISK_LEVELS: ReadonlySet<ImpactLevel> = new Set<ImpactLevel>(['warning', 'error', 'critical']);
 const VALUE_MAX = 40;
 const SUMMARY_MAX = 60;
 const LISTED_INSIGHTS_MAX = 3;
@@ -417,14 +416,8 @@ export function upgradePreChecks(ctx: InstanceAdmissionContext): Verdict {
       reason: 'Conflict',
     });
   }
-  const accepted = new Set(
-    (plan.spec.acceptedInsights ?? []).filter((a) => a.accepted).map((a) => JSON.stringify([a.updateInformer, a.uid])),
-  );
-  const open = (plan.status?.informers ?? []).flatMap((informer) =>
-    (informer.insights ?? [])
-      .filter((i) => RISK_LEVELS.has(i.impact.level) && i.remediation?.resolved !== true)
-      .filter((i) => !accepted.has(JSON.stringify([informer.name, i.uid])))
-      .map((i) => `${informer.name}/${i.uid} (${i.impact.level}: ${clipText(i.impact.summary, SUMMARY_MAX)})`),
+  const open = unacceptedRisks(plan).map(
+    ({ informer, insight: i }) => `${informer}/${i.uid} (${i.impact.level}: ${clipText(i.impact.summary, SUMMARY_MAX)})`,
   );
   if (open.length === 0) return allow();
   const listed = open.slice(0, LISTED_INSIGHTS_MAX).join(', ');

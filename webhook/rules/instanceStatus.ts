@@ -18,7 +18,8 @@
 // not judged for them. Removing an adapter entry is allowed (decommissioning an adapter).
 // Root Available/Ready may be left out of a write (the mutation adds them); when present
 // their status and observedGeneration must match the aggregation.
-import { createPatch, type Operation } from 'rfc6902';
+import type { Operation } from 'rfc6902';
+import { jsonEqual } from '../../shared/json.ts';
 import type { AdapterStatus, Condition, Instance } from '../../shared/api/schema.ts';
 import { adapterAvailability, aggregateRootConditions, mergeAdapterReport } from '../../shared/conditions/aggregate.ts';
 import { findCondition } from '../../shared/conditions/conditions.ts';
@@ -35,9 +36,6 @@ export interface InstanceStatusContext {
 
 const ROOT_TYPES = ['Available', 'Ready'] as const;
 
-function sameJson(a: unknown, b: unknown): boolean {
-  return createPatch(a, b).length === 0;
-}
 
 function instanceName(ctx: InstanceStatusContext): string {
   return objectRef('Instance', ctx.object.metadata);
@@ -61,7 +59,7 @@ export interface AdapterReport {
 export function adapterReports(ctx: InstanceStatusContext): AdapterReport[] {
   return (ctx.object.status?.adapters ?? []).flatMap((report, index) => {
     const stored = storedAdapter(ctx, report.name);
-    return stored !== undefined && sameJson(stored, report) ? [] : [{ index, report, stored }];
+    return stored !== undefined && jsonEqual(stored, report) ? [] : [{ index, report, stored }];
   });
 }
 
@@ -232,7 +230,7 @@ export function mutateInstanceStatus(ctx: InstanceStatusContext): Verdict {
         clipText(`adapter "${entry.name}" reported Available=Unknown: kept its report of generation ${r.stored.observedGeneration}`),
       );
     }
-    if (!sameJson(merged, entry)) patch.push({ op: 'replace', path: `/status/adapters/${index}`, value: merged });
+    if (!jsonEqual(merged, entry)) patch.push({ op: 'replace', path: `/status/adapters/${index}`, value: merged });
     return merged;
   });
 
@@ -251,7 +249,7 @@ export function mutateInstanceStatus(ctx: InstanceStatusContext): Verdict {
     for (const root of roots) {
       const index = conditions.findIndex((c) => c.type === root.type);
       if (index < 0) patch.push({ op: 'add', path: '/status/conditions/-', value: root });
-      else if (!sameJson(conditions[index], root)) patch.push({ op: 'replace', path: `/status/conditions/${index}`, value: root });
+      else if (!jsonEqual(conditions[index], root)) patch.push({ op: 'replace', path: `/status/conditions/${index}`, value: root });
     }
   }
   return allow(warnings, patch);

@@ -9,7 +9,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:tls';
 import { ensureWebhookCerts } from '../../../certs/webhook.ts';
-import { createKubeClient, KubeApiError } from '../../../controller/kube.ts';
+import { createKubeClient, KubeApiError } from '../../../shared/kube/client.ts';
 import { bySoak, scaled } from '../../support/soak.ts';
 import { sleep, until } from '../../support/wait.ts';
 import { webhookTlsFiles } from '../../support/webhookProcess.ts';

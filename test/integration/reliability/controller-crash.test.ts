@@ -28,7 +28,7 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createKubeClient, type KubeClient } from '../../../controller/kube.ts';
+import { createKubeClient, type KubeClient } from '../../../shared/kube/client.ts';
 import type { Instance, OperatorVersion } from '../../../shared/api/schema.ts';
 import { API_VERSION } from '../../../shared/api/schema.ts';
 import { startAdmissionRecorder, type AdmissionRecorder } from '../../support/admissionRecorder.ts';

@@ -8,7 +8,7 @@
 // one replica; this adds the second replica.)
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { createKubeClient, KubeApiError, type KubeClient } from '../../../controller/kube.ts';
+import { createKubeClient, KubeApiError, type KubeClient } from '../../../shared/kube/client.ts';
 import type { UpdatePlan } from '../../../shared/api/schema.ts';
 import { scaled } from '../../support/soak.ts';
 import { startTcpProxy, type TcpProxy } from '../../support/tcpProxy.ts';

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { follow } from '../../../cli/follow.ts';
 import { CliError } from '../../../cli/io.ts';
-import { KubeApiError, type KubeClient, type KubeResource, type QueryValue, type WatchEvent } from '../../../controller/kube.ts';
+import { KubeApiError, type KubeClient, type KubeResource, type QueryValue, type WatchEvent } from '../../../shared/kube/client.ts';
 
 interface Watch {
   query: Record<string, QueryValue>;

@@ -32,7 +32,7 @@ describe('cli progress', () => {
     const writes = io.err().split('\r\x1b[2K').slice(1);
     expect(writes[0]).to.equal('plan backup IN_PROGRESS (0ms)');
     expect(writes[1]).to.have.length(119);
-    expect(writes[1]!.endsWith('… (2.0s)')).to.equal(true);
+    expect(writes[1]!.endsWith('… (2s)')).to.equal(true);
     expect(writes[2]).to.equal('');
     expect(io.err()).not.to.contain('\n');
   });

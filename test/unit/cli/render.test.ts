@@ -277,7 +277,7 @@ describe('cli render: pieces', () => {
   });
 
   it('outcome: how long the run took, and the message when it did not complete', () => {
-    expect(outcomeText('deploy', completeDeploy)).to.equal('plan deploy COMPLETE in 2.0s (run deploy-20261122-131545-ab12)');
+    expect(outcomeText('deploy', completeDeploy)).to.equal('plan deploy COMPLETE in 2s (run deploy-20261122-131545-ab12)');
     expect(outcomeText('backup', failedBackup)).to.equal(
       'plan backup FATAL_ERROR in 1m30s (run backup-20261121-230000-0f0f): step snapshot failed: task upload failed: bucket b1 does not exist',
     );

@@ -4,7 +4,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import type { UpdatePlan } from '../../../shared/api/schema.ts';
-import { silentLogger } from '../../../controller/log.ts';
+import { silentLogger } from '../../../shared/log.ts';
 import { buildHandlers, ROUTES } from '../../../webhook/handlers.ts';
 import type { AdmissionRequest } from '../../../webhook/review.ts';
 import { memoryLookups } from '../../support/memoryLookups.ts';

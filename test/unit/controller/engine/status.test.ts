@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { ensurePlanStatusEntries, isPlanTerminal, summarizeTree } from '../../../../controller/engine/index.ts';
+import { ensurePlanStatusEntries, isPlanTerminal } from '../../../../controller/engine/index.ts';
+import { summarizeTree } from '../../../../cli/tree.ts';
 import type { InstanceStatus, PlanState, PlanStatus } from '../../../../shared/api/schema.ts';
 import { T0, at, nodes, operatorVersion, phase, plan, runOf, simulate, step } from './fixtures.ts';
 

@@ -1,7 +1,8 @@
 // How Apply prepares an object before the server-side apply, and how health becomes an observation.
+import { LABEL_INSTANCE, LABEL_PLAN } from '../../../../shared/api/names.ts';
 import { expect } from 'chai';
-import { LABEL_INSTANCE, LABEL_PLAN, observationForHealth, prepareObject } from '../../../../controller/executors/apply.ts';
-import type { KubeResource } from '../../../../controller/kube.ts';
+import { observationForHealth, prepareObject } from '../../../../controller/executors/apply.ts';
+import type { KubeResource } from '../../../../shared/kube/client.ts';
 
 const instance = {
   apiVersion: 'planwarden.dev/v1alpha1',

@@ -1,7 +1,7 @@
 // What executors share: API failures as observations, and the template variables of a task.
 import { expect } from 'chai';
 import { createExecutors, observationForError, renderVarsOf, withTimeout, type ExecutionContext } from '../../../../controller/executors/index.ts';
-import { KubeApiError, type KubeClient } from '../../../../controller/kube.ts';
+import { KubeApiError, type KubeClient } from '../../../../shared/kube/client.ts';
 
 const apiError = (code: number, reason: string, message: string) =>
   new KubeApiError(code, reason, `PATCH /apis/apps/v1/namespaces/n/deployments/web: ${code} ${message}`, { kind: 'Status', code, reason, message });

@@ -1,7 +1,7 @@
 // How Delete reads the objects it removes.
 import { expect } from 'chai';
 import { deletionRef, deletionState } from '../../../../controller/executors/delete.ts';
-import type { KubeResource } from '../../../../controller/kube.ts';
+import type { KubeResource } from '../../../../shared/kube/client.ts';
 
 const cm = (metadata: Partial<KubeResource['metadata']> = {}): KubeResource => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', ...metadata } });
 

@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { dummyObservation } from '../../../../controller/executors/dummy.ts';
 import { createExecutors, type ExecutionContext, type Observation } from '../../../../controller/executors/index.ts';
-import type { KubeClient } from '../../../../controller/kube.ts';
+import type { KubeClient } from '../../../../shared/kube/client.ts';
 import type { TaskSpec } from '../../../../shared/api/schema.ts';
 
 const STARTED = '2026-03-01T12:00:00Z';

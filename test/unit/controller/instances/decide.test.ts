@@ -1,3 +1,4 @@
+import { FINALIZER, FORCE_DELETE_ANNOTATION } from '../../../../shared/api/names.ts';
 import { expect } from 'chai';
 import type { Instance, InstanceStatus, OperatorVersion } from '../../../../shared/api/schema.ts';
 import {
@@ -5,8 +6,6 @@ import {
   consumeAbort,
   decide,
   finalizeStatus,
-  FINALIZER,
-  FORCE_DELETE_ANNOTATION,
   type Decision,
 } from '../../../../controller/instances/decide.ts';
 

@@ -14,12 +14,13 @@
 // not by the policy under test, so a request the policy forgets to see is caught too.
 // Runs PLANWARDEN_MODEL_RUNS sequences (default 10,000); a failure prints fast-check's seed
 // and path; PLANWARDEN_MODEL_SEED replays one.
+import { FINALIZER } from '../../../../shared/api/names.ts';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { API_VERSION } from '../../../../shared/api/schema.ts';
 import type { Instance, InstanceSpec, InstanceStatus, OperatorVersion, Plan, UpdatePlan } from '../../../../shared/api/schema.ts';
 import { isRunning, triggerIdentity } from '../../../../shared/plan/triggers.ts';
-import { consumeAbort, decide, finalizeStatus, FINALIZER, type Decision } from '../../../../controller/instances/decide.ts';
+import { consumeAbort, decide, finalizeStatus, type Decision } from '../../../../controller/instances/decide.ts';
 import { advancePlan } from '../../../../controller/engine/advance.ts';
 import { startPlan } from '../../../../controller/engine/start.ts';
 import { ensurePlanStatusEntries } from '../../../../controller/engine/status.ts';

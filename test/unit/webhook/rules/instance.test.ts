@@ -1,5 +1,6 @@
 // Table tests of the Instance admission rules: one table per rule, rows that read as
 // sentences, fixtures built from a small OperatorVersion catalog and Instance edits.
+import { PRE_CHECKS_ANNOTATION } from '../../../../shared/api/names.ts';
 import { expect } from 'chai';
 import { API_VERSION } from '../../../../shared/api/schema.ts';
 import type {
@@ -14,7 +15,6 @@ import type {
   UpdatePlan,
 } from '../../../../shared/api/schema.ts';
 import {
-  PRE_CHECKS_ANNOTATION,
   abortOnlyWhileRunning,
   admitInstance,
   cleanupNotManual,

@@ -6,8 +6,12 @@
 import http from 'node:http';
 import https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
-import type { ObjectMeta } from '../shared/api/schema.ts';
-import type { ControllerMetrics } from './metrics.ts';
+
+/** The metric a client reports each API request to (the controller's registry implements it). */
+export interface ApiRequestMetrics {
+  countApiRequest(method: string, code: number | 'error', resource?: string): void;
+}
+import type { ObjectMeta } from '../api/schema.ts';
 
 /** What every object has; typed objects such as the schema's Instance satisfy it. */
 export interface KubeObjectLike {
@@ -214,7 +218,7 @@ export function loadKubeConfig(file?: string): KubeConfig {
 
 export interface KubeClientOptions {
   kubeConfig: KubeConfig;
-  metrics?: Pick<ControllerMetrics, 'countApiRequest'>;
+  metrics?: ApiRequestMetrics;
   /** Per-request timeout (not watches); 30 s by default. */
   timeoutMs?: number;
   userAgent?: string;
@@ -249,7 +253,7 @@ export function createKubeClient(options: KubeClientOptions): KubeClient {
 
 class HttpKubeClient implements KubeClient {
   private readonly kc: KubeConfig;
-  private readonly metrics?: Pick<ControllerMetrics, 'countApiRequest'>;
+  private readonly metrics?: ApiRequestMetrics;
   private readonly timeoutMs: number;
   private readonly userAgent: string;
   private readonly rediscoveryMs: number;

@@ -1,9 +1,9 @@
 // The informer's cache and its list/watch loop, driven by a scripted source that stands in
 // for the API (the HTTP side is covered by the integration suite).
 import { expect } from 'chai';
-import { MemoryCache, objectKey, parseKey, restartDelayMs, Informer, DEFAULT_RESTART_BACKOFF } from '../../../controller/informer.ts';
-import { KubeApiError, type KubeClient, type KubeList, type KubeResource, type QueryValue, type WatchEvent, type WatchHandle } from '../../../controller/kube.ts';
-import { createControllerMetrics } from '../../../controller/metrics.ts';
+import { MemoryCache, objectKey, parseKey, restartDelayMs, Informer, DEFAULT_RESTART_BACKOFF } from '../../../../shared/kube/informer.ts';
+import { KubeApiError, type KubeClient, type KubeList, type KubeResource, type QueryValue, type WatchEvent, type WatchHandle } from '../../../../shared/kube/client.ts';
+import { createControllerMetrics } from '../../../../controller/metrics.ts';
 
 const obj = (name: string, resourceVersion: string, namespace = 'n'): KubeResource => ({
   apiVersion: 'planwarden.dev/v1alpha1',

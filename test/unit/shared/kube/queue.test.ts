@@ -1,8 +1,8 @@
 // The work queue: dedupe, one worker per key, dirty re-adds, delayed and rate-limited adds,
 // bounded concurrency and shutdown — driven by a fake clock.
 import { expect } from 'chai';
-import { createControllerMetrics } from '../../../controller/metrics.ts';
-import { itemBackoffMs, WorkQueue, type Clock, type WorkerResult } from '../../../controller/queue.ts';
+import { createControllerMetrics } from '../../../../controller/metrics.ts';
+import { itemBackoffMs, WorkQueue, type Clock, type WorkerResult } from '../../../../shared/kube/queue.ts';
 
 /** A clock whose time moves only when told to, firing due timers in order. */
 class FakeClock implements Clock {

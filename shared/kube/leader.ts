@@ -4,9 +4,8 @@
 // (a conflict means another candidate wrote first: read again) and keeps time.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { classifyApiError, type KubeClient } from './kube.ts';
-import { errorFields, silentLogger, type Logger } from './log.ts';
-import type { ControllerMetrics } from './metrics.ts';
+import { classifyApiError, type KubeClient } from './client.ts';
+import { errorFields, silentLogger, type Logger } from '../log.ts';
 
 export interface LeaseSpec {
   holderIdentity?: string | null;
@@ -173,7 +172,7 @@ export interface LeaderElectorOptions {
   identity: string;
   timing?: Partial<LeaseTiming>;
   logger?: Logger;
-  metrics?: Pick<ControllerMetrics, 'setLeader'>;
+  metrics?: { setLeader(identity: string, leading: boolean): void };
   /**
    * Called once leadership is won; `signal` aborts when it is lost or being released. On a
    * graceful stop the Lease is handed back only once the returned promise settles (or after

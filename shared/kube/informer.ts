@@ -4,9 +4,8 @@
 // last resourceVersion, with bookmarks), relists when the server says the version expired,
 // restarts failed lists and watches with jittered exponential backoff, and gives each watch
 // a server-side timeout plus a stall guard. It never polls.
-import { classifyApiError, KubeApiError, type KubeClient, type KubeObjectLike, type KubeStatus, type QueryValue, type WatchHandle } from './kube.ts';
-import { errorFields, silentLogger, type Logger } from './log.ts';
-import type { ControllerMetrics } from './metrics.ts';
+import { classifyApiError, KubeApiError, type KubeClient, type KubeObjectLike, type KubeStatus, type QueryValue, type WatchHandle } from './client.ts';
+import { errorFields, silentLogger, type Logger } from '../log.ts';
 
 /** The read side of a cache of objects: what a reconciler looks things up in. */
 export interface ObjectCache<T> {
@@ -145,7 +144,7 @@ export interface InformerOptions {
   labelSelector?: string;
   fieldSelector?: string;
   logger?: Logger;
-  metrics?: Pick<ControllerMetrics, 'countInformerRestart'>;
+  metrics?: { countInformerRestart(resource: string): void };
   backoff?: Partial<RestartBackoff>;
   /** Server-side watch timeout is drawn from [min, max] seconds; 300–600 by default. */
   watchTimeoutSeconds?: { min: number; max: number };

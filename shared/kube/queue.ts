@@ -2,8 +2,17 @@
 // changes to one object is one reconcile; a key is never handed to two workers at once (an
 // add while it is being processed marks it dirty and it comes back once, afterwards);
 // delayed adds keep the earliest due time; failures back off per key.
-import { errorFields, silentLogger, type Logger } from './log.ts';
-import type { ControllerMetrics, ReconcileResult } from './metrics.ts';
+
+/** How a reconcile ended: finished, asked to run again later, or threw. */
+export type ReconcileResult = 'success' | 'requeue' | 'error';
+
+/** The metrics a queue reports to (the controller's registry implements them). */
+export interface QueueMetrics {
+  trackQueueDepth(queue: string, depth: () => number): void;
+  observeReconcile(queue: string, result: ReconcileResult, seconds: number): void;
+  countQueueRetry(queue: string): void;
+}
+import { errorFields, silentLogger, type Logger } from '../log.ts';
 
 /** Time and timers, injected so that tests can drive them. */
 export interface Clock {
@@ -46,7 +55,7 @@ export interface WorkQueueOptions {
   rateLimit?: Partial<RateLimit>;
   clock?: Clock;
   logger?: Logger;
-  metrics?: Pick<ControllerMetrics, 'trackQueueDepth' | 'observeReconcile' | 'countQueueRetry'>;
+  metrics?: QueueMetrics;
 }
 
 interface Delayed {

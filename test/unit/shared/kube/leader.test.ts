@@ -1,6 +1,6 @@
 // Leader election's decision: given the Lease as read, who we are and the time, what to write.
 import { expect } from 'chai';
-import { KubeApiError } from '../../../controller/kube.ts';
+import { KubeApiError } from '../../../../shared/kube/client.ts';
 import {
   LeaderElector,
   decideLease,
@@ -11,7 +11,7 @@ import {
   type Lease,
   type LeaseDecision,
   type LeaseSpec,
-} from '../../../controller/leader.ts';
+} from '../../../../shared/kube/leader.ts';
 
 const NOW = new Date('2026-03-01T12:00:00.000Z');
 const at = (secondsFromNow: number) => toMicroTime(new Date(NOW.getTime() + secondsFromNow * 1000));

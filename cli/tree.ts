@@ -1,6 +1,7 @@
 // A plan run as a plain-text tree (plan → phases → steps → targets), for the CLI's
 // `plan status` and the demo: state, strategy, progress, last update and message per node.
-import type { PhaseStatus, PlanState, PlanStatus, StepStatus, TargetState, TargetStatus } from '../../shared/api/schema.ts';
+import { formatDuration } from '../shared/time.ts';
+import type { PhaseStatus, PlanState, PlanStatus, StepStatus, TargetState, TargetStatus } from '../shared/api/schema.ts';
 
 export interface TreeOptions {
   /** The plan's name; a PlanStatus does not carry it. */
@@ -50,16 +51,6 @@ export function summarizeTree(run: PlanStatus, options: TreeOptions = {}): strin
   if (run.message !== undefined) lines.push(`  ${run.message}`);
   lines.push(...render((run.phases ?? []).map((phase) => phaseNode(phase, s)), ''));
   return lines.join('\n');
-}
-
-/** How long `ms` is, for people: `850ms`, `2.0s`, `42s`, `3m04s`, `2h05m`. */
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
-  if (ms < 10_000) return `${(Math.floor(ms / 100) / 10).toFixed(1)}s`;
-  const s = Math.floor(ms / 1000);
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
-  return `${Math.floor(s / 3600)}h${String(Math.floor(s / 60) % 60).padStart(2, '0')}m`;
 }
 
 interface Style {

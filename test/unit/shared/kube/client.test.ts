@@ -14,7 +14,7 @@ import {
   resourcePath,
   warningText,
   type ApiErrorClass,
-} from '../../../controller/kube.ts';
+} from '../../../../shared/kube/client.ts';
 
 describe('controller/kube', () => {
   describe('classifyApiError', () => {
