@@ -126,4 +126,31 @@ describe('controller/kube', () => {
       expect(seen).to.deep.equal(['first, with a comma', 'second']);
     });
   });
+
+  describe('impersonation', () => {
+    let server: Server;
+    after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    it('sends Impersonate-User on every request of a client made with as(), and never on the original', async () => {
+      const seen: (string | undefined)[] = [];
+      server = createServer((req, res) => {
+        seen.push(req.headers['impersonate-user'] as string | undefined);
+        res.setHeader('Content-Type', 'application/json');
+        res.end('{"kind":"Status"}');
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+        users: [{ name: 'u' }],
+        contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+        currentContext: 'x',
+      });
+      const kube = createKubeClient({ kubeConfig: kc });
+      const tenant = kube.as('system:serviceaccount:tenant-a:planwarden-plans');
+      await tenant.request({ method: 'GET', path: '/api/v1/namespaces/tenant-a/configmaps' });
+      await kube.request({ method: 'GET', path: '/api/v1/namespaces/a' });
+      await tenant.as('system:serviceaccount:tenant-b:other').request({ method: 'GET', path: '/api/v1/namespaces/tenant-b/configmaps' });
+      expect(seen).to.deep.equal(['system:serviceaccount:tenant-a:planwarden-plans', undefined, 'system:serviceaccount:tenant-b:other']);
+    });
+  });
 });
