@@ -18,6 +18,8 @@ interface Config {
   shutdownDelayMs: number;
   /** planwarden's own namespace: UpdatePlan reservations (Leases) are kept there. */
   reservationNamespace: string;
+  /** OperatorVersions that declare spec.crossNamespace / spec.clusterScoped are admitted (docs/operations.md, "Tenancy"). */
+  tenancy: { allowCrossNamespace: boolean; allowClusterScoped: boolean };
 }
 
 function readConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
@@ -32,6 +34,8 @@ function readConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
       kubeconfig: { type: 'string' },
       'shutdown-delay-seconds': { type: 'string' },
       'reservation-namespace': { type: 'string' },
+      'allow-cross-namespace': { type: 'boolean' },
+      'allow-cluster-scoped': { type: 'boolean' },
     },
   });
   const number = (name: string, raw: string) => {
@@ -46,6 +50,7 @@ function readConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
     logLevel: values['log-level'] ?? env.PLANWARDEN_LOG_LEVEL ?? 'info',
     kubeconfig: values.kubeconfig ?? env.KUBECONFIG ?? '',
     reservationNamespace: values['reservation-namespace'] ?? env.POD_NAMESPACE ?? 'planwarden-system',
+    tenancy: { allowCrossNamespace: values['allow-cross-namespace'] ?? false, allowClusterScoped: values['allow-cluster-scoped'] ?? false },
     shutdownDelayMs:
       1000 * number('shutdown-delay-seconds', values['shutdown-delay-seconds'] ?? env.PLANWARDEN_SHUTDOWN_DELAY_SECONDS ?? '5'),
   };
@@ -63,7 +68,7 @@ async function main(): Promise<void> {
   if (config.kubeconfig) kubeConfig.loadFromFile(config.kubeconfig);
   else kubeConfig.loadFromDefault();
 
-  const handlers = await buildHandlers({ kubeConfig, logger, reservationNamespace: config.reservationNamespace });
+  const handlers = await buildHandlers({ kubeConfig, logger, reservationNamespace: config.reservationNamespace, tenancy: config.tenancy });
   const server = await startWebhookServer({
     handlers: handlers.routes,
     ready: handlers.ready,
