@@ -6,40 +6,33 @@
 // ServiceAccount is bound, then works.
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import type { Instance, OperatorVersion, OperatorVersionSpec, PlanStatus } from '../../../shared/api/schema.ts';
-import { API_VERSION } from '../../../shared/api/schema.ts';
+import type { Instance, OperatorVersion, PlanStatus } from '../../../shared/api/schema.ts';
 import { until } from '../../support/wait.ts';
 import { kubectl, kubectlOk, useNamespace } from '../fixture.ts';
-import { instance, json } from '../objects.ts';
+import { dummyOperatorVersion, instance, json } from '../objects.ts';
 
 const ALICE = 'alice';
 
 /** kubectl as alice, a user with namespaced rights only. */
 const asAlice = (args: string[], input?: string) => kubectl([`--as=${ALICE}`, ...args], input === undefined ? {} : { input });
 
-function blueprint(name: string, namespace: string, template: string, extra: Partial<OperatorVersionSpec> = {}): OperatorVersion {
+/** A blueprint applying (deploy) and deleting (remove) one template; cleanup does nothing. */
+function blueprint(name: string, namespace: string, template: string): OperatorVersion {
   const step = (task: string) => ({ name: task, tasks: [task] });
-  return {
-    apiVersion: API_VERSION,
-    kind: 'OperatorVersion',
-    metadata: { name, namespace },
-    spec: {
-      version: '1.0.0',
-      parameters: [{ name: 'META', default: '{name: settings}' }],
-      templates: { 'cm.yaml': template },
-      tasks: [
-        { name: 'apply', kind: 'Apply', spec: { resources: ['cm.yaml'] } },
-        { name: 'remove', kind: 'Delete', spec: { resources: ['cm.yaml'] } },
-        { name: 'nothing', kind: 'Dummy', spec: { done: true } },
-      ],
-      plans: {
-        deploy: { phases: [{ name: 'main', steps: [step('apply')] }] },
-        remove: { phases: [{ name: 'main', steps: [step('remove')] }] },
-        cleanup: { phases: [{ name: 'main', steps: [step('nothing')] }] },
-      },
-      ...extra,
+  return dummyOperatorVersion(name, namespace, {
+    parameters: [{ name: 'META', default: '{name: settings}' }],
+    templates: { 'cm.yaml': template },
+    tasks: [
+      { name: 'apply', kind: 'Apply', spec: { resources: ['cm.yaml'] } },
+      { name: 'remove', kind: 'Delete', spec: { resources: ['cm.yaml'] } },
+      { name: 'nothing', kind: 'Dummy', spec: { done: true } },
+    ],
+    plans: {
+      deploy: { phases: [{ name: 'main', steps: [step('apply')] }] },
+      remove: { phases: [{ name: 'main', steps: [step('remove')] }] },
+      cleanup: { phases: [{ name: 'main', steps: [step('nothing')] }] },
     },
-  };
+  });
 }
 
 async function planOf(ns: string, name: string, plan: string, done: (run: PlanStatus) => boolean): Promise<PlanStatus> {

@@ -16,6 +16,19 @@ import {
   type ApiErrorClass,
 } from '../../../controller/kube.ts';
 
+/** Starts `server` on a free local port; a kubeconfig pointing at it over plain HTTP. */
+async function kubeConfigFor(server: Server): Promise<KubeConfig> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+    users: [{ name: 'u' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  return kc;
+}
+
 describe('controller/kube', () => {
   describe('classifyApiError', () => {
     const rows: [string, unknown, ApiErrorClass][] = [
@@ -113,14 +126,7 @@ describe('controller/kube', () => {
         res.setHeader('Content-Type', 'application/json');
         res.end('{"kind":"Status"}');
       });
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      const kc = new KubeConfig();
-      kc.loadFromOptions({
-        clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
-        users: [{ name: 'u' }],
-        contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-        currentContext: 'x',
-      });
+      const kc = await kubeConfigFor(server);
       const seen: string[] = [];
       await createKubeClient({ kubeConfig: kc, onWarning: (t) => seen.push(t) }).request({ method: 'GET', path: '/api/v1/namespaces/a' });
       expect(seen).to.deep.equal(['first, with a comma', 'second']);
@@ -137,14 +143,7 @@ describe('controller/kube', () => {
         res.setHeader('Content-Type', 'application/json');
         res.end('{"kind":"Status"}');
       });
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      const kc = new KubeConfig();
-      kc.loadFromOptions({
-        clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
-        users: [{ name: 'u' }],
-        contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-        currentContext: 'x',
-      });
+      const kc = await kubeConfigFor(server);
       const kube = createKubeClient({ kubeConfig: kc });
       const tenant = kube.as('system:serviceaccount:tenant-a:planwarden-plans');
       await tenant.request({ method: 'GET', path: '/api/v1/namespaces/tenant-a/configmaps' });
