@@ -5,6 +5,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Instance, OperatorVersion, UpdatePlan } from '../shared/api/schema.ts';
 import type { Logger } from './log.ts';
 import { createKubeClient } from '../controller/kube.ts';
+import { DEFAULT_PLAN_SERVICE_ACCOUNT } from '../controller/executors/tenancy.ts';
 import { apiLookups, type Reservation, type WebhookLookups } from './lookups.ts';
 import type { AdmissionRequest } from './review.ts';
 import { admitInstance, type InstanceAdmissionContext } from './rules/instance.ts';
@@ -28,6 +29,8 @@ export interface HandlerDeps {
   reservationNamespace?: string;
   /** What OperatorVersions that declare it may reach beyond their namespace (webhook flags); nothing by default. */
   tenancy?: TenancyAllowance;
+  /** The ServiceAccount plans act as when an Instance names none (the controller's flag of the same name). */
+  defaultServiceAccount?: string;
 }
 
 export const DEFAULT_RESERVATION_NAMESPACE = 'planwarden-system';
@@ -166,18 +169,18 @@ async function handleUpdatePlan(req: AdmissionRequest, lookups: WebhookLookups, 
 }
 
 /** The Instance rules and the tenancy rule, each judged on its own, combined (the first denial wins). */
-async function handleInstance(req: AdmissionRequest, lookups: WebhookLookups, now: string): Promise<Verdict> {
+async function handleInstance(req: AdmissionRequest, lookups: WebhookLookups, now: string, defaultServiceAccount: string): Promise<Verdict> {
   const object = (req.object ?? req.oldObject) as unknown as Instance;
   const oldObject = (req.oldObject ?? undefined) as unknown as Instance | undefined;
   const namespace = req.namespace ?? object.metadata.namespace ?? '';
-  const serviceAccount = serviceAccountToCheck(req.operation, object, oldObject);
+  const serviceAccount = serviceAccountToCheck(req.operation, object, oldObject, defaultServiceAccount);
   const [context, serviceAccountExists] = await Promise.all([
     instanceContext(req, lookups, now),
-    serviceAccount === undefined ? undefined : lookups.serviceAccountExists(namespace, serviceAccount),
+    serviceAccount === undefined ? undefined : lookups.serviceAccountExists(namespace, serviceAccount.name),
   ]);
   return combine([
     admitInstance(context),
-    admitServiceAccount({ operation: req.operation, object, oldObject, namespace, serviceAccountExists }),
+    admitServiceAccount({ operation: req.operation, object, oldObject, namespace, defaultServiceAccount, serviceAccountExists }),
   ]);
 }
 
@@ -211,7 +214,7 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
   const routes: WebhookRoutes = {
     [ROUTES.validateInstances]: {
       kinds: ['Instance'],
-      handle: (req) => handleInstance(req, lookups, now()),
+      handle: (req) => handleInstance(req, lookups, now(), deps.defaultServiceAccount ?? DEFAULT_PLAN_SERVICE_ACCOUNT),
     },
     [ROUTES.mutateInstances]: {
       kinds: ['Instance'],

@@ -18,13 +18,19 @@ function instance(serviceAccountName?: string, labels: Record<string, string> = 
   };
 }
 
-const ctx = (c: Partial<InstanceTenancyContext>): InstanceTenancyContext => ({ operation: 'CREATE', object: instance('deployer'), namespace: 'tenant-a', ...c });
+const ctx = (c: Partial<InstanceTenancyContext>): InstanceTenancyContext => ({
+  operation: 'CREATE',
+  object: instance('deployer'),
+  namespace: 'tenant-a',
+  defaultServiceAccount: 'planwarden-plans',
+  ...c,
+});
 
 describe('webhook/rules/tenancy: instance.service-account-missing', () => {
   const rows: [string, InstanceTenancyContext, boolean][] = [
     ['admits a create naming a ServiceAccount that exists', ctx({ serviceAccountExists: true }), true],
     ['refuses a create naming a ServiceAccount that does not exist', ctx({ serviceAccountExists: false }), false],
-    ['admits a create without a name (the controller\'s default applies)', ctx({ object: instance(), serviceAccountExists: false }), true],
+    ['admits a create without a name even if the default ServiceAccount is missing (with a warning)', ctx({ object: instance(), serviceAccountExists: false }), true],
     ['refuses an update that changes the name to one that does not exist', ctx({ operation: 'UPDATE', oldObject: instance('old'), serviceAccountExists: false }), false],
     ['admits an update that keeps the name, even if the ServiceAccount is gone since', ctx({ operation: 'UPDATE', oldObject: instance('deployer'), serviceAccountExists: false }), true],
     ['admits what was not looked up', ctx({}), true],
@@ -47,12 +53,22 @@ describe('webhook/rules/tenancy: instance.service-account-missing', () => {
     );
   });
 
-  it('looks a name up only on create or when it changes', () => {
-    expect(serviceAccountToCheck('CREATE', instance('a'), undefined)).to.equal('a');
-    expect(serviceAccountToCheck('UPDATE', instance('a'), instance('a'))).to.equal(undefined);
-    expect(serviceAccountToCheck('UPDATE', instance('b'), instance('a'))).to.equal('b');
-    expect(serviceAccountToCheck('CREATE', instance(), undefined)).to.equal(undefined);
-    expect(serviceAccountToCheck('DELETE', instance('a'), instance('a'))).to.equal(undefined);
+  it('warns, without refusing, when the default ServiceAccount is missing', () => {
+    const verdict = admitServiceAccount(ctx({ object: instance(), serviceAccountExists: false }));
+    expect(verdict.allowed).to.equal(true);
+    expect(verdict.warnings).to.deep.equal(['ServiceAccount "planwarden-plans" (the default) does not exist in "tenant-a": plans fail until it is created and bound']);
+    expect(admitServiceAccount(ctx({ object: instance(), serviceAccountExists: true })).warnings).to.deep.equal([]);
+  });
+
+  it('looks a ServiceAccount up only on create or when the name changes, the default when none is named', () => {
+    const check = (op: string, o?: Instance, old?: Instance) => serviceAccountToCheck(op, o, old, 'planwarden-plans');
+    expect(check('CREATE', instance('a'))).to.deep.equal({ name: 'a', named: true });
+    expect(check('CREATE', instance())).to.deep.equal({ name: 'planwarden-plans', named: false });
+    expect(check('UPDATE', instance('a'), instance('a'))).to.equal(undefined);
+    expect(check('UPDATE', instance(), instance())).to.equal(undefined);
+    expect(check('UPDATE', instance('b'), instance('a'))).to.deep.equal({ name: 'b', named: true });
+    expect(check('UPDATE', instance(), instance('a'))).to.deep.equal({ name: 'planwarden-plans', named: false });
+    expect(check('DELETE', instance('a'), instance('a'))).to.equal(undefined);
   });
 });
 
@@ -91,5 +107,9 @@ describe('webhook handlers: the Instance route combines the Instance rules and t
     const relabel = await validate.handle(request('UPDATE', instance('deployer', { team: 'a' }), instance('deployer')));
     expect(relabel.allowed).to.equal(true);
     expect(lookups.calls.serviceAccountExists).to.equal(2);
+
+    const unnamed = await validate.handle(request('CREATE', instance(), null));
+    expect(unnamed.allowed).to.equal(true);
+    expect(unnamed.warnings).to.include('ServiceAccount "planwarden-plans" (the default) does not exist in "tenant-a": plans fail until it is created and bound');
   });
 });
