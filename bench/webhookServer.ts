@@ -66,6 +66,7 @@ export function inMemoryLookups(): WebhookLookups {
     getUpdatePlan: async () => undefined,
     listUpdatePlans: async () => [],
     listInstances: async () => [],
+    serviceAccountExists: async () => true,
     getReservation: async () => undefined,
     reserve: async () => ({ kind: 'reserved' }),
     release: async () => {},

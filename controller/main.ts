@@ -5,7 +5,7 @@ import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 import type { Instance, OperatorVersion, UpdateInformer, UpdatePlan } from '../shared/api/schema.ts';
 import { createEventRecorder } from './events.ts';
-import { createExecutors } from './executors/index.ts';
+import { createExecutors, LOCKED_DOWN, type TenancyPolicy } from './executors/index.ts';
 import { Informer, objectKey } from '../shared/kube/informer.ts';
 import { DEFAULT_PULSES, InstanceReconciler } from './instances/reconciler.ts';
 import { createKubeClient, loadKubeConfig, type KubeObjectLike, type KubeResource } from '../shared/kube/client.ts';
@@ -35,6 +35,10 @@ function readConfig(argv: string[], env: NodeJS.ProcessEnv) {
       identity: { type: 'string' },
       'instance-selector': { type: 'string' },
       'lease-name': { type: 'string' },
+      'default-service-account': { type: 'string' },
+      'no-impersonation': { type: 'boolean' },
+      'allow-cross-namespace': { type: 'boolean' },
+      'allow-cluster-scoped': { type: 'boolean' },
     },
   });
   const num = (name: string, raw: string | undefined, def: number) => {
@@ -58,12 +62,20 @@ function readConfig(argv: string[], env: NodeJS.ProcessEnv) {
     /** Label selector of the Instances this controller runs (sharding; empty: all). */
     instanceSelector: values['instance-selector'] ?? '',
     leaseName: values['lease-name'] ?? 'planwarden-controller',
+    /** Whose rights plans use, and where they may act (docs/operations.md, "Tenancy"). */
+    tenancy: {
+      impersonate: !values['no-impersonation'],
+      defaultServiceAccount: values['default-service-account'] || LOCKED_DOWN.defaultServiceAccount,
+      allowCrossNamespace: values['allow-cross-namespace'] ?? false,
+      allowClusterScoped: values['allow-cluster-scoped'] ?? false,
+    } satisfies TenancyPolicy,
   };
 }
 
 async function main(): Promise<void> {
   const config = readConfig(process.argv.slice(2), process.env);
   const logger = createLogger({ level: config.logLevel });
+  if (!config.tenancy.impersonate) logger.warn('--no-impersonation: plans run with the controller\'s own rights (single-tenant clusters only)');
   const metrics = createControllerMetrics();
   const kube = createKubeClient({ kubeConfig: loadKubeConfig(config.kubeconfig), metrics, userAgent: 'planwarden-controller' });
 
@@ -156,7 +168,7 @@ async function main(): Promise<void> {
       kube,
       instances,
       operatorVersions,
-      executors: createExecutors({ kube }),
+      executors: createExecutors({ kube, tenancy: config.tenancy }),
       events,
       logger,
       metrics,

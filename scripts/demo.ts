@@ -65,9 +65,11 @@ async function main(): Promise<number> {
   const stack = await startStack({ kubeconfig: DEFAULT_KUBECONFIG, dir: STACK_DIR });
   console.log(`  webhook ${stack.webhookUrl} (pid ${stack.pids.webhook}), controller pid ${stack.pids.controller}`);
 
-  say('Applying the sample: examples/webapp (an OperatorVersion and an Instance)');
+  say('Applying the sample: examples/webapp (the plans\' ServiceAccount and its Role, an OperatorVersion, an Instance)');
   kubectl(['delete', 'namespace', 'demo', '--ignore-not-found', '--wait=true', '--timeout=60s']);
   show(['apply', '-f', join(PROJECT_ROOT, 'examples/webapp/namespace.yaml')]);
+  // Plans act as this ServiceAccount of the namespace, never with the controller's rights.
+  show(['apply', '-f', join(PROJECT_ROOT, 'examples/webapp/plan-rights.yaml')]);
   show(['apply', '-f', join(PROJECT_ROOT, 'examples/webapp/operatorversion.yaml')]);
   show(['apply', '-f', join(PROJECT_ROOT, 'examples/webapp/instance.yaml')]);
 

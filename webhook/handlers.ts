@@ -5,15 +5,17 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Instance, OperatorVersion, UpdatePlan } from '../shared/api/schema.ts';
 import type { Logger } from './log.ts';
 import { createKubeClient } from '../shared/kube/client.ts';
+import { DEFAULT_PLAN_SERVICE_ACCOUNT } from '../shared/api/names.ts';
 import { apiLookups, type Reservation, type WebhookLookups } from './lookups.ts';
 import type { AdmissionRequest } from './review.ts';
 import { admitInstance, type InstanceAdmissionContext } from './rules/instance.ts';
 import { mutateInstance } from './rules/instanceMutate.ts';
 import { admitInstanceStatus, mutateInstanceStatus } from './rules/instanceStatus.ts';
-import { admitOperatorVersion } from './rules/operatorVersion.ts';
+import { admitOperatorVersion, NO_ALLOWANCE, type TenancyAllowance } from './rules/operatorVersion.ts';
+import { admitServiceAccount, serviceAccountToCheck } from './rules/tenancy.ts';
 import { admitUpdatePlan, duplicateTarget, needsOtherUpdatePlans, reportedInsightsOf, type UpdatePlanContext } from './rules/updatePlan.ts';
 import { isReservationStale, reservationName } from '../shared/reservations.ts';
-import { allow, objectRef, type Verdict } from './rules/verdict.ts';
+import { allow, combine, objectRef, type Verdict } from './rules/verdict.ts';
 import type { WebhookRoutes } from './server.ts';
 
 export interface HandlerDeps {
@@ -25,6 +27,10 @@ export interface HandlerDeps {
   now?: () => Date;
   /** planwarden's own namespace, where UpdatePlan reservations are kept. */
   reservationNamespace?: string;
+  /** What OperatorVersions that declare it may reach beyond their namespace (webhook flags); nothing by default. */
+  tenancy?: TenancyAllowance;
+  /** The ServiceAccount plans act as when an Instance names none (the controller's flag of the same name). */
+  defaultServiceAccount?: string;
 }
 
 export const DEFAULT_RESERVATION_NAMESPACE = 'planwarden-system';
@@ -155,7 +161,23 @@ async function handleUpdatePlan(req: AdmissionRequest, lookups: WebhookLookups, 
   return reserved.allowed ? { ...verdict, warnings: [...verdict.warnings, ...reserved.warnings] } : reserved;
 }
 
-async function handleOperatorVersion(req: AdmissionRequest, lookups: WebhookLookups): Promise<Verdict> {
+/** The Instance rules and the tenancy rule, each judged on its own, combined (the first denial wins). */
+async function handleInstance(req: AdmissionRequest, lookups: WebhookLookups, now: string, defaultServiceAccount: string): Promise<Verdict> {
+  const object = (req.object ?? req.oldObject) as unknown as Instance;
+  const oldObject = (req.oldObject ?? undefined) as unknown as Instance | undefined;
+  const namespace = req.namespace ?? object.metadata.namespace ?? '';
+  const serviceAccount = serviceAccountToCheck(req.operation, object, oldObject, defaultServiceAccount);
+  const [context, serviceAccountExists] = await Promise.all([
+    instanceContext(req, lookups, now),
+    serviceAccount === undefined ? undefined : lookups.serviceAccountExists(namespace, serviceAccount.name),
+  ]);
+  return combine([
+    admitInstance(context),
+    admitServiceAccount({ operation: req.operation, object, oldObject, namespace, defaultServiceAccount, serviceAccountExists }),
+  ]);
+}
+
+async function handleOperatorVersion(req: AdmissionRequest, lookups: WebhookLookups, tenancy: TenancyAllowance): Promise<Verdict> {
   const object = (req.object ?? req.oldObject) as unknown as OperatorVersion;
   const oldObject = (req.oldObject ?? undefined) as unknown as OperatorVersion | undefined;
   const ns = req.namespace ?? object.metadata.namespace ?? '';
@@ -164,7 +186,7 @@ async function handleOperatorVersion(req: AdmissionRequest, lookups: WebhookLook
     const name = object.metadata.name;
     instancesUsing = (await lookups.listInstances(ns)).filter((i) => i.spec?.operatorVersion?.name === name).length;
   }
-  return admitOperatorVersion({ operation: req.operation, oldObject, object, instancesUsing });
+  return admitOperatorVersion({ operation: req.operation, oldObject, object, instancesUsing, namespace: ns, tenancy });
 }
 
 function statusContext(req: AdmissionRequest, now: string) {
@@ -185,7 +207,7 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
   const routes: WebhookRoutes = {
     [ROUTES.validateInstances]: {
       kinds: ['Instance'],
-      handle: async (req) => admitInstance(await instanceContext(req, lookups, now())),
+      handle: (req) => handleInstance(req, lookups, now(), deps.defaultServiceAccount ?? DEFAULT_PLAN_SERVICE_ACCOUNT),
     },
     [ROUTES.mutateInstances]: {
       kinds: ['Instance'],
@@ -209,7 +231,7 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
     },
     [ROUTES.validateOperatorVersions]: {
       kinds: ['OperatorVersion'],
-      handle: (req) => handleOperatorVersion(req, lookups),
+      handle: (req) => handleOperatorVersion(req, lookups, deps.tenancy ?? NO_ALLOWANCE),
     },
     [ROUTES.validateUpdatePlans]: {
       kinds: ['UpdatePlan'],

@@ -36,6 +36,8 @@ export interface WebhookLookups {
   getUpdatePlan(namespace: string, name: string): Promise<UpdatePlan | undefined>;
   listUpdatePlans(namespace: string): Promise<UpdatePlan[]>;
   listInstances(namespace: string): Promise<Instance[]>;
+  /** Whether a ServiceAccount exists (an Instance's spec.serviceAccountName). */
+  serviceAccountExists(namespace: string, name: string): Promise<boolean>;
   /** Reservations live in planwarden's own namespace, named by reservationName(). */
   getReservation(name: string): Promise<Reservation | undefined>;
   /** Atomically creates the reservation; `held` when it exists already. */
@@ -86,6 +88,7 @@ export function apiLookups(kube: KubeClient, reservationNamespace: string): Webh
     getUpdatePlan: (ns, name) => get<UpdatePlan>(ns, 'UpdatePlan', name),
     listUpdatePlans: (ns) => list<UpdatePlan>(ns, 'updateplans'),
     listInstances: (ns) => list<Instance>(ns, 'instances'),
+    serviceAccountExists: async (ns, name) => (await kube.get({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: ns, name })) !== undefined,
     getReservation,
     async reserve(name, holder) {
       const body: LeaseObject = {

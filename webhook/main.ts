@@ -18,6 +18,10 @@ interface Config {
   shutdownDelayMs: number;
   /** planwarden's own namespace: UpdatePlan reservations (Leases) are kept there. */
   reservationNamespace: string;
+  /** OperatorVersions that declare spec.crossNamespace / spec.clusterScoped are admitted (docs/operations.md, "Tenancy"). */
+  tenancy: { allowCrossNamespace: boolean; allowClusterScoped: boolean };
+  /** Must match the controller's flag: the ServiceAccount Instances without spec.serviceAccountName use. */
+  defaultServiceAccount?: string;
 }
 
 function readConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
@@ -32,6 +36,9 @@ function readConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
       kubeconfig: { type: 'string' },
       'shutdown-delay-seconds': { type: 'string' },
       'reservation-namespace': { type: 'string' },
+      'allow-cross-namespace': { type: 'boolean' },
+      'allow-cluster-scoped': { type: 'boolean' },
+      'default-service-account': { type: 'string' },
     },
   });
   const number = (name: string, raw: string) => {
@@ -46,6 +53,8 @@ function readConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
     logLevel: values['log-level'] ?? env.PLANWARDEN_LOG_LEVEL ?? 'info',
     kubeconfig: values.kubeconfig ?? env.KUBECONFIG ?? '',
     reservationNamespace: values['reservation-namespace'] ?? env.POD_NAMESPACE ?? 'planwarden-system',
+    defaultServiceAccount: values['default-service-account'] || undefined,
+    tenancy: { allowCrossNamespace: values['allow-cross-namespace'] ?? false, allowClusterScoped: values['allow-cluster-scoped'] ?? false },
     shutdownDelayMs:
       1000 * number('shutdown-delay-seconds', values['shutdown-delay-seconds'] ?? env.PLANWARDEN_SHUTDOWN_DELAY_SECONDS ?? '5'),
   };
@@ -63,7 +72,7 @@ async function main(): Promise<void> {
   if (config.kubeconfig) kubeConfig.loadFromFile(config.kubeconfig);
   else kubeConfig.loadFromDefault();
 
-  const handlers = await buildHandlers({ kubeConfig, logger, reservationNamespace: config.reservationNamespace });
+  const handlers = await buildHandlers({ kubeConfig, logger, reservationNamespace: config.reservationNamespace, tenancy: config.tenancy, defaultServiceAccount: config.defaultServiceAccount });
   const server = await startWebhookServer({
     handlers: handlers.routes,
     ready: handlers.ready,

@@ -1,16 +1,20 @@
 // Apply: render the task's templates, server-side apply each object (field manager
 // "planwarden", forced: planwarden owns what its templates say), then judge health from
-// what the API returned — done once every object is current.
+// what the API returned — done once every object is current. Every request is the
+// Instance's ServiceAccount's, and an object outside the Instance's namespace is refused
+// before any request (tenancy.ts).
 import type { Instance } from '../../shared/api/schema.ts';
-import type { KubeClient, KubeResource } from '../../shared/kube/client.ts';
+import type { KubeResource } from '../../shared/kube/client.ts';
 import {
   FIELD_MANAGER,
+  isObservation,
   observationForError,
   renderVarsOf,
+  scopeViolationOf,
+  TenantExecutor,
   type ExecutionContext,
   type ExecutorDeps,
   type Observation,
-  type TaskExecutor,
 } from './context.ts';
 import { combineHealth, describeObject, judgeHealth, type Health } from './health.ts';
 import { renderResources } from './render.ts';
@@ -59,12 +63,11 @@ export function observationForHealth(health: Health): Observation {
   }
 }
 
-export class ApplyExecutor implements TaskExecutor {
-  private readonly kube: KubeClient;
+export class ApplyExecutor extends TenantExecutor {
   private readonly fieldManager: string;
 
   constructor(deps: ExecutorDeps) {
-    this.kube = deps.kube;
+    super(deps);
     this.fieldManager = deps.fieldManager ?? FIELD_MANAGER;
   }
 
@@ -72,17 +75,21 @@ export class ApplyExecutor implements TaskExecutor {
     const rendered = renderResources(ctx.operatorVersion.spec.templates, ctx.task.spec?.resources ?? [], renderVarsOf(ctx));
     if (!rendered.ok) return { kind: 'fatalError', message: rendered.error.message };
     if (rendered.value.length === 0) return { kind: 'done', message: `task ${ctx.task.name}: no objects to apply` };
+    const identity = await this.identityFor(ctx);
+    if (isObservation(identity)) return identity;
 
     const healths: Health[] = [];
     for (const { template, object } of rendered.value) {
       const doing = `apply ${describeObject(object)} (template ${template})`;
       try {
-        const resource = await this.kube.resourceFor(object.apiVersion, object.kind);
+        const resource = await identity.kube.resourceFor(object.apiVersion, object.kind);
         const prepared = prepareObject(object, { instance: ctx.instance, plan: ctx.plan, namespaced: resource.namespaced });
-        const applied = await this.kube.apply(prepared, { fieldManager: this.fieldManager, force: true, signal: ctx.signal });
+        const violation = scopeViolationOf(prepared, resource.namespaced, ctx, this.tenancy);
+        if (violation) return { kind: 'fatalError', message: `${doing}: refused: ${violation}` };
+        const applied = await identity.kube.apply(prepared, { fieldManager: this.fieldManager, force: true, signal: ctx.signal });
         healths.push(judgeHealth(applied));
       } catch (err) {
-        return observationForError(err, doing);
+        return observationForError(err, doing, identity);
       }
     }
     return observationForHealth(combineHealth(healths));

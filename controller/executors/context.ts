@@ -2,8 +2,19 @@
 // returns, and the helpers that turn API failures and Instance data into those.
 import type { Instance, OperatorVersion, Task } from '../../shared/api/schema.ts';
 import type { TaskOutcome } from '../engine/types.ts';
-import { apiErrorMessage, classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
+import { apiErrorMessage, classifyApiError, KubeApiError, type KubeClient } from '../../shared/kube/client.ts';
 import type { RenderVars } from './render.ts';
+import {
+  bindingHint,
+  explainForbidden,
+  LOCKED_DOWN,
+  parseRbacRefusal,
+  planServiceAccount,
+  scopeViolation,
+  serviceAccountUser,
+  type PlanIdentity,
+  type TenancyPolicy,
+} from './tenancy.ts';
 
 /** What an executor reports: the engine's TaskOutcome. */
 export type Observation = TaskOutcome;
@@ -33,6 +44,26 @@ export interface ExecutorDeps {
   kube: KubeClient;
   /** Server-side apply field manager; "planwarden" by default. */
   fieldManager?: string;
+  /** Whose rights plans use and where they may act; LOCKED_DOWN by default. */
+  tenancy?: TenancyPolicy;
+}
+
+/** What the Apply, Delete and Wait executors hold: the controller's client and the tenancy policy. */
+export abstract class TenantExecutor implements TaskExecutor {
+  protected readonly kube: KubeClient;
+  protected readonly tenancy: TenancyPolicy;
+
+  constructor(deps: ExecutorDeps) {
+    this.kube = deps.kube;
+    this.tenancy = deps.tenancy ?? LOCKED_DOWN;
+  }
+
+  abstract execute(ctx: ExecutionContext): Promise<Observation>;
+
+  /** The identity this task's requests use (see planIdentity). */
+  protected identityFor(ctx: ExecutionContext): Promise<PlanIdentity | Observation> {
+    return planIdentity(this.kube, ctx.instance, this.tenancy, ctx.signal);
+  }
 }
 
 export const FIELD_MANAGER = 'planwarden';
@@ -43,7 +74,10 @@ export const FIELD_MANAGER = 'planwarden';
  * fatal for other 4xx (invalid object, refused by admission, forbidden, unknown kind) and
  * for anything that is not an API error.
  */
-export function observationForError(err: unknown, doing: string): Observation {
+export function observationForError(err: unknown, doing: string, identity?: Pick<PlanIdentity, 'serviceAccount'>): Observation {
+  // An RBAC refusal of a plan's request: which permission is missing for whom, and how to grant it.
+  const refusal = identity && err instanceof KubeApiError && err.statusCode === 403 ? parseRbacRefusal(apiErrorMessage(err)) : undefined;
+  if (identity && refusal) return { kind: 'fatalError', message: `${doing}: forbidden: ${explainForbidden(refusal, identity)}` };
   const message = `${doing}: ${apiErrorMessage(err)}`;
   switch (classifyApiError(err)) {
     case 'transient':
@@ -67,3 +101,49 @@ export function renderVarsOf(ctx: ExecutionContext): RenderVars {
   };
 }
 
+/**
+ * The identity for one task: the Instance's ServiceAccount, read first (impersonation does
+ * not check that it exists, and RoleBindings outlive it), or an observation saying why not.
+ */
+export async function planIdentity(kube: KubeClient, instance: Instance, policy: TenancyPolicy, signal?: AbortSignal): Promise<PlanIdentity | Observation> {
+  if (!policy.impersonate) return { kube };
+  const sa = planServiceAccount(instance, policy);
+  let found: unknown;
+  try {
+    found = await kube.get({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: sa.namespace, name: sa.name }, signal);
+  } catch (err) {
+    return observationForError(err, `read ServiceAccount ${sa.namespace}/${sa.name}`);
+  }
+  if (!found) {
+    return {
+      kind: 'fatalError',
+      message:
+        `ServiceAccount ${sa.namespace}/${sa.name} does not exist: the plans of Instance ${sa.namespace}/${instance.metadata.name ?? ''} act with its rights` +
+        `${instance.spec.serviceAccountName ? ' (spec.serviceAccountName)' : ' (the default; set spec.serviceAccountName to use another)'}; ` +
+        `create and bind it: ${bindingHint(sa)}`,
+    };
+  }
+  return { kube: kube.as(serviceAccountUser(sa)), serviceAccount: sa };
+}
+
+/** The identity's observation, when resolving it failed. */
+export function isObservation(x: PlanIdentity | Observation): x is Observation {
+  return 'kind' in x;
+}
+
+/** Why the task may not address `obj` (namespace already defaulted), or undefined. */
+export function scopeViolationOf(
+  obj: { kind: string; metadata: { namespace?: string } },
+  namespaced: boolean,
+  ctx: Pick<ExecutionContext, 'instance' | 'operatorVersion'>,
+  policy: TenancyPolicy,
+): string | undefined {
+  return scopeViolation({
+    kind: obj.kind,
+    namespace: obj.metadata.namespace,
+    namespaced,
+    instanceNamespace: ctx.instance.metadata.namespace ?? '',
+    spec: ctx.operatorVersion.spec,
+    policy,
+  });
+}

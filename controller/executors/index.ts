@@ -10,6 +10,7 @@ import { DummyExecutor } from './dummy.ts';
 import { WaitExecutor } from './wait.ts';
 
 export * from './context.ts';
+export * from './tenancy.ts';
 
 export interface Executors {
   /** The executor of a task kind; an unknown kind gets one that reports a fatal error. */

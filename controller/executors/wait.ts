@@ -3,11 +3,12 @@
 // since the task started. Without timeoutSeconds it waits until the condition holds or the
 // plan is aborted, as an Apply waits for health.
 import type { ObjectRef, TaskSpec } from '../../shared/api/schema.ts';
-import type { KubeClient, KubeResource } from '../../shared/kube/client.ts';
+import type { KubeResource } from '../../shared/kube/client.ts';
 import { millisOf } from '../../shared/time.ts';
-import { observationForError, renderVarsOf, type ExecutionContext, type ExecutorDeps, type Observation, type TaskExecutor } from './context.ts';
+import { isObservation, observationForError, renderVarsOf, scopeViolationOf, TenantExecutor, type ExecutionContext, type Observation } from './context.ts';
 import { describeObject } from './health.ts';
 import { renderTemplate, type RenderVars } from './render.ts';
+import { servedResource } from './tenancy.ts';
 
 export interface WaitInput {
   ref: ObjectRef;
@@ -71,24 +72,26 @@ export function resolveWaitRef(taskName: string, spec: TaskSpec | undefined, var
   };
 }
 
-export class WaitExecutor implements TaskExecutor {
-  private readonly kube: KubeClient;
-
-  constructor(deps: ExecutorDeps) {
-    this.kube = deps.kube;
-  }
-
+export class WaitExecutor extends TenantExecutor {
   async execute(ctx: ExecutionContext): Promise<Observation> {
     const spec = ctx.task.spec;
     const resolved = resolveWaitRef(ctx.task.name, spec, renderVarsOf(ctx));
     if ('error' in resolved) return { kind: 'fatalError', message: resolved.error };
     const { ref } = resolved;
+    const doing = `wait for ${describeObject({ kind: ref.kind, metadata: { name: ref.name } })}`;
+    const identity = await this.identityFor(ctx);
+    if (isObservation(identity)) return identity;
     let object: KubeResource | undefined;
     try {
       // An unknown kind reads as absent: its CRD may still be on its way.
-      object = await this.kube.get({ ...ref }, ctx.signal);
+      const resource = await servedResource(identity.kube, ref.apiVersion, ref.kind);
+      if (resource) {
+        const violation = scopeViolationOf({ kind: ref.kind, metadata: { namespace: ref.namespace } }, resource.namespaced, ctx, this.tenancy);
+        if (violation) return { kind: 'fatalError', message: `${doing}: refused: ${violation}` };
+        object = await identity.kube.get({ ...ref }, ctx.signal);
+      }
     } catch (err) {
-      return observationForError(err, `wait for ${describeObject({ kind: ref.kind, metadata: { name: ref.name } })}`);
+      return observationForError(err, doing, identity);
     }
     return waitObservation({
       ref,

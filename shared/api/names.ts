@@ -11,3 +11,5 @@ export const FINALIZER = 'planwarden.dev/cleanup';
 export const FORCE_DELETE_ANNOTATION = 'planwarden.dev/force-delete';
 /** Set to "false" on an Instance to skip the UpdatePlan pre-checks of an upgrade. */
 export const PRE_CHECKS_ANNOTATION = 'planwarden.dev/pre-checks';
+/** The ServiceAccount a plan acts as when its Instance names none (controller and webhook flag default). */
+export const DEFAULT_PLAN_SERVICE_ACCOUNT = 'planwarden-plans';

@@ -156,6 +156,14 @@ export const OperatorVersionSpecSchema = obj({
   templates: opt(mapOf(str())),
   tasks: opt(Type.Array(TaskSchema)),
   plans: mapOf(PlanSchema),
+  // Tenancy: a blueprint acts in its Instance's namespace only. Reaching beyond it must be
+  // declared here AND allowed by the cluster admin (webhook and controller flags).
+  crossNamespace: opt(
+    bool({ description: 'Templates may name namespaces other than the Instance\'s. Needs --allow-cross-namespace on the webhook and the controller.' }),
+  ),
+  clusterScoped: opt(
+    bool({ description: 'Templates may create cluster-scoped kinds (Namespace, ClusterRole, CRD …). Needs --allow-cluster-scoped on the webhook and the controller.' }),
+  ),
 });
 export type OperatorVersionSpec = Static<typeof OperatorVersionSpecSchema>;
 
@@ -188,6 +196,14 @@ export const InstanceSpecSchema = obj({
   operatorVersion: obj({ name: str({ minLength: 1 }) }),
   parameters: opt(mapOf(str())),
   planExecution: opt(PlanExecutionSchema),
+  serviceAccountName: opt(
+    str({
+      minLength: 1,
+      maxLength: 253,
+      description:
+        "The ServiceAccount of the Instance's namespace whose rights every request of its plans uses (impersonation). Default: the controller's --default-service-account (planwarden-plans).",
+    }),
+  ),
 });
 export type InstanceSpec = Static<typeof InstanceSpecSchema>;
 

@@ -123,6 +123,12 @@ export interface KubeClient {
     onEvent: (event: WatchEvent) => void,
     onClose: (err?: KubeApiError) => void,
   ): WatchHandle;
+  /**
+   * The same client acting as `user` (Impersonate-User; for `system:serviceaccount:NS:SA`
+   * the apiserver adds the ServiceAccount's groups): every request is authorized with that
+   * user's rights, and the caller needs `impersonate` on it. Discovery and connections are shared.
+   */
+  as(user: string): KubeClient;
 }
 
 /** A failed API call. statusCode 0: no HTTP answer (network, timeout, stalled watch). */
@@ -229,6 +235,8 @@ export interface KubeClientOptions {
    * APIs, and the warnings admission webhooks add), in order — kubectl prints them too.
    */
   onWarning?: (text: string) => void;
+  /** Sends every request as this user (Impersonate-User); see KubeClient.as. */
+  impersonateUser?: string;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -247,6 +255,12 @@ interface DiscoveryEntry {
   fetchedAt: number;
 }
 
+/** What a client and the clients it makes with `as` share. */
+interface SharedState {
+  discovery: Map<string, DiscoveryEntry>;
+  pool: { current?: { fingerprint: string; agent: https.Agent } };
+}
+
 export function createKubeClient(options: KubeClientOptions): KubeClient {
   return new HttpKubeClient(options);
 }
@@ -258,10 +272,15 @@ class HttpKubeClient implements KubeClient {
   private readonly userAgent: string;
   private readonly rediscoveryMs: number;
   private readonly onWarning?: (text: string) => void;
-  private readonly discovery = new Map<string, DiscoveryEntry>();
-  private agent?: { fingerprint: string; agent: https.Agent };
+  private readonly discovery: Map<string, DiscoveryEntry>;
+  private readonly pool: SharedState['pool'];
 
-  constructor(options: KubeClientOptions) {
+  constructor(
+    private readonly options: KubeClientOptions,
+    shared: SharedState = { discovery: new Map(), pool: {} },
+  ) {
+    this.discovery = shared.discovery;
+    this.pool = shared.pool;
     this.kc = options.kubeConfig;
     this.metrics = options.metrics;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -280,6 +299,10 @@ class HttpKubeClient implements KubeClient {
     const res = await this.send(req.method, req.path, req.query, headers, body, req.timeoutMs, req.signal);
     if (res.statusCode < 200 || res.statusCode > 299) throw errorFromResponse(req.method, req.path, res);
     return (res.body ? JSON.parse(res.body) : undefined) as T;
+  }
+
+  as(user: string): KubeClient {
+    return new HttpKubeClient({ ...this.options, impersonateUser: user }, { discovery: this.discovery, pool: this.pool });
   }
 
   async resourceFor(apiVersion: string, kind: string): Promise<ApiResource> {
@@ -538,7 +561,12 @@ class HttpKubeClient implements KubeClient {
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const options: https.RequestOptions = {
       method,
-      headers: { Accept: 'application/json', 'User-Agent': this.userAgent, ...headers },
+      headers: {
+        Accept: 'application/json',
+        'User-Agent': this.userAgent,
+        ...(this.options.impersonateUser ? { 'Impersonate-User': this.options.impersonateUser } : {}),
+        ...headers,
+      },
     };
     await this.kc.applyToHTTPSOptions(options);
     const secure = url.protocol === 'https:';
@@ -560,11 +588,11 @@ class HttpKubeClient implements KubeClient {
       servername: options.servername,
     };
     const fingerprint = Object.values(tls).map(fingerprintOf).join('|');
-    if (this.agent?.fingerprint !== fingerprint) {
-      this.agent?.agent.destroy();
-      this.agent = { fingerprint, agent: new https.Agent({ ...tls, keepAlive: true, maxSockets: 32 }) };
+    if (this.pool.current?.fingerprint !== fingerprint) {
+      this.pool.current?.agent.destroy();
+      this.pool.current = { fingerprint, agent: new https.Agent({ ...tls, keepAlive: true, maxSockets: 32 }) };
     }
-    return this.agent.agent;
+    return this.pool.current.agent;
   }
 }
 

@@ -9,6 +9,7 @@ import { PROJECT_ROOT } from '../controlplane/build.ts';
 import { down, up, type ClusterState } from '../controlplane/cluster.ts';
 import { startStack, stopStack, type StackState } from '../controlplane/stack.ts';
 import { kubectlFor, type KubectlResult } from '../support/kubectl.ts';
+import { planRights } from '../support/planRights.ts';
 
 /** PLANWARDEN_TEST_DIR lets two suites run side by side, each with its own control plane. */
 const TEST_ROOT = process.env.PLANWARDEN_TEST_DIR ?? join(PROJECT_ROOT, '.planwarden');
@@ -81,7 +82,8 @@ export const kubectl = (args: string[], opts: { input?: string; timeoutMs?: numb
 export const kubectlOk = (args: string[], opts: { input?: string; timeoutMs?: number } = {}): Promise<string> => testKubectl.ok(args, opts);
 
 /**
- * Registers before/after hooks that create a fresh namespace for the calling test file
+ * Registers before/after hooks that create a fresh namespace for the calling test file,
+ * with the ServiceAccount plans act as (planwarden-plans, bound to the example Role),
  * and delete it afterwards. Returns a getter for its name.
  */
 export function useNamespace(prefix: string): () => string {
@@ -90,6 +92,8 @@ export function useNamespace(prefix: string): () => string {
     this.timeout(60_000);
     name = `${prefix}-${randomBytes(3).toString('hex')}`.slice(0, 63);
     await kubectlOk(['create', 'namespace', name]);
+    // The recommended setup: plans act as this namespace's ServiceAccount planwarden-plans.
+    await kubectlOk(['apply', '-f', '-'], { input: planRights(name) });
   });
   after(async function () {
     this.timeout(120_000);

@@ -9,6 +9,8 @@ export interface MemoryLookups extends WebhookLookups {
   operatorVersions: Map<string, OperatorVersion>;
   updatePlans: Map<string, UpdatePlan>;
   instances: Map<string, Instance>;
+  /** `namespace/name` of the ServiceAccounts that exist. */
+  serviceAccounts: Set<string>;
   reservations: Map<string, Reservation>;
   /** Every call made, by method name (for asserting what a handler looked up). */
   calls: Record<string, number>;
@@ -23,11 +25,12 @@ const inNamespace = <T extends { metadata: { namespace?: string } }>(m: Map<stri
  * handler that mutates what it read cannot change the store (nor the next case's input).
  * `now` stamps new reservations (default: the real clock).
  */
-export function memoryLookups(seed: { operatorVersions?: OperatorVersion[]; updatePlans?: UpdatePlan[]; instances?: Instance[] } = {}, now: () => Date = () => new Date()): MemoryLookups {
+export function memoryLookups(seed: { operatorVersions?: OperatorVersion[]; updatePlans?: UpdatePlan[]; instances?: Instance[]; serviceAccounts?: string[] } = {}, now: () => Date = () => new Date()): MemoryLookups {
   const operatorVersions = new Map<string, OperatorVersion>();
   const updatePlans = new Map<string, UpdatePlan>();
   const instances = new Map<string, Instance>();
   const reservations = new Map<string, Reservation>();
+  const serviceAccounts = new Set(seed.serviceAccounts ?? []);
   const calls: Record<string, number> = {};
   const count = (m: string) => (calls[m] = (calls[m] ?? 0) + 1);
   for (const o of seed.operatorVersions ?? []) operatorVersions.set(key(o.metadata.namespace ?? '', o.metadata.name ?? ''), o);
@@ -39,6 +42,7 @@ export function memoryLookups(seed: { operatorVersions?: OperatorVersion[]; upda
     operatorVersions,
     updatePlans,
     instances,
+    serviceAccounts,
     reservations,
     calls,
     async getOperatorVersion(namespace, name) {
@@ -56,6 +60,10 @@ export function memoryLookups(seed: { operatorVersions?: OperatorVersion[]; upda
     async listInstances(namespace) {
       count('listInstances');
       return structuredClone(inNamespace(instances, namespace));
+    },
+    async serviceAccountExists(namespace, name) {
+      count('serviceAccountExists');
+      return serviceAccounts.has(key(namespace, name));
     },
     async getReservation(name) {
       count('getReservation');

@@ -10,8 +10,16 @@
 //   index-aligned with the spec, names are what people read);
 // - a parameter may not trigger `cleanup` (it runs only on deletion, never by a change);
 // - spec.version must be semver 2.0;
-// - a changed spec, or a deletion, of a blueprint Instances use is allowed with a warning.
+// - a changed spec, or a deletion, of a blueprint Instances use is allowed with a warning;
+// - tenancy: templates (and Wait objects) act in the Instance's namespace only — a literal
+//   other namespace, a namespace computed from anything but {{ .Namespace }}, and the kinds
+//   of CLUSTER_SCOPED_KINDS are refused unless the blueprint declares spec.crossNamespace /
+//   spec.clusterScoped AND the webhook runs with --allow-cross-namespace /
+//   --allow-cluster-scoped. The kind list is a known list, not discovery: the controller
+//   re-checks every rendered object against discovery before acting, so a kind missing
+//   here (a cluster-scoped CRD of some operator) still never gets applied.
 import { createPatch } from 'rfc6902';
+import { parseAllDocuments } from 'yaml';
 import {
   STRATEGIES,
   TASK_KINDS,
@@ -29,7 +37,18 @@ export interface OperatorVersionContext {
   object: OperatorVersion;
   /** How many Instances name this OperatorVersion, when the caller looked it up. */
   instancesUsing?: number;
+  /** The request's namespace (the object's may be unset on CREATE). */
+  namespace?: string;
+  /** What the cluster admin allows blueprints that declare it (webhook flags); nothing by default. */
+  tenancy?: TenancyAllowance;
 }
+
+export interface TenancyAllowance {
+  allowCrossNamespace: boolean;
+  allowClusterScoped: boolean;
+}
+
+export const NO_ALLOWANCE: TenancyAllowance = { allowCrossNamespace: false, allowClusterScoped: false };
 
 /** One problem found in a spec, pointing at the offending path. */
 export interface Finding {
@@ -381,6 +400,148 @@ export const checkEmptyPlans: SpecCheck = (spec) =>
     ]),
   ]);
 
+// --- tenancy: where templates may act ---
+
+/** Kinds that are cluster-scoped in every cluster (a known list; the controller checks discovery too). */
+export const CLUSTER_SCOPED_KINDS: ReadonlySet<string> = new Set([
+  'Namespace',
+  'Node',
+  'PersistentVolume',
+  'StorageClass',
+  'CSIDriver',
+  'CSINode',
+  'VolumeAttachment',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'CustomResourceDefinition',
+  'APIService',
+  'MutatingWebhookConfiguration',
+  'ValidatingWebhookConfiguration',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+  'MutatingAdmissionPolicy',
+  'MutatingAdmissionPolicyBinding',
+  'PriorityClass',
+  'RuntimeClass',
+  'IngressClass',
+  'CertificateSigningRequest',
+  'FlowSchema',
+  'PriorityLevelConfiguration',
+  'UpdateInformer',
+]);
+
+/** `{{ .Namespace }}`, maybe quoted or trimmed: the one namespace value a template may compute. */
+const NAMESPACE_ACTION = /^-?\s*\.Namespace\s*(?:\|\s*(?:quote|trim)\s*)*-?$/;
+const NAMESPACE_MARK = '__planwarden_namespace__';
+const VALUE_MARK = '__planwarden_value__';
+
+/** The template with every action replaced by a marker: the YAML a template renders to, minus its values. */
+function skeletonOf(text: string): string {
+  return text.replace(/\{\{(.*?)\}\}/gs, (_all, inner: string) => {
+    const action = inner.trim();
+    if (action.startsWith('/*') || action.startsWith('- /*')) return '';
+    return NAMESPACE_ACTION.test(action) ? NAMESPACE_MARK : VALUE_MARK;
+  });
+}
+
+interface Addressed {
+  path: string;
+  namespacePath: string;
+  what: string;
+  kind?: string;
+  /** metadata.namespace as written, with actions replaced by markers. */
+  namespace?: string;
+}
+
+/** The objects templates and Wait tasks address, as far as they can be read without rendering. */
+function addressedObjects(spec: OperatorVersionSpec): Addressed[] {
+  const fromTemplates = Object.entries(spec.templates ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .flatMap(([name, text]) =>
+      // A template that does not parse as YAML here is left to the renderer's own message.
+      parseAllDocuments(skeletonOf(text)).flatMap((doc, i, docs): Addressed[] => {
+        if (doc.errors.length > 0) return [];
+        const value: unknown = doc.toJS();
+        if (value === null || typeof value !== 'object' || Array.isArray(value)) return [];
+        const o = value as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } };
+        const kind = typeof o.kind === 'string' ? o.kind : undefined;
+        const objectName = typeof o.metadata?.name === 'string' && !o.metadata.name.includes(VALUE_MARK) ? ` ${o.metadata.name}` : '';
+        const ns = o.metadata?.namespace;
+        return [
+          {
+            path: `spec.templates${key(name)}${docs.length > 1 ? ` (document ${i + 1})` : ''}`,
+            namespacePath: `spec.templates${key(name)}${docs.length > 1 ? ` (document ${i + 1})` : ''}: metadata.namespace`,
+            what: `${kind ?? 'object'}${objectName}`,
+            kind,
+            // A namespace that is not text cannot be judged here: treat it as computed.
+            namespace: ns === undefined || ns === null ? undefined : typeof ns === 'string' || typeof ns === 'number' ? String(ns) : VALUE_MARK,
+          },
+        ];
+      }),
+    );
+  const fromWaits = tasksOf(spec).flatMap((task, t): Addressed[] => {
+    const object = task.kind === 'Wait' ? task.spec?.object : undefined;
+    if (!object) return [];
+    return [
+      {
+        path: `spec.tasks[${t}].spec.object`,
+        namespacePath: `spec.tasks[${t}].spec.object.namespace`,
+        what: `${object.kind} ${object.name} (Wait task "${task.name}")`,
+        kind: object.kind,
+        namespace: object.namespace === undefined ? undefined : skeletonOf(object.namespace),
+      },
+    ];
+  });
+  return [...fromTemplates, ...fromWaits];
+}
+
+/** Templates act only in the Instance's namespace, unless declared and allowed. */
+export function checkTenancy(namespace: string, allowance: TenancyAllowance): SpecCheck {
+  return (spec) => {
+    const crossNamespace = spec.crossNamespace === true && allowance.allowCrossNamespace;
+    const clusterScoped = spec.clusterScoped === true && allowance.allowClusterScoped;
+    const declareOr = (field: string, flag: string) =>
+      spec[field as 'crossNamespace' | 'clusterScoped']
+        ? `the webhook does not run with ${flag}: ask a cluster admin, or act in the Instance's namespace only`
+        : `a cluster admin must allow it (spec.${field}: true here and ${flag} on the webhook and the controller)`;
+    return addressedObjects(spec).flatMap((o): Finding[] => {
+      if (o.kind !== undefined && CLUSTER_SCOPED_KINDS.has(o.kind)) {
+        return clusterScoped
+          ? []
+          : [
+              error(
+                'ov.cluster-scoped-kind',
+                o.path,
+                `${o.what} is cluster-scoped, and plans act only in their Instance's namespace`,
+                `have a cluster admin create it, or ${declareOr('clusterScoped', '--allow-cluster-scoped')}`,
+              ),
+            ];
+      }
+      const ns = o.namespace;
+      if (ns === undefined || ns === NAMESPACE_MARK || crossNamespace) return [];
+      if (ns.includes(VALUE_MARK) || ns.includes(NAMESPACE_MARK)) {
+        return [
+          error(
+            'ov.templated-namespace',
+            o.namespacePath,
+            `${o.what} computes its namespace from a template value, which could name any namespace`,
+            `omit the namespace (or write {{ .Namespace }}): the Instance's is used; otherwise ${declareOr('crossNamespace', '--allow-cross-namespace')}`,
+          ),
+        ];
+      }
+      if (ns === namespace) return [];
+      return [
+        error(
+          'ov.other-namespace',
+          o.namespacePath,
+          `${o.what} names namespace "${ns}", but plans act only in their Instance's namespace "${namespace}"`,
+          `omit the namespace (or write {{ .Namespace }}); otherwise ${declareOr('crossNamespace', '--allow-cross-namespace')}`,
+        ),
+      ];
+    });
+  };
+}
+
 export const SPEC_CHECKS: readonly SpecCheck[] = [
   checkVersion,
   checkDuplicateNames,
@@ -418,7 +579,8 @@ export function admitOperatorVersion(ctx: OperatorVersionContext): Verdict {
   const specChanged = old === undefined || createPatch(old.spec, ctx.object.spec).length > 0;
   if (ctx.operation !== 'CREATE' && !specChanged) return allow();
 
-  const findings = reviewOperatorVersionSpec(ctx.object.spec);
+  const tenancy = checkTenancy(ctx.namespace ?? ctx.object.metadata.namespace ?? '', ctx.tenancy ?? NO_ALLOWANCE);
+  const findings = [...reviewOperatorVersionSpec(ctx.object.spec), ...tenancy(ctx.object.spec)];
   const errors = findings.filter((f) => f.severity === 'error');
   const extra =
     ctx.operation === 'UPDATE' && using > 0

@@ -10,8 +10,8 @@
 // server-side applying six ConfigMaps <instance>-r<round>-<step>-<0..5> in order, with
 // Dummy steps in between. A ValidatingWebhookConfiguration sends every write of a ConfigMap
 // in this namespace to a recorder in this process, which allows it and notes when it
-// arrived: an execution of an Apply step is a run of its writes by the controller's
-// ServiceAccount, starting with ConfigMap 0 (a server-side apply reaches validating
+// arrived: an execution of an Apply step is a run of its writes as the plans' ServiceAccount
+// (the controller impersonates planwarden-plans of the namespace), starting with ConfigMap 0 (a server-side apply reaches validating
 // admission even when it changes nothing, so repeated executions cannot hide). The round
 // is in the names, so each record belongs to exactly one step of one run. Then, for every
 // such step:
@@ -40,7 +40,6 @@ import { webhookTlsFiles } from '../../support/webhookProcess.ts';
 import { kubeConfig, kubectl, kubectlOk, testStack, useNamespace } from '../fixture.ts';
 import { json, TEST_CONTROLLER_LABEL } from '../objects.ts';
 
-const CONTROLLER_USER = 'system:serviceaccount:planwarden-system:planwarden-controller';
 const APPLY_STEPS = ['a', 'b', 'c'];
 
 /** ConfigMaps each Apply step writes, in order: enough that a kill can land mid-step. */
@@ -300,7 +299,9 @@ describe('reliability: controller killed with -9 at random points during plans',
     expect(violations, 'COMPLETE steps that changed afterwards').to.deep.equal([]);
 
     // --- no COMPLETE step executed again; more than once only when interrupted ---
-    const records = recorder!.records.filter((r) => r.username === CONTROLLER_USER && !r.dryRun);
+    // Plans write as the namespace's planwarden-plans ServiceAccount, never as the controller.
+    const planUser = `system:serviceaccount:${ns()}:planwarden-plans`;
+    const records = recorder!.records.filter((r) => r.username === planUser && !r.dryRun);
     let executions = 0;
     let interrupted = 0;
     const problems: string[] = [];

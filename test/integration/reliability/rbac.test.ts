@@ -3,10 +3,11 @@
 // answers it (the RBAC authorizer of kube-apiserver, with the ClusterRoles, Roles and
 // bindings of manifests/base/rbac installed by the stack).
 //
-// Note what planwarden-controller-apply grants: the controller may create, change and
-// delete Deployments, StatefulSets, DaemonSets, Jobs, Services, ConfigMaps and Secrets in
-// every namespace (Apply/Delete tasks act on whatever an OperatorVersion's templates
-// render). It is therefore the one identity here that can read Secrets cluster-wide.
+// The controller writes nothing that plans create: every request of a plan is made as a
+// ServiceAccount of the Instance's namespace (impersonation), so its own role holds only
+// `impersonate` (and `get`) on serviceaccounts, plus list/watch of the workload kinds it
+// watches to wake their Instance. The single-tenant opt-in (manifests/overlays/
+// single-tenant, planwarden-controller-apply) is not installed by default.
 import { expect } from 'chai';
 import { kubectl } from '../fixture.ts';
 
@@ -53,15 +54,19 @@ const ROWS: Row[] = [
   row('controller', true, 'delete', 'leases.coordination.k8s.io', 'planwarden-system', 'it releases UpdatePlan reservations'),
   row('controller', false, 'create', 'leases.coordination.k8s.io', 'default', 'Leases only in planwarden-system'),
   row('controller', false, 'update', 'leases.coordination.k8s.io', 'kube-system', 'it cannot touch other components’ leader Leases'),
-  row('controller', true, 'create', 'deployments.apps', 'default', 'Apply tasks (planwarden-controller-apply)'),
-  row('controller', true, 'delete', 'configmaps', 'default', 'Delete tasks (planwarden-controller-apply)'),
-  row('controller', true, 'get', 'secrets', undefined, 'planwarden-controller-apply grants Secrets in every namespace'),
-  row('controller', true, 'list', 'pods', 'default', 'health of what was applied'),
-  row('controller', false, 'create', 'pods', 'default', 'pods are only read'),
-  row('controller', false, 'delete', 'pods', 'default', 'pods are only read'),
+  row('controller', true, 'impersonate', 'serviceaccounts', 'default', 'plans act as a ServiceAccount of their Instance’s namespace'),
+  row('controller', true, 'get', 'serviceaccounts', 'default', 'it checks that the plans’ ServiceAccount exists'),
+  row('controller', false, 'create', 'deployments.apps', 'default', 'Apply tasks impersonate: the controller itself writes no workload'),
+  row('controller', false, 'delete', 'configmaps', 'default', 'Delete tasks impersonate too'),
+  row('controller', false, 'patch', 'configmaps', 'default', 'no ConfigMap writes of its own (the confused deputy of issue 10)'),
+  row('controller', false, 'get', 'secrets', undefined, 'no Secrets anywhere'),
+  row('controller', true, 'watch', 'deployments.apps', undefined, 'it watches what plans applied, to wake their Instance'),
+  row('controller', false, 'list', 'pods', 'default', 'health is judged from what the apply returned'),
+  row('controller', false, 'create', 'pods', 'default', 'pods are not written'),
   row('controller', false, 'create', 'clusterroles.rbac.authorization.k8s.io', undefined, 'it cannot grant itself more'),
   row('controller', false, 'create', 'rolebindings.rbac.authorization.k8s.io', 'default', 'it cannot bind roles'),
-  row('controller', false, 'impersonate', 'users', undefined, 'it cannot act as someone else'),
+  row('controller', false, 'impersonate', 'users', undefined, 'it cannot act as a person'),
+  row('controller', false, 'impersonate', 'groups', undefined, 'nor as a group (system:masters)'),
   row('controller', false, 'patch', 'validatingwebhookconfigurations.admissionregistration.k8s.io', undefined, 'it cannot switch the guard off'),
   row('controller', false, 'create', 'customresourcedefinitions.apiextensions.k8s.io', undefined, 'CRDs are installed, not created by it'),
   row('controller', false, 'create', 'serviceaccounts/token', 'planwarden-system', 'it cannot mint tokens'),
@@ -86,6 +91,8 @@ const ROWS: Row[] = [
   row('webhook', false, 'get', 'secrets', 'planwarden-system', 'not even its own namespace’s Secrets'),
   row('webhook', false, 'list', 'secrets', undefined, 'no Secrets anywhere'),
   row('webhook', false, 'get', 'configmaps', 'default', 'nothing outside planwarden’s kinds'),
+  row('webhook', true, 'get', 'serviceaccounts', 'default', 'an Instance’s spec.serviceAccountName must exist'),
+  row('webhook', false, 'list', 'serviceaccounts', undefined, 'one get per Instance, no listing'),
   row('webhook', false, 'create', 'events', 'default', 'it records no Events'),
   row('webhook', false, 'list', 'nodes', undefined, 'it needs no nodes'),
   row('webhook', false, 'delete', 'namespaces', undefined, 'it never deletes namespaces'),
@@ -166,6 +173,7 @@ describe('reliability: RBAC of the controller and webhook ServiceAccounts (kubec
     'instances.planwarden.dev': ['list'],
     'operatorversions.planwarden.dev': ['get'],
     'updateplans.planwarden.dev': ['get', 'list'],
+    serviceaccounts: ['get'],
   };
 
   it('lists for the webhook exactly the reads its lookups make, plus reservations in planwarden-system, and no wildcard', async function () {
@@ -184,7 +192,7 @@ describe('reliability: RBAC of the controller and webhook ServiceAccounts (kubec
     }
   });
 
-  it('lists for the controller planwarden’s kinds, status, events, nodes, its Leases and the apply role — and no wildcard', async function () {
+  it('lists for the controller planwarden’s kinds, status, events, nodes, its Leases and impersonation — no workload writes, no wildcard', async function () {
     const r = await kubectl(['auth', 'can-i', '--list', '-n', 'planwarden-system', `--as=${CONTROLLER}`]);
     expect(r.code, r.stderr).to.equal(0);
     const rules = parseList(r.stdout);
@@ -197,8 +205,8 @@ describe('reliability: RBAC of the controller and webhook ServiceAccounts (kubec
       'events.events.k8s.io',
       'nodes',
       'leases.coordination.k8s.io',
+      'serviceaccounts',
       'deployments.apps',
-      'secrets',
     ]) {
       expect(resources.has(need), `${need} missing from:\n${r.stdout}`).to.equal(true);
     }
@@ -213,17 +221,18 @@ describe('reliability: RBAC of the controller and webhook ServiceAccounts (kubec
       'events.events.k8s.io',
       'nodes',
       'leases.coordination.k8s.io',
-      // planwarden-controller-apply
+      // plans act as the Instance's ServiceAccount
+      'serviceaccounts',
+      // watched (never written) to wake the Instance that applied them
       'deployments.apps',
       'statefulsets.apps',
       'daemonsets.apps',
       'jobs.batch',
-      'services',
-      'configmaps',
-      'secrets',
-      'pods',
     ]);
+    const WATCHED_ONLY = new Set(['deployments.apps', 'statefulsets.apps', 'daemonsets.apps', 'jobs.batch']);
     for (const x of rules) {
+      if (WATCHED_ONLY.has(x.resource)) expect([...x.verbs].sort(), x.resource).to.deep.equal(['list', 'watch']);
+      if (x.resource === 'serviceaccounts') expect([...x.verbs].sort()).to.deep.equal(['get', 'impersonate']);
       expect(allowed.has(x.resource), `unexpected grant ${x.resource} [${x.verbs.join(' ')}]:\n${r.stdout}`).to.equal(true);
       expect(x.resource).to.not.contain('*');
       expect(x.verbs, x.resource).to.not.include('*');

@@ -459,9 +459,19 @@ describe('install manifests', function () {
           ['the controller creates its leader Lease in planwarden-system', 'planwarden-controller', 'create', 'coordination.k8s.io', 'leases', NAMESPACE, true],
           ['the controller touches no Lease elsewhere', 'planwarden-controller', 'update', 'coordination.k8s.io', 'leases', 'kube-system', false],
           ['the controller releases UpdatePlan reservations in planwarden-system', 'planwarden-controller', 'delete', 'coordination.k8s.io', 'leases', NAMESPACE, true],
-          ['the controller applies Deployments (controller-apply)', 'planwarden-controller', 'patch', 'apps', 'deployments', 'team-a', true],
-          ['the controller deletes what Delete tasks name', 'planwarden-controller', 'delete', 'apps', 'statefulsets', 'team-a', true],
-          ['the controller reads Pods to judge health', 'planwarden-controller', 'watch', '', 'pods', 'team-a', true],
+          ['the webhook reads ServiceAccounts (an Instance names one)', 'planwarden-webhook', 'get', '', 'serviceaccounts', 'team-a', true],
+          ['the webhook cannot impersonate', 'planwarden-webhook', 'impersonate', '', 'serviceaccounts', 'team-a', false],
+          ['the controller impersonates ServiceAccounts (plans act as the Instance\'s)', 'planwarden-controller', 'impersonate', '', 'serviceaccounts', 'team-a', true],
+          ['the controller checks that the ServiceAccount exists', 'planwarden-controller', 'get', '', 'serviceaccounts', 'team-a', true],
+          ['the controller cannot impersonate users', 'planwarden-controller', 'impersonate', '', 'users', undefined, false],
+          ['the controller cannot impersonate groups', 'planwarden-controller', 'impersonate', '', 'groups', undefined, false],
+          ['the controller cannot apply Deployments itself (plans impersonate)', 'planwarden-controller', 'patch', 'apps', 'deployments', 'team-a', false],
+          ['the controller cannot delete what Delete tasks name itself', 'planwarden-controller', 'delete', 'apps', 'statefulsets', 'team-a', false],
+          ['the controller cannot write ConfigMaps', 'planwarden-controller', 'patch', '', 'configmaps', 'team-a', false],
+          ['the controller cannot read Secrets', 'planwarden-controller', 'get', '', 'secrets', 'team-a', false],
+          ['the controller watches Deployments it applied (to wake their Instance)', 'planwarden-controller', 'watch', 'apps', 'deployments', undefined, true],
+          ['the controller does not read Pods', 'planwarden-controller', 'watch', '', 'pods', 'team-a', false],
+          ['the controller cannot create Namespaces', 'planwarden-controller', 'create', '', 'namespaces', undefined, false],
           ['the controller never writes Pods', 'planwarden-controller', 'create', '', 'pods', 'team-a', false],
           ['the controller cannot grant itself more (no RBAC writes)', 'planwarden-controller', 'create', 'rbac.authorization.k8s.io', 'clusterrolebindings', undefined, false],
           ['the controller cannot change webhook configurations', 'planwarden-controller', 'update', 'admissionregistration.k8s.io', 'validatingwebhookconfigurations', undefined, false],
@@ -481,14 +491,31 @@ describe('install manifests', function () {
           }
         });
 
-        it('what plans may apply is a separate ClusterRole, planwarden-controller-apply, bound to the controller', () => {
-          one<RoleObject>(objects, 'ClusterRole', 'planwarden-controller-apply');
-          const binding = ofKind<Binding>(objects, 'ClusterRoleBinding').find((b) => b.roleRef.name === 'planwarden-controller-apply');
-          expect(binding?.subjects).to.deep.equal([{ kind: 'ServiceAccount', name: 'planwarden-controller', namespace: NAMESPACE }]);
+        it('the default install has no planwarden-controller-apply: plans never run with the controller\'s rights', () => {
+          expect(ofKind<RoleObject>(objects, 'ClusterRole').map((r) => r.metadata.name)).to.not.include('planwarden-controller-apply');
+          expect(ofKind<Binding>(objects, 'ClusterRoleBinding').map((b) => b.roleRef.name)).to.not.include('planwarden-controller-apply');
+        });
+
+        it('the controller runs with impersonation (no --no-impersonation)', () => {
+          const controller = one<Deployment>(objects, 'Deployment', 'planwarden-controller');
+          expect(controller.spec.template.spec.containers[0]!.command).to.not.include('--no-impersonation');
         });
       });
     });
   }
+
+  describe('overlay single-tenant (explicit opt-in)', function () {
+    this.timeout(60_000);
+    it('binds planwarden-controller-apply to the controller and turns impersonation off', () => {
+      const objects = render('single-tenant');
+      one<RoleObject>(objects, 'ClusterRole', 'planwarden-controller-apply');
+      const binding = ofKind<Binding>(objects, 'ClusterRoleBinding').find((b) => b.roleRef.name === 'planwarden-controller-apply');
+      expect(binding?.subjects).to.deep.equal([{ kind: 'ServiceAccount', name: 'planwarden-controller', namespace: NAMESPACE }]);
+      expect(can(objects, 'planwarden-controller', 'patch', 'apps', 'deployments', 'team-a')).to.equal(true);
+      const controller = one<Deployment>(objects, 'Deployment', 'planwarden-controller');
+      expect(controller.spec.template.spec.containers[0]!.command).to.include('--no-impersonation');
+    });
+  });
 
   describe('overlay self-signed', function () {
     this.timeout(60_000);

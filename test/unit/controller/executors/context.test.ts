@@ -1,6 +1,6 @@
 // What executors share: API failures as observations, and the template variables of a task.
 import { expect } from 'chai';
-import { createExecutors, observationForError, renderVarsOf, withTimeout, type ExecutionContext } from '../../../../controller/executors/index.ts';
+import { createExecutors, LOCKED_DOWN, observationForError, renderVarsOf, withTimeout, type ExecutionContext } from '../../../../controller/executors/index.ts';
 import { KubeApiError, type KubeClient } from '../../../../shared/kube/client.ts';
 
 const apiError = (code: number, reason: string, message: string) =>
@@ -69,7 +69,8 @@ describe('controller/executors/context', () => {
         operatorVersion: { ...ctx.operatorVersion, spec: { ...ctx.operatorVersion.spec, templates: { 'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n' } } },
         task: { name: 'app', kind: 'Apply', spec: { resources: ['cm.yaml'] } },
       };
-      const obs = await createExecutors({ kube: {} as KubeClient }).executorFor('Apply').execute(withTemplate);
+      // With the controller's own rights, so that the first API call is the apply's.
+      const obs = await createExecutors({ kube: {} as KubeClient, tenancy: { ...LOCKED_DOWN, impersonate: false } }).executorFor('Apply').execute(withTemplate);
       expect(obs.kind).to.equal('fatalError');
       expect(obs.message).to.match(/^apply configmap c \(template cm\.yaml\): /);
     });

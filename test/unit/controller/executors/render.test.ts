@@ -178,3 +178,27 @@ describe('controller/executors/render', () => {
     });
   });
 });
+
+describe('controller/executors/render: what templates can see (tenancy)', () => {
+  const secretVars: RenderVars = { ...VARS, params: { PASSWORD: 's3cr3t-value: [' } };
+
+  for (const field of ['.Env.HOME', '.Instance.spec', '.Controller', '.Values.x', '.Capabilities', '.Release.Namespace', '.Files']) {
+    it(`refuses ${field}: only .Params, .Name, .Namespace, .OperatorVersion and .Target exist`, () => {
+      const message = refused(`x: {{ ${field} }}`);
+      expect(message).to.match(/unknown field/);
+      expect(message).to.include('known: .Params.X, .Name, .Namespace, .OperatorVersion, .Target');
+    });
+  }
+
+  it('exposes exactly those five', () => {
+    expect(rendered('{{ .Params.REPLICAS }} {{ .Name }} {{ .Namespace }} {{ .OperatorVersion }} {{ .Target }}', { ...VARS, target: 'w0' })).to.equal('3 shop team-a 1.2.0 w0');
+  });
+
+  it('a rendered value that breaks the YAML is not echoed into the message (status and Events stay free of parameter values)', () => {
+    const r = renderManifests('secret.yaml', 'apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {password: {{ .Params.PASSWORD }}}\n', secretVars);
+    expect(r.ok).to.equal(false);
+    if (r.ok) return;
+    expect(r.error.message).to.match(/^template secret\.yaml: rendered text is not valid YAML/);
+    expect(r.error.message).to.not.include('s3cr3t');
+  });
+});

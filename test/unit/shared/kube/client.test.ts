@@ -16,6 +16,19 @@ import {
   type ApiErrorClass,
 } from '../../../../shared/kube/client.ts';
 
+/** Starts `server` on a free local port; a kubeconfig pointing at it over plain HTTP. */
+async function kubeConfigFor(server: Server): Promise<KubeConfig> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+    users: [{ name: 'u' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  return kc;
+}
+
 describe('controller/kube', () => {
   describe('classifyApiError', () => {
     const rows: [string, unknown, ApiErrorClass][] = [
@@ -113,17 +126,30 @@ describe('controller/kube', () => {
         res.setHeader('Content-Type', 'application/json');
         res.end('{"kind":"Status"}');
       });
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      const kc = new KubeConfig();
-      kc.loadFromOptions({
-        clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
-        users: [{ name: 'u' }],
-        contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-        currentContext: 'x',
-      });
+      const kc = await kubeConfigFor(server);
       const seen: string[] = [];
       await createKubeClient({ kubeConfig: kc, onWarning: (t) => seen.push(t) }).request({ method: 'GET', path: '/api/v1/namespaces/a' });
       expect(seen).to.deep.equal(['first, with a comma', 'second']);
+    });
+  });
+
+  describe('impersonation', () => {
+    let server: Server;
+    after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    it('sends Impersonate-User on every request of a client made with as(), and never on the original', async () => {
+      const seen: (string | undefined)[] = [];
+      server = createServer((req, res) => {
+        seen.push(req.headers['impersonate-user'] as string | undefined);
+        res.setHeader('Content-Type', 'application/json');
+        res.end('{"kind":"Status"}');
+      });
+      const kc = await kubeConfigFor(server);
+      const kube = createKubeClient({ kubeConfig: kc });
+      const tenant = kube.as('system:serviceaccount:tenant-a:planwarden-plans');
+      await tenant.request({ method: 'GET', path: '/api/v1/namespaces/tenant-a/configmaps' });
+      await kube.request({ method: 'GET', path: '/api/v1/namespaces/a' });
+      await tenant.as('system:serviceaccount:tenant-b:other').request({ method: 'GET', path: '/api/v1/namespaces/tenant-b/configmaps' });
+      expect(seen).to.deep.equal(['system:serviceaccount:tenant-a:planwarden-plans', undefined, 'system:serviceaccount:tenant-b:other']);
     });
   });
 });

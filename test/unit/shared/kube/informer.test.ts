@@ -53,7 +53,7 @@ async function until(condition: () => boolean, what: string): Promise<void> {
   }
 }
 
-describe('controller/informer', () => {
+describe('shared/kube/informer', () => {
   describe('keys', () => {
     it('is namespace/name, or name when cluster-scoped, and parses back', () => {
       expect(objectKey(obj('a', '1'))).to.equal('n/a');

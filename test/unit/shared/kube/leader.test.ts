@@ -37,7 +37,7 @@ function decide(current: Lease | undefined, opts: { identity?: string; lastChang
   });
 }
 
-describe('controller/leader', () => {
+describe('shared/kube/leader', () => {
   describe('toMicroTime', () => {
     it('writes exactly six fractional digits, as the apiserver requires of MicroTime', () => {
       expect(toMicroTime(new Date('2026-03-01T12:00:00.123Z'))).to.equal('2026-03-01T12:00:00.123000Z');

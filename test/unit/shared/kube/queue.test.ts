@@ -55,7 +55,7 @@ function gate(): { promise: Promise<void>; open: () => void } {
   return { promise, open };
 }
 
-describe('controller/queue', () => {
+describe('shared/kube/queue', () => {
   let clock: FakeClock;
   beforeEach(() => {
     clock = new FakeClock();
