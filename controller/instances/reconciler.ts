@@ -1,24 +1,26 @@
-// Reconciles one Instance: loads it and its OperatorVersion, lets `decide` and the plan
-// engine compute the next status, writes that status (optimistic concurrency, before any
-// side effect, so a restart never repeats a finished step), then performs the engine's
-// actions and feeds what the executors observed back into the engine.
-import { jsonEqual } from '../../shared/json.ts';
-import { FINALIZER } from '../../shared/api/names.ts';
+// Reconciles one Instance the way controller-runtime shapes a reconciler: one pass per call
+// — decide, evaluate the plan engine, persist the status (optimistic concurrency, before any
+// side effect, so a restart never repeats a finished step), perform the engine's actions —
+// and return "again now / after N / done". What the executors observed is kept for the next
+// pass, which feeds it to the engine; the pass after a write does not wait for the watch to
+// bring that write back (the written object is used until the cache has it).
 import { randomBytes } from 'node:crypto';
+import { FINALIZER } from '../../shared/api/names.ts';
 import type { Instance, InstanceStatus, LabelSelector, OperatorVersion } from '../../shared/api/schema.ts';
+import { jsonEqual } from '../../shared/json.ts';
+import { apiErrorMessage, classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
+import { objectKey, type ObjectCache } from '../../shared/kube/informer.ts';
+import type { WorkerResult } from '../../shared/kube/queue.ts';
 import { effectiveParameters, isRunning } from '../../shared/plan/triggers.ts';
 import { advancePlan } from '../engine/advance.ts';
 import { startPlan } from '../engine/start.ts';
 import { ensurePlanStatusEntries } from '../engine/status.ts';
 import type { Action, Observations, TaskObservation, TargetsResolution } from '../engine/types.ts';
+import type { EventRecorder } from '../events.ts';
 import type { Executors } from '../executors/index.ts';
-import { objectKey, type ObjectCache } from '../../shared/kube/informer.ts';
-import { classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
 import type { Logger } from '../log.ts';
 import type { ControllerMetrics } from '../metrics.ts';
-import type { WorkerResult } from '../../shared/kube/queue.ts';
-import type { EventRecorder } from '../events.ts';
-import { consumeAbort, decide, finalizeStatus, type Decision } from './decide.ts';
+import { consumeAbort, decide, finalizeStatus, type Decision, type Report } from './decide.ts';
 
 export interface PulseSettings {
   /** Re-check an Instance this long after its last report while it is not Ready. */
@@ -43,11 +45,12 @@ export interface InstanceReconcilerDeps {
   inProgressRecheckMs?: number;
   /** Aborted when leadership is lost: executors stop their calls. */
   signal?: AbortSignal;
+  /** Executor calls in flight at once for one Instance (parallel steps, fanned-out targets). */
+  parallelism?: number;
 }
 
 const INSTANCES = { apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance' };
-const MAX_ROUNDS = 25;
-
+const DEFAULT_PARALLELISM = 8;
 
 export function runId(plan: string, now: Date): string {
   return `${plan}-${now.toISOString().replace(/[-:.]/g, '').replace('T', '-').slice(0, 15)}-${randomBytes(2).toString('hex')}`;
@@ -63,9 +66,19 @@ export function labelSelectorString(sel: LabelSelector): string {
   return parts.join(',');
 }
 
+/** What executors observed in a pass, for the next one: valid while the Instance is unchanged. */
+interface Carried {
+  resourceVersion: string | undefined;
+  observations: Observations;
+}
+
 export class InstanceReconciler {
   private readonly pulses: PulseSettings;
   private readonly clock: () => Date;
+  /** Per key: observations of the last pass, fed to the engine in the next. */
+  private readonly carried = new Map<string, Carried>();
+  /** Per key: the object as last written or read, and the version the cache had then. */
+  private readonly newer = new Map<string, { cachedVersion: string | undefined; object: Instance }>();
 
   constructor(private readonly deps: InstanceReconcilerDeps) {
     this.pulses = deps.pulses ?? DEFAULT_PULSES;
@@ -74,60 +87,70 @@ export class InstanceReconciler {
 
   /** The work-queue worker: one Instance key in, "done / requeue after N" out. */
   async reconcile(key: string): Promise<WorkerResult> {
-    const cached = this.deps.instances.get(key);
-    if (!cached) return;
-    let inst: Instance = cached;
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const outcome = await this.reconcileOnce(inst);
-      if (outcome !== 'conflict') return outcome;
-      // Our cache was behind: read the latest and decide again.
-      const fresh: Instance | undefined = await this.deps.kube.get<Instance>({
-        ...INSTANCES,
-        namespace: inst.metadata.namespace,
-        name: inst.metadata.name ?? '',
-      });
-      if (!fresh) return;
-      inst = fresh;
+    const inst = this.current(key);
+    if (!inst) {
+      this.carried.delete(key);
+      return;
     }
+    const outcome = await this.pass(key, inst);
+    if (outcome !== 'conflict') return outcome;
+    // Someone else wrote first (or our cache was behind): read the latest, go again now.
+    this.carried.delete(key);
+    const fresh = await this.deps.kube.get<Instance>({ ...INSTANCES, namespace: inst.metadata.namespace, name: inst.metadata.name ?? '' });
+    if (fresh) this.remember(key, fresh);
     return { requeue: true };
+  }
+
+  /** The Instance to act on: the cache's, unless it has not caught up with what we wrote or read. */
+  private current(key: string): Instance | undefined {
+    const cached = this.deps.instances.get(key);
+    const newer = this.newer.get(key);
+    if (newer && cached && cached.metadata.resourceVersion === newer.cachedVersion) return newer.object;
+    this.newer.delete(key);
+    return cached;
+  }
+
+  private remember(key: string, object: Instance): void {
+    this.newer.set(key, { cachedVersion: this.deps.instances.get(key)?.metadata.resourceVersion, object });
   }
 
   private log(inst: Instance): Logger {
     return this.deps.logger.child({ instance: objectKey(inst) });
   }
 
-  private async reconcileOnce(inst: Instance): Promise<WorkerResult | 'conflict'> {
+  /** One pass: decide, evaluate, persist, perform. */
+  private async pass(key: string, inst: Instance): Promise<WorkerResult | 'conflict'> {
     const ns = inst.metadata.namespace ?? '';
     const ov = this.deps.operatorVersions.get(`${ns}/${inst.spec.operatorVersion.name}`);
     const decision = decide(ov, inst);
-    const log = this.log(inst);
-    log.debug({ decision: decision.kind }, 'reconcile');
+    this.log(inst).debug({ decision: decision.kind }, 'reconcile');
     switch (decision.kind) {
       case 'addFinalizer':
-        return this.patchFinalizers(inst, [...(inst.metadata.finalizers ?? []), FINALIZER]);
-      case 'removeFinalizer': {
+        return this.patchFinalizers(key, inst, [...(inst.metadata.finalizers ?? []), FINALIZER]);
+      case 'removeFinalizer':
         this.deps.events.record(inst, 'Normal', 'FinalizerRemoved', `deleting: ${decision.reason}`);
-        return this.patchFinalizers(inst, (inst.metadata.finalizers ?? []).filter((f) => f !== FINALIZER));
-      }
+        return this.patchFinalizers(key, inst, (inst.metadata.finalizers ?? []).filter((f) => f !== FINALIZER));
       case 'missingOperatorVersion':
-        return this.writeOnly(inst, inst.status ?? {}, { reason: 'OperatorVersionNotFound', message: decision.message });
-      case 'refuse':
-        // A failed cleanup may outlive its OperatorVersion: report it all the same.
-        return ov ? this.run(inst, ov, decision) : this.writeOnly(inst, inst.status ?? {}, decision.report);
-      case 'idle':
-        return ov ? this.run(inst, ov, decision) : undefined;
+        return this.report(key, inst, inst.status ?? {}, { reason: 'OperatorVersionNotFound', message: decision.message });
       default:
-        return this.run(inst, ov!, decision);
+        // A failed cleanup may outlive its OperatorVersion: report it all the same.
+        if (!ov) return decision.kind === 'refuse' ? this.report(key, inst, inst.status ?? {}, decision.report) : undefined;
+        return this.step(key, inst, ov, decision);
     }
   }
 
-  private async patchFinalizers(inst: Instance, finalizers: string[]): Promise<WorkerResult | 'conflict'> {
+  /** Sets the finalizers; after adding ours, goes on at once with the patched object. */
+  private async patchFinalizers(key: string, inst: Instance, finalizers: string[]): Promise<WorkerResult | 'conflict'> {
     try {
-      await this.deps.kube.patch(
+      const patched = await this.deps.kube.patch<Instance>(
         { ...INSTANCES, namespace: inst.metadata.namespace, name: inst.metadata.name! },
         { metadata: { finalizers, resourceVersion: inst.metadata.resourceVersion } },
         'merge',
       );
+      if (!patched?.metadata.deletionTimestamp) {
+        this.remember(key, patched);
+        return { requeueAfterMs: 0 };
+      }
       return;
     } catch (e) {
       if (classifyApiError(e) === 'conflict') return 'conflict';
@@ -143,92 +166,77 @@ export class InstanceReconciler {
   }
 
   /** Writes status when it changed; 'conflict' when someone else wrote first. */
-  private async writeStatus(inst: Instance, status: InstanceStatus): Promise<Instance | 'conflict'> {
+  private async writeStatus(key: string, inst: Instance, status: InstanceStatus): Promise<Instance | 'conflict'> {
     if (jsonEqual(inst.status ?? {}, status)) return inst; // key order differs from the apiserver's
     try {
-      return await this.deps.kube.replace<Instance>({ ...inst, status }, { subresource: 'status' });
+      const written = await this.deps.kube.replace<Instance>({ ...inst, status }, { subresource: 'status' });
+      this.remember(key, written);
+      return written;
     } catch (e) {
       if (classifyApiError(e) === 'conflict') return 'conflict';
       throw e;
     }
   }
 
-  private async writeOnly(inst: Instance, status: InstanceStatus, refusal: { reason: string; message: string }) {
-    const now = this.clock().toISOString();
-    const previous = inst.status?.conditions?.find((c) => c.type === 'PlanRunning');
-    const next = finalizeStatus({ inst, status, now, nothingDue: false, refusal });
-    const written = await this.writeStatus(inst, next);
+  /** A Warning Event for a report, once per message (the PlanRunning condition remembers it). */
+  private recordReport(inst: Instance, report: Report | undefined): void {
+    const previous = inst.status?.conditions?.find((c) => c.type === 'PlanRunning')?.message;
+    if (report && previous !== report.message) this.deps.events.record(inst, 'Warning', report.reason, report.message);
+  }
+
+  /** Reports without a plan to evaluate (no OperatorVersion): condition, Event, pulse. */
+  private async report(key: string, inst: Instance, status: InstanceStatus, report: Report): Promise<WorkerResult | 'conflict'> {
+    const next = finalizeStatus({ inst, status, now: this.clock().toISOString(), nothingDue: false, refusal: report });
+    const written = await this.writeStatus(key, inst, next);
     if (written === 'conflict') return 'conflict';
-    if (previous?.message !== refusal.message) this.deps.events.record(inst, 'Warning', refusal.reason, refusal.message);
+    this.recordReport(inst, report);
     return { requeueAfterMs: this.pulses.notReadyMs };
   }
 
-  /** Starts/aborts/advances the plan in rounds until nothing more happens right now. */
-  private async run(inst: Instance, ov: OperatorVersion, decision: Decision): Promise<WorkerResult | 'conflict'> {
-    const log = this.log(inst);
-    let current = inst;
-    let now = this.clock();
+  /** Evaluate the engine with what the last pass observed, persist, then perform its actions. */
+  private async step(key: string, inst: Instance, ov: OperatorVersion, decision: Decision): Promise<WorkerResult | 'conflict'> {
+    const now = this.clock();
+    const carried = this.carried.get(key);
+    this.carried.delete(key);
+    const observations = carried && carried.resourceVersion === inst.metadata.resourceVersion ? carried.observations : {};
+
     let status: InstanceStatus = ensurePlanStatusEntries(ov, inst.status);
-    let abort = false;
-    const refusal = 'report' in decision ? decision.report : undefined;
     if (decision.kind === 'start') {
       const request = decision.request;
       const id = request.kind === 'manual' && request.id ? request.id : runId(request.plan, now);
       status = startPlan({ ov, instance: { ...inst, status }, request, now, id });
-      log.info({ plan: request.plan, id, trigger: request.kind }, 'plan started');
+      this.log(inst).info({ plan: request.plan, id, trigger: request.kind }, 'plan started');
     }
-    if (decision.kind === 'abort') abort = true;
     status = consumeAbort(status, inst);
-
-    let observations: Observations = {};
+    let actions: Action[] = [];
     let requeueAfterMs: number | undefined;
-    for (let round = 0; round < MAX_ROUNDS; round++) {
-      const wasActive = status.activePlan;
-      const before = current.status ?? {};
-      let actions: Action[] = [];
-      if (wasActive && (isRunning(wasActive.status) || abort)) {
-        const evaluation = advancePlan({ ov, instance: { status }, now, observations, abort });
-        status = evaluation.status;
-        actions = evaluation.actions;
-        requeueAfterMs = evaluation.requeueAfterMs;
-        abort = false;
-      }
-      const nothingDue =
-        decision.kind === 'idle' || (decision.kind !== 'refuse' && decision.kind !== 'hold' && !isRunning(status.activePlan?.status));
-      const next = finalizeStatus({ inst: current, status, now: now.toISOString(), nothingDue, refusal });
-      const previousRefusal = current.status?.conditions?.find((c) => c.type === 'PlanRunning')?.message;
-      const previousCurrent = current;
-      const written = await this.writeStatus(current, next);
-      if (written === 'conflict') return 'conflict';
-      current = written;
-      status = next;
-      if (round === 0 && refusal && previousRefusal !== refusal.message) {
-        this.deps.events.record(inst, 'Warning', refusal.reason, refusal.message);
-      }
-      this.recordEvents(current, actions);
-      this.observeTransitions(before, status);
-
-      const work = actions.filter((a) => a.type !== 'event');
-      if (work.length === 0) break;
-      // No write happened this round, so optimistic concurrency did not check that our
-      // copy is current; a stale cache (our own last write not seen yet) would re-run a
-      // task that is already done. Confirm before any side effect.
-      if (written === previousCurrent && !(await this.isCurrent(current))) return 'conflict';
-      observations = await this.perform(current, ov, work, now);
-      const progressed =
-        (observations.tasks ?? []).some((o) => o.outcome.kind !== 'inProgress') || (observations.targetsResolved ?? []).length > 0;
-      now = this.clock();
-      if (!progressed) {
-        // Record in-progress messages once, then wait for a watch event or the recheck.
-        const evaluation = advancePlan({ ov, instance: { status }, now, observations });
-        const again = finalizeStatus({ inst: current, status: evaluation.status, now: now.toISOString(), nothingDue: false, refusal });
-        const w = await this.writeStatus(current, again);
-        if (w === 'conflict') return 'conflict';
-        requeueAfterMs = Math.min(evaluation.requeueAfterMs ?? Infinity, this.deps.inProgressRecheckMs ?? 5_000);
-        break;
-      }
+    const abort = decision.kind === 'abort';
+    if (status.activePlan && (isRunning(status.activePlan.status) || abort)) {
+      // A new run starts from its own status: observations of the previous one do not apply.
+      const evaluation = advancePlan({ ov, instance: { status }, now, observations: decision.kind === 'start' ? {} : observations, abort });
+      ({ status, actions, requeueAfterMs } = evaluation);
     }
-    return { requeueAfterMs: requeueAfterMs ?? this.pulseFor(status) };
+    const refusal = 'report' in decision ? decision.report : undefined;
+    const nothingDue = decision.kind === 'idle' || (decision.kind !== 'refuse' && decision.kind !== 'hold' && !isRunning(status.activePlan?.status));
+    const next = finalizeStatus({ inst, status, now: now.toISOString(), nothingDue, refusal });
+    const written = await this.writeStatus(key, inst, next);
+    if (written === 'conflict') return 'conflict';
+    this.recordReport(inst, refusal);
+    this.recordEvents(written, actions);
+    this.observeTransitions(inst.status ?? {}, next);
+
+    const work = actions.filter((a) => a.type !== 'event');
+    if (work.length === 0) return { requeueAfterMs: requeueAfterMs ?? this.pulseFor(next) };
+    // Nothing was written, so optimistic concurrency did not check that our copy is current;
+    // a stale cache (another replica's write not seen yet) would repeat a task already done.
+    if (written === inst && !(await this.isCurrent(inst))) return 'conflict';
+    const observed = await this.perform(written, ov, work, now);
+    this.carried.set(key, { resourceVersion: written.metadata.resourceVersion, observations: observed });
+    const progressed = (observed.tasks ?? []).some((o) => o.outcome.kind !== 'inProgress') || (observed.targetsResolved ?? []).length > 0;
+    // Progress: evaluate it now. Still in progress: when a watch event wakes us, a timer falls
+    // due, or the recheck interval for what no watch reports on.
+    if (progressed) return { requeueAfterMs: 0 };
+    return { requeueAfterMs: Math.min(requeueAfterMs ?? Infinity, this.deps.inProgressRecheckMs ?? 5_000) };
   }
 
   private pulseFor(status: InstanceStatus): number {
@@ -273,15 +281,13 @@ export class InstanceReconciler {
     const tasks: TaskObservation[] = [];
     const targetsResolved: TargetsResolution[] = [];
     const parameters = effectiveParameters(ov.spec, inst.spec.parameters);
-    const limit = 8;
+    const limit = this.deps.parallelism ?? DEFAULT_PARALLELISM;
     const queue = [...actions];
     const workers = Array.from({ length: Math.min(limit, queue.length) }, async () => {
       for (let a = queue.shift(); a; a = queue.shift()) {
         if (a.type === 'resolveTargets') {
-          const list = await this.deps.kube.list<{ metadata: { name: string } }>('/api/v1/nodes', {
-            labelSelector: labelSelectorString(a.selector),
-          });
-          targetsResolved.push({ phase: a.phase, step: a.step, names: list.items.map((n) => n.metadata.name).sort() });
+          const resolved = await this.resolveTargets(inst, a.phase, a.step, a.selector);
+          if (resolved) targetsResolved.push(resolved);
         } else if (a.type === 'executeTask') {
           const task = (ov.spec.tasks ?? []).find((t) => t.name === a.taskName);
           const outcome = task
@@ -303,5 +309,19 @@ export class InstanceReconciler {
     });
     await Promise.all(workers);
     return { tasks, targetsResolved };
+  }
+
+  /**
+   * The Nodes a step's selector matches. A failed list is logged and observed as nothing yet:
+   * the step keeps waiting for its targets and the pass comes back after the recheck interval.
+   */
+  private async resolveTargets(inst: Instance, phase: number, step: number, selector: LabelSelector): Promise<TargetsResolution | undefined> {
+    try {
+      const list = await this.deps.kube.list<{ metadata: { name: string } }>('/api/v1/nodes', { labelSelector: labelSelectorString(selector) });
+      return { phase, step, names: list.items.map((n) => n.metadata.name).sort() };
+    } catch (err) {
+      this.log(inst).warn({ phase, step, error: apiErrorMessage(err) }, 'could not list the target Nodes; retrying');
+      return undefined;
+    }
   }
 }

@@ -1,0 +1,238 @@
+// InstanceReconciler, one pass per call, against an in-memory store with optimistic
+// concurrency and a cache that lags behind it as an informer's does: what each pass writes,
+// what it performs, what it asks of the queue, and that a finished step never runs again.
+import { expect } from 'chai';
+import { FINALIZER } from '../../../../shared/api/names.ts';
+import type { Instance, OperatorVersion } from '../../../../shared/api/schema.ts';
+import { KubeApiError, type KubeClient, type KubeObjectLike } from '../../../../shared/kube/client.ts';
+import { MemoryCache, objectKey } from '../../../../shared/kube/informer.ts';
+import { silentLogger } from '../../../../shared/log.ts';
+import type { Observation } from '../../../../controller/executors/context.ts';
+import type { Executors } from '../../../../controller/executors/index.ts';
+import { InstanceReconciler } from '../../../../controller/instances/reconciler.ts';
+
+const NS = 'shop';
+const KEY = `${NS}/db`;
+const T0 = Date.parse('2026-11-23T10:00:00Z');
+
+function operatorVersion(extra: Partial<OperatorVersion['spec']> = {}): OperatorVersion {
+  const step = (name: string, task = 'work') => ({ name, tasks: [task] });
+  return {
+    apiVersion: 'planwarden.dev/v1alpha1',
+    kind: 'OperatorVersion',
+    metadata: { name: 'db-1', namespace: NS },
+    spec: {
+      version: '1.0.0',
+      tasks: [
+        { name: 'work', kind: 'Dummy', spec: { done: true } },
+        { name: 'fan', kind: 'Dummy', spec: { done: true } },
+      ],
+      plans: {
+        deploy: { phases: [{ name: 'main', steps: [step('a'), step('b'), step('c')] }] },
+        spread: { phases: [{ name: 'main', steps: [{ name: 'nodes', tasks: ['fan'], targets: { discovery: { selector: { matchLabels: { pool: 'x' } } } } }] }] },
+      },
+      ...extra,
+    },
+  };
+}
+
+/** The API server's part: objects with resourceVersions, 409 on a stale write. */
+class Store {
+  instance: Instance;
+  version = 1;
+  writes = 0;
+  failNodeList = false;
+
+  constructor(instance: Instance) {
+    this.instance = { ...instance, metadata: { ...instance.metadata, resourceVersion: '1', generation: 1 } };
+  }
+
+  private commit(next: Instance): Instance {
+    this.version += 1;
+    this.writes += 1;
+    this.instance = structuredClone({ ...next, metadata: { ...next.metadata, resourceVersion: String(this.version) } });
+    return structuredClone(this.instance);
+  }
+
+  private check(rv: string | undefined): void {
+    if (rv !== this.instance.metadata.resourceVersion) throw new KubeApiError(409, 'Conflict', 'the object has been modified');
+  }
+
+  /** Another writer (a user, another replica) changes the object. */
+  touch(edit: (i: Instance) => void): void {
+    const next = structuredClone(this.instance);
+    edit(next);
+    this.commit(next);
+  }
+
+  client(): KubeClient {
+    const unsupported = () => {
+      throw new Error('not used by the reconciler');
+    };
+    const kube: Partial<KubeClient> = {
+      get: async <T>() => structuredClone(this.instance) as T,
+      replace: async <T extends KubeObjectLike>(obj: T) => {
+        const inst = obj as unknown as Instance;
+        this.check(inst.metadata.resourceVersion);
+        return this.commit({ ...this.instance, status: inst.status }) as unknown as T;
+      },
+      patch: async <T>(_ref: unknown, patch: unknown) => {
+        const meta = (patch as { metadata: { finalizers: string[]; resourceVersion?: string } }).metadata;
+        this.check(meta.resourceVersion);
+        return this.commit({ ...this.instance, metadata: { ...this.instance.metadata, finalizers: meta.finalizers } }) as T;
+      },
+      list: async <T>() => {
+        if (this.failNodeList) throw new KubeApiError(503, 'ServiceUnavailable', 'etcd is slow');
+        return { items: [{ metadata: { name: 'n2' } }, { metadata: { name: 'n1' } }] as T[] } as never;
+      },
+    };
+    return new Proxy(kube as KubeClient, { get: (t, p) => (p in t ? (t as unknown as Record<string | symbol, unknown>)[p] : unsupported) });
+  }
+}
+
+interface Harness {
+  store: Store;
+  cache: MemoryCache<Instance>;
+  reconciler: InstanceReconciler;
+  executed: string[];
+  events: string[];
+  /** The informer catches up with the store. */
+  sync(): void;
+}
+
+function harness(opts: { ov?: OperatorVersion; instance?: Partial<Instance['spec']> } = {}): Harness {
+  const ov = opts.ov ?? operatorVersion();
+  const store = new Store({
+    apiVersion: 'planwarden.dev/v1alpha1',
+    kind: 'Instance',
+    metadata: { name: 'db', namespace: NS },
+    spec: { operatorVersion: { name: 'db-1' }, ...opts.instance },
+  });
+  const cache = new MemoryCache<Instance>([structuredClone(store.instance)]);
+  const executed: string[] = [];
+  const events: string[] = [];
+  const executors: Executors = {
+    executorFor: () => ({
+      execute: async (ctx): Promise<Observation> => {
+        executed.push(`${ctx.plan}/${ctx.task.name}${ctx.target ? `@${ctx.target}` : ''}`);
+        return { kind: 'done' };
+      },
+    }),
+  };
+  let tick = 0;
+  const reconciler = new InstanceReconciler({
+    kube: store.client(),
+    instances: cache,
+    operatorVersions: new MemoryCache<OperatorVersion>([ov]),
+    executors,
+    events: { record: (_o, type, reason, message) => events.push(`${type} ${reason}: ${message}`) },
+    logger: silentLogger(),
+    clock: () => new Date(T0 + 1000 * tick++),
+  });
+  return { store, cache, reconciler, executed, events, sync: () => cache.upsert(structuredClone(store.instance)) };
+}
+
+/** Runs passes while the reconciler asks to go again now (at most `max`); returns the last answer. */
+async function drain(h: Harness, opts: { sync?: boolean; max?: number } = {}) {
+  let passes = 0;
+  for (;;) {
+    const result = await h.reconciler.reconcile(KEY);
+    passes += 1;
+    if (opts.sync) h.sync();
+    const again = result && (result.requeueAfterMs === 0 || result.requeue === true);
+    if (!again || passes >= (opts.max ?? 50)) return { result, passes };
+  }
+}
+
+describe('controller/instances/reconciler: one pass per call', function () {
+  it('runs a new Instance to COMPLETE: finalizer, then one status write per step and a last one', async function () {
+    const h = harness();
+    const { result } = await drain(h, { sync: true });
+    const inst = h.store.instance;
+    expect(inst.metadata.finalizers).to.deep.equal([FINALIZER]);
+    expect(inst.status?.planStatus?.deploy?.status).to.equal('COMPLETE');
+    expect(h.executed).to.deep.equal(['deploy/work', 'deploy/work', 'deploy/work']);
+    // finalizer patch + start (step a in progress) + b + c + COMPLETE
+    expect(h.store.writes).to.equal(5);
+    expect(result?.requeueAfterMs, 'the not-Ready pulse or the Ready one').to.be.greaterThan(0);
+  });
+
+  it('goes on with its own writes while the cache has not caught up, without a conflict', async function () {
+    const h = harness();
+    await drain(h, { sync: false });
+    expect(h.store.instance.status?.planStatus?.deploy?.status).to.equal('COMPLETE');
+    expect(h.executed).to.have.length(3);
+    expect(h.store.writes).to.equal(5);
+  });
+
+  it('on a conflict reads the object again and asks for a retry; the next pass acts on the fresh one', async function () {
+    const h = harness();
+    await h.reconciler.reconcile(KEY); // finalizer
+    await h.reconciler.reconcile(KEY); // deploy started, step a performed
+    h.store.touch((i) => (i.metadata.labels = { team: 'x' }));
+    const r = await h.reconciler.reconcile(KEY);
+    expect(r).to.deep.equal({ requeue: true });
+    await drain(h);
+    expect(h.store.instance.status?.planStatus?.deploy?.status).to.equal('COMPLETE');
+    expect(h.store.instance.metadata.labels).to.deep.equal({ team: 'x' });
+    // Step a's observation was dropped with the conflict, so a runs again (idempotent), never c.
+    expect(h.executed.filter((e) => e === 'deploy/work')).to.have.length.within(3, 4);
+  });
+
+  it('never performs a task of a step the stored status has COMPLETE, whatever the cache says', async function () {
+    const h = harness();
+    await drain(h, { sync: true });
+    const executed = h.executed.length;
+    // A stale cache entry from before the run: the pass must not act on it.
+    h.cache.upsert({ ...structuredClone(h.store.instance), metadata: { ...h.store.instance.metadata, resourceVersion: '2' }, status: {} });
+    const r = await h.reconciler.reconcile(KEY);
+    expect(r).to.deep.equal({ requeue: true });
+    await drain(h, { sync: true });
+    expect(h.executed.length).to.equal(executed);
+  });
+
+  it('reports a refused trigger once: one Warning Event with the rule id, however often it passes', async function () {
+    const h = harness();
+    await drain(h, { sync: true });
+    h.store.touch((i) => {
+      i.spec.planExecution = { planName: 'bakup', id: 'x1' };
+      i.metadata.generation = 2;
+    });
+    h.sync();
+    for (let i = 0; i < 3; i++) {
+      await h.reconciler.reconcile(KEY);
+      h.sync();
+    }
+    const refused = h.events.filter((e) => e.startsWith('Warning TriggerRefused'));
+    expect(refused).to.have.length(1);
+    expect(refused[0]).to.match(/trigger of plan "bakup" refused: .*\[rule instance\.unknown-plan\]$/);
+    const planRunning = h.store.instance.status?.conditions?.find((c) => c.type === 'PlanRunning');
+    expect(planRunning?.reason).to.equal('TriggerRefused');
+  });
+
+  it('resolves selector targets, and a failed Node list is a retry, not a crash', async function () {
+    const h = harness();
+    await drain(h, { sync: true });
+    h.store.failNodeList = true;
+    h.store.touch((i) => {
+      i.spec.planExecution = { planName: 'spread', id: 's1' };
+      i.metadata.generation = 2;
+    });
+    h.sync();
+    const { result } = await drain(h, { sync: true });
+    expect(result?.requeueAfterMs).to.be.greaterThan(0);
+    expect(h.store.instance.status?.planStatus?.spread?.status).to.equal('IN_PROGRESS');
+    h.store.failNodeList = false;
+    await drain(h, { sync: true });
+    expect(h.store.instance.status?.planStatus?.spread?.status).to.equal('COMPLETE');
+    expect(h.executed.filter((e) => e.startsWith('spread/'))).to.deep.equal(['spread/fan@n1', 'spread/fan@n2']);
+  });
+
+  it('forgets what it carried for a deleted Instance', async function () {
+    const h = harness();
+    await h.reconciler.reconcile(KEY);
+    h.cache.remove({ metadata: { name: 'db', namespace: NS } });
+    expect(await h.reconciler.reconcile(KEY)).to.equal(undefined);
+    expect(objectKey(h.store.instance)).to.equal(KEY);
+  });
+});
