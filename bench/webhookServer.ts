@@ -75,10 +75,9 @@ export function inMemoryLookups(): WebhookLookups {
 
 async function serveWebhook(o: Options): Promise<void> {
   const logger = createLogger({ level: o.logLevel });
-  const handlers = await buildHandlers({ kubeConfig: new KubeConfig(), logger, lookups: inMemoryLookups() });
+  const handlers = await buildHandlers({ kubeConfig: new KubeConfig(), lookups: inMemoryLookups() });
   await startWebhookServer({
     handlers: handlers.routes,
-    ready: handlers.ready,
     logger,
     metrics: createWebhookMetrics(),
     port: o.port,

@@ -3,7 +3,6 @@
 // makes "one UpdatePlan per target" hold under concurrent creates.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Instance, OperatorVersion, UpdatePlan } from '../shared/api/schema.ts';
-import type { Logger } from './log.ts';
 import { createKubeClient } from '../shared/kube/client.ts';
 import { DEFAULT_PLAN_SERVICE_ACCOUNT } from '../shared/api/names.ts';
 import { apiLookups, type Reservation, type WebhookLookups } from './lookups.ts';
@@ -20,7 +19,6 @@ import type { WebhookRoutes } from './server.ts';
 
 export interface HandlerDeps {
   kubeConfig: KubeConfig;
-  logger: Logger;
   /** Overrides the API lookups (tests use a second real apiserver identity, for instance). */
   lookups?: WebhookLookups;
   /** The clock; rules take the time as an argument. */
@@ -38,10 +36,6 @@ export const DEFAULT_RESERVATION_NAMESPACE = 'planwarden-system';
 export interface BuiltHandlers {
   /** Route path (e.g. "/validate/instances") → webhook. */
   routes: WebhookRoutes;
-  /** True once everything the handlers look up is ready. */
-  ready: () => boolean;
-  /** Release watches and timers on shutdown. */
-  stop: () => Promise<void>;
 }
 
 export const ROUTES = {
@@ -238,5 +232,5 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
       handle: (req) => handleUpdatePlan(req, lookups, now()),
     },
   };
-  return { routes, ready: () => true, stop: async () => {} };
+  return { routes };
 }

@@ -72,10 +72,9 @@ async function main(): Promise<void> {
   if (config.kubeconfig) kubeConfig.loadFromFile(config.kubeconfig);
   else kubeConfig.loadFromDefault();
 
-  const handlers = await buildHandlers({ kubeConfig, logger, reservationNamespace: config.reservationNamespace, tenancy: config.tenancy, defaultServiceAccount: config.defaultServiceAccount });
+  const handlers = await buildHandlers({ kubeConfig, reservationNamespace: config.reservationNamespace, tenancy: config.tenancy, defaultServiceAccount: config.defaultServiceAccount });
   const server = await startWebhookServer({
     handlers: handlers.routes,
-    ready: handlers.ready,
     logger,
     metrics: createWebhookMetrics(),
     port: config.port,
@@ -87,7 +86,6 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'shutting down');
     void server
       .stop({ drainDelayMs: config.shutdownDelayMs })
-      .then(() => handlers.stop())
       .then(
         () => process.exit(0),
         (err: unknown) => {

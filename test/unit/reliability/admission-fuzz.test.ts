@@ -439,7 +439,7 @@ describe('reliability: admission fuzzing of every webhook route', function () {
       },
       () => NOW,
     );
-    routes = (await buildHandlers({ kubeConfig: new KubeConfig(), logger, lookups, now: () => NOW })).routes;
+    routes = (await buildHandlers({ kubeConfig: new KubeConfig(), lookups, now: () => NOW })).routes;
     expect(Object.keys(routes).sort()).to.deep.equal([...allRoutes].sort());
     process.on('unhandledRejection', onUnhandled);
   });

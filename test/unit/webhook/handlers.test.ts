@@ -4,7 +4,6 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import type { UpdatePlan } from '../../../shared/api/schema.ts';
-import { silentLogger } from '../../../shared/log.ts';
 import { buildHandlers, ROUTES } from '../../../webhook/handlers.ts';
 import type { AdmissionRequest } from '../../../webhook/review.ts';
 import { memoryLookups } from '../../support/memoryLookups.ts';
@@ -39,7 +38,7 @@ describe('webhook handlers: UpdatePlan lookups', () => {
   it('judges an UPDATE that accepts nothing new from the request alone, and a CREATE against the namespace', async () => {
     const existing = plan('to-2');
     const lookups = memoryLookups({ updatePlans: [existing] }, () => NOW);
-    const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), logger: silentLogger(), lookups, now: () => NOW });
+    const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups, now: () => NOW });
     const validate = routes[ROUTES.validateUpdatePlans]!;
 
     const relabel = await validate.handle(request('UPDATE', plan('to-2', { team: 'a' }), existing));

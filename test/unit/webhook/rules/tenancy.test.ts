@@ -3,7 +3,6 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import type { Instance, OperatorVersion } from '../../../../shared/api/schema.ts';
-import { silentLogger } from '../../../../controller/log.ts';
 import { buildHandlers, ROUTES } from '../../../../webhook/handlers.ts';
 import type { AdmissionRequest } from '../../../../webhook/review.ts';
 import { admitServiceAccount, serviceAccountToCheck, type InstanceTenancyContext } from '../../../../webhook/rules/tenancy.ts';
@@ -94,7 +93,7 @@ describe('webhook handlers: the Instance route combines the Instance rules and t
 
   it('refuses a missing ServiceAccount, admits an existing one, and looks nothing up for an unchanged name', async () => {
     const lookups = memoryLookups({ operatorVersions: [ov], serviceAccounts: ['tenant-a/deployer'] });
-    const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), logger: silentLogger(), lookups });
+    const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups });
     const validate = routes[ROUTES.validateInstances]!;
 
     const missing = await validate.handle(request('CREATE', instance('nobody'), null));
