@@ -2,16 +2,19 @@
 // tree (the engine's summarizeTree, with terminal colors and local clock times), the history
 // table, the one-line progress of a run, and an UpdatePlan's insights.
 import { formatDuration, summarizeTree } from '../controller/engine/tree.ts';
-import { pendingRisks, RISK_LEVELS } from '../controller/updates/insights.ts';
+import { pendingRisks } from '../controller/updates/insights.ts';
 import type {
   Condition,
   HistoryEntry,
+  Insight,
+  InsightResource,
   Instance,
   PlanState,
   PlanStatus,
   TargetState,
   UpdatePlan,
 } from '../shared/api/schema.ts';
+import { isAccepted, isOpenRisk } from '../shared/insights.ts';
 import { isRunning } from '../shared/plan/triggers.ts';
 
 export interface RenderOptions {
@@ -186,8 +189,27 @@ export function renderHistory(rows: readonly HistoryEntry[], options: RenderOpti
   );
 }
 
-/** An UpdatePlan's analysis: the Analyzed condition, then each informer's insights with their acceptance. */
-export function renderPreChecks(plan: UpdatePlan): string {
+function describeScope(scope: Insight['scope']): string | undefined {
+  if (scope === undefined) return undefined;
+  const ref = (r: InsightResource) => `${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name}`;
+  const parts = [...(scope.workerPool ?? []).map((r) => `pool ${ref(r)}`), ...(scope.resources ?? []).map(ref)];
+  return `${scope.type}${parts.length > 0 ? `: ${parts.join(', ')}` : ''}`;
+}
+
+function describeRemediation(insight: Insight, options: Pick<RenderOptions, 'now' | 'utc'>): string | undefined {
+  const r = insight.remediation;
+  const parts = [
+    r?.reference,
+    r?.estimatedFinish === undefined ? undefined : `estimated finish ${formatClock(r.estimatedFinish, options)}`,
+  ].filter((p): p is string => p !== undefined && p !== '');
+  return parts.length > 0 ? parts.join('; ') : undefined;
+}
+
+/**
+ * An UpdatePlan's analysis: the Analyzed condition, then each informer's findings and
+ * insights — level, whether it blocks the upgrade, summary, scope and remediation.
+ */
+export function renderPreChecks(plan: UpdatePlan, options: Pick<RenderOptions, 'now' | 'utc'>): string {
   const out: string[] = [];
   const name = plan.metadata.name ?? '';
   const analyzed = condition(plan.status?.conditions, 'Analyzed');
@@ -195,31 +217,36 @@ export function renderPreChecks(plan: UpdatePlan): string {
     `UpdatePlan ${name} (target ${plan.spec.targetRelease}): Analyzed ${analyzed?.status ?? 'Unknown'}` +
       `${analyzed?.reason ? ` (${analyzed.reason})` : ''}${analyzed?.message ? `: ${analyzed.message}` : ''}`,
   );
-  const accepted = new Set((plan.spec.acceptedInsights ?? []).filter((a) => a.accepted).map((a) => `${a.updateInformer}\n${a.uid}`));
   const informers = plan.status?.informers ?? [];
   if (informers.length === 0) out.push('no informer has reported on this target');
   for (const informer of informers) {
     out.push('');
     out.push(`informer ${informer.name}: ${informer.response}${informer.message ? `: ${informer.message}` : ''}`);
+    for (const finding of informer.findings ?? []) out.push(`  finding: ${finding}`);
     const insights = informer.insights ?? [];
     if (insights.length === 0) {
       out.push('  no insights');
       continue;
     }
     const rows = insights.map((i) => {
-      const isAccepted = accepted.has(`${informer.name}\n${i.uid}`);
-      const risk = RISK_LEVELS.has(i.impact.level) && i.remediation?.resolved !== true;
-      const acceptance = isAccepted ? 'yes' : risk ? 'no' : '-';
+      const blocks = !isOpenRisk(i) ? 'no' : isAccepted(plan.spec.acceptedInsights, informer.name, i) ? 'accepted' : 'yes';
+      const level = i.impact.reportedLevel ? `${i.impact.level} (${i.impact.reportedLevel})` : i.impact.level;
       const summary = `${i.impact.summary}${i.remediation?.resolved === true ? ' (resolved)' : ''}`;
-      return [i.uid, i.impact.level, acceptance, summary];
+      return [i.uid, level, blocks, summary];
     });
-    out.push(...table(['UID', 'LEVEL', 'ACCEPTED', 'SUMMARY'], rows).trimEnd().split('\n').map((l) => `  ${l}`));
+    out.push(...table(['UID', 'LEVEL', 'BLOCKS', 'SUMMARY'], rows).trimEnd().split('\n').map((l) => `  ${l}`));
+    for (const i of insights) {
+      const scope = describeScope(i.scope);
+      const remediation = describeRemediation(i, options);
+      if (scope !== undefined) out.push(`  ${i.uid} scope: ${scope}`);
+      if (remediation !== undefined) out.push(`  ${i.uid} remediation: ${remediation}`);
+    }
   }
   out.push('');
   const pending = pendingRisks(plan);
   out.push(
     pending.length === 0
-      ? 'every unresolved insight of level warning or above is accepted'
+      ? 'no insight blocks the upgrade: every unresolved risk is accepted'
       : `${pending.length} ${pending.length === 1 ? 'insight needs' : 'insights need'} acceptance before the upgrade: ${pending.join(', ')}`,
   );
   return out.join('\n') + '\n';

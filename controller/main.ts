@@ -14,6 +14,7 @@ import { createLogger, errorFields } from './log.ts';
 import { createControllerMetrics } from './metrics.ts';
 import { WorkQueue } from './queue.ts';
 import { Reservations } from './updates/reservations.ts';
+import { DEFAULT_WAIT_BOUND_MS } from './updates/reconciler.ts';
 import { updatePlanWorker } from './updates/worker.ts';
 
 const LABEL_INSTANCE = 'planwarden.dev/instance';
@@ -35,6 +36,7 @@ function readConfig(argv: string[], env: NodeJS.ProcessEnv) {
       identity: { type: 'string' },
       'instance-selector': { type: 'string' },
       'lease-name': { type: 'string' },
+      'informer-wait-bound-seconds': { type: 'string' },
     },
   });
   const num = (name: string, raw: string | undefined, def: number) => {
@@ -58,6 +60,8 @@ function readConfig(argv: string[], env: NodeJS.ProcessEnv) {
     /** Label selector of the Instances this controller runs (sharding; empty: all). */
     instanceSelector: values['instance-selector'] ?? '',
     leaseName: values['lease-name'] ?? 'planwarden-controller',
+    /** How long an UpdateInformer's Wait is honoured before it counts as degraded. */
+    informerWaitBoundMs: 1000 * num('informer-wait-bound-seconds', values['informer-wait-bound-seconds'], DEFAULT_WAIT_BOUND_MS / 1000),
   };
 }
 
@@ -171,7 +175,9 @@ async function main(): Promise<void> {
     );
     const running = [
       queue.run((key) => reconciler.reconcile(key)),
-      planQueue.run(updatePlanWorker({ kube, updatePlans, updateInformers, operatorVersions, logger })),
+      planQueue.run(
+        updatePlanWorker({ kube, updatePlans, updateInformers, operatorVersions, instances, logger, waitBoundMs: config.informerWaitBoundMs }),
+      ),
     ];
     await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     await Promise.all([queue.shutDown(), planQueue.shutDown()]);

@@ -1,48 +1,92 @@
 // The UpdatePlan work-queue worker: the pure reconcileUpdatePlan with its I/O around it —
-// caches in, status writes (UpdatePlan and each informer's Online) out, optimistic
-// concurrency throughout.
+// caches in, status writes (UpdatePlan and each informer's Online and handlers) out,
+// optimistic concurrency throughout. It keeps what the informers' discovery said between
+// rounds and the cluster's identity (the kube-system namespace's uid) for the requests.
 import { isDeepStrictEqual } from 'node:util';
-import type { OperatorVersion, UpdateInformer, UpdatePlan } from '../../shared/api/schema.ts';
+import type { Instance, OperatorVersion, UpdateInformer, UpdatePlan } from '../../shared/api/schema.ts';
 import type { ObjectCache } from '../informer.ts';
 import { classifyApiError, type KubeClient } from '../kube.ts';
 import type { Logger } from '../log.ts';
 import type { WorkerResult } from '../queue.ts';
 import { queryInformer } from './client.ts';
-import { reconcileUpdatePlan } from './reconciler.ts';
+import { reconcileUpdatePlan, type DiscoveryRecord } from './reconciler.ts';
 
 export interface UpdatePlanWorkerDeps {
   kube: KubeClient;
   updatePlans: ObjectCache<UpdatePlan>;
   updateInformers: ObjectCache<UpdateInformer>;
   operatorVersions: ObjectCache<OperatorVersion>;
+  /** The Instances, to name the version the namespace runs now (optional). */
+  instances?: ObjectCache<Instance>;
   logger: Logger;
   clock?: () => Date;
+  /** How long an informer's Wait is honoured (default 5 minutes). */
+  waitBoundMs?: number;
 }
 
 const plain = (v: unknown): unknown => JSON.parse(JSON.stringify(v ?? null));
 const same = (a: unknown, b: unknown) => isDeepStrictEqual(plain(a), plain(b));
 
+/** The cluster's identity for informer requests: kube-system's uid, read once (undefined when unreadable). */
+export function clusterIdReader(kube: KubeClient, logger: Logger): () => Promise<string | undefined> {
+  let known: string | undefined;
+  return async () => {
+    if (known !== undefined) return known;
+    try {
+      const ns = await kube.get<{ metadata: { uid?: string } }>({ apiVersion: 'v1', kind: 'Namespace', name: 'kube-system' });
+      known = ns?.metadata.uid;
+    } catch (err) {
+      logger.warn({ err: String(err) }, 'could not read the cluster id (namespace kube-system) for informer requests');
+    }
+    return known;
+  };
+}
+
+/** The OperatorVersion most Instances of `namespace` name, other than `target` (ties: by name). */
+export function currentVersionOf(instances: readonly Instance[], namespace: string, target: string): string | undefined {
+  const counts = new Map<string, number>();
+  for (const inst of instances) {
+    const name = inst.metadata.namespace === namespace ? inst.spec.operatorVersion.name : undefined;
+    if (name !== undefined && name !== target) counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
+  return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0];
+}
+
 export function updatePlanWorker(deps: UpdatePlanWorkerDeps): (key: string) => Promise<WorkerResult> {
   const clock = deps.clock ?? (() => new Date());
+  const clusterID = clusterIdReader(deps.kube, deps.logger);
+  let discovery = new Map<string, DiscoveryRecord>();
   return async (key) => {
     const plan = deps.updatePlans.get(key);
     if (!plan || plan.metadata.deletionTimestamp) return;
     const informers = deps.updateInformers.list();
-    const target = deps.operatorVersions.get(`${plan.metadata.namespace ?? ''}/${plan.spec.targetRelease}`);
+    const namespace = plan.metadata.namespace ?? '';
+    const target = deps.operatorVersions.get(`${namespace}/${plan.spec.targetRelease}`);
+    const currentName = currentVersionOf(deps.instances?.list() ?? [], namespace, plan.spec.targetRelease);
+    const current = currentName === undefined ? undefined : deps.operatorVersions.get(`${namespace}/${currentName}`);
     const result = await reconcileUpdatePlan({
       plan,
       informers,
       now: clock().toISOString(),
       query: queryInformer,
-      operatorVersions: { target },
+      context: { clusterID: await clusterID(), current, target },
+      discovery,
+      ...(deps.waitBoundMs === undefined ? {} : { waitBoundMs: deps.waitBoundMs }),
     });
+    // Forget informers that are gone; keep the others' discovery for the next round.
+    const names = new Set(informers.map((i) => i.metadata.name ?? ''));
+    discovery = new Map([...result.discovery].filter(([name]) => names.has(name)));
     const status = { ...result.status, observedGeneration: plan.metadata.generation };
     try {
       if (!same(plan.status, status)) await deps.kube.replace({ ...plan, status }, { subresource: 'status' });
       for (const informer of informers) {
-        const conditions = result.informerConditions.get(informer.metadata.name ?? '');
-        if (!conditions || same(informer.status?.conditions ?? [], conditions)) continue;
-        await deps.kube.replace({ ...informer, status: { ...informer.status, conditions } }, { subresource: 'status' });
+        const name = informer.metadata.name ?? '';
+        const conditions = result.informerConditions.get(name);
+        if (!conditions) continue;
+        const handlers = discovery.get(name)?.handlers ?? informer.status?.handlers;
+        const next = { ...informer.status, conditions, ...(handlers === undefined ? {} : { handlers }) };
+        if (same(informer.status ?? {}, next)) continue;
+        await deps.kube.replace({ ...informer, status: next }, { subresource: 'status' });
       }
     } catch (e) {
       if (classifyApiError(e) === 'conflict') return { requeue: true };

@@ -55,6 +55,7 @@ import {
   requestedPlans,
   triggerIdentity,
 } from '../../shared/plan/triggers.ts';
+import { isAccepted } from '../../shared/insights.ts';
 import type { PlanRequest } from '../../shared/plan/triggers.ts';
 import { allow, clipText, combine, deny, objectRef } from './verdict.ts';
 import type { Verdict } from './verdict.ts';
@@ -78,8 +79,8 @@ export interface InstanceAdmissionContext {
 export type InstanceRule = (ctx: InstanceAdmissionContext) => Verdict;
 
 export const PRE_CHECKS_ANNOTATION = 'planwarden.dev/pre-checks';
-/** Insight levels an upgrade needs accepted (OpenShift: "warning or above"). */
-const RISK_LEVELS: ReadonlySet<ImpactLevel> = new Set<ImpactLevel>(['warning', 'error', 'critical']);
+/** Insight levels an upgrade needs accepted (OpenShift: "warning or above"; and `unknown`, see shared/insights.ts). */
+const RISK_LEVELS: ReadonlySet<ImpactLevel> = new Set<ImpactLevel>(['unknown', 'warning', 'error', 'critical']);
 const VALUE_MAX = 40;
 const SUMMARY_MAX = 60;
 const LISTED_INSIGHTS_MAX = 3;
@@ -754,13 +755,10 @@ export function upgradePreChecks(ctx: InstanceAdmissionContext): Verdict {
       reason: 'Conflict',
     });
   }
-  const accepted = new Set(
-    (plan.spec.acceptedInsights ?? []).filter((a) => a.accepted).map((a) => JSON.stringify([a.updateInformer, a.uid])),
-  );
   const open = (plan.status?.informers ?? []).flatMap((informer) =>
     (informer.insights ?? [])
       .filter((i) => RISK_LEVELS.has(i.impact.level) && i.remediation?.resolved !== true)
-      .filter((i) => !accepted.has(JSON.stringify([informer.name, i.uid])))
+      .filter((i) => !isAccepted(plan.spec.acceptedInsights, informer.name, i))
       .map((i) => `${informer.name}/${i.uid} (${i.impact.level}: ${clipText(i.impact.summary, SUMMARY_MAX)})`),
   );
   if (open.length === 0) return allow();
