@@ -84,7 +84,27 @@ export function renderStatus(instance: Instance, plan: string, run: PlanStatus, 
     formatTime: (iso) => formatClock(iso, options),
     paintState: (state, label) => paintState(state, label, options.color),
   });
-  return [tree, ...statusNotes(instance, plan)].join('\n') + '\n';
+  return [tree, ...statusNotes(instance, plan), ...updateStatusLines(instance, plan, run, options)].join('\n') + '\n';
+}
+
+/** The informers' insights about this upgrade run (status.updateStatus, the seed's UpdateStatus). */
+function updateStatusLines(instance: Instance, plan: string, run: PlanStatus, options: RenderOptions): string[] {
+  const section = instance.status?.updateStatus;
+  if (section === undefined || section.plan !== plan || section.id !== run.id) return [];
+  const active = condition(section.conditions, 'UpdateActive');
+  const to = section.operatorVersion ? ` to ${section.operatorVersion}` : '';
+  const lines = [
+    `update status${to}: UpdateActive ${active?.status ?? 'Unknown'}${active?.reason ? ` (${active.reason})` : ''}${active?.message ? `: ${active.message}` : ''}`,
+  ];
+  for (const informer of section.informers ?? []) {
+    lines.push(`  informer ${informer.name}: ${informer.response}${informer.message ? `: ${informer.message}` : ''}`);
+    for (const i of informer.insights ?? []) {
+      const details = [describeScope(i.scope), describeRemediation(i, options)].filter((d) => d !== undefined);
+      const resolved = i.remediation?.resolved === true ? ' (resolved)' : '';
+      lines.push(`    ${i.uid} ${i.impact.level}: ${i.impact.summary}${resolved}${details.length > 0 ? ` [${details.join('; ')}]` : ''}`);
+    }
+  }
+  return lines;
 }
 
 function statusNotes(instance: Instance, plan: string): string[] {

@@ -15,7 +15,8 @@ import { createControllerMetrics } from './metrics.ts';
 import { WorkQueue } from './queue.ts';
 import { Reservations } from './updates/reservations.ts';
 import { DEFAULT_WAIT_BOUND_MS } from './updates/reconciler.ts';
-import { updatePlanWorker } from './updates/worker.ts';
+import { needsUpgradeStatus } from './updates/upgrades.ts';
+import { updatePlanWorker, upgradeStatusWorker } from './updates/worker.ts';
 
 const LABEL_INSTANCE = 'planwarden.dev/instance';
 
@@ -132,6 +133,14 @@ async function main(): Promise<void> {
   });
   updateInformers.onDelete(wakeAllPlans);
 
+  // An Instance whose upgrade runs: its informers' updateInsights go into status.updateStatus.
+  const upgradeQueue = new WorkQueue({ name: 'upgrades', concurrency: 2, logger, metrics });
+  const enqueueUpgrade = (inst: Instance) => {
+    if (needsUpgradeStatus(inst)) upgradeQueue.add(objectKey(inst));
+  };
+  instances.onAdd(enqueueUpgrade);
+  instances.onUpdate((_o, cur) => enqueueUpgrade(cur));
+
   let leading = false;
   const http = createServer((req, res) => {
     if (req.url === '/metrics') {
@@ -167,7 +176,10 @@ async function main(): Promise<void> {
       pulses: config.pulses,
       signal,
     });
-    for (const inst of instances.list()) enqueue(inst);
+    for (const inst of instances.list()) {
+      enqueue(inst);
+      enqueueUpgrade(inst);
+    }
     wakeAllPlans();
     reservations.sweep(updatePlans.list(), new Date().toISOString()).then(
       (n) => n > 0 && logger.info({ released: n }, 'released orphaned UpdatePlan reservations'),
@@ -178,9 +190,20 @@ async function main(): Promise<void> {
       planQueue.run(
         updatePlanWorker({ kube, updatePlans, updateInformers, operatorVersions, instances, logger, waitBoundMs: config.informerWaitBoundMs }),
       ),
+      upgradeQueue.run(
+        upgradeStatusWorker({
+          kube,
+          instances,
+          updateInformers,
+          operatorVersions,
+          logger,
+          waitBoundMs: config.informerWaitBoundMs,
+          pulseMs: config.pulses.notReadyMs,
+        }),
+      ),
     ];
     await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-    await Promise.all([queue.shutDown(), planQueue.shutDown()]);
+    await Promise.all([queue.shutDown(), planQueue.shutDown(), upgradeQueue.shutDown()]);
     await Promise.all(running);
     leading = false;
   };

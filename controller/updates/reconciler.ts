@@ -83,19 +83,23 @@ export interface UpdatePlanReconcileResult {
   requeueAfterMs?: number;
 }
 
-function retryAfterMs(entry: InformerStatus): number {
+function retryAfterMs(entry: InformerStatus, successMs: number): number {
   if (isDegraded(entry) || entry.response === 'Failure') return FAILURE_RETRY_MS;
   if (entry.response === 'Wait') return WAIT_RETRY_MS;
-  return REANALYZE_AFTER_MS;
+  return successMs;
 }
 
-/** Milliseconds until `entry` is due again (≤ 0: due now). */
-function dueInMs(entry: InformerStatus | undefined, fresh: boolean, nowMs: number): number {
+/**
+ * Milliseconds until `entry` is due again (≤ 0: due now); a Success is asked again after
+ * `successMs`, a Wait after 5 s, a Failure or a degradation after 30 s.
+ */
+export function dueInMs(entry: InformerStatus | undefined, fresh: boolean, nowMs: number, successMs = REANALYZE_AFTER_MS): number {
   if (entry === undefined || !fresh) return 0;
   const last = Date.parse(entry.lastQueryTime ?? '');
   if (Number.isNaN(last)) return 0;
   // A lastQueryTime in the future (skewed or hand-written) must not postpone the next query.
-  return Math.min(retryAfterMs(entry), last + retryAfterMs(entry) - nowMs);
+  const after = retryAfterMs(entry, successMs);
+  return Math.min(after, last + after - nowMs);
 }
 
 export async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {

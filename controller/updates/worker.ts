@@ -1,7 +1,8 @@
-// The UpdatePlan work-queue worker: the pure reconcileUpdatePlan with its I/O around it —
-// caches in, status writes (UpdatePlan and each informer's Online and handlers) out,
-// optimistic concurrency throughout. It keeps what the informers' discovery said between
-// rounds and the cluster's identity (the kube-system namespace's uid) for the requests.
+// The work-queue workers of UpdateInformer support: the pure reconcileUpdatePlan and
+// reconcileUpgradeStatus with their I/O around them — caches in, status writes (UpdatePlan,
+// each informer's Online and handlers, an upgrading Instance's updateStatus) out, optimistic
+// concurrency throughout. Each keeps what the informers' discovery said between rounds and
+// the cluster's identity (the kube-system namespace's uid) for the requests.
 import { isDeepStrictEqual } from 'node:util';
 import type { Instance, OperatorVersion, UpdateInformer, UpdatePlan } from '../../shared/api/schema.ts';
 import type { ObjectCache } from '../informer.ts';
@@ -10,6 +11,7 @@ import type { Logger } from '../log.ts';
 import type { WorkerResult } from '../queue.ts';
 import { queryInformer } from './client.ts';
 import { reconcileUpdatePlan, type DiscoveryRecord } from './reconciler.ts';
+import { needsUpgradeStatus, reconcileUpgradeStatus, upgradeRunOf } from './upgrades.ts';
 
 export interface UpdatePlanWorkerDeps {
   kube: KubeClient;
@@ -92,6 +94,57 @@ export function updatePlanWorker(deps: UpdatePlanWorkerDeps): (key: string) => P
       if (classifyApiError(e) === 'conflict') return { requeue: true };
       if (classifyApiError(e) === 'notFound') return;
       throw e;
+    }
+    return result.requeueAfterMs === undefined ? undefined : { requeueAfterMs: result.requeueAfterMs };
+  };
+}
+
+export interface UpgradeStatusWorkerDeps {
+  kube: KubeClient;
+  instances: ObjectCache<Instance>;
+  updateInformers: ObjectCache<UpdateInformer>;
+  operatorVersions: ObjectCache<OperatorVersion>;
+  logger: Logger;
+  clock?: () => Date;
+  waitBoundMs?: number;
+  /** How often informers are asked while an upgrade runs (default 10 s). */
+  pulseMs?: number;
+}
+
+/**
+ * The Instance upgrade-status worker: while an Instance's upgrade runs, asks the informers'
+ * updateInsights hooks and writes what they say into status.updateStatus (the seed's
+ * UpdateStatus), with optimistic concurrency beside the plan reconciler's writes.
+ */
+export function upgradeStatusWorker(deps: UpgradeStatusWorkerDeps): (key: string) => Promise<WorkerResult> {
+  const clock = deps.clock ?? (() => new Date());
+  const clusterID = clusterIdReader(deps.kube, deps.logger);
+  let discovery = new Map<string, DiscoveryRecord>();
+  return async (key) => {
+    const instance = deps.instances.get(key);
+    if (!instance || instance.metadata.deletionTimestamp || !needsUpgradeStatus(instance)) return;
+    const namespace = instance.metadata.namespace ?? '';
+    const run = upgradeRunOf(instance);
+    const ov = (name: string | undefined) => (name === undefined ? undefined : deps.operatorVersions.get(`${namespace}/${name}`));
+    const result = await reconcileUpgradeStatus({
+      instance,
+      informers: deps.updateInformers.list(),
+      now: clock().toISOString(),
+      query: queryInformer,
+      context: { clusterID: await clusterID(), current: ov(run?.from), target: ov(run?.target) },
+      discovery,
+      ...(deps.waitBoundMs === undefined ? {} : { waitBoundMs: deps.waitBoundMs }),
+      ...(deps.pulseMs === undefined ? {} : { pulseMs: deps.pulseMs }),
+    });
+    discovery = result.discovery;
+    if (result.updateStatus !== undefined && !same(instance.status?.updateStatus, result.updateStatus)) {
+      try {
+        await deps.kube.replace({ ...instance, status: { ...instance.status, updateStatus: result.updateStatus } }, { subresource: 'status' });
+      } catch (e) {
+        if (classifyApiError(e) === 'conflict') return { requeue: true };
+        if (classifyApiError(e) === 'notFound') return;
+        throw e;
+      }
     }
     return result.requeueAfterMs === undefined ? undefined : { requeueAfterMs: result.requeueAfterMs };
   };

@@ -293,18 +293,6 @@ export const AppliedSchema = obj({
 });
 export type Applied = Static<typeof AppliedSchema>;
 
-export const InstanceStatusSchema = obj({
-  observedGeneration: opt(int64({ minimum: 0 })),
-  activePlan: opt(ActivePlanSchema),
-  planStatus: opt(mapOf(PlanStatusSchema)),
-  history: opt(Type.Array(HistoryEntrySchema, { maxItems: 100 })),
-  applied: opt(AppliedSchema),
-  adapters: opt(
-    Type.Array(AdapterStatusSchema, { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] }),
-  ),
-  conditions: opt(conditionList()),
-});
-export type InstanceStatus = Static<typeof InstanceStatusSchema>;
 
 // --- UpdatePlan ---
 
@@ -389,6 +377,39 @@ export const UpdatePlanStatusSchema = obj({
   conditions: opt(conditionList()),
 });
 export type UpdatePlanStatus = Static<typeof UpdatePlanStatusSchema>;
+
+/**
+ * The seed's UpdateStatus for one Instance: what the informers' updateInsights hooks say
+ * while its upgrade runs, and the UpdatePending / UpdateActive conditions.
+ */
+export const UpdateStatusSchema = obj({
+  /** The upgrade run this is about: plan name and run id. */
+  plan: str(),
+  id: str(),
+  /** The OperatorVersion upgraded to, and from when known. */
+  operatorVersion: opt(str()),
+  fromOperatorVersion: opt(str()),
+  informers: opt(Type.Array(InformerStatusSchema)),
+  conditions: opt(conditionList()),
+});
+export type UpdateStatus = Static<typeof UpdateStatusSchema>;
+
+// --- Instance status (after the insight shapes it embeds) ---
+
+export const InstanceStatusSchema = obj({
+  observedGeneration: opt(int64({ minimum: 0 })),
+  activePlan: opt(ActivePlanSchema),
+  planStatus: opt(mapOf(PlanStatusSchema)),
+  history: opt(Type.Array(HistoryEntrySchema, { maxItems: 100 })),
+  applied: opt(AppliedSchema),
+  adapters: opt(
+    Type.Array(AdapterStatusSchema, { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] }),
+  ),
+  conditions: opt(conditionList()),
+  /** The informers' insights about the upgrade that runs (or ran last): the seed's UpdateStatus. */
+  updateStatus: opt(UpdateStatusSchema),
+});
+export type InstanceStatus = Static<typeof InstanceStatusSchema>;
 
 // --- UpdateInformer ---
 

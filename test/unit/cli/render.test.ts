@@ -181,6 +181,39 @@ describe('cli render: plan status tree (golden files)', () => {
     expectGolden('status-running.txt', renderStatus(inst, 'upgrade', runningUpgrade, opts));
   });
 
+  it('a running upgrade: the informers\' live insights and UpdateActive under the tree (status.updateStatus)', () => {
+    const inst = instanceWith({
+      activePlan: { name: 'upgrade', id: runningUpgrade.id!, status: 'IN_PROGRESS' },
+      planStatus: { upgrade: runningUpgrade },
+      updateStatus: {
+        plan: 'upgrade',
+        id: runningUpgrade.id!,
+        operatorVersion: 'app-2.0.0',
+        informers: [
+          {
+            name: 'nodes',
+            response: 'Success',
+            insights: [
+              {
+                uid: 'reboot',
+                scope: { type: 'WorkerPool', workerPool: [{ kind: 'MachineSet', name: 'pool-a' }] },
+                impact: { level: 'status', summary: 'Node rebooting' },
+                remediation: { estimatedFinish: '2026-11-22T13:30:00Z' },
+              },
+            ],
+          },
+        ],
+        conditions: [{ type: 'UpdateActive', status: 'True', reason: 'UpgradeRunning', message: 'plan upgrade is IN_PROGRESS' }],
+      },
+    });
+    const text = renderStatus(inst, 'upgrade', runningUpgrade, opts);
+    expect(text).to.contain('update status to app-2.0.0: UpdateActive True (UpgradeRunning): plan upgrade is IN_PROGRESS\n');
+    expect(text).to.contain('  informer nodes: Success\n');
+    expect(text).to.contain('    reboot status: Node rebooting [WorkerPool: pool MachineSet pool-a; estimated finish 13:30:00]\n');
+    const otherRun = instanceWith({ ...inst.status, updateStatus: { ...inst.status!.updateStatus!, id: 'an-older-run' } });
+    expect(renderStatus(otherRun, 'upgrade', runningUpgrade, opts)).not.to.contain('update status');
+  });
+
   it('a failed run of another day: full dates, the message, and a note on the plan now active', () => {
     const inst = instanceWith({
       activePlan: { name: 'upgrade', id: runningUpgrade.id!, status: 'IN_PROGRESS' },
