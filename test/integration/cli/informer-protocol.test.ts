@@ -3,7 +3,8 @@
 // answers updatePlanInsights with Wait first and then the seed's shapes — a normal-progress
 // insight (level status, WorkerPool scope, estimatedFinish 15m) beside a real warning — and
 // for another target an answer with a bad insight. The upgrade is refused naming the
-// warning, allowed once the warning alone is accepted, and runs.
+// warning, allowed once the warning alone is accepted, and runs — and while it runs the
+// informer's updateInsights hook is asked, its answer shown on the Instance.
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Instance, PlanStatus, UpdatePlan } from '../../../shared/api/schema.ts';
@@ -79,12 +80,11 @@ describe('UpdateInformer protocol (the seed), end to end with pre-checks and an 
         spec: { enabled: true, clientConfig: { url: informer.url, caBundle: informer.caBundleBase64 } },
       }),
     });
-    const slowUpgrade = {
-      phases: [{ name: 'main', steps: [{ name: 'slow', tasks: ['slow'] }] }],
-    };
     for (const [name, version] of [['proto-1.0.0', '1.0.0'], ['proto-2.0.0', '2.0.0'], ['proto-3.0.0', '3.0.0']] as const) {
       const ov = dummyOperatorVersion(name, ns(), { version });
-      ov.spec.plans.upgrade = slowUpgrade;
+      // An upgrade that runs a few seconds, so that the informer is asked while it runs.
+      ov.spec.tasks = [...(ov.spec.tasks ?? []), { name: 'migrate', kind: 'Dummy', spec: { done: true, durationSeconds: 6 } }];
+      ov.spec.plans.upgrade = { phases: [{ name: 'main', steps: [{ name: 'migrate', tasks: ['migrate'] }] }] };
       await kubectlOk(['apply', '-f', '-'], { input: json(ov) });
     }
     await kubectlOk(['apply', '-f', '-'], { input: json(instance('svc', ns(), 'proto-1.0.0')) });
@@ -161,6 +161,27 @@ describe('UpdateInformer protocol (the seed), end to end with pre-checks and an 
     expect(allowed.code, allowed.stderr).to.equal(0);
     const run = await waitForRun('upgrade', (r) => r.status === 'COMPLETE' && r.operatorVersion === 'proto-2.0.0');
     expect(run.trigger).to.equal('upgrade');
+  });
+
+  it('asked updateInsights while the upgrade ran; the Instance and plan status show its answer and that the upgrade ended', async function () {
+    const during = informer.calls.filter((c) => c.kind === 'updateInsights');
+    expect(during.length, 'updateInsights calls').to.be.at.least(1);
+    expect((during[0]!.body as { spec: { instance: unknown } }).spec.instance).to.deep.include({ namespace: ns(), name: 'svc', plan: 'upgrade' });
+
+    const until = Date.now() + 60_000;
+    let section = (await getInstance()).status?.updateStatus;
+    while (section?.conditions?.find((c) => c.type === 'UpdateActive')?.reason !== 'UpgradeComplete' && Date.now() < until) {
+      await sleep(500);
+      section = (await getInstance()).status?.updateStatus;
+    }
+    expect(section).to.deep.include({ plan: 'upgrade', operatorVersion: 'proto-2.0.0', fromOperatorVersion: 'proto-1.0.0' });
+    expect(section!.informers![0]!.insights!.map((i) => i.uid)).to.deep.equal(['node-reboot']);
+    expect(section!.conditions!.find((c) => c.type === 'UpdatePending')).to.include({ status: 'False', reason: 'UpgradeEnded' });
+
+    const status = await cli(['plan', 'status', '--instance', 'svc', '-n', ns()]);
+    expect(status.code, status.stderr).to.equal(0);
+    expect(status.stdout).to.contain('update status to proto-2.0.0: UpdateActive False (UpgradeComplete)');
+    expect(status.stdout).to.match(/node-reboot status: Node rebooting \[WorkerPool: pool MachineSet machines\/pool-a/);
   });
 
   it('an insight without uid is a finding: the informer is degraded (a risk to accept), its good insight kept', async function () {
