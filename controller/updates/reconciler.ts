@@ -60,17 +60,22 @@ export interface DiscoveryRecord {
   reason?: QueryErrorReason;
 }
 
-export interface UpdatePlanReconcileInput {
-  plan: UpdatePlan;
-  /** Every UpdateInformer (the kind is cluster-scoped: all of them have a say on every plan). */
+/** What a round of questions to the informers needs, whatever it asks about. */
+export interface InformerRoundInput {
+  /** Every UpdateInformer (the kind is cluster-scoped: all of them have a say on everything). */
   informers: UpdateInformer[];
   now: string;
   query: InformerQuery;
-  /** What the request body says besides the plan, when the caller knows it. */
+  /** What the request body says besides its subject, when the caller knows it. */
   context?: { clusterID?: string; current?: OperatorVersion; target?: OperatorVersion };
   /** Discovery as last read, by informer name. */
   discovery?: ReadonlyMap<string, DiscoveryRecord>;
+  /** How long Wait is honoured (default 5 minutes). */
   waitBoundMs?: number;
+}
+
+export interface UpdatePlanReconcileInput extends InformerRoundInput {
+  plan: UpdatePlan;
 }
 
 export interface UpdatePlanReconcileResult {

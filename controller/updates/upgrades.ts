@@ -9,12 +9,11 @@
 // `upgrade`; UpdatePending is True until that run is terminal; UpdateActive is True while
 // it can make progress (PENDING / IN_PROGRESS), False while a step waits to retry
 // (AwaitingRetry) and once it ended; an Instance that never ran an upgrade has no section.
-import type { Condition, Instance, OperatorVersion, PlanState, UpdateInformer, UpdateStatus } from '../../shared/api/schema.ts';
+import type { Condition, Instance, PlanState, UpdateStatus } from '../../shared/api/schema.ts';
 import { setCondition } from '../../shared/conditions/conditions.ts';
 import { isRunning } from '../../shared/plan/triggers.ts';
-import type { InformerQuery } from './client.ts';
 import { isInformerActive, mergeInformerResponse, updateInsightsRequest } from './insights.ts';
-import { askInformer, DEFAULT_WAIT_BOUND_MS, dueInMs, mapBounded, QUERY_CONCURRENCY, type DiscoveryRecord } from './reconciler.ts';
+import { askInformer, DEFAULT_WAIT_BOUND_MS, dueInMs, mapBounded, QUERY_CONCURRENCY, type DiscoveryRecord, type InformerRoundInput } from './reconciler.ts';
 
 /** How often the informers are asked while an upgrade runs (the controller's not-Ready pulse). */
 export const UPGRADE_PULSE_MS = 10_000;
@@ -70,14 +69,9 @@ function upgradeConditions(previous: readonly Condition[] | undefined, run: Upgr
     : setCondition(pending, { type: 'UpdateActive', status: 'True', reason: 'UpgradeRunning', message: `plan ${run.plan} is ${run.state}` }, now);
 }
 
-export interface UpgradeReconcileInput {
+export interface UpgradeReconcileInput extends InformerRoundInput {
   instance: Instance;
-  informers: UpdateInformer[];
-  now: string;
-  query: InformerQuery;
-  context?: { clusterID?: string; current?: OperatorVersion; target?: OperatorVersion };
-  discovery?: ReadonlyMap<string, DiscoveryRecord>;
-  waitBoundMs?: number;
+  /** How often the informers are asked while the upgrade runs (default UPGRADE_PULSE_MS). */
   pulseMs?: number;
 }
 

@@ -11,7 +11,7 @@ import type { Instance, PlanStatus, UpdatePlan } from '../../../shared/api/schem
 import { PROJECT_ROOT } from '../../controlplane/build.ts';
 import { startInformerServer, type InformerServer } from '../../support/informerServer.ts';
 import { kubectl, kubectlOk, run, testKubeconfig, useNamespace } from '../fixture.ts';
-import { dummyOperatorVersion, instance, json } from '../objects.ts';
+import { dummyOperatorVersion, instance, json, updateInformer } from '../objects.ts';
 
 const BIN = join(PROJECT_ROOT, 'bin', 'kubectl-planwarden.js');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -72,14 +72,7 @@ describe('UpdateInformer protocol (the seed), end to end with pre-checks and an 
       },
     });
     informerName = `${ns()}-informer`;
-    await kubectlOk(['apply', '-f', '-'], {
-      input: json({
-        apiVersion: 'planwarden.dev/v1alpha1',
-        kind: 'UpdateInformer',
-        metadata: { name: informerName },
-        spec: { enabled: true, clientConfig: { url: informer.url, caBundle: informer.caBundleBase64 } },
-      }),
-    });
+    await kubectlOk(['apply', '-f', '-'], { input: json(updateInformer(informerName, informer)) });
     for (const [name, version] of [['proto-1.0.0', '1.0.0'], ['proto-2.0.0', '2.0.0'], ['proto-3.0.0', '3.0.0']] as const) {
       const ov = dummyOperatorVersion(name, ns(), { version });
       // An upgrade that runs a few seconds, so that the informer is asked while it runs.

@@ -9,7 +9,7 @@ import { scopeDigest } from '../../../shared/insights.ts';
 import { PROJECT_ROOT } from '../../controlplane/build.ts';
 import { startInformerServer, type InformerServer } from '../../support/informerServer.ts';
 import { kubectl, kubectlOk, run, testKubeconfig, useNamespace } from '../fixture.ts';
-import { json, updatePlan } from '../objects.ts';
+import { json, updateInformer, updatePlan } from '../objects.ts';
 
 const BIN = join(PROJECT_ROOT, 'bin', 'kubectl-planwarden.js');
 
@@ -49,14 +49,7 @@ describe('kubectl-planwarden update pre-checks (real controller and UpdateInform
       },
     });
     informerName = `${ns()}-informer`;
-    await kubectlOk(['apply', '-f', '-'], {
-      input: json({
-        apiVersion: 'planwarden.dev/v1alpha1',
-        kind: 'UpdateInformer',
-        metadata: { name: informerName },
-        spec: { enabled: true, clientConfig: { url: informer.url, caBundle: informer.caBundleBase64 } },
-      }),
-    });
+    await kubectlOk(['apply', '-f', '-'], { input: json(updateInformer(informerName, informer)) });
   });
 
   after(async function () {

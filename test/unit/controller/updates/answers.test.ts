@@ -8,42 +8,22 @@ const ok = (uid: string, level = 'warning') => ({ uid, impact: { level, summary:
 
 describe('parseInformerResponse', () => {
   it("accepts the seed's normal-progress insight: level status, a WorkerPool scope, estimatedFinish 15m", () => {
-    const seed = {
-      apiVersion: 'config.openshift.io/v1beta1',
-      kind: 'UpdateInsightsResponse',
-      spec: {
-        insights: [
-          {
-            uid: 'reboot-1',
-            acquisitionTime: '2026-01-01T00:00:00Z',
-            scope: {
-              type: 'WorkerPool',
-              workerPool: [{ kind: 'MachineSet', namespace: 'openshift-machine-api', name: 'my-machine-set' }],
-              resources: [{ kind: 'Node', name: 'ip-10-0-137-108.ec2.internal' }],
-            },
-            impact: { level: 'status', summary: 'Node rebooting' },
-            remediation: { estimatedFinish: '15m' },
-          },
-        ],
+    const reboot = {
+      uid: 'reboot-1',
+      acquisitionTime: '2026-01-01T00:00:00Z',
+      scope: {
+        type: 'WorkerPool',
+        workerPool: [{ kind: 'MachineSet', namespace: 'openshift-machine-api', name: 'my-machine-set' }],
+        resources: [{ kind: 'Node', name: 'ip-10-0-137-108.ec2.internal' }],
       },
-      status: { response: 'Success' },
+      impact: { level: 'status', summary: 'Node rebooting' },
+      remediation: { estimatedFinish: '15m' },
     };
+    const seed = { apiVersion: 'config.openshift.io/v1beta1', kind: 'UpdateInsightsResponse', spec: { insights: [reboot] }, status: { response: 'Success' } };
     expect(parseInformerResponse(seed, NOW)).to.deep.equal({
       response: 'Success',
       findings: [],
-      insights: [
-        {
-          uid: 'reboot-1',
-          acquisitionTime: '2026-01-01T00:00:00Z',
-          scope: {
-            type: 'WorkerPool',
-            workerPool: [{ kind: 'MachineSet', namespace: 'openshift-machine-api', name: 'my-machine-set' }],
-            resources: [{ kind: 'Node', name: 'ip-10-0-137-108.ec2.internal' }],
-          },
-          impact: { level: 'status', summary: 'Node rebooting' },
-          remediation: { estimatedFinish: '2026-01-01T00:15:00.000Z' },
-        },
-      ],
+      insights: [{ ...reboot, remediation: { estimatedFinish: '2026-01-01T00:15:00.000Z' } }],
     });
   });
 
