@@ -192,15 +192,23 @@ export function insightsByUid(plan: UpdatePlan, uids: readonly string[]): Pair[]
   });
 }
 
-/** spec.acceptedInsights with `pairs` accepted, and the pairs that were not accepted before. */
+/**
+ * spec.acceptedInsights with `pairs` accepted, and the pairs that were not accepted before.
+ * The webhook keeps one entry per (informer, uid): an entry given for another scope of the
+ * uid (an insight since resolved) is rebound to the scope accepted now.
+ */
 export function withAccepted(current: readonly AcceptedInsight[] | undefined, pairs: readonly Pair[]): { list: AcceptedInsight[]; added: Pair[] } {
   const list = (current ?? []).map((a) => ({ ...a }));
   const added: Pair[] = [];
   for (const pair of pairs) {
     if (list.some((a) => covers(a, pair.updateInformer, pair.uid, pair.scopeDigest))) continue;
-    const entry = list.find((a) => key(a) === key(pair));
-    if (entry) entry.accepted = true;
-    else list.push({ ...pair, accepted: true });
+    const entry = list.find((a) => a.updateInformer === pair.updateInformer && a.uid === pair.uid);
+    if (entry) {
+      entry.accepted = true;
+      if (pair.scopeDigest !== undefined) entry.scopeDigest = pair.scopeDigest;
+    } else {
+      list.push({ ...pair, accepted: true });
+    }
     added.push(pair);
   }
   return { list, added };

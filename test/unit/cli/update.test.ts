@@ -115,4 +115,9 @@ describe('cli update pre-checks: what gets accepted', () => {
     ]);
     expect(added).to.deep.equal([{ updateInformer: 'db', uid: 'pod', scopeDigest: 'bbb' }]);
   });
+
+  it('accepting a uid again for another scope rebinds its entry: one entry per (informer, uid), as the webhook wants', () => {
+    const { list } = withAccepted([{ updateInformer: 'db', uid: 'pod', accepted: true, scopeDigest: 'aaa' }], [{ updateInformer: 'db', uid: 'pod', scopeDigest: 'bbb' }]);
+    expect(list).to.deep.equal([{ updateInformer: 'db', uid: 'pod', accepted: true, scopeDigest: 'bbb' }]);
+  });
 });
