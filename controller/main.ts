@@ -16,7 +16,7 @@ import { WorkQueue } from './queue.ts';
 import { Reservations } from './updates/reservations.ts';
 import { DEFAULT_WAIT_BOUND_MS } from './updates/reconciler.ts';
 import { needsUpgradeStatus } from './updates/upgrades.ts';
-import { updatePlanWorker, upgradeStatusWorker } from './updates/worker.ts';
+import { informerWorker, updatePlanWorker, upgradeStatusWorker, type DiscoveryStore } from './updates/worker.ts';
 
 const LABEL_INSTANCE = 'planwarden.dev/instance';
 
@@ -126,12 +126,25 @@ async function main(): Promise<void> {
   const wakeAllPlans = () => {
     for (const p of updatePlans.list()) enqueuePlan(p);
   };
-  updateInformers.onAdd(wakeAllPlans);
+  // What each informer's discovery said, shared by the workers that ask informers.
+  const discovery: DiscoveryStore = new Map();
+  const informerQueue = new WorkQueue({ name: 'updateinformers', concurrency: 2, logger, metrics });
+  const enqueueInformer = (i: KubeObjectLike) => informerQueue.add(objectKey(i));
+  updateInformers.onAdd((i) => {
+    enqueueInformer(i);
+    wakeAllPlans();
+  });
   updateInformers.onUpdate((o, cur) => {
     // Our own Online-condition writes must not re-query every informer.
-    if (JSON.stringify(o.spec) !== JSON.stringify(cur.spec) || o.metadata.deletionTimestamp !== cur.metadata.deletionTimestamp) wakeAllPlans();
+    if (JSON.stringify(o.spec) !== JSON.stringify(cur.spec) || o.metadata.deletionTimestamp !== cur.metadata.deletionTimestamp) {
+      enqueueInformer(cur);
+      wakeAllPlans();
+    }
   });
-  updateInformers.onDelete(wakeAllPlans);
+  updateInformers.onDelete((i) => {
+    enqueueInformer(i);
+    wakeAllPlans();
+  });
 
   // An Instance whose upgrade runs: its informers' updateInsights go into status.updateStatus.
   const upgradeQueue = new WorkQueue({ name: 'upgrades', concurrency: 2, logger, metrics });
@@ -180,6 +193,7 @@ async function main(): Promise<void> {
       enqueue(inst);
       enqueueUpgrade(inst);
     }
+    for (const i of updateInformers.list()) enqueueInformer(i);
     wakeAllPlans();
     reservations.sweep(updatePlans.list(), new Date().toISOString()).then(
       (n) => n > 0 && logger.info({ released: n }, 'released orphaned UpdatePlan reservations'),
@@ -188,7 +202,7 @@ async function main(): Promise<void> {
     const running = [
       queue.run((key) => reconciler.reconcile(key)),
       planQueue.run(
-        updatePlanWorker({ kube, updatePlans, updateInformers, operatorVersions, instances, logger, waitBoundMs: config.informerWaitBoundMs }),
+        updatePlanWorker({ kube, updatePlans, updateInformers, operatorVersions, instances, discovery, logger, waitBoundMs: config.informerWaitBoundMs }),
       ),
       upgradeQueue.run(
         upgradeStatusWorker({
@@ -196,14 +210,16 @@ async function main(): Promise<void> {
           instances,
           updateInformers,
           operatorVersions,
+          discovery,
           logger,
           waitBoundMs: config.informerWaitBoundMs,
           pulseMs: config.pulses.notReadyMs,
         }),
       ),
+      informerQueue.run(informerWorker({ kube, updateInformers, discovery, logger })),
     ];
     await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-    await Promise.all([queue.shutDown(), planQueue.shutDown(), upgradeQueue.shutDown()]);
+    await Promise.all([queue.shutDown(), planQueue.shutDown(), upgradeQueue.shutDown(), informerQueue.shutDown()]);
     await Promise.all(running);
     leading = false;
   };

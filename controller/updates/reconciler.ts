@@ -127,11 +127,68 @@ const UNREACHABLE: ReadonlySet<QueryErrorReason | undefined> = new Set<QueryErro
   'InvalidClientConfig',
 ]);
 
+/** The seed's Online reason for a query that got no answer. */
+function offlineReason(reason: QueryErrorReason | undefined): string {
+  if (reason === 'InvalidClientConfig') return 'InvalidClientConfig';
+  return UNREACHABLE.has(reason) ? 'Unreachable' : 'Degraded';
+}
+
 function discoveryDue(record: DiscoveryRecord | undefined, informer: UpdateInformer, nowMs: number): boolean {
   if (record === undefined || record.error !== undefined) return true;
   if (record.generation !== informer.metadata.generation) return true;
   const checked = Date.parse(record.checkedAt);
   return Number.isNaN(checked) || nowMs - checked >= DISCOVERY_REFRESH_MS || checked > nowMs;
+}
+
+async function readDiscovery(informer: UpdateInformer, query: InformerQuery, now: string): Promise<DiscoveryRecord> {
+  const answer = await query(informer.spec, { kind: 'discovery' });
+  const generation = informer.metadata.generation;
+  return 'error' in answer
+    ? { generation, checkedAt: now, error: answer.error, ...(answer.reason ? { reason: answer.reason } : {}) }
+    : { generation, checkedAt: now, handlers: answer.handlers };
+}
+
+export interface DiscoverResult {
+  /** The discovery to keep (undefined: forget it — the informer is disabled). */
+  discovery?: DiscoveryRecord;
+  conditions: InformerCondition[];
+  handlers?: string[];
+  requeueAfterMs?: number;
+}
+
+/**
+ * An informer's discovery read when due (created, changed, stale, failed), whether or not
+ * anything asks it about a plan: its handlers, and its Online condition where discovery
+ * tells something — it failed (Unreachable, Degraded, InvalidClientConfig), or the informer
+ * was never judged (True/Discovered); otherwise Online stays what the rounds said.
+ */
+export async function discoverInformer(input: {
+  informer: UpdateInformer;
+  now: string;
+  query: InformerQuery;
+  discovery?: DiscoveryRecord;
+}): Promise<DiscoverResult> {
+  const { informer, now } = input;
+  const conditions = informer.status?.conditions ?? [];
+  if (!isInformerActive(informer)) return { conditions: withOnline(conditions, onlineCondition(informer, undefined, undefined, now)!, now) };
+  const nowMs = Date.parse(now);
+  if (!discoveryDue(input.discovery, informer, nowMs)) {
+    const checked = Date.parse(input.discovery!.checkedAt);
+    return { discovery: input.discovery!, conditions: [...conditions], requeueAfterMs: Math.max(1, checked + DISCOVERY_REFRESH_MS - nowMs) };
+  }
+  const discovery = await readDiscovery(informer, input.query, now);
+  const generation = informer.metadata.generation;
+  const base = { type: 'Online', ...(generation === undefined ? {} : { observedGeneration: generation }), lastHeartbeatTime: now };
+  if (discovery.error !== undefined) {
+    const online = { ...base, status: 'False' as const, reason: offlineReason(discovery.reason), message: clip(`discovery: ${discovery.error}`) };
+    return { discovery, conditions: withOnline(conditions, online, now), requeueAfterMs: FAILURE_RETRY_MS };
+  }
+  const handlers = discovery.handlers ?? [];
+  const judged = conditions.some((c) => c.type === 'Online' && c.reason !== 'Disabled');
+  const next = judged
+    ? [...conditions]
+    : withOnline(conditions, { ...base, status: 'True', reason: 'Discovered', message: clip(`the informer serves: ${handlers.join(', ') || 'nothing'}`) }, now);
+  return { discovery, conditions: next, handlers, requeueAfterMs: DISCOVERY_REFRESH_MS };
 }
 
 /** One informer's round: discovery when due, then the hook when it serves it. */
@@ -153,14 +210,7 @@ export async function askInformer(
   input: { query: InformerQuery; now: string; discovery?: DiscoveryRecord },
 ): Promise<InformerRound> {
   let discovery = input.discovery;
-  if (discoveryDue(discovery, informer, Date.parse(input.now))) {
-    const answer = await input.query(informer.spec, { kind: 'discovery' });
-    const generation = informer.metadata.generation;
-    discovery =
-      'error' in answer
-        ? { generation, checkedAt: input.now, error: answer.error, ...(answer.reason ? { reason: answer.reason } : {}) }
-        : { generation, checkedAt: input.now, handlers: answer.handlers };
-  }
+  if (discoveryDue(discovery, informer, Date.parse(input.now))) discovery = await readDiscovery(informer, input.query, input.now);
   if (discovery!.error !== undefined && UNREACHABLE.has(discovery!.reason)) {
     return { discovery: discovery!, outcome: { error: discovery!.error, reason: discovery!.reason }, findings: [] };
   }
@@ -264,9 +314,7 @@ export function onlineCondition(
   const heartbeat = { lastHeartbeatTime: now };
   const outcome = round.outcome;
   if ('error' in outcome) {
-    const reason: string =
-      outcome.reason === 'InvalidClientConfig' ? 'InvalidClientConfig' : UNREACHABLE.has(outcome.reason) ? 'Unreachable' : 'Degraded';
-    return { ...base, ...heartbeat, status: 'False', reason, message: clip(outcome.error) };
+    return { ...base, ...heartbeat, status: 'False', reason: offlineReason(outcome.reason), message: clip(outcome.error) };
   }
   if (isDegraded(entry)) {
     return { ...base, ...heartbeat, status: 'False', reason: 'Degraded', message: clip((entry?.findings ?? []).join('; ')) };

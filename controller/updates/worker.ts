@@ -1,8 +1,9 @@
-// The work-queue workers of UpdateInformer support: the pure reconcileUpdatePlan and
-// reconcileUpgradeStatus with their I/O around them — caches in, status writes (UpdatePlan,
-// each informer's Online and handlers, an upgrading Instance's updateStatus) out, optimistic
-// concurrency throughout. Each keeps what the informers' discovery said between rounds and
-// the cluster's identity (the kube-system namespace's uid) for the requests.
+// The work-queue workers of UpdateInformer support: the pure reconcileUpdatePlan,
+// reconcileUpgradeStatus and discoverInformer with their I/O around them — caches in,
+// status writes (UpdatePlan, each informer's Online and handlers, an upgrading Instance's
+// updateStatus) out, optimistic concurrency throughout. They share one DiscoveryStore (what
+// each informer's discovery said, by name) and read the cluster's identity (the
+// kube-system namespace's uid) for the requests.
 import { isDeepStrictEqual } from 'node:util';
 import type { Instance, OperatorVersion, UpdateInformer, UpdatePlan } from '../../shared/api/schema.ts';
 import type { ObjectCache } from '../informer.ts';
@@ -10,11 +11,22 @@ import { classifyApiError, type KubeClient } from '../kube.ts';
 import type { Logger } from '../log.ts';
 import type { WorkerResult } from '../queue.ts';
 import { queryInformer } from './client.ts';
-import { reconcileUpdatePlan, type DiscoveryRecord } from './reconciler.ts';
+import { discoverInformer, reconcileUpdatePlan, type DiscoveryRecord } from './reconciler.ts';
 import { needsUpgradeStatus, reconcileUpgradeStatus, upgradeRunOf } from './upgrades.ts';
+
+/** What the informers' discovery said, by informer name; shared by the workers. */
+export type DiscoveryStore = Map<string, DiscoveryRecord>;
+
+/** Keeps the records of `results` for informers that still exist, forgets the others. */
+function keepDiscovery(store: DiscoveryStore, results: ReadonlyMap<string, DiscoveryRecord>, informers: readonly UpdateInformer[]): void {
+  const names = new Set(informers.map((i) => i.metadata.name ?? ''));
+  for (const [name, record] of results) if (names.has(name)) store.set(name, record);
+  for (const name of [...store.keys()]) if (!names.has(name)) store.delete(name);
+}
 
 export interface UpdatePlanWorkerDeps {
   kube: KubeClient;
+  discovery?: DiscoveryStore;
   updatePlans: ObjectCache<UpdatePlan>;
   updateInformers: ObjectCache<UpdateInformer>;
   operatorVersions: ObjectCache<OperatorVersion>;
@@ -57,7 +69,7 @@ export function currentVersionOf(instances: readonly Instance[], namespace: stri
 export function updatePlanWorker(deps: UpdatePlanWorkerDeps): (key: string) => Promise<WorkerResult> {
   const clock = deps.clock ?? (() => new Date());
   const clusterID = clusterIdReader(deps.kube, deps.logger);
-  let discovery = new Map<string, DiscoveryRecord>();
+  const discovery = deps.discovery ?? new Map<string, DiscoveryRecord>();
   return async (key) => {
     const plan = deps.updatePlans.get(key);
     if (!plan || plan.metadata.deletionTimestamp) return;
@@ -75,9 +87,7 @@ export function updatePlanWorker(deps: UpdatePlanWorkerDeps): (key: string) => P
       discovery,
       ...(deps.waitBoundMs === undefined ? {} : { waitBoundMs: deps.waitBoundMs }),
     });
-    // Forget informers that are gone; keep the others' discovery for the next round.
-    const names = new Set(informers.map((i) => i.metadata.name ?? ''));
-    discovery = new Map([...result.discovery].filter(([name]) => names.has(name)));
+    keepDiscovery(discovery, result.discovery, informers);
     const status = { ...result.status, observedGeneration: plan.metadata.generation };
     try {
       if (!same(plan.status, status)) await deps.kube.replace({ ...plan, status }, { subresource: 'status' });
@@ -101,6 +111,7 @@ export function updatePlanWorker(deps: UpdatePlanWorkerDeps): (key: string) => P
 
 export interface UpgradeStatusWorkerDeps {
   kube: KubeClient;
+  discovery?: DiscoveryStore;
   instances: ObjectCache<Instance>;
   updateInformers: ObjectCache<UpdateInformer>;
   operatorVersions: ObjectCache<OperatorVersion>;
@@ -119,16 +130,17 @@ export interface UpgradeStatusWorkerDeps {
 export function upgradeStatusWorker(deps: UpgradeStatusWorkerDeps): (key: string) => Promise<WorkerResult> {
   const clock = deps.clock ?? (() => new Date());
   const clusterID = clusterIdReader(deps.kube, deps.logger);
-  let discovery = new Map<string, DiscoveryRecord>();
+  const discovery = deps.discovery ?? new Map<string, DiscoveryRecord>();
   return async (key) => {
     const instance = deps.instances.get(key);
     if (!instance || instance.metadata.deletionTimestamp || !needsUpgradeStatus(instance)) return;
     const namespace = instance.metadata.namespace ?? '';
     const run = upgradeRunOf(instance);
     const ov = (name: string | undefined) => (name === undefined ? undefined : deps.operatorVersions.get(`${namespace}/${name}`));
+    const informers = deps.updateInformers.list();
     const result = await reconcileUpgradeStatus({
       instance,
-      informers: deps.updateInformers.list(),
+      informers,
       now: clock().toISOString(),
       query: queryInformer,
       context: { clusterID: await clusterID(), current: ov(run?.from), target: ov(run?.target) },
@@ -136,10 +148,49 @@ export function upgradeStatusWorker(deps: UpgradeStatusWorkerDeps): (key: string
       ...(deps.waitBoundMs === undefined ? {} : { waitBoundMs: deps.waitBoundMs }),
       ...(deps.pulseMs === undefined ? {} : { pulseMs: deps.pulseMs }),
     });
-    discovery = result.discovery;
+    keepDiscovery(discovery, result.discovery, informers);
     if (result.updateStatus !== undefined && !same(instance.status?.updateStatus, result.updateStatus)) {
       try {
         await deps.kube.replace({ ...instance, status: { ...instance.status, updateStatus: result.updateStatus } }, { subresource: 'status' });
+      } catch (e) {
+        if (classifyApiError(e) === 'conflict') return { requeue: true };
+        if (classifyApiError(e) === 'notFound') return;
+        throw e;
+      }
+    }
+    return result.requeueAfterMs === undefined ? undefined : { requeueAfterMs: result.requeueAfterMs };
+  };
+}
+
+export interface InformerWorkerDeps {
+  kube: KubeClient;
+  updateInformers: ObjectCache<UpdateInformer>;
+  discovery: DiscoveryStore;
+  logger: Logger;
+  clock?: () => Date;
+}
+
+/**
+ * The UpdateInformer worker: reads an informer's discovery when it is created or changed
+ * and every DISCOVERY_REFRESH_MS, also while no UpdatePlan asks it anything, and writes
+ * its handlers (and Online, when discovery fails or nothing was said yet).
+ */
+export function informerWorker(deps: InformerWorkerDeps): (key: string) => Promise<WorkerResult> {
+  const clock = deps.clock ?? (() => new Date());
+  return async (key) => {
+    const informer = deps.updateInformers.get(key);
+    if (!informer || informer.metadata.deletionTimestamp) {
+      deps.discovery.delete(key);
+      return;
+    }
+    const name = informer.metadata.name ?? key;
+    const result = await discoverInformer({ informer, now: clock().toISOString(), query: queryInformer, discovery: deps.discovery.get(name) });
+    if (result.discovery === undefined) deps.discovery.delete(name);
+    else deps.discovery.set(name, result.discovery);
+    const next = { ...informer.status, conditions: result.conditions, ...(result.handlers === undefined ? {} : { handlers: result.handlers }) };
+    if (!same(informer.status ?? {}, next)) {
+      try {
+        await deps.kube.replace({ ...informer, status: next }, { subresource: 'status' });
       } catch (e) {
         if (classifyApiError(e) === 'conflict') return { requeue: true };
         if (classifyApiError(e) === 'notFound') return;

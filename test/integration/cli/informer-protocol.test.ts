@@ -103,6 +103,17 @@ describe('UpdateInformer protocol (the seed), end to end with pre-checks and an 
     throw new Error(`timed out waiting for plan ${plan}: ${JSON.stringify(run)}`);
   }
 
+  it('reads the new informer\'s discovery on its own (its handlers in status)', async function () {
+    const until = Date.now() + 60_000;
+    let handlers = '';
+    while (handlers === '' && Date.now() < until) {
+      handlers = await kubectlOk(['get', 'updateinformer', informerName, '-o', 'jsonpath={.status.handlers}']);
+      if (handlers === '') await sleep(500);
+    }
+    expect(JSON.parse(handlers)).to.deep.equal(['updatePlanInsights', 'updateInsights']);
+    expect(informer.calls[0]!.kind).to.equal('discovery');
+  });
+
   it('honours Wait, then shows every seed-shaped insight; only the warning blocks', async function () {
     await waitForRun('deploy', (r) => r.status === 'COMPLETE');
     const r = await cli(['update', 'pre-checks', '--target', 'proto-2.0.0', '-n', ns()]);

@@ -9,6 +9,7 @@ import { DEGRADED_INSIGHT_UID } from '../../../../controller/updates/insights.ts
 import {
   DISCOVERY_REFRESH_MS,
   FAILURE_RETRY_MS,
+  discoverInformer,
   QUERY_CONCURRENCY,
   REANALYZE_AFTER_MS,
   WAIT_RETRY_MS,
@@ -320,5 +321,44 @@ describe('reconcileUpdatePlan', () => {
     const result = await reconcileUpdatePlan({ plan: plan(), informers, now: T0, query });
     expect(peak).to.equal(QUERY_CONCURRENCY);
     expect(result.status.informers).to.have.length(10);
+  });
+});
+
+describe('discoverInformer (an informer on its own, without any UpdatePlan)', () => {
+  it('reads discovery of a new informer: its handlers, and Online True (Discovered) with a heartbeat', async () => {
+    const { query, discovered } = scripted({});
+    const r = await discoverInformer({ informer: informer('a'), now: T0, query });
+    expect(discovered).to.deep.equal(['a']);
+    expect(r.handlers).to.deep.equal(['updatePlanInsights', 'updateInsights']);
+    expect(findCondition(r.conditions, 'Online')).to.deep.include({ status: 'True', reason: 'Discovered', lastHeartbeatTime: T0 });
+    expect(r.requeueAfterMs).to.equal(DISCOVERY_REFRESH_MS);
+  });
+
+  it('does not read it again before DISCOVERY_REFRESH_MS, unless the informer changed', async () => {
+    const first = await discoverInformer({ informer: informer('a'), now: T0, query: scripted({}).query });
+    const again = scripted({});
+    const r = await discoverInformer({ informer: informer('a'), now: at(1000), query: again.query, discovery: first.discovery });
+    expect(again.discovered).to.have.length(0);
+    expect(r.requeueAfterMs).to.equal(DISCOVERY_REFRESH_MS - 1000);
+    await discoverInformer({ informer: informer('a', { generation: 2 }), now: at(1000), query: again.query, discovery: first.discovery });
+    expect(again.discovered).to.deep.equal(['a']);
+  });
+
+  it('a discovery that fails makes Online False with the seed\'s reason; a judged Online is otherwise left alone', async () => {
+    const refused = { error: 'GET https://a/…: connection failed: ECONNREFUSED', reason: 'ConnectionFailed' } as const;
+    const down = await discoverInformer({ informer: informer('a'), now: T0, query: scripted({}, { a: refused }).query });
+    expect(findCondition(down.conditions, 'Online')).to.include({ status: 'False', reason: 'Unreachable', message: `discovery: ${refused.error}` });
+    expect(down.requeueAfterMs).to.equal(FAILURE_RETRY_MS);
+    const judged = { ...informer('a'), status: { conditions: [{ type: 'Online', status: 'False' as const, reason: 'InformerUpdating', lastTransitionTime: T0 }] } };
+    const up = await discoverInformer({ informer: judged, now: at(1000), query: scripted({}).query });
+    expect(up.conditions).to.deep.equal(judged.status.conditions);
+  });
+
+  it('a disabled informer is not asked: Online Unknown (Disabled), its discovery forgotten', async () => {
+    const { query, discovered } = scripted({});
+    const r = await discoverInformer({ informer: informer('a', { enabled: false }), now: T0, query });
+    expect(discovered).to.have.length(0);
+    expect(r.discovery).to.equal(undefined);
+    expect(findCondition(r.conditions, 'Online')).to.include({ status: 'Unknown', reason: 'Disabled' });
   });
 });
