@@ -5,7 +5,7 @@
 // each informer's discovery said, by name) and read the cluster's identity (the
 // kube-system namespace's uid) for the requests.
 import { isDeepStrictEqual } from 'node:util';
-import type { Instance, OperatorVersion, UpdateInformer, UpdatePlan } from '../../shared/api/schema.ts';
+import type { InformerCondition, Instance, OperatorVersion, UpdateInformer, UpdatePlan } from '../../shared/api/schema.ts';
 import type { ObjectCache } from '../informer.ts';
 import { classifyApiError, type KubeClient } from '../kube.ts';
 import type { Logger } from '../log.ts';
@@ -13,6 +13,27 @@ import type { WorkerResult } from '../queue.ts';
 import { queryInformer } from './client.ts';
 import { discoverInformer, reconcileUpdatePlan, type DiscoveryRecord } from './reconciler.ts';
 import { needsUpgradeStatus, reconcileUpgradeStatus, upgradeRunOf } from './upgrades.ts';
+
+/**
+ * Runs the status writes of one reconcile: a conflict asks for a fresh evaluation, an
+ * object gone ends the work; otherwise come back after `requeueAfterMs` when given.
+ */
+async function persist(writes: () => Promise<void>, requeueAfterMs: number | undefined): Promise<WorkerResult> {
+  try {
+    await writes();
+  } catch (e) {
+    if (classifyApiError(e) === 'conflict') return { requeue: true };
+    if (classifyApiError(e) === 'notFound') return undefined;
+    throw e;
+  }
+  return requeueAfterMs === undefined ? undefined : { requeueAfterMs };
+}
+
+/** Writes an informer's conditions and handlers when they differ from what it has. */
+async function writeInformerStatus(kube: KubeClient, informer: UpdateInformer, conditions: InformerCondition[], handlers: string[] | undefined): Promise<void> {
+  const next = { ...informer.status, conditions, ...(handlers === undefined ? {} : { handlers }) };
+  if (!same(informer.status ?? {}, next)) await kube.replace({ ...informer, status: next }, { subresource: 'status' });
+}
 
 /** What the informers' discovery said, by informer name; shared by the workers. */
 export type DiscoveryStore = Map<string, DiscoveryRecord>;
@@ -89,23 +110,14 @@ export function updatePlanWorker(deps: UpdatePlanWorkerDeps): (key: string) => P
     });
     keepDiscovery(discovery, result.discovery, informers);
     const status = { ...result.status, observedGeneration: plan.metadata.generation };
-    try {
+    return persist(async () => {
       if (!same(plan.status, status)) await deps.kube.replace({ ...plan, status }, { subresource: 'status' });
       for (const informer of informers) {
         const name = informer.metadata.name ?? '';
         const conditions = result.informerConditions.get(name);
-        if (!conditions) continue;
-        const handlers = discovery.get(name)?.handlers ?? informer.status?.handlers;
-        const next = { ...informer.status, conditions, ...(handlers === undefined ? {} : { handlers }) };
-        if (same(informer.status ?? {}, next)) continue;
-        await deps.kube.replace({ ...informer, status: next }, { subresource: 'status' });
+        if (conditions) await writeInformerStatus(deps.kube, informer, conditions, discovery.get(name)?.handlers ?? informer.status?.handlers);
       }
-    } catch (e) {
-      if (classifyApiError(e) === 'conflict') return { requeue: true };
-      if (classifyApiError(e) === 'notFound') return;
-      throw e;
-    }
-    return result.requeueAfterMs === undefined ? undefined : { requeueAfterMs: result.requeueAfterMs };
+    }, result.requeueAfterMs);
   };
 }
 
@@ -149,16 +161,10 @@ export function upgradeStatusWorker(deps: UpgradeStatusWorkerDeps): (key: string
       ...(deps.pulseMs === undefined ? {} : { pulseMs: deps.pulseMs }),
     });
     keepDiscovery(discovery, result.discovery, informers);
-    if (result.updateStatus !== undefined && !same(instance.status?.updateStatus, result.updateStatus)) {
-      try {
-        await deps.kube.replace({ ...instance, status: { ...instance.status, updateStatus: result.updateStatus } }, { subresource: 'status' });
-      } catch (e) {
-        if (classifyApiError(e) === 'conflict') return { requeue: true };
-        if (classifyApiError(e) === 'notFound') return;
-        throw e;
-      }
-    }
-    return result.requeueAfterMs === undefined ? undefined : { requeueAfterMs: result.requeueAfterMs };
+    return persist(async () => {
+      if (result.updateStatus === undefined || same(instance.status?.updateStatus, result.updateStatus)) return;
+      await deps.kube.replace({ ...instance, status: { ...instance.status, updateStatus: result.updateStatus } }, { subresource: 'status' });
+    }, result.requeueAfterMs);
   };
 }
 
@@ -187,16 +193,6 @@ export function informerWorker(deps: InformerWorkerDeps): (key: string) => Promi
     const result = await discoverInformer({ informer, now: clock().toISOString(), query: queryInformer, discovery: deps.discovery.get(name) });
     if (result.discovery === undefined) deps.discovery.delete(name);
     else deps.discovery.set(name, result.discovery);
-    const next = { ...informer.status, conditions: result.conditions, ...(result.handlers === undefined ? {} : { handlers: result.handlers }) };
-    if (!same(informer.status ?? {}, next)) {
-      try {
-        await deps.kube.replace({ ...informer, status: next }, { subresource: 'status' });
-      } catch (e) {
-        if (classifyApiError(e) === 'conflict') return { requeue: true };
-        if (classifyApiError(e) === 'notFound') return;
-        throw e;
-      }
-    }
-    return result.requeueAfterMs === undefined ? undefined : { requeueAfterMs: result.requeueAfterMs };
+    return persist(() => writeInformerStatus(deps.kube, informer, result.conditions, result.handlers), result.requeueAfterMs);
   };
 }
