@@ -3,16 +3,19 @@
 // table, the one-line progress of a run, and an UpdatePlan's insights.
 import { formatDuration } from '../shared/time.ts';
 import { summarizeTree } from './tree.ts';
-import { isRisk, unacceptedRisks } from '../shared/updates/risks.ts';
+import { unacceptedRisks } from '../shared/insights.ts';
 import type {
   Condition,
   HistoryEntry,
+  Insight,
+  InsightResource,
   Instance,
   PlanState,
   PlanStatus,
   TargetState,
   UpdatePlan,
 } from '../shared/api/schema.ts';
+import { isAccepted, isOpenRisk } from '../shared/insights.ts';
 import { isRunning } from '../shared/plan/triggers.ts';
 
 export interface RenderOptions {
@@ -82,7 +85,27 @@ export function renderStatus(instance: Instance, plan: string, run: PlanStatus, 
     formatTime: (iso) => formatClock(iso, options),
     paintState: (state, label) => paintState(state, label, options.color),
   });
-  return [tree, ...statusNotes(instance, plan)].join('\n') + '\n';
+  return [tree, ...statusNotes(instance, plan), ...updateStatusLines(instance, plan, run, options)].join('\n') + '\n';
+}
+
+/** The informers' insights about this upgrade run (status.updateStatus, the seed's UpdateStatus). */
+function updateStatusLines(instance: Instance, plan: string, run: PlanStatus, options: RenderOptions): string[] {
+  const section = instance.status?.updateStatus;
+  if (section === undefined || section.plan !== plan || section.id !== run.id) return [];
+  const active = condition(section.conditions, 'UpdateActive');
+  const to = section.operatorVersion ? ` to ${section.operatorVersion}` : '';
+  const lines = [
+    `update status${to}: UpdateActive ${active?.status ?? 'Unknown'}${active?.reason ? ` (${active.reason})` : ''}${active?.message ? `: ${active.message}` : ''}`,
+  ];
+  for (const informer of section.informers ?? []) {
+    lines.push(`  informer ${informer.name}: ${informer.response}${informer.message ? `: ${informer.message}` : ''}`);
+    for (const i of informer.insights ?? []) {
+      const details = [describeScope(i.scope), describeRemediation(i, options)].filter((d) => d !== undefined);
+      const resolved = i.remediation?.resolved === true ? ' (resolved)' : '';
+      lines.push(`    ${i.uid} ${i.impact.level}: ${i.impact.summary}${resolved}${details.length > 0 ? ` [${details.join('; ')}]` : ''}`);
+    }
+  }
+  return lines;
 }
 
 function statusNotes(instance: Instance, plan: string): string[] {
@@ -187,8 +210,27 @@ export function renderHistory(rows: readonly HistoryEntry[], options: RenderOpti
   );
 }
 
-/** An UpdatePlan's analysis: the Analyzed condition, then each informer's insights with their acceptance. */
-export function renderPreChecks(plan: UpdatePlan): string {
+function describeScope(scope: Insight['scope']): string | undefined {
+  if (scope === undefined) return undefined;
+  const ref = (r: InsightResource) => `${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name}`;
+  const parts = [...(scope.workerPool ?? []).map((r) => `pool ${ref(r)}`), ...(scope.resources ?? []).map(ref)];
+  return `${scope.type}${parts.length > 0 ? `: ${parts.join(', ')}` : ''}`;
+}
+
+function describeRemediation(insight: Insight, options: Pick<RenderOptions, 'now' | 'utc'>): string | undefined {
+  const r = insight.remediation;
+  const parts = [
+    r?.reference,
+    r?.estimatedFinish === undefined ? undefined : `estimated finish ${formatClock(r.estimatedFinish, options)}`,
+  ].filter((p): p is string => p !== undefined && p !== '');
+  return parts.length > 0 ? parts.join('; ') : undefined;
+}
+
+/**
+ * An UpdatePlan's analysis: the Analyzed condition, then each informer's findings and
+ * insights — level, whether it blocks the upgrade, summary, scope and remediation.
+ */
+export function renderPreChecks(plan: UpdatePlan, options: Pick<RenderOptions, 'now' | 'utc'>): string {
   const out: string[] = [];
   const name = plan.metadata.name ?? '';
   const analyzed = condition(plan.status?.conditions, 'Analyzed');
@@ -196,31 +238,36 @@ export function renderPreChecks(plan: UpdatePlan): string {
     `UpdatePlan ${name} (target ${plan.spec.targetRelease}): Analyzed ${analyzed?.status ?? 'Unknown'}` +
       `${analyzed?.reason ? ` (${analyzed.reason})` : ''}${analyzed?.message ? `: ${analyzed.message}` : ''}`,
   );
-  const accepted = new Set((plan.spec.acceptedInsights ?? []).filter((a) => a.accepted).map((a) => `${a.updateInformer}\n${a.uid}`));
   const informers = plan.status?.informers ?? [];
   if (informers.length === 0) out.push('no informer has reported on this target');
   for (const informer of informers) {
     out.push('');
     out.push(`informer ${informer.name}: ${informer.response}${informer.message ? `: ${informer.message}` : ''}`);
+    for (const finding of informer.findings ?? []) out.push(`  finding: ${finding}`);
     const insights = informer.insights ?? [];
     if (insights.length === 0) {
       out.push('  no insights');
       continue;
     }
     const rows = insights.map((i) => {
-      const isAccepted = accepted.has(`${informer.name}\n${i.uid}`);
-      const risk = isRisk(i);
-      const acceptance = isAccepted ? 'yes' : risk ? 'no' : '-';
+      const blocks = !isOpenRisk(i) ? 'no' : isAccepted(plan.spec.acceptedInsights, informer.name, i) ? 'accepted' : 'yes';
+      const level = i.impact.reportedLevel ? `${i.impact.level} (${i.impact.reportedLevel})` : i.impact.level;
       const summary = `${i.impact.summary}${i.remediation?.resolved === true ? ' (resolved)' : ''}`;
-      return [i.uid, i.impact.level, acceptance, summary];
+      return [i.uid, level, blocks, summary];
     });
-    out.push(...table(['UID', 'LEVEL', 'ACCEPTED', 'SUMMARY'], rows).trimEnd().split('\n').map((l) => `  ${l}`));
+    out.push(...table(['UID', 'LEVEL', 'BLOCKS', 'SUMMARY'], rows).trimEnd().split('\n').map((l) => `  ${l}`));
+    for (const i of insights) {
+      const scope = describeScope(i.scope);
+      const remediation = describeRemediation(i, options);
+      if (scope !== undefined) out.push(`  ${i.uid} scope: ${scope}`);
+      if (remediation !== undefined) out.push(`  ${i.uid} remediation: ${remediation}`);
+    }
   }
   out.push('');
   const pending = unacceptedRisks(plan).map((r) => `${r.informer}/${r.insight.uid} (${r.insight.impact.level})`);
   out.push(
     pending.length === 0
-      ? 'every unresolved insight of level warning or above is accepted'
+      ? 'no insight blocks the upgrade: every unresolved risk is accepted'
       : `${pending.length} ${pending.length === 1 ? 'insight needs' : 'insights need'} acceptance before the upgrade: ${pending.join(', ')}`,
   );
   return out.join('\n') + '\n';

@@ -14,8 +14,10 @@ import { createLogger, errorFields } from './log.ts';
 import { createControllerMetrics } from './metrics.ts';
 import { WorkQueue } from '../shared/kube/queue.ts';
 import { Reservations } from './updates/reservations.ts';
-import { updatePlanWorker } from './updates/worker.ts';
 import { LABEL_INSTANCE } from '../shared/api/names.ts';
+import { DEFAULT_WAIT_BOUND_MS } from './updates/reconciler.ts';
+import { needsUpgradeStatus } from './updates/upgrades.ts';
+import { informerWorker, updatePlanWorker, upgradeStatusWorker, type DiscoveryStore } from './updates/worker.ts';
 
 
 function readConfig(argv: string[], env: NodeJS.ProcessEnv) {
@@ -39,6 +41,7 @@ function readConfig(argv: string[], env: NodeJS.ProcessEnv) {
       'no-impersonation': { type: 'boolean' },
       'allow-cross-namespace': { type: 'boolean' },
       'allow-cluster-scoped': { type: 'boolean' },
+      'informer-wait-bound-seconds': { type: 'string' },
     },
   });
   const num = (name: string, raw: string | undefined, def: number) => {
@@ -69,6 +72,8 @@ function readConfig(argv: string[], env: NodeJS.ProcessEnv) {
       allowCrossNamespace: values['allow-cross-namespace'] ?? false,
       allowClusterScoped: values['allow-cluster-scoped'] ?? false,
     } satisfies TenancyPolicy,
+    /** How long an UpdateInformer's Wait is honoured before it counts as degraded. */
+    informerWaitBoundMs: 1000 * num('informer-wait-bound-seconds', values['informer-wait-bound-seconds'], DEFAULT_WAIT_BOUND_MS / 1000),
   };
 }
 
@@ -133,12 +138,33 @@ async function main(): Promise<void> {
   const wakeAllPlans = () => {
     for (const p of updatePlans.list()) enqueuePlan(p);
   };
-  updateInformers.onAdd(wakeAllPlans);
+  // What each informer's discovery said, shared by the workers that ask informers.
+  const discovery: DiscoveryStore = new Map();
+  const informerQueue = new WorkQueue({ name: 'updateinformers', concurrency: 2, logger, metrics });
+  const enqueueInformer = (i: KubeObjectLike) => informerQueue.add(objectKey(i));
+  updateInformers.onAdd((i) => {
+    enqueueInformer(i);
+    wakeAllPlans();
+  });
   updateInformers.onUpdate((o, cur) => {
     // Our own Online-condition writes must not re-query every informer.
-    if (JSON.stringify(o.spec) !== JSON.stringify(cur.spec) || o.metadata.deletionTimestamp !== cur.metadata.deletionTimestamp) wakeAllPlans();
+    if (JSON.stringify(o.spec) !== JSON.stringify(cur.spec) || o.metadata.deletionTimestamp !== cur.metadata.deletionTimestamp) {
+      enqueueInformer(cur);
+      wakeAllPlans();
+    }
   });
-  updateInformers.onDelete(wakeAllPlans);
+  updateInformers.onDelete((i) => {
+    enqueueInformer(i);
+    wakeAllPlans();
+  });
+
+  // An Instance whose upgrade runs: its informers' updateInsights go into status.updateStatus.
+  const upgradeQueue = new WorkQueue({ name: 'upgrades', concurrency: 2, logger, metrics });
+  const enqueueUpgrade = (inst: Instance) => {
+    if (needsUpgradeStatus(inst)) upgradeQueue.add(objectKey(inst));
+  };
+  instances.onAdd(enqueueUpgrade);
+  instances.onUpdate((_o, cur) => enqueueUpgrade(cur));
 
   let leading = false;
   const http = createServer((req, res) => {
@@ -175,7 +201,11 @@ async function main(): Promise<void> {
       pulses: config.pulses,
       signal,
     });
-    for (const inst of instances.list()) enqueue(inst);
+    for (const inst of instances.list()) {
+      enqueue(inst);
+      enqueueUpgrade(inst);
+    }
+    for (const i of updateInformers.list()) enqueueInformer(i);
     wakeAllPlans();
     reservations.sweep(updatePlans.list(), new Date().toISOString()).then(
       (n) => n > 0 && logger.info({ released: n }, 'released orphaned UpdatePlan reservations'),
@@ -183,10 +213,25 @@ async function main(): Promise<void> {
     );
     const running = [
       queue.run((key) => reconciler.reconcile(key)),
-      planQueue.run(updatePlanWorker({ kube, updatePlans, updateInformers, operatorVersions, logger })),
+      planQueue.run(
+        updatePlanWorker({ kube, updatePlans, updateInformers, operatorVersions, instances, discovery, logger, waitBoundMs: config.informerWaitBoundMs }),
+      ),
+      upgradeQueue.run(
+        upgradeStatusWorker({
+          kube,
+          instances,
+          updateInformers,
+          operatorVersions,
+          discovery,
+          logger,
+          waitBoundMs: config.informerWaitBoundMs,
+          pulseMs: config.pulses.notReadyMs,
+        }),
+      ),
+      informerQueue.run(informerWorker({ kube, updateInformers, discovery, logger })),
     ];
     await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-    await Promise.all([queue.shutDown(), planQueue.shutDown()]);
+    await Promise.all([queue.shutDown(), planQueue.shutDown(), upgradeQueue.shutDown(), informerQueue.shutDown()]);
     await Promise.all(running);
     leading = false;
   };

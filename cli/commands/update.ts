@@ -3,7 +3,7 @@
 // (condition Analyzed True or False for its current generation), lists their insights and,
 // when asked, accepts them in spec.acceptedInsights (the webhook checks each was reported).
 import { classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
-import { unacceptedRisks as openRisks } from '../../shared/updates/risks.ts';
+import { covers, scopeDigest, unacceptedRisks as openRisks } from '../../shared/insights.ts';
 import { API_VERSION, type AcceptedInsight, type UpdatePlan } from '../../shared/api/schema.ts';
 import { CONNECTION_HELP, PROGRAM, parseDuration, parseVerb, required, usageError, defineVerb } from '../args.ts';
 import { connect, type Connection } from '../connect.ts';
@@ -24,8 +24,12 @@ const preChecksVerb = defineVerb({
     timeout: { type: 'string' },
   },
   help: `Analyse an upgrade before it happens: find (or create) the UpdatePlan for the target
-OperatorVersion, wait until every UpdateInformer has answered, and list their insights.
-An upgrade needs every unresolved insight of level warning or above accepted.
+OperatorVersion, wait until every UpdateInformer has had its say, and list their insights:
+level, summary, scope, remediation and whether each one blocks the upgrade. An upgrade
+needs every unresolved insight of level warning or above (or of a level planwarden does
+not know) accepted; a degraded informer is such an insight too (uid
+planwarden.dev/informer-degraded). An acceptance holds for the insight's scope: an
+informer that reports the uid again with another scope needs a new acceptance.
 
 Usage:
   ${PROGRAM} update pre-checks --target OPERATORVERSION [--accept UID...] [--accept-all] [--timeout DURATION]
@@ -37,8 +41,8 @@ Examples:
 
 Flags:
       --target NAME          the OperatorVersion to upgrade to (the UpdatePlan's spec.targetRelease; required)
-      --accept UID...        accept these insights (by uid; the informer is looked up in status)
-      --accept-all           accept every unresolved insight of level warning or above
+      --accept UID...        accept these insights (by uid; informer and scope are looked up in status)
+      --accept-all           accept every unresolved insight that blocks the upgrade
       --timeout DURATION     give up waiting for the analysis after this long (default ${DEFAULT_TIMEOUT})
 ${CONNECTION_HELP}
 
@@ -85,7 +89,7 @@ export async function updatePreChecks(args: string[], io: CliIO): Promise<ExitCo
   const analysed = await awaitAnalysis(conn, io, found.plan, timeoutMs);
   let plan = analysed.plan;
   if (!analysed.done) {
-    io.stdout.write(renderPreChecks(plan));
+    io.stdout.write(renderPreChecks(plan, { now: io.now() }));
     io.stderr.write(`error: timed out after ${Math.round(timeoutMs / 1000)}s waiting for the informers to analyse target ${target}\n`);
     return EXIT.timeout;
   }
@@ -101,7 +105,7 @@ export async function updatePreChecks(args: string[], io: CliIO): Promise<ExitCo
         : `accepted ${result.added.length} ${result.added.length === 1 ? 'insight' : 'insights'}: ${result.added.map((a) => `${a.updateInformer}/${a.uid}`).join(', ')}\n`,
     );
   }
-  io.stdout.write(renderPreChecks(plan));
+  io.stdout.write(renderPreChecks(plan, { now: io.now() }));
   return condition(plan.status?.conditions, 'Analyzed')?.status === 'False' ? EXIT.failed : EXIT.ok;
 }
 
@@ -153,38 +157,54 @@ async function awaitAnalysis(conn: Connection, io: CliIO, plan: UpdatePlan, time
   }
 }
 
-type Pair = Pick<AcceptedInsight, 'updateInformer' | 'uid'>;
-const key = (p: Pair) => JSON.stringify([p.updateInformer, p.uid]);
+type Pair = Pick<AcceptedInsight, 'updateInformer' | 'uid' | 'scopeDigest'>;
+const key = (p: Pair) => JSON.stringify([p.updateInformer, p.uid, p.scopeDigest ?? '']);
 
-/** Unresolved insights of level warning or above not accepted yet. */
+/** Unresolved insights that block the upgrade and are not accepted yet, each with its scope's digest. */
 export function unacceptedRisks(plan: UpdatePlan): Pair[] {
-  return openRisks(plan).map((r) => ({ updateInformer: r.informer, uid: r.insight.uid }));
+  return openRisks(plan).map((r) => ({ updateInformer: r.informer, uid: r.insight.uid, scopeDigest: scopeDigest(r.insight.scope) }));
 }
 
-/** The (informer, uid) pairs reporting each of `uids`; an uid no informer reported is an error. */
+/**
+ * The insights reporting each of `uids`, under every informer and scope that reported it
+ * (unresolved ones; resolved ones only when nothing else carries the uid); an uid no
+ * informer reported is an error.
+ */
 export function insightsByUid(plan: UpdatePlan, uids: readonly string[]): Pair[] {
   const informers = plan.status?.informers ?? [];
   return [...new Set(uids)].flatMap((uid) => {
-    const pairs = informers.filter((inf) => (inf.insights ?? []).some((i) => i.uid === uid)).map((inf) => ({ updateInformer: inf.name, uid }));
-    if (pairs.length === 0) {
+    const found = informers.flatMap((inf) =>
+      (inf.insights ?? []).filter((i) => i.uid === uid).map((i) => ({ informer: inf.name, insight: i })),
+    );
+    if (found.length === 0) {
       const reported = [...new Set(informers.flatMap((inf) => (inf.insights ?? []).map((i) => i.uid)))];
       throw new CliError(
         `insight ${uid} was not reported by any informer of UpdatePlan ${plan.metadata.name ?? ''}${reported.length ? ` (reported: ${reported.join(', ')})` : ' (no insights reported)'}`,
       );
     }
-    return pairs;
+    const live = found.filter((f) => f.insight.remediation?.resolved !== true);
+    const pairs = (live.length > 0 ? live : found).map((f) => ({ updateInformer: f.informer, uid, scopeDigest: scopeDigest(f.insight.scope) }));
+    return [...new Map(pairs.map((p) => [key(p), p])).values()];
   });
 }
 
-/** spec.acceptedInsights with `pairs` accepted; undefined when nothing changes. */
+/**
+ * spec.acceptedInsights with `pairs` accepted, and the pairs that were not accepted before.
+ * The webhook keeps one entry per (informer, uid): an entry given for another scope of the
+ * uid (an insight since resolved) is rebound to the scope accepted now.
+ */
 export function withAccepted(current: readonly AcceptedInsight[] | undefined, pairs: readonly Pair[]): { list: AcceptedInsight[]; added: Pair[] } {
   const list = (current ?? []).map((a) => ({ ...a }));
   const added: Pair[] = [];
   for (const pair of pairs) {
-    const entry = list.find((a) => key(a) === key(pair));
-    if (entry?.accepted) continue;
-    if (entry) entry.accepted = true;
-    else list.push({ ...pair, accepted: true });
+    if (list.some((a) => covers(a, pair.updateInformer, pair.uid, pair.scopeDigest))) continue;
+    const entry = list.find((a) => a.updateInformer === pair.updateInformer && a.uid === pair.uid);
+    if (entry) {
+      entry.accepted = true;
+      if (pair.scopeDigest !== undefined) entry.scopeDigest = pair.scopeDigest;
+    } else {
+      list.push({ ...pair, accepted: true });
+    }
     added.push(pair);
   }
   return { list, added };

@@ -8,15 +8,8 @@
 import { request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { UpdateInformerSpec } from '../../shared/api/schema.ts';
-import {
-  HOOK_PATHS,
-  informerEndpoint,
-  parseDiscoveryResponse,
-  parseInformerResponse,
-  type DiscoveryResponse,
-  type HookKind,
-  type ParsedResponse,
-} from './insights.ts';
+import { parseDiscoveryResponse, parseInformerResponse, type DiscoveryResponse, type ParsedResponse } from './answers.ts';
+import { HOOK_PATHS, informerEndpoint, type HookKind } from './insights.ts';
 
 export const DEFAULT_TIMEOUT_MS = 5000;
 export const MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -53,12 +46,12 @@ export interface QueryOptions {
 
 export type AnswerOf<K extends HookKind> = K extends 'discovery' ? DiscoveryResponse : ParsedResponse;
 
-/** What the reconciler needs: an insights query (queryInformer is one). */
-export type InsightsQuery = (
+/** What the reconcilers need: a query of any hook (queryInformer is one). */
+export type InformerQuery = <K extends HookKind>(
   spec: UpdateInformerSpec,
-  request: InformerRequest<'updatePlanInsights' | 'updateInsights'>,
+  request: InformerRequest<K>,
   options?: QueryOptions,
-) => Promise<ParsedResponse | QueryError>;
+) => Promise<AnswerOf<K> | QueryError>;
 
 type Exchange = { status: number; text: string } | Required<QueryError>;
 
@@ -178,7 +171,8 @@ export async function queryInformer<K extends HookKind>(
   } catch (err) {
     return { error: `${label}: the answer is not JSON (${(err as Error).message})`, reason: 'InvalidResponse' };
   }
-  const parsed = request.kind === 'discovery' ? parseDiscoveryResponse(json) : parseInformerResponse(json);
+  const parsed =
+    request.kind === 'discovery' ? parseDiscoveryResponse(json) : parseInformerResponse(json, new Date().toISOString());
   if ('error' in parsed) return { error: `${label}: ${parsed.error}`, reason: 'InvalidResponse' };
   return parsed as AnswerOf<K>;
 }

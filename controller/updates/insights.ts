@@ -1,35 +1,32 @@
 // The pure half of UpdateInformer support (OpenShift pre-checks): where an informer lives,
-// what a well-formed answer is, how an answer folds into UpdatePlan.status, and the
-// UpdatePlan's Analyzed and RisksAccepted conditions. No I/O; `now` is always an argument.
+// what planwarden asks it, how its answers fold into UpdatePlan.status, and the UpdatePlan's
+// Analyzed and RisksAccepted conditions. Answers are parsed in answers.ts. No I/O; `now` is
+// always an argument.
 //
 // Choices where SPEC and the seed are silent:
 // - Endpoints: clientConfig names exactly one of `url` and `service`. A url must be https,
 //   except plain http to a loopback host (an informer sidecar in the controller's pod); it
 //   may carry a base path but no user info, query or fragment (as admission webhooks). A
 //   service is reached at https://<name>.<namespace>.svc:<port, default 443><path>.
-// - Answers are validated strictly: a field of the wrong type, a missing required field, an
-//   unknown impact level, a malformed date-time or a uid reported twice makes the whole
-//   answer invalid (named in the error), because status must stay writable (the apiserver
-//   checks enums and date-times) and insight identity must stay unambiguous. Fields this
-//   version does not know are dropped, like the apiserver's pruning would.
-// - Success replaces the insights. An insight reported before and missing now is kept,
-//   marked `remediation.resolved: true` (the seed: "if a UUID stops being reported, it is
-//   assumed to have been resolved"), so an acceptance of it still names a reported insight
-//   and the administrator sees what went away. At most MAX_RESOLVED_KEPT resolved-by-absence
-//   insights are kept per informer, the most recently resolved first; older ones drop off.
-// - Failure keeps the previous insights and adds (by uid) the insights the Failure carries
-//   (the seed: a Failure "should include an insight stanza explaining the problem"); the next
-//   Success resolves those like any other. Wait keeps the previous insights and ignores any
-//   it carries (they describe data still being built).
-// - Analyzed: False (a failed informer) wins over Unknown (an informer still to answer),
-//   which wins over True. An informer without `spec.enabled` counts as enabled; a disabled
-//   or deleted informer has no say. RisksAccepted judges every insight in status (the
-//   reconciler keeps only enabled informers there), as the Instance webhook does; it says
-//   nothing about completeness — that is Analyzed's job, and an upgrade needs both.
-import { IMPACT_LEVELS, INFORMER_RESPONSES } from '../../shared/api/schema.ts';
+// - Identity (the seed): informer + scope + uid (shared/insights.ts). Success replaces the
+//   insights; one reported before and missing now — by that identity — is kept, marked
+//   `remediation.resolved: true` ("if a UUID stops being reported, it is assumed to have
+//   been resolved"), so an acceptance of it still names a reported insight and the
+//   administrator sees what went away. At most MAX_RESOLVED_KEPT are kept per informer.
+// - A degraded informer is a risk like any other (the seed: "a Degraded UpdateInformer would
+//   manifest as another risk that administrators should fix or accept"): a Failure, an
+//   answer that is not one, a query that got none, findings in an answer, or Wait for
+//   longer than the Wait bound add the insight DEGRADED_INSIGHT_UID (level error, scope the
+//   UpdateInformer) with the findings; it is resolved by the next clean Success.
+// - Failure keeps the previous insights and adds (by identity) those the Failure carries
+//   (the seed: a Failure "should include an insight stanza explaining the problem"). Wait
+//   keeps the previous insights and ignores any it carries (data still being built).
+// - Analyzed is True once every enabled informer has had its say — an answer, or a
+//   degradation recorded as a risk — Unknown while one is still to answer or answers Wait
+//   within the bound. RisksAccepted judges every insight in status (the reconciler keeps
+//   only enabled informers there), as the Instance webhook does.
 import type {
   Condition,
-  InformerResponse,
   InformerStatus,
   Insight,
   OperatorVersion,
@@ -37,8 +34,11 @@ import type {
   UpdateInformerSpec,
   UpdatePlan,
 } from '../../shared/api/schema.ts';
-import { risksOf, unacceptedRisks } from '../../shared/updates/risks.ts';
 import { setCondition } from '../../shared/conditions/conditions.ts';
+import { insightIdentity, risksOf, unacceptedRisks } from '../../shared/insights.ts';
+import type { ParsedResponse } from './answers.ts';
+
+export { RISK_LEVELS } from '../../shared/insights.ts';
 
 /** The API version of the informer protocol (request and response bodies, URL prefix). */
 export const HOOKS_API_VERSION = 'hooks.planwarden.dev/v1alpha1';
@@ -53,30 +53,15 @@ export const HOOK_PATHS: Readonly<Record<HookKind, string>> = {
   updateInsights: `/${HOOKS_API_VERSION}/updateInsights`,
 };
 
-/** Insight levels an upgrade needs accepted (OpenShift: "warning or above"); as the Instance webhook. */
-
+/** The uid of the insight that says an informer is degraded (see the module comment). */
+export const DEGRADED_INSIGHT_UID = 'planwarden.dev/informer-degraded';
 /** Insights resolved by absence kept per informer (see the module comment). */
 export const MAX_RESOLVED_KEPT = 50;
-/** Insights one answer may carry: status has to fit in an object. */
-export const MAX_INSIGHTS_PER_ANSWER = 250;
+/** Findings kept per informer entry (the schema's maxItems). */
+export const MAX_FINDINGS = 20;
 /** Pending risks named in RisksAccepted's message. */
 const LISTED_RISKS_MAX = 3;
-
-/** A well-formed insights answer (updatePlanInsights or updateInsights). */
-export interface ParsedResponse {
-  response: InformerResponse;
-  message?: string;
-  insights: Insight[];
-}
-
-/** A well-formed discovery answer: the hooks the informer serves. */
-export interface DiscoveryResponse {
-  handlers: string[];
-}
-
-export interface InvalidResponse {
-  error: string;
-}
+const SUMMARY_MAX = 200;
 
 // --- endpoints ---
 
@@ -155,185 +140,12 @@ export function informerEndpoint(spec: UpdateInformerSpec, path: string): Inform
   return { url: `${base.origin}${basePath}${path}`, ...ca };
 }
 
-// --- answers ---
+// --- request bodies ---
 
-/** A validation failure found while walking an answer; its message names the JSON path. */
-class Malformed extends Error {}
-
-type Json = Record<string, unknown>;
-
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : `${typeof value} ${JSON.stringify(value)}`;
-}
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function object(value: unknown, path: string): Json {
-  if (!isObject(value)) throw new Malformed(`${path} must be an object, got ${describe(value)}`);
-  return value;
-}
-
-function optionalString(parent: Json, key: string, path: string): string | undefined {
-  const value = parent[key];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string') throw new Malformed(`${path}.${key} must be a string, got ${describe(value)}`);
-  return value;
-}
-
-function requiredString(parent: Json, key: string, path: string): string {
-  const value = optionalString(parent, key, path);
-  if (value === undefined || value === '') throw new Malformed(`${path}.${key} is required (a non-empty string)`);
-  return value;
-}
-
-function optionalDateTime(parent: Json, key: string, path: string): string | undefined {
-  const value = optionalString(parent, key, path);
-  if (value === undefined) return undefined;
-  if (!RFC3339.test(value) || Number.isNaN(Date.parse(value))) {
-    throw new Malformed(`${path}.${key} must be an RFC 3339 date-time, got ${JSON.stringify(value)}`);
-  }
-  return value;
-}
-
-function optionalBoolean(parent: Json, key: string, path: string): boolean | undefined {
-  const value = parent[key];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'boolean') throw new Malformed(`${path}.${key} must be a boolean, got ${describe(value)}`);
-  return value;
-}
-
-function optionalArray(parent: Json, key: string, path: string): unknown[] | undefined {
-  const value = parent[key];
-  if (value === undefined) return undefined;
-  if (!Array.isArray(value)) throw new Malformed(`${path}.${key} must be an array, got ${describe(value)}`);
-  return value as unknown[];
-}
-
-function oneOf<V extends readonly string[]>(parent: Json, key: string, path: string, values: V): V[number] {
-  const value = parent[key];
-  if (typeof value !== 'string' || !values.includes(value)) {
-    const got = value === undefined ? 'nothing' : describe(value);
-    throw new Malformed(`${path}.${key} must be one of ${values.join(', ')}, got ${got}`);
-  }
-  return value;
-}
-
-/** Copies the defined entries only, so a parsed value never carries `key: undefined`. */
+/** Copies the defined entries only, so a body never carries `key: undefined`. */
 function compact<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
-
-function checkEnvelope(body: Json, kinds: readonly string[]): void {
-  const apiVersion = optionalString(body, 'apiVersion', 'body');
-  if (apiVersion !== undefined && apiVersion !== HOOKS_API_VERSION) {
-    throw new Malformed(`body.apiVersion must be ${HOOKS_API_VERSION}, got ${JSON.stringify(apiVersion)}`);
-  }
-  const kind = optionalString(body, 'kind', 'body');
-  if (kind !== undefined && !kinds.includes(kind)) {
-    throw new Malformed(`body.kind must be one of ${kinds.join(', ')}, got ${JSON.stringify(kind)}`);
-  }
-}
-
-function parseInsight(value: unknown, path: string): Insight {
-  const raw = object(value, path);
-  const uid = requiredString(raw, 'uid', path);
-  let scope: Insight['scope'];
-  if (raw.scope !== undefined) {
-    const rawScope = object(raw.scope, `${path}.scope`);
-    const resources = optionalArray(rawScope, 'resources', `${path}.scope`)?.map((r, i) => {
-      const at = `${path}.scope.resources[${i}]`;
-      const res = object(r, at);
-      return compact({
-        group: optionalString(res, 'group', at),
-        kind: requiredString(res, 'kind', at),
-        namespace: optionalString(res, 'namespace', at),
-        name: requiredString(res, 'name', at),
-      });
-    });
-    scope = compact({ type: requiredString(rawScope, 'type', `${path}.scope`), resources });
-  }
-  const rawImpact = object(raw.impact, `${path}.impact`);
-  const impact = compact({
-    level: oneOf(rawImpact, 'level', `${path}.impact`, IMPACT_LEVELS),
-    type: optionalString(rawImpact, 'type', `${path}.impact`),
-    summary: requiredString(rawImpact, 'summary', `${path}.impact`),
-    description: optionalString(rawImpact, 'description', `${path}.impact`),
-  });
-  let remediation: Insight['remediation'];
-  if (raw.remediation !== undefined) {
-    const rawRemediation = object(raw.remediation, `${path}.remediation`);
-    remediation = compact({
-      reference: optionalString(rawRemediation, 'reference', `${path}.remediation`),
-      resolved: optionalBoolean(rawRemediation, 'resolved', `${path}.remediation`),
-      estimatedFinish: optionalDateTime(rawRemediation, 'estimatedFinish', `${path}.remediation`),
-    });
-  }
-  return compact({ uid, acquisitionTime: optionalDateTime(raw, 'acquisitionTime', path), scope, impact, remediation });
-}
-
-function parseOrExplain<T>(parse: () => T): T | InvalidResponse {
-  try {
-    return parse();
-  } catch (err) {
-    if (err instanceof Malformed) return { error: `malformed informer answer: ${err.message}` };
-    throw err;
-  }
-}
-
-/**
- * An informer's insights answer (`{status: {response, message?}, spec?: {insights?: [...]}}`,
- * the seed's UpdateInsightsResponse), validated field by field; or the first thing wrong
- * with it. Never throws.
- */
-export function parseInformerResponse(body: unknown): ParsedResponse | InvalidResponse {
-  return parseOrExplain(() => {
-    const root = object(body, 'body');
-    checkEnvelope(root, ['UpdateInsightsResponse', 'UpdatePlanInsightsResponse']);
-    const status = object(root.status, 'body.status');
-    const response = oneOf(status, 'response', 'body.status', INFORMER_RESPONSES);
-    const message = optionalString(status, 'message', 'body.status');
-    const spec = root.spec === undefined ? {} : object(root.spec, 'body.spec');
-    const rawInsights = optionalArray(spec, 'insights', 'body.spec') ?? [];
-    if (rawInsights.length > MAX_INSIGHTS_PER_ANSWER) {
-      throw new Malformed(`body.spec.insights holds ${rawInsights.length} insights, more than ${MAX_INSIGHTS_PER_ANSWER}`);
-    }
-    const insights = rawInsights.map((raw, i) => parseInsight(raw, `body.spec.insights[${i}]`));
-    const seen = new Set<string>();
-    for (const [i, insight] of insights.entries()) {
-      if (seen.has(insight.uid)) {
-        throw new Malformed(`body.spec.insights[${i}].uid "${insight.uid}" is reported twice (uids identify insights)`);
-      }
-      seen.add(insight.uid);
-    }
-    return compact({ response, message, insights });
-  });
-}
-
-/** An informer's discovery answer (`{handlers: ["updatePlanInsights", …]}`); or what is wrong with it. */
-export function parseDiscoveryResponse(body: unknown): DiscoveryResponse | InvalidResponse {
-  return parseOrExplain(() => {
-    const root = object(body, 'body');
-    checkEnvelope(root, ['DiscoveryResponse']);
-    const handlers = optionalArray(root, 'handlers', 'body');
-    if (handlers === undefined) throw new Malformed('body.handlers is required (an array of hook names)');
-    return {
-      handlers: handlers.map((h, i) => {
-        if (typeof h !== 'string' || h === '') {
-          throw new Malformed(`body.handlers[${i}] must be a non-empty string, got ${describe(h)}`);
-        }
-        return h;
-      }),
-    };
-  });
-}
-
-// --- request bodies ---
 
 function versionRef(ov: OperatorVersion | undefined) {
   return ov === undefined
@@ -341,15 +153,32 @@ function versionRef(ov: OperatorVersion | undefined) {
     : compact({ name: ov.metadata.name ?? '', namespace: ov.metadata.namespace, version: ov.spec.version });
 }
 
-/** The body of POST updatePlanInsights: which plan, which target, and the versions involved when known. */
-export function updatePlanInsightsRequest(
-  plan: UpdatePlan,
-  versions: { current?: OperatorVersion; target?: OperatorVersion } = {},
-) {
+/** What every request says besides its subject (the seed's UpdateInsightsRequest). */
+export interface RequestContext {
+  /** The cluster's identity: the uid of the kube-system namespace, when readable. */
+  clusterID?: string;
+  current?: OperatorVersion;
+  target?: OperatorVersion;
+  /** The seed's suggestion that the informer check for updates of its own software. */
+  informerUpdate: boolean;
+}
+
+function commonFields(context: RequestContext) {
+  return {
+    clusterID: context.clusterID,
+    currentOperatorVersion: versionRef(context.current),
+    targetOperatorVersion: versionRef(context.target),
+    informerUpdate: context.informerUpdate,
+  };
+}
+
+/** The body of POST updatePlanInsights: which plan, which target, the versions involved when known. */
+export function updatePlanInsightsRequest(plan: UpdatePlan, context: RequestContext) {
   return {
     apiVersion: HOOKS_API_VERSION,
     kind: 'UpdatePlanInsightsRequest',
     spec: compact({
+      ...commonFields(context),
       updatePlan: compact({
         namespace: plan.metadata.namespace,
         name: plan.metadata.name,
@@ -357,25 +186,21 @@ export function updatePlanInsightsRequest(
         generation: plan.metadata.generation,
       }),
       targetRelease: plan.spec.targetRelease,
-      currentOperatorVersion: versionRef(versions.current),
-      targetOperatorVersion: versionRef(versions.target),
     }),
   };
 }
 
 /** The body of POST updateInsights, asked while an upgrade plan runs on an Instance. */
-export function updateInsightsRequest(input: {
-  instance: { namespace?: string; name?: string; uid?: string };
-  current?: OperatorVersion;
-  target?: OperatorVersion;
-}) {
+export function updateInsightsRequest(
+  instance: { namespace?: string; name?: string; uid?: string; plan?: string },
+  context: RequestContext,
+) {
   return {
     apiVersion: HOOKS_API_VERSION,
     kind: 'UpdateInsightsRequest',
     spec: compact({
-      instance: compact({ namespace: input.instance.namespace, name: input.instance.name, uid: input.instance.uid }),
-      currentOperatorVersion: versionRef(input.current),
-      targetOperatorVersion: versionRef(input.target),
+      ...commonFields(context),
+      instance: compact({ namespace: instance.namespace, name: instance.name, uid: instance.uid, plan: instance.plan }),
     }),
   };
 }
@@ -386,37 +211,108 @@ function markResolved(insight: Insight): Insight {
   return { ...insight, remediation: { ...insight.remediation, resolved: true } };
 }
 
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** The insight that makes a degraded informer a risk to fix or accept. */
+export function degradedInsight(informer: string, findings: readonly string[], acquisitionTime: string): Insight {
+  const more = findings.length > 1 ? ` (and ${findings.length - 1} more)` : '';
+  return {
+    uid: DEGRADED_INSIGHT_UID,
+    acquisitionTime,
+    scope: { type: 'UpdateInformer', resources: [{ group: 'planwarden.dev', kind: 'UpdateInformer', name: informer }] },
+    impact: {
+      level: 'error',
+      type: 'informer-degraded',
+      summary: clip(`informer ${informer} is degraded, its insights may be incomplete: ${findings[0] ?? 'no details'}${more}`, SUMMARY_MAX),
+      description: findings.join('\n'),
+    },
+    remediation: { reference: `kubectl get updateinformer ${informer} -o yaml`, resolved: false },
+  };
+}
+
+/** What one round learned from an informer: an answer, or why there is none. */
+export type InformerOutcome = ParsedResponse | { error: string };
+
+export interface MergeOptions {
+  /** How long Wait is honoured before the informer counts as degraded. */
+  waitBoundMs: number;
+  /** Findings from before the answer (e.g. a failed discovery). */
+  findings?: readonly string[];
+}
+
+function describeBound(ms: number): string {
+  return ms % 60_000 === 0 ? `${ms / 60_000}m` : `${Math.round(ms / 1000)}s`;
+}
+
 /**
- * The informer's entry in UpdatePlan.status.informers after `response`, given its
- * previous entry (see the module comment for what each response does to the insights).
+ * The informer's entry in UpdatePlan.status.informers after `outcome`, given its previous
+ * entry (see the module comment for what each response does to the insights).
  */
 export function mergeInformerResponse(
   name: string,
   previous: InformerStatus | undefined,
-  response: ParsedResponse,
+  outcome: InformerOutcome,
   now: string,
+  options: MergeOptions,
 ): InformerStatus {
-  const before = previous?.insights ?? [];
+  const before = (previous?.insights ?? []).filter((i) => i.uid !== DEGRADED_INSIGHT_UID || i.remediation?.resolved === true);
+  const previousDegraded = previous?.insights?.find((i) => i.uid === DEGRADED_INSIGHT_UID && i.remediation?.resolved !== true);
+  const answer: ParsedResponse =
+    'error' in outcome ? { response: 'Failure', message: outcome.error, insights: [], findings: [outcome.error] } : outcome;
+  const findings = [...(options.findings ?? []), ...answer.findings];
+  if (!('error' in outcome) && answer.response === 'Failure') {
+    findings.unshift(`answered Failure: ${answer.message ?? 'no message'}`);
+  }
+  let waitingSince: string | undefined;
+  if (answer.response === 'Wait') {
+    waitingSince = previous?.response === 'Wait' ? (previous.waitingSince ?? now) : now;
+    if (Date.parse(now) - Date.parse(waitingSince) >= options.waitBoundMs) {
+      findings.unshift(`has answered Wait for more than ${describeBound(options.waitBoundMs)}`);
+    }
+  }
+  const byIdentity = (list: readonly Insight[]) => new Map(list.map((i) => [insightIdentity(name, i), i]));
   let insights: Insight[];
-  if (response.response === 'Success') {
-    const reported = new Set(response.insights.map((i) => i.uid));
+  if (answer.response === 'Success') {
+    const reported = byIdentity(answer.insights);
     const resolved = before
-      .filter((i) => !reported.has(i.uid))
-      .slice(0, MAX_RESOLVED_KEPT)
-      .map(markResolved);
-    insights = [...response.insights, ...resolved];
-  } else if (response.response === 'Failure') {
-    const carried = new Map(response.insights.map((i) => [i.uid, i]));
+      .filter((i) => !reported.has(insightIdentity(name, i)))
+      .map(markResolved)
+      .slice(0, MAX_RESOLVED_KEPT);
+    insights = [...answer.insights, ...resolved];
+  } else if (answer.response === 'Failure') {
+    const carried = byIdentity(answer.insights);
+    const kept = byIdentity(before);
     insights = [
-      ...before.map((i) => carried.get(i.uid) ?? i),
-      ...response.insights.filter((i) => !before.some((b) => b.uid === i.uid)),
+      ...before.map((i) => carried.get(insightIdentity(name, i)) ?? i),
+      ...answer.insights.filter((i) => !kept.has(insightIdentity(name, i))),
     ];
   } else {
     insights = before;
   }
+  if (findings.length > 0) {
+    const degraded = degradedInsight(name, findings, previousDegraded?.acquisitionTime ?? now);
+    insights = [degraded, ...insights.filter((i) => insightIdentity(name, i) !== insightIdentity(name, degraded))];
+  } else if (previousDegraded !== undefined) {
+    insights = [...insights.filter((i) => insightIdentity(name, i) !== insightIdentity(name, previousDegraded)), markResolved(previousDegraded)];
+  }
   const message =
-    response.message ?? (response.response === 'Failure' ? 'the informer answered Failure without a message' : undefined);
-  return compact({ name, response: response.response, message, lastQueryTime: now, insights });
+    answer.message ?? (answer.response === 'Failure' ? 'the informer answered Failure without a message' : undefined);
+  return compact({
+    name,
+    response: answer.response,
+    message,
+    lastQueryTime: now,
+    waitingSince,
+    findings: findings.length > 0 ? findings.slice(0, MAX_FINDINGS) : undefined,
+    insights,
+  });
+}
+
+/** An informer entry whose last outcome is a degradation (a risk of its own). */
+export function isDegraded(entry: InformerStatus | undefined): boolean {
+  return (entry?.findings ?? []).length > 0;
 }
 
 // --- UpdatePlan conditions ---
@@ -445,19 +341,11 @@ function analyzedCondition(plan: UpdatePlan, informers: readonly UpdateInformer[
     return { ...base, status: 'True', reason: 'NoInformers', message: 'no enabled UpdateInformer exists: nothing to analyse' };
   }
   const entries = new Map((plan.status?.informers ?? []).map((e) => [e.name, e]));
-  const failed = active.filter((n) => entries.get(n)?.response === 'Failure');
-  if (failed.length > 0) {
-    const first = failed[0]!;
-    const more = failed.length > 1 ? ` (also failed: ${quoted(failed.slice(1))})` : '';
-    return {
-      ...base,
-      status: 'False',
-      reason: 'InformerFailed',
-      message: `informer "${first}" failed: ${entries.get(first)?.message ?? 'no message'}${more}`,
-    };
-  }
   const stale = generation !== undefined && plan.status?.observedGeneration !== generation;
-  const waiting = active.filter((n) => entries.get(n)?.response !== 'Success');
+  const waiting = active.filter((n) => {
+    const entry = entries.get(n);
+    return entry === undefined || (entry.response === 'Wait' && !isDegraded(entry));
+  });
   if (stale || waiting.length > 0) {
     const why = waiting.map((n) => {
       const entry = entries.get(n);
@@ -468,6 +356,15 @@ function analyzedCondition(plan: UpdatePlan, informers: readonly UpdateInformer[
       ? `waiting for the informers to analyse generation ${generation}`
       : `waiting for informer ${why.join('; ')}`;
     return { ...base, status: 'Unknown', reason: 'Waiting', message };
+  }
+  const degraded = active.filter((n) => isDegraded(entries.get(n)));
+  if (degraded.length > 0) {
+    return {
+      ...base,
+      status: 'True',
+      reason: 'InformersDegraded',
+      message: `every informer had its say; degraded (a risk to fix or accept): ${quoted(degraded)}`,
+    };
   }
   return {
     ...base,
@@ -493,7 +390,7 @@ function risksAcceptedCondition(plan: UpdatePlan): Omit<Condition, 'lastTransiti
   }
   const risks = risksOf(plan).length;
   return risks === 0
-    ? { ...base, status: 'True', reason: 'NoRisks', message: 'no unresolved insight of level warning or above' }
+    ? { ...base, status: 'True', reason: 'NoRisks', message: 'no unresolved insight that needs acceptance' }
     : {
         ...base,
         status: 'True',

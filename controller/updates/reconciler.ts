@@ -1,18 +1,27 @@
-// Reconciles one UpdatePlan against the UpdateInformers: asks the informers whose answer is
-// due for their insights on the plan's target, folds the answers into status, and computes
-// the plan's conditions and each informer's Online condition. Pure apart from `query`.
+// Reconciles one UpdatePlan against the UpdateInformers: reads each informer's discovery
+// when it is due, asks the informers whose answer is due for their insights on the plan's
+// target, folds the answers into status, and computes the plan's conditions and each
+// informer's Online condition. Pure apart from `query`.
 //
 // An informer's answer is due when it has none for the plan's current generation, or when
-// its last one has aged: Wait after 5 s (the seed), Failure after 30 s, Success after
-// 5 minutes (informers may learn new risks; re-analysis keeps the plan honest). So
-// reconciling twice in a row asks nobody the second time and returns the same status —
-// the status write the first reconcile causes does not start a query loop — and
-// `requeueAfterMs` says when the next answer falls due.
+// its last one has aged: Wait after 5 s (the seed), Failure or a degradation after 30 s,
+// Success after 5 minutes (informers may learn new risks; re-analysis keeps the plan
+// honest). So reconciling twice in a row asks nobody the second time and returns the same
+// status — the status write the first reconcile causes does not start a query loop — and
+// `requeueAfterMs` says when the next answer falls due. Wait is honoured for `waitBoundMs`
+// (default 5 minutes); after that the informer is degraded (a risk to fix or accept) and
+// asked every 30 s until it answers.
+//
+// Discovery (GET …/discovery) is read before an informer is asked when it was never read,
+// when the informer's generation changed, after DISCOVERY_REFRESH_MS, or after it failed;
+// its handler list decides whether updatePlanInsights is asked at all. An informer that
+// cannot be reached for discovery is not asked further this round; one whose discovery is
+// malformed is asked anyway and counts as degraded.
 //
 // Disabled and deleted informers have no entry in status (their insights no longer block
 // an upgrade); a disabled informer's Online is Unknown (Disabled).
 import type {
-  Condition,
+  InformerCondition,
   InformerStatus,
   OperatorVersion,
   UpdateInformer,
@@ -20,56 +29,85 @@ import type {
   UpdatePlanStatus,
 } from '../../shared/api/schema.ts';
 import { setCondition } from '../../shared/conditions/conditions.ts';
-import type { InsightsQuery, QueryError } from './client.ts';
+import type { InformerQuery, QueryErrorReason } from './client.ts';
 import {
+  isDegraded,
   isInformerActive,
   mergeInformerResponse,
   updatePlanConditions,
   updatePlanInsightsRequest,
-  type ParsedResponse,
+  type HookKind,
+  type InformerOutcome,
 } from './insights.ts';
 
 /** The seed: "Wait … will cause the UpdateStatusController to check back after 5 seconds". */
 export const WAIT_RETRY_MS = 5000;
 export const FAILURE_RETRY_MS = 30_000;
 export const REANALYZE_AFTER_MS = 5 * 60_000;
+/** How long Wait is honoured by default before the informer counts as degraded. */
+export const DEFAULT_WAIT_BOUND_MS = 5 * 60_000;
+export const DISCOVERY_REFRESH_MS = 5 * 60_000;
 /** Informers asked at once for one plan. */
 export const QUERY_CONCURRENCY = 4;
 
-export interface UpdatePlanReconcileInput {
-  plan: UpdatePlan;
-  /** Every UpdateInformer (the kind is cluster-scoped: all of them have a say on every plan). */
+/** What an informer's discovery said, as last read (kept by the caller between rounds). */
+export interface DiscoveryRecord {
+  /** The informer's metadata.generation it was read for. */
+  generation?: number;
+  checkedAt: string;
+  handlers?: string[];
+  error?: string;
+  reason?: QueryErrorReason;
+}
+
+/** What a round of questions to the informers needs, whatever it asks about. */
+export interface InformerRoundInput {
+  /** Every UpdateInformer (the kind is cluster-scoped: all of them have a say on everything). */
   informers: UpdateInformer[];
   now: string;
-  query: InsightsQuery;
-  /** The OperatorVersions the request body names, when the caller knows them. */
-  operatorVersions?: { current?: OperatorVersion; target?: OperatorVersion };
+  query: InformerQuery;
+  /** What the request body says besides its subject, when the caller knows it. */
+  context?: { clusterID?: string; current?: OperatorVersion; target?: OperatorVersion };
+  /** Discovery as last read, by informer name. */
+  discovery?: ReadonlyMap<string, DiscoveryRecord>;
+  /** How long Wait is honoured (default 5 minutes). */
+  waitBoundMs?: number;
+}
+
+export interface UpdatePlanReconcileInput extends InformerRoundInput {
+  plan: UpdatePlan;
 }
 
 export interface UpdatePlanReconcileResult {
   status: UpdatePlanStatus;
   /** Each informer's conditions (Online set when something was learned); write where they differ. */
-  informerConditions: Map<string, Condition[]>;
+  informerConditions: Map<string, InformerCondition[]>;
+  /** Discovery after this round, by informer name (keep it for the next round). */
+  discovery: Map<string, DiscoveryRecord>;
   /** When the next informer answer falls due; absent when no informer is active. */
   requeueAfterMs?: number;
 }
 
-function retryAfterMs(entry: InformerStatus): number {
+function retryAfterMs(entry: InformerStatus, successMs: number): number {
+  if (isDegraded(entry) || entry.response === 'Failure') return FAILURE_RETRY_MS;
   if (entry.response === 'Wait') return WAIT_RETRY_MS;
-  if (entry.response === 'Failure') return FAILURE_RETRY_MS;
-  return REANALYZE_AFTER_MS;
+  return successMs;
 }
 
-/** Milliseconds until `entry` is due again (≤ 0: due now). */
-function dueInMs(entry: InformerStatus | undefined, fresh: boolean, nowMs: number): number {
+/**
+ * Milliseconds until `entry` is due again (≤ 0: due now); a Success is asked again after
+ * `successMs`, a Wait after 5 s, a Failure or a degradation after 30 s.
+ */
+export function dueInMs(entry: InformerStatus | undefined, fresh: boolean, nowMs: number, successMs = REANALYZE_AFTER_MS): number {
   if (entry === undefined || !fresh) return 0;
   const last = Date.parse(entry.lastQueryTime ?? '');
   if (Number.isNaN(last)) return 0;
   // A lastQueryTime in the future (skewed or hand-written) must not postpone the next query.
-  return Math.min(retryAfterMs(entry), last + retryAfterMs(entry) - nowMs);
+  const after = retryAfterMs(entry, successMs);
+  return Math.min(after, last + after - nowMs);
 }
 
-async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+export async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {
@@ -82,8 +120,108 @@ async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T
   return results;
 }
 
-function asFailure(error: QueryError): ParsedResponse {
-  return { response: 'Failure', message: error.error, insights: [] };
+const UNREACHABLE: ReadonlySet<QueryErrorReason | undefined> = new Set<QueryErrorReason | undefined>([
+  'ConnectionFailed',
+  'Timeout',
+  'TLSError',
+  'InvalidClientConfig',
+]);
+
+/** The seed's Online reason for a query that got no answer. */
+function offlineReason(reason: QueryErrorReason | undefined): string {
+  if (reason === 'InvalidClientConfig') return 'InvalidClientConfig';
+  return UNREACHABLE.has(reason) ? 'Unreachable' : 'Degraded';
+}
+
+function discoveryDue(record: DiscoveryRecord | undefined, informer: UpdateInformer, nowMs: number): boolean {
+  if (record === undefined || record.error !== undefined) return true;
+  if (record.generation !== informer.metadata.generation) return true;
+  const checked = Date.parse(record.checkedAt);
+  return Number.isNaN(checked) || nowMs - checked >= DISCOVERY_REFRESH_MS || checked > nowMs;
+}
+
+async function readDiscovery(informer: UpdateInformer, query: InformerQuery, now: string): Promise<DiscoveryRecord> {
+  const answer = await query(informer.spec, { kind: 'discovery' });
+  const generation = informer.metadata.generation;
+  return 'error' in answer
+    ? { generation, checkedAt: now, error: answer.error, ...(answer.reason ? { reason: answer.reason } : {}) }
+    : { generation, checkedAt: now, handlers: answer.handlers };
+}
+
+export interface DiscoverResult {
+  /** The discovery to keep (undefined: forget it — the informer is disabled). */
+  discovery?: DiscoveryRecord;
+  conditions: InformerCondition[];
+  handlers?: string[];
+  requeueAfterMs?: number;
+}
+
+/**
+ * An informer's discovery read when due (created, changed, stale, failed), whether or not
+ * anything asks it about a plan: its handlers, and its Online condition where discovery
+ * tells something — it failed (Unreachable, Degraded, InvalidClientConfig), or the informer
+ * was never judged (True/Discovered); otherwise Online stays what the rounds said.
+ */
+export async function discoverInformer(input: {
+  informer: UpdateInformer;
+  now: string;
+  query: InformerQuery;
+  discovery?: DiscoveryRecord;
+}): Promise<DiscoverResult> {
+  const { informer, now } = input;
+  const conditions = informer.status?.conditions ?? [];
+  if (!isInformerActive(informer)) return { conditions: withOnline(conditions, onlineCondition(informer, undefined, undefined, now)!, now) };
+  const nowMs = Date.parse(now);
+  if (!discoveryDue(input.discovery, informer, nowMs)) {
+    const checked = Date.parse(input.discovery!.checkedAt);
+    return { discovery: input.discovery!, conditions: [...conditions], requeueAfterMs: Math.max(1, checked + DISCOVERY_REFRESH_MS - nowMs) };
+  }
+  const discovery = await readDiscovery(informer, input.query, now);
+  const generation = informer.metadata.generation;
+  const base = { type: 'Online', ...(generation === undefined ? {} : { observedGeneration: generation }), lastHeartbeatTime: now };
+  if (discovery.error !== undefined) {
+    const online = { ...base, status: 'False' as const, reason: offlineReason(discovery.reason), message: clip(`discovery: ${discovery.error}`) };
+    return { discovery, conditions: withOnline(conditions, online, now), requeueAfterMs: FAILURE_RETRY_MS };
+  }
+  const handlers = discovery.handlers ?? [];
+  const judged = conditions.some((c) => c.type === 'Online' && c.reason !== 'Disabled');
+  const next = judged
+    ? [...conditions]
+    : withOnline(conditions, { ...base, status: 'True', reason: 'Discovered', message: clip(`the informer serves: ${handlers.join(', ') || 'nothing'}`) }, now);
+  return { discovery, conditions: next, handlers, requeueAfterMs: DISCOVERY_REFRESH_MS };
+}
+
+/** One informer's round: discovery when due, then the hook when it serves it. */
+export interface InformerRound {
+  discovery: DiscoveryRecord;
+  outcome: InformerOutcome & { reason?: QueryErrorReason };
+  /** Findings from before the answer (a malformed discovery). */
+  findings: string[];
+}
+
+/**
+ * Asks `informer` for `hook` with `body`, reading its discovery first when due: the
+ * outcome, and the discovery to keep. Shared by the UpdatePlan and the upgrade rounds.
+ */
+export async function askInformer(
+  informer: UpdateInformer,
+  hook: Exclude<HookKind, 'discovery'>,
+  body: unknown,
+  input: { query: InformerQuery; now: string; discovery?: DiscoveryRecord },
+): Promise<InformerRound> {
+  let discovery = input.discovery;
+  if (discoveryDue(discovery, informer, Date.parse(input.now))) discovery = await readDiscovery(informer, input.query, input.now);
+  if (discovery!.error !== undefined && UNREACHABLE.has(discovery!.reason)) {
+    return { discovery: discovery!, outcome: { error: discovery!.error, reason: discovery!.reason }, findings: [] };
+  }
+  const findings = discovery!.error !== undefined ? [`discovery: ${discovery!.error}`] : [];
+  const handlers = discovery!.handlers;
+  if (handlers !== undefined && !handlers.includes(hook)) {
+    const message = `does not serve ${hook} (its discovery lists: ${handlers.join(', ') || 'nothing'})`;
+    return { discovery: discovery!, outcome: { response: 'Success', message, insights: [], findings: [] }, findings };
+  }
+  const outcome = await input.query(informer.spec, { kind: hook, body });
+  return { discovery: discovery!, outcome, findings };
 }
 
 /**
@@ -93,6 +231,7 @@ function asFailure(error: QueryError): ParsedResponse {
 export async function reconcileUpdatePlan(input: UpdatePlanReconcileInput): Promise<UpdatePlanReconcileResult> {
   const { plan, now } = input;
   const nowMs = Date.parse(now);
+  const waitBoundMs = input.waitBoundMs ?? DEFAULT_WAIT_BOUND_MS;
   const generation = plan.metadata.generation;
   const fresh = generation === undefined || plan.status?.observedGeneration === generation;
   const previous = new Map((plan.status?.informers ?? []).map((e) => [e.name, e]));
@@ -101,29 +240,37 @@ export async function reconcileUpdatePlan(input: UpdatePlanReconcileInput): Prom
     .sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
   const due = active.filter((i) => dueInMs(previous.get(i.metadata.name ?? ''), fresh, nowMs) <= 0);
 
-  const body = updatePlanInsightsRequest(plan, input.operatorVersions);
-  const answers = new Map(
+  // informerUpdate: only when a generation is first analysed, not on every Wait re-ask.
+  const body = updatePlanInsightsRequest(plan, { ...input.context, informerUpdate: !fresh });
+  const discovery = new Map(input.discovery ?? []);
+  const rounds = new Map(
     await mapBounded(due, QUERY_CONCURRENCY, async (informer) => {
-      const answer = await input.query(informer.spec, { kind: 'updatePlanInsights', body });
-      return [informer.metadata.name ?? '', answer] as const;
+      const name = informer.metadata.name ?? '';
+      const round = await askInformer(informer, 'updatePlanInsights', body, { query: input.query, now, discovery: discovery.get(name) });
+      return [name, round] as const;
     }),
   );
 
-  const informerConditions = new Map<string, Condition[]>();
+  const entries: InformerStatus[] = [];
+  for (const informer of active) {
+    const name = informer.metadata.name ?? '';
+    const round = rounds.get(name);
+    const before = previous.get(name);
+    if (round === undefined) {
+      entries.push(before!);
+      continue;
+    }
+    discovery.set(name, round.discovery);
+    entries.push(mergeInformerResponse(name, before, round.outcome, now, { waitBoundMs, findings: round.findings }));
+  }
+  const informerConditions = new Map<string, InformerCondition[]>();
   for (const informer of input.informers) {
     if (informer.metadata.deletionTimestamp !== undefined) continue;
     const name = informer.metadata.name ?? '';
     const conditions = informer.status?.conditions ?? [];
-    const online = onlineCondition(informer, answers.get(name));
-    informerConditions.set(name, online === undefined ? [...conditions] : setCondition(conditions, online, now));
-  }
-  const entries: InformerStatus[] = [];
-  for (const informer of active) {
-    const name = informer.metadata.name ?? '';
-    const answer = answers.get(name);
-    const before = previous.get(name);
-    if (answer === undefined) entries.push(before!);
-    else entries.push(mergeInformerResponse(name, before, 'error' in answer ? asFailure(answer) : answer, now));
+    const entry = entries.find((e) => e.name === name);
+    const online = onlineCondition(informer, rounds.get(name), entry, now);
+    informerConditions.set(name, online === undefined ? [...conditions] : withOnline(conditions, online, now));
   }
 
   const status: UpdatePlanStatus = {
@@ -132,22 +279,50 @@ export async function reconcileUpdatePlan(input: UpdatePlanReconcileInput): Prom
     conditions: plan.status?.conditions ?? [],
   };
   status.conditions = updatePlanConditions({ ...plan, status }, input.informers, now);
-  if (active.length === 0) return { status, informerConditions };
+  if (active.length === 0) return { status, informerConditions, discovery };
   const requeueAfterMs = Math.max(1, Math.min(...entries.map((e) => dueInMs(e, true, nowMs))));
-  return { status, informerConditions, requeueAfterMs };
+  return { status, informerConditions, discovery, requeueAfterMs };
 }
 
-/** What this round learned about an informer's Online state; undefined when nothing. */
-function onlineCondition(
+/** `conditions` with `online` set; Online carries the seed's lastHeartbeatTime. */
+export function withOnline(conditions: readonly InformerCondition[], online: Omit<InformerCondition, 'lastTransitionTime'>, now: string): InformerCondition[] {
+  return setCondition(conditions, online, now);
+}
+
+function clip(text: string, max = 1000): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/**
+ * What a round learned about an informer's Online state, with the seed's reasons:
+ * InformerUpdating (answered Wait), Degraded (Failure, findings, Wait beyond the bound, an
+ * answer that is not one), Unreachable (no connection, TLS, deadline), InvalidClientConfig;
+ * undefined when the informer was not asked.
+ */
+export function onlineCondition(
   informer: UpdateInformer,
-  answer: ParsedResponse | QueryError | undefined,
-): Omit<Condition, 'lastTransitionTime'> | undefined {
+  round: InformerRound | undefined,
+  entry: InformerStatus | undefined,
+  now: string,
+): Omit<InformerCondition, 'lastTransitionTime'> | undefined {
   const generation = informer.metadata.generation;
   const base = generation === undefined ? { type: 'Online' } : { type: 'Online', observedGeneration: generation };
   if (!isInformerActive(informer)) {
     return { ...base, status: 'Unknown', reason: 'Disabled', message: 'spec.enabled is false: the informer is not queried' };
   }
-  if (answer === undefined) return undefined;
-  if ('error' in answer) return { ...base, status: 'False', reason: answer.reason ?? 'QueryFailed', message: answer.error };
-  return { ...base, status: 'True', reason: 'Answered', message: 'the informer answers its hooks with well-formed responses' };
+  if (round === undefined) return undefined;
+  const heartbeat = { lastHeartbeatTime: now };
+  const outcome = round.outcome;
+  if ('error' in outcome) {
+    return { ...base, ...heartbeat, status: 'False', reason: offlineReason(outcome.reason), message: clip(outcome.error) };
+  }
+  if (isDegraded(entry)) {
+    return { ...base, ...heartbeat, status: 'False', reason: 'Degraded', message: clip((entry?.findings ?? []).join('; ')) };
+  }
+  if (outcome.response === 'Wait') {
+    const message = `the informer answered Wait${outcome.message ? ` (${outcome.message})` : ''}: asked again every ${WAIT_RETRY_MS / 1000} s`;
+    return { ...base, ...heartbeat, status: 'False', reason: 'InformerUpdating', message: clip(message) };
+  }
+  return { ...base, ...heartbeat, status: 'True', reason: 'Answered', message: 'the informer answers its hooks with well-formed responses' };
 }
+

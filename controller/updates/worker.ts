@@ -1,54 +1,198 @@
-// The UpdatePlan work-queue worker: the pure reconcileUpdatePlan with its I/O around it —
-// caches in, status writes (UpdatePlan and each informer's Online) out, optimistic
-// concurrency throughout.
+// The work-queue workers of UpdateInformer support: the pure reconcileUpdatePlan,
+// reconcileUpgradeStatus and discoverInformer with their I/O around them — caches in,
+// status writes (UpdatePlan, each informer's Online and handlers, an upgrading Instance's
+// updateStatus) out, optimistic concurrency throughout. They share one DiscoveryStore (what
+// each informer's discovery said, by name) and read the cluster's identity (the
+// kube-system namespace's uid) for the requests.
 import { isDeepStrictEqual } from 'node:util';
-import type { OperatorVersion, UpdateInformer, UpdatePlan } from '../../shared/api/schema.ts';
+import type { InformerCondition, Instance, OperatorVersion, UpdateInformer, UpdatePlan } from '../../shared/api/schema.ts';
 import type { ObjectCache } from '../../shared/kube/informer.ts';
 import { classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
 import type { Logger } from '../log.ts';
 import type { WorkerResult } from '../../shared/kube/queue.ts';
 import { queryInformer } from './client.ts';
-import { reconcileUpdatePlan } from './reconciler.ts';
+import { discoverInformer, reconcileUpdatePlan, type DiscoveryRecord } from './reconciler.ts';
+import { needsUpgradeStatus, reconcileUpgradeStatus, upgradeRunOf } from './upgrades.ts';
+
+/**
+ * Runs the status writes of one reconcile: a conflict asks for a fresh evaluation, an
+ * object gone ends the work; otherwise come back after `requeueAfterMs` when given.
+ */
+async function persist(writes: () => Promise<void>, requeueAfterMs: number | undefined): Promise<WorkerResult> {
+  try {
+    await writes();
+  } catch (e) {
+    if (classifyApiError(e) === 'conflict') return { requeue: true };
+    if (classifyApiError(e) === 'notFound') return undefined;
+    throw e;
+  }
+  return requeueAfterMs === undefined ? undefined : { requeueAfterMs };
+}
+
+/** Writes an informer's conditions and handlers when they differ from what it has. */
+async function writeInformerStatus(kube: KubeClient, informer: UpdateInformer, conditions: InformerCondition[], handlers: string[] | undefined): Promise<void> {
+  const next = { ...informer.status, conditions, ...(handlers === undefined ? {} : { handlers }) };
+  if (!same(informer.status ?? {}, next)) await kube.replace({ ...informer, status: next }, { subresource: 'status' });
+}
+
+/** What the informers' discovery said, by informer name; shared by the workers. */
+export type DiscoveryStore = Map<string, DiscoveryRecord>;
+
+/** Keeps the records of `results` for informers that still exist, forgets the others. */
+function keepDiscovery(store: DiscoveryStore, results: ReadonlyMap<string, DiscoveryRecord>, informers: readonly UpdateInformer[]): void {
+  const names = new Set(informers.map((i) => i.metadata.name ?? ''));
+  for (const [name, record] of results) if (names.has(name)) store.set(name, record);
+  for (const name of [...store.keys()]) if (!names.has(name)) store.delete(name);
+}
 
 export interface UpdatePlanWorkerDeps {
   kube: KubeClient;
+  discovery?: DiscoveryStore;
   updatePlans: ObjectCache<UpdatePlan>;
   updateInformers: ObjectCache<UpdateInformer>;
   operatorVersions: ObjectCache<OperatorVersion>;
+  /** The Instances, to name the version the namespace runs now (optional). */
+  instances?: ObjectCache<Instance>;
   logger: Logger;
   clock?: () => Date;
+  /** How long an informer's Wait is honoured (default 5 minutes). */
+  waitBoundMs?: number;
 }
 
 const plain = (v: unknown): unknown => JSON.parse(JSON.stringify(v ?? null));
 const same = (a: unknown, b: unknown) => isDeepStrictEqual(plain(a), plain(b));
 
+/** The cluster's identity for informer requests: kube-system's uid, read once (undefined when unreadable). */
+export function clusterIdReader(kube: KubeClient, logger: Logger): () => Promise<string | undefined> {
+  let known: string | undefined;
+  return async () => {
+    if (known !== undefined) return known;
+    try {
+      const ns = await kube.get<{ metadata: { uid?: string } }>({ apiVersion: 'v1', kind: 'Namespace', name: 'kube-system' });
+      known = ns?.metadata.uid;
+    } catch (err) {
+      logger.warn({ err: String(err) }, 'could not read the cluster id (namespace kube-system) for informer requests');
+    }
+    return known;
+  };
+}
+
+/** The OperatorVersion most Instances of `namespace` name, other than `target` (ties: by name). */
+export function currentVersionOf(instances: readonly Instance[], namespace: string, target: string): string | undefined {
+  const counts = new Map<string, number>();
+  for (const inst of instances) {
+    const name = inst.metadata.namespace === namespace ? inst.spec.operatorVersion.name : undefined;
+    if (name !== undefined && name !== target) counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
+  return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0];
+}
+
 export function updatePlanWorker(deps: UpdatePlanWorkerDeps): (key: string) => Promise<WorkerResult> {
   const clock = deps.clock ?? (() => new Date());
+  const clusterID = clusterIdReader(deps.kube, deps.logger);
+  const discovery = deps.discovery ?? new Map<string, DiscoveryRecord>();
   return async (key) => {
     const plan = deps.updatePlans.get(key);
     if (!plan || plan.metadata.deletionTimestamp) return;
     const informers = deps.updateInformers.list();
-    const target = deps.operatorVersions.get(`${plan.metadata.namespace ?? ''}/${plan.spec.targetRelease}`);
+    const namespace = plan.metadata.namespace ?? '';
+    const target = deps.operatorVersions.get(`${namespace}/${plan.spec.targetRelease}`);
+    const currentName = currentVersionOf(deps.instances?.list() ?? [], namespace, plan.spec.targetRelease);
+    const current = currentName === undefined ? undefined : deps.operatorVersions.get(`${namespace}/${currentName}`);
     const result = await reconcileUpdatePlan({
       plan,
       informers,
       now: clock().toISOString(),
       query: queryInformer,
-      operatorVersions: { target },
+      context: { clusterID: await clusterID(), current, target },
+      discovery,
+      ...(deps.waitBoundMs === undefined ? {} : { waitBoundMs: deps.waitBoundMs }),
     });
+    keepDiscovery(discovery, result.discovery, informers);
     const status = { ...result.status, observedGeneration: plan.metadata.generation };
-    try {
+    return persist(async () => {
       if (!same(plan.status, status)) await deps.kube.replace({ ...plan, status }, { subresource: 'status' });
       for (const informer of informers) {
-        const conditions = result.informerConditions.get(informer.metadata.name ?? '');
-        if (!conditions || same(informer.status?.conditions ?? [], conditions)) continue;
-        await deps.kube.replace({ ...informer, status: { ...informer.status, conditions } }, { subresource: 'status' });
+        const name = informer.metadata.name ?? '';
+        const conditions = result.informerConditions.get(name);
+        if (conditions) await writeInformerStatus(deps.kube, informer, conditions, discovery.get(name)?.handlers ?? informer.status?.handlers);
       }
-    } catch (e) {
-      if (classifyApiError(e) === 'conflict') return { requeue: true };
-      if (classifyApiError(e) === 'notFound') return;
-      throw e;
+    }, result.requeueAfterMs);
+  };
+}
+
+export interface UpgradeStatusWorkerDeps {
+  kube: KubeClient;
+  discovery?: DiscoveryStore;
+  instances: ObjectCache<Instance>;
+  updateInformers: ObjectCache<UpdateInformer>;
+  operatorVersions: ObjectCache<OperatorVersion>;
+  logger: Logger;
+  clock?: () => Date;
+  waitBoundMs?: number;
+  /** How often informers are asked while an upgrade runs (default 10 s). */
+  pulseMs?: number;
+}
+
+/**
+ * The Instance upgrade-status worker: while an Instance's upgrade runs, asks the informers'
+ * updateInsights hooks and writes what they say into status.updateStatus (the seed's
+ * UpdateStatus), with optimistic concurrency beside the plan reconciler's writes.
+ */
+export function upgradeStatusWorker(deps: UpgradeStatusWorkerDeps): (key: string) => Promise<WorkerResult> {
+  const clock = deps.clock ?? (() => new Date());
+  const clusterID = clusterIdReader(deps.kube, deps.logger);
+  const discovery = deps.discovery ?? new Map<string, DiscoveryRecord>();
+  return async (key) => {
+    const instance = deps.instances.get(key);
+    if (!instance || instance.metadata.deletionTimestamp || !needsUpgradeStatus(instance)) return;
+    const namespace = instance.metadata.namespace ?? '';
+    const run = upgradeRunOf(instance);
+    const ov = (name: string | undefined) => (name === undefined ? undefined : deps.operatorVersions.get(`${namespace}/${name}`));
+    const informers = deps.updateInformers.list();
+    const result = await reconcileUpgradeStatus({
+      instance,
+      informers,
+      now: clock().toISOString(),
+      query: queryInformer,
+      context: { clusterID: await clusterID(), current: ov(run?.from), target: ov(run?.target) },
+      discovery,
+      ...(deps.waitBoundMs === undefined ? {} : { waitBoundMs: deps.waitBoundMs }),
+      ...(deps.pulseMs === undefined ? {} : { pulseMs: deps.pulseMs }),
+    });
+    keepDiscovery(discovery, result.discovery, informers);
+    return persist(async () => {
+      if (result.updateStatus === undefined || same(instance.status?.updateStatus, result.updateStatus)) return;
+      await deps.kube.replace({ ...instance, status: { ...instance.status, updateStatus: result.updateStatus } }, { subresource: 'status' });
+    }, result.requeueAfterMs);
+  };
+}
+
+export interface InformerWorkerDeps {
+  kube: KubeClient;
+  updateInformers: ObjectCache<UpdateInformer>;
+  discovery: DiscoveryStore;
+  logger: Logger;
+  clock?: () => Date;
+}
+
+/**
+ * The UpdateInformer worker: reads an informer's discovery when it is created or changed
+ * and every DISCOVERY_REFRESH_MS, also while no UpdatePlan asks it anything, and writes
+ * its handlers (and Online, when discovery fails or nothing was said yet).
+ */
+export function informerWorker(deps: InformerWorkerDeps): (key: string) => Promise<WorkerResult> {
+  const clock = deps.clock ?? (() => new Date());
+  return async (key) => {
+    const informer = deps.updateInformers.get(key);
+    if (!informer || informer.metadata.deletionTimestamp) {
+      deps.discovery.delete(key);
+      return;
     }
-    return result.requeueAfterMs === undefined ? undefined : { requeueAfterMs: result.requeueAfterMs };
+    const name = informer.metadata.name ?? key;
+    const result = await discoverInformer({ informer, now: clock().toISOString(), query: queryInformer, discovery: deps.discovery.get(name) });
+    if (result.discovery === undefined) deps.discovery.delete(name);
+    else deps.discovery.set(name, result.discovery);
+    return persist(() => writeInformerStatus(deps.kube, informer, result.conditions, result.handlers), result.requeueAfterMs);
   };
 }

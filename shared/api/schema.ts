@@ -309,30 +309,29 @@ export const AppliedSchema = obj({
 });
 export type Applied = Static<typeof AppliedSchema>;
 
-export const InstanceStatusSchema = obj({
-  observedGeneration: opt(int64({ minimum: 0 })),
-  activePlan: opt(ActivePlanSchema),
-  planStatus: opt(mapOf(PlanStatusSchema)),
-  history: opt(Type.Array(HistoryEntrySchema, { maxItems: 100 })),
-  applied: opt(AppliedSchema),
-  adapters: opt(
-    Type.Array(AdapterStatusSchema, { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] }),
-  ),
-  conditions: opt(conditionList()),
-});
-export type InstanceStatus = Static<typeof InstanceStatusSchema>;
 
 // --- UpdatePlan ---
 
 export const INFORMER_RESPONSES = ['Success', 'Failure', 'Wait'] as const;
 export type InformerResponse = (typeof INFORMER_RESPONSES)[number];
-export const IMPACT_LEVELS = ['unknown', 'info', 'warning', 'error', 'critical'] as const;
+/**
+ * Insight levels (the OpenShift seed): `status` is normal progress, `info` is for reading,
+ * `warning` and above are risks; a level this version does not know is kept as `unknown`
+ * (the level as reported in impact.reportedLevel).
+ */
+export const IMPACT_LEVELS = ['unknown', 'status', 'info', 'warning', 'error', 'critical'] as const;
 export type ImpactLevel = (typeof IMPACT_LEVELS)[number];
 
 export const AcceptedInsightSchema = obj({
   updateInformer: str({ minLength: 1 }),
   uid: str({ minLength: 1 }),
   accepted: bool(),
+  /**
+   * The digest of the insight's scope when it was accepted (see shared/insights.ts): the
+   * seed identifies an insight by informer + scope + uid, so an acceptance holds only for
+   * that scope. Absent: any scope of that uid (an acceptance written by hand).
+   */
+  scopeDigest: opt(str()),
 });
 export type AcceptedInsight = Static<typeof AcceptedInsightSchema>;
 
@@ -342,19 +341,24 @@ export const UpdatePlanSpecSchema = obj({
 });
 export type UpdatePlanSpec = Static<typeof UpdatePlanSpecSchema>;
 
+export const InsightResourceSchema = obj({ group: opt(str()), kind: str(), namespace: opt(str()), name: str() });
+export type InsightResource = Static<typeof InsightResourceSchema>;
+
 export const InsightSchema = obj({
-  uid: str(),
+  uid: str({ minLength: 1 }),
   acquisitionTime: opt(dateTime()),
   scope: opt(
     obj({
       type: str(),
-      resources: opt(
-        Type.Array(obj({ group: opt(str()), kind: str(), namespace: opt(str()), name: str() })),
-      ),
+      resources: opt(Type.Array(InsightResourceSchema)),
+      /** The pools (e.g. MachineSets) a WorkerPool-scoped insight is about. */
+      workerPool: opt(Type.Array(InsightResourceSchema)),
     }),
   ),
   impact: obj({
     level: enumOf(IMPACT_LEVELS),
+    /** The level as the informer reported it, when this version does not know it (level: unknown). */
+    reportedLevel: opt(str()),
     type: opt(str()),
     summary: str(),
     description: opt(str()),
@@ -363,6 +367,7 @@ export const InsightSchema = obj({
     obj({
       reference: opt(str()),
       resolved: opt(bool()),
+      /** A time; an informer's duration ("15m") is counted from acquisitionTime, else from receipt. */
       estimatedFinish: opt(dateTime()),
     }),
   ),
@@ -374,6 +379,10 @@ export const InformerStatusSchema = obj({
   response: enumOf(INFORMER_RESPONSES),
   message: opt(str()),
   lastQueryTime: opt(dateTime()),
+  /** Since when the informer has answered Wait without a break (the Wait bound counts from it). */
+  waitingSince: opt(dateTime()),
+  /** What was wrong with the informer's last answer (each bad insight, a failed query …). */
+  findings: opt(Type.Array(str(), { maxItems: 20 })),
   insights: opt(Type.Array(InsightSchema)),
 });
 export type InformerStatus = Static<typeof InformerStatusSchema>;
@@ -384,6 +393,39 @@ export const UpdatePlanStatusSchema = obj({
   conditions: opt(conditionList()),
 });
 export type UpdatePlanStatus = Static<typeof UpdatePlanStatusSchema>;
+
+/**
+ * The seed's UpdateStatus for one Instance: what the informers' updateInsights hooks say
+ * while its upgrade runs, and the UpdatePending / UpdateActive conditions.
+ */
+export const UpdateStatusSchema = obj({
+  /** The upgrade run this is about: plan name and run id. */
+  plan: str(),
+  id: str(),
+  /** The OperatorVersion upgraded to, and from when known. */
+  operatorVersion: opt(str()),
+  fromOperatorVersion: opt(str()),
+  informers: opt(Type.Array(InformerStatusSchema)),
+  conditions: opt(conditionList()),
+});
+export type UpdateStatus = Static<typeof UpdateStatusSchema>;
+
+// --- Instance status (after the insight shapes it embeds) ---
+
+export const InstanceStatusSchema = obj({
+  observedGeneration: opt(int64({ minimum: 0 })),
+  activePlan: opt(ActivePlanSchema),
+  planStatus: opt(mapOf(PlanStatusSchema)),
+  history: opt(Type.Array(HistoryEntrySchema, { maxItems: 100 })),
+  applied: opt(AppliedSchema),
+  adapters: opt(
+    Type.Array(AdapterStatusSchema, { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] }),
+  ),
+  conditions: opt(conditionList()),
+  /** The informers' insights about the upgrade that runs (or ran last): the seed's UpdateStatus. */
+  updateStatus: opt(UpdateStatusSchema),
+});
+export type InstanceStatus = Static<typeof InstanceStatusSchema>;
 
 // --- UpdateInformer ---
 
@@ -408,10 +450,44 @@ export const UpdateInformerSpecSchema = obj({
 });
 export type UpdateInformerSpec = Static<typeof UpdateInformerSpecSchema>;
 
+/** metav1.Condition plus the seed's lastHeartbeatTime: when the informer was last asked. */
+export const InformerConditionSchema = obj({
+  ...ConditionSchema.properties,
+  lastHeartbeatTime: opt(dateTime()),
+});
+export type InformerCondition = Static<typeof InformerConditionSchema>;
+
 export const UpdateInformerStatusSchema = obj({
-  conditions: opt(conditionList()),
+  conditions: opt(
+    Type.Array(InformerConditionSchema, { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] }),
+  ),
+  /** The hooks the informer's discovery lists, as last read. */
+  handlers: opt(Type.Array(str())),
 });
 export type UpdateInformerStatus = Static<typeof UpdateInformerStatusSchema>;
+
+// --- the informer protocol (request and answer bodies; not CRDs) ---
+
+/**
+ * An insights answer (the seed's UpdateInsightsResponse) as far as it must be well-formed
+ * as a whole; each insight is then judged on its own against InsightSchema, so that one
+ * bad insight does not discard the good ones.
+ */
+export const InformerAnswerSchema = obj({
+  apiVersion: opt(str()),
+  kind: opt(str()),
+  status: obj({ response: enumOf(INFORMER_RESPONSES), message: opt(str()) }),
+  spec: opt(obj({ insights: opt(Type.Array(Type.Unknown())) })),
+});
+export type InformerAnswer = Static<typeof InformerAnswerSchema>;
+
+/** A discovery answer: the API level and the hooks the informer serves. */
+export const DiscoveryAnswerSchema = obj({
+  apiVersion: opt(str()),
+  kind: opt(str()),
+  handlers: Type.Array(str({ minLength: 1 })),
+});
+export type DiscoveryAnswer = Static<typeof DiscoveryAnswerSchema>;
 
 // --- objects ---
 

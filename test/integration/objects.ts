@@ -1,5 +1,5 @@
 // Builders of planwarden objects for the integration tests.
-import type { Instance, OperatorVersion, OperatorVersionSpec, UpdatePlan } from '../../shared/api/schema.ts';
+import type { Instance, OperatorVersion, OperatorVersionSpec, UpdateInformer, UpdatePlan } from '../../shared/api/schema.ts';
 import { API_VERSION } from '../../shared/api/schema.ts';
 
 /** An OperatorVersion whose plans run Dummy tasks: deploy, update, backup, restore (non-reentrant), cleanup. */
@@ -54,6 +54,16 @@ export function instance(
 
 export function updatePlan(name: string, namespace: string, targetRelease: string): UpdatePlan {
   return { apiVersion: API_VERSION, kind: 'UpdatePlan', metadata: { name, namespace }, spec: { targetRelease } };
+}
+
+/** An enabled UpdateInformer reaching `server` (its URL, trusting its CA). */
+export function updateInformer(name: string, server: { url: string; caBundleBase64: string }): UpdateInformer {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'UpdateInformer',
+    metadata: { name },
+    spec: { enabled: true, clientConfig: { url: server.url, caBundle: server.caBundleBase64 } },
+  };
 }
 
 export const json = (o: unknown) => JSON.stringify(o);

@@ -64,7 +64,7 @@ import {
 } from '../../shared/plan/policy.ts';
 import type { PlanRequest } from '../../shared/plan/triggers.ts';
 import { closestName, plural } from '../../shared/text.ts';
-import { unacceptedRisks } from '../../shared/updates/risks.ts';
+import { unacceptedRisks } from '../../shared/insights.ts';
 import { allow, clipText, combine, deny, objectRef } from './verdict.ts';
 import type { Verdict } from './verdict.ts';
 import { PRE_CHECKS_ANNOTATION } from '../../shared/api/names.ts';

@@ -1,13 +1,15 @@
 // `kubectl planwarden update pre-checks` against the real control plane and controller,
 // with a real UpdateInformer (an HTTPS server on 127.0.0.1) answering per target release:
-// app-2.0.0 has a warning and an info insight, app-9.0.0 makes the informer fail.
+// app-2.0.0 has a warning and an info insight, app-9.0.0 makes the informer fail (a risk of
+// its own to accept).
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { UpdatePlan } from '../../../shared/api/schema.ts';
+import { scopeDigest } from '../../../shared/insights.ts';
 import { PROJECT_ROOT } from '../../controlplane/build.ts';
 import { startInformerServer, type InformerServer } from '../../support/informerServer.ts';
 import { kubectl, kubectlOk, run, testKubeconfig, useNamespace } from '../fixture.ts';
-import { json, updatePlan } from '../objects.ts';
+import { json, updateInformer, updatePlan } from '../objects.ts';
 
 const BIN = join(PROJECT_ROOT, 'bin', 'kubectl-planwarden.js');
 
@@ -47,14 +49,7 @@ describe('kubectl-planwarden update pre-checks (real controller and UpdateInform
       },
     });
     informerName = `${ns()}-informer`;
-    await kubectlOk(['apply', '-f', '-'], {
-      input: json({
-        apiVersion: 'planwarden.dev/v1alpha1',
-        kind: 'UpdateInformer',
-        metadata: { name: informerName },
-        spec: { enabled: true, clientConfig: { url: informer.url, caBundle: informer.caBundleBase64 } },
-      }),
-    });
+    await kubectlOk(['apply', '-f', '-'], { input: json(updateInformer(informerName, informer)) });
   });
 
   after(async function () {
@@ -71,8 +66,8 @@ describe('kubectl-planwarden update pre-checks (real controller and UpdateInform
     expect(r.stdout).to.contain(`created UpdatePlan ${ns()}/app-2.0.0 for target app-2.0.0\n`);
     expect(r.stdout).to.match(/UpdatePlan app-2\.0\.0 \(target app-2\.0\.0\): Analyzed True \(AllInformersAnswered\)/);
     expect(r.stdout).to.contain(`informer ${informerName}: Success`);
-    expect(r.stdout).to.match(/w-restart\s+warning\s+no\s+brokers restart one at a time/);
-    expect(r.stdout).to.match(/i-metrics\s+info\s+-\s+new metrics are exported/);
+    expect(r.stdout).to.match(/w-restart\s+warning\s+yes\s+brokers restart one at a time/);
+    expect(r.stdout).to.match(/i-metrics\s+info\s+no\s+new metrics are exported/);
     expect(r.stdout).to.contain(`1 insight needs acceptance before the upgrade: ${informerName}/w-restart (warning)`);
   });
 
@@ -88,9 +83,11 @@ describe('kubectl-planwarden update pre-checks (real controller and UpdateInform
     expect(r.code, r.stderr).to.equal(0);
     expect(r.stdout).not.to.contain('created');
     expect(r.stdout).to.contain(`accepted 1 insight: ${informerName}/w-restart\n`);
-    expect(r.stdout).to.match(/w-restart\s+warning\s+yes\s+/);
-    expect(r.stdout).to.contain('every unresolved insight of level warning or above is accepted');
-    expect((await getPlan('app-2.0.0')).spec.acceptedInsights).to.deep.equal([{ updateInformer: informerName, uid: 'w-restart', accepted: true }]);
+    expect(r.stdout).to.match(/w-restart\s+warning\s+accepted\s+/);
+    expect(r.stdout).to.contain('no insight blocks the upgrade: every unresolved risk is accepted');
+    expect((await getPlan('app-2.0.0')).spec.acceptedInsights).to.deep.equal([
+      { updateInformer: informerName, uid: 'w-restart', accepted: true, scopeDigest: scopeDigest(undefined) },
+    ]);
   });
 
   it('--accept-all finds an UpdatePlan of another name by its targetRelease', async function () {
@@ -102,9 +99,14 @@ describe('kubectl-planwarden update pre-checks (real controller and UpdateInform
     expect((await getPlan('to-three')).spec.acceptedInsights).to.have.length(1);
   });
 
-  it('exits 1 when an informer fails (Analyzed=False), showing its message', async function () {
+  it('an informer that fails is a risk of its own, with its message, that can be accepted', async function () {
     const r = await cli(['update', 'pre-checks', '--target', 'app-9.0.0', '-n', ns(), '--timeout', '60s']);
-    expect(r.code, r.stderr).to.equal(1);
-    expect(r.stdout).to.match(/Analyzed False \(InformerFailed\): informer "[^"]+" failed: cannot reach the broker admin API/);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.match(/Analyzed True \(InformersDegraded\)/);
+    expect(r.stdout).to.contain('finding: answered Failure: cannot reach the broker admin API');
+    expect(r.stdout).to.match(/planwarden\.dev\/informer-degraded\s+error\s+yes\s+informer \S+ is degraded/);
+    const accepted = await cli(['update', 'pre-checks', '--target', 'app-9.0.0', '-n', ns(), '--accept', 'planwarden.dev/informer-degraded']);
+    expect(accepted.code, accepted.stderr).to.equal(0);
+    expect(accepted.stdout).to.contain(`accepted 1 insight: ${informerName}/planwarden.dev/informer-degraded`);
   });
 });

@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import type { Instance, PlanStatus, UpdatePlan } from '../../../shared/api/schema.ts';
+import { degradedInsight } from '../../../controller/updates/insights.ts';
 import {
   formatClock,
   historyRows,
@@ -180,6 +181,39 @@ describe('cli render: plan status tree (golden files)', () => {
     expectGolden('status-running.txt', renderStatus(inst, 'upgrade', runningUpgrade, opts));
   });
 
+  it('a running upgrade: the informers\' live insights and UpdateActive under the tree (status.updateStatus)', () => {
+    const inst = instanceWith({
+      activePlan: { name: 'upgrade', id: runningUpgrade.id!, status: 'IN_PROGRESS' },
+      planStatus: { upgrade: runningUpgrade },
+      updateStatus: {
+        plan: 'upgrade',
+        id: runningUpgrade.id!,
+        operatorVersion: 'app-2.0.0',
+        informers: [
+          {
+            name: 'nodes',
+            response: 'Success',
+            insights: [
+              {
+                uid: 'reboot',
+                scope: { type: 'WorkerPool', workerPool: [{ kind: 'MachineSet', name: 'pool-a' }] },
+                impact: { level: 'status', summary: 'Node rebooting' },
+                remediation: { estimatedFinish: '2026-11-22T13:30:00Z' },
+              },
+            ],
+          },
+        ],
+        conditions: [{ type: 'UpdateActive', status: 'True', reason: 'UpgradeRunning', message: 'plan upgrade is IN_PROGRESS' }],
+      },
+    });
+    const text = renderStatus(inst, 'upgrade', runningUpgrade, opts);
+    expect(text).to.contain('update status to app-2.0.0: UpdateActive True (UpgradeRunning): plan upgrade is IN_PROGRESS\n');
+    expect(text).to.contain('  informer nodes: Success\n');
+    expect(text).to.contain('    reboot status: Node rebooting [WorkerPool: pool MachineSet pool-a; estimated finish 13:30:00]\n');
+    const otherRun = instanceWith({ ...inst.status, updateStatus: { ...inst.status!.updateStatus!, id: 'an-older-run' } });
+    expect(renderStatus(otherRun, 'upgrade', runningUpgrade, opts)).not.to.contain('update status');
+  });
+
   it('a failed run of another day: full dates, the message, and a note on the plan now active', () => {
     const inst = instanceWith({
       activePlan: { name: 'upgrade', id: runningUpgrade.id!, status: 'IN_PROGRESS' },
@@ -226,7 +260,7 @@ describe('cli render: plan history (golden files)', () => {
 });
 
 describe('cli render: update pre-checks (golden file)', () => {
-  it('the Analyzed condition, each informer with its insights and their acceptance, and what remains', () => {
+  it('the Analyzed condition, each informer with its findings and insights — level, whether it blocks, scope, remediation — and what remains', () => {
     const plan: UpdatePlan = {
       apiVersion: 'planwarden.dev/v1alpha1',
       kind: 'UpdatePlan',
@@ -242,14 +276,38 @@ describe('cli render: update pre-checks (golden file)', () => {
               { uid: 'b-2', impact: { level: 'critical', summary: 'topic t1 has replication factor 1' } },
               { uid: 'b-3', impact: { level: 'info', summary: 'new metrics are exported' } },
               { uid: 'b-4', impact: { level: 'error', summary: 'disk almost full' }, remediation: { resolved: true } },
+              {
+                uid: 'b-5',
+                scope: {
+                  type: 'WorkerPool',
+                  workerPool: [{ kind: 'MachineSet', namespace: 'machines', name: 'pool-a' }],
+                  resources: [{ kind: 'Node', name: 'node-1' }],
+                },
+                impact: { level: 'status', summary: 'Node rebooting' },
+                remediation: { estimatedFinish: '2026-11-22T10:15:00Z' },
+              },
+              { uid: 'b-6', impact: { level: 'unknown', reportedLevel: 'severe', summary: 'a level planwarden does not know' } },
+              {
+                uid: 'b-7',
+                scope: { type: 'Instance', resources: [{ kind: 'Pod', namespace: 'prod', name: 'kafka-0' }] },
+                impact: { level: 'warning', summary: 'one replica is unavailable' },
+                remediation: { reference: 'https://docs.example.com/kafka#replicas' },
+              },
             ],
           },
           { name: 'quota-informer', response: 'Success', message: 'nothing to report' },
+          {
+            name: 'flaky-informer',
+            response: 'Failure',
+            message: 'backend down',
+            findings: ['answered Failure: backend down'],
+            insights: [degradedInsight('flaky-informer', ['answered Failure: backend down'], '2026-11-22T10:00:00Z')],
+          },
         ],
         conditions: [{ type: 'Analyzed', status: 'True', observedGeneration: 2, reason: 'AllInformersAnswered', message: 'all 2 informers answered Success' }],
       },
     };
-    expectGolden('pre-checks.txt', renderPreChecks(plan));
+    expectGolden('pre-checks.txt', renderPreChecks(plan, { now: new Date('2026-11-22T10:00:00Z'), utc: true }));
   });
 });
 

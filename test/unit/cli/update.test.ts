@@ -4,6 +4,10 @@ import { expect } from 'chai';
 import { insightsByUid, isAnalysed, unacceptedRisks, withAccepted } from '../../../cli/commands/update.ts';
 import { CliError } from '../../../cli/io.ts';
 import type { Condition, UpdatePlan } from '../../../shared/api/schema.ts';
+import { scopeDigest } from '../../../shared/insights.ts';
+
+const NO_SCOPE = scopeDigest(undefined);
+const POD_SCOPE = { type: 'Instance', resources: [{ kind: 'Pod', name: 'db-0' }] };
 
 function plan(opts: { generation?: number; analyzed?: Partial<Condition>; accepted?: UpdatePlan['spec']['acceptedInsights'] } = {}): UpdatePlan {
   return {
@@ -47,17 +51,29 @@ describe('cli update pre-checks: what gets accepted', () => {
   it('--accept-all: every unresolved insight of level warning or above, of every informer, not yet accepted', () => {
     const p = plan({ accepted: [{ updateInformer: 'net', uid: 'shared', accepted: true }] });
     expect(unacceptedRisks(p)).to.deep.equal([
-      { updateInformer: 'db', uid: 'w1' },
-      { updateInformer: 'db', uid: 'shared' },
+      { updateInformer: 'db', uid: 'w1', scopeDigest: NO_SCOPE },
+      { updateInformer: 'db', uid: 'shared', scopeDigest: NO_SCOPE },
     ]);
   });
 
-  it('--accept UID: the uid under every informer that reported it', () => {
+  it('--accept UID: the uid under every informer that reported it, bound to its scope', () => {
     expect(insightsByUid(plan(), ['shared', 'w1', 'shared'])).to.deep.equal([
-      { updateInformer: 'db', uid: 'shared' },
-      { updateInformer: 'net', uid: 'shared' },
-      { updateInformer: 'db', uid: 'w1' },
+      { updateInformer: 'db', uid: 'shared', scopeDigest: NO_SCOPE },
+      { updateInformer: 'net', uid: 'shared', scopeDigest: NO_SCOPE },
+      { updateInformer: 'db', uid: 'w1', scopeDigest: NO_SCOPE },
     ]);
+  });
+
+  it('--accept UID: of a uid reported again with another scope, the live insight is accepted, not the resolved one', () => {
+    const p = plan();
+    p.status!.informers![0]!.insights!.push({ uid: 'w1', scope: POD_SCOPE, impact: { level: 'warning', summary: 'x' } });
+    p.status!.informers![0]!.insights![0]!.remediation = { resolved: true };
+    expect(insightsByUid(p, ['w1'])).to.deep.equal([{ updateInformer: 'db', uid: 'w1', scopeDigest: scopeDigest(POD_SCOPE) }]);
+  });
+
+  it('--accept-all: an acceptance for another scope does not count', () => {
+    const p = plan({ accepted: [{ updateInformer: 'db', uid: 'w1', accepted: true, scopeDigest: scopeDigest(POD_SCOPE) }] });
+    expect(unacceptedRisks(p).map((r) => r.uid)).to.deep.equal(['w1', 'shared', 'shared']);
   });
 
   it('--accept of an uid nobody reported is an error listing the reported ones', () => {
@@ -86,5 +102,22 @@ describe('cli update pre-checks: what gets accepted', () => {
       { updateInformer: 'db', uid: 'shared' },
     ]);
     expect(current[0]!.accepted, 'the input is not edited').to.equal(false);
+  });
+
+  it('an acceptance without scope (written by hand) covers every scope; one with a scope only its own', () => {
+    const current = [
+      { updateInformer: 'db', uid: 'any', accepted: true },
+      { updateInformer: 'db', uid: 'pod', accepted: true, scopeDigest: 'aaa' },
+    ];
+    const { added } = withAccepted(current, [
+      { updateInformer: 'db', uid: 'any', scopeDigest: 'zzz' },
+      { updateInformer: 'db', uid: 'pod', scopeDigest: 'bbb' },
+    ]);
+    expect(added).to.deep.equal([{ updateInformer: 'db', uid: 'pod', scopeDigest: 'bbb' }]);
+  });
+
+  it('accepting a uid again for another scope rebinds its entry: one entry per (informer, uid), as the webhook wants', () => {
+    const { list } = withAccepted([{ updateInformer: 'db', uid: 'pod', accepted: true, scopeDigest: 'aaa' }], [{ updateInformer: 'db', uid: 'pod', scopeDigest: 'bbb' }]);
+    expect(list).to.deep.equal([{ updateInformer: 'db', uid: 'pod', accepted: true, scopeDigest: 'bbb' }]);
   });
 });

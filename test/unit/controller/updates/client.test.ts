@@ -32,7 +32,7 @@ describe('queryInformer', function () {
     reply = () => ({ json: { status: { response: 'Success', message: 'fine' }, spec: { insights: [insight] } } });
     const body = { kind: 'UpdatePlanInsightsRequest', spec: { targetRelease: 'kafka-1.3.0' } };
     const answer = await queryInformer(spec, { kind: 'updatePlanInsights', body });
-    expect(answer).to.deep.equal({ response: 'Success', message: 'fine', insights: [insight] });
+    expect(answer).to.deep.equal({ response: 'Success', message: 'fine', insights: [insight], findings: [] });
     expect(server.calls).to.deep.equal([{ kind: 'updatePlanInsights', body }]);
   });
 
@@ -42,13 +42,14 @@ describe('queryInformer', function () {
       response: 'Failure',
       message: 'backend down',
       insights: [],
+      findings: [],
     });
     expect(server.calls[0]!.kind).to.equal('updateInsights');
   });
 
   it('returns a Wait answer as an answer', async () => {
     reply = () => ({ json: { status: { response: 'Wait' } } });
-    expect(await queryInformer(spec, { kind: 'updatePlanInsights', body: {} })).to.deep.equal({ response: 'Wait', insights: [] });
+    expect(await queryInformer(spec, { kind: 'updatePlanInsights', body: {} })).to.deep.equal({ response: 'Wait', insights: [], findings: [] });
   });
 
   it('GETs discovery and returns the handlers', async () => {
@@ -68,7 +69,7 @@ describe('queryInformer', function () {
     reply = () => ({ json: { status: { response: 'Maybe' } } });
     const answer = await queryInformer(spec, { kind: 'updatePlanInsights', body: {} });
     expect(answer).to.have.property('reason', 'InvalidResponse');
-    expect(answer).to.have.property('error').that.matches(/body.status.response must be one of Success, Failure, Wait/);
+    expect(answer).to.have.property('error').that.matches(/status.response must be one of Success, Failure, Wait/);
   });
 
   it('an HTTP error status is an HTTPError with an excerpt of the body', async () => {
@@ -142,7 +143,7 @@ describe('queryInformer', function () {
         { clientConfig: { url: `http://127.0.0.1:${port}`, caBundle: 'bm90IGEgY2VydA==' } },
         { kind: 'updatePlanInsights', body: {} },
       );
-      expect(answer).to.deep.equal({ response: 'Success', insights: [] });
+      expect(answer).to.deep.equal({ response: 'Success', insights: [], findings: [] });
     } finally {
       plain.closeAllConnections();
       await new Promise((resolve) => plain.close(resolve));

@@ -11,17 +11,18 @@ import type {
   UpdatePlan,
 } from '../../../../shared/api/schema.ts';
 import { findCondition } from '../../../../shared/conditions/conditions.ts';
+import { scopeDigest } from '../../../../shared/insights.ts';
 import {
   HOOK_PATHS,
   MAX_RESOLVED_KEPT,
   informerEndpoint,
   mergeInformerResponse,
-  parseDiscoveryResponse,
-  parseInformerResponse,
   updateInsightsRequest,
   updatePlanConditions,
   updatePlanInsightsRequest,
-  type ParsedResponse,
+  DEGRADED_INSIGHT_UID,
+  degradedInsight,
+  type InformerOutcome,
 } from '../../../../controller/updates/insights.ts';
 
 const EARLIER = '2026-01-01T00:00:00Z';
@@ -137,140 +138,6 @@ describe('informerEndpoint', () => {
   }
 });
 
-describe('parseInformerResponse', () => {
-  const full = {
-    apiVersion: 'hooks.planwarden.dev/v1alpha1',
-    kind: 'UpdatePlanInsightsResponse',
-    spec: {
-      insights: [
-        {
-          uid: 'pdb-1',
-          acquisitionTime: '2026-01-01T00:00:00Z',
-          scope: { type: 'Instance', resources: [{ kind: 'Pod', namespace: 'ns', name: 'broker-0' }], workerPool: [] },
-          impact: { level: 'warning', type: 'api-availability', summary: 'PDB blocks drain', description: 'long', extra: 1 },
-          remediation: { reference: 'https://docs.example.com', resolved: false, estimatedFinish: '2026-01-01T00:15:00+01:00' },
-        },
-      ],
-    },
-    status: { response: 'Success', message: 'ok' },
-  };
-  const withInsight = (patch: Record<string, unknown>) => ({
-    status: { response: 'Success' },
-    spec: { insights: [{ uid: 'u', impact: { level: 'info', summary: 's' }, ...patch }] },
-  });
-
-  it('a complete answer keeps every known field and drops unknown ones', () => {
-    expect(parseInformerResponse(full)).to.deep.equal({
-      response: 'Success',
-      message: 'ok',
-      insights: [
-        {
-          uid: 'pdb-1',
-          acquisitionTime: '2026-01-01T00:00:00Z',
-          scope: { type: 'Instance', resources: [{ kind: 'Pod', namespace: 'ns', name: 'broker-0' }] },
-          impact: { level: 'warning', type: 'api-availability', summary: 'PDB blocks drain', description: 'long' },
-          remediation: { reference: 'https://docs.example.com', resolved: false, estimatedFinish: '2026-01-01T00:15:00+01:00' },
-        },
-      ],
-    });
-  });
-
-  const rows: { says: string; body: unknown; ok?: ParsedResponse; error?: RegExp }[] = [
-    {
-      says: 'a bare Success without spec means no insights',
-      body: { status: { response: 'Success' } },
-      ok: { response: 'Success', insights: [] },
-    },
-    {
-      says: 'Wait with a message is well-formed',
-      body: { status: { response: 'Wait', message: 'building' } },
-      ok: { response: 'Wait', message: 'building', insights: [] },
-    },
-    {
-      says: 'Failure carrying an insight is well-formed',
-      body: { status: { response: 'Failure' }, spec: { insights: [{ uid: 'x', impact: { level: 'error', summary: 's' } }] } },
-      ok: { response: 'Failure', insights: [{ uid: 'x', impact: { level: 'error', summary: 's' } }] },
-    },
-    { says: 'a body that is not an object is refused', body: 'Success', error: /body must be an object, got string "Success"/ },
-    { says: 'null is refused', body: null, error: /body must be an object, got null/ },
-    { says: 'a missing status is refused', body: { spec: {} }, error: /body.status must be an object, got nothing|body.status must be an object/ },
-    {
-      says: 'an unknown response is refused naming the allowed ones',
-      body: { status: { response: 'OK' } },
-      error: /body.status.response must be one of Success, Failure, Wait, got string "OK"/,
-    },
-    { says: 'a missing response is refused', body: { status: {} }, error: /body.status.response must be one of .* got nothing/ },
-    { says: 'a message that is not a string is refused', body: { status: { response: 'Wait', message: 5 } }, error: /body.status.message must be a string, got number 5/ },
-    {
-      says: 'another apiVersion is refused',
-      body: { apiVersion: 'config.openshift.io/v1beta1', status: { response: 'Success' } },
-      error: /body.apiVersion must be hooks.planwarden.dev\/v1alpha1/,
-    },
-    { says: 'another kind is refused', body: { kind: 'Pod', status: { response: 'Success' } }, error: /body.kind must be one of/ },
-    {
-      says: 'insights that are not an array are refused',
-      body: { status: { response: 'Success' }, spec: { insights: {} } },
-      error: /body.spec.insights must be an array, got an object/,
-    },
-    { says: 'an insight without uid is refused with its index', body: withInsight({ uid: undefined }), error: /body.spec.insights\[0\].uid is required/ },
-    { says: 'an empty uid is refused', body: withInsight({ uid: '' }), error: /insights\[0\].uid is required/ },
-    {
-      says: 'the seed\'s "status" level is not a planwarden level',
-      body: withInsight({ impact: { level: 'status', summary: 's' } }),
-      error: /impact.level must be one of unknown, info, warning, error, critical, got string "status"/,
-    },
-    { says: 'an insight without impact is refused', body: withInsight({ impact: undefined }), error: /insights\[0\].impact must be an object/ },
-    { says: 'an impact without summary is refused', body: withInsight({ impact: { level: 'info' } }), error: /impact.summary is required/ },
-    {
-      says: 'a duration is not an estimatedFinish date-time',
-      body: withInsight({ remediation: { estimatedFinish: '15m' } }),
-      error: /remediation.estimatedFinish must be an RFC 3339 date-time, got "15m"/,
-    },
-    { says: 'an acquisitionTime without zone is refused', body: withInsight({ acquisitionTime: '2026-01-01T00:00:00' }), error: /acquisitionTime must be an RFC 3339/ },
-    { says: 'resolved must be a boolean', body: withInsight({ remediation: { resolved: 'yes' } }), error: /remediation.resolved must be a boolean, got string "yes"/ },
-    { says: 'a scope without type is refused', body: withInsight({ scope: { resources: [] } }), error: /scope.type is required/ },
-    {
-      says: 'a scope resource without name is refused with its index',
-      body: withInsight({ scope: { type: 'Instance', resources: [{ kind: 'Pod' }] } }),
-      error: /scope.resources\[0\].name is required/,
-    },
-    {
-      says: 'a uid reported twice is refused: uids identify insights',
-      body: {
-        status: { response: 'Success' },
-        spec: { insights: [insight('dup'), insight('ok'), insight('dup')] },
-      },
-      error: /insights\[2\].uid "dup" is reported twice/,
-    },
-    {
-      says: 'more than 250 insights are refused',
-      body: { status: { response: 'Success' }, spec: { insights: Array.from({ length: 251 }, (_, i) => insight(`u${i}`)) } },
-      error: /holds 251 insights, more than 250/,
-    },
-  ];
-  for (const row of rows) {
-    it(row.says, () => {
-      const got = parseInformerResponse(row.body);
-      if (row.error) expect(got).to.have.property('error').that.matches(/^malformed informer answer: /).and.matches(row.error);
-      else expect(got).to.deep.equal(row.ok);
-    });
-  }
-});
-
-describe('parseDiscoveryResponse', () => {
-  it('lists the handlers an informer serves', () => {
-    expect(parseDiscoveryResponse({ kind: 'DiscoveryResponse', handlers: ['updatePlanInsights'] })).to.deep.equal({
-      handlers: ['updatePlanInsights'],
-    });
-  });
-  it('refuses an answer without handlers', () => {
-    expect(parseDiscoveryResponse({})).to.have.property('error').that.matches(/body.handlers is required/);
-  });
-  it('refuses a handler that is not a string', () => {
-    expect(parseDiscoveryResponse({ handlers: [1] })).to.have.property('error').that.matches(/handlers\[0\] must be a non-empty string/);
-  });
-});
-
 describe('request bodies', () => {
   it('updatePlanInsights names the plan, the target and the versions given', () => {
     const plan: UpdatePlan = {
@@ -285,123 +152,179 @@ describe('request bodies', () => {
       metadata: { namespace: 'ns', name },
       spec: { version, plans: {} },
     });
-    expect(updatePlanInsightsRequest(plan, { target: ov('kafka-1.3.0', '1.3.0') })).to.deep.equal({
+    const context = { clusterID: 'c-uid', current: ov('kafka-1.2.0', '1.2.0'), target: ov('kafka-1.3.0', '1.3.0'), informerUpdate: true };
+    expect(updatePlanInsightsRequest(plan, context)).to.deep.equal({
       apiVersion: 'hooks.planwarden.dev/v1alpha1',
       kind: 'UpdatePlanInsightsRequest',
       spec: {
+        clusterID: 'c-uid',
+        currentOperatorVersion: { name: 'kafka-1.2.0', namespace: 'ns', version: '1.2.0' },
+        targetOperatorVersion: { name: 'kafka-1.3.0', namespace: 'ns', version: '1.3.0' },
+        informerUpdate: true,
         updatePlan: { namespace: 'ns', name: 'to-1.3', uid: 'u-1', generation: 2 },
         targetRelease: 'kafka-1.3.0',
-        targetOperatorVersion: { name: 'kafka-1.3.0', namespace: 'ns', version: '1.3.0' },
       },
     });
-    expect(updateInsightsRequest({ instance: { namespace: 'ns', name: 'kafka' } }).spec).to.deep.equal({
-      instance: { namespace: 'ns', name: 'kafka' },
+    expect(updateInsightsRequest({ namespace: 'ns', name: 'kafka', plan: 'upgrade' }, { informerUpdate: false }).spec).to.deep.equal({
+      informerUpdate: false,
+      instance: { namespace: 'ns', name: 'kafka', plan: 'upgrade' },
     });
   });
 });
 
 describe('mergeInformerResponse', () => {
-  const previous = (insights: Insight[], response: InformerStatus['response'] = 'Success'): InformerStatus => ({
+  const BOUND = 5 * 60_000;
+  const merge = (previous: InformerStatus | undefined, outcome: InformerOutcome, now = NOW, findings?: string[]) =>
+    mergeInformerResponse('broker', previous, outcome, now, { waitBoundMs: BOUND, ...(findings ? { findings } : {}) });
+  const previous = (insights: Insight[], response: InformerStatus['response'] = 'Success', extra: Partial<InformerStatus> = {}): InformerStatus => ({
     name: 'broker',
     response,
     lastQueryTime: EARLIER,
     insights,
+    ...extra,
   });
+  const answer = (response: InformerStatus['response'], insights: Insight[] = [], message?: string, findings: string[] = []) => ({
+    response,
+    insights,
+    findings,
+    ...(message === undefined ? {} : { message }),
+  });
+  const uids = (entry: InformerStatus) => (entry.insights ?? []).map((i) => `${i.uid}${i.remediation?.resolved ? ' (resolved)' : ''}`);
+
   const rows: {
     says: string;
     previous?: InformerStatus;
-    response: ParsedResponse;
+    outcome: InformerOutcome;
     expected: Omit<InformerStatus, 'name' | 'lastQueryTime'>;
   }[] = [
     {
       says: 'a first Success records its insights',
-      response: { response: 'Success', insights: [insight('a')] },
+      outcome: answer('Success', [insight('a')]),
       expected: { response: 'Success', insights: [insight('a')] },
     },
     {
-      says: 'a first Wait records no insights',
-      response: { response: 'Wait', message: 'building', insights: [] },
-      expected: { response: 'Wait', message: 'building', insights: [] },
+      says: 'a first Wait records no insights and when the waiting began',
+      outcome: answer('Wait', [], 'building'),
+      expected: { response: 'Wait', message: 'building', waitingSince: NOW, insights: [] },
     },
     {
       says: 'Success replaces a reported insight with its new version',
       previous: previous([insight('a', 'warning')]),
-      response: { response: 'Success', insights: [insight('a', 'critical')] },
+      outcome: answer('Success', [insight('a', 'critical')]),
       expected: { response: 'Success', insights: [insight('a', 'critical')] },
     },
     {
       says: 'an insight no longer reported is kept as resolved, after the reported ones',
       previous: previous([insight('gone'), insight('a')]),
-      response: { response: 'Success', insights: [insight('a'), insight('new')] },
+      outcome: answer('Success', [insight('a'), insight('new')]),
       expected: { response: 'Success', insights: [insight('a'), insight('new'), insight('gone', 'warning', true)] },
     },
     {
       says: 'an insight reported again after being resolved comes back as the informer says',
       previous: previous([insight('a', 'warning', true)]),
-      response: { response: 'Success', insights: [insight('a', 'error', false)] },
+      outcome: answer('Success', [insight('a', 'error', false)]),
       expected: { response: 'Success', insights: [insight('a', 'error', false)] },
+    },
+    {
+      says: 'identity is informer + scope + uid: the same uid with another scope resolves the old one',
+      previous: previous([{ ...insight('a'), scope: { type: 'Instance', resources: [{ kind: 'Pod', name: 'p-0' }] } }]),
+      outcome: answer('Success', [{ ...insight('a'), scope: { type: 'Instance', resources: [{ kind: 'Pod', name: 'p-1' }] } }]),
+      expected: {
+        response: 'Success',
+        insights: [
+          { ...insight('a'), scope: { type: 'Instance', resources: [{ kind: 'Pod', name: 'p-1' }] } },
+          { ...insight('a', 'warning', true), scope: { type: 'Instance', resources: [{ kind: 'Pod', name: 'p-0' }] } },
+        ],
+      },
     },
     {
       says: 'resolution keeps the rest of the remediation',
       previous: previous([{ ...insight('a'), remediation: { reference: 'https://r', resolved: false } }]),
-      response: { response: 'Success', insights: [] },
+      outcome: answer('Success'),
       expected: { response: 'Success', insights: [{ ...insight('a'), remediation: { reference: 'https://r', resolved: true } }] },
-    },
-    {
-      says: 'Failure keeps the previous insights unresolved and records its message',
-      previous: previous([insight('a')]),
-      response: { response: 'Failure', message: 'backend down', insights: [] },
-      expected: { response: 'Failure', message: 'backend down', insights: [insight('a')] },
-    },
-    {
-      says: 'Failure without a message says so',
-      previous: previous([insight('a')]),
-      response: { response: 'Failure', insights: [] },
-      expected: { response: 'Failure', message: 'the informer answered Failure without a message', insights: [insight('a')] },
-    },
-    {
-      says: 'Failure adds the insights explaining it and updates ones with the same uid',
-      previous: previous([insight('a', 'info'), insight('b')]),
-      response: { response: 'Failure', message: 'x', insights: [insight('why', 'error'), insight('a', 'critical')] },
-      expected: { response: 'Failure', message: 'x', insights: [insight('a', 'critical'), insight('b'), insight('why', 'error')] },
     },
     {
       says: 'Wait keeps the previous insights and ignores the ones it carries',
       previous: previous([insight('a')]),
-      response: { response: 'Wait', insights: [insight('partial')] },
-      expected: { response: 'Wait', insights: [insight('a')] },
-    },
-    {
-      says: 'the Success after a Failure resolves the insight that explained the Failure',
-      previous: previous([insight('a'), insight('why', 'error')], 'Failure'),
-      response: { response: 'Success', insights: [insight('a')] },
-      expected: { response: 'Success', insights: [insight('a'), insight('why', 'error', true)] },
+      outcome: answer('Wait', [insight('partial')]),
+      expected: { response: 'Wait', waitingSince: NOW, insights: [insight('a')] },
     },
   ];
   for (const row of rows) {
     it(row.says, () => {
-      expect(mergeInformerResponse('broker', row.previous, row.response, NOW)).to.deep.equal({
-        name: 'broker',
-        lastQueryTime: NOW,
-        ...row.expected,
-      });
+      expect(merge(row.previous, row.outcome)).to.deep.equal({ name: 'broker', lastQueryTime: NOW, ...row.expected });
     });
   }
 
+  it('Failure keeps the previous insights, adds the ones it carries, and makes the informer a risk of its own', () => {
+    const merged = merge(previous([insight('a', 'info'), insight('b')]), answer('Failure', [insight('why', 'error'), insight('a', 'critical')], 'backend down'));
+    expect(merged.response).to.equal('Failure');
+    expect(merged.message).to.equal('backend down');
+    expect(merged.findings).to.deep.equal(['answered Failure: backend down']);
+    expect(uids(merged)).to.deep.equal([DEGRADED_INSIGHT_UID, 'a', 'b', 'why']);
+    const degraded = merged.insights![0]!;
+    expect(degraded.impact).to.include({ level: 'error', type: 'informer-degraded' });
+    expect(degraded.impact.summary).to.match(/^informer broker is degraded, its insights may be incomplete: answered Failure: backend down$/);
+    expect(degraded.scope).to.deep.equal({ type: 'UpdateInformer', resources: [{ group: 'planwarden.dev', kind: 'UpdateInformer', name: 'broker' }] });
+    expect(merged.insights![1]!.impact.level).to.equal('critical');
+  });
+
+  it('Failure without a message says so', () => {
+    expect(merge(previous([]), answer('Failure')).message).to.equal('the informer answered Failure without a message');
+  });
+
+  it('a query that got no answer keeps the insights and records the error as the finding', () => {
+    const merged = merge(previous([insight('a')]), { error: 'POST https://x/…: HTTP 500: boom' });
+    expect(merged.response).to.equal('Failure');
+    expect(merged.findings).to.deep.equal(['POST https://x/…: HTTP 500: boom']);
+    expect(uids(merged)).to.deep.equal([DEGRADED_INSIGHT_UID, 'a']);
+  });
+
+  it('findings in a Success keep the good insights and add the degraded insight, stable across rounds', () => {
+    const first = merge(undefined, answer('Success', [insight('a')], undefined, ['insights[1] is ignored: uid is required']));
+    expect(uids(first)).to.deep.equal([DEGRADED_INSIGHT_UID, 'a']);
+    const again = merge(first, answer('Success', [insight('a')], undefined, ['insights[1] is ignored: uid is required']), '2026-01-01T02:00:00Z');
+    expect(again.insights![0]!.acquisitionTime, 'the degraded insight keeps its first acquisitionTime').to.equal(NOW);
+  });
+
+  it('a clean Success after a degradation resolves the degraded insight', () => {
+    const degraded = merge(previous([insight('a')]), answer('Failure', [], 'down'));
+    const healed = merge(degraded, answer('Success', [insight('a')]));
+    expect(healed.findings).to.equal(undefined);
+    expect(uids(healed)).to.deep.equal(['a', `${DEGRADED_INSIGHT_UID} (resolved)`]);
+  });
+
+  it('findings from before the answer (a malformed discovery) degrade the informer too', () => {
+    const merged = merge(undefined, answer('Success', [insight('a')]), NOW, ['discovery: malformed']);
+    expect(merged.findings).to.deep.equal(['discovery: malformed']);
+    expect(uids(merged)).to.deep.equal([DEGRADED_INSIGHT_UID, 'a']);
+  });
+
+  it('Wait is honoured up to the bound; past it the informer is degraded, waitingSince kept', () => {
+    const waiting = previous([insight('a')], 'Wait', { waitingSince: EARLIER });
+    const within = merge(waiting, answer('Wait'), '2026-01-01T00:04:59Z');
+    expect(within.findings).to.equal(undefined);
+    expect(within.waitingSince).to.equal(EARLIER);
+    const past = merge(waiting, answer('Wait'), '2026-01-01T00:05:00Z');
+    expect(past.findings).to.deep.equal(['has answered Wait for more than 5m']);
+    expect(past.waitingSince).to.equal(EARLIER);
+    expect(uids(past)).to.deep.equal([DEGRADED_INSIGHT_UID, 'a']);
+  });
+
   it(`keeps at most ${MAX_RESOLVED_KEPT} resolved insights, dropping the longest-resolved first`, () => {
     const old = Array.from({ length: MAX_RESOLVED_KEPT }, (_, i) => insight(`old${i}`, 'warning', true));
-    const merged = mergeInformerResponse('broker', previous([insight('fresh'), ...old]), { response: 'Success', insights: [] }, NOW);
-    const uids = (merged.insights ?? []).map((i) => i.uid);
-    expect(uids).to.have.length(MAX_RESOLVED_KEPT);
-    expect(uids[0]).to.equal('fresh');
-    expect(uids).not.to.include(`old${MAX_RESOLVED_KEPT - 1}`);
+    const merged = merge(previous([insight('fresh'), ...old]), answer('Success'));
+    const list = (merged.insights ?? []).map((i) => i.uid);
+    expect(list).to.have.length(MAX_RESOLVED_KEPT);
+    expect(list[0]).to.equal('fresh');
+    expect(list).not.to.include(`old${MAX_RESOLVED_KEPT - 1}`);
     expect(merged.insights!.every((i) => i.remediation?.resolved === true)).to.equal(true);
   });
 
   it('does not mutate the previous entry', () => {
     const before = previous([insight('a')]);
     const copy = structuredClone(before);
-    mergeInformerResponse('broker', before, { response: 'Success', insights: [] }, NOW);
+    merge(before, answer('Failure', [], 'x'));
     expect(before).to.deep.equal(copy);
   });
 });
@@ -418,9 +341,13 @@ describe('updatePlanConditions', () => {
   function entry(name: string, response: InformerStatus['response'], insights: Insight[] = [], message?: string): InformerStatus {
     return { name, response, lastQueryTime: EARLIER, insights, ...(message ? { message } : {}) };
   }
+  function degraded(name: string, response: InformerStatus['response']): InformerStatus {
+    return { ...entry(name, response, [degradedInsight(name, ['x'], EARLIER)]), findings: ['x'] };
+  }
   function plan(opts: {
     entries: InformerStatus[];
     accepted?: [string, string, boolean?][];
+    acceptedDigests?: [string, string, string][];
     generation?: number;
     observedGeneration?: number;
     conditions?: Condition[];
@@ -432,7 +359,10 @@ describe('updatePlanConditions', () => {
       metadata: { namespace: 'ns', name: 'p', generation },
       spec: {
         targetRelease: 'kafka-1.3.0',
-        acceptedInsights: (opts.accepted ?? []).map(([updateInformer, uid, accepted]) => ({ updateInformer, uid, accepted: accepted ?? true })),
+        acceptedInsights: [
+          ...(opts.accepted ?? []).map(([updateInformer, uid, accepted]) => ({ updateInformer, uid, accepted: accepted ?? true })),
+          ...(opts.acceptedDigests ?? []).map(([updateInformer, uid, digest]) => ({ updateInformer, uid, accepted: true, scopeDigest: digest })),
+        ],
       },
       status: { observedGeneration: opts.observedGeneration ?? generation, informers: opts.entries, conditions: opts.conditions ?? [] },
     };
@@ -485,22 +415,23 @@ describe('updatePlanConditions', () => {
       analyzed: ['Unknown', 'Waiting', /"b" answered Wait: warming up/],
     },
     {
-      says: 'an informer that failed makes the analysis False, naming it and its message',
-      plan: plan({ entries: [entry('a', 'Failure', [], 'backend down'), entry('b', 'Success')] }),
+      says: 'a degraded informer has had its say: the analysis is True, naming it, and its risk is pending',
+      plan: plan({ entries: [degraded('a', 'Failure'), entry('b', 'Success')] }),
       informers: [a, b],
-      analyzed: ['False', 'InformerFailed', /informer "a" failed: backend down/],
+      analyzed: ['True', 'InformersDegraded', /degraded \(a risk to fix or accept\): "a"/],
+      risks: ['False', 'RisksPending', /a\/planwarden.dev\/informer-degraded \(error\)/],
     },
     {
-      says: 'a failure wins over a wait',
-      plan: plan({ entries: [entry('a', 'Wait'), entry('b', 'Failure', [], 'x')] }),
+      says: 'a wait within the bound still holds the analysis while another informer is degraded',
+      plan: plan({ entries: [entry('a', 'Wait'), degraded('b', 'Failure')] }),
       informers: [a, b],
-      analyzed: ['False', 'InformerFailed', /"b" failed/],
+      analyzed: ['Unknown', 'Waiting', /"a" answered Wait/],
     },
     {
-      says: 'several failures are all named',
-      plan: plan({ entries: [entry('a', 'Failure', [], 'x'), entry('b', 'Failure', [], 'y')] }),
-      informers: [b, a],
-      analyzed: ['False', 'InformerFailed', /"a" failed: x \(also failed: "b"\)/],
+      says: 'a wait past the bound (degraded) no longer holds the analysis',
+      plan: plan({ entries: [degraded('a', 'Wait'), entry('b', 'Success')] }),
+      informers: [a, b],
+      analyzed: ['True', 'InformersDegraded', /"a"/],
     },
     {
       says: 'answers for an older generation do not count: Unknown until asked again',
@@ -515,10 +446,34 @@ describe('updatePlanConditions', () => {
       analyzed: ['True', 'AllInformersAnswered'],
     },
     {
-      says: 'info and unknown insights need no acceptance',
-      plan: plan({ entries: [entry('a', 'Success', [insight('i', 'info'), insight('u', 'unknown')])] }),
+      says: 'status and info insights need no acceptance',
+      plan: plan({ entries: [entry('a', 'Success', [insight('i', 'info'), insight('s', 'status')])] }),
       informers: [a],
       risks: ['True', 'NoRisks'],
+    },
+    {
+      says: 'an insight of a level planwarden does not know needs acceptance',
+      plan: plan({ entries: [entry('a', 'Success', [insight('u', 'unknown')])] }),
+      informers: [a],
+      risks: ['False', 'RisksPending', /a\/u \(unknown\)/],
+    },
+    {
+      says: 'an acceptance is bound to the scope it was given for',
+      plan: plan({
+        entries: [entry('a', 'Success', [{ ...insight('w'), scope: { type: 'Instance', resources: [{ kind: 'Pod', name: 'p-1' }] } }])],
+        acceptedDigests: [['a', 'w', scopeDigest({ type: 'Instance', resources: [{ kind: 'Pod', name: 'p-0' }] })]],
+      }),
+      informers: [a],
+      risks: ['False', 'RisksPending', /a\/w/],
+    },
+    {
+      says: 'an acceptance of the same scope counts, in any order of its elements',
+      plan: plan({
+        entries: [entry('a', 'Success', [{ ...insight('w'), scope: { type: 'Instance', resources: [{ kind: 'Pod', name: 'p-1' }, { kind: 'Node', name: 'n' }] } }])],
+        acceptedDigests: [['a', 'w', scopeDigest({ type: 'Instance', resources: [{ kind: 'Node', name: 'n' }, { kind: 'Pod', name: 'p-1' }] })]],
+      }),
+      informers: [a],
+      risks: ['True', 'AllRisksAccepted'],
     },
     {
       says: 'an unaccepted warning leaves risks pending, naming it',

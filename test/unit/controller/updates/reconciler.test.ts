@@ -3,10 +3,13 @@
 import { expect } from 'chai';
 import type { InformerStatus, Insight, UpdateInformer, UpdatePlan } from '../../../../shared/api/schema.ts';
 import { findCondition } from '../../../../shared/conditions/conditions.ts';
-import type { InsightsQuery, QueryError } from '../../../../controller/updates/client.ts';
-import type { ParsedResponse } from '../../../../controller/updates/insights.ts';
+import type { ParsedResponse } from '../../../../controller/updates/answers.ts';
+import type { InformerQuery, InformerRequest, QueryError } from '../../../../controller/updates/client.ts';
+import { DEGRADED_INSIGHT_UID } from '../../../../controller/updates/insights.ts';
 import {
+  DISCOVERY_REFRESH_MS,
   FAILURE_RETRY_MS,
+  discoverInformer,
   QUERY_CONCURRENCY,
   REANALYZE_AFTER_MS,
   WAIT_RETRY_MS,
@@ -45,20 +48,30 @@ function warning(uid: string): Insight {
 }
 
 type Answer = ParsedResponse | QueryError;
+type Discovery = { handlers: string[] } | QueryError;
 
-/** A query answering per informer URL host, recording who was asked with what. */
-function scripted(answers: Record<string, Answer>) {
+/**
+ * A query answering per informer URL host, recording who was asked with what; discovery
+ * lists both insights hooks unless `discoveries` says otherwise.
+ */
+function scripted(answers: Record<string, Answer>, discoveries: Record<string, Discovery> = {}) {
   const asked: { informer: string; body: unknown }[] = [];
-  const query: InsightsQuery = async (spec, request) => {
+  const discovered: string[] = [];
+  const query = (async (spec: UpdateInformer['spec'], request: InformerRequest) => {
     const host = new URL(spec.clientConfig.url!).hostname.split('.')[0]!;
+    if (request.kind === 'discovery') {
+      discovered.push(host);
+      return discoveries[host] ?? { handlers: ['updatePlanInsights', 'updateInsights'] };
+    }
     asked.push({ informer: host, body: request.body });
     expect(request.kind).to.equal('updatePlanInsights');
     return answers[host] ?? { error: `no script for ${host}` };
-  };
-  return { query, asked };
+  }) as InformerQuery;
+  return { query, asked, discovered };
 }
 
-const success = (...insights: Insight[]): ParsedResponse => ({ response: 'Success', insights });
+const success = (...insights: Insight[]): ParsedResponse => ({ response: 'Success', insights, findings: [] });
+const wait = (message?: string): ParsedResponse => ({ response: 'Wait', insights: [], findings: [], ...(message ? { message } : {}) });
 
 function entry(result: UpdatePlanReconcileResult, name: string): InformerStatus | undefined {
   return result.status.informers?.find((e) => e.name === name);
@@ -84,25 +97,31 @@ describe('reconcileUpdatePlan', () => {
     expect(result.requeueAfterMs).to.equal(REANALYZE_AFTER_MS);
   });
 
-  it('sends the plan, its target and the OperatorVersions it was given', async () => {
+  it('sends the cluster id, the plan, its target, the current version, and informerUpdate only on a first analysis', async () => {
     const { query, asked } = scripted({ a: success() });
-    const target = {
+    const ov = (name: string, version: string) => ({
       apiVersion: 'planwarden.dev/v1alpha1',
       kind: 'OperatorVersion',
-      metadata: { namespace: 'ns', name: 'kafka-1.3.0' },
-      spec: { version: '1.3.0', plans: {} },
-    };
-    await reconcileUpdatePlan({ plan: plan(), informers: [informer('a')], now: T0, query, operatorVersions: { target } });
+      metadata: { namespace: 'ns', name },
+      spec: { version, plans: {} },
+    });
+    const context = { clusterID: 'kube-system-uid', current: ov('kafka-1.2.0', '1.2.0'), target: ov('kafka-1.3.0', '1.3.0') };
+    const r1 = await reconcileUpdatePlan({ plan: plan(), informers: [informer('a')], now: T0, query, context });
     expect(asked[0]!.body).to.deep.include({ kind: 'UpdatePlanInsightsRequest' });
     expect((asked[0]!.body as { spec: unknown }).spec).to.deep.equal({
+      clusterID: 'kube-system-uid',
+      currentOperatorVersion: { name: 'kafka-1.2.0', namespace: 'ns', version: '1.2.0' },
+      targetOperatorVersion: { name: 'kafka-1.3.0', namespace: 'ns', version: '1.3.0' },
+      informerUpdate: true,
       updatePlan: { namespace: 'ns', name: 'to-1.3', generation: 1 },
       targetRelease: 'kafka-1.3.0',
-      targetOperatorVersion: { name: 'kafka-1.3.0', namespace: 'ns', version: '1.3.0' },
     });
+    await reconcileUpdatePlan({ plan: plan(1, r1.status), informers: [informer('a')], now: at(REANALYZE_AFTER_MS), query, context, discovery: r1.discovery });
+    expect((asked[1]!.body as { spec: { informerUpdate: boolean } }).spec.informerUpdate).to.equal(false);
   });
 
-  it('marks every answering informer Online, with its generation', async () => {
-    const { query } = scripted({ a: { response: 'Wait', insights: [] } });
+  it('marks every answering informer Online with its generation and a heartbeat', async () => {
+    const { query } = scripted({ a: success() });
     const result = await reconcileUpdatePlan({ plan: plan(), informers: [informer('a', { generation: 4 })], now: T0, query });
     expect(result.informerConditions.get('a')).to.deep.equal([
       {
@@ -111,13 +130,29 @@ describe('reconcileUpdatePlan', () => {
         reason: 'Answered',
         message: 'the informer answers its hooks with well-formed responses',
         observedGeneration: 4,
+        lastHeartbeatTime: T0,
         lastTransitionTime: T0,
       },
     ]);
   });
 
+  it('an informer answering Wait is Online False (InformerUpdating); past the bound it is Degraded and a risk', async () => {
+    const { query } = scripted({ a: wait('reloading') });
+    const r1 = await reconcileUpdatePlan({ plan: plan(), informers: [informer('a')], now: T0, query, waitBoundMs: 60_000 });
+    expect(findCondition(r1.informerConditions.get('a'), 'Online')).to.include({ status: 'False', reason: 'InformerUpdating' });
+    const r2 = await reconcileUpdatePlan({ plan: plan(1, r1.status), informers: [informer('a')], now: at(60_000), query, waitBoundMs: 60_000, discovery: r1.discovery });
+    expect(findCondition(r2.informerConditions.get('a'), 'Online')).to.include({
+      status: 'False',
+      reason: 'Degraded',
+      message: 'has answered Wait for more than 1m',
+    });
+    expect(findCondition(r2.status.conditions, 'Analyzed')).to.include({ status: 'True', reason: 'InformersDegraded' });
+    expect(findCondition(r2.status.conditions, 'RisksAccepted')!.message).to.contain(`a/${DEGRADED_INSIGHT_UID} (error)`);
+    expect(r2.requeueAfterMs).to.equal(FAILURE_RETRY_MS);
+  });
+
   it('on Wait: Analyzed Unknown and back after 5 s, when the informer is asked again', async () => {
-    const first = scripted({ a: { response: 'Wait', message: 'warming up', insights: [] } });
+    const first = scripted({ a: wait('warming up') });
     const r1 = await reconcileUpdatePlan({ plan: plan(), informers: [informer('a')], now: T0, query: first.query });
     expect(findCondition(r1.status.conditions, 'Analyzed')).to.include({ status: 'Unknown', reason: 'Waiting' });
     expect(r1.requeueAfterMs).to.equal(WAIT_RETRY_MS);
@@ -133,33 +168,66 @@ describe('reconcileUpdatePlan', () => {
     expect(findCondition(r3.status.conditions, 'Analyzed')).to.include({ status: 'True' });
   });
 
-  it('an unreachable informer becomes a Failure that keeps its insights, Online False with the error, retried after 30 s', async () => {
+  it('an unreachable informer keeps its insights and becomes a risk of its own, Online False (Unreachable), retried after 30 s', async () => {
     const before = plan(1, {
       observedGeneration: 1,
       informers: [{ name: 'a', response: 'Success', lastQueryTime: at(-REANALYZE_AFTER_MS), insights: [warning('w')] }],
     });
-    const { query } = scripted({ a: { error: 'POST https://a.example.com/…: connection failed: ECONNREFUSED', reason: 'ConnectionFailed' } });
+    const refused = { error: 'GET https://a.example.com/…: connection failed: ECONNREFUSED', reason: 'ConnectionFailed' } as const;
+    const { query, asked } = scripted({}, { a: refused });
     const result = await reconcileUpdatePlan({ plan: before, informers: [informer('a')], now: T0, query });
-    expect(entry(result, 'a')).to.deep.equal({
-      name: 'a',
-      response: 'Failure',
-      message: 'POST https://a.example.com/…: connection failed: ECONNREFUSED',
-      lastQueryTime: T0,
-      insights: [warning('w')],
-    });
-    expect(findCondition(result.status.conditions, 'Analyzed')).to.include({ status: 'False', reason: 'InformerFailed' });
-    expect(findCondition(result.informerConditions.get('a'), 'Online')).to.include({
-      status: 'False',
-      reason: 'ConnectionFailed',
-      message: 'POST https://a.example.com/…: connection failed: ECONNREFUSED',
-    });
+    expect(asked, 'an informer unreachable for discovery is not asked further').to.have.length(0);
+    const e = entry(result, 'a')!;
+    expect([e.response, e.message, e.findings]).to.deep.equal(['Failure', refused.error, [refused.error]]);
+    expect(e.insights!.map((i) => i.uid)).to.deep.equal([DEGRADED_INSIGHT_UID, 'w']);
+    expect(findCondition(result.status.conditions, 'Analyzed')).to.include({ status: 'True', reason: 'InformersDegraded' });
+    expect(findCondition(result.informerConditions.get('a'), 'Online')).to.include({ status: 'False', reason: 'Unreachable', message: refused.error });
     expect(result.requeueAfterMs).to.equal(FAILURE_RETRY_MS);
   });
 
-  it('an error without a reason is Online False with reason QueryFailed', async () => {
-    const { query } = scripted({ a: { error: 'boom' } });
+  it('an answer that is no answer (HTTP 500, not JSON …) is Online False (Degraded)', async () => {
+    const { query } = scripted({ a: { error: 'POST https://a/…: HTTP 500: boom', reason: 'HTTPError' } });
     const result = await reconcileUpdatePlan({ plan: plan(), informers: [informer('a')], now: T0, query });
-    expect(findCondition(result.informerConditions.get('a'), 'Online')).to.include({ status: 'False', reason: 'QueryFailed' });
+    expect(findCondition(result.informerConditions.get('a'), 'Online')).to.include({ status: 'False', reason: 'Degraded' });
+    expect(entry(result, 'a')!.findings).to.deep.equal(['POST https://a/…: HTTP 500: boom']);
+  });
+
+  it('findings in an answer keep its good insights, and make the informer Degraded', async () => {
+    const { query } = scripted({ a: { ...success(warning('w')), findings: ['insights[1] is ignored: uid is required'] } });
+    const result = await reconcileUpdatePlan({ plan: plan(), informers: [informer('a')], now: T0, query });
+    expect(entry(result, 'a')!.insights!.map((i) => i.uid)).to.deep.equal([DEGRADED_INSIGHT_UID, 'w']);
+    expect(findCondition(result.informerConditions.get('a'), 'Online')).to.include({
+      status: 'False',
+      reason: 'Degraded',
+      message: 'insights[1] is ignored: uid is required',
+    });
+  });
+
+  it('discovery decides: an informer that does not serve updatePlanInsights is not asked, and has no say', async () => {
+    const { query, asked } = scripted({}, { a: { handlers: ['updateInsights'] } });
+    const result = await reconcileUpdatePlan({ plan: plan(), informers: [informer('a')], now: T0, query });
+    expect(asked).to.have.length(0);
+    expect(entry(result, 'a')).to.include({ response: 'Success', message: 'does not serve updatePlanInsights (its discovery lists: updateInsights)' });
+    expect(result.discovery.get('a')).to.deep.include({ handlers: ['updateInsights'], generation: 1 });
+    expect(findCondition(result.status.conditions, 'Analyzed')).to.include({ status: 'True', reason: 'AllInformersAnswered' });
+  });
+
+  it('discovery is read again when the informer changes and after DISCOVERY_REFRESH_MS, not on every round', async () => {
+    const script = scripted({ a: wait() });
+    const r1 = await reconcileUpdatePlan({ plan: plan(), informers: [informer('a')], now: T0, query: script.query });
+    await reconcileUpdatePlan({ plan: plan(1, r1.status), informers: [informer('a')], now: at(WAIT_RETRY_MS), query: script.query, discovery: r1.discovery });
+    expect(script.discovered).to.have.length(1);
+    await reconcileUpdatePlan({ plan: plan(1, r1.status), informers: [informer('a', { generation: 2 })], now: at(WAIT_RETRY_MS), query: script.query, discovery: r1.discovery });
+    expect(script.discovered).to.have.length(2);
+    await reconcileUpdatePlan({ plan: plan(1, r1.status), informers: [informer('a')], now: at(DISCOVERY_REFRESH_MS), query: script.query, discovery: r1.discovery });
+    expect(script.discovered).to.have.length(3);
+  });
+
+  it('a malformed discovery: the informer is asked anyway and counts as degraded', async () => {
+    const { query, asked } = scripted({ a: success() }, { a: { error: 'GET …/discovery: malformed discovery answer: handlers is required', reason: 'InvalidResponse' } });
+    const result = await reconcileUpdatePlan({ plan: plan(), informers: [informer('a')], now: T0, query });
+    expect(asked).to.have.length(1);
+    expect(entry(result, 'a')!.findings).to.deep.equal(['discovery: GET …/discovery: malformed discovery answer: handlers is required']);
   });
 
   it('reconciling again at once asks nobody and returns the same status', async () => {
@@ -168,8 +236,9 @@ describe('reconcileUpdatePlan', () => {
     const r1 = await reconcileUpdatePlan({ plan: plan(), informers, now: T0, query: first.query });
     const again = scripted({});
     const written = informers.map((i) => ({ ...i, status: { conditions: r1.informerConditions.get(i.metadata.name!)! } }));
-    const r2 = await reconcileUpdatePlan({ plan: plan(1, r1.status), informers: written, now: at(1000), query: again.query });
+    const r2 = await reconcileUpdatePlan({ plan: plan(1, r1.status), informers: written, now: at(1000), query: again.query, discovery: r1.discovery });
     expect(again.asked).to.have.length(0);
+    expect(again.discovered).to.have.length(0);
     expect(r2.status).to.deep.equal(r1.status);
     expect(r2.informerConditions).to.deep.equal(r1.informerConditions);
     expect(r2.requeueAfterMs).to.equal(REANALYZE_AFTER_MS - 1000);
@@ -231,7 +300,7 @@ describe('reconcileUpdatePlan', () => {
   it('a lastQueryTime in the future does not postpone the next query beyond its interval', async () => {
     const before = plan(1, {
       observedGeneration: 1,
-      informers: [{ name: 'a', response: 'Wait', lastQueryTime: at(3_600_000), insights: [] }],
+      informers: [{ name: 'a', response: 'Wait', lastQueryTime: at(3_600_000), waitingSince: T0, insights: [] }],
     });
     const result = await reconcileUpdatePlan({ plan: before, informers: [informer('a')], now: T0, query: scripted({}).query });
     expect(result.requeueAfterMs).to.equal(WAIT_RETRY_MS);
@@ -240,16 +309,56 @@ describe('reconcileUpdatePlan', () => {
   it(`asks at most ${QUERY_CONCURRENCY} informers at once`, async () => {
     let inFlight = 0;
     let peak = 0;
-    const query: InsightsQuery = async () => {
+    const query = (async (_spec: unknown, request: InformerRequest) => {
+      if (request.kind === 'discovery') return { handlers: ['updatePlanInsights'] };
       inFlight++;
       peak = Math.max(peak, inFlight);
       await new Promise((r) => setTimeout(r, 5));
       inFlight--;
       return success();
-    };
+    }) as InformerQuery;
     const informers = Array.from({ length: 10 }, (_, i) => informer(`i${i}`));
     const result = await reconcileUpdatePlan({ plan: plan(), informers, now: T0, query });
     expect(peak).to.equal(QUERY_CONCURRENCY);
     expect(result.status.informers).to.have.length(10);
+  });
+});
+
+describe('discoverInformer (an informer on its own, without any UpdatePlan)', () => {
+  it('reads discovery of a new informer: its handlers, and Online True (Discovered) with a heartbeat', async () => {
+    const { query, discovered } = scripted({});
+    const r = await discoverInformer({ informer: informer('a'), now: T0, query });
+    expect(discovered).to.deep.equal(['a']);
+    expect(r.handlers).to.deep.equal(['updatePlanInsights', 'updateInsights']);
+    expect(findCondition(r.conditions, 'Online')).to.deep.include({ status: 'True', reason: 'Discovered', lastHeartbeatTime: T0 });
+    expect(r.requeueAfterMs).to.equal(DISCOVERY_REFRESH_MS);
+  });
+
+  it('does not read it again before DISCOVERY_REFRESH_MS, unless the informer changed', async () => {
+    const first = await discoverInformer({ informer: informer('a'), now: T0, query: scripted({}).query });
+    const again = scripted({});
+    const r = await discoverInformer({ informer: informer('a'), now: at(1000), query: again.query, discovery: first.discovery });
+    expect(again.discovered).to.have.length(0);
+    expect(r.requeueAfterMs).to.equal(DISCOVERY_REFRESH_MS - 1000);
+    await discoverInformer({ informer: informer('a', { generation: 2 }), now: at(1000), query: again.query, discovery: first.discovery });
+    expect(again.discovered).to.deep.equal(['a']);
+  });
+
+  it('a discovery that fails makes Online False with the seed\'s reason; a judged Online is otherwise left alone', async () => {
+    const refused = { error: 'GET https://a/…: connection failed: ECONNREFUSED', reason: 'ConnectionFailed' } as const;
+    const down = await discoverInformer({ informer: informer('a'), now: T0, query: scripted({}, { a: refused }).query });
+    expect(findCondition(down.conditions, 'Online')).to.include({ status: 'False', reason: 'Unreachable', message: `discovery: ${refused.error}` });
+    expect(down.requeueAfterMs).to.equal(FAILURE_RETRY_MS);
+    const judged = { ...informer('a'), status: { conditions: [{ type: 'Online', status: 'False' as const, reason: 'InformerUpdating', lastTransitionTime: T0 }] } };
+    const up = await discoverInformer({ informer: judged, now: at(1000), query: scripted({}).query });
+    expect(up.conditions).to.deep.equal(judged.status.conditions);
+  });
+
+  it('a disabled informer is not asked: Online Unknown (Disabled), its discovery forgotten', async () => {
+    const { query, discovered } = scripted({});
+    const r = await discoverInformer({ informer: informer('a', { enabled: false }), now: T0, query });
+    expect(discovered).to.have.length(0);
+    expect(r.discovery).to.equal(undefined);
+    expect(findCondition(r.conditions, 'Online')).to.include({ status: 'Unknown', reason: 'Disabled' });
   });
 });

@@ -1242,9 +1242,24 @@ describe('Instance admission rules', () => {
         want: denied('instance.upgrade-risks-not-accepted', 403, /critical/),
       },
       {
-        it: 'does not ask to accept info or unknown insights',
-        ctx: upgrade(updatePlan(V2, { informers: { brokers: [insight('u1', 'info'), insight('u2', 'unknown')] } })),
+        it: 'does not ask to accept status or info insights',
+        ctx: upgrade(updatePlan(V2, { informers: { brokers: [insight('u1', 'info'), insight('u2', 'status')] } })),
         want: allowed(),
+      },
+      {
+        it: 'refuses an unaccepted insight of a level planwarden does not know (unknown)',
+        ctx: upgrade(updatePlan(V2, { informers: { brokers: [insight('u2', 'unknown')] } })),
+        want: denied('instance.upgrade-risks-not-accepted', 403, /brokers\/u2 \(unknown/),
+      },
+      {
+        it: 'refuses when the acceptance was given for another scope of the same uid',
+        ctx: upgrade(
+          updatePlan(V2, {
+            informers: { brokers: [{ ...insight('u1', 'warning'), scope: { type: 'Instance', resources: [{ kind: 'Pod', name: 'b-1' }] } }] },
+            accepted: [{ ...accept('brokers', 'u1'), scopeDigest: 'another-scope' }],
+          }),
+        ),
+        want: denied('instance.upgrade-risks-not-accepted', 403, /brokers\/u1/),
       },
       {
         it: 'allows an upgrade when every risk is accepted',
