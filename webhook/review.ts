@@ -1,7 +1,9 @@
 // The AdmissionReview wire format (admission.k8s.io/v1): decodes a request body into a
 // typed AdmissionRequest or a typed failure, and encodes a Verdict into the response.
 // Nothing here can produce `allowed: true` except an Allowed verdict passed to encodeVerdict.
+import { Type } from '@sinclair/typebox';
 import type { KubeObject } from '../shared/api/schema.ts';
+import { checkerFor } from '../shared/api/validate.ts';
 import { boundWarnings, clipText, deny, MAX_MESSAGE_LENGTH, objectRef, type Denied, type Verdict } from './rules/verdict.ts';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
@@ -111,105 +113,73 @@ const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 const isString = (v: unknown): v is string => typeof v === 'string';
 const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every(isString);
 
-/** A shape violation inside `request`; turned into a `malformed-request` failure. */
-class Malformed extends Error {}
+// The parts of admission.k8s.io/v1 AdmissionRequest planwarden reads, as a schema: the
+// decoder checks a request against it and its error paths become the denial's message.
+// Objects are checked for apiVersion, kind and metadata only (handlers read no more
+// without their own checks); everything else in them passes through untouched.
+const text = Type.String();
+const nonEmpty = Type.String({ minLength: 1 });
+const optionalText = Type.Optional(Type.Union([text, Type.Null()]));
+const anyObject = Type.Object({}, { additionalProperties: true });
+const KubeObjectShape = Type.Object({ apiVersion: nonEmpty, kind: nonEmpty, metadata: anyObject }, { additionalProperties: true });
+const AdmissionRequestShape = Type.Object(
+  {
+    uid: nonEmpty,
+    kind: Type.Object({ group: text, version: nonEmpty, kind: nonEmpty }),
+    resource: Type.Object({ group: text, version: nonEmpty, resource: nonEmpty }),
+    subResource: optionalText,
+    name: optionalText,
+    namespace: optionalText,
+    operation: Type.Union(OPERATIONS.map((o) => Type.Literal(o))),
+    userInfo: Type.Object({
+      username: optionalText,
+      uid: optionalText,
+      groups: Type.Optional(Type.Union([Type.Array(text), Type.Null()])),
+      extra: Type.Optional(Type.Union([Type.Record(text, Type.Array(text)), Type.Null()])),
+    }),
+    object: Type.Optional(Type.Union([KubeObjectShape, Type.Null()])),
+    oldObject: Type.Optional(Type.Union([KubeObjectShape, Type.Null()])),
+    dryRun: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+    options: Type.Optional(Type.Union([anyObject, Type.Null()])),
+  },
+  { additionalProperties: true },
+);
+const requestShape = checkerFor(AdmissionRequestShape);
 
-function requireString(o: Json, key: string, path: string, { allowEmpty = true } = {}): string {
-  const v = o[key];
-  if (!isString(v) || (!allowEmpty && v === '')) throw new Malformed(`${path}.${key} must be a ${allowEmpty ? '' : 'non-empty '}string`);
-  return v;
-}
-
-function optionalString(o: Json, key: string, path: string): string | undefined {
-  const v = o[key];
-  if (v === undefined || v === null) return undefined;
-  if (!isString(v)) throw new Malformed(`${path}.${key} must be a string`);
-  return v;
-}
-
-function requireRecord(o: Json, key: string, path: string): Json {
-  const v = o[key];
-  if (!isRecord(v)) throw new Malformed(`${path}.${key} must be an object`);
-  return v;
-}
-
-function decodeGvk(o: Json, key: string): GroupVersionKind {
-  const v = requireRecord(o, key, 'request');
-  return {
-    group: requireString(v, 'group', `request.${key}`),
-    version: requireString(v, 'version', `request.${key}`, { allowEmpty: false }),
-    kind: requireString(v, 'kind', `request.${key}`, { allowEmpty: false }),
-  };
-}
-
-function decodeGvr(o: Json, key: string): GroupVersionResource {
-  const v = requireRecord(o, key, 'request');
-  return {
-    group: requireString(v, 'group', `request.${key}`),
-    version: requireString(v, 'version', `request.${key}`, { allowEmpty: false }),
-    resource: requireString(v, 'resource', `request.${key}`, { allowEmpty: false }),
-  };
-}
-
-function decodeUserInfo(o: Json): UserInfo {
-  const v = requireRecord(o, 'userInfo', 'request');
-  const groups = v.groups ?? [];
-  if (!isStringArray(groups)) throw new Malformed('request.userInfo.groups must be a list of strings');
-  const extra = v.extra;
-  if (extra !== undefined && !(isRecord(extra) && Object.values(extra).every(isStringArray))) {
-    throw new Malformed('request.userInfo.extra must map strings to lists of strings');
+/** A shape violation inside `request`: turned into a `malformed-request` failure. */
+function decodeRequest(r: Json): AdmissionRequest | { malformed: string } {
+  if (!requestShape.check(r)) {
+    const errors = requestShape.errors(r).map((e) => `request.${e}`);
+    // An operation outside the three is the most common odd request: say which ones we take.
+    if (!OPERATIONS.includes(r.operation as AdmissionOperation)) {
+      return { malformed: `request.operation must be one of ${OPERATIONS.join(', ')}, got ${quote(r.operation)}` };
+    }
+    return { malformed: errors.join('; ') || 'request does not have the shape of an admission.k8s.io/v1 AdmissionRequest' };
   }
-  const uid = optionalString(v, 'uid', 'request.userInfo');
+  const op = r.operation;
+  const object = (r.object ?? null) as KubeObject | null;
+  const oldObject = (r.oldObject ?? null) as KubeObject | null;
+  if (op !== 'DELETE' && object === null) return { malformed: `request.object is required for ${op}` };
+  if (op !== 'CREATE' && oldObject === null) return { malformed: `request.oldObject is required for ${op}` };
+  const u = r.userInfo;
   return {
-    username: optionalString(v, 'username', 'request.userInfo') ?? '',
-    ...(uid !== undefined ? { uid } : {}),
-    groups,
-    ...(extra !== undefined ? { extra: extra as Record<string, string[]> } : {}),
-  };
-}
-
-/** Handlers read apiVersion, kind and metadata without further checks, so those are verified here. */
-function decodeObject(o: Json, key: 'object' | 'oldObject'): KubeObject | null {
-  const v = o[key];
-  if (v === undefined || v === null) return null;
-  if (!isRecord(v)) throw new Malformed(`request.${key} must be an object`);
-  requireString(v, 'apiVersion', `request.${key}`, { allowEmpty: false });
-  requireString(v, 'kind', `request.${key}`, { allowEmpty: false });
-  requireRecord(v, 'metadata', `request.${key}`);
-  return v as unknown as KubeObject;
-}
-
-function decodeRequest(r: Json, uid: string): AdmissionRequest {
-  const operation = r.operation;
-  if (!OPERATIONS.includes(operation as AdmissionOperation)) {
-    throw new Malformed(`request.operation must be one of ${OPERATIONS.join(', ')}, got ${quote(operation)}`);
-  }
-  const op = operation as AdmissionOperation;
-  const object = decodeObject(r, 'object');
-  const oldObject = decodeObject(r, 'oldObject');
-  if (op !== 'DELETE' && object === null) throw new Malformed(`request.object is required for ${op}`);
-  if (op !== 'CREATE' && oldObject === null) throw new Malformed(`request.oldObject is required for ${op}`);
-  const dryRun = r.dryRun ?? false;
-  if (typeof dryRun !== 'boolean') throw new Malformed('request.dryRun must be a boolean');
-  const options = r.options;
-  if (options !== undefined && options !== null && !isRecord(options)) throw new Malformed('request.options must be an object');
-
-  const subResource = optionalString(r, 'subResource', 'request');
-  const name = optionalString(r, 'name', 'request');
-  const namespace = optionalString(r, 'namespace', 'request');
-  return {
-    uid,
-    kind: decodeGvk(r, 'kind'),
-    resource: decodeGvr(r, 'resource'),
-    ...(subResource ? { subResource } : {}),
-    ...(name ? { name } : {}),
-    ...(namespace ? { namespace } : {}),
+    uid: r.uid,
+    kind: { group: r.kind.group, version: r.kind.version, kind: r.kind.kind },
+    resource: { group: r.resource.group, version: r.resource.version, resource: r.resource.resource },
+    ...(r.subResource ? { subResource: r.subResource } : {}),
+    ...(r.name ? { name: r.name } : {}),
+    ...(r.namespace ? { namespace: r.namespace } : {}),
     operation: op,
-    userInfo: decodeUserInfo(r),
+    userInfo: {
+      username: u.username ?? '',
+      ...(u.uid != null ? { uid: u.uid } : {}),
+      groups: u.groups ?? [],
+      ...(u.extra != null ? { extra: u.extra } : {}),
+    },
     object,
     oldObject,
-    dryRun,
-    ...(isRecord(options) ? { options } : {}),
+    dryRun: r.dryRun ?? false,
+    ...(r.options ? { options: r.options } : {}),
   };
 }
 
@@ -244,13 +214,8 @@ export function decodeAdmissionReview(body: string | Uint8Array | undefined, exp
   if (!isString(r.uid) || r.uid === '') return fail('no-uid', 'AdmissionReview request has no uid');
   const uid = r.uid;
 
-  let request: AdmissionRequest;
-  try {
-    request = decodeRequest(r, uid);
-  } catch (e) {
-    if (e instanceof Malformed) return fail('malformed-request', e.message, { uid });
-    throw e;
-  }
+  const request = decodeRequest(r);
+  if ('malformed' in request) return fail('malformed-request', request.malformed, { uid });
   if (!expectedKinds.includes(request.kind.kind)) {
     return fail(
       'unexpected-kind',

@@ -153,7 +153,7 @@ describe('webhook/review', function () {
       expect(a.body.response.allowed).to.equal(false);
       expect(a.body.response.status?.code).to.equal(400);
       expect(a.body.response.status?.reason).to.equal('BadRequest');
-      expect(a.body.response.status?.message).to.match(/request\.userInfo must be an object.*\[rule webhook\.malformed-review\]$/);
+      expect(a.body.response.status?.message).to.match(/request\.userInfo is required.*\[rule webhook\.malformed-review\]$/);
     });
 
     it('names the object, the route and the kinds it handles when the kind is unexpected', function () {

@@ -102,17 +102,17 @@ describe('parseInformerResponse', () => {
       insights: [],
       findings: [/remediation.estimatedFinish must be an RFC 3339 date-time, got "soon"/],
     },
-    { says: 'an insight that is not an object is a finding', body: one('text'), insights: [], findings: [/insights\[0\] is ignored: must be object/] },
+    { says: 'an insight that is not an object is a finding', body: one('text'), insights: [], findings: [/insights\[0\] is ignored: must be an object/] },
     {
       says: 'more than 250 insights: the first 250 are read, and that is a finding',
       body: { status: { response: 'Success' }, spec: { insights: Array.from({ length: 251 }, (_, i) => ok(`u${i}`)) } },
       findings: [/holds 251 insights; only the first 250 are read/],
     },
-    { says: 'a body that is not an object is no answer', body: 'Success', error: /must be object/ },
-    { says: 'null is no answer', body: null, error: /must be object/ },
+    { says: 'a body that is not an object is no answer', body: 'Success', error: /must be an object/ },
+    { says: 'null is no answer', body: null, error: /must be an object/ },
     { says: 'a missing status is no answer', body: { spec: {} }, error: /status is required/ },
     { says: 'an unknown response is no answer, naming the allowed ones', body: { status: { response: 'OK' } }, error: /status.response must be one of Success, Failure, Wait, got "OK"/ },
-    { says: 'insights that are not a list are no answer', body: { status: { response: 'Success' }, spec: { insights: {} } }, error: /spec.insights must be array/ },
+    { says: 'insights that are not a list are no answer', body: { status: { response: 'Success' }, spec: { insights: {} } }, error: /spec.insights must be a list/ },
   ];
   for (const row of rows) {
     it(row.says, () => {
@@ -161,6 +161,6 @@ describe('parseDiscoveryResponse', () => {
     expect(parseDiscoveryResponse({})).to.have.property('error').that.matches(/handlers is required/);
   });
   it('refuses a handler that is not a string', () => {
-    expect(parseDiscoveryResponse({ handlers: [1] })).to.have.property('error').that.matches(/handlers.0 must be string/);
+    expect(parseDiscoveryResponse({ handlers: [1] })).to.have.property('error').that.matches(/handlers.0 must be a non-empty string, got number 1/);
   });
 });
