@@ -25,6 +25,7 @@
 //   degradation recorded as a risk — Unknown while one is still to answer or answers Wait
 //   within the bound. RisksAccepted judges every insight in status (the reconciler keeps
 //   only enabled informers there), as the Instance webhook does.
+import { quoted } from '../../shared/text.ts';
 import type {
   Condition,
   InformerStatus,
@@ -322,9 +323,6 @@ export function isInformerActive(informer: UpdateInformer): boolean {
   return informer.spec.enabled !== false && informer.metadata.deletionTimestamp === undefined;
 }
 
-function quoted(names: readonly string[]): string {
-  return names.map((n) => `"${n}"`).join(', ');
-}
 
 function andMore(listed: number, total: number): string {
   return total > listed ? ` and ${total - listed} more` : '';

@@ -18,6 +18,7 @@
 // not judged for them. Removing an adapter entry is allowed (decommissioning an adapter).
 // Root Available/Ready may be left out of a write (the mutation adds them); when present
 // their status and observedGeneration must match the aggregation.
+import { quoted, plural } from '../../shared/text.ts';
 import type { Operation } from 'rfc6902';
 import { jsonEqual } from '../../shared/json.ts';
 import type { AdapterStatus, Condition, Instance } from '../../shared/api/schema.ts';
@@ -63,13 +64,7 @@ export function adapterReports(ctx: InstanceStatusContext): AdapterReport[] {
   });
 }
 
-function quoted(names: readonly string[]): string {
-  return names.map((n) => `"${n}"`).join(', ');
-}
 
-function plural(n: number, one: string, many: string): string {
-  return n === 1 ? one : many;
-}
 
 /** An adapter may not replace its report with one from an older generation. */
 export function adapterGenerationNotRegressed(ctx: InstanceStatusContext): Verdict {
