@@ -66,6 +66,35 @@ export function adapterReports(ctx: InstanceStatusContext): AdapterReport[] {
 
 
 
+/** The conditions every adapter report carries (HyperFleet): what it did, whether it works, how it is. */
+export const MANDATORY_ADAPTER_CONDITIONS = ['Applied', 'Available', 'Health'] as const;
+
+/** An adapter report carries Applied, Available and Health, each at the report's observedGeneration. */
+export function adapterReportComplete(ctx: InstanceStatusContext): Verdict {
+  const problems = adapterReports(ctx).flatMap(({ report }) => {
+    const missing = MANDATORY_ADAPTER_CONDITIONS.filter((t) => !report.conditions.some((c) => c.type === t));
+    const skewed = report.conditions
+      .filter((c) => (MANDATORY_ADAPTER_CONDITIONS as readonly string[]).includes(c.type))
+      .filter((c) => c.observedGeneration !== undefined && c.observedGeneration !== report.observedGeneration)
+      .map((c) => `${c.type} at generation ${c.observedGeneration}`);
+    const parts = [
+      ...(missing.length > 0 ? [`no ${missing.join(', ')}`] : []),
+      ...(skewed.length > 0 ? [`${skewed.join(', ')} while the report is for generation ${report.observedGeneration}`] : []),
+    ];
+    return parts.length > 0 ? [`"${report.name}": ${parts.join('; ')}`] : [];
+  });
+  if (problems.length === 0) return allow();
+  return deny({
+    rule: 'status.adapter-report-incomplete',
+    code: 422,
+    reason: 'Invalid',
+    object: instanceName(ctx),
+    refused: `${plural(problems.length, 'report', 'reports')} of adapter ${problems.join(', ')}${byWriter(ctx)}`,
+    why: 'an adapter report carries the conditions Applied, Available and Health, each about the generation the report is for',
+    fix: 'write all three conditions (status Unknown where the adapter cannot tell) with observedGeneration equal to the report\'s',
+  });
+}
+
 /** An adapter may not replace its report with one from an older generation. */
 export function adapterGenerationNotRegressed(ctx: InstanceStatusContext): Verdict {
   const stale = adapterReports(ctx).filter(
@@ -202,6 +231,7 @@ export function admitInstanceStatus(ctx: InstanceStatusContext): Verdict {
     observedGenerationNotRegressed(ctx),
     observedGenerationNotAhead(ctx),
     unknownReportKeepsStored(ctx),
+    adapterReportComplete(ctx),
     rootConditionsFollowAdapters(ctx),
   ]);
 }

@@ -16,8 +16,10 @@ const NOW = '2026-01-01T01:00:00Z';
 type Status = Condition['status'];
 
 function adapter(name: string, observedGeneration: number, available?: Status, lastReportTime = EARLIER): AdapterStatus {
-  const conditions: Condition[] = [{ type: 'Applied', status: 'True', lastTransitionTime: EARLIER }];
-  if (available) conditions.push({ type: 'Available', status: available, lastTransitionTime: EARLIER });
+  const at = { observedGeneration, lastTransitionTime: EARLIER };
+  const conditions: Condition[] = [{ type: 'Applied', status: 'True', ...at }];
+  if (available) conditions.push({ type: 'Available', status: available, ...at });
+  conditions.push({ type: 'Health', status: available ?? 'Unknown', ...at });
   return { name, observedGeneration, lastReportTime, conditions };
 }
 
