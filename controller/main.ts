@@ -1,6 +1,7 @@
 // Entry point of the controller process: the only place that reads flags and environment.
 // Informers start at once (warm caches make fail-over fast); reconciling starts only while
 // this replica holds the leader Lease.
+import { judgeAppliedObjects } from './executors/applied.ts';
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 import type { Instance, OperatorVersion, UpdateInformer, UpdatePlan } from '../shared/api/schema.ts';
@@ -195,6 +196,7 @@ async function main(): Promise<void> {
       instances,
       operatorVersions,
       executors: createExecutors({ kube, tenancy: config.tenancy }),
+      judgeApplied: (input) => judgeAppliedObjects({ kube, tenancy: config.tenancy }, input),
       events,
       logger,
       metrics,

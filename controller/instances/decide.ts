@@ -2,6 +2,7 @@
 // start a plan, abort the running one, run cleanup, release the finalizer, or refuse a
 // request the webhook should have refused (it may have been bypassed) — and the status
 // parts only the controller reports (its adapter entry, PlanRunning, observedGeneration).
+import type { AppliedHealth, AppliedState } from '../executors/applied.ts';
 import { jsonEqual } from '../../shared/json.ts';
 import type {
   AdapterStatus,
@@ -137,7 +138,17 @@ export function consumeAbort(status: InstanceStatus, inst: Instance): InstanceSt
  * The controller's adapter report for the run in `status`: Applied/Available/Health at the
  * generation whose spec the last run consumed (or the current one when nothing is due).
  */
-function controllerReport(status: InstanceStatus, generation: number, now: string, nothingDue: boolean): AdapterStatus {
+/** Available and Health of the objects a COMPLETE run applied, from their judgement. */
+const APPLIED_VERDICT: Record<AppliedState, { available: Condition['status']; health: Condition['status']; reason: string }> = {
+  current: { available: 'True', health: 'True', reason: 'ObjectsCurrent' },
+  inProgress: { available: 'Unknown', health: 'Unknown', reason: 'ObjectsProgressing' },
+  failed: { available: 'False', health: 'False', reason: 'ObjectFailed' },
+  missing: { available: 'False', health: 'False', reason: 'ObjectMissing' },
+  // Unreadable is no verdict, but must not leave a green status standing: Available False.
+  unknown: { available: 'False', health: 'Unknown', reason: 'HealthUnknown' },
+};
+
+function controllerReport(status: InstanceStatus, generation: number, now: string, nothingDue: boolean, applied?: AppliedHealth): AdapterStatus {
   const active = status.activePlan;
   const run = active ? status.planStatus?.[active.name] : undefined;
   const consumed = nothingDue ? generation : (status.applied?.generation ?? 0);
@@ -151,16 +162,23 @@ function controllerReport(status: InstanceStatus, generation: number, now: strin
   });
   const state = active?.status;
   const label = active ? `plan ${active.name} (${active.id}) ${state}` : 'no plan has run';
-  const available: Condition['status'] =
+  let available: Condition['status'] =
     state === 'COMPLETE' ? 'True' : state === 'FATAL_ERROR' || state === 'ABORTED' ? 'False' : 'Unknown';
+  let health: Condition['status'] = available === 'False' ? 'False' : available === 'True' ? 'True' : 'Unknown';
+  let reason: string = state ?? 'NoPlan';
+  let message = run?.message ?? label;
+  if (state === 'COMPLETE' && applied) {
+    ({ available, health, reason } = APPLIED_VERDICT[applied.state]);
+    message = `${label}: ${applied.message}`;
+  }
   return {
     name: CONTROLLER_ADAPTER,
     observedGeneration: consumed,
     lastReportTime: now,
     conditions: [
       cond('Applied', active ? 'True' : 'False', active ? 'PlanStarted' : 'NoPlan', label),
-      cond('Available', available, state ?? 'NoPlan', run?.message ?? label),
-      cond('Health', available === 'False' ? 'False' : available === 'True' ? 'True' : 'Unknown', state ?? 'NoPlan', label),
+      cond('Available', available, reason, message),
+      cond('Health', health, reason, message),
     ],
   };
 }
@@ -177,6 +195,8 @@ export function finalizeStatus(input: {
   /** True when the spec asks for nothing that is not started: the generation counts as consumed. */
   nothingDue: boolean;
   refusal?: Report;
+  /** Between plans: how the objects the last completed plan applied are now. */
+  applied?: AppliedHealth;
 }): InstanceStatus {
   const { inst, now } = input;
   const generation = inst.metadata.generation ?? 0;
@@ -187,7 +207,7 @@ export function finalizeStatus(input: {
   const adapters = [...(status.adapters ?? [])];
   const i = adapters.findIndex((a) => a.name === CONTROLLER_ADAPTER);
   const stored = i >= 0 ? adapters[i] : undefined;
-  const report = controllerReport(status, generation, now, input.nothingDue && !activeRun(status));
+  const report = controllerReport(status, generation, now, input.nothingDue && !activeRun(status), input.applied);
   if (stored) report.observedGeneration = Math.max(report.observedGeneration, stored.observedGeneration);
   for (const c of report.conditions) c.observedGeneration = report.observedGeneration;
   const merged = mergeAdapterReport(stored, report, now);

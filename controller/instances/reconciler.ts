@@ -20,7 +20,8 @@ import type { EventRecorder } from '../events.ts';
 import type { Executors } from '../executors/index.ts';
 import type { Logger } from '../log.ts';
 import type { ControllerMetrics } from '../metrics.ts';
-import { consumeAbort, decide, finalizeStatus, type Decision, type Report } from './decide.ts';
+import type { AppliedHealth, AppliedObjectsInput } from '../executors/applied.ts';
+import { consumeAbort, CONTROLLER_ADAPTER, decide, finalizeStatus, type Decision, type Report } from './decide.ts';
 
 export interface PulseSettings {
   /** Re-check an Instance this long after its last report while it is not Ready. */
@@ -47,6 +48,8 @@ export interface InstanceReconcilerDeps {
   signal?: AbortSignal;
   /** Executor calls in flight at once for one Instance (parallel steps, fanned-out targets). */
   parallelism?: number;
+  /** Between plans: judges the objects the last completed plan applied (absent: not judged). */
+  judgeApplied?: (input: AppliedObjectsInput) => Promise<AppliedHealth | undefined>;
 }
 
 const INSTANCES = { apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance' };
@@ -184,6 +187,33 @@ export class InstanceReconciler {
     if (report && previous !== report.message) this.deps.events.record(inst, 'Warning', report.reason, report.message);
   }
 
+  /** Between plans, how the objects the last COMPLETE run applied are (watch events and pulses bring us here). */
+  private async judgeApplied(inst: Instance, ov: OperatorVersion, status: InstanceStatus): Promise<AppliedHealth | undefined> {
+    const active = status.activePlan;
+    if (!this.deps.judgeApplied || active?.status !== 'COMPLETE') return undefined;
+    return this.deps.judgeApplied({
+      instance: inst,
+      operatorVersion: ov,
+      plan: active.name,
+      parameters: effectiveParameters(ov.spec, inst.spec.parameters),
+      signal: this.deps.signal,
+    });
+  }
+
+  /** An Event when the controller's verdict on the applied objects turns, naming them. */
+  private recordHealthChange(inst: Instance, before: InstanceStatus | undefined, after: InstanceStatus): void {
+    const verdict = (s: InstanceStatus | undefined) =>
+      s?.adapters?.find((a) => a.name === CONTROLLER_ADAPTER)?.conditions.find((c) => c.type === 'Available');
+    const was = verdict(before);
+    const now = verdict(after);
+    if (!now || (was?.status === now.status && was.reason === now.reason)) return;
+    if (now.status === 'False' && (now.reason === 'ObjectMissing' || now.reason === 'ObjectFailed' || now.reason === 'HealthUnknown')) {
+      this.deps.events.record(inst, 'Warning', now.reason, now.message ?? '');
+    } else if (now.status === 'True' && was?.status === 'False') {
+      this.deps.events.record(inst, 'Normal', 'ObjectsRecovered', now.message ?? '');
+    }
+  }
+
   /** Reports without a plan to evaluate (no OperatorVersion): condition, Event, pulse. */
   private async report(key: string, inst: Instance, status: InstanceStatus, report: Report): Promise<WorkerResult | 'conflict'> {
     const next = finalizeStatus({ inst, status, now: this.clock().toISOString(), nothingDue: false, refusal: report });
@@ -194,8 +224,18 @@ export class InstanceReconciler {
   }
 
   /** Evaluate the engine with what the last pass observed, persist, then perform its actions. */
-  private async step(key: string, inst: Instance, ov: OperatorVersion, decision: Decision): Promise<WorkerResult | 'conflict'> {
+  private async step(key: string, inst: Instance, ov: OperatorVersion, decided: Decision): Promise<WorkerResult | 'conflict'> {
     const now = this.clock();
+    let decision = decided;
+    // Between plans: judge what the last completed plan applied; with drift: Reapply, an
+    // object that is gone starts that plan again (a trigger of its own kind, with an Event).
+    let applied = decision.kind === 'idle' ? await this.judgeApplied(inst, ov, inst.status ?? {}) : undefined;
+    const last = inst.status?.activePlan;
+    if (applied?.state === 'missing' && ov.spec.drift === 'Reapply' && last) {
+      this.deps.events.record(inst, 'Normal', 'DriftReapplied', `${applied.message}: running plan ${last.name} again (drift: Reapply)`);
+      decision = { kind: 'start', request: { plan: last.name, kind: 'drift', id: `drift/${now.toISOString()}` } };
+      applied = undefined;
+    }
     const carried = this.carried.get(key);
     this.carried.delete(key);
     const observations = carried && carried.resourceVersion === inst.metadata.resourceVersion ? carried.observations : {};
@@ -218,10 +258,11 @@ export class InstanceReconciler {
     }
     const refusal = 'report' in decision ? decision.report : undefined;
     const nothingDue = decision.kind === 'idle' || (decision.kind !== 'refuse' && decision.kind !== 'hold' && !isRunning(status.activePlan?.status));
-    const next = finalizeStatus({ inst, status, now: now.toISOString(), nothingDue, refusal });
+    const next = finalizeStatus({ inst, status, now: now.toISOString(), nothingDue, refusal, applied });
     const written = await this.writeStatus(key, inst, next);
     if (written === 'conflict') return 'conflict';
     this.recordReport(inst, refusal);
+    this.recordHealthChange(inst, inst.status, next);
     this.recordEvents(written, actions);
     this.observeTransitions(inst.status ?? {}, next);
 

@@ -150,6 +150,9 @@ export const PlanSchema = obj({
 });
 export type Plan = Static<typeof PlanSchema>;
 
+export const DRIFT_POLICIES = ['Report', 'Reapply'] as const;
+export type DriftPolicy = (typeof DRIFT_POLICIES)[number];
+
 export const OperatorVersionSpecSchema = obj({
   version: str(),
   parameters: opt(Type.Array(ParameterSchema)),
@@ -164,6 +167,9 @@ export const OperatorVersionSpecSchema = obj({
   clusterScoped: opt(
     bool({ description: 'Templates may create cluster-scoped kinds (Namespace, ClusterRole, CRD …). Needs --allow-cluster-scoped on the webhook and the controller.' }),
   ),
+  // What the controller does between plans when an object the last completed plan applied
+  // is gone: Report (Available=False naming it) or Reapply (run that plan again, with an Event).
+  drift: opt(enumOf(DRIFT_POLICIES, { description: 'Between plans, when an object the last completed plan applied is gone: Report it (default) or Reapply (run that plan again).' })),
 });
 export type OperatorVersionSpec = Static<typeof OperatorVersionSpecSchema>;
 
@@ -248,7 +254,7 @@ export const PhaseStatusSchema = obj({
 });
 export type PhaseStatus = Static<typeof PhaseStatusSchema>;
 
-export const TRIGGER_KINDS = ['create', 'manual', 'parameter', 'upgrade', 'delete'] as const;
+export const TRIGGER_KINDS = ['create', 'manual', 'parameter', 'upgrade', 'delete', 'drift'] as const;
 export type TriggerKind = (typeof TRIGGER_KINDS)[number];
 
 export const PlanStatusSchema = obj({

@@ -1,0 +1,85 @@
+// Between plans the controller is an honest HyperFleet adapter: it re-judges the objects the
+// last completed plan applied — read as the Instance's ServiceAccount, judged by the same
+// kstatus / `kubectl rollout status` rules the Apply executor uses — so that a deleted or
+// broken object shows as Available=False instead of a green status over a broken service.
+import type { Instance, OperatorVersion, Task } from '../../shared/api/schema.ts';
+import { apiErrorMessage, classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
+import { isObservation, planIdentity } from './context.ts';
+import { describeObject, judgeHealth } from './health.ts';
+import { renderResources } from './render.ts';
+import { LOCKED_DOWN, type TenancyPolicy } from './tenancy.ts';
+
+/** How the applied objects are, worst first: one is gone, one failed, one could not be read, one is progressing, all current. */
+export type AppliedState = 'missing' | 'failed' | 'unknown' | 'inProgress' | 'current';
+const ORDER: readonly AppliedState[] = ['missing', 'failed', 'unknown', 'inProgress', 'current'];
+
+export interface AppliedHealth {
+  state: AppliedState;
+  /** The objects that decide the state, e.g. "deployment web (template deployment.yaml) is missing". */
+  message: string;
+  /** How many objects were judged. */
+  objects: number;
+}
+
+export interface AppliedObjectsInput {
+  instance: Instance;
+  operatorVersion: OperatorVersion;
+  /** The plan whose Apply tasks are judged (the last completed one). */
+  plan: string;
+  parameters: Readonly<Record<string, string>>;
+  signal?: AbortSignal;
+}
+
+/** The Apply tasks of `plan`, in order, once each; fanned-out steps are left out (their objects depend on the target). */
+export function applyTasksOf(ov: OperatorVersion, plan: string): Task[] {
+  const steps = (ov.spec.plans?.[plan]?.phases ?? []).flatMap((p) => p.steps).filter((s) => !s.targets);
+  const names = [...new Set(steps.flatMap((s) => s.tasks))];
+  return names.flatMap((n) => (ov.spec.tasks ?? []).filter((t) => t.name === n && t.kind === 'Apply'));
+}
+
+/** Judges the objects the Apply tasks of `input.plan` apply; undefined when it applies none. */
+export async function judgeAppliedObjects(
+  deps: { kube: KubeClient; tenancy?: TenancyPolicy },
+  input: AppliedObjectsInput,
+): Promise<AppliedHealth | undefined> {
+  const { instance, operatorVersion: ov } = input;
+  const vars = {
+    params: input.parameters,
+    name: instance.metadata.name ?? '',
+    namespace: instance.metadata.namespace ?? '',
+    operatorVersion: ov.spec.version,
+  };
+  const objects = applyTasksOf(ov, input.plan).flatMap((task) => {
+    const rendered = renderResources(ov.spec.templates, task.spec?.resources ?? [], vars);
+    return rendered.ok ? rendered.value : [];
+  });
+  if (objects.length === 0) return undefined;
+  const identity = await planIdentity(deps.kube, instance, deps.tenancy ?? LOCKED_DOWN, input.signal);
+  if (isObservation(identity)) return { state: 'unknown', message: identity.message ?? 'cannot act as the plans ServiceAccount', objects: objects.length };
+
+  const judged: { state: AppliedState; message: string }[] = [];
+  for (const { template, object } of objects) {
+    const what = `${describeObject(object)} (template ${template})`;
+    try {
+      const resource = await identity.kube.resourceFor(object.apiVersion, object.kind);
+      const namespace = resource.namespaced ? (object.metadata.namespace ?? instance.metadata.namespace) : undefined;
+      const found = await identity.kube.get({ apiVersion: object.apiVersion, kind: object.kind, namespace, name: object.metadata.name ?? '' }, input.signal);
+      if (!found) {
+        judged.push({ state: 'missing', message: `${what} is missing` });
+        continue;
+      }
+      const health = judgeHealth(found);
+      judged.push({ state: health.status === 'failed' ? 'failed' : health.status, message: health.message });
+    } catch (err) {
+      const kind = classifyApiError(err);
+      const why = kind === 'notFound' ? `kind ${object.kind} (${object.apiVersion}) is no longer served` : apiErrorMessage(err);
+      judged.push({ state: 'unknown', message: `${what} cannot be read: ${why}` });
+    }
+  }
+  const state = ORDER.find((s) => judged.some((j) => j.state === s)) ?? 'current';
+  const deciding = judged.filter((j) => j.state === state);
+  const shown = deciding.slice(0, 3).map((j) => j.message);
+  if (deciding.length > 3) shown.push(`and ${deciding.length - 3} more`);
+  const message = state === 'current' ? `${judged.length} applied ${judged.length === 1 ? 'object is' : 'objects are'} current` : shown.join('; ');
+  return { state, message, objects: judged.length };
+}
