@@ -322,6 +322,21 @@ export class InstanceReconciler {
     const tasks: TaskObservation[] = [];
     const targetsResolved: TargetsResolution[] = [];
     const parameters = effectiveParameters(ov.spec, inst.spec.parameters);
+    // A target is a Node (k0s autopilot's signal node): one that does not exist, or no longer
+    // does while its step runs, fails that target for good (MissingSignalNode) instead of
+    // running a task for nobody; a Node that cannot be read is a transient error.
+    const nodes = new Map<string, Promise<TaskObservation['outcome'] | undefined>>();
+    const targetProblem = (name: string) => {
+      let p = nodes.get(name);
+      if (!p) {
+        p = this.deps.kube.get({ apiVersion: 'v1', kind: 'Node', name }, this.deps.signal).then(
+          (node) => (node ? undefined : { kind: 'fatalError' as const, message: `target Node "${name}" does not exist (MissingSignalNode)` }),
+          (err: unknown) => ({ kind: 'transientError' as const, message: `cannot read target Node "${name}": ${apiErrorMessage(err)}` }),
+        );
+        nodes.set(name, p);
+      }
+      return p;
+    };
     const limit = this.deps.parallelism ?? DEFAULT_PARALLELISM;
     const queue = [...actions];
     const workers = Array.from({ length: Math.min(limit, queue.length) }, async () => {
@@ -331,7 +346,10 @@ export class InstanceReconciler {
           if (resolved) targetsResolved.push(resolved);
         } else if (a.type === 'executeTask') {
           const task = (ov.spec.tasks ?? []).find((t) => t.name === a.taskName);
-          const outcome = task
+          const missing = a.target === undefined ? undefined : await targetProblem(a.target);
+          const outcome = missing
+            ? missing
+            : task
             ? await this.deps.executors.executorFor(task.kind).execute({
                 instance: inst,
                 operatorVersion: ov,

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { join } from 'node:path';
 import type { Instance } from '../../../shared/api/schema.ts';
 import { kubectl, kubectlOk, run, testKubeconfig, useNamespace } from '../fixture.ts';
-import { instance, json, webOperatorVersion } from '../objects.ts';
+import { dummyOperatorVersion, instance, json, webOperatorVersion } from '../objects.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const BIN = join(process.cwd(), 'bin', 'kubectl-planwarden.js');
@@ -74,6 +74,22 @@ describe('controller: status between plans (health, drift, adapter reports)', fu
     expect(inst.status?.planStatus?.deploy?.trigger).to.equal('drift');
     const events = await kubectlOk(['-n', ns(), 'get', 'events', '--field-selector', 'involvedObject.name=auto,reason=DriftReapplied', '-o', 'jsonpath={.items[*].message}']);
     expect(events).to.contain('deployment auto-web (template deployment.yaml) is missing: running plan deploy again (drift: Reapply)');
+  });
+
+  it('fails a static target that names no Node, visibly (MissingSignalNode), instead of running for nobody', async function () {
+    const ov = dummyOperatorVersion('pinned-1', ns());
+    ov.spec.plans.pinned = { phases: [{ name: 'main', steps: [{ name: 'on-nodes', tasks: ['work'], targets: { discovery: { static: { nodes: ['no-such-node'] } } } }] }] };
+    await kubectlOk(['apply', '-f', '-'], { input: json(ov) });
+    await kubectlOk(['apply', '-f', '-'], { input: json(instance('pin', ns(), 'pinned-1', { planExecution: { planName: 'deploy', id: 'first' } })) });
+    await until('deploy COMPLETE', async () => ((await getInstance(ns(), 'pin')).status?.planStatus?.deploy?.status === 'COMPLETE' ? true : undefined));
+    await kubectlOk(['-n', ns(), 'patch', 'instance', 'pin', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'pinned', id: 'p1' } } })]);
+    const run = await until('pinned FATAL_ERROR', async () => {
+      const r = (await getInstance(ns(), 'pin')).status?.planStatus?.pinned;
+      return r?.id === 'p1' && r.status === 'FATAL_ERROR' ? r : undefined;
+    });
+    const target = run.phases?.[0]?.steps[0]?.targets?.[0];
+    expect(target).to.include({ name: 'no-such-node', state: 'Failed' });
+    expect(target?.message).to.contain('target Node "no-such-node" does not exist (MissingSignalNode)');
   });
 
   it('refuses an adapter report without Health through kubectl patch --subresource=status', async function () {

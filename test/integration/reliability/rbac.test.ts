@@ -47,6 +47,7 @@ const ROWS: Row[] = [
   row('controller', true, 'create', 'events.events.k8s.io', 'default', 'either Events API'),
   row('controller', false, 'delete', 'events', 'default', 'it never deletes Events'),
   row('controller', true, 'list', 'nodes', undefined, 'step targets may be discovered by node labels'),
+  row('controller', true, 'get', 'nodes', undefined, 'a step target must be an existing Node (MissingSignalNode)'),
   row('controller', false, 'update', 'nodes', undefined, 'nodes are only read'),
   row('controller', false, 'delete', 'namespaces', undefined, 'it never deletes namespaces'),
   row('controller', false, 'create', 'namespaces', undefined, 'nor creates them'),

@@ -42,6 +42,7 @@ class Store {
   version = 1;
   writes = 0;
   failNodeList = false;
+  nodes = ['n1', 'n2'];
 
   constructor(instance: Instance) {
     this.instance = { ...instance, metadata: { ...instance.metadata, resourceVersion: '1', generation: 1 } };
@@ -70,7 +71,8 @@ class Store {
       throw new Error('not used by the reconciler');
     };
     const kube: Partial<KubeClient> = {
-      get: async <T>() => structuredClone(this.instance) as T,
+      get: async <T>(ref: { kind: string; name: string }) =>
+        (ref.kind === 'Node' ? (this.nodes.includes(ref.name) ? { metadata: { name: ref.name } } : undefined) : structuredClone(this.instance)) as T,
       replace: async <T extends KubeObjectLike>(obj: T) => {
         const inst = obj as unknown as Instance;
         this.check(inst.metadata.resourceVersion);
@@ -226,6 +228,24 @@ describe('controller/instances/reconciler: one pass per call', function () {
     await drain(h, { sync: true });
     expect(h.store.instance.status?.planStatus?.spread?.status).to.equal('COMPLETE');
     expect(h.executed.filter((e) => e.startsWith('spread/'))).to.deep.equal(['spread/fan@n1', 'spread/fan@n2']);
+  });
+
+  it('fails a target whose Node does not exist for good (MissingSignalNode), running nothing for it', async function () {
+    const h = harness();
+    await drain(h, { sync: true });
+    h.store.nodes = ['n1'];
+    h.store.touch((i) => {
+      i.spec.planExecution = { planName: 'spread', id: 's1' };
+      i.metadata.generation = 2;
+    });
+    h.sync();
+    await drain(h, { sync: true });
+    const run = h.store.instance.status?.planStatus?.spread;
+    expect(run?.status).to.equal('FATAL_ERROR');
+    const targets = run?.phases?.[0]?.steps[0]?.targets ?? [];
+    expect(targets.find((t) => t.name === 'n2')).to.include({ state: 'Failed' });
+    expect(targets.find((t) => t.name === 'n2')?.message).to.match(/target Node "n2" does not exist \(MissingSignalNode\)/);
+    expect(h.executed).to.not.include('spread/fan@n2');
   });
 
   it('forgets what it carried for a deleted Instance', async function () {
