@@ -2,7 +2,7 @@
 // one place errors become output and exit codes. An API refusal (an admission webhook's
 // denial included) is printed in the API's own words.
 import { apiErrorMessage, KubeApiError } from '../shared/kube/client.ts';
-import { PROGRAM } from './args.ts';
+import { PROGRAM, splitCommandLine } from './args.ts';
 import { planHelp, planVerbs } from './commands/plan.ts';
 import { updateHelp, updateVerbs } from './commands/update.ts';
 import { CliError, EXIT, type CliIO, type ExitCode } from './io.ts';
@@ -23,7 +23,7 @@ Usage:
   ${PROGRAM} plan abort --instance INSTANCE [--wait]
   ${PROGRAM} update pre-checks --target OPERATORVERSION [--accept UID...] [--accept-all]
 
-Every verb takes kubectl's --kubeconfig, --context and -n/--namespace.
+Every verb takes kubectl's --kubeconfig, --context and -n/--namespace, before or after the verb.
 Run '${PROGRAM} <group> <verb> --help' for a verb's flags and examples.
 
 Exit codes: 0 success; 1 failure (a plan ended FATAL_ERROR or ABORTED, the API or its admission
@@ -42,7 +42,8 @@ export async function run(argv: string[], io: CliIO): Promise<ExitCode> {
 }
 
 async function dispatch(argv: string[], io: CliIO): Promise<ExitCode> {
-  const [groupName, verbName, ...rest] = argv;
+  const { words, args: rest } = splitCommandLine(argv);
+  const [groupName, verbName] = words;
   if (groupName === undefined || isHelp(groupName)) {
     (groupName === undefined ? io.stderr : io.stdout).write(HELP);
     return groupName === undefined ? EXIT.usage : EXIT.ok;
