@@ -6,7 +6,7 @@ import { CliError, EXIT } from './io.ts';
 
 export const PROGRAM = 'kubectl planwarden';
 
-type ParseArgsOptionsConfig = NonNullable<ParseArgsConfig['options']>;
+export type ParseArgsOptionsConfig = NonNullable<ParseArgsConfig['options']>;
 
 /** Flags every verb accepts, as kubectl spells them. */
 export const CONNECTION_OPTIONS = {
