@@ -1,16 +1,10 @@
-// lua-health (test/lua) for the Argo CD tests: built once and cached like the control plane,
-// in its own directory, and the two sandboxes every script is run in.
-import { join } from 'node:path';
-import { ensureLuaHealth, PROJECT_ROOT } from '../../controlplane/build.ts';
-
-// Not .planwarden/bin: that directory may be shared by several checkouts of the project
-// (git worktrees), and a checkout with another version of test/lua would rebuild the
-// binary back and forth under a running test.
-export const LUA_BIN_DIR = join(PROJECT_ROOT, '.planwarden', 'lua-bin');
+// lua-health (test/lua) for the Argo CD tests — built once and cached in .planwarden/bin like
+// the control plane — and the two sandboxes every script is run in.
+import { ensureLuaHealth } from '../../controlplane/build.ts';
 
 /** The path of lua-health, built first when missing or stale (the first build needs Go and the module proxy). */
 export function luaHealth(): string {
-  return ensureLuaHealth({ binDir: LUA_BIN_DIR, log: () => {} });
+  return ensureLuaHealth({ log: () => {} });
 }
 
 export const MODES = [
