@@ -159,6 +159,39 @@ describe('cli completion: the scripts', () => {
     expect(bashComplete(['plan', 'status', '-o', ''])).to.deep.equal(['json', 'yaml']);
   });
 
+  it('in zsh (where installed), offers the command words itself and asks the plugin for flags, values and files', function () {
+    if (spawnSync('zsh', ['--version']).error) this.skip();
+    this.timeout(30_000);
+    const file = join(work, '_kubectl-planwarden');
+    writeFileSync(file, completionScript(TREE, 'zsh'));
+    // compadd and _files exist only inside zsh's completion system: stand-ins print what they get.
+    const call = (words: string[]) => `words=(kubectl-planwarden ${words.map((w) => `'${w}'`).join(' ')}); CURRENT=${words.length + 1}; PREFIX='${words.at(-1)}'; _kubectl-planwarden`;
+    const script = [
+      'compdef() { :; }',
+      'compadd() { shift; print -r -- "$*"; }',
+      '_files() { print FILES; }',
+      `source '${file}'`,
+      call(['']),
+      call(['plan', 'st']),
+      call(['-n', 'shop', 'plan', 'status', '--in']),
+      call(['plan', 'status', '-o', '']),
+      call(['plan', 'status', '--kubeconfig', '']),
+    ].join('\n');
+    const r = spawnSync('zsh', ['-f', '-c', script], {
+      encoding: 'utf8',
+      timeout: 30_000,
+      env: { ...process.env, PATH: `${join(PROJECT_ROOT, 'bin')}:${process.env.PATH ?? ''}` },
+    });
+    expect(r.status, r.stderr).to.equal(0);
+    expect(r.stdout.split('\n').filter(Boolean)).to.deep.equal([
+      'plan update completion',
+      'trigger status history abort',
+      '--instance',
+      'json yaml',
+      'FILES',
+    ]);
+  });
+
   it('bin/kubectl_complete-planwarden is an executable sh script that asks the plugin', () => {
     const file = join(PROJECT_ROOT, 'bin', 'kubectl_complete-planwarden');
     accessSync(file, constants.X_OK);
