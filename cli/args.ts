@@ -6,7 +6,7 @@ import { CliError, EXIT } from './io.ts';
 
 export const PROGRAM = 'kubectl planwarden';
 
-type ParseArgsOptionsConfig = NonNullable<ParseArgsConfig['options']>;
+export type ParseArgsOptionsConfig = NonNullable<ParseArgsConfig['options']>;
 
 /** Flags every verb accepts, as kubectl spells them. */
 export const CONNECTION_OPTIONS = {
@@ -78,6 +78,71 @@ function parseErrorMessage(err: unknown): string {
     if (flag && message.includes('does not take an argument')) return `flag takes no argument: ${flag}`;
   }
   return message;
+}
+
+/** A command line split into its command words (e.g. `plan`, `status`) and the rest. */
+export interface CommandLine {
+  /** Up to `depth` words naming the command, in order; `-h`/`--help` counts as one. */
+  words: string[];
+  /** Everything else, for the verb's parser: the global flags met before the words, then the rest. */
+  args: string[];
+}
+
+const CONNECTION_FLAGS: ReadonlyMap<string, string> = new Map(
+  Object.entries(CONNECTION_OPTIONS).flatMap(([long, o]) =>
+    o.type === 'string' ? [[`--${long}`, `--${long}`], ...('short' in o ? [[`-${o.short}`, `--${long}`] as const] : [])] : [],
+  ),
+);
+
+/**
+ * Splits a command line the way kubectl reads one: its global flags (--kubeconfig,
+ * --context, -n/--namespace, in every spelling kubectl takes: `-n x`, `-n=x`, `-nx`,
+ * `--namespace x`, `--namespace=x`) may stand before the command words as well as after
+ * them. They are moved ahead of the verb's own arguments (so a later one still wins, as in
+ * kubectl); any other flag before the command words is a usage error.
+ */
+export function splitCommandLine(argv: readonly string[], depth = 2): CommandLine {
+  const words: string[] = [];
+  const global: string[] = [];
+  let i = 0;
+  while (i < argv.length && words.length < depth) {
+    const word = argv[i]!;
+    i++;
+    if (word === '--') break;
+    if (!word.startsWith('-') || word === '-' || word === '-h' || word === '--help') {
+      words.push(word);
+      if (word.startsWith('-')) break;
+      continue;
+    }
+    const eq = word.indexOf('=');
+    const name = eq > 0 ? word.slice(0, eq) : word;
+    const long = CONNECTION_FLAGS.get(name);
+    if (long !== undefined) {
+      if (eq > 0) global.push(`${long}=${word.slice(eq + 1)}`);
+      else if (i < argv.length) global.push(long, argv[i++]!);
+      else throw new CliError(`flag needs an argument: ${word}`, EXIT.usage, `See '${PROGRAM} --help' for usage.`);
+      continue;
+    }
+    const attached = /^-([a-z])(.+)$/.exec(word);
+    const short = attached && CONNECTION_FLAGS.get(`-${attached[1]}`);
+    if (attached && short !== undefined) {
+      global.push(`${short}=${attached[2]}`);
+      continue;
+    }
+    throw new CliError(`unknown flag: ${name}`, EXIT.usage, `See '${PROGRAM} --help' for usage.`);
+  }
+  return { words, args: [...global, ...normalizeShortEquals(argv.slice(i))] };
+}
+
+/** `-o=json` means json to kubectl (pflag), "=json" to node's parseArgs: split it in two. */
+function normalizeShortEquals(args: readonly string[]): string[] {
+  const end = args.indexOf('--');
+  const flags = end < 0 ? args : args.slice(0, end);
+  const out = flags.flatMap((arg) => {
+    const m = /^(-[a-zA-Z])=(.*)$/.exec(arg);
+    return m ? [m[1]!, m[2]!] : [arg];
+  });
+  return end < 0 ? out : [...out, ...args.slice(end)];
 }
 
 /** A value a verb cannot run without. */

@@ -2,17 +2,28 @@
 // one place errors become output and exit codes. An API refusal (an admission webhook's
 // denial included) is printed in the API's own words.
 import { apiErrorMessage, KubeApiError } from '../shared/kube/client.ts';
-import { PROGRAM } from './args.ts';
-import { planHelp, planVerbs } from './commands/plan.ts';
-import { updateHelp, updateVerbs } from './commands/update.ts';
+import { PROGRAM, splitCommandLine } from './args.ts';
+import { planHelp, planVerbSpecs, planVerbs } from './commands/plan.ts';
+import { updateHelp, updateVerbSpecs, updateVerbs } from './commands/update.ts';
+import { completeCommand, completionCommand, completionHelp, SHELLS, type CommandTree } from './completion.ts';
 import { CliError, EXIT, type CliIO, type ExitCode } from './io.ts';
 
 type Command = (args: string[], io: CliIO) => Promise<ExitCode>;
 
+/** The commands with flags, as shell completion offers them. */
+const COMMANDS: CommandTree = { plan: planVerbSpecs, update: updateVerbSpecs };
+
 const GROUPS: Record<string, { verbs: Record<string, Command>; help: string }> = {
   plan: { verbs: planVerbs, help: planHelp },
   update: { verbs: updateVerbs, help: updateHelp },
+  completion: {
+    verbs: Object.fromEntries(SHELLS.map((shell) => [shell, async (_args: string[], io: CliIO) => completionCommand(COMMANDS, shell, io)])),
+    help: completionHelp,
+  },
 };
+
+/** The hidden verb shell completion calls (cobra's name for it). */
+const COMPLETE_VERB = '__complete';
 
 export const HELP = `kubectl planwarden: trigger, follow and abort planwarden plans; prepare upgrades.
 
@@ -22,8 +33,9 @@ Usage:
   ${PROGRAM} plan history --instance INSTANCE [--plan NAME] [-o json|yaml]
   ${PROGRAM} plan abort --instance INSTANCE [--wait]
   ${PROGRAM} update pre-checks --target OPERATORVERSION [--accept UID...] [--accept-all]
+  ${PROGRAM} completion bash|zsh
 
-Every verb takes kubectl's --kubeconfig, --context and -n/--namespace.
+Every verb takes kubectl's --kubeconfig, --context and -n/--namespace, before or after the verb.
 Run '${PROGRAM} <group> <verb> --help' for a verb's flags and examples.
 
 Exit codes: 0 success; 1 failure (a plan ended FATAL_ERROR or ABORTED, the API or its admission
@@ -42,7 +54,9 @@ export async function run(argv: string[], io: CliIO): Promise<ExitCode> {
 }
 
 async function dispatch(argv: string[], io: CliIO): Promise<ExitCode> {
-  const [groupName, verbName, ...rest] = argv;
+  if (argv[0] === COMPLETE_VERB) return completeCommand(COMMANDS, argv.slice(1), io);
+  const { words, args: rest } = splitCommandLine(argv);
+  const [groupName, verbName] = words;
   if (groupName === undefined || isHelp(groupName)) {
     (groupName === undefined ? io.stderr : io.stdout).write(HELP);
     return groupName === undefined ? EXIT.usage : EXIT.ok;

@@ -96,6 +96,8 @@ async function main(): Promise<number> {
   show(['-n', 'demo', 'get', 'instance', 'shop', '-o', 'wide']);
   console.log(`\n${bold('Everything is running.')} Try it yourself:`);
   console.log(`  export KUBECONFIG=${DEFAULT_KUBECONFIG}`);
+  console.log(`  export PATH="${join(PROJECT_ROOT, 'bin')}:$PATH"   # puts the kubectl plugin on PATH: kubectl planwarden`);
+  console.log('  kubectl planwarden -n demo plan status --instance shop   # the status tree of the last plan');
   console.log('  kubectl -n demo edit instance shop            # change REPLICAS: the deploy plan runs again');
   console.log('  kubectl -n demo get instance shop -o yaml     # the status: plans, phases, steps, conditions');
   console.log(`  logs: ${join(STACK_DIR, 'logs')}`);

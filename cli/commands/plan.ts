@@ -23,6 +23,8 @@ import {
   usageError,
   useColor,
   defineVerb,
+  type ParseArgsOptionsConfig,
+  type Verb,
 } from '../args.ts';
 import { connect, type Connection } from '../connect.ts';
 import { follow } from '../follow.ts';
@@ -148,6 +150,14 @@ Usage:
 
 Run '${PROGRAM} plan <verb> --help' for a verb's flags.
 `;
+
+/** The verbs' flags, by verb word (shell completion reads them). */
+export const planVerbSpecs: Record<string, Verb<ParseArgsOptionsConfig>> = {
+  trigger: triggerVerb,
+  status: statusVerb,
+  history: historyVerb,
+  abort: abortVerb,
+};
 
 export const planVerbs: Record<string, (args: string[], io: CliIO) => Promise<ExitCode>> = {
   trigger: planTrigger,

@@ -5,7 +5,7 @@
 import { classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
 import { covers, scopeDigest, unacceptedRisks as openRisks } from '../../shared/insights.ts';
 import { API_VERSION, type AcceptedInsight, type UpdatePlan } from '../../shared/api/schema.ts';
-import { CONNECTION_HELP, PROGRAM, parseDuration, parseVerb, required, usageError, defineVerb } from '../args.ts';
+import { CONNECTION_HELP, PROGRAM, parseDuration, parseVerb, required, usageError, defineVerb, type ParseArgsOptionsConfig, type Verb } from '../args.ts';
 import { connect, type Connection } from '../connect.ts';
 import { follow } from '../follow.ts';
 import { CliError, EXIT, type CliIO, type ExitCode } from '../io.ts';
@@ -58,6 +58,9 @@ Usage:
 
 Run '${PROGRAM} update pre-checks --help' for its flags.
 `;
+
+/** The verbs' flags, by verb word (shell completion reads them). */
+export const updateVerbSpecs: Record<string, Verb<ParseArgsOptionsConfig>> = { 'pre-checks': preChecksVerb };
 
 export const updateVerbs: Record<string, (args: string[], io: CliIO) => Promise<ExitCode>> = {
   'pre-checks': updatePreChecks,

@@ -1,5 +1,8 @@
 // lua-health runs an Argo CD resource health check (a health.lua) against one object and
-// prints the health it returns as JSON: {"status": "...", "message": "..."}.
+// prints the health it returns as JSON: {"status": "...", "message": "..."}. With
+// -discovery it runs a resource actions' discovery.lua instead and prints the actions it
+// offers, as Argo CD reads them (sorted by name); with -action it runs an action.lua, given
+// its parameters with -param name=value, and prints the object it returns.
 //
 // It reproduces what Argo CD's application controller gives a health script, with the
 // interpreter Argo CD embeds (gopher-lua):
@@ -9,6 +12,7 @@
 //     and table libraries, and `require("os")` giving os.time (no `os` global, no string
 //     or math library). -open-libs gives instead what Argo CD gives its built-in scripts
 //     and argocd-cm scripts with useOpenLibs: every standard library as well;
+//   - the global `actionParams`, a table of the action's parameters (empty but for actions);
 //   - a one-second limit on the run;
 //   - the script's result must be a table whose `status` is one of Healthy, Progressing,
 //     Degraded, Suspended, Missing, Unknown; any other status becomes Unknown with the
@@ -30,6 +34,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"sort"
+	"strings"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
@@ -53,8 +59,19 @@ func main() {
 	flags := flag.NewFlagSet("lua-health", flag.ContinueOnError)
 	openLibs := flags.Bool("open-libs", false, "give the script every standard library (Argo CD built-in scripts, useOpenLibs)")
 	nowText := flags.String("now", "", "RFC 3339 instant os.time() returns (default: the clock)")
+	discovery := flags.Bool("discovery", false, "the script is an actions discovery.lua: print the actions it offers")
+	action := flags.Bool("action", false, "the script is an action.lua: print the object it returns")
+	params := map[string]string{}
+	flags.Func("param", "an action parameter, name=value (repeatable)", func(text string) error {
+		name, value, ok := strings.Cut(text, "=")
+		if !ok || name == "" {
+			return errors.New("want name=value")
+		}
+		params[name] = value
+		return nil
+	})
 	flags.Usage = func() {
-		fmt.Fprintln(flags.Output(), "usage: lua-health [-open-libs] [-now RFC3339] health.lua object.yaml|object.json")
+		fmt.Fprintln(flags.Output(), "usage: lua-health [-open-libs] [-now RFC3339] [-discovery | -action [-param name=value]...] script.lua object.yaml|object.json")
 		flags.PrintDefaults()
 	}
 	if err := flags.Parse(os.Args[1:]); err != nil {
@@ -80,7 +97,15 @@ func main() {
 	if err != nil {
 		fail(2, err)
 	}
-	result, err := run(string(script), object, *openLibs, clock)
+	var result any
+	switch {
+	case *discovery:
+		result, err = runDiscovery(string(script), object, *openLibs, clock)
+	case *action:
+		result, err = runAction(string(script), object, params, *openLibs, clock)
+	default:
+		result, err = run(string(script), object, *openLibs, clock)
+	}
 	if err != nil {
 		fail(1, err)
 	}
@@ -113,8 +138,88 @@ func readObject(path string) (map[string]any, error) {
 	return object, nil
 }
 
-// run executes script with obj set to object and returns the health it reports.
+// run executes a health script with obj set to object and returns the health it reports.
 func run(script string, object map[string]any, openLibs bool, clock func() time.Time) (health, error) {
+	var result health
+	err := execute(script, object, nil, openLibs, clock, func(value lua.LValue) (err error) {
+		result, err = readHealth(value)
+		return err
+	})
+	return result, err
+}
+
+// action is one entry of what a discovery.lua offers, as Argo CD's ResourceAction.
+type action struct {
+	Name        string        `json:"name"`
+	Disabled    bool          `json:"disabled"`
+	IconClass   string        `json:"iconClass"`
+	DisplayName string        `json:"displayName"`
+	Params      []actionParam `json:"params,omitempty"`
+}
+
+type actionParam struct {
+	Name string `json:"name"`
+}
+
+// runDiscovery executes a discovery.lua and returns the actions it offers, sorted by name.
+func runDiscovery(script string, object map[string]any, openLibs bool, clock func() time.Time) ([]action, error) {
+	var actions []action
+	err := execute(script, object, nil, openLibs, clock, func(value lua.LValue) error {
+		table, ok := value.(*lua.LTable)
+		if !ok {
+			return fmt.Errorf("expect table output from Lua script, not %s", value.Type())
+		}
+		// Argo CD reads the table through JSON: each entry's fields by their JSON names.
+		encoded, err := json.Marshal(fromLua(table))
+		if err != nil {
+			return err
+		}
+		var entries map[string]json.RawMessage
+		if err := json.Unmarshal(encoded, &entries); err != nil {
+			if string(encoded) == "[]" {
+				return nil // an empty table: no actions
+			}
+			return fmt.Errorf("the actions are not a table by name: %w", err)
+		}
+		for name, raw := range entries {
+			entry := action{}
+			if string(raw) != "[]" {
+				if err := json.Unmarshal(raw, &entry); err != nil {
+					return fmt.Errorf("action %q: %w", name, err)
+				}
+			}
+			entry.Name = name
+			actions = append(actions, entry)
+		}
+		return nil
+	})
+	sort.Slice(actions, func(i, j int) bool { return actions[i].Name < actions[j].Name })
+	return actions, err
+}
+
+// runAction executes an action.lua with actionParams set to params and returns the object
+// it returns, with empty tables that stood for objects in the input turned back into
+// objects (Argo CD's cleanReturnedObj).
+func runAction(script string, object map[string]any, params map[string]string, openLibs bool, clock func() time.Time) (map[string]any, error) {
+	var result map[string]any
+	err := execute(script, object, params, openLibs, clock, func(value lua.LValue) error {
+		table, ok := value.(*lua.LTable)
+		if !ok {
+			return fmt.Errorf("expect table output from Lua script, not %s", value.Type())
+		}
+		returned, ok := fromLua(table).(map[string]any)
+		if !ok {
+			return errors.New("the action returned a list: lua-health reads only actions that return the object")
+		}
+		result = restoreEmptyObjects(returned, object).(map[string]any)
+		return nil
+	})
+	return result, err
+}
+
+// execute runs script with obj set to object and actionParams to params, in the sandbox
+// Argo CD gives it, and hands the script's result to read.
+func execute(script string, object map[string]any, params map[string]string, openLibs bool, clock func() time.Time, read func(lua.LValue) error) error {
 	L := lua.NewState(lua.Options{SkipOpenLibs: !openLibs})
 	defer L.Close()
 	for _, lib := range []struct {
@@ -126,7 +231,7 @@ func run(script string, object map[string]any, openLibs bool, clock func() time.
 		{lua.TabLibName, lua.OpenTable},
 	} {
 		if err := L.CallByParam(lua.P{Fn: L.NewFunction(lib.open), NRet: 0, Protect: true}, lua.LString(lib.name)); err != nil {
-			return health{}, fmt.Errorf("opening the %q library: %w", lib.name, err)
+			return fmt.Errorf("opening the %q library: %w", lib.name, err)
 		}
 	}
 	timeFn := L.NewFunction(osTime(clock))
@@ -147,11 +252,21 @@ func run(script string, object map[string]any, openLibs bool, clock func() time.
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 	L.SetContext(ctx)
+	actionParams := L.CreateTable(0, len(params))
+	for name, value := range params {
+		actionParams.RawSetString(name, lua.LString(value))
+	}
+	L.SetGlobal("actionParams", actionParams)
 	L.SetGlobal("obj", toLua(L, object))
 	if err := L.DoString(script); err != nil {
-		return health{}, err
+		var apiErr *lua.ApiError
+		if errors.As(err, &apiErr) && apiErr.Type == lua.ApiErrorRun {
+			// Argo CD drops the stack trace from the error it shows.
+			apiErr.StackTrace = ""
+		}
+		return err
 	}
-	return readHealth(L.Get(-1))
+	return read(L.Get(-1))
 }
 
 // osTime is os.time: the clock's Unix time, or the Unix time of a date table read in
@@ -200,6 +315,69 @@ func toLua(L *lua.LState, value any) lua.LValue {
 	default:
 		return lua.LNil
 	}
+}
+
+// fromLua converts a Lua value into JSON-like Go values the way Argo CD's JSON encoding of
+// a script's result does: a table with keys 1..n is a list, an empty table an empty list,
+// any other table an object.
+func fromLua(value lua.LValue) any {
+	switch v := value.(type) {
+	case lua.LBool:
+		return bool(v)
+	case lua.LNumber:
+		return float64(v)
+	case lua.LString:
+		return string(v)
+	case *lua.LTable:
+		if n := v.MaxN(); n > 0 || v.Len() == 0 && isEmpty(v) {
+			list := make([]any, 0, n)
+			for i := 1; i <= n; i++ {
+				list = append(list, fromLua(v.RawGetInt(i)))
+			}
+			return list
+		}
+		object := map[string]any{}
+		v.ForEach(func(key, item lua.LValue) {
+			object[key.String()] = fromLua(item)
+		})
+		return object
+	default:
+		return nil
+	}
+}
+
+func isEmpty(table *lua.LTable) bool {
+	key, _ := table.Next(lua.LNil)
+	return key == lua.LNil
+}
+
+// restoreEmptyObjects turns an empty list in returned back into an empty object where the
+// original held an object (Lua cannot tell the two apart), recursively.
+func restoreEmptyObjects(returned, original any) any {
+	switch r := returned.(type) {
+	case map[string]any:
+		if o, ok := original.(map[string]any); ok {
+			for key, value := range r {
+				if old, found := o[key]; found {
+					r[key] = restoreEmptyObjects(value, old)
+				}
+			}
+		}
+	case []any:
+		switch o := original.(type) {
+		case map[string]any:
+			if len(r) == 0 {
+				return map[string]any{}
+			}
+		case []any:
+			for i := range r {
+				if i < len(o) {
+					r[i] = restoreEmptyObjects(r[i], o[i])
+				}
+			}
+		}
+	}
+	return returned
 }
 
 // readHealth checks a script's result as Argo CD does.

@@ -217,4 +217,33 @@ describe('kubectl-planwarden (real apiserver, webhook and controller)', function
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('runs from bin/ on PATH (the README\'s set-up) with kubectl\'s flags before the command, and completes through kubectl_complete-planwarden', async function () {
+    const env = { PATH: `${join(PROJECT_ROOT, 'bin')}:${process.env.PATH ?? ''}` };
+    for (const args of [
+      ['-n', ns(), 'plan', 'history', '--instance', 'web', '--plan', 'backup'],
+      [`--namespace=${ns()}`, 'plan', 'history', '--plan=backup', '--instance', 'web'],
+      ['plan', '-n', ns(), 'history', '--instance', 'web', '--plan', 'backup'],
+    ]) {
+      const r = await cli(args, { env, viaKubectl: true });
+      expect(r.code, r.stderr).to.equal(0);
+      expect(r.stdout).to.match(new RegExp(`^backup\\s+${backupId}\\s+COMPLETE\\s+manual\\s`, 'm'));
+    }
+    // What kubectl (>= 1.26) runs to complete `kubectl planwarden … --instance <TAB>`.
+    const completion = await new Promise<Run>((resolve, reject) => {
+      const child = spawn('kubectl_complete-planwarden', ['--kubeconfig', testKubeconfig(), '-n', ns(), 'plan', 'trigger', '--instance', 'web', ''], {
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    });
+    expect(completion.code, completion.stderr).to.equal(0);
+    // The plan names of the Instance, read with kubectl: every one but cleanup.
+    expect(completion.stdout).to.equal('backup\ndeploy\nexplode\nhang\nrestore\nupdate\n:4\n');
+  });
 });

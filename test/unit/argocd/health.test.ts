@@ -9,7 +9,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { ensureLuaHealth, PROJECT_ROOT } from '../../controlplane/build.ts';
+import { PROJECT_ROOT } from '../../controlplane/build.ts';
+import { luaHealth as buildLuaHealth, MODES } from './lua.ts';
 
 const CUSTOMIZATIONS = join(PROJECT_ROOT, 'manifests', 'argocd', 'resource_customizations');
 const INSTANCE_DIR = join(CUSTOMIZATIONS, 'planwarden.dev', 'Instance');
@@ -31,11 +32,6 @@ interface HealthCheck {
   dir: string;
   cases: HealthCase[];
 }
-
-const MODES = [
-  { name: "in the argocd-cm sandbox (base, package, table, require('os'))", args: [] as string[] },
-  { name: 'with every standard library (built-in scripts, useOpenLibs)', args: ['-open-libs'] },
-];
 
 /** Every <group>/<kind> directory holding a health.lua, with its health_test.yaml cases. */
 function healthChecks(): HealthCheck[] {
@@ -80,7 +76,7 @@ describe('Argo CD health checks (manifests/argocd/resource_customizations)', fun
     // The first build downloads gopher-lua from the Go module proxy. Without Go this hook
     // fails, and with it every case below: the checks are not to be skipped silently.
     this.timeout(600_000);
-    luaHealth = ensureLuaHealth({ log: () => {} });
+    luaHealth = buildLuaHealth();
   });
 
   it('finds the Instance and UpdatePlan checks, each with cases and no unused fixture', function () {
