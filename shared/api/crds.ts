@@ -18,6 +18,8 @@ interface KindInfo {
   scope: 'Namespaced' | 'Cluster';
   categories: string[];
   columns: PrinterColumn[];
+  /** What `kubectl explain <kind>` says first. */
+  description: string;
 }
 
 const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
@@ -28,6 +30,7 @@ export const KINDS: Record<Kind, KindInfo> = {
     singular: 'operatorversion',
     shortNames: ['ov'],
     scope: 'Namespaced',
+    description: 'The blueprint of a service: parameters, resource templates, tasks and plans (deploy, update, upgrade, backup, cleanup …). Instances run it.',
     categories: ['planwarden'],
     columns: [{ name: 'Version', type: 'string', jsonPath: '.spec.version' }, age],
   },
@@ -36,6 +39,7 @@ export const KINDS: Record<Kind, KindInfo> = {
     singular: 'instance',
     shortNames: ['inst'],
     scope: 'Namespaced',
+    description: 'A service run from an OperatorVersion. Changing its parameters, its OperatorVersion or spec.planExecution runs a plan; planwarden refuses at apply time what would not run, and reports progress and health in status.',
     categories: ['planwarden'],
     columns: [
       { name: 'OperatorVersion', type: 'string', jsonPath: '.spec.operatorVersion.name' },
@@ -52,6 +56,7 @@ export const KINDS: Record<Kind, KindInfo> = {
     singular: 'updateplan',
     shortNames: ['up', 'upl'],
     scope: 'Namespaced',
+    description: 'A possible upgrade to spec.targetRelease, analysed before it happens: every UpdateInformer is asked, its insights are listed, and risks must be accepted before an Instance may upgrade (OpenShift pre-checks).',
     categories: ['planwarden'],
     columns: [
       { name: 'Target', type: 'string', jsonPath: '.spec.targetRelease' },
@@ -65,6 +70,7 @@ export const KINDS: Record<Kind, KindInfo> = {
     singular: 'updateinformer',
     shortNames: ['ui', 'uinf'],
     scope: 'Cluster',
+    description: 'A party that has a say in upgrades: an HTTPS endpoint planwarden asks (discovery, updatePlanInsights, updateInsights). Cluster-scoped: only cluster admins create them.',
     categories: ['planwarden'],
     columns: [
       { name: 'Enabled', type: 'boolean', jsonPath: '.spec.enabled' },
@@ -83,8 +89,9 @@ function plain(schema: TSchema): Record<string, unknown> {
 export function crdFor(kind: Kind): Record<string, unknown> {
   const info = KINDS[kind];
   const properties: Record<string, unknown> = {
-    apiVersion: { type: 'string' },
-    kind: { type: 'string' },
+    apiVersion: { type: 'string', description: 'The API version: planwarden.dev/v1alpha1.' },
+    kind: { type: 'string', description: `The kind: ${kind}.` },
+    // The apiserver refuses anything but type on metadata (its description is the standard one).
     metadata: { type: 'object' },
     spec: plain(specSchemas[kind]),
     // Every kind has a status subresource (SPEC), even OperatorVersion whose status is
@@ -114,7 +121,7 @@ export function crdFor(kind: Kind): Record<string, unknown> {
           subresources: { status: {} },
           additionalPrinterColumns: info.columns,
           schema: {
-            openAPIV3Schema: { type: 'object', required: ['spec'], properties },
+            openAPIV3Schema: { type: 'object', description: info.description, required: ['spec'], properties },
           },
         },
       ],

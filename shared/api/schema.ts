@@ -19,6 +19,17 @@ const opt = <T extends TSchema>(t: T) => Type.Optional(t);
 const obj = <P extends TProperties>(props: P, opts: Record<string, unknown> = {}): TObject<P> =>
   Type.Object(props, opts);
 
+/**
+ * `object` with its own description and one per field: the text `kubectl explain` shows.
+ * Written here, next to the shapes, so the CRDs carry them (scripts/gen-crds.ts).
+ */
+function described<P extends TProperties>(object: TObject<P>, description: string, fields: { [K in keyof P]: string }): TObject<P> {
+  const properties = Object.fromEntries(
+    Object.entries(object.properties).map(([k, v]) => [k, { ...v, description: fields[k as keyof P] }]),
+  ) as unknown as P;
+  return Type.Object(properties, { ...Object.fromEntries(Object.entries(object).filter(([k]) => k !== 'properties' && k !== 'required' && k !== 'type')), description });
+}
+
 /** A string restricted to `values`, rendered as `enum` (TypeBox unions would become anyOf). */
 export function enumOf<const V extends readonly string[]>(values: V, opts: Record<string, unknown> = {}) {
   return Type.Unsafe<V[number]>({ type: 'string', enum: [...values], ...opts });
@@ -38,31 +49,53 @@ const preserved = (opts: Record<string, unknown> = {}) =>
 export const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
 
 /** metav1.Condition. */
-export const ConditionSchema = obj({
+export const ConditionSchema = described(
+  obj({
   type: str({ maxLength: 316 }),
   status: enumOf(CONDITION_STATUSES),
   observedGeneration: opt(int64({ minimum: 0 })),
   lastTransitionTime: opt(dateTime()),
   reason: opt(str({ maxLength: 1024 })),
   message: opt(str({ maxLength: 32768 })),
-});
+}),
+  'A condition (metav1.Condition): one aspect of the state, with when it last changed and why.',
+  {
+  type: 'The aspect, e.g. Available, Ready, PlanRunning, Applied, Health.',
+  status: 'True, False or Unknown.',
+  observedGeneration: 'The metadata.generation this condition is about.',
+  lastTransitionTime: 'When status last changed.',
+  reason: 'A CamelCase word for why, e.g. PlanInProgress, ObjectMissing.',
+  message: 'What a person should know, e.g. which object is missing.',
+  },
+);
 export type Condition = Static<typeof ConditionSchema>;
 
 const conditionList = () =>
   Type.Array(ConditionSchema, { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] });
 
-export const LabelSelectorSchema = obj({
+export const LabelSelectorSchema = described(
+  obj({
   matchLabels: opt(mapOf(str())),
   matchExpressions: opt(
     Type.Array(
-      obj({
-        key: str(),
-        operator: enumOf(['In', 'NotIn', 'Exists', 'DoesNotExist'] as const),
-        values: opt(Type.Array(str())),
-      }),
+      described(
+        obj({
+          key: str(),
+          operator: enumOf(['In', 'NotIn', 'Exists', 'DoesNotExist'] as const),
+          values: opt(Type.Array(str())),
+        }),
+        'A requirement on one label.',
+        { key: 'The label key.', operator: 'In, NotIn, Exists or DoesNotExist.', values: 'The values for In and NotIn.' },
+      ),
     ),
   ),
-});
+}),
+  'Selects Nodes by their labels (as a Deployment selects Pods).',
+  {
+  matchLabels: 'Labels a Node must carry, with these values.',
+  matchExpressions: 'Further requirements: key, operator (In, NotIn, Exists, DoesNotExist) and values.',
+  },
+);
 export type LabelSelector = Static<typeof LabelSelectorSchema>;
 
 // --- OperatorVersion ---
@@ -73,31 +106,52 @@ export const TASK_KINDS = ['Apply', 'Delete', 'Wait', 'Dummy'] as const;
 export type TaskKind = (typeof TASK_KINDS)[number];
 export const RESERVED_PLANS = ['deploy', 'update', 'upgrade', 'cleanup'] as const;
 
-export const ParameterSchema = obj({
+export const ParameterSchema = described(
+  obj({
   name: str({ minLength: 1 }),
   description: opt(str()),
   default: opt(str()),
   required: opt(bool()),
   immutable: opt(bool()),
   trigger: opt(str()),
-});
+}),
+  'A parameter of the blueprint: set on the Instance in spec.parameters, read by templates as {{ .Params.NAME }}.',
+  {
+  name: 'The parameter\'s name, e.g. REPLICAS.',
+  description: 'What the parameter means, for people.',
+  default: 'The value when the Instance sets none.',
+  required: 'The Instance must set a value (when there is no default).',
+  immutable: 'The value may not change after the Instance is created (except on upgrade).',
+  trigger: 'The plan a change of this parameter runs; default: update, else deploy.',
+  },
+);
 export type Parameter = Static<typeof ParameterSchema>;
 
-export const ObjectRefSchema = obj({
+export const ObjectRefSchema = described(
+  obj({
   apiVersion: str(),
   kind: str(),
   name: str(),
   namespace: opt(str()),
-});
+}),
+  'An object by apiVersion, kind, name and namespace.',
+  {
+  apiVersion: 'e.g. apps/v1.',
+  kind: 'e.g. Deployment.',
+  name: 'The object\'s name (templated: {{ .Name }} …).',
+  namespace: 'Its namespace; default: the Instance\'s.',
+  },
+);
 export type ObjectRef = Static<typeof ObjectRefSchema>;
 
-export const TaskSpecSchema = obj(
+export const TaskSpecSchema = described(
+  obj(
   {
     // Apply, Delete: template names from spec.templates
     resources: opt(Type.Array(str())),
     // Wait: the object and the condition awaited
     object: opt(ObjectRefSchema),
-    condition: opt(obj({ type: str(), status: opt(enumOf(CONDITION_STATUSES)) })),
+    condition: opt(described(obj({ type: str(), status: opt(enumOf(CONDITION_STATUSES)) }), 'A condition of the object.', { type: 'The condition type, e.g. Available.', status: 'The status awaited (default True).' })),
     timeoutSeconds: opt(int32({ minimum: 1 })),
     // Dummy: done=false never finishes; wantErr fails transiently; fatal fails for good
     done: opt(bool()),
@@ -107,53 +161,110 @@ export const TaskSpecSchema = obj(
     durationSeconds: opt(Type.Number({ minimum: 0 })),
   },
   { description: 'Task parameters; which fields apply depends on kind.' },
+),
+  'Task parameters; which fields apply depends on kind.',
+  {
+  resources: 'Apply, Delete: names of templates in spec.templates whose objects are applied or deleted.',
+  object: 'Wait: the object whose condition is awaited.',
+  condition: 'Wait: the condition awaited (type, and status, default True).',
+  timeoutSeconds: 'Wait: how long to wait before the step fails.',
+  done: 'Dummy: report done (true) or stay in progress forever (false).',
+  wantErr: 'Dummy: fail transiently (retried with backoff).',
+  fatal: 'Dummy: fail for good (the plan ends FATAL_ERROR).',
+  durationSeconds: 'Dummy: how long the task takes before it reports done.',
+  },
 );
 export type TaskSpec = Static<typeof TaskSpecSchema>;
 
-export const TaskSchema = obj({
+export const TaskSchema = described(
+  obj({
   name: str({ minLength: 1 }),
   kind: enumOf(TASK_KINDS),
   spec: opt(TaskSpecSchema),
-});
+}),
+  'A unit of work steps refer to by name.',
+  {
+  name: 'The task\'s name, used in steps[].tasks.',
+  kind: 'Apply (server-side apply of templates, then health), Delete, Wait (for a condition) or Dummy (tests, demos).',
+  spec: 'The task\'s parameters; see its kind.',
+  },
+);
 export type Task = Static<typeof TaskSchema>;
 
-export const TargetsSchema = obj({
-  discovery: obj({
-    static: opt(obj({ nodes: Type.Array(str()) })),
-    selector: opt(LabelSelectorSchema),
-  }),
+export const TargetsSchema = described(
+  obj({
+  discovery: described(
+    obj({
+      static: opt(described(obj({ nodes: Type.Array(str()) }), 'A fixed list of Nodes.', { nodes: 'The Nodes\' names.' })),
+      selector: opt(LabelSelectorSchema),
+    }),
+    'Which Nodes the step runs on.',
+    { static: 'A fixed list of Nodes.', selector: 'Nodes matching a label selector, listed when the step starts.' },
+  ),
   concurrency: opt(int32({ minimum: 1 })),
-});
+}),
+  'Fan-out of a step over Nodes (k0s autopilot signal nodes): its tasks run once per Node.',
+  {
+  discovery: 'Which Nodes: a static list or a label selector. A target that is not an existing Node fails (MissingSignalNode).',
+  concurrency: 'How many Nodes run at once (default 1).',
+  },
+);
 export type Targets = Static<typeof TargetsSchema>;
 
-export const StepSchema = obj({
+export const StepSchema = described(
+  obj({
   name: str({ minLength: 1 }),
   tasks: Type.Array(str()),
   targets: opt(TargetsSchema),
-});
+}),
+  'A step of a phase: its tasks run in order.',
+  {
+  name: 'The step\'s name (unique in its phase).',
+  tasks: 'Names of tasks in spec.tasks, run in this order.',
+  targets: 'Optional fan-out of the step over Nodes.',
+  },
+);
 export type Step = Static<typeof StepSchema>;
 
-export const PhaseSchema = obj({
+export const PhaseSchema = described(
+  obj({
   name: str({ minLength: 1 }),
   strategy: opt(Type.Unsafe<Strategy>({ type: 'string' })),
   steps: Type.Array(StepSchema),
-});
+}),
+  'A phase of a plan: its steps run serial or parallel.',
+  {
+  name: 'The phase\'s name (unique in its plan).',
+  strategy: 'serial (default) or parallel: how the steps of the phase run.',
+  steps: 'The phase\'s steps.',
+  },
+);
 export type Phase = Static<typeof PhaseSchema>;
 
-export const PlanSchema = obj({
+export const PlanSchema = described(
+  obj({
   // Strategies are plain strings in the schema so that the webhook, not the apiserver's
   // enum check, refuses a bad one with the path and the allowed values.
   strategy: opt(Type.Unsafe<Strategy>({ type: 'string' })),
   reentrant: opt(bool()),
   maxAttempts: opt(int32({ minimum: 1, description: 'Attempts per step before a transient error becomes fatal (default 5).' })),
   phases: Type.Array(PhaseSchema),
-});
+}),
+  'A plan: an operation (deploy, update, upgrade, backup, cleanup …) as phases of steps.',
+  {
+  strategy: 'serial (default) or parallel: how the phases run.',
+  reentrant: 'false: the plan may not be restarted while it runs (a new trigger is refused).',
+  maxAttempts: 'Attempts per step before a transient error becomes fatal (default 5).',
+  phases: 'The plan\'s phases.',
+  },
+);
 export type Plan = Static<typeof PlanSchema>;
 
 export const DRIFT_POLICIES = ['Report', 'Reapply'] as const;
 export type DriftPolicy = (typeof DRIFT_POLICIES)[number];
 
-export const OperatorVersionSpecSchema = obj({
+export const OperatorVersionSpecSchema = described(
+  obj({
   version: str(),
   parameters: opt(Type.Array(ParameterSchema)),
   templates: opt(mapOf(str())),
@@ -170,7 +281,19 @@ export const OperatorVersionSpecSchema = obj({
   // What the controller does between plans when an object the last completed plan applied
   // is gone: Report (Available=False naming it) or Reapply (run that plan again, with an Event).
   drift: opt(enumOf(DRIFT_POLICIES, { description: 'Between plans, when an object the last completed plan applied is gone: Report it (default) or Reapply (run that plan again).' })),
-});
+}),
+  'The blueprint of a service: parameters, templates, tasks and plans.',
+  {
+  version: 'The semver of this blueprint, e.g. 1.2.0.',
+  parameters: 'The parameters an Instance may set.',
+  templates: 'File name → manifest text, with {{ .Params.X }}, {{ .Name }}, {{ .Namespace }}, {{ .OperatorVersion }}, {{ .Target }}.',
+  tasks: 'The tasks steps refer to.',
+  plans: 'Plan name → plan. deploy is required; cleanup runs on deletion only.',
+  crossNamespace: 'Templates may name namespaces other than the Instance\'s. Needs --allow-cross-namespace on the webhook and the controller.',
+  clusterScoped: 'Templates may create cluster-scoped kinds (Namespace, ClusterRole, CRD …). Needs --allow-cluster-scoped on the webhook and the controller.',
+  drift: 'Between plans, when an object the last completed plan applied is gone: Report it (default) or Reapply (run that plan again).',
+  },
+);
 export type OperatorVersionSpec = Static<typeof OperatorVersionSpecSchema>;
 
 // --- Instance ---
@@ -191,15 +314,24 @@ export const TERMINAL_STATES: readonly PlanState[] = ['COMPLETE', 'FATAL_ERROR',
 export const TARGET_STATES = ['Pending', 'SignalSent', 'Completed', 'Failed', 'Aborted'] as const;
 export type TargetState = (typeof TARGET_STATES)[number];
 
-export const PlanExecutionSchema = obj({
+export const PlanExecutionSchema = described(
+  obj({
   planName: str({ minLength: 1 }),
   id: opt(str({ minLength: 1, maxLength: 253 })),
   abort: opt(bool()),
-});
+}),
+  'A manual trigger (KEP-20): the request to run one plan, or to abort the running one.',
+  {
+  planName: 'The plan to run (not cleanup). kubectl planwarden plan trigger writes it for you.',
+  id: 'The trigger\'s identity: a new id runs the plan again; the same id never runs twice. Filled in when absent.',
+  abort: 'true: stop the running plan (acts once, when it turns true). A new trigger needs abort: false.',
+  },
+);
 export type PlanExecution = Static<typeof PlanExecutionSchema>;
 
-export const InstanceSpecSchema = obj({
-  operatorVersion: obj({ name: str({ minLength: 1 }) }),
+export const InstanceSpecSchema = described(
+  obj({
+  operatorVersion: described(obj({ name: str({ minLength: 1 }) }), 'An OperatorVersion in the Instance\'s namespace.', { name: 'Its name, e.g. kafka-1.2.0.' }),
   parameters: opt(mapOf(str())),
   planExecution: opt(PlanExecutionSchema),
   serviceAccountName: opt(
@@ -210,10 +342,19 @@ export const InstanceSpecSchema = obj({
         "The ServiceAccount of the Instance's namespace whose rights every request of its plans uses (impersonation). Default: the controller's --default-service-account (planwarden-plans).",
     }),
   ),
-});
+}),
+  'What a service should be: its blueprint, its parameters and an optional manual trigger.',
+  {
+  operatorVersion: 'The OperatorVersion (in this namespace) the Instance runs; changing it is an upgrade.',
+  parameters: 'Parameter values; a change runs the parameter\'s trigger plan.',
+  planExecution: 'A manual trigger of a plan, or an abort of the running one.',
+  serviceAccountName: 'The ServiceAccount of the Instance\'s namespace whose rights every request of its plans uses (impersonation). Default: the controller\'s --default-service-account (planwarden-plans).',
+  },
+);
 export type InstanceSpec = Static<typeof InstanceSpecSchema>;
 
-export const TargetStatusSchema = obj({
+export const TargetStatusSchema = described(
+  obj({
   name: str(),
   state: enumOf(TARGET_STATES),
   lastUpdatedTimestamp: opt(dateTime()),
@@ -222,12 +363,23 @@ export const TargetStatusSchema = obj({
   tasksDone: opt(int32({ minimum: 0 })),
   /** When the target's current task started: Wait timeouts and Dummy durations count from it. */
   taskStartedAt: opt(dateTime()),
-});
+}),
+  'How one Node of a fanned-out step is doing.',
+  {
+  name: 'The Node.',
+  state: 'Pending, SignalSent, Completed, Failed or Aborted.',
+  lastUpdatedTimestamp: 'When this entry last changed.',
+  message: 'What happened, e.g. why it failed.',
+  tasksDone: 'Tasks of the step already done on this Node: a restart resumes after them.',
+  taskStartedAt: 'When the current task started on this Node.',
+  },
+);
 export type TargetStatus = Static<typeof TargetStatusSchema>;
 
 const planStateField = () => enumOf(PLAN_STATES);
 
-export const StepStatusSchema = obj({
+export const StepStatusSchema = described(
+  obj({
   name: str(),
   status: planStateField(),
   attempts: opt(int32({ minimum: 0 })),
@@ -242,22 +394,48 @@ export const StepStatusSchema = obj({
   /** When the current task (index tasksDone) started: Wait timeouts and Dummy durations count from it. */
   taskStartedAt: opt(dateTime()),
   targets: opt(Type.Array(TargetStatusSchema)),
-});
+}),
+  'How one step of the run is doing (index-aligned with the plan\'s steps).',
+  {
+  name: 'The step.',
+  status: 'NEVER_RUN, PENDING, IN_PROGRESS, COMPLETE, ERROR (retrying), FATAL_ERROR or ABORTED.',
+  attempts: 'Failed attempts so far.',
+  message: 'What the step is doing or why it failed.',
+  startedAt: 'When the step started.',
+  finishedAt: 'When it ended.',
+  lastUpdatedTimestamp: 'When this entry last changed.',
+  retryAt: 'While ERROR: when the next attempt is due (exponential backoff).',
+  tasksDone: 'Tasks already done, in order: a restart resumes after them.',
+  taskStartedAt: 'When the current task started.',
+  targets: 'Per-Node progress of a fanned-out step.',
+  },
+);
 export type StepStatus = Static<typeof StepStatusSchema>;
 
-export const PhaseStatusSchema = obj({
+export const PhaseStatusSchema = described(
+  obj({
   name: str(),
   strategy: opt(str()),
   status: planStateField(),
   message: opt(str()),
   steps: Type.Array(StepStatusSchema),
-});
+}),
+  'How one phase of the run is doing (index-aligned with the plan\'s phases).',
+  {
+  name: 'The phase.',
+  strategy: 'serial or parallel.',
+  status: 'The phase\'s state, rolled up from its steps.',
+  message: 'What the phase is doing.',
+  steps: 'Its steps.',
+  },
+);
 export type PhaseStatus = Static<typeof PhaseStatusSchema>;
 
 export const TRIGGER_KINDS = ['create', 'manual', 'parameter', 'upgrade', 'delete', 'drift'] as const;
 export type TriggerKind = (typeof TRIGGER_KINDS)[number];
 
-export const PlanStatusSchema = obj({
+export const PlanStatusSchema = described(
+  obj({
   status: planStateField(),
   id: opt(str()),
   strategy: opt(str()),
@@ -268,18 +446,42 @@ export const PlanStatusSchema = obj({
   lastUpdatedTimestamp: opt(dateTime()),
   message: opt(str()),
   phases: opt(Type.Array(PhaseStatusSchema)),
-});
+}),
+  'The latest run of one plan.',
+  {
+  status: 'NEVER_RUN, PENDING, IN_PROGRESS, COMPLETE, ERROR, FATAL_ERROR or ABORTED.',
+  id: 'The run\'s id (a manual trigger\'s id, else generated).',
+  strategy: 'serial or parallel.',
+  trigger: 'What started it: create, manual, parameter, upgrade, delete or drift.',
+  operatorVersion: 'The OperatorVersion it ran with.',
+  startedAt: 'When it started.',
+  finishedAt: 'When it ended.',
+  lastUpdatedTimestamp: 'When this entry last changed.',
+  message: 'A summary, e.g. why it failed.',
+  phases: 'Per-phase progress.',
+  },
+);
 export type PlanStatus = Static<typeof PlanStatusSchema>;
 
-export const ActivePlanSchema = obj({
+export const ActivePlanSchema = described(
+  obj({
   name: str(),
   id: str(),
   status: planStateField(),
   startedAt: opt(dateTime()),
-});
+}),
+  'The plan run that holds the Instance (or held it last).',
+  {
+  name: 'The plan.',
+  id: 'The run\'s id.',
+  status: 'Its state; PENDING, IN_PROGRESS or ERROR hold the Instance: no other plan starts.',
+  startedAt: 'When it started.',
+  },
+);
 export type ActivePlan = Static<typeof ActivePlanSchema>;
 
-export const HistoryEntrySchema = obj({
+export const HistoryEntrySchema = described(
+  obj({
   plan: str(),
   id: str(),
   status: planStateField(),
@@ -288,23 +490,45 @@ export const HistoryEntrySchema = obj({
   startedAt: opt(dateTime()),
   finishedAt: opt(dateTime()),
   message: opt(str()),
-});
+}),
+  'A finished run, kept for history.',
+  {
+  plan: 'The plan.',
+  id: 'The run\'s id.',
+  status: 'How it ended.',
+  trigger: 'What started it.',
+  operatorVersion: 'The OperatorVersion it ran with.',
+  startedAt: 'When it started.',
+  finishedAt: 'When it ended.',
+  message: 'A summary.',
+  },
+);
 export type HistoryEntry = Static<typeof HistoryEntrySchema>;
 
-export const AdapterStatusSchema = obj({
+export const AdapterStatusSchema = described(
+  obj({
   name: str({ minLength: 1 }),
   observedGeneration: int64({ minimum: 0 }),
   lastReportTime: opt(dateTime()),
   conditions: conditionList(),
-});
+}),
+  'A HyperFleet adapter report: what one independent party says about the Instance.',
+  {
+  name: 'The adapter, e.g. planwarden-controller.',
+  observedGeneration: 'The metadata.generation the report is about (never lower than before, never above the Instance\'s).',
+  lastReportTime: 'When the report was received (stamped by the webhook).',
+  conditions: 'Applied, Available and Health (mandatory), at observedGeneration.',
+  },
+);
 export type AdapterStatus = Static<typeof AdapterStatusSchema>;
 
 /** What the controller last acted on: the baseline trigger detection diffs against. */
-export const AppliedSchema = obj({
+export const AppliedSchema = described(
+  obj({
   operatorVersion: opt(str()),
   parameters: opt(mapOf(str())),
   /** The last manual trigger consumed (planName + id). */
-  planExecution: opt(obj({ planName: str(), id: str() })),
+  planExecution: opt(described(obj({ planName: str(), id: str() }), 'A consumed trigger.', { planName: 'The plan.', id: 'The trigger\'s id.' })),
   /** metadata.generation of the spec that was consumed. */
   generation: opt(int64({ minimum: 0 })),
   /**
@@ -312,7 +536,16 @@ export const AppliedSchema = obj({
    * after this was recorded, so an abort left in the spec never stops a later run.
    */
   abort: opt(bool()),
-});
+}),
+  'What the controller last started a plan from: the baseline trigger detection compares the spec with.',
+  {
+  operatorVersion: 'The OperatorVersion of the last start.',
+  parameters: 'The parameter values of the last start.',
+  planExecution: 'The last manual trigger consumed (planName + id).',
+  generation: 'The metadata.generation that was consumed.',
+  abort: 'spec.planExecution.abort as last consumed: an abort acts once, when it turns true.',
+  },
+);
 export type Applied = Static<typeof AppliedSchema>;
 
 
@@ -328,7 +561,8 @@ export type InformerResponse = (typeof INFORMER_RESPONSES)[number];
 export const IMPACT_LEVELS = ['unknown', 'status', 'info', 'warning', 'error', 'critical'] as const;
 export type ImpactLevel = (typeof IMPACT_LEVELS)[number];
 
-export const AcceptedInsightSchema = obj({
+export const AcceptedInsightSchema = described(
+  obj({
   updateInformer: str({ minLength: 1 }),
   uid: str({ minLength: 1 }),
   accepted: bool(),
@@ -338,49 +572,107 @@ export const AcceptedInsightSchema = obj({
    * that scope. Absent: any scope of that uid (an acceptance written by hand).
    */
   scopeDigest: opt(str()),
-});
+}),
+  'The acceptance of one risk an informer reported.',
+  {
+  updateInformer: 'The UpdateInformer that reported it.',
+  uid: 'The insight\'s uid.',
+  accepted: 'true: the risk is accepted for the upgrade.',
+  scopeDigest: 'The digest of the insight\'s scope when accepted (the CLI writes it): the acceptance holds for that scope only.',
+  },
+);
 export type AcceptedInsight = Static<typeof AcceptedInsightSchema>;
 
-export const UpdatePlanSpecSchema = obj({
+export const UpdatePlanSpecSchema = described(
+  obj({
   targetRelease: str({ minLength: 1 }),
   acceptedInsights: opt(Type.Array(AcceptedInsightSchema)),
-});
+}),
+  'A possible upgrade, analysed before it happens (OpenShift pre-checks).',
+  {
+  targetRelease: 'The OperatorVersion to upgrade to; unique per namespace, immutable.',
+  acceptedInsights: 'Risks accepted for this upgrade.',
+  },
+);
 export type UpdatePlanSpec = Static<typeof UpdatePlanSpecSchema>;
 
-export const InsightResourceSchema = obj({ group: opt(str()), kind: str(), namespace: opt(str()), name: str() });
+export const InsightResourceSchema = described(
+  obj({ group: opt(str()), kind: str(), namespace: opt(str()), name: str() }),
+  'An object an insight is about.',
+  {
+  group: 'Its API group.',
+  kind: 'Its kind.',
+  namespace: 'Its namespace.',
+  name: 'Its name.',
+  },
+);
 export type InsightResource = Static<typeof InsightResourceSchema>;
 
-export const InsightSchema = obj({
+export const InsightSchema = described(
+  obj({
   uid: str({ minLength: 1 }),
   acquisitionTime: opt(dateTime()),
   scope: opt(
-    obj({
-      type: str(),
-      resources: opt(Type.Array(InsightResourceSchema)),
-      /** The pools (e.g. MachineSets) a WorkerPool-scoped insight is about. */
-      workerPool: opt(Type.Array(InsightResourceSchema)),
-    }),
+    described(
+      obj({
+        type: str(),
+        resources: opt(Type.Array(InsightResourceSchema)),
+        workerPool: opt(Type.Array(InsightResourceSchema)),
+      }),
+      'What the insight is about.',
+      {
+        type: 'ControlPlane, WorkerPool, Instance …',
+        resources: 'The objects it is about.',
+        workerPool: 'The pools (e.g. MachineSets) a WorkerPool-scoped insight is about.',
+      },
+    ),
   ),
-  impact: obj({
-    level: enumOf(IMPACT_LEVELS),
-    /** The level as the informer reported it, when this version does not know it (level: unknown). */
-    reportedLevel: opt(str()),
-    type: opt(str()),
-    summary: str(),
-    description: opt(str()),
-  }),
+  impact: described(
+    obj({
+      level: enumOf(IMPACT_LEVELS),
+      reportedLevel: opt(str()),
+      type: opt(str()),
+      summary: str(),
+      description: opt(str()),
+    }),
+    'How bad it is.',
+    {
+      level: 'status and info never block; warning, error, critical (and unknown) need acceptance before an upgrade.',
+      reportedLevel: 'The level as the informer reported it, when this version does not know it (level: unknown).',
+      type: 'The kind of impact, e.g. api-availability.',
+      summary: 'One line.',
+      description: 'The details.',
+    },
+  ),
   remediation: opt(
-    obj({
-      reference: opt(str()),
-      resolved: opt(bool()),
-      /** A time; an informer's duration ("15m") is counted from acquisitionTime, else from receipt. */
-      estimatedFinish: opt(dateTime()),
-    }),
+    described(
+      obj({
+        reference: opt(str()),
+        resolved: opt(bool()),
+        estimatedFinish: opt(dateTime()),
+      }),
+      'What to do about it.',
+      {
+        reference: 'Where to read about it.',
+        resolved: 'true: no longer a risk.',
+        estimatedFinish: 'When it should be over; an informer\'s duration ("15m") is counted from acquisitionTime, else from receipt.',
+      },
+    ),
   ),
-});
+}),
+  'What an informer says about an upgrade (the OpenShift seed\'s insight).',
+  {
+  uid: 'The insight\'s id at its informer; with the informer and the scope it identifies the insight.',
+  acquisitionTime: 'When the informer observed it.',
+  scope: 'What it is about: a type (ControlPlane, WorkerPool, Instance …), resources and worker pools.',
+  impact: 'How bad: level (status, info, warning, error, critical; unknown), type, summary, description.',
+  remediation: 'What to do: a reference, whether it is resolved, when it is expected to be over.',
+  },
+);
 export type Insight = Static<typeof InsightSchema>;
 
-export const InformerStatusSchema = obj({
+export const InformerStatusSchema = described(
+  obj({
   name: str(),
   response: enumOf(INFORMER_RESPONSES),
   message: opt(str()),
@@ -390,21 +682,41 @@ export const InformerStatusSchema = obj({
   /** What was wrong with the informer's last answer (each bad insight, a failed query …). */
   findings: opt(Type.Array(str(), { maxItems: 20 })),
   insights: opt(Type.Array(InsightSchema)),
-});
+}),
+  'One informer\'s latest answer about this UpdatePlan.',
+  {
+  name: 'The UpdateInformer.',
+  response: 'Success, Failure or Wait.',
+  message: 'The informer\'s message.',
+  lastQueryTime: 'When it was last asked.',
+  waitingSince: 'Since when it has answered Wait without a break.',
+  findings: 'What was wrong with its last answer (each bad insight, a failed query …).',
+  insights: 'Its insights.',
+  },
+);
 export type InformerStatus = Static<typeof InformerStatusSchema>;
 
-export const UpdatePlanStatusSchema = obj({
+export const UpdatePlanStatusSchema = described(
+  obj({
   observedGeneration: opt(int64({ minimum: 0 })),
   informers: opt(Type.Array(InformerStatusSchema)),
   conditions: opt(conditionList()),
-});
+}),
+  'The analysis: every informer\'s answer, and whether the upgrade may go ahead.',
+  {
+  observedGeneration: 'The generation analysed.',
+  informers: 'Each informer\'s latest answer.',
+  conditions: 'Analyzed and RisksAccepted.',
+  },
+);
 export type UpdatePlanStatus = Static<typeof UpdatePlanStatusSchema>;
 
 /**
  * The seed's UpdateStatus for one Instance: what the informers' updateInsights hooks say
  * while its upgrade runs, and the UpdatePending / UpdateActive conditions.
  */
-export const UpdateStatusSchema = obj({
+export const UpdateStatusSchema = described(
+  obj({
   /** The upgrade run this is about: plan name and run id. */
   plan: str(),
   id: str(),
@@ -413,12 +725,23 @@ export const UpdateStatusSchema = obj({
   fromOperatorVersion: opt(str()),
   informers: opt(Type.Array(InformerStatusSchema)),
   conditions: opt(conditionList()),
-});
+}),
+  'What the informers say while an upgrade runs (the seed\'s UpdateStatus).',
+  {
+  plan: 'The upgrade\'s plan.',
+  id: 'Its run id.',
+  operatorVersion: 'The OperatorVersion upgraded to.',
+  fromOperatorVersion: 'The one upgraded from.',
+  informers: 'Each informer\'s live insights.',
+  conditions: 'UpdatePending and UpdateActive.',
+  },
+);
 export type UpdateStatus = Static<typeof UpdateStatusSchema>;
 
 // --- Instance status (after the insight shapes it embeds) ---
 
-export const InstanceStatusSchema = obj({
+export const InstanceStatusSchema = described(
+  obj({
   observedGeneration: opt(int64({ minimum: 0 })),
   activePlan: opt(ActivePlanSchema),
   planStatus: opt(mapOf(PlanStatusSchema)),
@@ -430,46 +753,85 @@ export const InstanceStatusSchema = obj({
   conditions: opt(conditionList()),
   /** The informers' insights about the upgrade that runs (or ran last): the seed's UpdateStatus. */
   updateStatus: opt(UpdateStatusSchema),
-});
+}),
+  'What the Instance is: the plans\' runs, the adapters\' reports and the root conditions.',
+  {
+  observedGeneration: 'The latest generation the controller acted on (never decreases).',
+  activePlan: 'The run holding the Instance, or the last one.',
+  planStatus: 'Plan name → its latest run.',
+  history: 'Finished runs, bounded.',
+  applied: 'What the last plan started from (the trigger baseline).',
+  adapters: 'HyperFleet adapter reports.',
+  conditions: 'Available (all adapters available at one generation), Ready (… at the current generation), PlanRunning.',
+  updateStatus: 'The informers\' insights about the upgrade that runs or ran last.',
+  },
+);
 export type InstanceStatus = Static<typeof InstanceStatusSchema>;
 
 // --- UpdateInformer ---
 
-export const ClientConfigSchema = obj({
+export const ClientConfigSchema = described(
+  obj({
   url: opt(str()),
   caBundle: opt(str({ format: 'byte' })),
   service: opt(
-    obj({
-      namespace: str(),
-      name: str(),
-      port: opt(int32({ minimum: 1, maximum: 65535 })),
-      path: opt(str()),
-    }),
+    described(
+      obj({
+        namespace: str(),
+        name: str(),
+        port: opt(int32({ minimum: 1, maximum: 65535 })),
+        path: opt(str()),
+      }),
+      'An in-cluster Service.',
+      { namespace: 'Its namespace.', name: 'Its name.', port: 'Its port (default 443).', path: 'The path of the informer\'s base.' },
+    ),
   ),
-});
+}),
+  'How to reach the informer: a URL or an in-cluster Service, and the CA to trust.',
+  {
+  url: 'https URL of the informer\'s base.',
+  caBundle: 'PEM CA bundle (base64) that signed its serving certificate.',
+  service: 'An in-cluster Service: namespace, name, port, path.',
+  },
+);
 export type ClientConfig = Static<typeof ClientConfigSchema>;
 
-export const UpdateInformerSpecSchema = obj({
+export const UpdateInformerSpecSchema = described(
+  obj({
   enabled: opt(bool()),
   clientConfig: ClientConfigSchema,
   timeoutSeconds: opt(int32({ minimum: 1, maximum: 60 })),
-});
+}),
+  'A party that has a say in upgrades: an HTTPS endpoint planwarden asks before and during them. Cluster-scoped: only cluster admins create them.',
+  {
+  enabled: 'false: not asked.',
+  clientConfig: 'How to reach it.',
+  timeoutSeconds: 'How long one question may take (default 10).',
+  },
+);
 export type UpdateInformerSpec = Static<typeof UpdateInformerSpecSchema>;
 
 /** metav1.Condition plus the seed's lastHeartbeatTime: when the informer was last asked. */
 export const InformerConditionSchema = obj({
   ...ConditionSchema.properties,
-  lastHeartbeatTime: opt(dateTime()),
+  lastHeartbeatTime: opt(dateTime({ description: 'When the informer was last asked.' })),
 });
 export type InformerCondition = Static<typeof InformerConditionSchema>;
 
-export const UpdateInformerStatusSchema = obj({
+export const UpdateInformerStatusSchema = described(
+  obj({
   conditions: opt(
     Type.Array(InformerConditionSchema, { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] }),
   ),
   /** The hooks the informer's discovery lists, as last read. */
   handlers: opt(Type.Array(str())),
-});
+}),
+  'Whether the informer answers.',
+  {
+  conditions: 'Online (with the seed\'s reasons and lastHeartbeatTime).',
+  handlers: 'The hooks its discovery lists, as last read.',
+  },
+);
 export type UpdateInformerStatus = Static<typeof UpdateInformerStatusSchema>;
 
 // --- the informer protocol (request and answer bodies; not CRDs) ---
@@ -542,7 +904,7 @@ export const specSchemas = {
 } as const;
 
 export const statusSchemas = {
-  OperatorVersion: obj({}),
+  OperatorVersion: obj({}, { description: 'Empty for now: OperatorVersions have no status yet.' }),
   Instance: InstanceStatusSchema,
   UpdatePlan: UpdatePlanStatusSchema,
   UpdateInformer: UpdateInformerStatusSchema,
