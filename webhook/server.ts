@@ -50,7 +50,7 @@ export interface WebhookAppOptions {
   handlers: WebhookRoutes;
   logger: Logger;
   metrics: WebhookMetrics;
-  /** /readyz answers 200 only while this returns true (e.g. once informer caches synced). */
+  /** /readyz answers 200 only while this returns true (and the server is not draining). */
   ready?: () => boolean;
   bodyLimitBytes?: number;
   handlerTimeoutMs?: number;

@@ -4,7 +4,7 @@
 // updateStatus) out, optimistic concurrency throughout. They share one DiscoveryStore (what
 // each informer's discovery said, by name) and read the cluster's identity (the
 // kube-system namespace's uid) for the requests.
-import { isDeepStrictEqual } from 'node:util';
+import { jsonEqual } from '../../shared/json.ts';
 import type { InformerCondition, Instance, OperatorVersion, UpdateInformer, UpdatePlan } from '../../shared/api/schema.ts';
 import type { ObjectCache } from '../../shared/kube/informer.ts';
 import { classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
@@ -59,8 +59,7 @@ export interface UpdatePlanWorkerDeps {
   waitBoundMs?: number;
 }
 
-const plain = (v: unknown): unknown => JSON.parse(JSON.stringify(v ?? null));
-const same = (a: unknown, b: unknown) => isDeepStrictEqual(plain(a), plain(b));
+const same = (a: unknown, b: unknown) => jsonEqual(a ?? null, b ?? null);
 
 /** The cluster's identity for informer requests: kube-system's uid, read once (undefined when unreadable). */
 export function clusterIdReader(kube: KubeClient, logger: Logger): () => Promise<string | undefined> {

@@ -18,7 +18,7 @@
 //   --allow-cluster-scoped. The kind list is a known list, not discovery: the controller
 //   re-checks every rendered object against discovery before acting, so a kind missing
 //   here (a cluster-scoped CRD of some operator) still never gets applied.
-import { createPatch } from 'rfc6902';
+import { jsonEqual } from '../../shared/json.ts';
 import { parseAllDocuments } from 'yaml';
 import {
   STRATEGIES,
@@ -576,7 +576,7 @@ export function admitOperatorVersion(ctx: OperatorVersionContext): Verdict {
     return allow(using > 0 ? [`${instancesPhrase(using)} this OperatorVersion: their plans cannot run until it is restored`] : []);
   }
   const old = ctx.oldObject;
-  const specChanged = old === undefined || createPatch(old.spec, ctx.object.spec).length > 0;
+  const specChanged = old === undefined || !jsonEqual(old.spec, ctx.object.spec);
   if (ctx.operation !== 'CREATE' && !specChanged) return allow();
 
   const tenancy = checkTenancy(ctx.namespace ?? ctx.object.metadata.namespace ?? '', ctx.tenancy ?? NO_ALLOWANCE);

@@ -90,7 +90,7 @@ export function targetReleaseImmutable(ctx: UpdatePlanContext): Verdict {
   });
 }
 
-/** At most one UpdatePlan per (namespace, targetRelease), as far as the cache shows. */
+/** At most one UpdatePlan per (namespace, targetRelease), as far as a list of the namespace shows. */
 export function targetReleaseUnique(ctx: UpdatePlanContext): Verdict {
   if (ctx.operation !== 'CREATE') return allow();
   const target = ctx.object.spec.targetRelease;
@@ -107,7 +107,7 @@ export function targetReleaseUnique(ctx: UpdatePlanContext): Verdict {
 }
 
 /**
- * The denial of a second UpdatePlan for a target, from the cache (this rule) or from the
+ * The denial of a second UpdatePlan for a target, from the namespace's list (this rule) or from the
  * reservation the webhook shell takes on CREATE (`state: 'creating'` while the holder's own
  * create is in flight).
  */
@@ -189,7 +189,7 @@ export function acceptedInsightsReported(ctx: UpdatePlanContext): Verdict {
   });
 }
 
-/** The validating webhook for UpdatePlans (the cache-based half of uniqueness). */
+/** The validating webhook for UpdatePlans (the list-based half of uniqueness; the reservation is the atomic half). */
 export function admitUpdatePlan(ctx: UpdatePlanContext): Verdict {
   if (ctx.operation === 'DELETE') return allow();
   return combine([
