@@ -9,7 +9,7 @@ import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { Verdict } from './rules/verdict.ts';
+import { boundWarnings, type Verdict } from './rules/verdict.ts';
 import { admissionLogger, type Logger } from './log.ts';
 import type { BadRequestReason, VerdictLabel, WebhookMetrics } from './metrics.ts';
 import {
@@ -137,6 +137,10 @@ export async function answerAdmission(
       verdict: label,
       ...(verdict.allowed ? { patchOps: verdict.patch.length } : { rule: verdict.rule, code: verdict.code }),
       warnings: verdict.warnings.length,
+      // Warnings name what was kept or ignored (e.g. a discarded Available=Unknown adapter
+      // report, with the adapter and the generation kept): logged for tracing. They carry
+      // names, never values (rules keep values out of warnings).
+      ...(verdict.warnings.length > 0 ? { warningTexts: boundWarnings(verdict.warnings) } : {}),
       durationMs: Math.round(seconds * 1e4) / 10,
     },
     'admission answered',

@@ -161,6 +161,10 @@ describe('webhook/server', function () {
           return allow(['plan "deploy" will run'], [{ op: 'add', path: '/metadata/labels', value: { checked: 'yes' } }]);
         },
       },
+      '/mutate/warns': {
+        kinds: ['Instance'],
+        handle: async () => ({ allowed: true, warnings: ['adapter "validation" reported Available=Unknown: kept its report of generation 3'], patch: [] }),
+      },
       '/validate/throws': {
         kinds: ['Instance'],
         handle: async () => {
@@ -303,6 +307,13 @@ describe('webhook/server', function () {
       const info = JSON.stringify(log.lines.filter((l) => l.level !== 'debug'));
       expect(info).to.not.contain('hunter2-do-not-log');
       expect(log.lines.find((l) => l.msg === 'admission request received')).to.include({ level: 'debug' }).and.to.have.property('bytes').above(0);
+    });
+
+    it('logs the warnings of an answer at info, for tracing (e.g. a discarded Unknown adapter report)', async function () {
+      await post(srv.port, ca.certPem, review(), { path: '/mutate/warns' });
+      const answered = log.lines.find((l) => l.msg === 'admission answered' && l.webhook === '/mutate/warns');
+      expect(answered).to.include({ level: 'info', warnings: 1 });
+      expect(answered?.warningTexts).to.deep.equal(['adapter "validation" reported Available=Unknown: kept its report of generation 3']);
     });
 
     it('answers /healthz always and /readyz only once the handlers are ready', async function () {
