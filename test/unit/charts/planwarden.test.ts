@@ -6,6 +6,9 @@
 // certificate.mode=certManager. Its values reach the flags of both components.
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
 import { PROJECT_ROOT, checkGo } from '../../controlplane/build.ts';
 import { CHART_DIR, CHART_NAMESPACE, SELF_SIGNED_FILES, helm, helmTemplate, parseObjects } from '../../support/chart.ts';
 import { chartCrdDrift } from '../../../scripts/sync-chart-crds.ts';
@@ -128,6 +131,12 @@ describe('Helm chart charts/planwarden', function () {
   before(function () {
     if (!kubectlAvailable() || !goAvailable()) this.skip(); // kustomize comes with kubectl; helm is built with Go
     helm(['version', '--short']);
+  });
+
+  it('has the version of package.json, as chart version and appVersion (the default image tag)', () => {
+    const chartYaml = parse(readFileSync(join(CHART_DIR, 'Chart.yaml'), 'utf8')) as { version: string; appVersion: string };
+    const { version } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect(chartYaml).to.include({ version, appVersion: version });
   });
 
   it('carries the CRDs of manifests/base/crds byte for byte (npm run chart:sync-crds)', () => {
