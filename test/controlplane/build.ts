@@ -2,7 +2,7 @@
 // kube-scheduler in one multi-call binary, plus kwok) from the Kubernetes Go modules,
 // caching the output until the Go sources or go.sum change; and, the same way from its own
 // small module in test/lua, lua-health, which runs Argo CD health checks with the Lua
-// interpreter Argo CD embeds.
+// interpreter Argo CD embeds; and helm, at a pinned version, for the chart's tests.
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -12,6 +12,8 @@ import { fileURLToPath } from 'node:url';
 export const KUBERNETES_VERSION = 'v1.33.13';
 export const KWOK_MODULE = 'sigs.k8s.io/kwok/cmd/kwok';
 export const KWOK_VERSION = 'v0.7.0';
+export const HELM_MODULE = 'helm.sh/helm/v3/cmd/helm';
+export const HELM_VERSION = 'v3.19.5';
 export const MIN_GO = [1, 24] as const;
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -132,6 +134,33 @@ export function ensureLuaHealth(opts: { binDir?: string; log?: (s: string) => vo
   mkdirSync(binDir, { recursive: true });
   const env = { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' };
   runGo(['build', '-trimpath', '-ldflags=-s -w', '-o', bin, '.'], LUA_HEALTH_MODULE_DIR, env, 'lua-health', log);
+  writeFileSync(stampFile, `${stamp}\n`);
+  return bin;
+}
+
+/**
+ * Returns the path of helm (charts/planwarden's tests), `go install`ed at HELM_VERSION when
+ * missing or of another version. Its own stamp file: a helm upgrade rebuilds helm only.
+ */
+export function ensureHelm(opts: { binDir?: string; log?: (s: string) => void; force?: boolean } = {}): string {
+  const binDir = opts.binDir ?? DEFAULT_BIN_DIR;
+  const log = opts.log ?? ((s: string) => console.error(s));
+  const bin = join(binDir, 'helm');
+  const stampFile = join(binDir, 'helm.stamp');
+  const stamp = `${HELM_MODULE}@${HELM_VERSION}`;
+  const fresh = !opts.force && existsSync(bin) && existsSync(stampFile) && readFileSync(stampFile, 'utf8').trim() === stamp;
+  if (fresh) return bin;
+
+  const goVersion = checkGo(`helm ${HELM_VERSION}, which the chart tests (charts/planwarden) run,`);
+  log(`building helm ${HELM_VERSION} with ${goVersion}; the first build takes a few minutes`);
+  mkdirSync(binDir, { recursive: true });
+  runGo(
+    ['install', '-trimpath', '-ldflags=-s -w', stamp],
+    PROJECT_ROOT,
+    { ...process.env, CGO_ENABLED: '0', GOBIN: binDir, GOFLAGS: '' },
+    `helm ${HELM_VERSION}`,
+    log,
+  );
   writeFileSync(stampFile, `${stamp}\n`);
   return bin;
 }
