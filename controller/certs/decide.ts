@@ -10,7 +10,7 @@
 //   ca-previous.crt    CAs retired from signing, still trusted until the annotation
 //                      planwarden.dev/ca-previous-until: no certificate they signed is
 //                      valid (so served) after that.
-import { X509Certificate, createHash, createPrivateKey } from 'node:crypto';
+import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { webhookDnsNames } from '../../certs/webhook.ts';
 
 export const SECRET_KEYS = {
