@@ -197,7 +197,9 @@ export function decideCertActions(secret: CertSecretState, configs: WebhookConfi
   const caIssues = authorityProblems(SECRET_KEYS.ca, data[SECRET_KEYS.ca], data[SECRET_KEYS.caKey], t);
   if (caIssues.length > 0) {
     const empty = Object.values(data).every((v) => v.trim() === '');
-    return { secret: { step: 'issue-authority', reasons: caIssues, repair: !empty }, bundles: [] };
+    // certs/generate.ts keeps ca.key off the cluster: taking over from it is no repair.
+    const handedOver = !data[SECRET_KEYS.caKey] && caIssues.length === 1 && authorityProblems(SECRET_KEYS.ca, data[SECRET_KEYS.ca], undefined, t).length === 1;
+    return { secret: { step: 'issue-authority', reasons: caIssues, repair: !empty && !handedOver }, bundles: [] };
   }
   const ca = parseCert(data[SECRET_KEYS.ca])!;
   const wakeTimes: number[] = [];

@@ -105,6 +105,12 @@ describe('controller/certs/decide', function () {
       expect(a.secret!.reasons).to.deep.equal(['ca.crt is not a PEM certificate']);
     });
 
+    it('a Secret from certs/generate.ts (CA key kept off the cluster) is taken over with a CA of its own, not reported as a repair', () => {
+      const { secret } = healthy(T0);
+      delete secret.data['ca.key'];
+      expect(decideCertActions(secret, [], at(DAY), SETTINGS).secret).to.deep.include({ step: 'issue-authority', repair: false });
+    });
+
     it('a CA whose key was replaced by another is repaired', () => {
       const { secret } = healthy(T0);
       secret.data['ca.key'] = leafKey;
