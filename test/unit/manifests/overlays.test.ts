@@ -386,7 +386,7 @@ describe('install manifests', function () {
           const controller = one<Deployment>(objects, 'Deployment', 'planwarden-controller');
           expect(controller.spec.replicas).to.equal(2);
           const container = controller.spec.template.spec.containers[0]!;
-          expect(container.command.slice(0, 3)).to.deep.equal(['node', 'dist/controller/main.js', '--leader-elect']);
+          expect(container.command?.slice(0, 3)).to.deep.equal(['node', 'dist/controller/main.js', '--leader-elect']);
           expect(container.ports?.map((p) => p.name)).to.include('metrics');
         });
 
@@ -604,7 +604,7 @@ describe('install manifests', function () {
       expect(can(objects, 'planwarden-controller', 'get', '', 'secrets', NAMESPACE, 'planwarden-webhook-tls')).to.equal(false);
       expect(can(objects, 'planwarden-controller', 'patch', 'admissionregistration.k8s.io', 'mutatingwebhookconfigurations', undefined, 'planwarden')).to.equal(false);
       const controller = one<Deployment>(objects, 'Deployment', 'planwarden-controller');
-      expect(controller.spec.template.spec.containers[0]!.command.some((a) => a.startsWith('--cert-mode'))).to.equal(false);
+      expect(controller.spec.template.spec.containers[0]!.command?.some((a) => a.startsWith('--cert-mode'))).to.equal(false);
     });
 
     it('issues the Certificate planwarden-webhook into the Secret the webhook mounts, for the Service’s DNS names', () => {
