@@ -129,7 +129,7 @@ describe('reliability: the controller keeps the self-signed webhook certificate 
           const cert = unb64(s?.data?.['tls.crt']);
           const key = unb64(s?.data?.['tls.key']);
           const ca = unb64(s?.data?.['ca.crt']);
-          if (cert !== undefined && ca !== undefined) secretHistory.set(cert, { ca, cert });
+          if (cert !== undefined && ca !== undefined && certificatesIn(cert).length > 0 && certificatesIn(ca).length > 0) secretHistory.set(cert, { ca, cert });
           if (cert !== undefined && key !== undefined && cert !== current) {
             if (pending?.cert !== cert) pending = { cert, key, since: Date.now() };
             if (Date.now() - pending.since >= KUBELET_SYNC_MS) {
