@@ -198,7 +198,7 @@ export function decideCertActions(secret: CertSecretState, configs: WebhookConfi
   if (caIssues.length > 0) {
     const empty = Object.values(data).every((v) => v.trim() === '');
     // certs/generate.ts keeps ca.key off the cluster: taking over from it is no repair.
-    const handedOver = !data[SECRET_KEYS.caKey] && caIssues.length === 1 && authorityProblems(SECRET_KEYS.ca, data[SECRET_KEYS.ca], undefined, t).length === 1;
+    const handedOver = !data[SECRET_KEYS.caKey] && caIssues.every((p) => p.startsWith(`the key of ${SECRET_KEYS.ca}`));
     return { secret: { step: 'issue-authority', reasons: caIssues, repair: !empty && !handedOver }, bundles: [] };
   }
   const ca = parseCert(data[SECRET_KEYS.ca])!;

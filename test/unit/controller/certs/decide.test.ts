@@ -100,7 +100,7 @@ describe('controller/certs/decide', function () {
     });
 
     it('a Secret edited into garbage is repaired with a new CA and pair', () => {
-      const a = decideCertActions({ data: { 'ca.crt': 'garbage', 'ca.key': 'x', 'tls.crt': 'y', 'tls.key': 'z' }, annotations: {} }, [], T0, SETTINGS);
+      const a = decideCertActions({ data: { 'ca.crt': 'garbage', 'tls.crt': 'y', 'tls.key': 'z' }, annotations: {} }, [], T0, SETTINGS);
       expect(a.secret).to.deep.include({ step: 'issue-authority', repair: true });
       expect(a.secret!.reasons).to.deep.equal(['ca.crt is not a PEM certificate']);
     });
