@@ -146,6 +146,7 @@ export class CertificateRotator {
         out.push({ object, state: { kind, name, caBundles } });
       }
     }
+    if (out.length === 0) this.o.logger.warn({ names: this.o.webhookConfigurations }, 'no webhook configuration of these names: no caBundle to keep');
     return out;
   }
 
