@@ -19,6 +19,8 @@ import { LABEL_INSTANCE } from '../shared/api/names.ts';
 import { DEFAULT_WAIT_BOUND_MS } from './updates/reconciler.ts';
 import { needsUpgradeStatus } from './updates/upgrades.ts';
 import { informerWorker, updatePlanWorker, upgradeStatusWorker, type DiscoveryStore } from './updates/worker.ts';
+import { CERT_FLAG_OPTIONS, readCertConfig } from './certs/config.ts';
+import { CertificateRotator } from './certs/rotator.ts';
 
 
 function readConfig(argv: string[], env: NodeJS.ProcessEnv) {
@@ -43,6 +45,7 @@ function readConfig(argv: string[], env: NodeJS.ProcessEnv) {
       'allow-cross-namespace': { type: 'boolean' },
       'allow-cluster-scoped': { type: 'boolean' },
       'informer-wait-bound-seconds': { type: 'string' },
+      ...CERT_FLAG_OPTIONS,
     },
   });
   const num = (name: string, raw: string | undefined, def: number) => {
@@ -51,11 +54,12 @@ function readConfig(argv: string[], env: NodeJS.ProcessEnv) {
     if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a non-negative number, got ${JSON.stringify(raw)}`);
     return n;
   };
+  const leaderNamespace = values['leader-election-namespace'] ?? env.POD_NAMESPACE ?? 'planwarden-system';
   return {
     kubeconfig: values.kubeconfig ?? env.KUBECONFIG,
     metricsPort: num('metrics-port', values['metrics-port'], 8080),
     leaderElect: !values['no-leader-elect'],
-    leaderNamespace: values['leader-election-namespace'] ?? env.POD_NAMESPACE ?? 'planwarden-system',
+    leaderNamespace,
     logLevel: values['log-level'] ?? env.PLANWARDEN_LOG_LEVEL ?? 'info',
     concurrency: num('concurrency', values.concurrency, 4),
     pulses: {
@@ -75,6 +79,8 @@ function readConfig(argv: string[], env: NodeJS.ProcessEnv) {
     } satisfies TenancyPolicy,
     /** How long an UpdateInformer's Wait is honoured before it counts as degraded. */
     informerWaitBoundMs: 1000 * num('informer-wait-bound-seconds', values['informer-wait-bound-seconds'], DEFAULT_WAIT_BOUND_MS / 1000),
+    /** Self-managed webhook certificate (--cert-mode=self-signed); the Secret lives in our namespace. */
+    certs: readCertConfig(values, leaderNamespace),
   };
 }
 
@@ -214,6 +220,9 @@ async function main(): Promise<void> {
       (err: unknown) => logger.warn(errorFields(err), 'could not sweep UpdatePlan reservations'),
     );
     const running = [
+      ...(config.certs.mode === 'self-signed'
+        ? [new CertificateRotator({ kube, ...config.certs, logger, events }).run(signal)]
+        : []),
       queue.run((key) => reconciler.reconcile(key)),
       planQueue.run(
         updatePlanWorker({ kube, updatePlans, updateInformers, operatorVersions, instances, discovery, logger, waitBoundMs: config.informerWaitBoundMs }),

@@ -53,10 +53,14 @@ function kubectlSync(kubeconfig: string, args: string[], input?: string): string
 
 type Obj = Record<string, unknown> & { kind?: string; metadata?: { name?: string } };
 
-/** The install manifests, rendered by kustomize, minus what only runs in a cluster. */
+/**
+ * The install manifests, rendered by kustomize, minus what only runs in a cluster — plus
+ * the self-signed overlay's certificate RBAC: the stack's certificate is self-signed too.
+ */
 export function localInstallObjects(kubeconfig: string, webhookUrl: string, caPem: string): Obj[] {
   const rendered = kubectlSync(kubeconfig, ['kustomize', join(PROJECT_ROOT, 'manifests', 'base')]);
-  const objects = parseAllDocuments(rendered).map((d) => d.toJS() as Obj);
+  const certificateRbac = readFileSync(join(PROJECT_ROOT, 'manifests', 'overlays', 'self-signed', 'certificate-rotation.yaml'), 'utf8');
+  const objects = [...parseAllDocuments(rendered), ...parseAllDocuments(certificateRbac)].map((d) => d.toJS() as Obj);
   const skip = new Set(['Deployment', 'Service', 'PodDisruptionBudget', 'Secret']);
   const caBundle = Buffer.from(caPem).toString('base64');
   return objects

@@ -24,9 +24,13 @@ interface Row {
   /** A namespace, or undefined for cluster-wide (all namespaces / cluster-scoped). */
   ns?: string;
   why: string;
+  /** One object, for grants limited by resourceNames. */
+  name?: string;
 }
 
 const row = (who: Row['who'], can: boolean, verb: string, resource: string, ns: string | undefined, why: string): Row => ({ who, can, verb, resource, ns, why });
+/** A row about one named object (rules with resourceNames). */
+const named = (who: Row['who'], can: boolean, verb: string, resource: string, name: string, ns: string | undefined, why: string): Row => ({ ...row(who, can, verb, resource, ns, why), name });
 
 const ROWS: Row[] = [
   // --- the controller ---
@@ -71,6 +75,17 @@ const ROWS: Row[] = [
   row('controller', false, 'patch', 'validatingwebhookconfigurations.admissionregistration.k8s.io', undefined, 'it cannot switch the guard off'),
   row('controller', false, 'create', 'customresourcedefinitions.apiextensions.k8s.io', undefined, 'CRDs are installed, not created by it'),
   row('controller', false, 'create', 'serviceaccounts/token', 'planwarden-system', 'it cannot mint tokens'),
+  // self-managed certificates (--cert-mode=self-signed; manifests/overlays/self-signed/certificate-rotation.yaml)
+  named('controller', true, 'get', 'secrets', 'planwarden-webhook-tls', 'planwarden-system', 'it reads the webhook’s certificate Secret'),
+  named('controller', true, 'update', 'secrets', 'planwarden-webhook-tls', 'planwarden-system', 'it renews the certificate in that Secret'),
+  named('controller', false, 'delete', 'secrets', 'planwarden-webhook-tls', 'planwarden-system', 'it never deletes it'),
+  named('controller', false, 'get', 'secrets', 'other', 'planwarden-system', 'no other Secret of its namespace'),
+  named('controller', false, 'get', 'secrets', 'planwarden-webhook-tls', 'default', 'nor one of that name elsewhere'),
+  row('controller', false, 'list', 'secrets', 'planwarden-system', 'it cannot list Secrets'),
+  named('controller', true, 'update', 'validatingwebhookconfigurations.admissionregistration.k8s.io', 'planwarden', undefined, 'it keeps the caBundle of planwarden’s validating webhooks'),
+  named('controller', true, 'patch', 'mutatingwebhookconfigurations.admissionregistration.k8s.io', 'planwarden', undefined, 'and of its mutating webhooks'),
+  named('controller', false, 'update', 'validatingwebhookconfigurations.admissionregistration.k8s.io', 'other', undefined, 'no other webhook configuration'),
+  named('controller', false, 'delete', 'validatingwebhookconfigurations.admissionregistration.k8s.io', 'planwarden', undefined, 'it cannot remove the guard'),
   // --- the webhook ---
   row('webhook', true, 'get', 'operatorversions.planwarden.dev', undefined, 'an Instance is judged against its OperatorVersion'),
   row('webhook', true, 'list', 'instances.planwarden.dev', undefined, 'an OperatorVersion in use is judged by who uses it'),
@@ -103,7 +118,7 @@ const ROWS: Row[] = [
 
 function sentence(r: Row): string {
   const where = r.ns ? `in ${r.ns}` : 'cluster-wide';
-  return `the ${r.who} ${r.can ? 'can' : 'cannot'} ${r.verb} ${r.resource} ${where} (${r.why})`;
+  return `the ${r.who} ${r.can ? 'can' : 'cannot'} ${r.verb} ${r.resource}${r.name ? ` ${r.name}` : ''} ${where} (${r.why})`;
 }
 
 function canIArgs(r: Row): string[] {
@@ -112,9 +127,9 @@ function canIArgs(r: Row): string[] {
     'auth',
     'can-i',
     r.verb,
-    resource!,
+    r.name ? `${resource!}/${r.name}` : resource!,
     ...(subresource ? [`--subresource=${subresource}`] : []),
-    ...(r.ns ? ['-n', r.ns] : ['--all-namespaces']),
+    ...(r.ns ? ['-n', r.ns] : r.name ? [] : ['--all-namespaces']),
     `--as=${SA[r.who]}`,
   ];
 }
@@ -193,7 +208,7 @@ describe('reliability: RBAC of the controller and webhook ServiceAccounts (kubec
     }
   });
 
-  it('lists for the controller planwarden’s kinds, status, events, nodes, its Leases and impersonation — no workload writes, no wildcard', async function () {
+  it('lists for the controller planwarden’s kinds, status, events, nodes, its Leases, impersonation and its certificate by name — no workload writes, no wildcard', async function () {
     const r = await kubectl(['auth', 'can-i', '--list', '-n', 'planwarden-system', `--as=${CONTROLLER}`]);
     expect(r.code, r.stderr).to.equal(0);
     const rules = parseList(r.stdout);
@@ -229,11 +244,21 @@ describe('reliability: RBAC of the controller and webhook ServiceAccounts (kubec
       'statefulsets.apps',
       'daemonsets.apps',
       'jobs.batch',
+      // self-managed certificates: one Secret and the planwarden webhook configurations, by name
+      'secrets',
+      'validatingwebhookconfigurations.admissionregistration.k8s.io',
+      'mutatingwebhookconfigurations.admissionregistration.k8s.io',
     ]);
+    const BY_NAME: Record<string, [string, string[]]> = {
+      secrets: ['planwarden-webhook-tls', ['get', 'update']],
+      'validatingwebhookconfigurations.admissionregistration.k8s.io': ['planwarden', ['get', 'patch', 'update']],
+      'mutatingwebhookconfigurations.admissionregistration.k8s.io': ['planwarden', ['get', 'patch', 'update']],
+    };
     const WATCHED_ONLY = new Set(['deployments.apps', 'statefulsets.apps', 'daemonsets.apps', 'jobs.batch']);
     for (const x of rules) {
       if (WATCHED_ONLY.has(x.resource)) expect([...x.verbs].sort(), x.resource).to.deep.equal(['list', 'watch']);
       if (x.resource === 'serviceaccounts') expect([...x.verbs].sort()).to.deep.equal(['get', 'impersonate']);
+      if (BY_NAME[x.resource]) expect([x.resourceNames, [...x.verbs].sort()], `${x.resource}:\n${r.stdout}`).to.deep.equal(BY_NAME[x.resource]);
       if (x.resource === 'namespaces') {
         // Informer requests carry the cluster id: kube-system's uid, and nothing else of namespaces.
         expect([x.resourceNames, x.verbs], `namespaces:\n${r.stdout}`).to.deep.equal(['kube-system', ['get']]);

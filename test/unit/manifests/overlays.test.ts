@@ -182,6 +182,8 @@ function can(
   group: string,
   resource: string,
   namespace: string | undefined,
+  /** The object's name: rules limited by resourceNames count when they list it. */
+  name?: string,
 ): boolean {
   const bound = ofKind<Binding>(objects, 'ClusterRoleBinding')
     .concat(ofKind<Binding>(objects, 'RoleBinding'))
@@ -200,7 +202,7 @@ function can(
         (r.apiGroups ?? []).some((g) => g === group || g === '*') &&
         (r.resources ?? []).some((x) => x === resource || x === '*') &&
         r.verbs.some((v) => v === verb || v === '*') &&
-        r.resourceNames === undefined,
+        (r.resourceNames === undefined || (name !== undefined && r.resourceNames.includes(name))),
     );
   });
 }
@@ -384,7 +386,7 @@ describe('install manifests', function () {
           const controller = one<Deployment>(objects, 'Deployment', 'planwarden-controller');
           expect(controller.spec.replicas).to.equal(2);
           const container = controller.spec.template.spec.containers[0]!;
-          expect(container.command).to.deep.equal(['node', 'dist/controller/main.js', '--leader-elect']);
+          expect(container.command?.slice(0, 3)).to.deep.equal(['node', 'dist/controller/main.js', '--leader-elect']);
           expect(container.ports?.map((p) => p.name)).to.include('metrics');
         });
 
@@ -530,6 +532,45 @@ describe('install manifests', function () {
       }
     });
 
+    describe('the controller keeps the certificate valid by itself (--cert-mode=self-signed)', () => {
+      let objects: K8sObject[] = [];
+      before(() => {
+        objects = render('self-signed');
+      });
+      const rows: [string, string, string, string, string | undefined, string | undefined, boolean][] = [
+        ['gets the certificate Secret', 'get', '', 'secrets', NAMESPACE, 'planwarden-webhook-tls', true],
+        ['updates the certificate Secret', 'update', '', 'secrets', NAMESPACE, 'planwarden-webhook-tls', true],
+        ['cannot delete the certificate Secret', 'delete', '', 'secrets', NAMESPACE, 'planwarden-webhook-tls', false],
+        ['cannot read another Secret of planwarden-system', 'get', '', 'secrets', NAMESPACE, 'other', false],
+        ['cannot read that Secret name in another namespace', 'get', '', 'secrets', 'team-a', 'planwarden-webhook-tls', false],
+        ['cannot create Secrets', 'create', '', 'secrets', NAMESPACE, undefined, false],
+        ['updates the planwarden ValidatingWebhookConfiguration', 'update', 'admissionregistration.k8s.io', 'validatingwebhookconfigurations', undefined, 'planwarden', true],
+        ['patches the planwarden MutatingWebhookConfiguration', 'patch', 'admissionregistration.k8s.io', 'mutatingwebhookconfigurations', undefined, 'planwarden', true],
+        ['cannot update another webhook configuration', 'update', 'admissionregistration.k8s.io', 'validatingwebhookconfigurations', undefined, 'other', false],
+        ['cannot delete its webhook configuration', 'delete', 'admissionregistration.k8s.io', 'validatingwebhookconfigurations', undefined, 'planwarden', false],
+      ];
+      for (const [sentence, verb, group, resource, namespace, name, expected] of rows) {
+        it(`the controller ${sentence}`, () => {
+          expect(can(objects, 'planwarden-controller', verb, group, resource, namespace, name)).to.equal(expected);
+        });
+      }
+
+      it('the controller runs with --cert-mode=self-signed', () => {
+        const controller = one<Deployment>(objects, 'Deployment', 'planwarden-controller');
+        expect(controller.spec.template.spec.containers[0]!.command).to.include('--cert-mode=self-signed');
+      });
+
+      it('the webhook mounts only its pair and ca.crt, never the CA keys the Secret now carries', () => {
+        const webhook = one<K8sObject & { spec: { template: { spec: { volumes: { name: string; secret?: { items?: { key: string }[] } }[] } } } }>(
+          objects,
+          'Deployment',
+          'planwarden-webhook',
+        );
+        const tls = webhook.spec.template.spec.volumes.find((v) => v.name === 'tls');
+        expect(tls?.secret?.items?.map((i) => i.key)).to.deep.equal(['tls.crt', 'tls.key', 'ca.crt']);
+      });
+    });
+
     it('leaves cert-manager out of it', () => {
       const objects = render('self-signed');
       for (const config of [
@@ -555,6 +596,15 @@ describe('install manifests', function () {
         );
         for (const w of config.webhooks) expect(w.clientConfig, w.name).to.not.have.property('caBundle');
       }
+    });
+
+    it('leaves the certificate to cert-manager: the controller can neither write the Secret nor a caBundle, and runs in the default external mode', () => {
+      const objects = render('cert-manager');
+      expect(can(objects, 'planwarden-controller', 'update', '', 'secrets', NAMESPACE, 'planwarden-webhook-tls')).to.equal(false);
+      expect(can(objects, 'planwarden-controller', 'get', '', 'secrets', NAMESPACE, 'planwarden-webhook-tls')).to.equal(false);
+      expect(can(objects, 'planwarden-controller', 'patch', 'admissionregistration.k8s.io', 'mutatingwebhookconfigurations', undefined, 'planwarden')).to.equal(false);
+      const controller = one<Deployment>(objects, 'Deployment', 'planwarden-controller');
+      expect(controller.spec.template.spec.containers[0]!.command?.some((a) => a.startsWith('--cert-mode'))).to.equal(false);
     });
 
     it('issues the Certificate planwarden-webhook into the Secret the webhook mounts, for the Service’s DNS names', () => {
