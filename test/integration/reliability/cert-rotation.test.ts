@@ -9,12 +9,12 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:tls';
 import { ensureWebhookCerts } from '../../../certs/webhook.ts';
-import { createKubeClient, KubeApiError } from '../../../shared/kube/client.ts';
+import { createKubeClient } from '../../../shared/kube/client.ts';
 import { bySoak, scaled } from '../../support/soak.ts';
 import { sleep, until } from '../../support/wait.ts';
 import { webhookTlsFiles } from '../../support/webhookProcess.ts';
+import { probeWrite, type ProbeOutcome } from '../../support/admissionProbe.ts';
 import { kubeConfig, testStack, useNamespace } from '../fixture.ts';
-import { dummyOperatorVersion } from '../objects.ts';
 
 function servedSerial(port: number, ca: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -51,7 +51,7 @@ function connectionsTo(port: number): Set<number> {
   return out;
 }
 
-type Outcome = { kind: 'stored' } | { kind: 'denied'; message: string } | { kind: 'failed'; message: string };
+type Outcome = ProbeOutcome;
 
 describe('reliability: webhook certificate rotation under load', function () {
   this.timeout(bySoak(180_000, 900_000));
@@ -69,21 +69,7 @@ describe('reliability: webhook certificate rotation under load', function () {
     let n = 0;
 
     // Even writes are valid OperatorVersions; odd ones lack a deploy plan, which the webhook refuses.
-    const write = async (i: number): Promise<Outcome> => {
-      const ov = dummyOperatorVersion(`rot-${i}`, ns());
-      if (i % 2 === 1) {
-        delete ov.spec.plans.deploy;
-        ov.spec.parameters = [];
-      }
-      try {
-        await kube.create(ov);
-        return { kind: 'stored' };
-      } catch (e) {
-        const message = e instanceof KubeApiError ? e.message : String(e);
-        if (i % 2 === 1 && message.includes('denied the request') && message.includes('[rule ov.')) return { kind: 'denied', message };
-        return { kind: 'failed', message };
-      }
-    };
+    const write = (i: number): Promise<Outcome> => probeWrite(kube, ns(), 'rot', i);
     const writers = Array.from({ length: 4 }, async () => {
       while (rotating || n < WRITES) outcomes.push(await write(n++));
     });

@@ -10,13 +10,13 @@ import { expect } from 'chai';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:tls';
-import { createKubeClient, KubeApiError, type KubeClient } from '../../../shared/kube/client.ts';
+import { createKubeClient, type KubeClient } from '../../../shared/kube/client.ts';
 import { certificatesIn } from '../../../controller/certs/decide.ts';
 import { startControllerProcess, type ControllerProcess } from '../../support/controllerProcess.ts';
 import { sleep, until } from '../../support/wait.ts';
 import { webhookTlsFiles } from '../../support/webhookProcess.ts';
+import { probeWrite, type ProbeOutcome } from '../../support/admissionProbe.ts';
 import { kubeConfig, testStack, useNamespace } from '../fixture.ts';
-import { dummyOperatorVersion } from '../objects.ts';
 
 const NAMESPACE = 'planwarden-system';
 const SECRET = 'planwarden-webhook-tls';
@@ -84,7 +84,7 @@ async function setCaBundles(kube: KubeClient, pem: string): Promise<void> {
   }
 }
 
-type Outcome = { kind: 'stored' } | { kind: 'denied' } | { kind: 'failed'; message: string };
+type Outcome = ProbeOutcome;
 
 describe('reliability: the controller keeps the self-signed webhook certificate valid', function () {
   this.timeout(180_000);
@@ -153,21 +153,7 @@ describe('reliability: the controller keeps the self-signed webhook certificate 
 
       // Writes through the webhook, all along: even ones are stored, odd ones refused by a rule.
       let n = 0;
-      const write = async (i: number): Promise<Outcome> => {
-        const ov = dummyOperatorVersion(`sc-${i}`, ns());
-        if (i % 2 === 1) {
-          delete ov.spec.plans.deploy;
-          ov.spec.parameters = [];
-        }
-        try {
-          await kube.create(ov);
-          return { kind: 'stored' };
-        } catch (e) {
-          const message = e instanceof KubeApiError ? e.message : String(e);
-          if (i % 2 === 1 && message.includes('denied the request') && message.includes('[rule ov.')) return { kind: 'denied' };
-          return { kind: 'failed', message };
-        }
-      };
+      const write = (i: number): Promise<Outcome> => probeWrite(kube, ns(), 'sc', i);
       writing = true;
       writers = Array.from({ length: 2 }, async () => {
         while (writing) {
