@@ -8,5 +8,3 @@ export type { Logger };
 export function createLogger({ level, destination }: { level?: string; destination?: DestinationStream } = {}): Logger {
   return createBaseLogger({ component: 'planwarden-controller', level, destination });
 }
-
-export { errorFields, silentLogger } from '../shared/log.ts';

@@ -14,7 +14,8 @@ import { admitOperatorVersion, NO_ALLOWANCE, type TenancyAllowance } from './rul
 import { admitServiceAccount, serviceAccountToCheck } from './rules/tenancy.ts';
 import { admitUpdatePlan, duplicateTarget, needsOtherUpdatePlans, reportedInsightsOf, type UpdatePlanContext } from './rules/updatePlan.ts';
 import { isReservationStale, reservationName } from '../shared/reservations.ts';
-import { allow, combine, objectRef, type Verdict } from './rules/verdict.ts';
+import { allow, combine, type Verdict } from './rules/verdict.ts';
+import { objectRef } from '../shared/refusal.ts';
 import type { WebhookRoutes } from './server.ts';
 
 export interface HandlerDeps {

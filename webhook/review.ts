@@ -4,7 +4,9 @@
 import { Type } from '@sinclair/typebox';
 import type { KubeObject } from '../shared/api/schema.ts';
 import { checkerFor } from '../shared/api/validate.ts';
-import { boundWarnings, clipText, deny, MAX_MESSAGE_LENGTH, objectRef, type Denied, type Verdict } from './rules/verdict.ts';
+import { boundWarnings, deny, type Denied, type Verdict } from './rules/verdict.ts';
+import { MAX_MESSAGE_LENGTH, objectRef } from '../shared/refusal.ts';
+import { clipText } from '../shared/text.ts';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 export const ADMISSION_KIND = 'AdmissionReview';

@@ -6,7 +6,7 @@ import { createCA, createServingCert } from '../../certs/pki.ts';
 import { WEBHOOK_IP_ADDRESSES, webhookDnsNames } from '../../certs/webhook.ts';
 import { classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
 import type { EventRecorder } from '../events.ts';
-import { errorFields, type Logger } from '../log.ts';
+import { errorFields, type Logger } from '../../shared/log.ts';
 import {
   decideCertActions,
   materialFor,

@@ -1,5 +1,6 @@
 // Running commands from tests: any command to completion, and kubectl against a control
 // plane of the test's choosing (the fixture's helpers always use the shared test cluster).
+import { execFileSync } from 'node:child_process';
 import { spawn } from 'node:child_process';
 
 export interface KubectlResult {
@@ -48,4 +49,14 @@ export function kubectlFor(kubeconfig: string | (() => string)): Kubectl {
     return r.stdout;
   };
   return Object.assign(kubectl, { ok });
+}
+
+/** Whether a kubectl client is on PATH (tests that render with kustomize skip without one). */
+export function kubectlAvailable(): boolean {
+  try {
+    execFileSync('kubectl', ['version', '--client'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -57,19 +57,17 @@ import {
   rawParameterChanges,
   restartWarning,
   reusedIdWarning,
-  runningPlan,
   triggerFacts,
   type TriggerCheck,
   type TriggerFacts,
 } from '../../shared/plan/policy.ts';
 import type { PlanRequest } from '../../shared/plan/triggers.ts';
-import { closestName, plural } from '../../shared/text.ts';
+import { clipText, closestName, plural } from '../../shared/text.ts';
 import { unacceptedRisks } from '../../shared/insights.ts';
-import { allow, clipText, combine, deny, objectRef } from './verdict.ts';
+import { allow, combine, deny } from './verdict.ts';
+import { objectRef } from '../../shared/refusal.ts';
 import type { Verdict } from './verdict.ts';
 import { PRE_CHECKS_ANNOTATION } from '../../shared/api/names.ts';
-
-export { closestName, rawParameterChanges, runningPlan };
 
 export interface InstanceAdmissionContext {
   operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';

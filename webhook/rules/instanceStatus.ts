@@ -18,13 +18,14 @@
 // not judged for them. Removing an adapter entry is allowed (decommissioning an adapter).
 // Root Available/Ready may be left out of a write (the mutation adds them); when present
 // their status and observedGeneration must match the aggregation.
-import { quoted, plural } from '../../shared/text.ts';
+import { clipText, plural, quoted } from '../../shared/text.ts';
 import type { Operation } from 'rfc6902';
 import { jsonEqual } from '../../shared/json.ts';
 import type { AdapterStatus, Condition, Instance } from '../../shared/api/schema.ts';
 import { adapterAvailability, aggregateRootConditions, mergeAdapterReport } from '../../shared/conditions/aggregate.ts';
 import { findCondition } from '../../shared/conditions/conditions.ts';
-import { allow, clipText, combine, deny, objectRef, type Verdict } from './verdict.ts';
+import { allow, combine, deny, type Verdict } from './verdict.ts';
+import { objectRef } from '../../shared/refusal.ts';
 
 export interface InstanceStatusContext {
   oldObject: Instance;

@@ -29,7 +29,8 @@ import {
   type TaskKind,
   type TaskSpec,
 } from '../../shared/api/schema.ts';
-import { allow, boundWarnings, deny, objectRef, type Verdict } from './verdict.ts';
+import { allow, boundWarnings, deny, type Verdict } from './verdict.ts';
+import { objectRef } from '../../shared/refusal.ts';
 
 export interface OperatorVersionContext {
   operation: 'CREATE' | 'UPDATE' | 'DELETE';

@@ -5,7 +5,9 @@
 // judged: an Instance whose ServiceAccount was deleted afterwards can still be edited and
 // deleted (its plans then fail with the same remedy). The default ServiceAccount, used
 // when no name is set, is only warned about: a namespace may be set up after its Instances.
-import { allow, clipText, deny, objectRef, type Verdict } from './verdict.ts';
+import { allow, deny, type Verdict } from './verdict.ts';
+import { objectRef } from '../../shared/refusal.ts';
+import { clipText } from '../../shared/text.ts';
 import type { Instance } from '../../shared/api/schema.ts';
 
 export interface InstanceTenancyContext {

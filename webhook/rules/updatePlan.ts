@@ -15,7 +15,8 @@
 //   informer + uid), and a uid reported by another informer is named as such;
 // - an UpdatePlan being deleted still holds its target until it is gone.
 import type { AcceptedInsight, UpdatePlan } from '../../shared/api/schema.ts';
-import { allow, combine, deny, objectRef, type Denied, type Verdict } from './verdict.ts';
+import { allow, combine, deny, type Denied, type Verdict } from './verdict.ts';
+import { objectRef } from '../../shared/refusal.ts';
 
 export interface ReportedInsight {
   updateInformer: string;

@@ -2,11 +2,7 @@
 // denied with a message a person can act on. Denials are values, never exceptions.
 import type { Operation } from 'rfc6902';
 import { refusalMessage, type DenyReason, type Refusal } from '../../shared/refusal.ts';
-
 import { clipText } from '../../shared/text.ts';
-
-export { clipText };
-export { MAX_MESSAGE_LENGTH, objectRef, type DenyReason } from '../../shared/refusal.ts';
 
 export interface Allowed {
   allowed: true;

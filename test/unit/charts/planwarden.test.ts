@@ -4,6 +4,7 @@
 // configurations, ServiceAccounts, the Service, the TLS Secret, the pods) — self-signed
 // with the default values, single-tenant with tenancy.singleTenant, cert-manager with
 // certificate.mode=certManager. Its values reach the flags of both components.
+import { kubectlAvailable } from '../../support/kubectl.ts';
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -33,15 +34,6 @@ interface Container {
 
 interface Deployment extends K8sObject {
   spec: { replicas: number; selector: unknown; template: { spec: { containers: Container[]; [field: string]: unknown } } };
-}
-
-function kubectlAvailable(): boolean {
-  try {
-    execFileSync('kubectl', ['version', '--client'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function goAvailable(): boolean {

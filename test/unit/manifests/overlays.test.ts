@@ -1,6 +1,7 @@
 // The install manifests as kustomize renders them: both overlays build, and what they
 // install keeps the promises planwarden depends on (fail-closed webhooks that cannot
 // lock out the system namespaces, hardened pods, an available webhook, least privilege).
+import { kubectlAvailable } from '../../support/kubectl.ts';
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -121,15 +122,6 @@ interface Binding extends K8sObject {
 // --- rendering ---
 
 const rendered = new Map<string, K8sObject[]>();
-
-function kubectlAvailable(): boolean {
-  try {
-    execFileSync('kubectl', ['version', '--client'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** `kubectl kustomize` of an overlay, parsed; throws with kustomize's message on error. */
 function render(overlay: string): K8sObject[] {

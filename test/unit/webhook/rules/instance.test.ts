@@ -1,5 +1,7 @@
 // Table tests of the Instance admission rules: one table per rule, rows that read as
 // sentences, fixtures built from a small OperatorVersion catalog and Instance edits.
+import { runningPlan } from '../../../../shared/plan/policy.ts';
+import { closestName } from '../../../../shared/text.ts';
 import { PRE_CHECKS_ANNOTATION } from '../../../../shared/api/names.ts';
 import { expect } from 'chai';
 import { API_VERSION } from '../../../../shared/api/schema.ts';
@@ -18,7 +20,6 @@ import {
   abortOnlyWhileRunning,
   admitInstance,
   cleanupNotManual,
-  closestName,
   immutableParametersUnchanged,
   introducedRequests,
   noTriggersWhileDeleting,
@@ -29,7 +30,6 @@ import {
   planExecutionAtCreate,
   reentrancy,
   requiredParametersPresent,
-  runningPlan,
   singlePlanPerChange,
   triggerNamesKnownPlan,
   undeclaredParameters,
