@@ -1,7 +1,6 @@
 // Running commands from tests: any command to completion, and kubectl against a control
 // plane of the test's choosing (the fixture's helpers always use the shared test cluster).
-import { execFileSync } from 'node:child_process';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 
 export interface KubectlResult {
   code: number;
