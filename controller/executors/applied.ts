@@ -24,8 +24,8 @@ export interface AppliedHealth {
 export interface AppliedObjectsInput {
   instance: Instance;
   operatorVersion: OperatorVersion;
-  /** The plan whose Apply tasks are judged (the last completed one). */
-  plan: string;
+  /** The plans whose Apply tasks are judged: every plan whose latest run is COMPLETE. */
+  plans: readonly string[];
   parameters: Readonly<Record<string, string>>;
   signal?: AbortSignal;
 }
@@ -37,7 +37,7 @@ export function applyTasksOf(ov: OperatorVersion, plan: string): Task[] {
   return names.flatMap((n) => (ov.spec.tasks ?? []).filter((t) => t.name === n && t.kind === 'Apply'));
 }
 
-/** Judges the objects the Apply tasks of `input.plan` apply; undefined when it applies none. */
+/** Judges the objects the Apply tasks of `input.plans` apply (each task once); undefined when they apply none. */
 export async function judgeAppliedObjects(
   deps: { kube: KubeClient; tenancy?: TenancyPolicy },
   input: AppliedObjectsInput,
@@ -49,7 +49,8 @@ export async function judgeAppliedObjects(
     namespace: instance.metadata.namespace ?? '',
     operatorVersion: ov.spec.version,
   };
-  const objects = applyTasksOf(ov, input.plan).flatMap((task) => {
+  const tasks = [...new Map(input.plans.flatMap((p) => applyTasksOf(ov, p)).map((t) => [t.name, t])).values()];
+  const objects = tasks.flatMap((task) => {
     const rendered = renderResources(ov.spec.templates, task.spec?.resources ?? [], vars);
     return rendered.ok ? rendered.value : [];
   });

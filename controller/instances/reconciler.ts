@@ -20,7 +20,7 @@ import type { EventRecorder } from '../events.ts';
 import type { Executors } from '../executors/index.ts';
 import type { Logger } from '../log.ts';
 import type { ControllerMetrics } from '../metrics.ts';
-import type { AppliedHealth, AppliedObjectsInput } from '../executors/applied.ts';
+import { applyTasksOf, type AppliedHealth, type AppliedObjectsInput } from '../executors/applied.ts';
 import { consumeAbort, CONTROLLER_ADAPTER, decide, finalizeStatus, type Decision, type Report } from './decide.ts';
 
 export interface PulseSettings {
@@ -67,6 +67,14 @@ export function labelSelectorString(sel: LabelSelector): string {
     else parts.push(`${e.key} ${e.operator.toLowerCase()} (${(e.values ?? []).join(',')})`);
   }
   return parts.join(',');
+}
+
+/** Plans whose latest run is COMPLETE (cleanup aside), sorted. */
+function completedPlans(status: InstanceStatus): string[] {
+  return Object.entries(status.planStatus ?? {})
+    .filter(([name, run]) => name !== 'cleanup' && run.status === 'COMPLETE')
+    .map(([name]) => name)
+    .sort();
 }
 
 /** What executors observed in a pass, for the next one: valid while the Instance is unchanged. */
@@ -187,14 +195,17 @@ export class InstanceReconciler {
     if (report && previous !== report.message) this.deps.events.record(inst, 'Warning', report.reason, report.message);
   }
 
-  /** Between plans, how the objects the last COMPLETE run applied are (watch events and pulses bring us here). */
+  /**
+   * Between plans, how the objects applied by the plans whose latest run is COMPLETE are (a
+   * backup after a deploy does not hide the deploy's Deployment); watch events and pulses
+   * bring us here.
+   */
   private async judgeApplied(inst: Instance, ov: OperatorVersion, status: InstanceStatus): Promise<AppliedHealth | undefined> {
-    const active = status.activePlan;
-    if (!this.deps.judgeApplied || active?.status !== 'COMPLETE') return undefined;
+    if (!this.deps.judgeApplied || status.activePlan?.status !== 'COMPLETE') return undefined;
     return this.deps.judgeApplied({
       instance: inst,
       operatorVersion: ov,
-      plan: active.name,
+      plans: completedPlans(status),
       parameters: effectiveParameters(ov.spec, inst.spec.parameters),
       signal: this.deps.signal,
     });
@@ -230,10 +241,11 @@ export class InstanceReconciler {
     // Between plans: judge what the last completed plan applied; with drift: Reapply, an
     // object that is gone starts that plan again (a trigger of its own kind, with an Event).
     let applied = decision.kind === 'idle' ? await this.judgeApplied(inst, ov, inst.status ?? {}) : undefined;
-    const last = inst.status?.activePlan;
-    if (applied?.state === 'missing' && ov.spec.drift === 'Reapply' && last) {
-      this.deps.events.record(inst, 'Normal', 'DriftReapplied', `${applied.message}: running plan ${last.name} again (drift: Reapply)`);
-      decision = { kind: 'start', request: { plan: last.name, kind: 'drift', id: `drift/${now.toISOString()}` } };
+    // The plan to run again: the last one if it applies objects, else the first completed one that does.
+    const reapply = [inst.status?.activePlan?.name, ...completedPlans(inst.status ?? {})].find((p) => p !== undefined && applyTasksOf(ov, p).length > 0);
+    if (applied?.state === 'missing' && ov.spec.drift === 'Reapply' && reapply) {
+      this.deps.events.record(inst, 'Normal', 'DriftReapplied', `${applied.message}: running plan ${reapply} again (drift: Reapply)`);
+      decision = { kind: 'start', request: { plan: reapply, kind: 'drift', id: `drift/${now.toISOString()}` } };
       applied = undefined;
     }
     const carried = this.carried.get(key);

@@ -50,6 +50,9 @@ describe('controller: status between plans (health, drift, adapter reports)', fu
   it('reports a deleted Deployment: Ready=False naming it, an Event, and Ready again after deploy runs', async function () {
     await kubectlOk(['apply', '-f', '-'], { input: json(instance('shop', ns(), 'web-1.0.0')) });
     await readyIs(ns(), 'shop', 'True');
+    // A later plan that applies nothing (backup) must not hide the deploy's objects.
+    await kubectlOk(['-n', ns(), 'patch', 'instance', 'shop', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'backup', id: 'b1' } } })]);
+    await until('backup COMPLETE', async () => ((await getInstance(ns(), 'shop')).status?.planStatus?.backup?.status === 'COMPLETE' ? true : undefined));
     await kubectlOk(['-n', ns(), 'delete', 'deployment', 'shop-web', '--wait=true']);
     const broken = await readyIs(ns(), 'shop', 'False');
     expect(adapterAvailable(broken)).to.include({ status: 'False', reason: 'ObjectMissing' });

@@ -71,8 +71,8 @@ function kube(objects: Record<string, unknown>, opts: { served?: string[]; forbi
   return { kube: make(), seen };
 }
 
-const judge = (k: KubeClient, plan = 'deploy') =>
-  judgeAppliedObjects({ kube: k }, { instance, operatorVersion: ov, plan, parameters: {} });
+const judge = (k: KubeClient, plans = ['deploy']) =>
+  judgeAppliedObjects({ kube: k }, { instance, operatorVersion: ov, plans, parameters: {} });
 
 describe('controller/executors/applied: the objects of the last completed plan', function () {
   it('finds the Apply tasks of a plan once each, leaving fanned-out steps out', function () {
@@ -82,7 +82,7 @@ describe('controller/executors/applied: the objects of the last completed plan',
   });
 
   it('says nothing for a plan that applies nothing', async function () {
-    expect(await judge(kube({}).kube, 'backup')).to.equal(undefined);
+    expect(await judge(kube({}).kube, ['backup'])).to.equal(undefined);
   });
 
   it('reads every object as the plans ServiceAccount and calls them current when they are', async function () {
@@ -92,6 +92,11 @@ describe('controller/executors/applied: the objects of the last completed plan',
       'system:serviceaccount:shop:planwarden-plans get ConfigMap shop/db-config',
       'system:serviceaccount:shop:planwarden-plans get Deployment shop/db-web',
     ]);
+  });
+
+  it('judges every completed plan\'s objects: a backup after the deploy does not hide the deploy\'s Deployment', async function () {
+    const { kube: k } = kube({ ConfigMap: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'db-config' } } });
+    expect((await judge(k, ['backup', 'deploy']))?.state).to.equal('missing');
   });
 
   it('names a deleted object: missing', async function () {
