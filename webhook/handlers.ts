@@ -6,6 +6,9 @@ import type { Instance, OperatorVersion, UpdatePlan } from '../shared/api/schema
 import { createKubeClient } from '../shared/kube/client.ts';
 import { DEFAULT_PLAN_SERVICE_ACCOUNT } from '../shared/api/names.ts';
 import { apiLookups, type Reservation, type WebhookLookups } from './lookups.ts';
+import type { WebhookMetrics } from './metrics.ts';
+import { OperatorVersionCache } from './operatorVersionCache.ts';
+import type { Logger } from '../shared/log.ts';
 import type { AdmissionRequest } from './review.ts';
 import { admitInstance, type InstanceAdmissionContext } from './rules/instance.ts';
 import { mutateInstance } from './rules/instanceMutate.ts';
@@ -15,6 +18,7 @@ import { admitServiceAccount, serviceAccountToCheck } from './rules/tenancy.ts';
 import { admitUpdatePlan, duplicateTarget, needsOtherUpdatePlans, reportedInsightsOf, type UpdatePlanContext } from './rules/updatePlan.ts';
 import { isReservationStale, reservationName } from '../shared/reservations.ts';
 import { allow, combine, type Verdict } from './rules/verdict.ts';
+import { rawParameterChanges } from '../shared/plan/policy.ts';
 import { objectRef } from '../shared/refusal.ts';
 import type { WebhookRoutes } from './server.ts';
 
@@ -30,6 +34,10 @@ export interface HandlerDeps {
   tenancy?: TenancyAllowance;
   /** The ServiceAccount plans act as when an Instance names none (the controller's flag of the same name). */
   defaultServiceAccount?: string;
+  /** Where the OperatorVersion cache logs (that it cannot list or watch, and when it can again). */
+  logger?: Logger;
+  /** Counts where the Instance webhook got its OperatorVersions. */
+  metrics?: Pick<WebhookMetrics, 'countOperatorVersionRead'>;
 }
 
 export const DEFAULT_RESERVATION_NAMESPACE = 'planwarden-system';
@@ -37,6 +45,8 @@ export const DEFAULT_RESERVATION_NAMESPACE = 'planwarden-system';
 export interface BuiltHandlers {
   /** Route path (e.g. "/validate/instances") → webhook. */
   routes: WebhookRoutes;
+  /** Stops what the handlers keep running (the OperatorVersion cache's watch). */
+  stop(): Promise<void>;
 }
 
 export const ROUTES = {
@@ -48,23 +58,44 @@ export const ROUTES = {
   mutateInstanceStatus: '/mutate/instances-status',
 } as const;
 
-/** The Instance rules' context: the OperatorVersions both specs name, and UpdatePlans for upgrades. */
+/**
+ * Whether judging this Instance write needs the OperatorVersion as etcd has it now, not a
+ * cached copy: a creation (its required parameters, the OperatorVersion's existence), an
+ * upgrade, or a parameter change (required and immutable parameters). Those rules are the
+ * webhook's alone — the controller does not judge them again — so they read live. Every other
+ * write (a trigger, an abort, any spec change that keeps parameters and OperatorVersion) can
+ * be refused only by the trigger policy, which the controller applies again when it starts the
+ * plan; those may be judged against the cache (webhook/operatorVersionCache.ts).
+ */
+export function needsLiveOperatorVersion(operation: string, object: Instance | undefined, oldObject: Instance | undefined): boolean {
+  if (operation !== 'UPDATE' || !object?.spec || !oldObject?.spec) return true;
+  return object.spec.operatorVersion?.name !== oldObject.spec.operatorVersion?.name || rawParameterChanges(oldObject.spec, object.spec).length > 0;
+}
+
+/** The Instance rules' context, and whether an OperatorVersion in it came from the cache. */
 export async function instanceContext(
   req: AdmissionRequest,
   lookups: WebhookLookups,
   now: string,
-): Promise<InstanceAdmissionContext> {
+  { live = true }: { live?: boolean } = {},
+): Promise<{ context: InstanceAdmissionContext; fromCache: boolean }> {
   const object = (req.object ?? req.oldObject) as unknown as Instance;
   const oldObject = (req.oldObject ?? undefined) as unknown as Instance | undefined;
   const ns = req.namespace ?? object.metadata.namespace ?? '';
   const ovName = object.spec?.operatorVersion?.name;
   const oldOvName = oldObject?.spec?.operatorVersion?.name;
+  let fromCache = false;
+  const read = async (name: string): Promise<OperatorVersion | undefined> => {
+    const cached = live ? undefined : lookups.cachedOperatorVersion?.(ns, name);
+    if (cached) fromCache = true;
+    return cached ?? lookups.getOperatorVersion(ns, name);
+  };
   const [operatorVersion, oldOperatorVersion] = await Promise.all([
-    ovName ? lookups.getOperatorVersion(ns, ovName) : undefined,
-    oldOvName && oldOvName !== ovName ? lookups.getOperatorVersion(ns, oldOvName) : undefined,
+    ovName ? read(ovName) : undefined,
+    oldOvName && oldOvName !== ovName ? read(oldOvName) : undefined,
   ]);
   const upgrading = req.operation === 'UPDATE' && oldOvName !== undefined && oldOvName !== ovName;
-  return {
+  const context: InstanceAdmissionContext = {
     operation: req.operation,
     oldObject,
     object,
@@ -73,6 +104,7 @@ export async function instanceContext(
     updatePlans: upgrading ? await lookups.listUpdatePlans(ns) : [],
     now,
   };
+  return { context, fromCache };
 }
 
 /**
@@ -156,20 +188,29 @@ async function handleUpdatePlan(req: AdmissionRequest, lookups: WebhookLookups, 
   return reserved.allowed ? { ...verdict, warnings: [...verdict.warnings, ...reserved.warnings] } : reserved;
 }
 
-/** The Instance rules and the tenancy rule, each judged on its own, combined (the first denial wins). */
+/**
+ * The Instance rules and the tenancy rule, each judged on its own, combined (the first denial
+ * wins). A refusal judged with a cached OperatorVersion is judged again with it read live, so
+ * that no write is refused because the cache had not yet seen a change.
+ */
 async function handleInstance(req: AdmissionRequest, lookups: WebhookLookups, now: string, defaultServiceAccount: string): Promise<Verdict> {
   const object = (req.object ?? req.oldObject) as unknown as Instance;
   const oldObject = (req.oldObject ?? undefined) as unknown as Instance | undefined;
   const namespace = req.namespace ?? object.metadata.namespace ?? '';
   const serviceAccount = serviceAccountToCheck(req.operation, object, oldObject, defaultServiceAccount);
-  const [context, serviceAccountExists] = await Promise.all([
-    instanceContext(req, lookups, now),
+  const live = needsLiveOperatorVersion(req.operation, object, oldObject);
+  const [first, serviceAccountExists] = await Promise.all([
+    instanceContext(req, lookups, now, { live }),
     serviceAccount === undefined ? undefined : lookups.serviceAccountExists(namespace, serviceAccount.name),
   ]);
-  return combine([
-    admitInstance(context),
-    admitServiceAccount({ operation: req.operation, object, oldObject, namespace, defaultServiceAccount, serviceAccountExists }),
-  ]);
+  const judge = (context: InstanceAdmissionContext) =>
+    combine([
+      admitInstance(context),
+      admitServiceAccount({ operation: req.operation, object, oldObject, namespace, defaultServiceAccount, serviceAccountExists }),
+    ]);
+  const verdict = judge(first.context);
+  if (verdict.allowed || !first.fromCache) return verdict;
+  return judge((await instanceContext(req, lookups, now, { live: true })).context);
 }
 
 async function handleOperatorVersion(req: AdmissionRequest, lookups: WebhookLookups, tenancy: TenancyAllowance): Promise<Verdict> {
@@ -193,10 +234,17 @@ function statusContext(req: AdmissionRequest, now: string) {
   };
 }
 
+/** Lookups through the apiserver, OperatorVersions through a cache that starts listing now (not awaited: until it has, reads go to the API). */
+function apiserverLookups(deps: HandlerDeps): { lookups: WebhookLookups; cache: OperatorVersionCache } {
+  const kube = createKubeClient({ kubeConfig: deps.kubeConfig, userAgent: 'planwarden-webhook' });
+  const cache = new OperatorVersionCache({ source: kube, logger: deps.logger });
+  cache.start();
+  const namespace = deps.reservationNamespace ?? DEFAULT_RESERVATION_NAMESPACE;
+  return { lookups: apiLookups(kube, namespace, { operatorVersions: cache, metrics: deps.metrics }), cache };
+}
+
 export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
-  const lookups =
-    deps.lookups ??
-    apiLookups(createKubeClient({ kubeConfig: deps.kubeConfig, userAgent: 'planwarden-webhook' }), deps.reservationNamespace ?? DEFAULT_RESERVATION_NAMESPACE);
+  const { lookups, cache } = deps.lookups ? { lookups: deps.lookups, cache: undefined } : apiserverLookups(deps);
   const clock = deps.now ?? (() => new Date());
   const now = () => clock().toISOString();
   const routes: WebhookRoutes = {
@@ -233,5 +281,5 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
       handle: (req) => handleUpdatePlan(req, lookups, now()),
     },
   };
-  return { routes };
+  return { routes, stop: async () => cache?.stop() };
 }

@@ -1,7 +1,10 @@
 // What the admission handlers read from (and, for UpdatePlan reservations, write to) the
-// Kubernetes API. Reads go to the apiserver, not a cache: an OperatorVersion created a
-// moment ago must already be visible to the Instance that names it.
+// Kubernetes API. Reads go to the apiserver; OperatorVersions may also come from a
+// watch-backed cache (webhook/operatorVersionCache.ts), which the Instance handler asks
+// first only for writes it may judge from a copy, and which never answers "not found".
 import { classifyApiError, type KubeClient } from '../shared/kube/client.ts';
+import type { OperatorVersionCache } from './operatorVersionCache.ts';
+import type { WebhookMetrics } from './metrics.ts';
 import { GROUP, VERSION, type Instance, type OperatorVersion, type UpdatePlan } from '../shared/api/schema.ts';
 import {
   HOLDER_ANNOTATION,
@@ -32,7 +35,13 @@ export type ReserveOutcome = { kind: 'reserved' } | { kind: 'held'; reservation:
 
 /** The reads and the one write (reservations) admission needs. */
 export interface WebhookLookups {
+  /** Read live from the apiserver. */
   getOperatorVersion(namespace: string, name: string): Promise<OperatorVersion | undefined>;
+  /**
+   * The OperatorVersion from the watch-backed cache (shared, frozen), when the cache is live
+   * and has it; undefined means "ask getOperatorVersion", never "does not exist".
+   */
+  cachedOperatorVersion?(namespace: string, name: string): OperatorVersion | undefined;
   getUpdatePlan(namespace: string, name: string): Promise<UpdatePlan | undefined>;
   listUpdatePlans(namespace: string): Promise<UpdatePlan[]>;
   listInstances(namespace: string): Promise<Instance[]>;
@@ -73,7 +82,12 @@ function toReservation(lease: LeaseObject): Reservation {
  * reference is set, because the garbage collector would delete a reservation whose owner
  * is still being created.
  */
-export function apiLookups(kube: KubeClient, reservationNamespace: string): WebhookLookups {
+export function apiLookups(
+  kube: KubeClient,
+  reservationNamespace: string,
+  options: { operatorVersions?: OperatorVersionCache; metrics?: Pick<WebhookMetrics, 'countOperatorVersionRead'> } = {},
+): WebhookLookups {
+  const { operatorVersions, metrics } = options;
   const namespace = reservationNamespace;
   const get = <T>(ns: string, kind: string, name: string) => kube.get<T>({ apiVersion: `${GROUP}/${VERSION}`, kind, namespace: ns, name });
   const list = async <T>(ns: string, plural: string): Promise<T[]> =>
@@ -84,7 +98,17 @@ export function apiLookups(kube: KubeClient, reservationNamespace: string): Webh
     return lease ? toReservation(lease) : undefined;
   };
   return {
-    getOperatorVersion: (ns, name) => get<OperatorVersion>(ns, 'OperatorVersion', name),
+    getOperatorVersion: (ns, name) => {
+      metrics?.countOperatorVersionRead('api');
+      return get<OperatorVersion>(ns, 'OperatorVersion', name);
+    },
+    ...(operatorVersions && {
+      cachedOperatorVersion: (ns: string, name: string) => {
+        const ov = operatorVersions.get(ns, name);
+        if (ov) metrics?.countOperatorVersionRead('cache');
+        return ov;
+      },
+    }),
     getUpdatePlan: (ns, name) => get<UpdatePlan>(ns, 'UpdatePlan', name),
     listUpdatePlans: (ns) => list<UpdatePlan>(ns, 'updateplans'),
     listInstances: (ns) => list<Instance>(ns, 'instances'),

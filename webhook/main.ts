@@ -72,11 +72,19 @@ async function main(): Promise<void> {
   if (config.kubeconfig) kubeConfig.loadFromFile(config.kubeconfig);
   else kubeConfig.loadFromDefault();
 
-  const handlers = await buildHandlers({ kubeConfig, reservationNamespace: config.reservationNamespace, tenancy: config.tenancy, defaultServiceAccount: config.defaultServiceAccount });
+  const metrics = createWebhookMetrics();
+  const handlers = await buildHandlers({
+    kubeConfig,
+    reservationNamespace: config.reservationNamespace,
+    tenancy: config.tenancy,
+    defaultServiceAccount: config.defaultServiceAccount,
+    logger,
+    metrics,
+  });
   const server = await startWebhookServer({
     handlers: handlers.routes,
     logger,
-    metrics: createWebhookMetrics(),
+    metrics,
     port: config.port,
     certFile: config.certFile,
     keyFile: config.keyFile,
@@ -86,6 +94,7 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'shutting down');
     void server
       .stop({ drainDelayMs: config.shutdownDelayMs })
+      .then(() => handlers.stop())
       .then(
         () => process.exit(0),
         (err: unknown) => {

@@ -15,10 +15,14 @@ export interface AdmissionLabels {
   verdict: VerdictLabel;
 }
 
+/** Where the Instance webhook got an OperatorVersion: its watch-backed cache, or a GET. */
+export type LookupSource = 'cache' | 'api';
+
 export interface WebhookMetrics {
   registry: Registry;
   observeAdmission(labels: AdmissionLabels, seconds: number): void;
   countBadRequest(webhook: string, reason: BadRequestReason): void;
+  countOperatorVersionRead(source: LookupSource): void;
 }
 
 export interface MetricsOptions {
@@ -51,6 +55,13 @@ export function createWebhookMetrics({ defaultMetrics = true }: MetricsOptions =
     registers: [registry],
   });
 
+  const operatorVersionReads = new Counter({
+    name: 'planwarden_admission_operatorversion_reads_total',
+    help: 'OperatorVersions the Instance webhook judged with, by source: its watch-backed cache, or a GET (cache not live, a miss, a write judged live).',
+    labelNames: ['source'] as const,
+    registers: [registry],
+  });
+
   return {
     registry,
     observeAdmission(labels, seconds) {
@@ -59,6 +70,9 @@ export function createWebhookMetrics({ defaultMetrics = true }: MetricsOptions =
     },
     countBadRequest(webhook, reason) {
       badRequests.inc({ webhook, reason });
+    },
+    countOperatorVersionRead(source) {
+      operatorVersionReads.inc({ source });
     },
   };
 }

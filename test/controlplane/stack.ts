@@ -75,7 +75,8 @@ export function localInstallObjects(kubeconfig: string, webhookUrl: string, caPe
     });
 }
 
-function tokenKubeconfig(adminKubeconfig: string, serviceAccount: string): string {
+/** A kubeconfig that authenticates as ServiceAccount `serviceAccount` of planwarden-system (a 48 h token). */
+export function tokenKubeconfig(adminKubeconfig: string, serviceAccount: string): string {
   const token = kubectlSync(adminKubeconfig, ['-n', SYSTEM_NAMESPACE, 'create', 'token', serviceAccount, '--duration=48h']).trim();
   const admin = parseAllDocuments(readFileSync(adminKubeconfig, 'utf8'))[0]!.toJS() as {
     clusters: { name: string; cluster: Record<string, string> }[];

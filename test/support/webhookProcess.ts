@@ -11,6 +11,8 @@ import { sleep } from './wait.ts';
 
 export interface WebhookProcess {
   name: string;
+  /** Where its output goes. */
+  log: string;
   port: number;
   url: string;
   child: ChildProcess;
@@ -39,7 +41,13 @@ function httpsGet(url: string, ca: string): Promise<{ status: number; body: stri
 }
 
 /** Starts a webhook replica and waits until it answers /readyz. */
-export async function startWebhookProcess(opts: { stackDir: string; name: string; timeoutMs?: number }): Promise<WebhookProcess> {
+export async function startWebhookProcess(opts: {
+  stackDir: string;
+  name: string;
+  timeoutMs?: number;
+  /** Whom it authenticates as; the stack's webhook ServiceAccount by default. */
+  kubeconfig?: string;
+}): Promise<WebhookProcess> {
   const port = await freePort();
   const tls = webhookTlsFiles(opts.stackDir);
   const started = spawnEntryPoint({
@@ -50,7 +58,7 @@ export async function startWebhookProcess(opts: { stackDir: string; name: string
       `--port=${port}`,
       `--tls-cert=${tls.cert}`,
       `--tls-key=${tls.key}`,
-      `--kubeconfig=${join(opts.stackDir, 'webhook.kubeconfig')}`,
+      `--kubeconfig=${opts.kubeconfig ?? join(opts.stackDir, 'webhook.kubeconfig')}`,
       '--log-level=info',
       '--shutdown-delay-seconds=0',
     ],
@@ -61,6 +69,7 @@ export async function startWebhookProcess(opts: { stackDir: string; name: string
   const get = (path: string) => httpsGet(`${url}${path}`, readFileSync(tls.ca, 'utf8'));
   const proc: WebhookProcess = {
     name: opts.name,
+    log,
     port,
     url,
     child,

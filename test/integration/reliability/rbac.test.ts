@@ -88,10 +88,14 @@ const ROWS: Row[] = [
   named('controller', false, 'delete', 'validatingwebhookconfigurations.admissionregistration.k8s.io', 'planwarden', undefined, 'it cannot remove the guard'),
   // --- the webhook ---
   row('webhook', true, 'get', 'operatorversions.planwarden.dev', undefined, 'an Instance is judged against its OperatorVersion'),
+  row('webhook', true, 'list', 'operatorversions.planwarden.dev', undefined, 'its OperatorVersion cache lists them once'),
+  row('webhook', true, 'watch', 'operatorversions.planwarden.dev', undefined, 'and then only watches'),
+  row('webhook', false, 'update', 'operatorversions.planwarden.dev', 'default', 'blueprints are read-only to it'),
   row('webhook', true, 'list', 'instances.planwarden.dev', undefined, 'an OperatorVersion in use is judged by who uses it'),
   row('webhook', true, 'list', 'updateplans.planwarden.dev', undefined, 'upgrades need their UpdatePlan'),
   row('webhook', true, 'get', 'updateplans.planwarden.dev', 'default', 'a reservation is checked against its holder'),
-  row('webhook', false, 'watch', 'instances.planwarden.dev', undefined, 'it reads live and watches nothing'),
+  row('webhook', false, 'watch', 'instances.planwarden.dev', undefined, 'it reads Instances live and watches none'),
+  row('webhook', false, 'watch', 'updateplans.planwarden.dev', undefined, 'nor UpdatePlans'),
   row('webhook', false, 'get', 'updateinformers.planwarden.dev', 'default', 'informers are not read'),
   row('webhook', false, 'update', 'instances.planwarden.dev', 'default', 'it judges writes, never makes them'),
   row('webhook', false, 'update', 'instances.planwarden.dev/status', 'default', 'status belongs to the controller'),
@@ -187,7 +191,7 @@ describe('reliability: RBAC of the controller and webhook ServiceAccounts (kubec
   /** What the webhook may do with planwarden's kinds: exactly what its lookups use. */
   const WEBHOOK_READS: Record<string, string[]> = {
     'instances.planwarden.dev': ['list'],
-    'operatorversions.planwarden.dev': ['get'],
+    'operatorversions.planwarden.dev': ['get', 'list', 'watch'],
     'updateplans.planwarden.dev': ['get', 'list'],
     serviceaccounts: ['get'],
   };

@@ -425,7 +425,11 @@ describe('install manifests', function () {
         const rows: [string, string, string, string, string, string | undefined, boolean][] = [
           ['the webhook reads Instances everywhere', 'planwarden-webhook', 'list', 'planwarden.dev', 'instances', undefined, true],
           ['the webhook reads OperatorVersions', 'planwarden-webhook', 'get', 'planwarden.dev', 'operatorversions', undefined, true],
-          ['the webhook watches nothing (its reads are live)', 'planwarden-webhook', 'watch', 'planwarden.dev', 'operatorversions', undefined, false],
+          ['the webhook lists OperatorVersions (its cache)', 'planwarden-webhook', 'list', 'planwarden.dev', 'operatorversions', undefined, true],
+          ['the webhook watches OperatorVersions (its cache)', 'planwarden-webhook', 'watch', 'planwarden.dev', 'operatorversions', undefined, true],
+          ['the webhook watches no Instances (its reads of them are live)', 'planwarden-webhook', 'watch', 'planwarden.dev', 'instances', undefined, false],
+          ['the webhook watches no UpdatePlans (its reads of them are live)', 'planwarden-webhook', 'watch', 'planwarden.dev', 'updateplans', undefined, false],
+          ['the webhook writes no OperatorVersions', 'planwarden-webhook', 'update', 'planwarden.dev', 'operatorversions', 'team-a', false],
           ['the webhook reads UpdatePlans', 'planwarden-webhook', 'get', 'planwarden.dev', 'updateplans', undefined, true],
           ['the webhook lists UpdatePlans', 'planwarden-webhook', 'list', 'planwarden.dev', 'updateplans', undefined, true],
           ['the webhook does not read UpdateInformers', 'planwarden-webhook', 'list', 'planwarden.dev', 'updateinformers', undefined, false],

@@ -1,9 +1,11 @@
-// The I/O half of the UpdatePlan webhook, over in-memory lookups: what it looks up for which
-// write. A label change must cost no API call at all (a consistent LIST right after another
-// kind was written waits for the apiserver's watch cache: ~95 ms measured on the bench).
+// The I/O half of the UpdatePlan and Instance webhooks, over in-memory lookups: what they
+// look up for which write. An UpdatePlan label change must cost no API call at all (a
+// consistent LIST right after another kind was written waits for the apiserver's watch
+// cache: ~95 ms measured on the bench); an Instance trigger reads its OperatorVersion from
+// the cache, and a refusal or a write only the webhook guards reads it live.
 import { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import type { UpdatePlan } from '../../../shared/api/schema.ts';
+import type { Instance, OperatorVersion, UpdatePlan } from '../../../shared/api/schema.ts';
 import { buildHandlers, ROUTES } from '../../../webhook/handlers.ts';
 import type { AdmissionRequest } from '../../../webhook/review.ts';
 import { memoryLookups } from '../../support/memoryLookups.ts';
@@ -28,8 +30,8 @@ function request(operation: 'CREATE' | 'UPDATE', object: UpdatePlan, oldObject: 
     namespace: 'shop',
     operation,
     userInfo: { username: 'alice', groups: [] },
-    object: object,
-    oldObject: oldObject,
+    object,
+    oldObject,
     dryRun: false,
   };
 }
@@ -48,5 +50,123 @@ describe('webhook handlers: UpdatePlan lookups', () => {
     const duplicate = await validate.handle(request('CREATE', plan('again'), null));
     expect(duplicate.allowed).to.equal(false);
     expect(lookups.calls.listUpdatePlans).to.equal(1);
+  });
+});
+
+// --- the Instance webhook's OperatorVersion reads: cache or API ---
+
+function operatorVersion(name: string, opts: { plans?: string[]; immutable?: string[] } = {}): OperatorVersion {
+  const phases = [{ name: 'main', steps: [{ name: 's', tasks: ['noop'] }] }];
+  return {
+    apiVersion: 'planwarden.dev/v1alpha1',
+    kind: 'OperatorVersion',
+    metadata: { name, namespace: 'shop' },
+    spec: {
+      version: '1.0.0',
+      parameters: [{ name: 'SIZE', default: 'small' }, ...(opts.immutable ?? []).map((p) => ({ name: p, default: 'x', immutable: true }))],
+      tasks: [{ name: 'noop', kind: 'Dummy', spec: { done: true } }],
+      plans: Object.fromEntries((opts.plans ?? ['deploy', 'update']).map((p) => [p, { phases }])),
+    },
+  };
+}
+
+/** A deployed Instance: nothing runs, nothing is pending. */
+function deployed(edit: (i: Instance) => void = () => undefined): Instance {
+  const i: Instance = {
+    apiVersion: 'planwarden.dev/v1alpha1',
+    kind: 'Instance',
+    metadata: { name: 'db', namespace: 'shop', generation: 1 },
+    spec: { operatorVersion: { name: 'app-1.0.0' }, parameters: { SIZE: 'small' } },
+    status: { applied: { operatorVersion: 'app-1.0.0', parameters: { SIZE: 'small' }, generation: 1 }, activePlan: { name: 'deploy', id: 'd1', status: 'COMPLETE' } },
+  };
+  edit(i);
+  return i;
+}
+
+function instanceRequest(operation: 'CREATE' | 'UPDATE', object: Instance, oldObject: Instance | null): AdmissionRequest {
+  return {
+    ...request('CREATE', plan('unused'), null),
+    kind: { group: 'planwarden.dev', version: 'v1alpha1', kind: 'Instance' },
+    resource: { group: 'planwarden.dev', version: 'v1alpha1', resource: 'instances' },
+    name: object.metadata.name,
+    operation,
+    object,
+    oldObject,
+  };
+}
+
+/** In-memory lookups (the API) plus a cache holding `cached` (possibly older copies). */
+function cachedLookups(api: OperatorVersion[], cached: OperatorVersion[]) {
+  const lookups = memoryLookups({ operatorVersions: api, serviceAccounts: ['shop/planwarden-plans'] }, () => NOW);
+  const copies = new Map(cached.map((o) => [o.metadata.name, o]));
+  return Object.assign(lookups, {
+    cachedOperatorVersion(_ns: string, name: string) {
+      lookups.calls.cachedOperatorVersion = (lookups.calls.cachedOperatorVersion ?? 0) + 1;
+      return copies.get(name);
+    },
+  });
+}
+
+const trigger = (planName: string, id: string) => (i: Instance) => void (i.spec.planExecution = { planName, id, abort: false });
+
+describe('webhook handlers: the OperatorVersion an Instance write is judged with', () => {
+  async function validate(lookups: ReturnType<typeof cachedLookups>, req: AdmissionRequest) {
+    const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups, now: () => NOW });
+    return routes[ROUTES.validateInstances]!.handle(req);
+  }
+
+  it('judges a trigger with the cached copy: no API read', async () => {
+    const lookups = cachedLookups([operatorVersion('app-1.0.0', { plans: ['deploy', 'backup'] })], [operatorVersion('app-1.0.0', { plans: ['deploy', 'backup'] })]);
+    const v = await validate(lookups, instanceRequest('UPDATE', deployed(trigger('backup', 't1')), deployed()));
+    expect(v.allowed).to.equal(true);
+    expect(lookups.calls).to.deep.equal({ cachedOperatorVersion: 1 });
+  });
+
+  it('reads the API on a cache miss: an OperatorVersion the watch has not delivered yet is found', async () => {
+    const lookups = cachedLookups([operatorVersion('app-1.0.0', { plans: ['deploy', 'backup'] })], []);
+    const v = await validate(lookups, instanceRequest('UPDATE', deployed(trigger('backup', 't1')), deployed()));
+    expect(v.allowed, v.allowed ? '' : v.message).to.equal(true);
+    expect(lookups.calls.getOperatorVersion).to.equal(1);
+  });
+
+  it('judges a refusal again with the OperatorVersion read live: a copy that lacks a plan just added refuses nothing', async () => {
+    const lookups = cachedLookups([operatorVersion('app-1.0.0', { plans: ['deploy', 'backup'] })], [operatorVersion('app-1.0.0', { plans: ['deploy'] })]);
+    const v = await validate(lookups, instanceRequest('UPDATE', deployed(trigger('backup', 't1')), deployed()));
+    expect(v.allowed, v.allowed ? '' : v.message).to.equal(true);
+    expect(lookups.calls.getOperatorVersion).to.equal(1);
+  });
+
+  it('keeps a refusal that holds against the live OperatorVersion too', async () => {
+    const lookups = cachedLookups([operatorVersion('app-1.0.0')], [operatorVersion('app-1.0.0')]);
+    const v = await validate(lookups, instanceRequest('UPDATE', deployed(trigger('bakup', 't1')), deployed()));
+    expect(v.allowed).to.equal(false);
+    expect(v.allowed ? '' : v.message).to.match(/\[rule instance\.unknown-plan\]$/);
+    expect(lookups.calls.getOperatorVersion).to.equal(1);
+  });
+
+  it('admits a trigger against the cached copy even if the live one has lost the plan: the controller judges it again (and reports it)', async () => {
+    const lookups = cachedLookups([operatorVersion('app-1.0.0')], [operatorVersion('app-1.0.0', { plans: ['deploy', 'update', 'backup'] })]);
+    const v = await validate(lookups, instanceRequest('UPDATE', deployed(trigger('backup', 't1')), deployed()));
+    expect(v.allowed).to.equal(true);
+    expect(lookups.calls.getOperatorVersion ?? 0).to.equal(0);
+  });
+
+  it('judges a parameter change live: the rules only the webhook applies (immutable, required) never see a stale copy', async () => {
+    const live = operatorVersion('app-1.0.0', { immutable: ['ZONE'] });
+    const stale = operatorVersion('app-1.0.0');
+    const lookups = cachedLookups([live], [stale]);
+    const v = await validate(lookups, instanceRequest('UPDATE', deployed((i) => (i.spec.parameters = { SIZE: 'small', ZONE: 'eu' })), deployed()));
+    expect(v.allowed ? '' : v.rule).to.equal('instance.immutable-parameter-changed');
+    expect(lookups.calls.cachedOperatorVersion ?? 0).to.equal(0);
+  });
+
+  it('judges a creation and an upgrade live', async () => {
+    const lookups = cachedLookups([operatorVersion('app-1.0.0'), operatorVersion('app-2.0.0')], [operatorVersion('app-1.0.0'), operatorVersion('app-2.0.0')]);
+    const created = deployed((i) => delete i.status);
+    expect((await validate(lookups, instanceRequest('CREATE', created, null))).allowed).to.equal(true);
+    const upgraded = deployed((i) => (i.spec.operatorVersion.name = 'app-2.0.0'));
+    await validate(lookups, instanceRequest('UPDATE', upgraded, deployed()));
+    expect(lookups.calls.cachedOperatorVersion ?? 0).to.equal(0);
+    expect(lookups.calls.getOperatorVersion).to.equal(3);
   });
 });

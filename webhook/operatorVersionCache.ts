@@ -1,0 +1,159 @@
+// The OperatorVersions the Instance webhook judges writes against, kept by a list-watch
+// cache (shared/kube/informer.ts, as the controller keeps its own) instead of one GET per
+// Instance write.
+//
+// Consistency — what a hit is, and why it is safe to judge with:
+// - A hit is the OperatorVersion as this process's watch last delivered it. It is served
+//   only while the cache is *live*: listed at least once and its watch open. So it trails
+//   etcd by the watch's delivery delay (milliseconds); on a connection that died without a
+//   FIN, until the client's stall guard ends the watch — at most WATCH_SECONDS.max + 30 s,
+//   which is why these watches are short. Otherwise — before the first list, while the
+//   watch reconnects, when list or watch is forbidden — every read is a GET.
+// - A miss is a GET, never "not found": an OperatorVersion created a moment ago, which the
+//   watch has not delivered yet, is found.
+// - Staleness can only make the webhook judge a write against the previous version of an
+//   OperatorVersion changed within that delay. The handler (webhook/handlers.ts) re-judges
+//   every refusal against OperatorVersions read live, so no write is refused because of a
+//   stale copy. What a stale copy can let through is the same as what an OperatorVersion
+//   changed just after a live GET lets through, which a GET never excluded: the controller
+//   judges every request again with the same policy (shared/plan/policy.ts) against the
+//   OperatorVersion it sees when it starts the plan, and refuses or holds it with the same
+//   rule id and message on PlanRunning and in an Event — never silently.
+import { KubeApiError, type KubeClient, type KubeStatus, type QueryValue, type WatchEvent, type WatchHandle } from '../shared/kube/client.ts';
+import { Informer, type RestartBackoff } from '../shared/kube/informer.ts';
+import { errorFields, silentLogger, type Logger } from '../shared/log.ts';
+import { GROUP, VERSION, type OperatorVersion } from '../shared/api/schema.ts';
+
+export const OPERATOR_VERSIONS_PATH = `/apis/${GROUP}/${VERSION}/operatorversions`;
+
+/**
+ * How long one watch lasts before the server ends it and the informer resumes from where
+ * it was (no relist): short, because a watch on a connection that died silently is noticed
+ * only 30 s after its timeout (shared/kube/client.ts), and the apiserver sends no periodic
+ * bookmark on a quiet resource that could tell a live watch from a dead one sooner.
+ */
+export const WATCH_SECONDS = { min: 60, max: 120 };
+
+export interface OperatorVersionCacheOptions {
+  source: Pick<KubeClient, 'list' | 'watch'>;
+  logger?: Logger;
+  /** Passed to the informer (tests shorten it). */
+  backoff?: Partial<RestartBackoff>;
+}
+
+/** Freezes `value` and everything in it: cached objects are shared by every request. */
+function deepFreeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const v of Object.values(value)) deepFreeze(v);
+}
+
+function watchError(status: KubeStatus): KubeApiError {
+  return new KubeApiError(status.code ?? 0, status.reason ?? 'WatchError', `watch ${OPERATOR_VERSIONS_PATH}: ${status.message ?? 'error event'}`, status);
+}
+
+export class OperatorVersionCache {
+  private readonly informer: Informer<OperatorVersion>;
+  private readonly logger: Logger;
+  /** The watch the informer has open, if any (it opens one at a time). */
+  private openWatch?: object;
+  /** Set while list or watch fails, so that an outage is logged once, and its end once. */
+  private failing = false;
+  private stopping = false;
+
+  constructor(options: OperatorVersionCacheOptions) {
+    this.logger = options.logger ?? silentLogger();
+    const source = options.source;
+    this.informer = new Informer<OperatorVersion>({
+      path: OPERATOR_VERSIONS_PATH,
+      // The informer logs every failed attempt; this cache logs an outage once (below).
+      logger: silentLogger(),
+      backoff: options.backoff,
+      watchTimeoutSeconds: WATCH_SECONDS,
+      source: {
+        list: async <T>(path: string, query?: Record<string, QueryValue>, signal?: AbortSignal) => {
+          try {
+            const list = await source.list<T>(path, query, signal);
+            this.heard();
+            return list;
+          } catch (err) {
+            this.failed('list', err);
+            throw err;
+          }
+        },
+        watch: (path, query, onEvent, onClose): WatchHandle => {
+          const token = {};
+          this.openWatch = token;
+          const closed = () => {
+            if (this.openWatch === token) this.openWatch = undefined;
+          };
+          const handle = source.watch(
+            path,
+            query,
+            (event: WatchEvent) => {
+              if (event.type !== 'ERROR') this.heard();
+              else if ((event.object as KubeStatus).code !== 410) this.failed('watch', watchError(event.object as KubeStatus));
+              onEvent(event);
+            },
+            (err) => {
+              closed();
+              // A watch the server ended at its timeout was working all along.
+              if (err) this.failed('watch', err);
+              else this.heard();
+              onClose(err);
+            },
+          );
+          return {
+            stop: () => {
+              closed();
+              handle.stop();
+            },
+          };
+        },
+      },
+    });
+  }
+
+  start(): void {
+    this.informer.start();
+  }
+
+  stop(): Promise<void> {
+    this.stopping = true;
+    return this.informer.stop();
+  }
+
+  /** Whether a hit may be served now (see the module comment). */
+  live(): boolean {
+    return this.informer.hasSynced() && this.openWatch !== undefined;
+  }
+
+  /**
+   * The cached OperatorVersion (deep-frozen: it is shared), or undefined when the cache is
+   * not live or does not have it — then the caller reads it from the API.
+   */
+  get(namespace: string, name: string): OperatorVersion | undefined {
+    if (!this.live()) return undefined;
+    const ov = this.informer.get(`${namespace}/${name}`);
+    deepFreeze(ov);
+    return ov;
+  }
+
+  private heard(): void {
+    if (!this.failing) return;
+    this.failing = false;
+    this.logger.info('OperatorVersion cache: list and watch work again; serving Instance admission from the cache');
+  }
+
+  private failed(phase: 'list' | 'watch', err: unknown): void {
+    if (this.failing || this.stopping) return;
+    this.failing = true;
+    const forbidden = err instanceof KubeApiError && err.statusCode === 403;
+    this.logger.warn(
+      { ...errorFields(err), phase, resource: 'operatorversions' },
+      forbidden
+        ? `OperatorVersion cache: ${phase} forbidden; Instance admission reads OperatorVersions from the API (one GET per write) until the webhook's ServiceAccount may list and watch operatorversions.${GROUP}`
+        : `OperatorVersion cache: ${phase} failed; Instance admission reads OperatorVersions from the API until the watch is back (retrying with backoff)`,
+    );
+  }
+}
