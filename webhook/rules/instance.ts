@@ -68,6 +68,7 @@ import { allow, combine, deny } from './verdict.ts';
 import { objectRef } from '../../shared/refusal.ts';
 import type { Verdict } from './verdict.ts';
 import { PRE_CHECKS_ANNOTATION } from '../../shared/api/names.ts';
+import { jsonEqual } from '../../shared/json.ts';
 
 export interface InstanceAdmissionContext {
   operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
@@ -104,6 +105,16 @@ function namespaceOf(ctx: InstanceAdmissionContext): string | undefined {
 
 function oldSpec(ctx: InstanceAdmissionContext): InstanceSpec | undefined {
   return ctx.operation === 'UPDATE' ? ctx.oldObject?.spec : undefined;
+}
+
+/**
+ * An UPDATE that leaves spec as it was (labels, annotations, finalizers, the finalizer
+ * removal that ends a deletion). No rule refuses one, and none warns about one either: the
+ * webhook configuration's matchConditions keep the apiserver from even sending it, so a
+ * warning here would be one nobody sees (docs/admission.md, "Writes the webhooks are not sent").
+ */
+export function specUnchanged(ctx: InstanceAdmissionContext): boolean {
+  return ctx.operation === 'UPDATE' && ctx.oldObject !== undefined && jsonEqual(ctx.oldObject.spec, ctx.object.spec);
 }
 
 function newOvName(ctx: InstanceAdmissionContext): string {
@@ -221,6 +232,7 @@ export function operatorVersionExists(ctx: InstanceAdmissionContext): Verdict {
       fix: `restore it (${list} lists what exists) or upgrade to an existing one; until then leave spec.parameters and spec.planExecution as they are`,
     });
   }
+  if (specUnchanged(ctx)) return allow();
   return allow([clipText(`OperatorVersion "${name}" not found${where}: no plan can run until it exists`)]);
 }
 
@@ -276,6 +288,7 @@ export function requiredParametersPresent(ctx: InstanceAdmissionContext): Verdic
       fix: `keep ${removed.map((n) => `spec.parameters.${n}`).join(', ')} set (change the value instead)`,
     });
   }
+  if (specUnchanged(ctx)) return allow();
   return allow(missing.map((n) => clipText(`required parameter ${n} has no value (${ovRef}); set spec.parameters.${n}`)));
 }
 

@@ -1,0 +1,109 @@
+// The Instance webhooks' matchConditions on the real apiserver: what it sends to the webhook
+// and what it does not, counted by the webhook itself (planwarden_admission_requests_total).
+// A label patch, an annotation and a finalizer removal reach no webhook; a trigger reaches
+// the validating webhook, and the mutating one only when the id is missing — also when
+// server-side apply passes "id": null through. test/unit/webhook/matchConditions.test.ts
+// shows that nothing skipped could have been refused, warned about or patched.
+import { expect } from 'chai';
+import { request } from 'node:https';
+import { createKubeClient, type KubeClient } from '../../../shared/kube/client.ts';
+import type { Instance } from '../../../shared/api/schema.ts';
+import { kubeConfig, kubectl, kubectlOk, testStack, useNamespace } from '../fixture.ts';
+import { dummyOperatorVersion, instance, json, TEST_CONTROLLER_LABEL } from '../objects.ts';
+
+function webhookMetrics(): Promise<string> {
+  const stack = testStack();
+  return new Promise((resolve, reject) => {
+    const req = request(`${stack.webhookUrl}/metrics`, { ca: stack.caPem, timeout: 5_000 }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve(body));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Reviews of Instance writes each Instance webhook answered, any operation and verdict. */
+async function calls(): Promise<{ validate: number; mutate: number }> {
+  const body = await webhookMetrics();
+  const sum = (path: string) =>
+    [...body.matchAll(new RegExp(String.raw`^planwarden_admission_requests_total\{webhook="${path}",operation="[A-Z]+",verdict="[a-z]+"\} (\d+)$`, 'gm'))].reduce(
+      (n, m) => n + Number(m[1]),
+      0,
+    );
+  return { validate: sum('/validate/instances'), mutate: sum('/mutate/instances') };
+}
+
+describe('webhook: the apiserver calls the Instance webhooks only for writes whose verdict can change (matchConditions)', function () {
+  this.timeout(120_000);
+  const ns = useNamespace('wh-match');
+  let kube: KubeClient;
+  const ref = (name: string) => ({ apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance', namespace: ns(), name });
+  /** What a write cost in webhook calls. */
+  const counted = async (write: () => Promise<unknown>) => {
+    const before = await calls();
+    await write();
+    const after = await calls();
+    return { validate: after.validate - before.validate, mutate: after.mutate - before.mutate };
+  };
+
+  before(async function () {
+    kube = createKubeClient({ kubeConfig: kubeConfig(), userAgent: 'planwarden-match-test' });
+    await kube.create(dummyOperatorVersion('app-1.0.0', ns()));
+    // No controller acts on it: every write below is the test's own.
+    await kube.create(instance('db', ns(), 'app-1.0.0', {}, { [TEST_CONTROLLER_LABEL]: 'none' }));
+  });
+
+  it('a label patch and an annotation reach no webhook', async function () {
+    expect(await counted(() => kube.patch(ref('db'), { metadata: { labels: { team: 'payments' } } }, 'merge'))).to.deep.equal({ validate: 0, mutate: 0 });
+    expect(await counted(() => kubectlOk(['-n', ns(), 'annotate', 'instance', 'db', 'note=hello']))).to.deep.equal({ validate: 0, mutate: 0 });
+  });
+
+  it('a trigger without an id reaches both, and gets its id', async function () {
+    const cost = await counted(() => kube.patch(ref('db'), { spec: { planExecution: { planName: 'deploy', abort: false } } }, 'merge'));
+    expect(cost).to.deep.equal({ validate: 1, mutate: 1 });
+    const stored = (await kube.get<Instance>(ref('db')))!;
+    expect(stored.spec.planExecution?.id, 'a first trigger gets the request time').to.match(/^\d{4}-\d\d-\d\dT/);
+  });
+
+  it('a trigger with an id reaches the validating webhook only', async function () {
+    expect(await counted(() => kube.patch(ref('db'), { spec: { planExecution: { planName: 'deploy', id: 'with-id', abort: false } } }, 'merge'))).to.deep.equal({
+      validate: 1,
+      mutate: 0,
+    });
+  });
+
+  it('re-applying the trigger without its id: the mutation keeps the stored id, and the write, now keeping spec, is validated by nobody', async function () {
+    const cost = await counted(() => kube.patch(ref('db'), { spec: { planExecution: { planName: 'deploy', id: null, abort: false } } }, 'merge'));
+    expect(cost).to.deep.equal({ validate: 0, mutate: 1 });
+    expect((await kube.get<Instance>(ref('db')))!.spec.planExecution?.id).to.equal('with-id');
+  });
+
+  it('server-side apply with "id": null reaches the mutating webhook (the apiserver passes the null through), which fills it in', async function () {
+    const manifest = { ...instance('ssa', ns(), 'app-1.0.0', { planExecution: { planName: 'deploy', id: null as unknown as string } }, { [TEST_CONTROLLER_LABEL]: 'none' }) };
+    const cost = await counted(() => kubectlOk(['apply', '--server-side', '-f', '-'], { input: json(manifest) }));
+    expect(cost).to.deep.equal({ validate: 1, mutate: 1 });
+    expect((await kube.get<Instance>(ref('ssa')))!.spec.planExecution?.id).to.match(/^\d{4}-\d\d-\d\dT/);
+  });
+
+  it('a malformed planExecution is refused by the schema, not by a condition that failed to evaluate', async function () {
+    const bad = { ...instance('bad', ns(), 'app-1.0.0'), spec: { operatorVersion: { name: 'app-1.0.0' }, planExecution: 'backup' } };
+    const r = await kubectl(['create', '--validate=false', '-f', '-'], { input: json(bad) });
+    expect(r.code).to.not.equal(0);
+    expect(r.stderr).to.match(/spec\.planExecution in body must be of type object/);
+    expect(r.stderr).to.not.match(/match ?condition/i);
+  });
+
+  it('the finalizer removal that ends a deletion reaches no webhook', async function () {
+    await kube.create({ ...instance('held', ns(), 'app-1.0.0', {}, { [TEST_CONTROLLER_LABEL]: 'none' }), metadata: { name: 'held', namespace: ns(), labels: { [TEST_CONTROLLER_LABEL]: 'none' }, finalizers: ['example.com/hold'] } });
+    await kubectlOk(['-n', ns(), 'delete', 'instance', 'held', '--wait=false']);
+    expect(await counted(() => kube.patch(ref('held'), { metadata: { finalizers: null } }, 'merge'))).to.deep.equal({ validate: 0, mutate: 0 });
+    expect(await kube.get(ref('held'))).to.equal(undefined);
+  });
+
+  it('a creation reaches the validating webhook even without a planExecution', async function () {
+    expect(await counted(() => kube.create(instance('plain', ns(), 'app-1.0.0', {}, { [TEST_CONTROLLER_LABEL]: 'none' })))).to.deep.equal({ validate: 1, mutate: 0 });
+  });
+});
