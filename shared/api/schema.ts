@@ -583,9 +583,42 @@ export const AcceptedInsightSchema = described(
 );
 export type AcceptedInsight = Static<typeof AcceptedInsightSchema>;
 
+/**
+ * spec.targetRelease never changes (rule updateplan.target-immutable). The apiserver refuses
+ * a change itself with this CEL transition rule, before any webhook is called and in every
+ * namespace; the UpdatePlan webhook keeps the same check, in the same words, for a cluster
+ * whose CRD predates the rule (webhook/rules/updatePlan.ts).
+ */
+export const TARGET_RELEASE_IMMUTABLE = {
+  rule: 'updateplan.target-immutable',
+  why: 'an UpdatePlan is the analysis of one target release and its insights belong to that target',
+  fix: (target: string) => `analyse "${target}" in its own UpdatePlan (kubectl planwarden update pre-checks --target ${target})`,
+} as const;
+
+/** The refusal of TARGET_RELEASE_IMMUTABLE as a CEL string expression over self and oldSelf, worded as the webhook's. */
+function targetImmutableMessageExpression(): string {
+  const quote = (text: string) => {
+    if (/['\\]/.test(text)) throw new Error(`cannot quote ${JSON.stringify(text)} in CEL`);
+    return `'${text}'`;
+  };
+  const hole = '\u0000';
+  const { rule, why, fix } = TARGET_RELEASE_IMMUTABLE;
+  const fixed = fix(hole).split(hole).map(quote).join(' + self + ');
+  return `${quote('change of spec.targetRelease from "')} + oldSelf + ${quote('" to "')} + self + ${quote(`" refused: ${why}; `)} + ${fixed} + ${quote(` [rule ${rule}]`)}`;
+}
+
 export const UpdatePlanSpecSchema = described(
   obj({
-  targetRelease: str({ minLength: 1 }),
+  targetRelease: str({
+    minLength: 1,
+    'x-kubernetes-validations': [
+      {
+        rule: 'self == oldSelf',
+        messageExpression: targetImmutableMessageExpression(),
+        message: `spec.targetRelease is immutable: ${TARGET_RELEASE_IMMUTABLE.why} [rule ${TARGET_RELEASE_IMMUTABLE.rule}]`,
+      },
+    ],
+  }),
   acceptedInsights: opt(Type.Array(AcceptedInsightSchema)),
 }),
   'A possible upgrade, analysed before it happens (OpenShift pre-checks).',

@@ -14,7 +14,7 @@
 // - the informer and the uid must match together (the seed's insight identity is
 //   informer + uid), and a uid reported by another informer is named as such;
 // - an UpdatePlan being deleted still holds its target until it is gone.
-import type { AcceptedInsight, UpdatePlan } from '../../shared/api/schema.ts';
+import { TARGET_RELEASE_IMMUTABLE, type AcceptedInsight, type UpdatePlan } from '../../shared/api/schema.ts';
 import { allow, combine, deny, type Denied, type Verdict } from './verdict.ts';
 import { objectRef } from '../../shared/refusal.ts';
 
@@ -75,7 +75,11 @@ export function needsOtherUpdatePlans(operation: UpdatePlanContext['operation'],
   return unreportedAcceptances(object, oldObject, []).length > 0;
 }
 
-/** targetRelease is fixed at creation: an UpdatePlan is the analysis of one target. */
+/**
+ * targetRelease is fixed at creation: an UpdatePlan is the analysis of one target. The CRD's
+ * CEL transition rule refuses a change first, in the same words (TARGET_RELEASE_IMMUTABLE);
+ * this check stays for a cluster whose CRD was installed before that rule.
+ */
 export function targetReleaseImmutable(ctx: UpdatePlanContext): Verdict {
   const before = ctx.oldObject?.spec.targetRelease;
   const after = ctx.object.spec.targetRelease;
@@ -86,8 +90,8 @@ export function targetReleaseImmutable(ctx: UpdatePlanContext): Verdict {
     reason: 'Invalid',
     object: planName(ctx),
     refused: `change of spec.targetRelease from "${before}" to "${after}"`,
-    why: 'an UpdatePlan is the analysis of one target release and its insights belong to that target',
-    fix: `analyse "${after}" in its own UpdatePlan (${preChecksCommand(after)})`,
+    why: TARGET_RELEASE_IMMUTABLE.why,
+    fix: TARGET_RELEASE_IMMUTABLE.fix(after),
   });
 }
 

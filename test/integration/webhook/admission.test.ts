@@ -1,7 +1,8 @@
 // The admission guard through kubectl against the real kube-apiserver: every verdict here
 // was produced by the webhook process the apiserver called over TLS.
 import { expect } from 'chai';
-import type { Instance } from '../../../shared/api/schema.ts';
+import type { Instance, UpdatePlan } from '../../../shared/api/schema.ts';
+import { targetReleaseImmutable } from '../../../webhook/rules/updatePlan.ts';
 import { kubectl, kubectlOk, useNamespace } from '../fixture.ts';
 import { dummyOperatorVersion, instance as anyInstance, json, TEST_CONTROLLER_LABEL, updatePlan } from '../objects.ts';
 
@@ -175,11 +176,37 @@ describe('admission guard (real apiserver → webhook)', function () {
       expect(leases).to.not.contain('updateplan-app-3-0-0-');
     });
 
-    it('refuses changing targetRelease', async function () {
+    it('refuses changing targetRelease in the apiserver itself (the CRD\'s CEL rule), in the webhook\'s words, before any webhook', async function () {
       const name = (await kubectlOk(['-n', ns(), 'get', 'updateplans', '-o', 'jsonpath={.items[0].metadata.name}'])).trim();
+      const stored = JSON.parse(await kubectlOk(['-n', ns(), 'get', 'updateplan', name, '-o', 'json'])) as UpdatePlan;
       const r = await kubectl(['-n', ns(), 'patch', 'updateplan', name, '--type=merge', '-p', json({ spec: { targetRelease: 'app-9.0.0' } })]);
       expect(r.code).to.equal(1);
-      expect(r.stderr).to.contain('updateplan.target-immutable');
+      expect(r.stderr).to.contain(`The UpdatePlan "${name}" is invalid: spec.targetRelease: Invalid value`);
+      expect(r.stderr).to.not.contain('admission webhook');
+      // The webhook's check (kept for an older CRD) words it the same way, after the object.
+      const webhook = targetReleaseImmutable({
+        operation: 'UPDATE',
+        oldObject: stored,
+        object: { ...stored, spec: { ...stored.spec, targetRelease: 'app-9.0.0' } },
+        others: [],
+        reportedInsights: [],
+      });
+      expect(webhook.allowed).to.equal(false);
+      const words = webhook.allowed ? '' : webhook.message.slice(webhook.message.indexOf(': ') + 2);
+      expect(words).to.match(/^change of spec\.targetRelease from "app-2\.0\.0" to "app-9\.0\.0" refused: .* \[rule updateplan\.target-immutable\]$/);
+      expect(r.stderr).to.contain(words);
+    });
+
+    it('refuses it also where no webhook runs (planwarden-system)', async function () {
+      const name = `target-immutable-${ns()}`.slice(0, 63);
+      await kubectlOk(['create', '-f', '-'], { input: json(updatePlan(name, 'planwarden-system', 'app-2.0.0')) });
+      try {
+        const r = await kubectl(['-n', 'planwarden-system', 'patch', 'updateplan', name, '--type=merge', '-p', json({ spec: { targetRelease: 'app-9.0.0' } })]);
+        expect(r.code).to.equal(1);
+        expect(r.stderr).to.contain('[rule updateplan.target-immutable]');
+      } finally {
+        await kubectl(['-n', 'planwarden-system', 'delete', 'updateplan', name, '--ignore-not-found']);
+      }
     });
 
     it('frees the target once the UpdatePlan is deleted', async function () {
