@@ -1,15 +1,19 @@
-// What admission costs a write on the real control plane. Sequential label patches of an
-// Instance and of an UpdatePlan, timed at the client, in three states that take turns
-// block by block (so drift hits all of them alike):
+// What admission costs a write on the real control plane. Sequential writes, timed at the
+// client, in three states that take turns block by block (so drift hits all of them alike):
 //   none     no planwarden webhook configurations, no policy binding (the baseline);
 //   webhook  planwarden's Mutating/ValidatingWebhookConfigurations registered;
-//   vap      only a ValidatingAdmissionPolicy (CEL, in the apiserver's process) that
-//            holds the same rule as the webhook's UpdatePlan check: targetRelease immutable.
+//   vap      only a ValidatingAdmissionPolicy (CEL, in the apiserver's process) that holds
+//            one of the webhook's lookup-free UpdatePlan rules: no insight accepted twice.
+// The writes, in each block, in turn: a label patch of an Instance, a manual trigger of that
+// Instance (what users write to run a plan), and a label patch of an UpdatePlan.
 // A state switch is confirmed with a dry-run write the state must refuse or admit, and the
-// webhook's own request counter confirms, block by block, that it saw exactly the writes
-// of "webhook" blocks and none of the others.
+// webhook's own request counters confirm, block by block, that it saw exactly the writes
+// the configurations send it: in "webhook" blocks every trigger (validation only: it carries
+// its id) and every UpdatePlan patch, never an Instance label patch (their matchConditions),
+// and nothing at all in the other states.
 import { performance } from 'node:perf_hooks';
 import type { KubeClient, KubeResource } from '../shared/kube/client.ts';
+import type { Instance } from '../shared/api/schema.ts';
 import { localInstallObjects, type StackState } from '../test/controlplane/stack.ts';
 import { httpText, INSTANCES, parseMetric, UPDATEPLANS } from './kube.ts';
 import { quantile, sleep } from './stats.ts';
@@ -36,19 +40,30 @@ export interface Percentiles {
 }
 
 export interface AdmissionBenchResult {
+  /** Label patches of the Instance: the webhooks' matchConditions send them nowhere. */
   instance: Record<'none' | 'webhook', Percentiles>;
+  /** Manual triggers of the Instance: a new (planName, id) each, judged by /validate/instances. */
+  trigger: Record<'none' | 'webhook', Percentiles>;
   updatePlan: Record<AdmissionState, Percentiles>;
   /** Blocks whose webhook request count did not match the state (their samples are dropped). */
   discardedBlocks: number;
   /** Mean time the webhook itself spent per write (its admission duration histogram), in "webhook" blocks. */
-  handlerMeanMs: { instance: number; updatePlan: number };
+  handlerMeanMs: { trigger: number; updatePlan: number };
+  /** Where the webhook got the OperatorVersion for the triggers of "webhook" blocks. */
+  operatorVersionReads: { cache: number; api: number };
 }
 
-const POLICY = 'bench-updateplan-target-immutable';
+const POLICY = 'bench-updateplan-distinct-insights';
+/** The plan the triggers name; no controller runs the Instance, so each trigger stays pending and the next (same plan, new id) replaces it. */
+export const TRIGGER_PLAN = 'run3';
 const WARMUP_WRITES = 2;
 const ADMISSION = 'admissionregistration.k8s.io/v1';
 
-export function targetImmutablePolicy(): KubeResource {
+/**
+ * The webhook's updateplan.duplicate-insight in CEL. (The bench's policy used to hold
+ * targetRelease immutability, which the CRD itself now refuses before any policy runs.)
+ */
+export function distinctInsightsPolicy(): KubeResource {
   return {
     apiVersion: ADMISSION,
     kind: 'ValidatingAdmissionPolicy',
@@ -60,8 +75,9 @@ export function targetImmutablePolicy(): KubeResource {
       },
       validations: [
         {
-          expression: 'oldObject.spec.targetRelease == object.spec.targetRelease',
-          message: 'spec.targetRelease is immutable',
+          expression:
+            '!has(object.spec.acceptedInsights) || object.spec.acceptedInsights.all(a, object.spec.acceptedInsights.filter(b, b.updateInformer == a.updateInformer && b.uid == a.uid).size() == 1)',
+          message: 'spec.acceptedInsights lists an insight more than once',
           reason: 'Invalid',
         },
       ],
@@ -92,7 +108,9 @@ async function ensurePresent(kube: KubeClient, o: KubeResource): Promise<void> {
   if (!(await kube.get(ref(o)))) await kube.create(o);
 }
 
-/** What the state admits: the dry-run change of targetRelease is refused by the VAP, by the webhook, or admitted. */
+const DUPLICATE = { updateInformer: 'bench-probe', uid: 'probe-1', accepted: true };
+
+/** What the state admits: the dry-run acceptance of one insight twice is refused by the VAP, by the webhook, or admitted. */
 async function observedState(o: AdmissionBenchOptions): Promise<AdmissionState | 'unknown'> {
   const path = await o.kube.pathFor({ ...UPDATEPLANS, namespace: o.namespace, name: o.updatePlan });
   try {
@@ -100,7 +118,7 @@ async function observedState(o: AdmissionBenchOptions): Promise<AdmissionState |
       method: 'PATCH',
       path,
       query: { dryRun: 'All' },
-      body: { spec: { targetRelease: 'probe-other-target' } },
+      body: { spec: { acceptedInsights: [DUPLICATE, DUPLICATE] } },
       contentType: 'application/merge-patch+json',
     });
     return 'none';
@@ -113,11 +131,13 @@ async function observedState(o: AdmissionBenchOptions): Promise<AdmissionState |
 }
 
 interface WebhookCounts {
-  instances: number;
+  validateInstances: number;
+  mutateInstances: number;
   updatePlans: number;
   /** Seconds the webhook spent answering Instance UPDATEs (mutate + validate) and UpdatePlan UPDATEs. */
   instanceSeconds: number;
   updatePlanSeconds: number;
+  operatorVersionReads: { cache: number; api: number };
 }
 
 async function webhookCounts(stack: StackState): Promise<WebhookCounts> {
@@ -126,12 +146,41 @@ async function webhookCounts(stack: StackState): Promise<WebhookCounts> {
     parseMetric(body, metric)
       .filter((s) => webhooks.includes(s.labels.webhook ?? '') && s.labels.operation === 'UPDATE')
       .reduce((a, s) => a + s.value, 0);
+  const reads = (source: string) =>
+    parseMetric(body, 'planwarden_admission_operatorversion_reads_total')
+      .filter((s) => s.labels.source === source)
+      .reduce((a, s) => a + s.value, 0);
   return {
-    instances: sum('planwarden_admission_requests_total', '/mutate/instances'),
+    validateInstances: sum('planwarden_admission_requests_total', '/validate/instances'),
+    mutateInstances: sum('planwarden_admission_requests_total', '/mutate/instances'),
     updatePlans: sum('planwarden_admission_requests_total', '/validate/updateplans'),
     instanceSeconds: sum('planwarden_admission_duration_seconds_sum', '/mutate/instances', '/validate/instances'),
     updatePlanSeconds: sum('planwarden_admission_duration_seconds_sum', '/validate/updateplans'),
+    operatorVersionReads: { cache: reads('cache'), api: reads('api') },
   };
+}
+
+/**
+ * Makes the Instance look deployed, as the controller leaves one: status.applied names its
+ * spec, deploy COMPLETE. A trigger is then judged as on any running service (nothing runs,
+ * nothing pending but the previous trigger of the same plan), not refused behind the
+ * deploy its creation asked for.
+ */
+async function markDeployed(o: AdmissionBenchOptions): Promise<void> {
+  const ref = { ...INSTANCES, namespace: o.namespace, name: o.instance };
+  const instance = (await o.kube.get<Instance>(ref))!;
+  await o.kube.request({
+    method: 'PATCH',
+    path: await o.kube.pathFor(ref, 'status'),
+    body: {
+      status: {
+        applied: { operatorVersion: instance.spec.operatorVersion.name, parameters: { ...instance.spec.parameters }, generation: instance.metadata.generation ?? 1 },
+        activePlan: { name: 'deploy', id: 'create', status: 'COMPLETE', startedAt: new Date().toISOString() },
+        planStatus: { deploy: { status: 'COMPLETE', id: 'create' } },
+      },
+    },
+    contentType: 'application/merge-patch+json',
+  });
 }
 
 export async function benchAdmission(o: AdmissionBenchOptions): Promise<AdmissionBenchResult> {
@@ -139,7 +188,8 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
   const webhookConfigs = installed.filter((x) => x.kind === 'MutatingWebhookConfiguration' || x.kind === 'ValidatingWebhookConfiguration');
   if (webhookConfigs.length !== 2) throw new Error(`expected 2 webhook configurations in the manifests, found ${webhookConfigs.length}`);
   const binding = policyBinding(o.namespace);
-  await ensurePresent(o.kube, targetImmutablePolicy());
+  await ensurePresent(o.kube, distinctInsightsPolicy());
+  await markDeployed(o);
 
   const enter = async (state: AdmissionState) => {
     // Mutating first on the way in, validating first on the way out.
@@ -159,14 +209,22 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
   };
 
   let seq = 0;
-  const patchLabel = async (target: { apiVersion: string; kind: string }, name: string) => {
+  const timed = async (write: () => Promise<unknown>) => {
     const started = performance.now();
-    await o.kube.patch({ ...target, namespace: o.namespace, name }, { metadata: { labels: { 'bench.planwarden.dev/seq': String(++seq) } } }, 'merge');
+    await write();
     return performance.now() - started;
   };
+  const patchLabel = (target: { apiVersion: string; kind: string }, name: string) =>
+    timed(() => o.kube.patch({ ...target, namespace: o.namespace, name }, { metadata: { labels: { 'bench.planwarden.dev/seq': String(++seq) } } }, 'merge'));
+  // As `kubectl planwarden plan trigger` writes it: a new id, abort false.
+  const trigger = () =>
+    timed(() =>
+      o.kube.patch({ ...INSTANCES, namespace: o.namespace, name: o.instance }, { spec: { planExecution: { planName: TRIGGER_PLAN, id: `bench-${++seq}`, abort: false } } }, 'merge'),
+    );
 
   const samples = {
     instance: { none: [] as number[], webhook: [] as number[], vap: [] as number[] },
+    trigger: { none: [] as number[], webhook: [] as number[], vap: [] as number[] },
     updatePlan: { none: [] as number[], webhook: [] as number[], vap: [] as number[] },
   };
   const orders: AdmissionState[][] = [
@@ -176,37 +234,48 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
   ];
   let discarded = 0;
   const handler = { instanceSeconds: 0, updatePlanSeconds: 0, writes: 0 };
+  const operatorVersionReads = { cache: 0, api: 0 };
   try {
     for (let b = 0; b < o.blocks; b++) {
       for (const state of orders[b % orders.length]!) {
         await enter(state);
         const before = await webhookCounts(o.stack);
         const inst: number[] = [];
+        const trig: number[] = [];
         const up: number[] = [];
         for (let i = 0; i < o.perBlock + WARMUP_WRITES; i++) {
           const a = await patchLabel(INSTANCES, o.instance);
+          const t = await trigger();
           const c = await patchLabel(UPDATEPLANS, o.updatePlan);
           if (i >= WARMUP_WRITES) {
             inst.push(a);
+            trig.push(t);
             up.push(c);
           }
         }
         const after = await webhookCounts(o.stack);
         const writes = o.perBlock + WARMUP_WRITES;
         const expected = state === 'webhook' ? writes : 0;
-        const seenInst = after.instances - before.instances;
-        const seenUp = after.updatePlans - before.updatePlans;
-        if (seenInst !== expected || seenUp !== expected) {
+        // Label patches of the Instance reach no webhook; a trigger carrying its id only the validating one.
+        const seen = {
+          validate: after.validateInstances - before.validateInstances,
+          mutate: after.mutateInstances - before.mutateInstances,
+          updatePlans: after.updatePlans - before.updatePlans,
+        };
+        if (seen.validate !== expected || seen.mutate !== 0 || seen.updatePlans !== expected) {
           discarded++;
-          o.log(`  block ${b + 1} "${state}": the webhook saw ${seenInst}/${seenUp} writes, expected ${expected}; block discarded`);
+          o.log(`  block ${b + 1} "${state}": the webhook saw ${JSON.stringify(seen)}, expected ${expected} validations of each kind and no mutation; block discarded`);
           continue;
         }
         samples.instance[state].push(...inst);
+        samples.trigger[state].push(...trig);
         samples.updatePlan[state].push(...up);
         if (state === 'webhook') {
           handler.instanceSeconds += after.instanceSeconds - before.instanceSeconds;
           handler.updatePlanSeconds += after.updatePlanSeconds - before.updatePlanSeconds;
           handler.writes += writes;
+          operatorVersionReads.cache += after.operatorVersionReads.cache - before.operatorVersionReads.cache;
+          operatorVersionReads.api += after.operatorVersionReads.api - before.operatorVersionReads.api;
         }
       }
       o.log(`  block ${b + 1}/${o.blocks} done (${(b + 1) * o.perBlock} timed writes of each kind per state)`);
@@ -215,16 +284,18 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
     // Leave planwarden as it was installed: webhooks on, the bench policy gone.
     for (const c of webhookConfigs) await ensurePresent(o.kube, c);
     await ensureAbsent(o.kube, binding);
-    await ensureAbsent(o.kube, targetImmutablePolicy());
+    await ensureAbsent(o.kube, distinctInsightsPolicy());
   }
   const pct = (v: number[]): Percentiles => ({ p50Ms: quantile(v, 0.5), p99Ms: quantile(v, 0.99), n: v.length });
   return {
     instance: { none: pct(samples.instance.none), webhook: pct(samples.instance.webhook) },
+    trigger: { none: pct(samples.trigger.none), webhook: pct(samples.trigger.webhook) },
     updatePlan: { none: pct(samples.updatePlan.none), webhook: pct(samples.updatePlan.webhook), vap: pct(samples.updatePlan.vap) },
     discardedBlocks: discarded,
     handlerMeanMs: {
-      instance: (handler.instanceSeconds * 1000) / handler.writes,
+      trigger: (handler.instanceSeconds * 1000) / handler.writes,
       updatePlan: (handler.updatePlanSeconds * 1000) / handler.writes,
     },
+    operatorVersionReads,
   };
 }

@@ -19,7 +19,7 @@ import { API_VERSION } from '../shared/api/schema.ts';
 import { PROJECT_ROOT } from '../test/controlplane/build.ts';
 import { down, up } from '../test/controlplane/cluster.ts';
 import { startStack, stopStack } from '../test/controlplane/stack.ts';
-import { benchAdmission, type AdmissionBenchResult } from './admission.ts';
+import { benchAdmission, TRIGGER_PLAN, type AdmissionBenchResult } from './admission.ts';
 import { transpileGraph } from './compile.ts';
 import {
   apiRequestCounts,
@@ -144,7 +144,7 @@ async function clusterHalf(): Promise<ClusterResults> {
   const plan: UpdatePlan = { apiVersion: API_VERSION, kind: 'UpdatePlan', metadata: { name: 'to-2-0-0', namespace: ns }, spec: { targetRelease: 'steps3-2.0.0' } };
   await createWithRetry(kube, plan);
 
-  log(`admission: ${settings.admission.blocks} blocks × ${settings.admission.perBlock} sequential writes per state (none / webhook / vap), interleaved`);
+  log(`admission: ${settings.admission.blocks} blocks × ${settings.admission.perBlock} sequential writes of each kind (Instance label, Instance trigger, UpdatePlan label) per state (none / webhook / vap), interleaved`);
   const admission = await benchAdmission({
     kube,
     kubeconfig: state.kubeconfig,
@@ -328,12 +328,17 @@ async function main(): Promise<void> {
       overheadP99Ms: over(adm?.instance.webhook.p99Ms, adm?.instance.none.p99Ms),
       withWebhooks: adm ? { p50Ms: r(adm.instance.webhook.p50Ms), p99Ms: r(adm.instance.webhook.p99Ms), n: adm.instance.webhook.n } : null,
       withoutWebhooks: adm ? { p50Ms: r(adm.instance.none.p50Ms), p99Ms: r(adm.instance.none.p99Ms), n: adm.instance.none.n } : null,
-      webhookHandlerMeanMs: r(adm?.handlerMeanMs.instance),
+      triggerOverheadP50Ms: over(adm?.trigger.webhook.p50Ms, adm?.trigger.none.p50Ms),
+      triggerOverheadP99Ms: over(adm?.trigger.webhook.p99Ms, adm?.trigger.none.p99Ms),
+      triggerWithWebhooks: adm ? { p50Ms: r(adm.trigger.webhook.p50Ms), p99Ms: r(adm.trigger.webhook.p99Ms), n: adm.trigger.webhook.n } : null,
+      triggerWithoutWebhooks: adm ? { p50Ms: r(adm.trigger.none.p50Ms), p99Ms: r(adm.trigger.none.p99Ms), n: adm.trigger.none.n } : null,
+      webhookHandlerMeanMs: r(adm?.handlerMeanMs.trigger),
+      operatorVersionReads: adm?.operatorVersionReads ?? null,
       discardedBlocks: adm?.discardedBlocks ?? null,
     },
     vap: {
-      updatePlanTargetImmutableP50Ms: over(adm?.updatePlan.vap.p50Ms, adm?.updatePlan.none.p50Ms),
-      updatePlanTargetImmutableP99Ms: over(adm?.updatePlan.vap.p99Ms, adm?.updatePlan.none.p99Ms),
+      updatePlanPolicyP50Ms: over(adm?.updatePlan.vap.p50Ms, adm?.updatePlan.none.p50Ms),
+      updatePlanPolicyP99Ms: over(adm?.updatePlan.vap.p99Ms, adm?.updatePlan.none.p99Ms),
       webhookUpdatePlanP50Ms: over(adm?.updatePlan.webhook.p50Ms, adm?.updatePlan.none.p50Ms),
       webhookUpdatePlanP99Ms: over(adm?.updatePlan.webhook.p99Ms, adm?.updatePlan.none.p99Ms),
       webhookHandlerMeanMs: r(adm?.handlerMeanMs.updatePlan),
@@ -379,11 +384,11 @@ async function main(): Promise<void> {
   }
   if (cl) {
     notes.push(
-      'apiserver: sequential label patches of an Instance no controller runs, timed at the client (JSON client, admin credentials); with = planwarden Mutating+ValidatingWebhookConfigurations registered (the Instance webhooks read the OperatorVersion from the apiserver), without = both deleted; overhead = with − without per percentile',
-      'apiserver.webhookHandlerMeanMs, vap.webhookHandlerMeanMs: mean time per write inside the webhook (its planwarden_admission_duration_seconds, mutate+validate for Instances), including the apiserver lookups the handlers make; the rest of the overhead is the apiserver calling the webhook',
+      `apiserver: sequential writes to an Instance no controller runs (its status made to look deployed), timed at the client (JSON client, admin credentials), in turn: a label patch (overhead*, with/withoutWebhooks: the webhooks' matchConditions send it to no webhook) and a manual trigger, a merge patch {planName: ${TRIGGER_PLAN}, id: new each time, abort: false} as kubectl planwarden plan trigger writes it (trigger*: judged by /validate/instances with its OperatorVersion, not sent to /mutate/instances since it carries its id; each stays pending and the next, same plan, replaces it); with = planwarden Mutating+ValidatingWebhookConfigurations registered, without = both deleted; overhead = with − without per percentile`,
+      'apiserver.webhookHandlerMeanMs, vap.webhookHandlerMeanMs: mean time per write inside the webhook (its planwarden_admission_duration_seconds; for Instances per trigger, mutate+validate), including the apiserver lookups the handlers make; the rest of the overhead is the apiserver calling the webhook; apiserver.operatorVersionReads: where the triggers\' OperatorVersion came from (cache = the webhook\'s watch-backed cache, api = a GET)',
       'p99 of ~300 sequential writes is about the 3rd-slowest write: differences of a few ms between states are noise on a shared machine, and a small negative overhead means no measurable one',
-      'vap: sequential label patches of an UpdatePlan with no admission (baseline), only a ValidatingAdmissionPolicy (oldObject.spec.targetRelease == object.spec.targetRelease), or only the webhooks (a label change of an UpdatePlan needs no lookup: the webhook judges it from the request); figures are overheads over the baseline',
-      'controller.triggerToComplete: manual trigger of a 3-step Dummy plan (durationSeconds 0) written → run COMPLETE seen on a watch; baseline writeObserve = one label patch through the same Instance webhooks seen on a watch',
+      'vap: sequential label patches of an UpdatePlan with no admission (baseline), only a ValidatingAdmissionPolicy (no insight accepted twice: the webhook\'s updateplan.duplicate-insight in CEL), or only the webhooks (a label change of an UpdatePlan needs no lookup: the webhook judges it from the request); figures are overheads over the baseline',
+      'controller.triggerToComplete: manual trigger of a 3-step Dummy plan (durationSeconds 0) written → run COMPLETE seen on a watch; baseline writeObserve = one label patch of an Instance seen on a watch (the Instance webhooks\' matchConditions send a label patch to no webhook)',
       `controller.thousandInstances: ${settings.thousand} Instances created ${settings.createConcurrency} in flight, until all report deploy (3 Dummy steps) COMPLETE; baseline = creating ${settings.thousand} Instances that no controller runs, same concurrency`,
       `controller.rss*: VmRSS from /proc (median of ${settings.memorySampleSeconds} one-second samples, ${settings.settleSeconds} s after the caches synced) of a standby replica (its Lease held elsewhere): the informer cache of ${settings.rssInstances} Instances without status, no reconciling; every bench controller runs as plain JavaScript (controller/main.ts and its imports transpiled, as in the image), not through tsx; rssMiBLeaderAfterThousand is the leader that ran the ${settings.thousand + 1} Instances, status included; RSS keeps what start-up allocated until the OS takes it back, so two replicas' RSS can differ by more than a cache of 10,000 Instances — heapUsedMiB (V8 heap in use) is the steadier comparison`,
       `controller.idleRequestsPerMinute: planwarden_api_requests_total of the leader over ${settings.idleSeconds} s after ${settings.settleSeconds} s of settling with ${settings.thousand + 1} COMPLETE Instances; WATCH (re)connects excluded and reported as idleWatchRequestsPerMinute; idleLeaseRequestsPerMinute is the part that keeps the leader Lease (one conditional PUT per retry period, 2 s), idleOtherRequestsPerMinute everything else`,
@@ -396,13 +401,15 @@ async function main(): Promise<void> {
     { figure: 'webhook rps (1 process)', value: results.webhook.rps, unit: 'req/s', baseline: results.webhook.ceilingRps, baselineLabel: 'bare https', ratio: results.webhook.ratio },
     { figure: 'webhook p99 (1 process)', value: results.webhook.p99Ms, unit: 'ms', baseline: results.webhook.ceilingP99Ms, baselineLabel: 'bare https', ratio: ratio(results.webhook.p99Ms, results.webhook.ceilingP99Ms) },
     { figure: `webhook rps (cluster ×${wh?.workers ?? '?'})`, value: results.webhook.clusterRps, unit: 'req/s', baseline: results.webhook.clusterCeilingRps, baselineLabel: 'bare https', ratio: results.webhook.clusterRatio },
-    { figure: 'apiserver overhead p50 (Instance)', value: results.apiserver.overheadP50Ms, unit: 'ms', baseline: results.apiserver.withoutWebhooks?.p50Ms ?? null, baselineLabel: 'no webhooks', ratio: ratio(results.apiserver.withWebhooks?.p50Ms ?? null, results.apiserver.withoutWebhooks?.p50Ms ?? null) },
-    { figure: 'apiserver overhead p99 (Instance)', value: results.apiserver.overheadP99Ms, unit: 'ms', baseline: results.apiserver.withoutWebhooks?.p99Ms ?? null, baselineLabel: 'no webhooks', ratio: ratio(results.apiserver.withWebhooks?.p99Ms ?? null, results.apiserver.withoutWebhooks?.p99Ms ?? null) },
-    { figure: 'VAP overhead p50 (UpdatePlan)', value: results.vap.updatePlanTargetImmutableP50Ms, unit: 'ms', baseline: adm ? r(adm.updatePlan.none.p50Ms) : null, baselineLabel: 'no admission', ratio: ratio(adm ? adm.updatePlan.vap.p50Ms : null, adm ? adm.updatePlan.none.p50Ms : null) },
+    { figure: 'apiserver overhead p50 (Instance label)', value: results.apiserver.overheadP50Ms, unit: 'ms', baseline: results.apiserver.withoutWebhooks?.p50Ms ?? null, baselineLabel: 'no webhooks', ratio: ratio(results.apiserver.withWebhooks?.p50Ms ?? null, results.apiserver.withoutWebhooks?.p50Ms ?? null) },
+    { figure: 'apiserver overhead p99 (Instance label)', value: results.apiserver.overheadP99Ms, unit: 'ms', baseline: results.apiserver.withoutWebhooks?.p99Ms ?? null, baselineLabel: 'no webhooks', ratio: ratio(results.apiserver.withWebhooks?.p99Ms ?? null, results.apiserver.withoutWebhooks?.p99Ms ?? null) },
+    { figure: 'apiserver overhead p50 (Instance trigger)', value: results.apiserver.triggerOverheadP50Ms, unit: 'ms', baseline: results.apiserver.triggerWithoutWebhooks?.p50Ms ?? null, baselineLabel: 'no webhooks', ratio: ratio(results.apiserver.triggerWithWebhooks?.p50Ms ?? null, results.apiserver.triggerWithoutWebhooks?.p50Ms ?? null) },
+    { figure: 'apiserver overhead p99 (Instance trigger)', value: results.apiserver.triggerOverheadP99Ms, unit: 'ms', baseline: results.apiserver.triggerWithoutWebhooks?.p99Ms ?? null, baselineLabel: 'no webhooks', ratio: ratio(results.apiserver.triggerWithWebhooks?.p99Ms ?? null, results.apiserver.triggerWithoutWebhooks?.p99Ms ?? null) },
+    { figure: 'VAP overhead p50 (UpdatePlan)', value: results.vap.updatePlanPolicyP50Ms, unit: 'ms', baseline: adm ? r(adm.updatePlan.none.p50Ms) : null, baselineLabel: 'no admission', ratio: ratio(adm ? adm.updatePlan.vap.p50Ms : null, adm ? adm.updatePlan.none.p50Ms : null) },
     { figure: 'webhook overhead p50 (UpdatePlan)', value: results.vap.webhookUpdatePlanP50Ms, unit: 'ms', baseline: adm ? r(adm.updatePlan.none.p50Ms) : null, baselineLabel: 'no admission', ratio: ratio(adm ? adm.updatePlan.webhook.p50Ms : null, adm ? adm.updatePlan.none.p50Ms : null) },
-    { figure: 'VAP overhead p99 (UpdatePlan)', value: results.vap.updatePlanTargetImmutableP99Ms, unit: 'ms', baseline: adm ? r(adm.updatePlan.none.p99Ms) : null, baselineLabel: 'no admission', ratio: ratio(adm ? adm.updatePlan.vap.p99Ms : null, adm ? adm.updatePlan.none.p99Ms : null) },
+    { figure: 'VAP overhead p99 (UpdatePlan)', value: results.vap.updatePlanPolicyP99Ms, unit: 'ms', baseline: adm ? r(adm.updatePlan.none.p99Ms) : null, baselineLabel: 'no admission', ratio: ratio(adm ? adm.updatePlan.vap.p99Ms : null, adm ? adm.updatePlan.none.p99Ms : null) },
     { figure: 'webhook overhead p99 (UpdatePlan)', value: results.vap.webhookUpdatePlanP99Ms, unit: 'ms', baseline: adm ? r(adm.updatePlan.none.p99Ms) : null, baselineLabel: 'no admission', ratio: ratio(adm ? adm.updatePlan.webhook.p99Ms : null, adm ? adm.updatePlan.none.p99Ms : null) },
-    { figure: 'in webhook, mean/write (Instance)', value: results.apiserver.webhookHandlerMeanMs, unit: 'ms' },
+    { figure: 'in webhook, mean/write (Instance trigger)', value: results.apiserver.webhookHandlerMeanMs, unit: 'ms' },
     { figure: 'in webhook, mean/write (UpdatePlan)', value: results.vap.webhookHandlerMeanMs, unit: 'ms' },
     { figure: 'trigger → COMPLETE p50 (3 steps)', value: results.controller.triggerToCompleteP50Ms, unit: 'ms', baseline: results.controller.writeObserveP50Ms, baselineLabel: 'write → watch', ratio: ratio(results.controller.triggerToCompleteP50Ms, results.controller.writeObserveP50Ms) },
     { figure: `${settings.thousand} Instances → COMPLETE`, value: results.controller.thousandInstancesSeconds, unit: 's', baseline: results.controller.thousandBaselineCreateSeconds, baselineLabel: 'creates only', ratio: ratio(results.controller.thousandInstancesSeconds, results.controller.thousandBaselineCreateSeconds) },
