@@ -186,7 +186,7 @@ describe('controller/instances/reconciler: one pass per call', function () {
         { name: 'side', kind: 'Apply', spec: { resources: [] } },
       ],
       plans: { deploy: { phases: [{ name: 'main', steps: [{ name: 'a', tasks: ['work'] }, { name: 'b', tasks: ['side'] }, { name: 'c', tasks: ['work'] }] }] } },
-    } as Partial<OperatorVersion['spec']>);
+    });
     const h = harness({ ov, writesNothing: (kind) => kind === 'Dummy' });
     await drain(h, { sync: true });
     expect(h.store.instance.status?.planStatus?.deploy?.status).to.equal('COMPLETE');
