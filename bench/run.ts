@@ -127,7 +127,9 @@ async function clusterHalf(): Promise<ClusterResults> {
   clusterStarted = true;
   const { state } = await up({ dir: CLUSTER_DIR, timeoutSeconds: 300, log });
   log('planwarden: installing CRDs, RBAC and webhook configurations; starting the webhook (no controller yet)');
-  const stack = await startStack({ kubeconfig: state.kubeconfig, dir: STACK_DIR, controller: false, log });
+  // The webhook runs as plain JavaScript, as the image runs it (node dist/webhook/main.js).
+  const webhookEntry = transpileGraph('webhook/main.ts', join(WORK_DIR, 'dist'));
+  const stack = await startStack({ kubeconfig: state.kubeconfig, dir: STACK_DIR, controller: false, webhookEntry, log });
   const kube: KubeClient = createKubeClient({ kubeConfig: loadKubeConfig(state.kubeconfig), userAgent: 'planwarden-bench' });
   const ns = BENCH_NAMESPACE;
 

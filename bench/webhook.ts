@@ -8,10 +8,11 @@ import { request as httpsRequest } from 'node:https';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { ensureWebhookCerts } from '../certs/webhook.ts';
+import { transpileGraph } from './compile.ts';
 import { PROJECT_ROOT } from '../test/controlplane/build.ts';
 import { freePort } from '../test/controlplane/cluster.ts';
 import { ROUTES } from '../webhook/handlers.ts';
-import { instanceTriggerReview } from './fixtures.ts';
+import { instanceTriggerReview, webappOperatorVersion } from './fixtures.ts';
 import { spawnTracked, stopChild } from './procs.ts';
 import { median } from './stats.ts';
 import type { ServerMode } from './webhookServer.ts';
@@ -85,15 +86,16 @@ async function startServer(
   const child = spawnTracked(
     process.execPath,
     [
-      '--import',
-      'tsx',
-      join(PROJECT_ROOT, 'bench', 'webhookServer.ts'),
+      // Both servers run as plain JavaScript, as the image runs the webhook (node dist/…):
+      // through tsx, its loader and esbuild's helpers would be part of every figure.
+      transpileGraph('bench/webhookServer.ts', join(o.workDir, 'dist')),
       `--mode=${mode}`,
       `--port=${port}`,
       `--tls-cert=${tls.cert}`,
       `--tls-key=${tls.key}`,
       `--workers=${workers}`,
       `--log-level=${o.logLevel}`,
+      `--operator-version=${join(o.workDir, 'operatorversion.json')}`,
     ],
     { cwd: PROJECT_ROOT, stdio: ['ignore', out, logFd, 'ipc'], env: { ...process.env, NODE_OPTIONS: '' } },
   );
@@ -192,6 +194,7 @@ export async function benchWebhook(o: WebhookBenchOptions): Promise<WebhookBench
   const bodyFile = join(o.workDir, 'instance-update-review.json');
   const body = JSON.stringify(instanceTriggerReview('bench-check'));
   writeFileSync(bodyFile, body);
+  writeFileSync(join(o.workDir, 'operatorversion.json'), JSON.stringify(webappOperatorVersion()));
   const workers = availableParallelism();
 
   const servers: Server[] = [];

@@ -5,8 +5,8 @@
 //   --mode=bare     the ceiling: a bare node:https server with the same TLS settings that
 //                   reads and parses the same body and answers "allowed".
 //   --workers=N     N > 1: node:cluster with N workers sharing the port.
-// Usage: node --import tsx bench/webhookServer.ts --mode=webhook --port=P --tls-cert=F --tls-key=F
-//        [--workers=N] [--log-level=info]
+// Usage: node bench/webhookServer.js (transpiled, see compile.ts) --mode=webhook --port=P --tls-cert=F
+//        --tls-key=F --operator-version=F.json [--workers=N] [--log-level=info]
 // Tells its parent over IPC {ready: port} once every worker listens (or {error} and exits).
 import cluster from 'node:cluster';
 import { readFile } from 'node:fs/promises';
@@ -16,9 +16,9 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { buildHandlers } from '../webhook/handlers.ts';
 import { createLogger } from '../webhook/log.ts';
 import type { WebhookLookups } from '../webhook/lookups.ts';
+import type { OperatorVersion } from '../shared/api/schema.ts';
 import { createWebhookMetrics } from '../webhook/metrics.ts';
 import { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, startWebhookServer } from '../webhook/server.ts';
-import { webappOperatorVersion } from './fixtures.ts';
 
 export type ServerMode = 'webhook' | 'bare';
 
@@ -29,6 +29,8 @@ interface Options {
   keyFile: string;
   workers: number;
   logLevel: string;
+  /** A JSON file holding the OperatorVersion the in-memory lookups serve. */
+  operatorVersionFile: string;
 }
 
 function readOptions(argv: string[]): Options {
@@ -42,11 +44,14 @@ function readOptions(argv: string[]): Options {
       'tls-key': { type: 'string' },
       workers: { type: 'string' },
       'log-level': { type: 'string' },
+      'operator-version': { type: 'string' },
     },
   });
   const mode = values.mode;
   if (mode !== 'webhook' && mode !== 'bare') throw new Error(`--mode must be webhook or bare, got ${JSON.stringify(mode)}`);
-  if (!values.port || !values['tls-cert'] || !values['tls-key']) throw new Error('--port, --tls-cert and --tls-key are required');
+  if (!values.port || !values['tls-cert'] || !values['tls-key'] || !values['operator-version']) {
+    throw new Error('--port, --tls-cert, --tls-key and --operator-version are required');
+  }
   return {
     mode,
     port: Number(values.port),
@@ -54,12 +59,12 @@ function readOptions(argv: string[]): Options {
     keyFile: values['tls-key'],
     workers: Math.max(1, Number(values.workers ?? '1')),
     logLevel: values['log-level'] ?? 'info',
+    operatorVersionFile: values['operator-version'],
   };
 }
 
 /** Lookups served from memory: the OperatorVersion the Instance names, nothing else. */
-export function inMemoryLookups(): WebhookLookups {
-  const ov = webappOperatorVersion();
+export function inMemoryLookups(ov: OperatorVersion): WebhookLookups {
   return {
     getOperatorVersion: async (namespace, name) =>
       name === ov.metadata.name && namespace === ov.metadata.namespace ? ov : undefined,
@@ -75,7 +80,8 @@ export function inMemoryLookups(): WebhookLookups {
 
 async function serveWebhook(o: Options): Promise<void> {
   const logger = createLogger({ level: o.logLevel });
-  const handlers = await buildHandlers({ kubeConfig: new KubeConfig(), lookups: inMemoryLookups() });
+  const ov = JSON.parse(await readFile(o.operatorVersionFile, 'utf8')) as OperatorVersion;
+  const handlers = await buildHandlers({ kubeConfig: new KubeConfig(), lookups: inMemoryLookups(ov) });
   await startWebhookServer({
     handlers: handlers.routes,
     logger,
@@ -125,6 +131,8 @@ function tell(message: { ready: number } | { error: string }): void {
 async function main(): Promise<void> {
   const o = readOptions(process.argv.slice(2));
   if (o.workers === 1) {
+    // A clean exit on SIGTERM/SIGINT, so that `node --cpu-prof` writes its profile.
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => process.exit(0));
     await serve(o);
     tell({ ready: o.port });
     return;

@@ -197,7 +197,7 @@ async function main(): Promise<void> {
     leading = true;
     logger.info({ identity: config.identity }, 'leading: reconciling Instances');
     await Promise.all(required.map((i) => i.waitForSync()));
-    const events = createEventRecorder(kube, logger, 'planwarden-controller', config.identity);
+    const events = createEventRecorder(kube, logger, { instance: config.identity, onDrop: () => metrics.countDroppedEvent() });
     const reconciler = new InstanceReconciler({
       kube,
       instances,

@@ -21,6 +21,8 @@ export interface ControllerMetrics {
   observeStep(plan: string, result: string, seconds: number): void;
   /** A step failed transiently and will be attempted again. */
   countStepRetry(plan: string): void;
+  /** An Event not written because the recorder's queue was full. */
+  countDroppedEvent(): void;
   setLeader(identity: string, leading: boolean): void;
   /** One request to the Kubernetes API; `code` is the HTTP status, or "error" when none came back. */
   countApiRequest(method: string, code: number | 'error', resource?: string): void;
@@ -90,6 +92,11 @@ export function createControllerMetrics({ defaultMetrics = true }: MetricsOption
     labelNames: ['plan'] as const,
     registers,
   });
+  const droppedEvents = new Counter({
+    name: 'planwarden_events_dropped_total',
+    help: 'Kubernetes Events not written because more than 1,000 were waiting (the status is the record).',
+    registers,
+  });
   const leader = new Gauge({
     name: 'planwarden_leader',
     help: '1 while this replica holds the leader Lease, else 0.',
@@ -112,6 +119,7 @@ export function createControllerMetrics({ defaultMetrics = true }: MetricsOption
     observePlan: (plan, result, seconds) => planDuration.observe({ plan, result }, seconds),
     observeStep: (plan, result, seconds) => stepDuration.observe({ plan, result }, seconds),
     countStepRetry: (plan) => stepRetries.inc({ plan }),
+    countDroppedEvent: () => droppedEvents.inc(),
     setLeader: (identity, leading) => leader.set({ identity }, leading ? 1 : 0),
     countApiRequest: (method, code, resource = 'unknown') => apiRequests.inc({ method, code: String(code), resource }),
   };

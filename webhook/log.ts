@@ -30,7 +30,3 @@ export function admissionBindings(webhook: string, req: AdmissionRequest): Recor
     ...(req.dryRun ? { dryRun: true } : {}),
   };
 }
-
-export function admissionLogger(base: Logger, webhook: string, req: AdmissionRequest): Logger {
-  return base.child(admissionBindings(webhook, req));
-}

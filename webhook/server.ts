@@ -9,8 +9,9 @@ import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import getRawBody from 'raw-body';
 import { boundWarnings, type Verdict } from './rules/verdict.ts';
-import { admissionLogger, type Logger } from './log.ts';
+import { admissionBindings, type Logger } from './log.ts';
 import type { BadRequestReason, VerdictLabel, WebhookMetrics } from './metrics.ts';
 import {
   answerDecodeFailure,
@@ -97,8 +98,12 @@ export async function answerAdmission(
   }
 
   const req = decoded.request;
-  const log = admissionLogger(deps.logger, webhook, req);
-  log.debug({ bytes: body?.length ?? 0 }, 'admission request received');
+  // The request's identity is bound into every line logged for it. One info line per
+  // request is the common case, so the bindings are merged into that call rather than
+  // paid for in a child logger; a child is made only on the rare paths that log more.
+  const bindings = admissionBindings(webhook, req);
+  const log = () => deps.logger.child(bindings);
+  if (deps.logger.isLevelEnabled('debug')) log().debug({ bytes: body?.length ?? 0 }, 'admission request received');
 
   let verdict: Verdict;
   let label: VerdictLabel;
@@ -108,13 +113,13 @@ export async function answerAdmission(
       verdict = result;
       label = result.allowed ? 'allowed' : 'denied';
     } else {
-      log.error('handler returned something that is not a Verdict; denying');
+      log().error('handler returned something that is not a Verdict; denying');
       verdict = internalErrorVerdict(req);
       label = 'error';
     }
   } catch (err) {
     const timedOut = err instanceof HandlerTimeout;
-    log.error({ err }, timedOut ? 'handler timed out; denying' : 'handler threw; denying');
+    log().error({ err }, timedOut ? 'handler timed out; denying' : 'handler threw; denying');
     verdict = internalErrorVerdict(req, timedOut ? 'internal error (timed out)' : 'internal error');
     label = 'error';
   }
@@ -124,7 +129,7 @@ export async function answerAdmission(
     answer = { status: 200, body: encodeVerdict(req.uid, verdict) };
   } catch (err) {
     // e.g. a patch that cannot be serialised: a bug, and never a reason to allow.
-    log.error({ err }, 'verdict could not be encoded; denying');
+    log().error({ err }, 'verdict could not be encoded; denying');
     verdict = internalErrorVerdict(req);
     label = 'error';
     answer = { status: 200, body: encodeVerdict(req.uid, verdict) };
@@ -132,27 +137,66 @@ export async function answerAdmission(
 
   const seconds = (performance.now() - started) / 1000;
   deps.metrics.observeAdmission({ webhook, operation: req.operation, verdict: label }, seconds);
-  log.info(
-    {
-      verdict: label,
-      ...(verdict.allowed ? { patchOps: verdict.patch.length } : { rule: verdict.rule, code: verdict.code }),
-      warnings: verdict.warnings.length,
-      // Warnings name what was kept or ignored (e.g. a discarded Available=Unknown adapter
-      // report, with the adapter and the generation kept): logged for tracing. They carry
-      // names, never values (rules keep values out of warnings).
-      ...(verdict.warnings.length > 0 ? { warningTexts: boundWarnings(verdict.warnings) } : {}),
-      durationMs: Math.round(seconds * 1e4) / 10,
-    },
-    'admission answered',
-  );
+  if (deps.logger.isLevelEnabled('info')) {
+    deps.logger.info(
+      {
+        ...bindings,
+        verdict: label,
+        ...(verdict.allowed ? { patchOps: verdict.patch.length } : { rule: verdict.rule, code: verdict.code }),
+        warnings: verdict.warnings.length,
+        // Warnings name what was kept or ignored (e.g. a discarded Available=Unknown adapter
+        // report, with the adapter and the generation kept): logged for tracing. They carry
+        // names, never values (rules keep values out of warnings).
+        ...(verdict.warnings.length > 0 ? { warningTexts: boundWarnings(verdict.warnings) } : {}),
+        durationMs: Math.round(seconds * 1e4) / 10,
+      },
+      'admission answered',
+    );
+  }
   // Denial messages may quote values from the object, so they stay at debug level.
-  if (!verdict.allowed) log.debug({ message: verdict.message }, 'denial message');
+  if (!verdict.allowed && deps.logger.isLevelEnabled('debug')) log().debug({ message: verdict.message }, 'denial message');
   return answer;
 }
 
 function isJsonContentType(header: string | undefined): boolean {
   const mediaType = (header ?? '').split(';')[0]?.trim().toLowerCase();
   return mediaType === 'application/json';
+}
+
+/** Why a body was not read, and the HTTP answer that says so. */
+interface BodyRefusal {
+  reason: Extract<BadRequestReason, 'too-large' | 'unsupported-media-type' | 'unreadable-body'>;
+  status: number;
+  error: string;
+  detail: string;
+}
+
+/**
+ * The raw request body, at most `limit` bytes: a declared Content-Length over the limit is
+ * refused before a byte is read, a body that grows past it while streaming is cut off. The
+ * apiserver never compresses review bodies; refusing encodings also rules out zip bombs.
+ */
+async function readBody(req: Request, limit: number): Promise<Buffer | BodyRefusal> {
+  const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
+  if (encoding !== 'identity') {
+    return { reason: 'unsupported-media-type', status: 415, error: `unsupported content encoding "${encoding}"`, detail: encoding };
+  }
+  try {
+    return await getRawBody(req, { length: req.headers['content-length'], limit });
+  } catch (e) {
+    const err = e as HttpError;
+    if (err.type === 'entity.too.large') {
+      return { reason: 'too-large', status: 413, error: `body exceeds the limit of ${limit} bytes`, detail: err.message ?? '' };
+    }
+    return { reason: 'unreadable-body', status: typeof err.status === 'number' && err.status < 500 ? err.status : 400, error: err.message ?? 'unreadable body', detail: err.type ?? '' };
+  }
+}
+
+/** One writeHead and one end: the body is serialised once, its length known up front. */
+function sendJson(res: Response, answer: ReviewAnswer): void {
+  if (res.headersSent) return;
+  const text = JSON.stringify(answer.body);
+  res.writeHead(answer.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) }).end(text);
 }
 
 interface HttpError {
@@ -175,12 +219,7 @@ export function createWebhookApp(options: WebhookAppOptions): express.Express {
     metrics,
     handlerTimeoutMs: options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS,
   };
-  const readBody = express.raw({
-    type: () => true,
-    limit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
-    // The apiserver never compresses review bodies; refusing encodings also rules out zip bombs.
-    inflate: false,
-  });
+  const bodyLimit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
 
   const app = express();
   app.disable('x-powered-by');
@@ -197,18 +236,26 @@ export function createWebhookApp(options: WebhookAppOptions): express.Express {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 
+  // Each admission route is one handler and nothing else in front of it: it checks the
+  // media type, reads the raw body within the limit, answers, and writes the answer with
+  // one writeHead/end (no body-parser layers, no res.json content negotiation per request).
   for (const [path, route] of Object.entries(handlers)) {
     if (!path.startsWith('/')) throw new Error(`webhook path ${JSON.stringify(path)} must start with "/"`);
-    const requireJson = (req: Request, res: Response, next: NextFunction) => {
-      if (isJsonContentType(req.headers['content-type'])) return next();
-      metrics.countBadRequest(path, 'unsupported-media-type');
-      logger.warn({ webhook: path, contentType: req.headers['content-type'] }, 'admission request is not application/json');
-      sendError(res, 415, `content-type must be application/json, got ${JSON.stringify(req.headers['content-type'] ?? '')}`);
-    };
-    app.post(path, requireJson, readBody, async (req: Request, res: Response) => {
-      const body: unknown = req.body;
-      const answer = await answerAdmission(path, route, Buffer.isBuffer(body) ? body : undefined, deps);
-      res.status(answer.status).json(answer.body);
+    app.post(path, async (req: Request, res: Response) => {
+      if (!isJsonContentType(req.headers['content-type'])) {
+        metrics.countBadRequest(path, 'unsupported-media-type');
+        logger.warn({ webhook: path, contentType: req.headers['content-type'] }, 'admission request is not application/json');
+        sendError(res, 415, `content-type must be application/json, got ${JSON.stringify(req.headers['content-type'] ?? '')}`);
+        return;
+      }
+      const body = await readBody(req, bodyLimit);
+      if (!Buffer.isBuffer(body)) {
+        metrics.countBadRequest(path, body.reason);
+        logger.warn({ webhook: path, reason: body.reason, error: body.detail }, 'admission request refused before decoding');
+        sendError(res, body.status, body.error);
+        return;
+      }
+      sendJson(res, (await answerAdmission(path, route, body, deps)) satisfies ReviewAnswer);
     });
   }
 
@@ -216,21 +263,14 @@ export function createWebhookApp(options: WebhookAppOptions): express.Express {
     sendError(res, 404, `no webhook at ${req.method} ${req.path}`);
   });
 
-  // Body-reading errors (too large, encoded, aborted) and bugs end here, as JSON, never as
-  // an AdmissionReview: there is no uid to answer.
+  // Bugs (and anything express itself refuses) end here, as JSON, never as an
+  // AdmissionReview: there is no uid to answer.
   app.use((err: HttpError, req: Request, res: Response, _next: NextFunction) => {
     const webhook = Object.hasOwn(handlers, req.path) ? req.path : undefined;
-    const bad = (reason: BadRequestReason, status: number, error: string) => {
-      if (webhook) metrics.countBadRequest(webhook, reason);
-      logger.warn({ webhook, reason, error: err.message }, 'admission request refused before decoding');
-      sendError(res, status, error);
-    };
-    if (err.type === 'entity.too.large') {
-      bad('too-large', 413, `body exceeds the limit of ${options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES} bytes`);
-    } else if (err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') {
-      bad('unsupported-media-type', 415, err.message ?? 'unsupported content encoding');
-    } else if (typeof err.status === 'number' && err.status >= 400 && err.status < 500) {
-      bad('unreadable-body', err.status, err.message ?? 'bad request');
+    if (typeof err.status === 'number' && err.status >= 400 && err.status < 500) {
+      if (webhook) metrics.countBadRequest(webhook, 'unreadable-body');
+      logger.warn({ webhook, error: err.message }, 'admission request refused before decoding');
+      sendError(res, err.status, err.message ?? 'bad request');
     } else {
       logger.error({ err, webhook }, 'unexpected error in the webhook shell');
       sendError(res, 500, 'internal error, see webhook logs');

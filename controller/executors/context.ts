@@ -38,6 +38,11 @@ export interface ExecutionContext {
 
 export interface TaskExecutor {
   execute(ctx: ExecutionContext): Promise<Observation>;
+  /**
+   * True when executing writes nothing anywhere (it may read): the controller may then run it
+   * and go on in memory without persisting the status first (see InstanceReconciler).
+   */
+  readonly writesNothing?: boolean;
 }
 
 export interface ExecutorDeps {

@@ -19,6 +19,8 @@ export function dummyObservation(taskName: string, spec: TaskSpec | undefined, t
 }
 
 export class DummyExecutor implements TaskExecutor {
+  readonly writesNothing = true;
+
   async execute(ctx: ExecutionContext): Promise<Observation> {
     return dummyObservation(ctx.task.name, ctx.task.spec, ctx.taskStartedAt, ctx.now);
   }

@@ -15,6 +15,8 @@ export * from './tenancy.ts';
 export interface Executors {
   /** The executor of a task kind; an unknown kind gets one that reports a fatal error. */
   executorFor(kind: string): TaskExecutor;
+  /** Whether running a task of this kind writes nothing (absent: assume it writes). */
+  writesNothing?(kind: string): boolean;
 }
 
 export function createExecutors(deps: ExecutorDeps): Executors {
@@ -32,6 +34,8 @@ export function createExecutors(deps: ExecutorDeps): Executors {
       }
       return { execute: (ctx) => executeSafely(executor, ctx) };
     },
+    // An unknown kind only reports a fatal error.
+    writesNothing: (kind) => byKind[kind]?.writesNothing ?? !Object.hasOwn(byKind, kind),
   };
 }
 

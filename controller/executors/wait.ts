@@ -73,6 +73,9 @@ export function resolveWaitRef(taskName: string, spec: TaskSpec | undefined, var
 }
 
 export class WaitExecutor extends TenantExecutor {
+  /** A Wait only reads (the ServiceAccount, discovery, the object). */
+  readonly writesNothing = true;
+
   async execute(ctx: ExecutionContext): Promise<Observation> {
     const spec = ctx.task.spec;
     const resolved = resolveWaitRef(ctx.task.name, spec, renderVarsOf(ctx));

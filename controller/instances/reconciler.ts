@@ -1,7 +1,8 @@
 // Reconciles one Instance the way controller-runtime shapes a reconciler: one pass per call
-// — decide, evaluate the plan engine, persist the status (optimistic concurrency, before any
-// side effect, so a restart never repeats a finished step), perform the engine's actions —
-// and return "again now / after N / done". What the executors observed is kept for the next
+// — decide, evaluate the plan engine (in memory through every outcome that needs no write: a
+// Dummy, a Wait, a target list), persist the status (optimistic concurrency, before any side
+// effect, so a restart never repeats a finished step), perform the engine's actions — and
+// return "again now / after N / done". What the executors observed is kept for the next
 // pass, which feeds it to the engine; the pass after a write does not wait for the watch to
 // bring that write back (the written object is used until the cache has it).
 import { randomBytes } from 'node:crypto';
@@ -12,7 +13,7 @@ import { apiErrorMessage, classifyApiError, type KubeClient } from '../../shared
 import { objectKey, type ObjectCache } from '../../shared/kube/informer.ts';
 import type { WorkerResult } from '../../shared/kube/queue.ts';
 import { effectiveParameters, isRunning } from '../../shared/plan/triggers.ts';
-import { advancePlan } from '../engine/advance.ts';
+import { advancePlan, type Evaluation } from '../engine/advance.ts';
 import { startPlan } from '../engine/start.ts';
 import { ensurePlanStatusEntries } from '../engine/status.ts';
 import type { Action, Observations, TaskObservation, TargetsResolution } from '../engine/types.ts';
@@ -54,6 +55,13 @@ export interface InstanceReconcilerDeps {
 
 const INSTANCES = { apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance' };
 const DEFAULT_PARALLELISM = 8;
+/** A bound on in-memory evaluations in one pass (a plan has far fewer steps; the CRD caps them). */
+const MAX_IN_MEMORY_ROUNDS = 1_000;
+
+/** Whether executors observed anything the engine can act on now. */
+function progressed(observed: Observations): boolean {
+  return (observed.tasks ?? []).some((o) => o.outcome.kind !== 'inProgress') || (observed.targetsResolved ?? []).length > 0;
+}
 
 export function runId(plan: string, now: Date): string {
   return `${plan}-${now.toISOString().replace(/[-:.]/g, '').replace('T', '-').slice(0, 15)}-${randomBytes(2).toString('hex')}`;
@@ -262,11 +270,14 @@ export class InstanceReconciler {
     status = consumeAbort(status, inst);
     let actions: Action[] = [];
     let requeueAfterMs: number | undefined;
+    /** What the actions left to do observed already, in memory (they write nothing). */
+    let performed: Observations | undefined;
     const abort = decision.kind === 'abort';
     if (status.activePlan && (isRunning(status.activePlan.status) || abort)) {
       // A new run starts from its own status: observations of the previous one do not apply.
       const evaluation = advancePlan({ ov, instance: { status }, now, observations: decision.kind === 'start' ? {} : observations, abort });
-      ({ status, actions, requeueAfterMs } = evaluation);
+      if (abort) ({ status, actions, requeueAfterMs } = evaluation);
+      else ({ evaluation: { status, actions, requeueAfterMs }, observed: performed } = await this.advanceInMemory(inst, ov, now, evaluation));
     }
     const refusal = 'report' in decision ? decision.report : undefined;
     const nothingDue = decision.kind === 'idle' || (decision.kind !== 'refuse' && decision.kind !== 'hold' && !isRunning(status.activePlan?.status));
@@ -280,16 +291,59 @@ export class InstanceReconciler {
 
     const work = actions.filter((a) => a.type !== 'event');
     if (work.length === 0) return { requeueAfterMs: requeueAfterMs ?? this.pulseFor(next) };
-    // Nothing was written, so optimistic concurrency did not check that our copy is current;
-    // a stale cache (another replica's write not seen yet) would repeat a task already done.
-    if (written === inst && !(await this.isCurrent(inst))) return 'conflict';
-    const observed = await this.perform(written, ov, work, now);
+    let observed = performed;
+    if (!observed) {
+      // Nothing was written, so optimistic concurrency did not check that our copy is current;
+      // a stale cache (another replica's write not seen yet) would repeat a task already done.
+      if (written === inst && !work.every((a) => this.writesNothing(ov, a)) && !(await this.isCurrent(inst))) return 'conflict';
+      observed = await this.perform(written, ov, work, now);
+    }
     this.carried.set(key, { resourceVersion: written.metadata.resourceVersion, observations: observed });
-    const progressed = (observed.tasks ?? []).some((o) => o.outcome.kind !== 'inProgress') || (observed.targetsResolved ?? []).length > 0;
     // Progress: evaluate it now. Still in progress: when a watch event wakes us, a timer falls
     // due, or the recheck interval for what no watch reports on.
-    if (progressed) return { requeueAfterMs: 0 };
+    if (progressed(observed)) return { requeueAfterMs: 0 };
     return { requeueAfterMs: Math.min(requeueAfterMs ?? Infinity, this.deps.inProgressRecheckMs ?? 5_000) };
+  }
+
+  /**
+   * Goes on through every outcome that needs no write to learn — a Dummy task, a target
+   * list, a Node read — evaluating the engine again in memory, so a run of such steps costs
+   * one status write instead of one per step. It stops before the first action that writes
+   * (that one is performed after the status is persisted, as every side effect is: a
+   * restart never repeats a COMPLETE step) and when nothing progressed (a Dummy still within
+   * its duration, a Wait not yet satisfied): what that work observed is returned, to be
+   * carried to the next pass as if performed after the write.
+   */
+  private async advanceInMemory(
+    inst: Instance,
+    ov: OperatorVersion,
+    now: Date,
+    first: Evaluation,
+  ): Promise<{ evaluation: Evaluation; observed?: Observations }> {
+    let { status, actions, requeueAfterMs } = first;
+    const events = actions.filter((a) => a.type === 'event');
+    let observed: Observations | undefined;
+    for (let round = 0; round < MAX_IN_MEMORY_ROUNDS; round++) {
+      const work = actions.filter((a) => a.type !== 'event');
+      if (work.length === 0 || !work.every((a) => this.writesNothing(ov, a))) break;
+      const seen = await this.perform({ ...inst, status }, ov, work, now);
+      if (!progressed(seen)) {
+        observed = seen;
+        break;
+      }
+      ({ status, actions, requeueAfterMs } = advancePlan({ ov, instance: { status }, now, observations: seen }));
+      events.push(...actions.filter((a) => a.type === 'event'));
+    }
+    const evaluation = { status, actions: [...events, ...actions.filter((a) => a.type !== 'event')], ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}) };
+    return { evaluation, ...(observed ? { observed } : {}) };
+  }
+
+  /** A target list and a Node read write nothing; a task does when its executor may. */
+  private writesNothing(ov: OperatorVersion, action: Action): boolean {
+    if (action.type !== 'executeTask') return true;
+    const task = (ov.spec.tasks ?? []).find((t) => t.name === action.taskName);
+    // An undefined task is only reported as a fatal error.
+    return task === undefined || (this.deps.executors.writesNothing?.(task.kind) ?? false);
   }
 
   private pulseFor(status: InstanceStatus): number {

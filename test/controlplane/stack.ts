@@ -26,6 +26,8 @@ export interface StackOptions {
   controller?: boolean;
   /** Extra controller flags (e.g. shorter pulses in tests). */
   controllerArgs?: string[];
+  /** Run the webhook from this JavaScript file (e.g. transpiled, as the image does) instead of webhook/main.ts through tsx. */
+  webhookEntry?: string;
   logLevel?: string;
   timeoutSeconds?: number;
   log?: (s: string) => void;
@@ -109,7 +111,8 @@ function startProcess(dir: string, name: StackComponent, script: string, args: s
   mkdirSync(logs, { recursive: true });
   const fd = openSync(join(logs, `${name}.log`), 'a');
   // Every process gets a kubeconfig inside `dir`: that marks it as this stack's (isOurProcess).
-  const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, script), ...args], {
+  const entry = script.endsWith('.js') ? [resolve(PROJECT_ROOT, script)] : ['--import', 'tsx', join(PROJECT_ROOT, script)];
+  const child = spawn(process.execPath, [...entry, ...args], {
     detached: true,
     stdio: ['ignore', fd, fd],
     cwd: PROJECT_ROOT,
@@ -162,7 +165,7 @@ export async function startStack(opts: StackOptions): Promise<StackState> {
   writeFileSync(webhookKc, tokenKubeconfig(opts.kubeconfig, 'planwarden-webhook'), { mode: 0o600 });
   const state: StackState = { dir, webhookUrl, webhookPort, caPem: tls.certs.ca.certPem, pids: {} };
   const save = () => writeFileSync(join(dir, 'stack.json'), JSON.stringify(state, null, 2));
-  state.pids.webhook = startProcess(dir, 'webhook', 'webhook/main.ts', [
+  state.pids.webhook = startProcess(dir, 'webhook', opts.webhookEntry ?? 'webhook/main.ts', [
     `--port=${webhookPort}`,
     `--tls-cert=${tls.files.cert}`,
     `--tls-key=${tls.files.key}`,

@@ -10,6 +10,7 @@ export function recordControllerSamples(m: ControllerMetrics): void {
   m.observePlan('deploy', 'COMPLETE', 42);
   m.observeStep('deploy', 'FATAL_ERROR', 3);
   m.countStepRetry('deploy');
+  m.countDroppedEvent();
   m.setLeader('pod-a_1234', true);
   m.countApiRequest('PATCH', 200, 'instances/status');
   m.countApiRequest('GET', 'error');

@@ -16,6 +16,7 @@ describe('controller/metrics', () => {
       'planwarden_plan_duration_seconds_count{plan="deploy",result="COMPLETE"} 1',
       'planwarden_step_duration_seconds_count{plan="deploy",result="FATAL_ERROR"} 1',
       'planwarden_step_retries_total{plan="deploy"} 1',
+      'planwarden_events_dropped_total 1',
       'planwarden_leader{identity="pod-a_1234"} 1',
       'planwarden_api_requests_total{method="PATCH",code="200",resource="instances/status"} 1',
       'planwarden_api_requests_total{method="GET",code="error",resource="unknown"} 1',

@@ -80,4 +80,9 @@ describe('controller/executors/dummy', () => {
     } satisfies ExecutionContext;
     expect(await executors.executorFor('Dummy').execute(ctx)).to.deep.equal({ kind: 'done', message: 'dummy task t: done' });
   });
+
+  it('writes nothing, as Wait (it only reads), so the controller may go through it in memory; an unknown kind only reports', () => {
+    const executors = createExecutors({ kube: {} as KubeClient });
+    expect(['Dummy', 'Apply', 'Delete', 'Wait', 'Frobnicate'].filter((k) => executors.writesNothing?.(k))).to.deep.equal(['Dummy', 'Wait', 'Frobnicate']);
+  });
 });

@@ -98,11 +98,13 @@ interface Harness {
   reconciler: InstanceReconciler;
   executed: string[];
   events: string[];
+  /** Per task executed: its name and the stored status of its plan's steps at that moment. */
+  storedAtExecution: string[];
   /** The informer catches up with the store. */
   sync(): void;
 }
 
-function harness(opts: { ov?: OperatorVersion; instance?: Partial<Instance['spec']> } = {}): Harness {
+function harness(opts: { ov?: OperatorVersion; instance?: Partial<Instance['spec']>; writesNothing?: (kind: string) => boolean } = {}): Harness {
   const ov = opts.ov ?? operatorVersion();
   const store = new Store({
     apiVersion: 'planwarden.dev/v1alpha1',
@@ -113,13 +115,18 @@ function harness(opts: { ov?: OperatorVersion; instance?: Partial<Instance['spec
   const cache = new MemoryCache<Instance>([structuredClone(store.instance)]);
   const executed: string[] = [];
   const events: string[] = [];
+  const storedAtExecution: string[] = [];
   const executors: Executors = {
     executorFor: () => ({
       execute: async (ctx): Promise<Observation> => {
         executed.push(`${ctx.plan}/${ctx.task.name}${ctx.target ? `@${ctx.target}` : ''}`);
+        // What the API server had stored when the task ran: the step must be on record first.
+        const stored = store.instance.status?.planStatus?.[ctx.plan]?.phases?.flatMap((p) => p.steps.map((st) => `${st.name}:${st.status}`));
+        storedAtExecution.push(`${ctx.task.name} ${(stored ?? []).join(' ')}`);
         return { kind: 'done' };
       },
     }),
+    ...(opts.writesNothing ? { writesNothing: opts.writesNothing } : {}),
   };
   let tick = 0;
   const reconciler = new InstanceReconciler({
@@ -131,7 +138,7 @@ function harness(opts: { ov?: OperatorVersion; instance?: Partial<Instance['spec
     logger: silentLogger(),
     clock: () => new Date(T0 + 1000 * tick++),
   });
-  return { store, cache, reconciler, executed, events, sync: () => cache.upsert(structuredClone(store.instance)) };
+  return { store, cache, reconciler, executed, events, storedAtExecution, sync: () => cache.upsert(structuredClone(store.instance)) };
 }
 
 /** Runs passes while the reconciler asks to go again now (at most `max`); returns the last answer. */
@@ -157,6 +164,36 @@ describe('controller/instances/reconciler: one pass per call', function () {
     // finalizer patch + start (step a in progress) + b + c + COMPLETE
     expect(h.store.writes).to.equal(5);
     expect(result?.requeueAfterMs, 'the not-Ready pulse or the Ready one').to.be.greaterThan(0);
+  });
+
+  it('goes through tasks that write nothing in memory: finalizer, then one status write for the whole run', async function () {
+    const h = harness({ writesNothing: (kind) => kind === 'Dummy' });
+    await drain(h, { sync: true });
+    expect(h.store.instance.status?.planStatus?.deploy?.status).to.equal('COMPLETE');
+    expect(h.executed).to.deep.equal(['deploy/work', 'deploy/work', 'deploy/work']);
+    expect(h.store.writes, 'finalizer patch + the run, COMPLETE').to.equal(2);
+    // The Events still tell every step, in order.
+    const started = h.events.filter((e) => e.includes('StepStarted')).map((e) => e.replace(/^.*step (\S+).*$/, '$1'));
+    expect(h.events.some((e) => e.includes('PlanFinished'))).to.equal(true);
+    expect(started.length).to.equal(3);
+  });
+
+  it('persists the status before a task that may write, after going through the ones that do not in memory', async function () {
+    const ov = operatorVersion({
+      tasks: [
+        { name: 'work', kind: 'Dummy', spec: { done: true } },
+        { name: 'fan', kind: 'Dummy', spec: { done: true } },
+        { name: 'side', kind: 'Apply', spec: { resources: [] } },
+      ],
+      plans: { deploy: { phases: [{ name: 'main', steps: [{ name: 'a', tasks: ['work'] }, { name: 'b', tasks: ['side'] }, { name: 'c', tasks: ['work'] }] }] } },
+    });
+    const h = harness({ ov, writesNothing: (kind) => kind === 'Dummy' });
+    await drain(h, { sync: true });
+    expect(h.store.instance.status?.planStatus?.deploy?.status).to.equal('COMPLETE');
+    // Step a ran in memory (nothing stored yet); before b's task ran, a COMPLETE and b IN_PROGRESS were stored.
+    expect(h.storedAtExecution).to.deep.equal(['work ', 'side a:COMPLETE b:IN_PROGRESS c:PENDING', 'work a:COMPLETE b:IN_PROGRESS c:PENDING']);
+    // finalizer + (a done, b started) + (b done, c done, COMPLETE)
+    expect(h.store.writes).to.equal(3);
   });
 
   it('goes on with its own writes while the cache has not caught up, without a conflict', async function () {
