@@ -34,7 +34,7 @@ import {
   type Controller,
 } from './controller.ts';
 import { BENCH_NAMESPACE, threeStepOperatorVersion } from './fixtures.ts';
-import { createWithRetry, serviceAccountKubeconfig } from './kube.ts';
+import { createWithRetry, INSTANCES, pool, serviceAccountKubeconfig } from './kube.ts';
 import { stopAllChildren } from './procs.ts';
 import { median, quantile, renderTable, round, sleep, type Row } from './stats.ts';
 import { benchWebhook, type Pairing, type WebhookBenchResult } from './webhook.ts';
@@ -229,6 +229,17 @@ async function clusterHalf(): Promise<ClusterResults> {
     log,
   });
   log(`  created in ${restSeconds.toFixed(1)} s`);
+  // Every cached Instance carries a full status: the one the leader wrote for a run it
+  // completed (plan tree, history, adapter report, conditions), through the status webhooks.
+  const ran = await kube.get<Instance>({ ...INSTANCES, namespace: ns, name: 'thousand-00000' });
+  const status = ran?.status;
+  if (!status?.planStatus?.deploy || status.planStatus.deploy.status !== 'COMPLETE') throw new Error('thousand-00000 has no completed deploy to copy its status from');
+  const statusStarted = performance.now();
+  await pool(settings.rssInstances, settings.createConcurrency, async (i) => {
+    const name = `rss-${String(i).padStart(5, '0')}`;
+    await kube.patch({ ...INSTANCES, namespace: ns, name }, { status }, 'merge', { subresource: 'status' });
+  });
+  log(`  full status (${JSON.stringify(status).length} bytes of JSON) written on all ${settings.rssInstances} in ${((performance.now() - statusStarted) / 1000).toFixed(1)} s`);
   const fullReplica: Controller = await startController({
     entry,
     stackDir: STACK_DIR,
