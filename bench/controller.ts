@@ -42,9 +42,12 @@ export async function startController(opts: {
   const metricsPort = await freePort();
   mkdirSync(join(opts.stackDir, 'logs'), { recursive: true });
   const fd = openSync(join(opts.stackDir, 'logs', `controller-${opts.identity}.log`), 'a');
+  // PLANWARDEN_BENCH_CPU_PROF=<dir>: each controller writes a V8 CPU profile there when it stops.
+  const profile = process.env.PLANWARDEN_BENCH_CPU_PROF;
   const child = spawnTracked(
     process.execPath,
     [
+      ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`, `--cpu-prof-name=controller-${opts.identity}.cpuprofile`] : []),
       opts.entry,
       `--kubeconfig=${join(opts.stackDir, 'controller.kubeconfig')}`,
       `--metrics-port=${metricsPort}`,

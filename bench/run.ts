@@ -34,7 +34,7 @@ import {
   type Controller,
 } from './controller.ts';
 import { BENCH_NAMESPACE, threeStepOperatorVersion } from './fixtures.ts';
-import { createWithRetry, INSTANCES, pool, serviceAccountKubeconfig } from './kube.ts';
+import { cpuSeconds, createWithRetry, INSTANCES, pool, serviceAccountKubeconfig } from './kube.ts';
 import { stopAllChildren } from './procs.ts';
 import { median, quantile, renderTable, round, sleep, type Row } from './stats.ts';
 import { benchWebhook, type Pairing, type WebhookBenchResult } from './webhook.ts';
@@ -109,10 +109,13 @@ async function webhookHalf(): Promise<WebhookBenchResult> {
 
 // --- the cluster half ---
 
+/** CPU seconds each process used during a phase, and the phase's wall-clock seconds. */
+type CpuSplit = Record<'wallSeconds' | 'apiserver' | 'etcd' | 'webhook' | 'controller' | 'bench', number>;
+
 interface ClusterResults {
   admission: AdmissionBenchResult;
   trigger: { triggerToCompleteMs: number[]; writeObserveMs: number[] };
-  thousand: { seconds: number; createSeconds: number; baselineCreateSeconds: number };
+  thousand: { seconds: number; createSeconds: number; baselineCreateSeconds: number; cpu: CpuSplit; baselineCpu: CpuSplit };
   idle: { seconds: number; byRequest: Record<string, number> };
   leaderAfterThousand: { rssMiB: number; heapUsedMiB: number };
   memIdle: { rssMiB: number; heapUsedMiB: number };
@@ -181,7 +184,21 @@ async function clusterHalf(): Promise<ClusterResults> {
   await idleReplica.stop();
   log(`  standby controller with 0 Instances: RSS ${memIdle.rssMiB.toFixed(1)} MiB`);
 
+  // Which process is the limit: CPU seconds of each during the baseline and the 1,000 runs.
+  const pids = { apiserver: state.pids['kube-apiserver'], etcd: state.pids.etcd, webhook: stack.pids.webhook, controller: runner.pid, bench: process.pid };
+  const cpuNow = () => Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)])) as Omit<CpuSplit, 'wallSeconds'>;
+  const cpuSince = (before: Omit<CpuSplit, 'wallSeconds'>, startedMs: number): CpuSplit => {
+    const after = cpuNow();
+    const split = { wallSeconds: (performance.now() - startedMs) / 1000 } as CpuSplit;
+    for (const k of Object.keys(pids) as (keyof typeof pids)[]) split[k] = Math.round((after[k] - before[k]) * 100) / 100;
+    return split;
+  };
+  const describeCpu = (c: CpuSplit) =>
+    `CPU s over ${c.wallSeconds.toFixed(1)} s: apiserver ${c.apiserver}, etcd ${c.etcd}, webhook ${c.webhook}, controller ${c.controller}, bench client ${c.bench}`;
+
   log(`controller: baseline — ${settings.thousand} Instances created (${settings.createConcurrency} in flight) that no controller runs`);
+  let cpuBefore = cpuNow();
+  let cpuStarted = performance.now();
   const baselineCreateSeconds = await createInstances({
     kube,
     namespace: ns,
@@ -192,8 +209,11 @@ async function clusterHalf(): Promise<ClusterResults> {
     labels: { [BENCH_LABEL]: 'rss' },
     log,
   });
-  log(`  created in ${baselineCreateSeconds.toFixed(1)} s`);
+  const baselineCpu = cpuSince(cpuBefore, cpuStarted);
+  log(`  created in ${baselineCreateSeconds.toFixed(1)} s; ${describeCpu(baselineCpu)}`);
   log(`controller: ${settings.thousand} Instances created at once → all deploy COMPLETE`);
+  cpuBefore = cpuNow();
+  cpuStarted = performance.now();
   const thousand = await benchThousand({
     kube,
     namespace: ns,
@@ -203,7 +223,8 @@ async function clusterHalf(): Promise<ClusterResults> {
     timeoutSeconds: 900,
     log,
   });
-  log(`  all COMPLETE after ${thousand.seconds.toFixed(1)} s`);
+  const thousandCpu = cpuSince(cpuBefore, cpuStarted);
+  log(`  all COMPLETE after ${thousand.seconds.toFixed(1)} s; ${describeCpu(thousandCpu)}`);
 
   log(`controller: idle — ${settings.settleSeconds} s to settle, then API requests counted over ${settings.idleSeconds} s`);
   await sleep(settings.settleSeconds * 1000);
@@ -256,7 +277,7 @@ async function clusterHalf(): Promise<ClusterResults> {
   return {
     admission,
     trigger,
-    thousand: { ...thousand, baselineCreateSeconds },
+    thousand: { ...thousand, baselineCreateSeconds, cpu: thousandCpu, baselineCpu },
     idle: { seconds: settings.idleSeconds, byRequest },
     leaderAfterThousand,
     memIdle,
@@ -369,6 +390,8 @@ async function main(): Promise<void> {
       thousandInstancesSeconds: r(cl?.thousand.seconds, 1),
       thousandCreateSeconds: r(cl?.thousand.createSeconds, 1),
       thousandBaselineCreateSeconds: r(cl?.thousand.baselineCreateSeconds, 1),
+      thousandCpuSeconds: cl?.thousand.cpu ?? null,
+      thousandBaselineCpuSeconds: cl?.thousand.baselineCpu ?? null,
       thousandInstances: cl ? settings.thousand : null,
       rssMiB10k: r(cl?.memFull.rssMiB, 1),
       rssMiBIdle: r(cl?.memIdle.rssMiB, 1),
