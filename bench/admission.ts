@@ -47,6 +47,8 @@ export interface AdmissionBenchResult {
   updatePlan: Record<AdmissionState, Percentiles>;
   /** Blocks whose webhook request count did not match the state (their samples are dropped). */
   discardedBlocks: number;
+  /** Webhook calls beyond one per write in kept "webhook" blocks: the API server admitting a write again after an internal conflict. */
+  repeatedWebhookCalls: number;
   /** Mean time the webhook itself spent per write (its admission duration histogram), in "webhook" blocks. */
   handlerMeanMs: { trigger: number; updatePlan: number };
   /** Where the webhook got the OperatorVersion for the triggers of "webhook" blocks. */
@@ -233,6 +235,8 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
     ['vap', 'none', 'webhook'],
   ];
   let discarded = 0;
+  /** Webhook calls beyond one per write in "webhook" blocks (the API server's own retries). */
+  let repeatedCalls = 0;
   const handler = { instanceSeconds: 0, updatePlanSeconds: 0, writes: 0 };
   const operatorVersionReads = { cache: 0, api: 0 };
   try {
@@ -262,11 +266,19 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
           mutate: after.mutateInstances - before.mutateInstances,
           updatePlans: after.updatePlans - before.updatePlans,
         };
-        if (seen.validate !== expected || seen.mutate !== 0 || seen.updatePlans !== expected) {
+        // The API server may call a webhook again for one write: a PATCH is applied to the
+        // object it read, and when that read trailed etcd (the previous write of this
+        // sequence not yet in its cache) the update conflicts inside the server, which
+        // applies the patch again and admits it again. So a "webhook" block must show at
+        // least one call per write (the extra calls are counted), the other states none.
+        const matches =
+          seen.mutate === 0 && (state === 'webhook' ? seen.validate >= expected && seen.updatePlans >= expected : seen.validate === 0 && seen.updatePlans === 0);
+        if (!matches) {
           discarded++;
-          o.log(`  block ${b + 1} "${state}": the webhook saw ${JSON.stringify(seen)}, expected ${expected} validations of each kind and no mutation; block discarded`);
+          o.log(`  block ${b + 1} "${state}": the webhook saw ${JSON.stringify(seen)}, expected ${state === 'webhook' ? 'at least ' : ''}${expected} validations of each kind and no mutation; block discarded`);
           continue;
         }
+        if (state === 'webhook') repeatedCalls += seen.validate - expected + (seen.updatePlans - expected);
         samples.instance[state].push(...inst);
         samples.trigger[state].push(...trig);
         samples.updatePlan[state].push(...up);
@@ -292,6 +304,7 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
     trigger: { none: pct(samples.trigger.none), webhook: pct(samples.trigger.webhook) },
     updatePlan: { none: pct(samples.updatePlan.none), webhook: pct(samples.updatePlan.webhook), vap: pct(samples.updatePlan.vap) },
     discardedBlocks: discarded,
+    repeatedWebhookCalls: repeatedCalls,
     handlerMeanMs: {
       trigger: (handler.instanceSeconds * 1000) / handler.writes,
       updatePlan: (handler.updatePlanSeconds * 1000) / handler.writes,

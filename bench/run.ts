@@ -369,6 +369,7 @@ async function main(): Promise<void> {
       webhookHandlerMeanMs: r(adm?.handlerMeanMs.trigger),
       operatorVersionReads: adm?.operatorVersionReads ?? null,
       discardedBlocks: adm?.discardedBlocks ?? null,
+      repeatedWebhookCalls: adm?.repeatedWebhookCalls ?? null,
     },
     vap: {
       updatePlanPolicyP50Ms: over(adm?.updatePlan.vap.p50Ms, adm?.updatePlan.none.p50Ms),
