@@ -134,7 +134,12 @@ export function restartDelayMs(failures: number, backoff: RestartBackoff, random
   return Math.round(capped * (0.5 + random / 2));
 }
 
-export interface InformerOptions {
+export interface InformerOptions<T = KubeObjectLike> {
+  /**
+   * Applied to every object as it arrives (list items and watch events), before it is
+   * cached or handed to handlers; e.g. compactObject (shared/kube/compact.ts).
+   */
+  transform?: (obj: T) => T;
   /** Lists and watches; a KubeClient. */
   source: Pick<KubeClient, 'list' | 'watch'>;
   /** Collection path, e.g. "/apis/planwarden.dev/v1alpha1/instances" (all namespaces). */
@@ -184,7 +189,7 @@ export class Informer<T extends KubeObjectLike> implements ObjectCache<T> {
   private wake?: () => void;
   private syncWaiters: ((synced: boolean) => void)[] = [];
 
-  constructor(private readonly options: InformerOptions) {
+  constructor(private readonly options: InformerOptions<T>) {
     this.resource = options.resource ?? options.path.split('/').filter(Boolean).pop() ?? options.path;
     this.logger = (options.logger ?? silentLogger()).child({ informer: this.resource });
     this.backoff = { ...DEFAULT_RESTART_BACKOFF, ...options.backoff };
@@ -286,7 +291,8 @@ export class Informer<T extends KubeObjectLike> implements ObjectCache<T> {
     const list = await this.options.source.list<T>(this.options.path, this.selectors(), this.listAbort.signal);
     if (this.stopped) return;
     this.resourceVersion = list.metadata.resourceVersion ?? '';
-    const delta = this.cache.replace(list.items);
+    const transform = this.options.transform;
+    const delta = this.cache.replace(transform ? list.items.map(transform) : list.items);
     const firstSync = !this.cache.hasSynced();
     this.cache.markSynced();
     for (const obj of delta.deleted) this.emit(this.deleteHandlers, (h) => h(obj));
@@ -327,8 +333,9 @@ export class Informer<T extends KubeObjectLike> implements ObjectCache<T> {
             else settle(new KubeApiError(status.code ?? 0, status.reason ?? 'WatchError', `watch ${this.options.path}: ${status.message ?? 'error event'}`, status));
             return;
           }
-          const obj = event.object as T;
-          const version = obj.metadata?.resourceVersion;
+          const received = event.object as T;
+          const version = received.metadata?.resourceVersion;
+          const obj = this.options.transform && event.type !== 'BOOKMARK' ? this.options.transform(received) : received;
           if (event.type === 'ADDED' || event.type === 'MODIFIED') this.applyUpsert(obj);
           else if (event.type === 'DELETED') this.applyDelete(obj);
           if (version) this.resourceVersion = version;

@@ -2,6 +2,7 @@
 // for the API (the HTTP side is covered by the integration suite).
 import { expect } from 'chai';
 import { MemoryCache, objectKey, parseKey, restartDelayMs, Informer, DEFAULT_RESTART_BACKOFF } from '../../../../shared/kube/informer.ts';
+import { compactObject, StringInterner } from '../../../../shared/kube/compact.ts';
 import { KubeApiError, type KubeClient, type KubeList, type KubeResource, type QueryValue, type WatchEvent, type WatchHandle } from '../../../../shared/kube/client.ts';
 import { createControllerMetrics } from '../../../../controller/metrics.ts';
 
@@ -108,10 +109,11 @@ describe('shared/kube/informer', () => {
     let events: string[];
     const metrics = createControllerMetrics({ defaultMetrics: false });
 
-    function start(): void {
+    function start(transform?: (o: KubeResource) => KubeResource): void {
       informer = new Informer({
         source,
         path: '/apis/planwarden.dev/v1alpha1/instances',
+        ...(transform ? { transform } : {}),
         backoff: { initialMs: 2, maxMs: 4, resetAfterMs: 60_000 },
         minWatchMs: 0,
         metrics,
@@ -158,6 +160,21 @@ describe('shared/kube/informer', () => {
       expect(events).to.deep.equal(['add a@5', 'add b@11', 'update a@5->12', 'delete b']);
       expect(seenInHandler).to.deep.equal(['12']);
       expect(informer.list().map((o) => o.metadata.name)).to.deep.equal(['a']);
+    });
+
+    it('passes listed objects and watch events through its transform before caching them or calling handlers', async () => {
+      const managed = (name: string, rv: string): KubeResource => ({ ...obj(name, rv), metadata: { ...obj(name, rv).metadata, managedFields: [{ manager: 'kubectl' }] } });
+      source.lists.push(list('10', managed('a', '5')));
+      start(compactObject(new StringInterner()));
+      await until(() => source.watches.length === 1, 'the watch');
+      const handed: unknown[] = [];
+      informer.onUpdate((_old, cur) => handed.push(cur.metadata.managedFields));
+      source.lastWatch().emit({ type: 'MODIFIED', object: managed('a', '12') });
+      source.lastWatch().emit({ type: 'BOOKMARK', object: { apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance', metadata: { resourceVersion: '15' } } });
+      expect(informer.get('n/a')?.metadata).to.not.have.property('managedFields');
+      expect(informer.get('n/a')?.metadata.resourceVersion).to.equal('12');
+      expect(handed).to.deep.equal([undefined]);
+      expect(events).to.deep.equal(['add a@5', 'update a@5->12']);
     });
 
     it('resumes a watch the server ended from the last version seen (bookmarks included), without listing again', async () => {
