@@ -71,9 +71,9 @@ export class OperatorVersionCache {
       backoff: options.backoff,
       watchTimeoutSeconds: WATCH_SECONDS,
       source: {
-        list: async <T>(path: string, query?: Record<string, QueryValue>, signal?: AbortSignal) => {
+        list: async <T>(path: string, query?: Record<string, QueryValue>, signal?: AbortSignal, each?: (item: T) => T) => {
           try {
-            const list = await source.list<T>(path, query, signal);
+            const list = await source.list<T>(path, query, signal, each);
             this.heard();
             return list;
           } catch (err) {

@@ -111,8 +111,11 @@ export interface KubeClient {
   ): Promise<T>;
   /** True when the delete was accepted, false when the object was already gone. */
   delete(ref: ResourceRef & { name: string }, opts?: { propagationPolicy?: PropagationPolicy; signal?: AbortSignal }): Promise<boolean>;
-  /** Every page of a collection. */
-  list<T = KubeResource>(path: string, query?: Record<string, QueryValue>, signal?: AbortSignal): Promise<KubeList<T>>;
+  /**
+   * Every page of a collection. `each` is applied to every item as its page arrives, so that
+   * a large collection is never held in full as the API sent it (an informer's compaction).
+   */
+  list<T = KubeResource>(path: string, query?: Record<string, QueryValue>, signal?: AbortSignal, each?: (item: T) => T): Promise<KubeList<T>>;
   /**
    * Stream changes of a collection. `onClose` is called once, with the error if the stream
    * failed (HTTP status, network, stall) or without one when the server ended it.
@@ -395,7 +398,7 @@ class HttpKubeClient implements KubeClient {
     }
   }
 
-  async list<T = KubeResource>(path: string, query: Record<string, QueryValue> = {}, signal?: AbortSignal): Promise<KubeList<T>> {
+  async list<T = KubeResource>(path: string, query: Record<string, QueryValue> = {}, signal?: AbortSignal, each?: (item: T) => T): Promise<KubeList<T>> {
     const items: T[] = [];
     let page: KubeList<T> | undefined;
     let continueToken: string | undefined;
@@ -406,7 +409,7 @@ class HttpKubeClient implements KubeClient {
         query: { ...query, limit: LIST_PAGE_SIZE, continue: continueToken },
         signal,
       });
-      items.push(...(page.items ?? []));
+      for (const item of page.items ?? []) items.push(each ? each(item) : item);
       continueToken = page.metadata?.continue || undefined;
     } while (continueToken);
     return { apiVersion: page.apiVersion, kind: page.kind, metadata: { resourceVersion: page.metadata?.resourceVersion }, items };

@@ -288,11 +288,11 @@ export class Informer<T extends KubeObjectLike> implements ObjectCache<T> {
   /** Lists the collection, reconciles the cache with it and reports the differences. */
   private async relist(): Promise<void> {
     this.listAbort = new AbortController();
-    const list = await this.options.source.list<T>(this.options.path, this.selectors(), this.listAbort.signal);
+    // The transform runs page by page, as items arrive: a large collection is never held in full as sent.
+    const list = await this.options.source.list<T>(this.options.path, this.selectors(), this.listAbort.signal, this.options.transform);
     if (this.stopped) return;
     this.resourceVersion = list.metadata.resourceVersion ?? '';
-    const transform = this.options.transform;
-    const delta = this.cache.replace(transform ? list.items.map(transform) : list.items);
+    const delta = this.cache.replace(list.items);
     const firstSync = !this.cache.hasSynced();
     this.cache.markSynced();
     for (const obj of delta.deleted) this.emit(this.deleteHandlers, (h) => h(obj));

@@ -30,6 +30,38 @@ async function kubeConfigFor(server: Server): Promise<KubeConfig> {
 }
 
 describe('controller/kube', () => {
+  describe('list', () => {
+    let server: Server | undefined;
+    afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
+
+    it('follows continue tokens page by page and applies `each` to every item as its page arrives', async () => {
+      const seen: string[] = [];
+      server = createServer((req, res) => {
+        const url = new URL(req.url ?? '/', 'http://x');
+        seen.push(`${url.searchParams.get('limit')}:${url.searchParams.get('continue') ?? ''}`);
+        const second = url.searchParams.get('continue') === 'p2';
+        const body = {
+          apiVersion: 'v1',
+          kind: 'List',
+          metadata: second ? { resourceVersion: '9' } : { resourceVersion: '9', continue: 'p2' },
+          items: second ? [{ metadata: { name: 'c' } }] : [{ metadata: { name: 'a' } }, { metadata: { name: 'b' } }],
+        };
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      });
+      const kube = createKubeClient({ kubeConfig: await kubeConfigFor(server) });
+      const pagesWhenMapped: number[] = [];
+      const list = await kube.list<{ metadata: { name: string; mapped?: boolean } }>('/api/v1/nodes', {}, undefined, (item) => {
+        pagesWhenMapped.push(seen.length);
+        return { metadata: { ...item.metadata, mapped: true } };
+      });
+      expect(seen).to.deep.equal(['500:', '500:p2']);
+      expect(list.items.map((i) => `${i.metadata.name}${i.metadata.mapped ? '*' : ''}`)).to.deep.equal(['a*', 'b*', 'c*']);
+      // a and b were mapped before the second page was asked for.
+      expect(pagesWhenMapped).to.deep.equal([1, 1, 2]);
+      expect(list.metadata.resourceVersion).to.equal('9');
+    });
+  });
+
   describe('classifyApiError', () => {
     const rows: [string, unknown, ApiErrorClass][] = [
       ['no HTTP answer', new KubeApiError(0, 'NetworkError', 'x'), 'transient'],

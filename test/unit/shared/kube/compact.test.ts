@@ -15,8 +15,8 @@ describe('shared/kube/compact', () => {
       spec: { operatorVersion: { name: 'db-1' }, parameters: { A: '1' } },
       status: { planStatus: { deploy: { status: 'COMPLETE', phases: [{ name: 'main', steps: [{ name: 'a', status: 'COMPLETE' }] }] } }, history: [] as unknown[] },
     };
-    const expected = structuredClone(obj) as Partial<typeof obj> & { metadata: Partial<typeof obj.metadata> };
-    delete expected.metadata.managedFields;
+    const { managedFields: _dropped, ...metadata } = structuredClone(obj.metadata);
+    const expected = { ...structuredClone(obj), metadata };
     expect(compactObject<typeof obj>(new StringInterner())(obj)).to.deep.equal(expected);
   });
 

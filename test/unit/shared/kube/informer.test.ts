@@ -25,12 +25,13 @@ class ScriptedSource implements Pick<KubeClient, 'list' | 'watch'> {
   readonly listCalls: Record<string, QueryValue>[] = [];
   readonly watches: WatchCall[] = [];
 
-  async list<T = KubeResource>(_path: string, query: Record<string, QueryValue> = {}): Promise<KubeList<T>> {
+  async list<T = KubeResource>(_path: string, query: Record<string, QueryValue> = {}, _signal?: AbortSignal, each?: (item: T) => T): Promise<KubeList<T>> {
     this.listCalls.push(query);
     const next = this.lists.shift();
     if (!next) throw new Error('unexpected list');
     if (next instanceof Error) throw next;
-    return next as unknown as KubeList<T>;
+    const answer = next as unknown as KubeList<T>;
+    return each ? { ...answer, items: answer.items.map(each) } : answer;
   }
 
   watch(_path: string, query: Record<string, QueryValue>, onEvent: (e: WatchEvent) => void, onClose: (err?: KubeApiError) => void): WatchHandle {
@@ -167,6 +168,7 @@ describe('shared/kube/informer', () => {
       source.lists.push(list('10', managed('a', '5')));
       start(compactObject(new StringInterner()));
       await until(() => source.watches.length === 1, 'the watch');
+      expect(informer.get('n/a')?.metadata, 'listed').to.not.have.property('managedFields');
       const handed: unknown[] = [];
       informer.onUpdate((_old, cur) => handed.push(cur.metadata.managedFields));
       source.lastWatch().emit({ type: 'MODIFIED', object: managed('a', '12') });
