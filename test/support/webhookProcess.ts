@@ -3,7 +3,7 @@
 // (the stack's webhook.kubeconfig) — so a test can run a second replica, or one it may kill.
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { request } from 'node:https';
+import { httpsGet } from './https.ts';
 import { join } from 'node:path';
 import { freePort } from '../controlplane/cluster.ts';
 import { spawnEntryPoint } from './nodeProcess.ts';
@@ -27,18 +27,8 @@ export function webhookTlsFiles(stackDir: string) {
   return { dir, cert: join(dir, 'tls.crt'), key: join(dir, 'tls.key'), ca: join(dir, 'ca.crt') };
 }
 
-function httpsGet(url: string, ca: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve) => {
-    const req = request(url, { ca, timeout: 3_000 }, (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', (e) => resolve({ status: 0, body: e.message }));
-    req.end();
-  });
-}
+/** A GET that never throws: a connection error is status 0 (the caller polls until ready). */
+const tryGet = (url: string, ca: string) => httpsGet(url, ca, 3_000).catch((e: unknown) => ({ status: 0, body: (e as Error).message }));
 
 /** Starts a webhook replica and waits until it answers /readyz. */
 export async function startWebhookProcess(opts: {
@@ -66,7 +56,7 @@ export async function startWebhookProcess(opts: {
   const { child, exited, kill, log } = started;
   const url = `https://127.0.0.1:${port}`;
   // The CA is re-read per call: a certificate renewal keeps it, but a test may replace it.
-  const get = (path: string) => httpsGet(`${url}${path}`, readFileSync(tls.ca, 'utf8'));
+  const get = (path: string) => tryGet(`${url}${path}`, readFileSync(tls.ca, 'utf8'));
   const proc: WebhookProcess = {
     name: opts.name,
     log,

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:tls';
-import { request } from 'node:https';
+import { webhookMetricsText } from '../../support/https.ts';
 import { join } from 'node:path';
 import { ensureWebhookCerts } from '../../../certs/webhook.ts';
 import { PROJECT_ROOT } from '../../controlplane/build.ts';
@@ -23,18 +23,6 @@ function servedSerial(port: number, ca: string): Promise<string> {
       resolve(serial.toUpperCase());
     });
     socket.on('error', reject);
-  });
-}
-
-function get(url: string, ca: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    request(url, { ca }, (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString()));
-      res.on('end', () => resolve(body));
-    })
-      .on('error', reject)
-      .end();
   });
 }
 
@@ -79,7 +67,7 @@ describe('install and operations (real apiserver)', function () {
 
   it('exposes admission latency histograms with non-zero counts on /metrics', async function () {
     const stack = testStack();
-    const body = await get(`${stack.webhookUrl}/metrics`, stack.caPem);
+    const body = await webhookMetricsText(stack.webhookUrl, stack.caPem);
     const count = /planwarden_admission_duration_seconds_count\{[^}]*\} (\d+)/.exec(body);
     expect(count, body.slice(0, 500)).to.not.equal(null);
     const total = [...body.matchAll(/planwarden_admission_duration_seconds_count\{[^}]*\} (\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);

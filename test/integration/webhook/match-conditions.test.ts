@@ -5,29 +5,16 @@
 // server-side apply passes "id": null through. test/unit/webhook/matchConditions.test.ts
 // shows that nothing skipped could have been refused, warned about or patched.
 import { expect } from 'chai';
-import { request } from 'node:https';
+import { webhookMetricsText } from '../../support/https.ts';
 import { createKubeClient, type KubeClient } from '../../../shared/kube/client.ts';
 import type { Instance } from '../../../shared/api/schema.ts';
 import { kubeConfig, kubectl, kubectlOk, testStack, useNamespace } from '../fixture.ts';
 import { dummyOperatorVersion, instance, json, TEST_CONTROLLER_LABEL } from '../objects.ts';
 
-function webhookMetrics(): Promise<string> {
-  const stack = testStack();
-  return new Promise((resolve, reject) => {
-    const req = request(`${stack.webhookUrl}/metrics`, { ca: stack.caPem, timeout: 5_000 }, (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString()));
-      res.on('end', () => resolve(body));
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 /** Reviews of Instance writes each Instance webhook answered, any operation and verdict. */
 async function calls(): Promise<{ validate: number; mutate: number }> {
-  const body = await webhookMetrics();
+  const stack = testStack();
+  const body = await webhookMetricsText(stack.webhookUrl, stack.caPem);
   const sum = (path: string) =>
     [...body.matchAll(new RegExp(String.raw`^planwarden_admission_requests_total\{webhook="${path}",operation="[A-Z]+",verdict="[a-z]+"\} (\d+)$`, 'gm'))].reduce(
       (n, m) => n + Number(m[1]),

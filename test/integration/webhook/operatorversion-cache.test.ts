@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { request } from 'node:https';
+import { webhookMetricsText } from '../../support/https.ts';
 import { join } from 'node:path';
 import { createKubeClient, KubeApiError, type KubeClient } from '../../../shared/kube/client.ts';
 import type { Instance, OperatorVersion } from '../../../shared/api/schema.ts';
@@ -15,19 +15,6 @@ import { testValidatingWebhook } from '../../support/webhookConfigs.ts';
 import { startWebhookProcess, type WebhookProcess } from '../../support/webhookProcess.ts';
 import { kubeConfig, kubectl, kubectlOk, testKubeconfig, testStack, useNamespace } from '../fixture.ts';
 import { dummyOperatorVersion, instance, json, TEST_CONTROLLER_LABEL } from '../objects.ts';
-
-function httpsGet(url: string, ca: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { ca, timeout: 5_000 }, (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString()));
-      res.on('end', () => resolve(body));
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 /** planwarden_admission_operatorversion_reads_total by source, from a /metrics body. */
 function reads(body: string): { cache: number; api: number } {
@@ -72,11 +59,11 @@ describe('webhook: OperatorVersions from a watch-backed cache', function () {
 
   it('judges triggers with the cached OperatorVersion, not a GET each', async function () {
     const stack = testStack();
-    const before = reads(await httpsGet(`${stack.webhookUrl}/metrics`, stack.caPem));
+    const before = reads(await webhookMetricsText(stack.webhookUrl, stack.caPem));
     const N = 10;
     // Triggers of the plan that runs restart it: each is admitted.
     for (let i = 0; i < N; i++) await patchInstance('db', trigger('update', `cached-${i}`));
-    const after = reads(await httpsGet(`${stack.webhookUrl}/metrics`, stack.caPem));
+    const after = reads(await webhookMetricsText(stack.webhookUrl, stack.caPem));
     await completed(`cached-${N - 1}`);
     // One trigger may meet the cache between two watches (a reconnect every 60–120 s).
     expect(after.cache - before.cache, 'reads served from the cache').to.be.at.least(N - 1);

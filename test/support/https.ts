@@ -1,0 +1,21 @@
+// One HTTPS GET for tests that read a webhook's /metrics, /readyz and the like, trusting `ca`.
+import { request } from 'node:https';
+
+/** The answer's status and body; rejects on a connection error or after `timeoutMs`. */
+export function httpsGet(url: string, ca: string, timeoutMs = 5_000): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { ca, timeout: timeoutMs }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** The webhook's /metrics text of the test stack at `webhookUrl`. */
+export async function webhookMetricsText(webhookUrl: string, ca: string): Promise<string> {
+  return (await httpsGet(`${webhookUrl}/metrics`, ca)).body;
+}
