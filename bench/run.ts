@@ -347,6 +347,9 @@ async function main(): Promise<void> {
       p99Ms: r(wh?.single.webhook.p99Ms),
       p50Ms: r(wh?.single.webhook.p50Ms),
       ceilingP99Ms: r(wh?.single.bare.p99Ms),
+      rulesRps: r(paired(wh?.rules)?.webhook, 0),
+      rulesRatio: r(paired(wh?.rules)?.ratio, 3),
+      rulesP99Ms: r(wh?.rules.webhook.p99Ms),
       clusterWorkers: wh?.workers ?? null,
       clusterCeilingRps: r(paired(wh?.cluster)?.bare, 0),
       clusterRps: r(paired(wh?.cluster)?.webhook, 0),
@@ -354,7 +357,7 @@ async function main(): Promise<void> {
       clusterP99Ms: r(wh?.cluster.webhook.p99Ms),
       connections: settings.webhook.connections,
       secondsPerRound: settings.webhook.seconds,
-      rounds: wh ? { single: wh.single, cluster: wh.cluster } : null,
+      rounds: wh ? { single: wh.single, cluster: wh.cluster, rules: wh.rules } : null,
       bodyBytes: wh?.bodyBytes ?? null,
     },
     apiserver: {
@@ -416,6 +419,7 @@ async function main(): Promise<void> {
       'webhook: lookups are served from memory (the OperatorVersion the Instance names), so the figure measures the webhook, not an apiserver round trip; ' +
         `the body is a ${wh.bodyBytes}-byte AdmissionReview (UPDATE with oldObject, status, managedFields, a new manual trigger); the webhook logs at info (one line per admission, to /dev/null)`,
       `webhook: autocannon in its own process, ${settings.webhook.connections} keep-alive TLS connections on 127.0.0.1; ${settings.webhook.rounds} rounds of ${settings.webhook.seconds} s per configuration, taking turns (webhook and bare back to back); rps, ceilingRps and ratio come from the round with the median webhook/bare ratio, latencies are medians over rounds (resolution 1 ms); every round is in webhook.rounds`,
+      'webhook.rules*: the bare server judging each request with the webhook\'s own decodeAdmissionReview, /validate/instances handler and encodeVerdict — no express, log line, metrics or handler timeout; rulesRatio = its rps / the bare server\'s (its median-ratio round): the most any Node webhook applying these rules to this body can reach, so ratio / rulesRatio is the part of the ceiling the webhook\'s shell leaves',
       `webhook.cluster*: node:cluster with ${wh.workers} workers (os.availableParallelism()), against a bare server in the same mode; on ${wh.workers} cores the load generator competes with the workers for CPU`,
     );
   }
@@ -437,6 +441,7 @@ async function main(): Promise<void> {
   const rows: Row[] = [
     { figure: 'webhook rps (1 process)', value: results.webhook.rps, unit: 'req/s', baseline: results.webhook.ceilingRps, baselineLabel: 'bare https', ratio: results.webhook.ratio },
     { figure: 'webhook p99 (1 process)', value: results.webhook.p99Ms, unit: 'ms', baseline: results.webhook.ceilingP99Ms, baselineLabel: 'bare https', ratio: ratio(results.webhook.p99Ms, results.webhook.ceilingP99Ms) },
+    { figure: 'rules alone rps (1 process)', value: results.webhook.rulesRps, unit: 'req/s', baseline: paired(wh?.rules)?.bare ?? null, baselineLabel: 'bare https', ratio: results.webhook.rulesRatio },
     { figure: `webhook rps (cluster ×${wh?.workers ?? '?'})`, value: results.webhook.clusterRps, unit: 'req/s', baseline: results.webhook.clusterCeilingRps, baselineLabel: 'bare https', ratio: results.webhook.clusterRatio },
     { figure: 'apiserver overhead p50 (Instance label)', value: results.apiserver.overheadP50Ms, unit: 'ms', baseline: results.apiserver.withoutWebhooks?.p50Ms ?? null, baselineLabel: 'no webhooks', ratio: ratio(results.apiserver.withWebhooks?.p50Ms ?? null, results.apiserver.withoutWebhooks?.p50Ms ?? null) },
     { figure: 'apiserver overhead p99 (Instance label)', value: results.apiserver.overheadP99Ms, unit: 'ms', baseline: results.apiserver.withoutWebhooks?.p99Ms ?? null, baselineLabel: 'no webhooks', ratio: ratio(results.apiserver.withWebhooks?.p99Ms ?? null, results.apiserver.withoutWebhooks?.p99Ms ?? null) },

@@ -1,7 +1,9 @@
 // The webhook throughput benchmark: 16 keep-alive TLS connections on loopback, driven by
 // autocannon in a process of its own, against (a) planwarden's webhook answering a realistic
 // Instance UPDATE and (b) the ceiling, a bare node:https server that parses the same body and
-// answers "allowed" — each in one process, then with node:cluster over every core. The
+// answers "allowed" — each in one process, then with node:cluster over every core — and
+// (c) the rules alone: the webhook's decoder, Instance rules and encoder on the bare server,
+// what any Node webhook judging this body with these rules can at most do. The
 // configurations take turns round by round, so a machine that slows down mid-run slows both.
 import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
@@ -58,6 +60,8 @@ export interface WebhookBenchResult {
   workers: number;
   single: Pairing;
   cluster: Pairing;
+  /** The rules alone (decoder, Instance rules, encoder on the bare server) against the bare server, one process each. */
+  rules: Pairing;
 }
 
 interface Server {
@@ -199,7 +203,7 @@ export async function benchWebhook(o: WebhookBenchOptions): Promise<WebhookBench
 
   const servers: Server[] = [];
   try {
-    const configs = [['bare', 1, false], ['webhook', 1, false], ['bare', workers, true], ['webhook', workers, true]] as const;
+    const configs = [['bare', 1, false], ['webhook', 1, false], ['rules', 1, false], ['bare', workers, true], ['webhook', workers, true]] as const;
     for (const [mode, n, clustered] of configs) {
       const s = await startServer(mode, n, clustered, tls.files, o);
       servers.push(s);
@@ -210,8 +214,8 @@ export async function benchWebhook(o: WebhookBenchOptions): Promise<WebhookBench
 
     const results = new Map<string, LoadResult[]>(servers.map((s) => [s.name, []]));
     for (let round = 1; round <= o.rounds; round++) {
-      // Alternate the order so that neither side always runs right after the other.
-      const order = round % 2 === 1 ? servers : [servers[1]!, servers[0]!, servers[3]!, servers[2]!];
+      // Alternate the order so that no configuration always runs right after another.
+      const order = round % 2 === 1 ? servers : [...servers].reverse();
       for (const s of order) {
         const r = await autocannon(s.url, bodyFile, o.connections, o.seconds);
         if (r.errors > 0 || r.non2xx > 0) throw new Error(`${s.name}: ${r.errors} errors, ${r.non2xx} non-2xx answers under load`);
@@ -219,7 +223,8 @@ export async function benchWebhook(o: WebhookBenchOptions): Promise<WebhookBench
         o.log(`  round ${round}/${o.rounds} ${s.name.padEnd(16)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50Ms} ms  p99 ${r.p99Ms} ms`);
       }
     }
-    const [bareSingle, webhookSingle, bareCluster, webhookCluster] = servers.map((s) => results.get(s.name)!) as [
+    const [bareSingle, webhookSingle, rulesSingle, bareCluster, webhookCluster] = servers.map((s) => results.get(s.name)!) as [
+      LoadResult[],
       LoadResult[],
       LoadResult[],
       LoadResult[],
@@ -230,7 +235,13 @@ export async function benchWebhook(o: WebhookBenchOptions): Promise<WebhookBench
       const byRatio = ratios.map((r, i) => [r, i] as const).sort((a, b) => a[0] - b[0]);
       return { webhook: summarise(webhook), bare: summarise(bare), ratios, medianRound: byRatio[Math.floor((byRatio.length - 1) / 2)]![1] };
     };
-    return { bodyBytes: body.length, workers, single: pair(webhookSingle, bareSingle), cluster: pair(webhookCluster, bareCluster) };
+    return {
+      bodyBytes: body.length,
+      workers,
+      single: pair(webhookSingle, bareSingle),
+      cluster: pair(webhookCluster, bareCluster),
+      rules: pair(rulesSingle, bareSingle),
+    };
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
   }

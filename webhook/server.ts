@@ -3,8 +3,9 @@
 import { createHash, createPrivateKey, X509Certificate } from 'node:crypto';
 import { watch, type FSWatcher } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
+import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
@@ -481,6 +482,37 @@ const REQUEST_TIMEOUT_MS = 130_000;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+type MessageConstructors = Required<Pick<http.ServerOptions, 'IncomingMessage' | 'ServerResponse'>>;
+
+/**
+ * Request and response classes whose instances are born with the app's prototypes
+ * (`app.request`, `app.response`). For every request express sets those prototypes on the
+ * objects node made (`Object.setPrototypeOf` in `app.handle`); that change of prototype on
+ * two live objects sends node's own HTTP code, which then meets them, onto slow paths, and was
+ * most of express's cost: ~120 µs of CPU per request on the reference machine, as much as the
+ * whole bare server (bench/README.md, "What express costs"). With these classes express sets
+ * the prototype each object already has, which changes nothing. node's `http` calls the
+ * constructors with `new`, as it calls its own.
+ */
+export function expressMessageClasses(app: express.Express): MessageConstructors {
+  const base = { IncomingMessage: http.IncomingMessage, ServerResponse: http.ServerResponse };
+  // Both are ES5 constructor functions (node builds them with .call on their parents); should
+  // a node version make them classes, which cannot be called, keep node's own.
+  if ([base.IncomingMessage, base.ServerResponse].some((c) => Function.prototype.toString.call(c).startsWith('class'))) return base;
+  function AppRequest(this: http.IncomingMessage, socket: Socket): void {
+    (http.IncomingMessage as unknown as (this: http.IncomingMessage, socket: Socket) => void).call(this, socket);
+  }
+  AppRequest.prototype = app.request;
+  function AppResponse(this: http.ServerResponse, req: http.IncomingMessage, options?: unknown): void {
+    (http.ServerResponse as unknown as (this: http.ServerResponse, req: http.IncomingMessage, options?: unknown) => void).call(this, req, options);
+  }
+  AppResponse.prototype = app.response;
+  return {
+    IncomingMessage: AppRequest as unknown as typeof http.IncomingMessage,
+    ServerResponse: AppResponse as unknown as typeof http.ServerResponse,
+  };
+}
+
 export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
   const { logger } = options;
   const initial = await loadCertificatePair(options);
@@ -496,6 +528,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
       headersTimeout: HEADERS_TIMEOUT_MS,
       requestTimeout: REQUEST_TIMEOUT_MS,
+      ...expressMessageClasses(app),
     },
     (req, res) => {
       // While stopping, every answer closes its connection, so in-flight work drains out.

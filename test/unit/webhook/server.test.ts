@@ -5,7 +5,10 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
@@ -18,6 +21,7 @@ import { allow, deny, type Verdict } from '../../../webhook/rules/verdict.ts';
 import {
   DEFAULT_BODY_LIMIT_BYTES,
   answerAdmission,
+  expressMessageClasses,
   startWebhookServer,
   type WebhookRoutes,
   type WebhookServer,
@@ -194,6 +198,25 @@ describe('webhook/server', function () {
     });
     afterEach(async function () {
       await srv.stop();
+    });
+
+    it('serves express objects that already have its prototypes: no request changes a prototype (expressMessageClasses)', async function () {
+      const original = Object.setPrototypeOf;
+      const changed: string[] = [];
+      Object.setPrototypeOf = (o: object, proto: object | null) => {
+        if (o instanceof http.IncomingMessage || o instanceof http.ServerResponse) {
+          if (Object.getPrototypeOf(o) !== proto) changed.push(o.constructor.name);
+        }
+        return original(o, proto) as object;
+      };
+      try {
+        const r = await post(srv.port, ca.certPem, review());
+        expect(r.status).to.equal(200);
+        expect(r.json.response.allowed).to.equal(true);
+      } finally {
+        Object.setPrototypeOf = original;
+      }
+      expect(changed).to.deep.equal([]);
     });
 
     it('answers a valid review with the handler verdict under the same uid', async function () {
@@ -534,5 +557,41 @@ describe('webhook/server', function () {
       expect(a.body.response.status?.code).to.equal(500);
       expect(a.body.response.status?.message).to.contain('internal error (timed out), see webhook logs');
     });
+  });
+});
+
+describe('webhook/server expressMessageClasses', function () {
+  // The server hands express objects that already have the app's prototypes, so the
+  // prototype swap express makes per request changes nothing (bench/README.md).
+  it('gives every request and response the app prototypes before express sees them, and express works on them', async function () {
+    const app = express();
+    const seen: { req: boolean; res: boolean; message: boolean; outgoing: boolean }[] = [];
+    app.get('/x/:name', (req, res) => {
+      res.status(201).json({ path: req.path, name: req.params.name, query: req.query.q, app: req.app === app });
+    });
+    const server = http.createServer({ ...expressMessageClasses(app) }, (req, res) => {
+      seen.push({
+        req: Object.getPrototypeOf(req) === app.request,
+        res: Object.getPrototypeOf(res) === app.response,
+        message: req instanceof http.IncomingMessage,
+        outgoing: res instanceof http.ServerResponse,
+      });
+      app(req, res);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      for (let i = 0; i < 2; i++) {
+        const answer = await fetch(`http://127.0.0.1:${port}/x/kafka?q=${i}`);
+        expect(answer.status).to.equal(201);
+        expect(await answer.json()).to.deep.equal({ path: '/x/kafka', name: 'kafka', query: String(i), app: true });
+      }
+      expect(seen).to.deep.equal([
+        { req: true, res: true, message: true, outgoing: true },
+        { req: true, res: true, message: true, outgoing: true },
+      ]);
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
   });
 });
