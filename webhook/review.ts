@@ -195,7 +195,8 @@ const fail = (problem: DecodeProblem, detail: string, extra: Partial<DecodeFailu
  * request is for one of `expectedKinds` (request.kind.kind).
  */
 export function decodeAdmissionReview(body: string | Uint8Array | undefined, expectedKinds: readonly string[]): Decoded {
-  const text = body === undefined ? '' : typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
+  // Read in place: Buffer.from(aUint8Array) would copy the whole body first.
+  const text = body === undefined ? '' : typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
   let value: unknown;
   try {
     value = JSON.parse(text);
