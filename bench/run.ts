@@ -443,6 +443,7 @@ async function main(): Promise<void> {
   const rows: Row[] = [
     { figure: 'webhook rps (1 process)', value: results.webhook.rps, unit: 'req/s', baseline: results.webhook.ceilingRps, baselineLabel: 'bare https', ratio: results.webhook.ratio },
     { figure: 'webhook p99 (1 process)', value: results.webhook.p99Ms, unit: 'ms', baseline: results.webhook.ceilingP99Ms, baselineLabel: 'bare https', ratio: ratio(results.webhook.p99Ms, results.webhook.ceilingP99Ms) },
+    { figure: 'rules alone p99 (1 process)', value: results.webhook.rulesP99Ms, unit: 'ms', baseline: results.webhook.ceilingP99Ms, baselineLabel: 'bare https', ratio: ratio(results.webhook.rulesP99Ms, results.webhook.ceilingP99Ms) },
     { figure: 'rules alone rps (1 process)', value: results.webhook.rulesRps, unit: 'req/s', baseline: paired(wh?.rules)?.bare ?? null, baselineLabel: 'bare https', ratio: results.webhook.rulesRatio },
     { figure: `webhook rps (cluster ×${wh?.workers ?? '?'})`, value: results.webhook.clusterRps, unit: 'req/s', baseline: results.webhook.clusterCeilingRps, baselineLabel: 'bare https', ratio: results.webhook.clusterRatio },
     { figure: 'apiserver overhead p50 (Instance label)', value: results.apiserver.overheadP50Ms, unit: 'ms', baseline: results.apiserver.withoutWebhooks?.p50Ms ?? null, baselineLabel: 'no webhooks', ratio: ratio(results.apiserver.withWebhooks?.p50Ms ?? null, results.apiserver.withoutWebhooks?.p50Ms ?? null) },
