@@ -200,10 +200,13 @@ function admissionFacts(v: AdmissionView): TriggerFacts {
   const running = runningPlan(object);
   const abortEdge = old !== undefined && pe?.abort === true && before?.planExecution?.abort !== true;
   const consumed = object.status?.applied?.planExecution;
+  // A write that names the consumed trigger again starts nothing, and is told so — also when
+  // abort is still true from an earlier abort (then it would start nothing twice over); only
+  // an abort turning on, which consumes what it carries, is not a trigger at all.
   const consumedAgain =
     old !== undefined &&
     pe !== undefined &&
-    pe.abort !== true &&
+    !abortEdge &&
     triggerIdentity(pe) !== triggerIdentity(before?.planExecution) &&
     triggerIdentity(pe) === triggerIdentity(consumed)
       ? { plan: pe.planName, id: pe.id ?? '' }

@@ -422,6 +422,18 @@ function runSequence(create: Creation, steps: Step[]): void {
 describe('trigger policy: the model (webhook × controller × engine)', function () {
   this.timeout(600_000);
 
+  // Found by a random run (seed 479080067): a trigger that names the consumed (planName, id)
+  // again while abort is still true from an earlier abort was admitted without a word.
+  it('warns when a write names the consumed trigger again while abort is still true', function () {
+    runSequence({ planExecution: { planName: 'backup', id: 'c1' }, tag: undefined }, [
+      { w: 'controller', outcome: 'done' },
+      { w: 'controller', outcome: 'inProgress' },
+      { w: 'trigger', plan: 'deploy', id: undefined, abort: undefined, style: 'merge' },
+      { w: 'abort' },
+      { w: 'trigger', plan: 'backup', id: undefined, abort: undefined, style: 'merge' },
+    ]);
+  });
+
   it(`keeps the promise over ${RUNS.toLocaleString('en')} random write sequences`, function () {
     const seed = process.env.PLANWARDEN_MODEL_SEED;
     fc.assert(
