@@ -41,13 +41,13 @@ export function createEventRecorder(kube: KubeClient, logger: Logger, options: E
   const component = options.component ?? 'planwarden-controller';
   const maxQueued = options.maxQueued ?? DEFAULT_MAX_QUEUED_EVENTS;
   const concurrency = Math.max(1, options.concurrency ?? DEFAULT_EVENT_CONCURRENCY);
-  const queue: object[] = [];
+  const queue: { event: object; reason: string }[] = [];
   let inFlight = 0;
   let dropping = false;
 
   const pump = () => {
     while (inFlight < concurrency && queue.length > 0) {
-      const { event, reason } = queue.shift() as { event: object; reason: string };
+      const { event, reason } = queue.shift()!;
       inFlight += 1;
       kube
         .create(event as never)

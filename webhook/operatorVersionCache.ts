@@ -19,7 +19,7 @@
 //   judges every request again with the same policy (shared/plan/policy.ts) against the
 //   OperatorVersion it sees when it starts the plan, and refuses or holds it with the same
 //   rule id and message on PlanRunning and in an Event — never silently.
-import { KubeApiError, type KubeClient, type KubeStatus, type QueryValue, type WatchEvent, type WatchHandle } from '../shared/kube/client.ts';
+import { KubeApiError, watchEventError, type KubeClient, type KubeStatus, type QueryValue, type WatchEvent, type WatchHandle } from '../shared/kube/client.ts';
 import { Informer, type RestartBackoff } from '../shared/kube/informer.ts';
 import { errorFields, silentLogger, type Logger } from '../shared/log.ts';
 import { GROUP, VERSION, type OperatorVersion } from '../shared/api/schema.ts';
@@ -46,10 +46,6 @@ function deepFreeze(value: unknown): void {
   if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
   Object.freeze(value);
   for (const v of Object.values(value)) deepFreeze(v);
-}
-
-function watchError(status: KubeStatus): KubeApiError {
-  return new KubeApiError(status.code ?? 0, status.reason ?? 'WatchError', `watch ${OPERATOR_VERSIONS_PATH}: ${status.message ?? 'error event'}`, status);
 }
 
 export class OperatorVersionCache {
@@ -92,7 +88,7 @@ export class OperatorVersionCache {
             query,
             (event: WatchEvent) => {
               if (event.type !== 'ERROR') this.heard();
-              else if ((event.object as KubeStatus).code !== 410) this.failed('watch', watchError(event.object as KubeStatus));
+              else if ((event.object as KubeStatus).code !== 410) this.failed('watch', watchEventError(OPERATOR_VERSIONS_PATH, event.object as KubeStatus));
               onEvent(event);
             },
             (err) => {

@@ -173,11 +173,16 @@ interface BodyRefusal {
 }
 
 /**
- * The raw request body, at most `limit` bytes: a declared Content-Length over the limit is
+ * The raw body of a request that says it is JSON, at most `limit` bytes: any other media
+ * type is refused unread, a declared Content-Length over the limit is
  * refused before a byte is read, a body that grows past it while streaming is cut off. The
  * apiserver never compresses review bodies; refusing encodings also rules out zip bombs.
  */
 async function readBody(req: Request, limit: number): Promise<Buffer | BodyRefusal> {
+  const contentType = req.headers['content-type'];
+  if (!isJsonContentType(contentType)) {
+    return { reason: 'unsupported-media-type', status: 415, error: `content-type must be application/json, got ${JSON.stringify(contentType ?? '')}`, detail: contentType ?? '' };
+  }
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
   if (encoding !== 'identity') {
     return { reason: 'unsupported-media-type', status: 415, error: `unsupported content encoding "${encoding}"`, detail: encoding };
@@ -237,18 +242,12 @@ export function createWebhookApp(options: WebhookAppOptions): express.Express {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 
-  // Each admission route is one handler and nothing else in front of it: it checks the
-  // media type, reads the raw body within the limit, answers, and writes the answer with
+  // Each admission route is one handler and nothing else in front of it: it reads the raw
+  // body (JSON only, within the limit), answers, and writes the answer with
   // one writeHead/end (no body-parser layers, no res.json content negotiation per request).
   for (const [path, route] of Object.entries(handlers)) {
     if (!path.startsWith('/')) throw new Error(`webhook path ${JSON.stringify(path)} must start with "/"`);
     app.post(path, async (req: Request, res: Response) => {
-      if (!isJsonContentType(req.headers['content-type'])) {
-        metrics.countBadRequest(path, 'unsupported-media-type');
-        logger.warn({ webhook: path, contentType: req.headers['content-type'] }, 'admission request is not application/json');
-        sendError(res, 415, `content-type must be application/json, got ${JSON.stringify(req.headers['content-type'] ?? '')}`);
-        return;
-      }
       const body = await readBody(req, bodyLimit);
       if (!Buffer.isBuffer(body)) {
         metrics.countBadRequest(path, body.reason);

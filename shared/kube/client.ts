@@ -147,6 +147,11 @@ export class KubeApiError extends Error {
   }
 }
 
+/** The error an ERROR event of a watch on `path` stands for (its Status, or "error event"). */
+export function watchEventError(path: string, status: KubeStatus): KubeApiError {
+  return new KubeApiError(status.code ?? 0, status.reason ?? 'WatchError', `watch ${path}: ${status.message ?? 'error event'}`, status);
+}
+
 /** How a caller should treat a failure. */
 export type ApiErrorClass = 'notFound' | 'conflict' | 'gone' | 'transient' | 'fatal';
 

@@ -4,7 +4,7 @@
 // last resourceVersion, with bookmarks), relists when the server says the version expired,
 // restarts failed lists and watches with jittered exponential backoff, and gives each watch
 // a server-side timeout plus a stall guard. It never polls.
-import { classifyApiError, KubeApiError, type KubeClient, type KubeObjectLike, type KubeStatus, type QueryValue, type WatchHandle } from './client.ts';
+import { classifyApiError, KubeApiError, watchEventError, type KubeClient, type KubeObjectLike, type KubeStatus, type QueryValue, type WatchHandle } from './client.ts';
 import { errorFields, silentLogger, type Logger } from '../log.ts';
 
 /** The read side of a cache of objects: what a reconciler looks things up in. */
@@ -330,7 +330,7 @@ export class Informer<T extends KubeObjectLike> implements ObjectCache<T> {
           if (event.type === 'ERROR') {
             const status = event.object as KubeStatus;
             if (status.code === 410) settle(undefined, true);
-            else settle(new KubeApiError(status.code ?? 0, status.reason ?? 'WatchError', `watch ${this.options.path}: ${status.message ?? 'error event'}`, status));
+            else settle(watchEventError(this.options.path, status));
             return;
           }
           const received = event.object as T;
