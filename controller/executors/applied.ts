@@ -6,7 +6,7 @@ import type { Instance, OperatorVersion, Task } from '../../shared/api/schema.ts
 import { apiErrorMessage, classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
 import { isObservation, planIdentity } from './context.ts';
 import { describeObject, judgeHealth } from './health.ts';
-import { renderResources } from './render.ts';
+import { renderResources } from '../../shared/template/render.ts';
 import { LOCKED_DOWN, type TenancyPolicy } from './tenancy.ts';
 
 /** How the applied objects are, worst first: one is gone, one failed, one could not be read, one is progressing, all current. */

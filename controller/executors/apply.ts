@@ -17,7 +17,7 @@ import {
   type Observation,
 } from './context.ts';
 import { combineHealth, describeObject, judgeHealth, type Health } from './health.ts';
-import { renderResources } from './render.ts';
+import { renderResources } from '../../shared/template/render.ts';
 import { LABEL_INSTANCE, LABEL_PLAN } from '../../shared/api/names.ts';
 
 

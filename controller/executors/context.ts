@@ -3,7 +3,7 @@
 import type { Instance, OperatorVersion, Task } from '../../shared/api/schema.ts';
 import type { TaskOutcome } from '../engine/types.ts';
 import { apiErrorMessage, classifyApiError, KubeApiError, type KubeClient } from '../../shared/kube/client.ts';
-import type { RenderVars } from './render.ts';
+import type { RenderVars } from '../../shared/template/render.ts';
 import {
   bindingHint,
   explainForbidden,

@@ -6,7 +6,7 @@
 import type { KubeResource, ResourceRef } from '../../shared/kube/client.ts';
 import { isObservation, observationForError, renderVarsOf, scopeViolationOf, TenantExecutor, type ExecutionContext, type Observation } from './context.ts';
 import { describeObject } from './health.ts';
-import { renderResources } from './render.ts';
+import { renderResources } from '../../shared/template/render.ts';
 import { servedResource } from './tenancy.ts';
 
 export type DeletionState = 'gone' | 'deleting' | 'present';

@@ -7,7 +7,7 @@ import type { KubeResource } from '../../shared/kube/client.ts';
 import { millisOf } from '../../shared/time.ts';
 import { isObservation, observationForError, renderVarsOf, scopeViolationOf, TenantExecutor, type ExecutionContext, type Observation } from './context.ts';
 import { describeObject } from './health.ts';
-import { renderTemplate, type RenderVars } from './render.ts';
+import { renderTemplate, type RenderVars } from '../../shared/template/render.ts';
 import { servedResource } from './tenancy.ts';
 
 export interface WaitInput {

@@ -106,6 +106,10 @@ export const TASK_KINDS = ['Apply', 'Delete', 'Wait', 'Dummy'] as const;
 export type TaskKind = (typeof TASK_KINDS)[number];
 export const RESERVED_PLANS = ['deploy', 'update', 'upgrade', 'cleanup'] as const;
 
+/** KUDO's parameter type names. Instance values are always strings; these say how they read. */
+export const PARAMETER_TYPES = ['string', 'integer', 'number', 'boolean', 'array', 'map'] as const;
+export type ParameterType = (typeof PARAMETER_TYPES)[number];
+
 export const ParameterSchema = described(
   obj({
   name: str({ minLength: 1 }),
@@ -114,6 +118,14 @@ export const ParameterSchema = described(
   required: opt(bool()),
   immutable: opt(bool()),
   trigger: opt(str()),
+  // A plain string in the schema so that the webhook, not the apiserver's enum check,
+  // refuses a bad one with the parameter's name and the allowed types.
+  type: opt(Type.Unsafe<ParameterType>({ type: 'string' })),
+  enum: opt(Type.Array(str())),
+  pattern: opt(str()),
+  minimum: opt(Type.Number()),
+  maximum: opt(Type.Number()),
+  perRun: opt(bool()),
 }),
   'A parameter of the blueprint: set on the Instance in spec.parameters, read by templates as {{ .Params.NAME }}.',
   {
@@ -123,6 +135,12 @@ export const ParameterSchema = described(
   required: 'The Instance must set a value (when there is no default).',
   immutable: 'The value may not change after the Instance is created (except on upgrade).',
   trigger: 'The plan a change of this parameter runs; default: update, else deploy.',
+  type: 'How the value (always written as a string) reads: string (default), integer, number, boolean, array or map (YAML/JSON text of that shape). Checked at apply time.',
+  enum: 'The allowed values, as strings; any other is refused at apply time.',
+  pattern: 'For strings: a regular expression (RE2 syntax, matched in linear time) the whole value must match.',
+  minimum: 'For integer and number: the smallest allowed value.',
+  maximum: 'For integer and number: the largest allowed value.',
+  perRun: 'true: a trigger may give a value for one run in spec.planExecution.parameters (it never changes spec.parameters).',
   },
 );
 export type Parameter = Static<typeof ParameterSchema>;
@@ -319,12 +337,14 @@ export const PlanExecutionSchema = described(
   planName: str({ minLength: 1 }),
   id: opt(str({ minLength: 1, maxLength: 253 })),
   abort: opt(bool()),
+  parameters: opt(mapOf(str())),
 }),
   'A manual trigger (KEP-20): the request to run one plan, or to abort the running one.',
   {
   planName: 'The plan to run (not cleanup). kubectl planwarden plan trigger writes it for you.',
   id: 'The trigger\'s identity: a new id runs the plan again; the same id never runs twice. Filled in when absent.',
   abort: 'true: stop the running plan (acts once, when it turns true). A new trigger needs abort: false.',
+  parameters: 'Values for this one run, for parameters declared perRun: true; they override spec.parameters for the run only and never change them.',
   },
 );
 export type PlanExecution = Static<typeof PlanExecutionSchema>;
@@ -445,6 +465,8 @@ export const PlanStatusSchema = described(
   finishedAt: opt(dateTime()),
   lastUpdatedTimestamp: opt(dateTime()),
   message: opt(str()),
+  parameters: opt(mapOf(str())),
+  requestedBy: opt(str()),
   phases: opt(Type.Array(PhaseStatusSchema)),
 }),
   'The latest run of one plan.',
@@ -458,6 +480,8 @@ export const PlanStatusSchema = described(
   finishedAt: 'When it ended.',
   lastUpdatedTimestamp: 'When this entry last changed.',
   message: 'A summary, e.g. why it failed.',
+  parameters: 'The per-run values the run was given (spec.planExecution.parameters), if any.',
+  requestedBy: 'Who asked for the run: the user whose write introduced the trigger, or what did (create, drift, schedule:<name> …). Taken from the admission request, never from the client.',
   phases: 'Per-phase progress.',
   },
 );
@@ -490,6 +514,8 @@ export const HistoryEntrySchema = described(
   startedAt: opt(dateTime()),
   finishedAt: opt(dateTime()),
   message: opt(str()),
+  parameters: opt(mapOf(str())),
+  requestedBy: opt(str()),
 }),
   'A finished run, kept for history.',
   {
@@ -501,6 +527,8 @@ export const HistoryEntrySchema = described(
   startedAt: 'When it started.',
   finishedAt: 'When it ended.',
   message: 'A summary.',
+  parameters: 'The per-run values the run was given, if any.',
+  requestedBy: 'Who asked for the run (as planStatus.<plan>.requestedBy).',
   },
 );
 export type HistoryEntry = Static<typeof HistoryEntrySchema>;

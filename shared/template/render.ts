@@ -6,7 +6,7 @@
 // as text/template does: `quote` them where YAML could misread them. Then the text is parsed
 // as (multi-document) YAML into objects.
 import { parseAllDocuments } from 'yaml';
-import type { KubeResource } from '../../shared/kube/client.ts';
+import type { KubeResource } from '../kube/client.ts';
 
 /** What templates can refer to. */
 export interface RenderVars {

@@ -1,7 +1,7 @@
 // Template rendering: the supported subset renders like Go templates; everything else is
 // refused with the template's name, the problem and the line.
 import { expect } from 'chai';
-import { parseManifests, renderManifests, renderResources, renderTemplate, type RenderVars } from '../../../../controller/executors/render.ts';
+import { parseManifests, renderManifests, renderResources, renderTemplate, type RenderVars } from '../../../../shared/template/render.ts';
 
 const VARS: RenderVars = {
   params: { REPLICAS: '3', IMAGE: 'nginx:1.27', EMPTY: '', MODE: 'Fast' },
