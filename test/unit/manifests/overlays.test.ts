@@ -222,12 +222,13 @@ describe('install manifests', function () {
         }
       });
 
-      it('installs the four CRDs exactly as shared/api defines them', () => {
+      it('installs the five CRDs exactly as shared/api defines them', () => {
         const crds = ofKind<K8sObject & { spec: unknown }>(objects, 'CustomResourceDefinition');
         expect(crds.map((c) => c.metadata.name)).to.have.members([
           'operatorversions.planwarden.dev',
           'instances.planwarden.dev',
           'updateplans.planwarden.dev',
+          'fleetrollouts.planwarden.dev',
           'updateinformers.planwarden.dev',
         ]);
         for (const kind of ALL_KINDS) {
