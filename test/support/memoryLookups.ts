@@ -12,6 +12,10 @@ export interface MemoryLookups extends WebhookLookups {
   /** `namespace/name` of the ServiceAccounts that exist. */
   serviceAccounts: Set<string>;
   reservations: Map<string, Reservation>;
+  /** `username/namespace` pairs where that user may not patch Instances (SubjectAccessReview says no). */
+  forbidden: Set<string>;
+  /** Namespace labels (namespaces not listed have none). */
+  namespaceLabels: Map<string, Record<string, string>>;
   /** Every call made, by method name (for asserting what a handler looked up). */
   calls: Record<string, number>;
 }
@@ -32,6 +36,8 @@ export function memoryLookups(seed: { operatorVersions?: OperatorVersion[]; upda
   const reservations = new Map<string, Reservation>();
   const serviceAccounts = new Set(seed.serviceAccounts ?? []);
   const calls: Record<string, number> = {};
+  const forbidden = new Set<string>();
+  const namespaceLabels = new Map<string, Record<string, string>>();
   const count = (m: string) => (calls[m] = (calls[m] ?? 0) + 1);
   for (const o of seed.operatorVersions ?? []) operatorVersions.set(key(o.metadata.namespace ?? '', o.metadata.name ?? ''), o);
   for (const o of seed.updatePlans ?? []) updatePlans.set(key(o.metadata.namespace ?? '', o.metadata.name ?? ''), o);
@@ -45,6 +51,21 @@ export function memoryLookups(seed: { operatorVersions?: OperatorVersion[]; upda
     serviceAccounts,
     reservations,
     calls,
+    forbidden,
+    namespaceLabels,
+    async listInstancesAcrossNamespaces() {
+      count('listInstancesAcrossNamespaces');
+      return structuredClone([...instances.values()]);
+    },
+    async listNamespaces() {
+      count('listNamespaces');
+      const names = new Set([...[...instances.values()].map((i) => i.metadata.namespace ?? ''), ...namespaceLabels.keys()]);
+      return [...names].map((name) => ({ name, labels: { 'kubernetes.io/metadata.name': name, ...namespaceLabels.get(name) } }));
+    },
+    async userMay(user, _verb, _resource, namespace) {
+      count('userMay');
+      return !forbidden.has(`${user.username}/${namespace}`);
+    },
     async getOperatorVersion(namespace, name) {
       count('getOperatorVersion');
       return copy(operatorVersions.get(key(namespace, name)));

@@ -19,6 +19,8 @@ const ROUTES: Record<string, string> = {
   'updateplans.planwarden.dev': '/validate/updateplans',
   'instance-defaults.planwarden.dev': '/mutate/instances',
   'instance-status-defaults.planwarden.dev': '/mutate/instances-status',
+  'fleetrollouts.planwarden.dev': '/validate/fleetrollouts',
+  'fleetrollout-author.planwarden.dev': '/mutate/fleetrollouts',
 };
 
 // --- the shapes read below ---
@@ -247,10 +249,12 @@ describe('install manifests', function () {
             'instance-status.planwarden.dev',
             'operatorversions.planwarden.dev',
             'updateplans.planwarden.dev',
+            'fleetrollouts.planwarden.dev',
           ]);
           expect(mutating.webhooks.map((w) => w.name)).to.have.members([
             'instance-defaults.planwarden.dev',
             'instance-status-defaults.planwarden.dev',
+            'fleetrollout-author.planwarden.dev',
           ]);
         });
 
@@ -262,6 +266,9 @@ describe('install manifests', function () {
           ['updateplans.planwarden.dev', 'updateplans', ['CREATE', 'UPDATE'], 'NoneOnDryRun'],
           ['instance-defaults.planwarden.dev', 'instances', ['CREATE', 'UPDATE'], 'None'],
           ['instance-status-defaults.planwarden.dev', 'instances/status', ['UPDATE'], 'None'],
+          // Cluster-scoped; SubjectAccessReviews at creation change nothing.
+          ['fleetrollouts.planwarden.dev', 'fleetrollouts', ['CREATE', 'UPDATE'], 'None'],
+          ['fleetrollout-author.planwarden.dev', 'fleetrollouts', ['CREATE'], 'None'],
         ];
         for (const [name, resource, operations, sideEffects] of expectations) {
           it(`${name} guards ${operations.join('/')} of ${resource}, fails closed within 5 s, side effects ${sideEffects}`, () => {
@@ -274,7 +281,7 @@ describe('install manifests', function () {
                 apiVersions: ['v1alpha1'],
                 resources: [resource],
                 operations,
-                scope: 'Namespaced',
+                scope: resource === 'fleetrollouts' ? 'Cluster' : 'Namespaced',
               },
             ]);
             expect(w.failurePolicy).to.equal('Fail');
