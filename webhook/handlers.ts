@@ -14,7 +14,7 @@ import { admitInstance, type InstanceAdmissionContext } from './rules/instance.t
 import { mutateInstance } from './rules/instanceMutate.ts';
 import { admitInstanceStatus, mutateInstanceStatus } from './rules/instanceStatus.ts';
 import { admitOperatorVersion, NO_ALLOWANCE, type TenancyAllowance } from './rules/operatorVersion.ts';
-import { admitServiceAccount, serviceAccountToCheck } from './rules/tenancy.ts';
+import { admitServiceAccount, impersonationOf, serviceAccountToCheck } from './rules/tenancy.ts';
 import { admitUpdatePlan, duplicateTarget, needsOtherUpdatePlans, reportedInsightsOf, type UpdatePlanContext } from './rules/updatePlan.ts';
 import { isReservationStale, reservationName } from '../shared/reservations.ts';
 import { allow, combine, type Verdict } from './rules/verdict.ts';
@@ -191,7 +191,9 @@ async function handleUpdatePlan(req: AdmissionRequest, lookups: WebhookLookups, 
 /**
  * The Instance rules and the tenancy rule, each judged on its own, combined (the first denial
  * wins). A refusal judged with a cached OperatorVersion is judged again with it read live, so
- * that no write is refused because the cache had not yet seen a change.
+ * that no write is refused because the cache had not yet seen a change. A ServiceAccount the
+ * write names anew is looked up and the apiserver asked whether the request's user may act
+ * as it, beside the OperatorVersion read.
  */
 async function handleInstance(req: AdmissionRequest, lookups: WebhookLookups, now: string, defaultServiceAccount: string): Promise<Verdict> {
   const object = (req.object ?? req.oldObject) as unknown as Instance;
@@ -199,14 +201,21 @@ async function handleInstance(req: AdmissionRequest, lookups: WebhookLookups, no
   const namespace = req.namespace ?? object.metadata.namespace ?? '';
   const serviceAccount = serviceAccountToCheck(req.operation, object, oldObject, defaultServiceAccount);
   const live = needsLiveOperatorVersion(req.operation, object, oldObject);
-  const [first, serviceAccountExists] = await Promise.all([
+  const user = req.userInfo.username ?? '';
+  const [first, serviceAccountExists, access] = await Promise.all([
     instanceContext(req, lookups, now, { live }),
     serviceAccount === undefined ? undefined : lookups.serviceAccountExists(namespace, serviceAccount.name),
+    serviceAccount?.named
+      ? lookups.canI(
+          { user, uid: req.userInfo.uid, groups: req.userInfo.groups, extra: req.userInfo.extra },
+          impersonationOf(namespace, serviceAccount.name),
+        )
+      : undefined,
   ]);
   const judge = (context: InstanceAdmissionContext) =>
     combine([
       admitInstance(context),
-      admitServiceAccount({ operation: req.operation, object, oldObject, namespace, defaultServiceAccount, serviceAccountExists }),
+      admitServiceAccount({ operation: req.operation, object, oldObject, namespace, defaultServiceAccount, user, access, serviceAccountExists }),
     ]);
   const verdict = judge(first.context);
   if (verdict.allowed || !first.fromCache) return verdict;

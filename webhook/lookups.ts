@@ -3,6 +3,7 @@
 // watch-backed cache (webhook/operatorVersionCache.ts), which the Instance handler asks
 // first only for writes it may judge from a copy, and which never answers "not found".
 import { classifyApiError, type KubeClient } from '../shared/kube/client.ts';
+import { subjectAccessReviewer, type AccessAnswer, type AccessAttributes, type AccessSubject } from '../shared/kube/access.ts';
 import type { OperatorVersionCache } from './operatorVersionCache.ts';
 import type { WebhookMetrics } from './metrics.ts';
 import { GROUP, VERSION, type Instance, type OperatorVersion, type UpdatePlan } from '../shared/api/schema.ts';
@@ -47,6 +48,12 @@ export interface WebhookLookups {
   listInstances(namespace: string): Promise<Instance[]>;
   /** Whether a ServiceAccount exists (an Instance's spec.serviceAccountName). */
   serviceAccountExists(namespace: string, name: string): Promise<boolean>;
+  /**
+   * Whether `subject` may do what `attributes` describe, as the apiserver decides it now (a
+   * SubjectAccessReview). Never throws: a review that fails or is not answered in time is
+   * `unknown`, with the reason.
+   */
+  canI(subject: AccessSubject, attributes: AccessAttributes): Promise<AccessAnswer>;
   /** Reservations live in planwarden's own namespace, named by reservationName(). */
   getReservation(name: string): Promise<Reservation | undefined>;
   /** Atomically creates the reservation; `held` when it exists already. */
@@ -75,6 +82,15 @@ function toReservation(lease: LeaseObject): Reservation {
 }
 
 /**
+ * How long the webhook waits for a SubjectAccessReview. The webhook answers every call
+ * within 4 s (DEFAULT_HANDLER_TIMEOUT_MS, under the configurations' timeoutSeconds: 5);
+ * the review runs beside the handler's other reads, and 1.5 s are left for a second
+ * reading of the OperatorVersion and the answer — so a slow review is refused with its
+ * own message rather than as a generic handler timeout.
+ */
+export const ACCESS_REVIEW_TIMEOUT_MS = 2_500;
+
+/**
  * Lookups through the API, over the same keep-alive JSON client the controller uses (a
  * new TLS connection per admission lookup cost tens of milliseconds per write).
  * `reservationNamespace` is planwarden's own namespace: keeping reservations there (not
@@ -85,9 +101,16 @@ function toReservation(lease: LeaseObject): Reservation {
 export function apiLookups(
   kube: KubeClient,
   reservationNamespace: string,
-  options: { operatorVersions?: OperatorVersionCache; metrics?: Pick<WebhookMetrics, 'countOperatorVersionRead'> } = {},
+  options: {
+    operatorVersions?: OperatorVersionCache;
+    metrics?: Pick<WebhookMetrics, 'countOperatorVersionRead'>;
+    /** How long a SubjectAccessReview may take before its answer is unknown (default ACCESS_REVIEW_TIMEOUT_MS). */
+    accessReviewTimeoutMs?: number;
+  } = {},
 ): WebhookLookups {
   const { operatorVersions, metrics } = options;
+  // No cache: canI answers authority checks, where a right taken away must count at once.
+  const reviewer = subjectAccessReviewer(kube, { timeoutMs: options.accessReviewTimeoutMs ?? ACCESS_REVIEW_TIMEOUT_MS });
   const namespace = reservationNamespace;
   const get = <T>(ns: string, kind: string, name: string) => kube.get<T>({ apiVersion: `${GROUP}/${VERSION}`, kind, namespace: ns, name });
   const list = async <T>(ns: string, plural: string): Promise<T[]> =>
@@ -113,6 +136,7 @@ export function apiLookups(
     listUpdatePlans: (ns) => list<UpdatePlan>(ns, 'updateplans'),
     listInstances: (ns) => list<Instance>(ns, 'instances'),
     serviceAccountExists: async (ns, name) => (await kube.get({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: ns, name })) !== undefined,
+    canI: (subject, attributes) => reviewer.canI(subject, attributes),
     getReservation,
     async reserve(name, holder) {
       const body: LeaseObject = {

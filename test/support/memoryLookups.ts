@@ -4,6 +4,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Instance, OperatorVersion, UpdatePlan } from '../../shared/api/schema.ts';
 import type { Reservation, ReservationHolder, ReserveOutcome, WebhookLookups } from '../../webhook/lookups.ts';
+import type { AccessAnswer, AccessAttributes, AccessSubject } from '../../shared/kube/access.ts';
+
+/** Decides canI in memory; the default allows everything. */
+export type AccessPolicy = (subject: AccessSubject, attributes: AccessAttributes) => AccessAnswer;
 
 export interface MemoryLookups extends WebhookLookups {
   operatorVersions: Map<string, OperatorVersion>;
@@ -12,6 +16,10 @@ export interface MemoryLookups extends WebhookLookups {
   /** `namespace/name` of the ServiceAccounts that exist. */
   serviceAccounts: Set<string>;
   reservations: Map<string, Reservation>;
+  /** The access policy canI answers with; replace it to change the answers. */
+  access: AccessPolicy;
+  /** Every question canI was asked, in order. */
+  accessReviews: { subject: AccessSubject; attributes: AccessAttributes }[];
   /** Every call made, by method name (for asserting what a handler looked up). */
   calls: Record<string, number>;
 }
@@ -25,26 +33,29 @@ const inNamespace = <T extends { metadata: { namespace?: string } }>(m: Map<stri
  * handler that mutates what it read cannot change the store (nor the next case's input).
  * `now` stamps new reservations (default: the real clock).
  */
-export function memoryLookups(seed: { operatorVersions?: OperatorVersion[]; updatePlans?: UpdatePlan[]; instances?: Instance[]; serviceAccounts?: string[] } = {}, now: () => Date = () => new Date()): MemoryLookups {
+export function memoryLookups(seed: { operatorVersions?: OperatorVersion[]; updatePlans?: UpdatePlan[]; instances?: Instance[]; serviceAccounts?: string[]; access?: AccessPolicy } = {}, now: () => Date = () => new Date()): MemoryLookups {
   const operatorVersions = new Map<string, OperatorVersion>();
   const updatePlans = new Map<string, UpdatePlan>();
   const instances = new Map<string, Instance>();
   const reservations = new Map<string, Reservation>();
   const serviceAccounts = new Set(seed.serviceAccounts ?? []);
   const calls: Record<string, number> = {};
+  const accessReviews: MemoryLookups['accessReviews'] = [];
   const count = (m: string) => (calls[m] = (calls[m] ?? 0) + 1);
   for (const o of seed.operatorVersions ?? []) operatorVersions.set(key(o.metadata.namespace ?? '', o.metadata.name ?? ''), o);
   for (const o of seed.updatePlans ?? []) updatePlans.set(key(o.metadata.namespace ?? '', o.metadata.name ?? ''), o);
   for (const o of seed.instances ?? []) instances.set(key(o.metadata.namespace ?? '', o.metadata.name ?? ''), o);
   const copy = <T>(v: T | undefined): T | undefined => (v === undefined ? undefined : structuredClone(v));
 
-  return {
+  const self: MemoryLookups = {
     operatorVersions,
     updatePlans,
     instances,
     serviceAccounts,
     reservations,
     calls,
+    access: seed.access ?? (() => ({ kind: 'allowed' })),
+    accessReviews,
     async getOperatorVersion(namespace, name) {
       count('getOperatorVersion');
       return copy(operatorVersions.get(key(namespace, name)));
@@ -64,6 +75,11 @@ export function memoryLookups(seed: { operatorVersions?: OperatorVersion[]; upda
     async serviceAccountExists(namespace, name) {
       count('serviceAccountExists');
       return serviceAccounts.has(key(namespace, name));
+    },
+    async canI(subject, attributes) {
+      count('canI');
+      accessReviews.push(structuredClone({ subject, attributes }));
+      return self.access(subject, attributes);
     },
     async getReservation(name) {
       count('getReservation');
@@ -88,4 +104,5 @@ export function memoryLookups(seed: { operatorVersions?: OperatorVersion[]; upda
       if (reservations.get(name)?.uid === uid) reservations.delete(name);
     },
   };
+  return self;
 }
