@@ -368,7 +368,7 @@ export const InstanceSpecSchema = described(
   operatorVersion: 'The OperatorVersion (in this namespace) the Instance runs; changing it is an upgrade.',
   parameters: 'Parameter values; a change runs the parameter\'s trigger plan.',
   planExecution: 'A manual trigger of a plan, or an abort of the running one.',
-  serviceAccountName: 'The ServiceAccount of the Instance\'s namespace whose rights every request of its plans uses (impersonation). Default: the controller\'s --default-service-account (planwarden-plans).',
+  serviceAccountName: 'The ServiceAccount of the Instance\'s namespace whose rights every request of its plans uses (impersonation). Naming one, or changing it, needs the right to impersonate it (the edit role has it). Default: the controller\'s --default-service-account (planwarden-plans).',
   },
 );
 export type InstanceSpec = Static<typeof InstanceSpecSchema>;
