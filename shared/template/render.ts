@@ -456,8 +456,23 @@ function scalarsOf(doc: Document.Parsed): { scalars: ScalarAt[]; comments: strin
   return { scalars, comments };
 }
 
+/** Parsed templates by text, least recently used first; bounded in entries and in text held. */
 const PARSE_CACHE = new Map<string, ParsedTemplate>();
 const PARSE_CACHE_ENTRIES = 256;
+const PARSE_CACHE_CHARS = 8 * 1024 * 1024;
+let parseCacheChars = 0;
+
+function remember(source: string, parsed: ParsedTemplate): void {
+  if (source.length > PARSE_CACHE_CHARS / 4) return;
+  while (PARSE_CACHE.size >= PARSE_CACHE_ENTRIES || parseCacheChars + source.length > PARSE_CACHE_CHARS) {
+    const oldest = PARSE_CACHE.keys().next().value;
+    if (oldest === undefined) break;
+    PARSE_CACHE.delete(oldest);
+    parseCacheChars -= oldest.length;
+  }
+  PARSE_CACHE.set(source, parsed);
+  parseCacheChars += source.length;
+}
 
 /** Parses a manifest template's structure once (cached by its text: the webhook renders on every trigger). */
 function parsedTemplate(source: string): ParsedTemplate | { syntax: StructureProblem } {
@@ -504,8 +519,7 @@ function parsedTemplate(source: string): ParsedTemplate | { syntax: StructurePro
     marker: new RegExp(`${prefix}(\\d+)X`),
   };
   parsed.problem = structureProblem(parsed, skeleton, markerAt, sourceLine);
-  if (PARSE_CACHE.size >= PARSE_CACHE_ENTRIES) PARSE_CACHE.delete(PARSE_CACHE.keys().next().value!);
-  PARSE_CACHE.set(source, parsed);
+  remember(source, parsed);
   return parsed;
 }
 
