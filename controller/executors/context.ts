@@ -3,7 +3,7 @@
 import type { Instance, OperatorVersion, Task } from '../../shared/api/schema.ts';
 import type { TaskOutcome } from '../engine/types.ts';
 import { apiErrorMessage, classifyApiError, KubeApiError, type KubeClient } from '../../shared/kube/client.ts';
-import type { RenderVars } from '../../shared/template/render.ts';
+import { parameterTypesOf, type RenderVars } from '../../shared/template/render.ts';
 import {
   bindingHint,
   explainForbidden,
@@ -102,6 +102,7 @@ export function renderVarsOf(ctx: ExecutionContext): RenderVars {
     name: ctx.instance.metadata.name ?? '',
     namespace: ctx.instance.metadata.namespace ?? '',
     operatorVersion: ctx.operatorVersion.spec.version,
+    paramTypes: parameterTypesOf(ctx.operatorVersion.spec.parameters),
     ...(ctx.target === undefined ? {} : { target: ctx.target }),
   };
 }

@@ -20,7 +20,8 @@ const asAlice = (args: string[], input?: string) => kubectl([`--as=${ALICE}`, ..
 function blueprint(name: string, namespace: string, template: string): OperatorVersion {
   const step = (task: string) => ({ name: task, tasks: [task] });
   return dummyOperatorVersion(name, namespace, {
-    parameters: [{ name: 'META', default: '{name: settings}' }],
+    // A map: `metadata: {{ .Params.META }}` places the whole mapping (a string parameter would stay a string).
+    parameters: [{ name: 'META', default: '{name: settings}', type: 'map' }],
     templates: { 'cm.yaml': template },
     tasks: [
       { name: 'apply', kind: 'Apply', spec: { resources: ['cm.yaml'] } },
@@ -103,7 +104,7 @@ describe('tenancy: plans act with the tenant’s rights, never the controller’
   });
 
   it('a namespace hidden from the webhook (the whole metadata from a parameter) is refused at run time: Apply and Delete are FATAL, nothing outside is written', async function () {
-    // The webhook cannot see a namespace inside a parameter value; the controller checks every rendered object.
+    // The webhook cannot see a namespace inside a parameter value (META is declared map); the controller checks every rendered object.
     const ov = blueprint('sneaky-1.0.0', ns(), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {{ .Params.META }}\ndata: {v: stolen}\n');
     await asAlice(['apply', '-f', '-'], json(ov)).then((r) => expect(r.code, r.stderr).to.equal(0));
     const meta = `{name: precious, namespace: ${victim}}`;

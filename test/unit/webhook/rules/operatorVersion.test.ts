@@ -388,7 +388,7 @@ describe('admitOperatorVersion: the whole request', () => {
   it('keeps warnings under 120 characters and summarises beyond ten', () => {
     const verdict = admitOperatorVersion(
       created((s) => {
-        s.templates!['service.yaml'] = Array.from({ length: 12 }, (_, i) => `{{ .Params.A_VERY_LONG_UNDECLARED_PARAMETER_NAME_NUMBER_${i}_${'X'.repeat(60)} }}`).join('\n');
+        s.templates!['service.yaml'] = Array.from({ length: 12 }, (_, i) => `k${i}: {{ .Params.A_VERY_LONG_UNDECLARED_PARAMETER_NAME_NUMBER_${i}_${'X'.repeat(60)} }}`).join('\n');
       }),
     );
     expect(verdict.allowed).to.equal(true);
