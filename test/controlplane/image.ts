@@ -294,3 +294,44 @@ export function ensureImage(opts: { log?: (s: string) => void } = {}): ImageBuil
   log(`${built ? 'built' : 'up to date:'} ${ref} (${(sizeBytes / 1e6).toFixed(0)} MB) in ${seconds.toFixed(1)} s`);
   return { ref, versionRef, sizeBytes, built, seconds };
 }
+
+/** A container run as the manifests run planwarden's pods, on the host network. */
+export interface ManifestContainer {
+  name: string;
+  image: string;
+  /** The container's command (the manifest's, with ports this machine has free). */
+  command: string[];
+  /** Host directory mounted read-only at /var/run/secrets/kubernetes.io/serviceaccount (token, ca.crt, namespace). */
+  serviceAccountDir: string;
+  /** The apiserver as the in-cluster config finds it (KUBERNETES_SERVICE_HOST/PORT). */
+  apiserver: { host: string; port: number };
+  namespace: string;
+  /** Further read-only mounts: host directory → container path. */
+  mounts?: Record<string, string>;
+  /** The manifests' terminationGracePeriodSeconds (30 unless set). */
+  gracePeriodSeconds?: number;
+}
+
+/**
+ * `podman run` arguments for a pod of the manifests: user and group 65532, read-only root
+ * filesystem with a 16 MiB /tmp (their emptyDir), all capabilities dropped, no privilege
+ * escalation, the ServiceAccount's token where the kubelet puts it, POD_NAME/POD_NAMESPACE.
+ */
+export function manifestRunArgs(c: ManifestContainer): string[] {
+  return [
+    'run', '--detach', '--name', c.name,
+    '--network=host',
+    '--user=65532:65532',
+    '--read-only', '--read-only-tmpfs=false', '--tmpfs=/tmp:rw,size=16m,mode=1777',
+    '--cap-drop=ALL', '--security-opt=no-new-privileges',
+    `--stop-timeout=${c.gracePeriodSeconds ?? 30}`,
+    '--env', `POD_NAME=${c.name}`,
+    '--env', `POD_NAMESPACE=${c.namespace}`,
+    '--env', `KUBERNETES_SERVICE_HOST=${c.apiserver.host}`,
+    '--env', `KUBERNETES_SERVICE_PORT=${c.apiserver.port}`,
+    '--volume', `${c.serviceAccountDir}:/var/run/secrets/kubernetes.io/serviceaccount:ro`,
+    ...Object.entries(c.mounts ?? {}).flatMap(([host, inside]) => ['--volume', `${host}:${inside}:ro`]),
+    c.image,
+    ...c.command,
+  ];
+}
