@@ -295,12 +295,25 @@ export function ensureImage(opts: { log?: (s: string) => void } = {}): ImageBuil
   return { ref, versionRef, sizeBytes, built, seconds };
 }
 
+/** What a manifest's container securityContext and /tmp emptyDir say, as podman flags take it. */
+export interface ContainerSecurity {
+  runAsUser: number;
+  runAsGroup: number;
+  readOnlyRootFilesystem: boolean;
+  allowPrivilegeEscalation: boolean;
+  /** capabilities.drop, e.g. ['ALL']. */
+  dropCapabilities: string[];
+  /** The /tmp emptyDir's sizeLimit (e.g. "16Mi"), when the manifest mounts one. */
+  tmpSizeLimit?: string;
+}
+
 /** A container run as the manifests run planwarden's pods, on the host network. */
 export interface ManifestContainer {
   name: string;
   image: string;
   /** The container's command (the manifest's, with ports this machine has free). */
   command: string[];
+  security: ContainerSecurity;
   /** Host directory mounted read-only at /var/run/secrets/kubernetes.io/serviceaccount (token, ca.crt, namespace). */
   serviceAccountDir: string;
   /** The apiserver as the in-cluster config finds it (KUBERNETES_SERVICE_HOST/PORT). */
@@ -312,18 +325,28 @@ export interface ManifestContainer {
   gracePeriodSeconds?: number;
 }
 
+/** "16Mi" → "16m" (podman's tmpfs size takes k/m/g, binary). */
+function tmpfsSize(limit: string): string {
+  const m = /^(\d+)(Ki|Mi|Gi)$/.exec(limit);
+  if (!m) throw new ImageError(`unsupported emptyDir sizeLimit ${limit}: expected <n>Ki, Mi or Gi`);
+  return `${m[1]}${m[2]![0]!.toLowerCase()}`;
+}
+
 /**
- * `podman run` arguments for a pod of the manifests: user and group 65532, read-only root
- * filesystem with a 16 MiB /tmp (their emptyDir), all capabilities dropped, no privilege
- * escalation, the ServiceAccount's token where the kubelet puts it, POD_NAME/POD_NAMESPACE.
+ * `podman run` arguments for a pod of the manifests: their user and group, read-only root
+ * filesystem with /tmp as their emptyDir, capabilities dropped, no privilege escalation,
+ * the ServiceAccount's token where the kubelet puts it, POD_NAME/POD_NAMESPACE.
  */
 export function manifestRunArgs(c: ManifestContainer): string[] {
+  const sec = c.security;
   return [
     'run', '--detach', '--name', c.name,
     '--network=host',
-    '--user=65532:65532',
-    '--read-only', '--read-only-tmpfs=false', '--tmpfs=/tmp:rw,size=16m,mode=1777',
-    '--cap-drop=ALL', '--security-opt=no-new-privileges',
+    `--user=${sec.runAsUser}:${sec.runAsGroup}`,
+    ...(sec.readOnlyRootFilesystem ? ['--read-only', '--read-only-tmpfs=false'] : []),
+    ...(sec.tmpSizeLimit ? [`--tmpfs=/tmp:rw,size=${tmpfsSize(sec.tmpSizeLimit)},mode=1777`] : []),
+    ...sec.dropCapabilities.map((cap) => `--cap-drop=${cap}`),
+    ...(sec.allowPrivilegeEscalation ? [] : ['--security-opt=no-new-privileges']),
     `--stop-timeout=${c.gracePeriodSeconds ?? 30}`,
     '--env', `POD_NAME=${c.name}`,
     '--env', `POD_NAMESPACE=${c.namespace}`,

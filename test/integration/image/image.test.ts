@@ -4,8 +4,9 @@
 // the kubelet puts it — on the host network, against a control plane of their own (the
 // suite's shared one keeps its webhook configuration and controller; here the apiserver
 // calls only the containerized webhook). The demo's deploy plan runs to COMPLETE, a
-// trigger naming no plan is refused, and both stop cleanly on SIGTERM within the grace
-// period. Prints the image's size and the webhook's start-up time (bench/README.md).
+// trigger naming no plan is refused, the image has its OCI labels and no shell or package
+// manager, and both stop cleanly on SIGTERM within the grace period. The user, read-only
+// root, capabilities, /tmp size and grace period are read from manifests/base. Prints the image's size and the webhook's start-up time (bench/README.md).
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -21,6 +22,7 @@ import {
   manifestRunArgs,
   podman,
   podmanProblem,
+  type ContainerSecurity,
   type ImageBuild,
   type ManifestContainer,
 } from '../../controlplane/image.ts';
@@ -36,13 +38,48 @@ const CLUSTER_DIR = join(DIR, 'cluster');
 const POD_GROUP = 65532;
 
 interface Manifest {
-  spec: { template: { spec: { terminationGracePeriodSeconds?: number; containers: { command: string[] }[] } } };
+  spec: {
+    template: {
+      spec: {
+        terminationGracePeriodSeconds?: number;
+        containers: {
+          command: string[];
+          securityContext: {
+            runAsUser: number;
+            runAsGroup: number;
+            readOnlyRootFilesystem?: boolean;
+            allowPrivilegeEscalation?: boolean;
+            capabilities?: { drop?: string[] };
+          };
+          volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
+        }[];
+        volumes?: { name: string; emptyDir?: { sizeLimit?: string } }[];
+      };
+    };
+  };
 }
 
-function manifest(component: 'webhook' | 'controller'): { command: string[]; grace: number } {
+/** How a component's Deployment runs its container: command, grace period, security. */
+function manifest(component: 'webhook' | 'controller'): { command: string[]; grace: number; security: ContainerSecurity; mounts: string[] } {
   const m = parseYaml(readFileSync(join(PROJECT_ROOT, 'manifests', 'base', component, 'deployment.yaml'), 'utf8')) as Manifest;
   const spec = m.spec.template.spec;
-  return { command: spec.containers[0]!.command, grace: spec.terminationGracePeriodSeconds ?? 30 };
+  const container = spec.containers[0]!;
+  const sc = container.securityContext;
+  const tmpVolume = container.volumeMounts?.find((v) => v.mountPath === '/tmp')?.name;
+  const tmpSizeLimit = spec.volumes?.find((v) => v.name === tmpVolume)?.emptyDir?.sizeLimit;
+  return {
+    command: container.command,
+    grace: spec.terminationGracePeriodSeconds ?? 30,
+    security: {
+      runAsUser: sc.runAsUser,
+      runAsGroup: sc.runAsGroup,
+      readOnlyRootFilesystem: sc.readOnlyRootFilesystem ?? false,
+      allowPrivilegeEscalation: sc.allowPrivilegeEscalation ?? true,
+      dropCapabilities: sc.capabilities?.drop ?? [],
+      ...(tmpSizeLimit ? { tmpSizeLimit } : {}),
+    },
+    mounts: (container.volumeMounts ?? []).filter((v) => v.readOnly).map((v) => v.mountPath),
+  };
 }
 
 /** Writes files as the kubelet mounts a Secret volume with defaultMode 0440 and fsGroup 65532. */
@@ -149,13 +186,23 @@ describe('the container image on a control plane of its own (podman, as the mani
 
     // The webhook: the manifest's command on a free port, the certificate mounted at /tls.
     const webhook = manifest('webhook');
+    // The manifest mounts the certificate read-only at /tls; so does this.
+    expect(webhook.mounts).to.deep.equal(['/tls']);
     const tlsDir = secretVolume(join(DIR, 'tls'), {
       'tls.crt': readFileSync(tls.files.cert, 'utf8'),
       'tls.key': readFileSync(tls.files.key, 'utf8'),
     });
     const webhookCommand = webhook.command.map((a, i) => (webhook.command[i - 1] === '--port' ? String(webhookPort) : a));
     const t0 = Date.now();
-    run({ ...common, name: names.webhook, command: webhookCommand, serviceAccountDir: await serviceAccount('planwarden-webhook'), mounts: { [tlsDir]: '/tls' }, gracePeriodSeconds: webhook.grace });
+    run({
+      ...common,
+      name: names.webhook,
+      command: webhookCommand,
+      security: webhook.security,
+      serviceAccountDir: await serviceAccount('planwarden-webhook'),
+      mounts: { [tlsDir]: '/tls' },
+      gracePeriodSeconds: webhook.grace,
+    });
     const readyz = `https://127.0.0.1:${webhookPort}/readyz`;
     await waitReady(names.webhook, async () => (await httpsGet(readyz, tls.certs.ca.certPem, 2_000).catch(() => ({ status: 0 }))).status === 200);
     console.log(`    webhook container: podman run → /readyz 200 in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
@@ -169,6 +216,7 @@ describe('the container image on a control plane of its own (podman, as the mani
       ...common,
       name: names.controller,
       command: [...controller.command, `--metrics-port=${metricsPort}`],
+      security: controller.security,
       serviceAccountDir: await serviceAccount('planwarden-controller'),
       gracePeriodSeconds: controller.grace,
     });
@@ -206,6 +254,22 @@ describe('the container image on a control plane of its own (podman, as the mani
     expect(r.code).to.not.equal(0);
     expect(r.stderr).to.contain('denied the request').and.contain('has no plan "bakup"').and.contain('[rule instance.unknown-plan]');
   });
+
+  it('carries the OCI labels source, version and licenses', function () {
+    const labels = JSON.parse(podman(['image', 'inspect', '--format', '{{json .Labels}}', image.ref]).stdout) as Record<string, string>;
+    const version = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+    expect(labels['org.opencontainers.image.source']).to.match(/^https:\/\//);
+    expect(labels['org.opencontainers.image.version']).to.equal(version);
+    expect(labels['org.opencontainers.image.licenses']).to.equal('Apache-2.0');
+  });
+
+  for (const tool of ['sh', 'bash', 'apt-get', 'dpkg']) {
+    it(`has no ${tool} to run (the runtime base is node and its libraries only)`, function () {
+      const r = podman(['run', '--rm', '--network=none', image.ref, tool, '--version']);
+      expect(r.code, r.stdout).to.not.equal(0);
+      expect(r.stderr).to.contain(`exec: "${tool}": executable file not found in $PATH`);
+    });
+  }
 
   for (const component of ['controller', 'webhook'] as const) {
     it(`stops the ${component} cleanly on SIGTERM, within the manifest's grace period`, function () {
