@@ -108,7 +108,9 @@ export function compileCron(schedule: string, timeZone: string = DEFAULT_TIME_ZO
   try {
     cron = new Cron(schedule, { timezone: timeZone, mode: '5-part', paused: true });
   } catch (e) {
-    return { ok: false, why: `"${schedule}" is not a 5-field cron expression: ${(e as Error).message.replace(/^CronPattern: /, '')}` };
+    const detail = (e as Error).message.replace(/^CronPattern: /, '').replace(/\.$/, '');
+    const fields = schedule.trim().split(/\s+/).length;
+    return { ok: false, why: `"${schedule}" is not a 5-field cron expression: ${/space separated parts|requires exactly 5 parts/.test(detail) ? `it has ${fields} ${fields === 1 ? 'field' : 'fields'}` : detail}` };
   }
   if (crons.size >= MAX_CACHED_CRONS) crons.clear();
   crons.set(key, cron);
