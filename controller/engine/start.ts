@@ -93,3 +93,47 @@ function appliedAfterStart(
   if (instance.metadata.generation !== undefined) applied.generation = instance.metadata.generation;
   return applied;
 }
+
+/**
+ * The Instance status with `request` held by maintenance: planStatus.<plan> is PENDING with
+ * the hold's message and no id or startedAt (it has not started; the previous run of the plan
+ * is filed in history first). A plan that is running is left as it is: a restart that waits
+ * does not stop the run. An unchanged hold is returned as it was (nothing to write).
+ */
+export function holdPlan(input: { ov: OperatorVersion; status: InstanceStatus; request: PlanRequest; message: string; now: string | Date; options?: Partial<EngineOptions> }): InstanceStatus {
+  const { request, message } = input;
+  const status = ensurePlanStatusEntries(input.ov, input.status);
+  const runs = status.planStatus!;
+  const previous = runs[request.plan];
+  if (previous && isHeldPlaceholder(previous) && previous.message === message && previous.trigger === request.kind) return status;
+  if (previous && isRunning(previous.status) && !isHeldPlaceholder(previous)) return status;
+  if (previous && !isHeldPlaceholder(previous)) recordHistory(status, request.plan, previous, engineOptions(input.options));
+  runs[request.plan] = { status: 'PENDING', trigger: request.kind, message, lastUpdatedTimestamp: toTimestamp(input.now) };
+  return status;
+}
+
+/** A planStatus entry that holds a request maintenance keeps waiting: PENDING, never started. */
+export function isHeldPlaceholder(run: PlanStatus): boolean {
+  return run.status === 'PENDING' && run.id === undefined && run.startedAt === undefined;
+}
+
+/**
+ * Held entries of plans other than `keep` go back to the plan's last run (from history), or
+ * NEVER_RUN: the request they stood for was withdrawn or is no longer held.
+ */
+export function releaseHeldPlans(status: InstanceStatus, keep?: string): InstanceStatus {
+  const runs = status.planStatus;
+  if (!runs || !Object.entries(runs).some(([name, run]) => name !== keep && isHeldPlaceholder(run))) return status;
+  const out = structuredClone(status);
+  for (const [name, run] of Object.entries(out.planStatus!)) {
+    if (name === keep || !isHeldPlaceholder(run)) continue;
+    const last = [...(out.history ?? [])].reverse().find((h) => h.plan === name);
+    let restored: PlanStatus = { status: 'NEVER_RUN' };
+    if (last) {
+      restored = { ...last };
+      delete (restored as { plan?: string }).plan;
+    }
+    out.planStatus![name] = restored;
+  }
+  return out;
+}

@@ -23,6 +23,7 @@ import {
   triggerFacts,
 } from '../../shared/plan/policy.ts';
 import { isRunning, type PlanRequest } from '../../shared/plan/triggers.ts';
+import { maintenanceHold } from '../../shared/calendar.ts';
 import { objectRef, refusalMessage, type Refusal } from '../../shared/refusal.ts';
 import { FINALIZER, FORCE_DELETE_ANNOTATION } from '../../shared/api/names.ts';
 
@@ -50,6 +51,8 @@ export type Decision =
   | { kind: 'abort'; report?: Report }
   | { kind: 'advance'; report?: Report }
   | { kind: 'hold'; report: Report }
+  /** Maintenance holds `request` (a pause or no open window): PENDING until `startsAt` (ms; undefined: until the pause is lifted). */
+  | { kind: 'held'; request: PlanRequest; report: Report; startsAt?: number }
   | { kind: 'refuse'; report: Report }
   | { kind: 'missingOperatorVersion'; message: string };
 
@@ -99,7 +102,7 @@ function decideDeletion(ov: OperatorVersion | undefined, inst: Instance): Decisi
  * abort, hold a request until the running plan is over, or refuse it with the webhook's
  * message — never drop it.
  */
-export function decide(ov: OperatorVersion | undefined, inst: Instance): Decision {
+export function decide(ov: OperatorVersion | undefined, inst: Instance, now: number): Decision {
   if (inst.metadata.deletionTimestamp) return decideDeletion(ov, inst);
   if (!ov) {
     return { kind: 'missingOperatorVersion', message: `OperatorVersion "${ovName(inst)}" not found in namespace "${inst.metadata.namespace ?? ''}"` };
@@ -116,7 +119,13 @@ export function decide(ov: OperatorVersion | undefined, inst: Instance): Decisio
       : { kind: 'refuse', report: reportOf(inst, REASON_REFUSED, refusal)! };
   }
   const request = requestToStart(facts);
-  if (request) return { kind: 'start', request, report: abortReport };
+  if (request) {
+    // Maintenance (a pause, windows) holds a governed request until it may start; a run
+    // already going is never stopped by it (shared/calendar.ts).
+    const hold = maintenanceHold(inst.spec.maintenance, request.plan, now);
+    if (hold.held) return { kind: 'held', request, report: { reason: hold.reason, message: hold.message }, ...(hold.startsAt !== undefined ? { startsAt: hold.startsAt } : {}) };
+    return { kind: 'start', request, report: abortReport };
+  }
   return facts.running ? { kind: 'advance', report: abortReport } : { kind: 'idle', report: abortReport };
 }
 

@@ -314,7 +314,7 @@ function controllerPass(world: World, outcome: TaskOutcome['kind'], index: numbe
   if (!inst) return undefined;
   world.clock += 1;
   const ov = CATALOG.get(inst.spec.operatorVersion.name);
-  const decision = decide(ov, inst);
+  const decision = decide(ov, inst, Date.parse(nowOf(world)));
   world.trace.push(`#${index} controller(${outcome}) → ${decision.kind}${'report' in decision && decision.report ? `: ${decision.report.message}` : ''}`);
   if (decision.kind === 'addFinalizer') {
     inst.metadata.finalizers = [FINALIZER];
