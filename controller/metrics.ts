@@ -134,6 +134,8 @@ export function createControllerMetrics({ defaultMetrics = true }: MetricsOption
     labelNames: ['outcome'] as const,
     registers,
   });
+  // Every outcome from 0, so a rate exists before the first tick of each kind.
+  for (const outcome of ['Started', 'Forbidden', 'Waiting', 'Held', 'Missed', 'Suspended', 'Refused']) scheduleTicks.inc({ outcome }, 0);
 
   return {
     registry,

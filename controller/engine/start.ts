@@ -2,7 +2,7 @@
 // status tree, makes it the active plan, files the previous run in history and records in
 // status.applied what was started, so the same trigger is never started twice.
 import type { Applied, Instance, InstanceStatus, OperatorVersion, PlanStatus } from '../../shared/api/schema.ts';
-import { isRunning, planNames, type PlanRequest } from '../../shared/plan/triggers.ts';
+import { isHeldPlaceholder, isRunning, planNames, type PlanRequest } from '../../shared/plan/triggers.ts';
 import { ensurePlanStatusEntries, pendingPhases, recordHistory, stopRunningSteps } from './status.ts';
 import { toTimestamp } from './time.ts';
 import { engineOptions, type EngineOptions } from './types.ts';
@@ -112,10 +112,6 @@ export function holdPlan(input: { ov: OperatorVersion; status: InstanceStatus; r
   return status;
 }
 
-/** A planStatus entry that holds a request maintenance keeps waiting: PENDING, never started. */
-export function isHeldPlaceholder(run: PlanStatus): boolean {
-  return run.status === 'PENDING' && run.id === undefined && run.startedAt === undefined;
-}
 
 /**
  * Held entries of plans other than `keep` go back to the plan's last run (from history), or
@@ -136,4 +132,38 @@ export function releaseHeldPlans(status: InstanceStatus, keep?: string): Instanc
     out.planStatus![name] = restored;
   }
   return out;
+}
+
+/**
+ * Withdraws every request maintenance holds, for an abort: each is filed in history as
+ * ABORTED (id: the trigger's, else `withdrawn-<time>`) and never starts. A held parameter
+ * change or upgrade is consumed like a start (status.applied moves to the spec); a held manual
+ * trigger is consumed by the abort itself (consumeAbort).
+ */
+export function withdrawHeld(input: { ov: OperatorVersion; instance: Pick<Instance, 'metadata' | 'spec' | 'status'>; now: string | Date; options?: Partial<EngineOptions> }): InstanceStatus {
+  const now = toTimestamp(input.now);
+  const status = ensurePlanStatusEntries(input.ov, input.instance.status);
+  const options = engineOptions(input.options);
+  let consume: 'parameter' | 'upgrade' | undefined;
+  for (const [plan, run] of Object.entries(status.planStatus ?? {})) {
+    if (!isHeldPlaceholder(run)) continue;
+    const pe = input.instance.spec.planExecution;
+    const id = run.trigger === 'manual' && pe?.planName === plan && pe.id ? pe.id : `withdrawn-${now}`;
+    const withdrawn: PlanStatus = { ...run, id, status: 'ABORTED', finishedAt: now, lastUpdatedTimestamp: now, message: `withdrawn by an abort while held (${run.message ?? 'maintenance'})` };
+    recordHistory(status, plan, withdrawn, options);
+    status.planStatus![plan] = withdrawn;
+    if (run.trigger === 'upgrade') consume = 'upgrade';
+    else if (run.trigger === 'parameter' && consume === undefined) consume = 'parameter';
+  }
+  // Only what the held request stood for is consumed: a held parameter change moves the
+  // parameter baseline, not an upgrade written after it (that one stays asked for).
+  const inst = input.instance;
+  if (consume) {
+    status.applied = {
+      ...status.applied,
+      ...(consume === 'upgrade' ? { operatorVersion: inst.spec.operatorVersion.name } : {}),
+      parameters: { ...(inst.spec.parameters ?? {}) },
+    };
+  }
+  return status;
 }

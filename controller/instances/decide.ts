@@ -22,7 +22,7 @@ import {
   requestToStart,
   triggerFacts,
 } from '../../shared/plan/policy.ts';
-import { isRunning, type PlanRequest } from '../../shared/plan/triggers.ts';
+import { heldPlans, isRunning, type PlanRequest } from '../../shared/plan/triggers.ts';
 import { maintenanceHold } from '../../shared/calendar.ts';
 import { objectRef, refusalMessage, type Refusal } from '../../shared/refusal.ts';
 import { FINALIZER, FORCE_DELETE_ANNOTATION } from '../../shared/api/names.ts';
@@ -53,6 +53,8 @@ export type Decision =
   | { kind: 'hold'; report: Report }
   /** Maintenance holds `request` (a pause or no open window): PENDING until `startsAt` (ms; undefined: until the pause is lifted). */
   | { kind: 'held'; request: PlanRequest; report: Report; startsAt?: number }
+  /** An abort while nothing runs withdraws the requests maintenance holds (history: ABORTED). */
+  | { kind: 'withdraw'; plans: string[] }
   | { kind: 'refuse'; report: Report }
   | { kind: 'missingOperatorVersion'; message: string };
 
@@ -112,6 +114,8 @@ export function decide(ov: OperatorVersion | undefined, inst: Instance, now: num
   const facts = triggerFacts({ view: 'controller', object: inst, ov: ov.spec });
   const abortReport = reportOf(inst, REASON_REFUSED, firstRefusal(facts, ABORT_CHECKS));
   if (facts.abortEdge && facts.running) return { kind: 'abort', report: abortReport };
+  const held = heldPlans(inst.status);
+  if (facts.abortEdge && held.length > 0) return { kind: 'withdraw', plans: held };
   const refusal = firstRefusal(facts, REQUEST_CHECKS);
   if (refusal) {
     return isWaitRefusal(refusal)

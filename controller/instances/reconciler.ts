@@ -14,7 +14,7 @@ import { objectKey, type ObjectCache } from '../../shared/kube/informer.ts';
 import type { WorkerResult } from '../../shared/kube/queue.ts';
 import { effectiveParameters, isRunning } from '../../shared/plan/triggers.ts';
 import { advancePlan, type Evaluation } from '../engine/advance.ts';
-import { holdPlan, releaseHeldPlans, startPlan } from '../engine/start.ts';
+import { holdPlan, releaseHeldPlans, startPlan, withdrawHeld } from '../engine/start.ts';
 import { maintenanceState, nextMaintenanceEdge } from '../../shared/calendar.ts';
 import { judgeTicks, type InstanceLoad, type TickJudgement } from '../../shared/plan/schedules.ts';
 import { ensurePlanStatusEntries } from '../engine/status.ts';
@@ -324,6 +324,10 @@ export class InstanceReconciler {
         if (scheduled.parameters) run.parameters = scheduled.parameters;
       }
       this.log(inst).info({ plan: request.plan, id, trigger: request.kind }, 'plan started');
+    }
+    if (decision.kind === 'withdraw') {
+      status = withdrawHeld({ ov, instance: { ...inst, status }, now });
+      this.deps.events.record(inst, 'Normal', 'HeldWithdrawn', `abort withdrew the held ${decision.plans.length === 1 ? 'request' : 'requests'} of ${decision.plans.map((p) => `plan "${p}"`).join(', ')}: ABORTED, nothing starts later`);
     }
     status = releaseHeldPlans(status, decision.kind === 'held' ? decision.request.plan : undefined);
     if (decision.kind === 'held') {

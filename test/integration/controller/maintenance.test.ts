@@ -60,6 +60,21 @@ describe('maintenance and schedules on the real control plane', function () {
     expect(done.trigger).to.equal('manual');
   });
 
+  it('abort withdraws a held request: ABORTED in history, and nothing starts when the pause is lifted', async function () {
+    expect((await mergePatch(ns(), 'paused', { spec: { maintenance: { pausedUntil: 'true' }, planExecution: { planName: 'backup', id: 'b-withdrawn' } } })).code).to.equal(0);
+    await waitFor('the held backup', ns(), 'paused', (i) => (i.status?.conditions?.find((c) => c.type === 'PlanRunning')?.reason === 'Paused' && i.status.planStatus?.backup?.status === 'PENDING' ? true : undefined));
+    const r = await mergePatch(ns(), 'paused', { spec: { planExecution: { abort: true } } });
+    expect(r.code, r.stderr).to.equal(0);
+    const withdrawn = await waitFor('the withdrawn backup', ns(), 'paused', (i) => i.status?.history?.find((h) => h.plan === 'backup' && h.id === 'b-withdrawn' && h.status === 'ABORTED'));
+    expect(withdrawn.message).to.contain('withdrawn by an abort while held');
+    expect((await mergePatch(ns(), 'paused', { spec: { maintenance: { pausedUntil: 'false' }, planExecution: { abort: false } } })).code).to.equal(0);
+    // Something observable after the lift: a new trigger runs, and the withdrawn one never did.
+    expect((await mergePatch(ns(), 'paused', { spec: { planExecution: { planName: 'backup', id: 'b-after' } } })).code).to.equal(0);
+    await waitFor('backup b-after', ns(), 'paused', run('backup', (x) => x.id === 'b-after' && x.status === 'COMPLETE'));
+    const i = await getInstance(ns(), 'paused');
+    expect((i.status?.history ?? []).filter((h) => h.id === 'b-withdrawn').map((h) => h.status)).to.deep.equal(['ABORTED']);
+  });
+
   it('pausedUntil 20 s ahead: the trigger is held until then and runs by itself afterwards', async function () {
     await kubectlOk(['apply', '-f', '-'], { input: json(instance('until', ns(), 'db-1.0.0')) });
     await waitFor('deploy', ns(), 'until', run('deploy', (r) => r.status === 'COMPLETE'));

@@ -88,6 +88,7 @@ const rows: Row[] = [
   { it: 'starts a trigger of a plan maintenance does not govern while paused', inst: inst({ status: deployed, pe: { planName: 'backup', id: 'b1' }, maintenance: { ...paused, plans: ['deploy'] } }), want: 'start', plan: 'backup' },
   { it: 'starts a manual trigger inside the window', inst: inst({ status: deployed, pe: { planName: 'backup', id: 'b1' }, maintenance: { windows: [{ schedule: '0 11 * * *', duration: '2h' }] } }), want: 'start', plan: 'backup' },
   { it: 'goes on with a running plan when a pause begins (a run started is never stopped)', inst: inst({ status: running('backup'), maintenance: paused }), want: 'advance' },
+  { it: 'withdraws a held request when abort turns true while nothing runs', inst: inst({ status: { ...deployed, planStatus: { backup: { status: 'PENDING', trigger: 'manual', message: 'held' } } }, pe: { planName: 'backup', id: 'b1', abort: true }, maintenance: paused }), want: 'withdraw' },
   { it: 'runs cleanup on deletion while paused: cleanup never waits', inst: inst({ status: deployed, deleting: true, maintenance: paused }), want: 'start', plan: 'cleanup' },
   { it: 'adds the finalizer before anything else', inst: inst({ finalizers: [] }), want: 'addFinalizer' },
   { it: 'starts deploy on a new Instance', inst: inst({}), want: 'start', plan: 'deploy' },

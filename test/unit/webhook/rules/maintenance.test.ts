@@ -99,6 +99,16 @@ describe('webhook/rules/maintenance', function () {
       ['plan "update" is held: maintenance is paused until 2026-11-25T12:00:20Z; it starts at 2026-11-25T12:00:20Z [Paused]'],
     ],
   ];
+  it('an abort while nothing runs but a request is held is admitted (it withdraws the held request)', function () {
+    const ctx = update({ maintenance: { pausedUntil: 'true' }, planExecution: { planName: 'backup', id: 'b1' } }, { maintenance: { pausedUntil: 'true' }, planExecution: { planName: 'backup', id: 'b1', abort: true } });
+    for (const i of [ctx.oldObject!, ctx.object]) i.status!.planStatus!.backup = { status: 'PENDING', trigger: 'manual', message: 'held' };
+    const v = admitInstance(ctx);
+    expect(v.allowed, v.allowed ? '' : v.message).to.equal(true);
+    const without = update({ planExecution: { planName: 'backup', id: 'b1' } }, { planExecution: { planName: 'backup', id: 'b1', abort: true } });
+    const refused = admitInstance(without);
+    expect(refused.allowed ? '' : refused.rule).to.equal('instance.abort-not-running');
+  });
+
   for (const [sentence, ctx, warnings] of admitted) {
     it(sentence, function () {
       const v = admitInstance(ctx);
