@@ -87,6 +87,24 @@ describe('maintenance and schedules on the real control plane', function () {
     expect(Date.parse(done.startedAt ?? '')).to.be.at.least(Date.parse(resume));
   });
 
+  it('a window opening at the next minute in Asia/Kolkata (UTC+5:30): held until it opens, then runs', async function () {
+    await kubectlOk(['apply', '-f', '-'], { input: json(instance('kolkata', ns(), 'db-1.0.0')) });
+    await waitFor('deploy', ns(), 'kolkata', run('deploy', (r) => r.status === 'COMPLETE'));
+    // The next whole minute, as Kolkata's clock shows it (at least 15 s away, so the write lands before it).
+    const opens = new Date(Math.ceil((Date.now() + 15_000) / 60_000) * 60_000);
+    const local = new Date(opens.getTime() + 330 * 60_000); // UTC+5:30, no DST
+    const schedule = `${local.getUTCMinutes()} ${local.getUTCHours()} * * *`;
+    const opensAt = opens.toISOString().replace(/\.\d+Z$/, 'Z');
+    const r = await mergePatch(ns(), 'kolkata', { spec: { maintenance: { windows: [{ schedule, duration: '10m', timeZone: 'Asia/Kolkata' }] }, planExecution: { planName: 'backup', id: 'k1' } } });
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stderr).to.contain(`held until the next maintenance window opens at ${opensAt}`);
+    const held = await waitFor('the held backup', ns(), 'kolkata', (i) => i.status?.conditions?.find((c) => c.type === 'PlanRunning' && c.reason === 'AwaitingWindow'));
+    expect(held.message).to.contain(opensAt);
+    const done = await waitFor('backup k1 in the window', ns(), 'kolkata', run('backup', (x) => x.id === 'k1' && x.status === 'COMPLETE'), 120_000);
+    expect(Date.parse(done.startedAt ?? '')).to.be.at.least(opens.getTime());
+    expect((await getInstance(ns(), 'kolkata')).status?.maintenance?.nextWindow?.start).to.equal(opensAt);
+  });
+
   it('a schedule every minute runs its plan as run <schedule>-<tick>, requested by schedule:<name>', async function () {
     await kubectlOk(['apply', '-f', '-'], { input: json(instance('cron', ns(), 'db-1.0.0', { schedules: [{ name: 'minutely', plan: 'backup', schedule: '* * * * *' }] })) });
     const started = await waitFor('a scheduled backup', ns(), 'cron', run('backup', (x) => x.trigger === 'schedule' && x.status === 'COMPLETE'), 150_000);
