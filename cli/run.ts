@@ -4,6 +4,7 @@
 import { apiErrorMessage, KubeApiError } from '../shared/kube/client.ts';
 import { PROGRAM, splitCommandLine } from './args.ts';
 import { planHelp, planVerbSpecs, planVerbs } from './commands/plan.ts';
+import { scheduleHelp, scheduleVerbSpecs, scheduleVerbs } from './commands/schedule.ts';
 import { updateHelp, updateVerbSpecs, updateVerbs } from './commands/update.ts';
 import { completeCommand, completionCommand, completionHelp, SHELLS, type CommandTree } from './completion.ts';
 import { CliError, EXIT, type CliIO, type ExitCode } from './io.ts';
@@ -11,11 +12,12 @@ import { CliError, EXIT, type CliIO, type ExitCode } from './io.ts';
 type Command = (args: string[], io: CliIO) => Promise<ExitCode>;
 
 /** The commands with flags, as shell completion offers them. */
-const COMMANDS: CommandTree = { plan: planVerbSpecs, update: updateVerbSpecs };
+const COMMANDS: CommandTree = { plan: planVerbSpecs, update: updateVerbSpecs, schedule: scheduleVerbSpecs };
 
 const GROUPS: Record<string, { verbs: Record<string, Command>; help: string }> = {
   plan: { verbs: planVerbs, help: planHelp },
   update: { verbs: updateVerbs, help: updateHelp },
+  schedule: { verbs: scheduleVerbs, help: scheduleHelp },
   completion: {
     verbs: Object.fromEntries(SHELLS.map((shell) => [shell, async (_args: string[], io: CliIO) => completionCommand(COMMANDS, shell, io)])),
     help: completionHelp,
@@ -33,6 +35,7 @@ Usage:
   ${PROGRAM} plan history --instance INSTANCE [--plan NAME] [-o json|yaml]
   ${PROGRAM} plan abort --instance INSTANCE [--wait]
   ${PROGRAM} update pre-checks --target OPERATORVERSION [--accept UID...] [--accept-all]
+  ${PROGRAM} schedule list --instance INSTANCE [-o json|yaml]
   ${PROGRAM} completion bash|zsh
 
 Every verb takes kubectl's --kubeconfig, --context and -n/--namespace, before or after the verb.

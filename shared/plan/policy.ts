@@ -14,6 +14,8 @@ import type { Refusal } from '../refusal.ts';
 import { closestName, plural, quoted } from '../text.ts';
 import {
   distinctPlans,
+  heldPlans,
+  isHeldPlaceholder,
   isRunning,
   parameterTriggeredPlans,
   planNames,
@@ -130,7 +132,7 @@ export function runningPlan(instance: Instance | undefined): RunningPlan | undef
     return { name: active.name, status: active.status, id: active.id, startedAt };
   }
   for (const [name, ps] of Object.entries(status?.planStatus ?? {}).sort(([a], [b]) => a.localeCompare(b))) {
-    if (isRunning(ps.status)) return { name, status: ps.status, id: ps.id, startedAt: ps.startedAt };
+    if (isRunning(ps.status) && !isHeldPlaceholder(ps)) return { name, status: ps.status, id: ps.id, startedAt: ps.startedAt };
   }
   return undefined;
 }
@@ -485,7 +487,10 @@ export const checkAbortNamesOtherPlan: TriggerCheck = (f) => {
 
 /** Setting spec.planExecution.abort is accepted only while a plan runs. */
 export const checkAbortWhileRunning: TriggerCheck = (f) => {
-  if (!f.abortEdge || f.running) return undefined;
+  // An abort also withdraws a request maintenance holds (a PENDING entry never started) —
+  // not the deploy of a creation: before the first start an abort is ignored.
+  const withdraws = heldPlans(f.object.status).length > 0 && f.object.status?.applied?.operatorVersion !== undefined;
+  if (!f.abortEdge || f.running || withdraws) return undefined;
   const last = f.object.status?.activePlan;
   const lastWords = last ? ` (the last plan, "${last.name}", is ${last.status})` : '';
   const pending = f.pending[0];

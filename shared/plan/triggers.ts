@@ -22,6 +22,22 @@ export interface PlanRequest {
   parameters?: string[];
 }
 
+/**
+ * A planStatus entry standing for a request maintenance holds: PENDING, never started (no id,
+ * no startedAt). It does not hold the Instance like a run; an abort withdraws it.
+ */
+export function isHeldPlaceholder(run: { status: PlanState; id?: string; startedAt?: string } | undefined): boolean {
+  return run !== undefined && run.status === 'PENDING' && run.id === undefined && run.startedAt === undefined;
+}
+
+/** The plans whose requests maintenance holds (their planStatus is a held placeholder), sorted. */
+export function heldPlans(status: InstanceStatus | undefined): string[] {
+  return Object.entries(status?.planStatus ?? {})
+    .filter(([, run]) => isHeldPlaceholder(run))
+    .map(([name]) => name)
+    .sort();
+}
+
 /** A plan in one of these states holds the Instance: no other plan may start. */
 export function isRunning(state: PlanState | undefined): boolean {
   return state === 'PENDING' || state === 'IN_PROGRESS' || state === 'ERROR';

@@ -69,6 +69,7 @@ import { objectRef } from '../../shared/refusal.ts';
 import type { Verdict } from './verdict.ts';
 import { PRE_CHECKS_ANNOTATION } from '../../shared/api/names.ts';
 import { jsonEqual } from '../../shared/json.ts';
+import { MAINTENANCE_ADMISSION_RULES } from './maintenance.ts';
 
 export interface InstanceAdmissionContext {
   operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
@@ -496,6 +497,7 @@ export const INSTANCE_RULES: readonly InstanceRule[] = [
   noUpgradeWhileBusy,
   onePlanAtATime,
   reentrancy,
+  ...MAINTENANCE_ADMISSION_RULES,
   upgradePreChecks,
   planExecutionAtCreate,
   reusedTriggerId,

@@ -8,14 +8,15 @@ import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { planVerbSpecs } from '../../../cli/commands/plan.ts';
+import { scheduleVerbSpecs } from '../../../cli/commands/schedule.ts';
 import { updateVerbSpecs } from '../../../cli/commands/update.ts';
 import { complete, completionScript, DIRECTIVE, type CommandTree, type LookupScope, type NameKind } from '../../../cli/completion.ts';
 import { EXIT, memoryIO } from '../../../cli/io.ts';
 import { run } from '../../../cli/run.ts';
 import { PROJECT_ROOT } from '../../controlplane/build.ts';
 
-const TREE: CommandTree = { plan: planVerbSpecs, update: updateVerbSpecs };
-const VERBS = ['plan trigger', 'plan status', 'plan history', 'plan abort', 'update pre-checks', 'completion bash', 'completion zsh'];
+const TREE: CommandTree = { plan: planVerbSpecs, update: updateVerbSpecs, schedule: scheduleVerbSpecs };
+const VERBS = ['plan trigger', 'plan status', 'plan history', 'plan abort', 'update pre-checks', 'schedule list', 'completion bash', 'completion zsh'];
 
 /** A cluster with two Instances in shop (web has plans), one in prod; records what was asked. */
 function fakeCluster() {
@@ -39,7 +40,7 @@ function completeLine(line: string, toComplete: string) {
 
 describe('cli completion: what __complete offers', () => {
   const rows: [string, string, string, string[]][] = [
-    ['the groups first', '', '', ['plan', 'update', 'completion']],
+    ['the groups first', '', '', ['plan', 'update', 'schedule', 'completion']],
     ['a group by its prefix', '', 'pl', ['plan']],
     ['the verbs of plan', 'plan', '', ['trigger', 'status', 'history', 'abort']],
     ['the verbs of update', 'update', '', ['pre-checks']],
@@ -184,7 +185,7 @@ describe('cli completion: the scripts', () => {
     });
     expect(r.status, r.stderr).to.equal(0);
     expect(r.stdout.split('\n').filter(Boolean)).to.deep.equal([
-      'plan update completion',
+      'plan update schedule completion',
       'trigger status history abort',
       '--instance',
       'json yaml',
