@@ -270,3 +270,8 @@ export function mergeRules(rules: readonly AccessRule[]): PolicyRule[] {
   for (const r of out) r.resources.sort();
   return out.sort((a, b) => a.apiGroups[0]!.localeCompare(b.apiGroups[0]!) || a.resources[0]!.localeCompare(b.resources[0]!) || a.verbs.join().localeCompare(b.verbs.join()));
 }
+
+/** The command that prints the ServiceAccount, Role and RoleBinding a blueprint's plans need (docs/cli.md). */
+export function rbacCommand(operatorVersion: string, namespace: string, serviceAccount: string): string {
+  return `kubectl planwarden rbac --operator-version ${operatorVersion} -n ${namespace} --service-account ${serviceAccount}`;
+}
