@@ -74,7 +74,7 @@ export class WaitExecutor extends TenantExecutor {
         object = await identity.kube.get({ ...ref }, ctx.signal);
       }
     } catch (err) {
-      return observationForError(err, doing, identity);
+      return observationForError(err, doing, identity, ctx.operatorVersion.metadata.name);
     }
     return waitObservation({
       ref,
