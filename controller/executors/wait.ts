@@ -7,7 +7,7 @@ import type { KubeResource } from '../../shared/kube/client.ts';
 import { millisOf } from '../../shared/time.ts';
 import { isObservation, observationForError, renderVarsOf, scopeViolationOf, TenantExecutor, type ExecutionContext, type Observation } from './context.ts';
 import { describeObject } from './health.ts';
-import { resolveWaitRef } from '../../shared/template/waitRef.ts';
+import { resolveWaitRef } from '../../shared/plan/waitRef.ts';
 import { servedResource } from './tenancy.ts';
 
 export interface WaitInput {
@@ -72,7 +72,7 @@ export class WaitExecutor extends TenantExecutor {
         object = await identity.kube.get({ ...ref }, ctx.signal);
       }
     } catch (err) {
-      return observationForError(err, doing, identity);
+      return observationForError(err, doing, identity, ctx.operatorVersion.metadata.name);
     }
     return waitObservation({
       ref,

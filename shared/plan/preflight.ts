@@ -7,7 +7,7 @@
 // passes here is what the plan applies.
 import type { ObjectRef, OperatorVersionSpec, ParameterType, Task, TaskKind } from '../api/schema.ts';
 import { renderResources, type RenderVars, type RenderedObject } from '../template/render.ts';
-import { resolveWaitRef } from '../template/waitRef.ts';
+import { resolveWaitRef } from './waitRef.ts';
 import {
   dns1123LabelProblem,
   labelValueProblem,

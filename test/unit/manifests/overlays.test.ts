@@ -497,6 +497,40 @@ describe('install manifests', function () {
           expect(ofKind<Binding>(objects, 'ClusterRoleBinding').map((b) => b.roleRef.name)).to.not.include('planwarden-controller-apply');
         });
 
+        describe('the built-in roles admin, edit and view include planwarden’s kinds (aggregated ClusterRoles)', () => {
+          /** What a built-in role gets from the ClusterRoles labelled aggregate-to-<role>, as the aggregation controller copies them. */
+          const aggregated = (role: string, verb: string, resource: string): boolean =>
+            ofKind<RoleObject>(objects, 'ClusterRole')
+              .filter((r) => r.metadata.labels?.[`rbac.authorization.k8s.io/aggregate-to-${role}`] === 'true')
+              .some((r) => r.rules.some((x) => (x.apiGroups ?? []).includes('planwarden.dev') && (x.resources ?? []).includes(resource) && x.verbs.includes(verb)));
+          const rows: [sentence: string, role: string, verb: string, resource: string, expected: boolean][] = [
+            ['edit creates Instances', 'edit', 'create', 'instances', true],
+            ['edit patches Instances (a trigger is a patch)', 'edit', 'patch', 'instances', true],
+            ['edit deletes Instances', 'edit', 'delete', 'instances', true],
+            ['edit writes OperatorVersions', 'edit', 'update', 'operatorversions', true],
+            ['edit writes UpdatePlans (and so accepts their insights)', 'edit', 'patch', 'updateplans', true],
+            ['edit writes no Instance status (the controller’s)', 'edit', 'update', 'instances/status', false],
+            ['edit writes no UpdatePlan status (the adapters’)', 'edit', 'patch', 'updateplans/status', false],
+            ['edit gets no UpdateInformers (cluster-scoped, a cluster admin’s)', 'edit', 'get', 'updateinformers', false],
+            ['admin has what edit has', 'admin', 'create', 'instances', true],
+            ['admin writes no status either', 'admin', 'patch', 'instances/status', false],
+            ['view lists Instances', 'view', 'list', 'instances', true],
+            ['view watches UpdatePlans', 'view', 'watch', 'updateplans', true],
+            ['view reads OperatorVersions', 'view', 'get', 'operatorversions', true],
+            ['view cannot patch Instances (no trigger)', 'view', 'patch', 'instances', false],
+            ['view cannot create UpdatePlans', 'view', 'create', 'updateplans', false],
+            ['view reads no UpdateInformers', 'view', 'get', 'updateinformers', false],
+          ];
+          for (const [sentence, role, verb, resource, expected] of rows) {
+            it(sentence, () => expect(aggregated(role, verb, resource)).to.equal(expected));
+          }
+          it('no aggregated role names a cluster-scoped planwarden kind', () => {
+            for (const role of ofKind<RoleObject>(objects, 'ClusterRole').filter((r) => Object.keys(r.metadata.labels ?? {}).some((l) => l.startsWith('rbac.authorization.k8s.io/aggregate-to-')))) {
+              expect(role.rules.flatMap((r) => r.resources ?? []), role.metadata.name).to.not.include.members(['updateinformers', 'fleetrollouts']);
+            }
+          });
+        });
+
         it('the controller runs with impersonation (no --no-impersonation)', () => {
           const controller = one<Deployment>(objects, 'Deployment', 'planwarden-controller');
           expect(controller.spec.template.spec.containers[0]!.command).to.not.include('--no-impersonation');

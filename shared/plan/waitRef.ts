@@ -1,10 +1,9 @@
-// A Wait task's object reference with its template values rendered: the controller's Wait
-// executor reads that object, and the webhook's preflight checks the same reference before
-// the write that starts the plan is admitted.
+// The object a Wait task awaits, with template values rendered in its fields: the Wait
+// executor reads it, and "what a plan needs" (needs.ts) grants `get` on it.
 import type { ObjectRef, TaskSpec } from '../api/schema.ts';
-import { renderTemplate, type RenderVars } from './render.ts';
+import { renderTemplate, type RenderVars } from '../template/render.ts';
 
-/** spec.object with template values rendered, or an error message. */
+/** spec.object with template values rendered (namespace defaulted to the Instance's), or an error message. */
 export function resolveWaitRef(taskName: string, spec: TaskSpec | undefined, vars: RenderVars): { ref: ObjectRef } | { error: string } {
   const object = spec?.object;
   if (!object || !spec?.condition?.type) return { error: `wait task ${taskName}: spec.object and spec.condition.type are required` };
@@ -25,4 +24,3 @@ export function resolveWaitRef(taskName: string, spec: TaskSpec | undefined, var
     },
   };
 }
-
