@@ -11,6 +11,7 @@ import { OperatorVersionCache } from './operatorVersionCache.ts';
 import type { Logger } from '../shared/log.ts';
 import type { AdmissionRequest } from './review.ts';
 import { admitInstance, type InstanceAdmissionContext } from './rules/instance.ts';
+import { preflightInstanceWrite } from './rules/preflight.ts';
 import { mutateInstance } from './rules/instanceMutate.ts';
 import { admitInstanceStatus, mutateInstanceStatus } from './rules/instanceStatus.ts';
 import { admitOperatorVersion, NO_ALLOWANCE, type TenancyAllowance } from './rules/operatorVersion.ts';
@@ -217,9 +218,17 @@ async function handleInstance(req: AdmissionRequest, lookups: WebhookLookups, no
       admitInstance(context),
       admitServiceAccount({ operation: req.operation, object, oldObject, namespace, defaultServiceAccount, user, access, serviceAccountExists }),
     ]);
-  const verdict = judge(first.context);
-  if (verdict.allowed || !first.fromCache) return verdict;
-  return judge((await instanceContext(req, lookups, now, { live: true })).context);
+  let context = first.context;
+  let verdict = judge(context);
+  if (!verdict.allowed && first.fromCache) {
+    context = (await instanceContext(req, lookups, now, { live: true })).context;
+    verdict = judge(context);
+  }
+  // A write every rule admits and that starts a plan: can the plan work, and may its
+  // ServiceAccount do what it does? (webhook/rules/preflight.ts)
+  if (!verdict.allowed || !lookups.preflight) return verdict;
+  const planServiceAccount = object.spec?.serviceAccountName || defaultServiceAccount;
+  return combine([verdict, await preflightInstanceWrite(context, planServiceAccount, lookups.preflight)]);
 }
 
 async function handleOperatorVersion(req: AdmissionRequest, lookups: WebhookLookups, tenancy: TenancyAllowance): Promise<Verdict> {

@@ -5,6 +5,7 @@
 import { classifyApiError, type KubeClient } from '../shared/kube/client.ts';
 import { subjectAccessReviewer, type AccessAnswer, type AccessAttributes, type AccessSubject } from '../shared/kube/access.ts';
 import type { OperatorVersionCache } from './operatorVersionCache.ts';
+import { PREFLIGHT_ACCESS_TTL_MS, PREFLIGHT_BUDGET_MS, type PreflightDeps } from './rules/preflight.ts';
 import type { WebhookMetrics } from './metrics.ts';
 import { GROUP, VERSION, type Instance, type OperatorVersion, type UpdatePlan } from '../shared/api/schema.ts';
 import {
@@ -54,6 +55,8 @@ export interface WebhookLookups {
    * `unknown`, with the reason.
    */
   canI(subject: AccessSubject, attributes: AccessAttributes): Promise<AccessAnswer>;
+  /** What the apply-time preflight asks (discovery, cached access reviews); absent: no preflight. */
+  preflight?: PreflightDeps;
   /** Reservations live in planwarden's own namespace, named by reservationName(). */
   getReservation(name: string): Promise<Reservation | undefined>;
   /** Atomically creates the reservation; `held` when it exists already. */
@@ -111,6 +114,9 @@ export function apiLookups(
   const { operatorVersions, metrics } = options;
   // No cache: canI answers authority checks, where a right taken away must count at once.
   const reviewer = subjectAccessReviewer(kube, { timeoutMs: options.accessReviewTimeoutMs ?? ACCESS_REVIEW_TIMEOUT_MS });
+  // The preflight's questions about a plan's ServiceAccount are a courtesy check, asked on
+  // every trigger: answers are reused for a few seconds (docs/admission.md).
+  const planReviewer = subjectAccessReviewer(kube, { timeoutMs: PREFLIGHT_BUDGET_MS, cache: { ttlMs: PREFLIGHT_ACCESS_TTL_MS, maxEntries: 4096 } });
   const namespace = reservationNamespace;
   const get = <T>(ns: string, kind: string, name: string) => kube.get<T>({ apiVersion: `${GROUP}/${VERSION}`, kind, namespace: ns, name });
   const list = async <T>(ns: string, plural: string): Promise<T[]> =>
@@ -137,6 +143,20 @@ export function apiLookups(
     listInstances: (ns) => list<Instance>(ns, 'instances'),
     serviceAccountExists: async (ns, name) => (await kube.get({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: ns, name })) !== undefined,
     canI: (subject, attributes) => reviewer.canI(subject, attributes),
+    preflight: {
+      accessBudgetMs: PREFLIGHT_BUDGET_MS,
+      canI: (subject, attributes) => planReviewer.canI(subject, attributes),
+      serviceAccountExists: async (ns, name) => (await kube.get({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: ns, name })) !== undefined,
+      async resolveKind(apiVersion, kind) {
+        try {
+          const r = await kube.resourceFor(apiVersion, kind);
+          return { group: apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '', resource: r.name, namespaced: r.namespaced };
+        } catch (err) {
+          if (classifyApiError(err) === 'notFound') return undefined;
+          throw err;
+        }
+      },
+    },
     getReservation,
     async reserve(name, holder) {
       const body: LeaseObject = {

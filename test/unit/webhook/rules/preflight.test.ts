@@ -4,12 +4,12 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { parse } from 'yaml';
-import type { Instance, OperatorVersion } from '../../../shared/api/schema.ts';
-import type { InstanceAdmissionContext } from '../../../webhook/rules/instance.ts';
-import { preflightInstanceWrite, runToCheck, type AccessRule, type PreflightDeps } from '../../../webhook/preflight.ts';
-import type { PlannedTask } from '../../../shared/plan/preflight.ts';
+import type { Instance, OperatorVersion } from '../../../../shared/api/schema.ts';
+import type { InstanceAdmissionContext } from '../../../../webhook/rules/instance.ts';
+import { preflightInstanceWrite, runToCheck, type PreflightDeps } from '../../../../webhook/rules/preflight.ts';
+import type { AccessAttributes } from '../../../../shared/kube/access.ts';
 
-const ov = parse(readFileSync(new URL('../../../examples/webapp/operatorversion.yaml', import.meta.url), 'utf8')) as OperatorVersion;
+const ov = parse(readFileSync(new URL('../../../../examples/webapp/operatorversion.yaml', import.meta.url), 'utf8')) as OperatorVersion;
 
 function instance(extra: Partial<Instance['spec']> = {}, status?: Instance['status']): Instance {
   return {
@@ -31,28 +31,21 @@ function ctx(object: Instance, oldObject?: Instance): InstanceAdmissionContext {
   return { operation: oldObject ? 'UPDATE' : 'CREATE', object, oldObject, operatorVersion: ov, oldOperatorVersion: ov, updatePlans: [], now: '2026-11-25T10:00:00Z' };
 }
 
-/** Rules as the fake derives them: Apply → get, patch; Delete → get, delete; on the kinds' lower-case plurals. */
-function deps(denied: (r: AccessRule) => boolean = () => false, over: Partial<PreflightDeps> = {}): PreflightDeps & { asked: AccessRule[] } {
-  const asked: AccessRule[] = [];
+/** Discovery of the example's kinds, and a SubjectAccessReview that says no where `denied` says so. */
+function deps(denied: (a: AccessAttributes) => boolean = () => false, over: Partial<PreflightDeps> = {}): PreflightDeps & { asked: AccessAttributes[] } {
+  const asked: AccessAttributes[] = [];
+  const kinds: Record<string, { group: string; resource: string; namespaced: boolean }> = {
+    'v1/ConfigMap': { group: '', resource: 'configmaps', namespaced: true },
+    'apps/v1/Deployment': { group: 'apps', resource: 'deployments', namespaced: true },
+  };
   return {
     asked,
     accessBudgetMs: 1000,
-    accessRules: async (tasks: readonly PlannedTask[], namespace: string) => ({
-      rules: tasks.flatMap((t) =>
-        t.objects.flatMap((o) =>
-          (t.kind === 'Apply' ? ['get', 'patch'] : ['get', 'delete']).map((verb) => ({
-            verb,
-            group: o.object.apiVersion.includes('/') ? o.object.apiVersion.split('/')[0]! : '',
-            resource: `${o.object.kind.toLowerCase()}s`,
-            namespace,
-          })),
-        ),
-      ),
-      unknownKinds: [],
-    }),
-    canI: async (_s, rule) => {
-      asked.push(rule);
-      return { allowed: !denied(rule) };
+    resolveKind: async (apiVersion, kind) => kinds[`${apiVersion}/${kind}`],
+    serviceAccountExists: async () => true,
+    canI: async (_s, a) => {
+      asked.push(a);
+      return { kind: denied(a) ? 'denied' : 'allowed' };
     },
     ...over,
   };
@@ -63,7 +56,7 @@ describe('webhook/preflight', () => {
     const d = deps();
     const v = await preflightInstanceWrite(ctx(instance()), 'planwarden-plans', d);
     expect(v.allowed).to.equal(true);
-    expect(d.asked.map((r) => `${r.verb} ${r.resource}`)).to.include.members(['patch configmaps', 'patch deployments']);
+    expect(d.asked.map((r) => `${r.verb} ${r.resource} ${r.name}`)).to.include.members(['patch configmaps shop-config', 'create deployments shop-web']);
   });
 
   it('a creation whose value renders an invalid object name is refused, naming the template and the field', async () => {
@@ -81,9 +74,23 @@ describe('webhook/preflight', () => {
     expect(v.allowed).to.equal(false);
     if (v.allowed) return;
     expect(v.rule).to.equal('instance.preflight-forbidden');
-    expect(v.message).to.include('ServiceAccount "weak", which may not patch deployments.apps in demo');
+    expect(v.message).to.include('ServiceAccount "weak", which may not patch deployments.apps "shop-web" in demo');
     expect(v.message).to.include('kubectl -n demo create role weak-plans --verb=patch --resource=deployments.apps');
     expect(v.message).to.include('--serviceaccount=demo:weak');
+  });
+
+  it('a ServiceAccount that does not exist is refused with the command that creates it with the rights it needs', async () => {
+    const v = await preflightInstanceWrite(ctx(instance()), 'planwarden-plans', deps(undefined, { serviceAccountExists: async () => false }));
+    expect(v.allowed).to.equal(false);
+    if (v.allowed) return;
+    expect(v.rule).to.equal('instance.plan-service-account-missing');
+    expect(v.message).to.include('kubectl planwarden rbac --operator-version webapp-1.0.0 -n demo --service-account planwarden-plans | kubectl apply -f -');
+  });
+
+  it('a kind the API server does not serve is not checked, with a warning', async () => {
+    const v = await preflightInstanceWrite(ctx(instance()), 'planwarden-plans', deps(undefined, { resolveKind: async (apiVersion) => (apiVersion === 'v1' ? { group: '', resource: 'configmaps', namespaced: true } : undefined) }));
+    expect(v.allowed).to.equal(true);
+    expect(v.warnings.join('\n')).to.match(/Deployment \(apps\/v1\), which the API server does not serve/);
   });
 
   it('rights that cannot be checked in time admit the write with a warning', async () => {

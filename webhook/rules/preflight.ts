@@ -10,39 +10,33 @@
 // lookup that cannot be answered in time admits the write with a warning (this is a
 // courtesy check: the plan's requests are still bounded by the ServiceAccount's RBAC when
 // they run), unlike the authority check on naming a ServiceAccount, which fails closed.
-import type { OperatorVersionSpec, ParameterType } from '../shared/api/schema.ts';
-import { effectiveParameters } from '../shared/plan/triggers.ts';
-import { requestToStart } from '../shared/plan/policy.ts';
-import { describeProblem, preflightPlan, type PlannedTask } from '../shared/plan/preflight.ts';
-import { objectRef } from '../shared/refusal.ts';
-import { clipText, plural } from '../shared/text.ts';
-import { factsOf, upgradeTarget, type InstanceAdmissionContext } from './rules/instance.ts';
-import { allow, deny, type Verdict } from './rules/verdict.ts';
-
-/** One access a plan needs: a verb on a resource in a namespace. */
-export interface AccessRule {
-  verb: string;
-  group: string;
-  resource: string;
-  namespace?: string;
-}
-
-/** The subject a SubjectAccessReview asks about. */
-export interface Subject {
-  user: string;
-  groups: string[];
-}
-
-export type AccessAnswer = { allowed: boolean } | { unknown: string };
+import type { OperatorVersionSpec } from '../../shared/api/schema.ts';
+import type { AccessAnswer, AccessAttributes, AccessSubject } from '../../shared/kube/access.ts';
+import { allRules, planNeeds, rbacCommand, type AccessRule, type KindInfo } from '../../shared/plan/needs.ts';
+import { effectiveParameters } from '../../shared/plan/triggers.ts';
+import { requestToStart } from '../../shared/plan/policy.ts';
+import { describeProblem, preflightPlan } from '../../shared/plan/preflight.ts';
+import { parameterTypesOf, type RenderVars } from '../../shared/template/render.ts';
+import { objectRef } from '../../shared/refusal.ts';
+import { clipText, plural } from '../../shared/text.ts';
+import { factsOf, upgradeTarget, type InstanceAdmissionContext } from './instance.ts';
+import { allow, deny, type Verdict } from './verdict.ts';
 
 export interface PreflightDeps {
-  /** The rules a plan's tasks need; undefined `resource` in a result means the kind is not served. */
-  accessRules(tasks: readonly PlannedTask[], namespace: string): Promise<{ rules: AccessRule[]; unknownKinds: string[] }>;
-  /** A SubjectAccessReview (cached briefly by the caller). */
-  canI(subject: Subject, rule: AccessRule): Promise<AccessAnswer>;
-  /** How long the access checks may take in all. */
+  /** Discovery: the resource serving a kind, or undefined when the API server serves none. */
+  resolveKind(apiVersion: string, kind: string): Promise<KindInfo | undefined>;
+  /** A SubjectAccessReview (cached briefly: this is a courtesy check, see the header). */
+  canI(subject: AccessSubject, attributes: AccessAttributes): Promise<AccessAnswer>;
+  /** Whether the plan's ServiceAccount exists. */
+  serviceAccountExists(namespace: string, name: string): Promise<boolean>;
+  /** How long discovery and the access checks may take in all. */
   accessBudgetMs: number;
 }
+
+/** How long the preflight's lookups may take: within the webhook's 4 s, beside its other reads. */
+export const PREFLIGHT_BUDGET_MS = 1_500;
+/** How long an access answer for a plan's ServiceAccount is reused. */
+export const PREFLIGHT_ACCESS_TTL_MS = 10_000;
 
 /** The plan this write will start and the values its run will use, or undefined when it starts none. */
 export function runToCheck(ctx: InstanceAdmissionContext): { plan: string; values: Record<string, string>; ov: OperatorVersionSpec } | undefined {
@@ -59,32 +53,30 @@ export function runToCheck(ctx: InstanceAdmissionContext): { plan: string; value
   return { plan: request.plan, values: { ...effectiveParameters(ov, spec.parameters), ...perRun }, ov };
 }
 
-export function serviceAccountSubject(namespace: string, name: string): Subject {
+export function serviceAccountSubject(namespace: string, name: string): AccessSubject {
   return {
     user: `system:serviceaccount:${namespace}:${name}`,
     groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'],
   };
 }
 
+function resourceText(r: AccessRule): string {
+  return r.apiGroup ? `${r.resource}.${r.apiGroup}` : r.resource;
+}
+
 function ruleText(r: AccessRule): string {
-  return `${r.verb} ${r.group ? `${r.resource}.${r.group}` : r.resource}${r.namespace ? ` in ${r.namespace}` : ''}`;
+  return `${r.verb} ${resourceText(r)}${r.resourceName ? ` "${r.resourceName}"` : ''}${r.namespace ? ` in ${r.namespace}` : ''}`;
 }
 
 /** `kubectl create role … / rolebinding …` that grants `missing` to the ServiceAccount. */
 export function grantCommands(namespace: string, serviceAccount: string, missing: readonly AccessRule[]): string {
   const role = `${serviceAccount}-plans`;
   const verbs = [...new Set(missing.map((r) => r.verb))].sort().join(',');
-  const resources = [...new Set(missing.map((r) => (r.group ? `${r.resource}.${r.group}` : r.resource)))].sort().join(',');
+  const resources = [...new Set(missing.map(resourceText))].sort().join(',');
   return (
     `kubectl -n ${namespace} create role ${role} --verb=${verbs} --resource=${resources}; ` +
     `kubectl -n ${namespace} create rolebinding ${role} --role=${role} --serviceaccount=${namespace}:${serviceAccount}`
   );
-}
-
-function paramTypesOf(ov: OperatorVersionSpec): Record<string, ParameterType> {
-  const out: Record<string, ParameterType> = {};
-  for (const p of ov.parameters ?? []) if (p.type) out[p.name] = p.type;
-  return out;
 }
 
 async function withinBudget<T>(work: Promise<T>, ms: number): Promise<T | 'timeout'> {
@@ -107,7 +99,7 @@ export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serv
   const instance = { name: ctx.object.metadata.name ?? '', namespace };
   const object = objectRef('Instance', { ...ctx.object.metadata, namespace });
   const what = ctx.operation === 'CREATE' ? 'creation' : upgradeTarget(ctx) ? `upgrade to OperatorVersion "${upgradeTarget(ctx)}"` : `run of plan "${run.plan}"`;
-  const { tasks, problems } = preflightPlan({ ov: run.ov, plan: run.plan, values: run.values, instance, paramTypes: paramTypesOf(run.ov) });
+  const { tasks, problems } = preflightPlan({ ov: run.ov, plan: run.plan, values: run.values, instance, paramTypes: parameterTypesOf(run.ov.parameters) });
   if (problems.length > 0) {
     const shown = problems.slice(0, 3).map(describeProblem);
     const more = problems.length > 3 ? ` and ${problems.length - 3} more` : '';
@@ -126,28 +118,69 @@ export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serv
     });
   }
   const subject = serviceAccountSubject(namespace, serviceAccount);
+  const vars: RenderVars = { params: run.values, name: instance.name, namespace, operatorVersion: run.ov.version, paramTypes: parameterTypesOf(run.ov.parameters) };
   const checked = await withinBudget(
     (async () => {
-      const { rules, unknownKinds } = await deps.accessRules(tasks, namespace);
-      const answers = await Promise.all(rules.map(async (rule) => ({ rule, answer: await deps.canI(subject, rule) })));
-      return { answers, unknownKinds };
+      // Discovery is asynchronous, "what a plan needs" is pure: resolve every kind the
+      // rendered tasks name first, then ask shared/plan/needs.ts with the answers.
+      const kinds = new Map<string, KindInfo | undefined>();
+      const refs = tasks.flatMap((t) => [...t.objects.map((o) => o.object), ...(t.waitFor ? [t.waitFor] : [])]);
+      await Promise.all(
+        refs.map(async (r) => {
+          const key = `${r.apiVersion}\u0000${r.kind}`;
+          if (kinds.has(key)) return;
+          kinds.set(key, undefined);
+          kinds.set(key, await deps.resolveKind(r.apiVersion, r.kind));
+        }),
+      );
+      const needs = planNeeds({ spec: run.ov, plans: [run.plan], vars, resolveKind: (apiVersion, kind) => kinds.get(`${apiVersion}\u0000${kind}`) });
+      const rules = allRules(needs);
+      const [exists, answers] = await Promise.all([
+        deps.serviceAccountExists(namespace, serviceAccount),
+        Promise.all(
+          rules.map(async (rule) => ({
+            rule,
+            answer: await deps.canI(subject, {
+              verb: rule.verb,
+              group: rule.apiGroup,
+              resource: rule.resource.split('/')[0]!,
+              ...(rule.resource.includes('/') ? { subresource: rule.resource.split('/')[1]! } : {}),
+              ...(rule.namespace ? { namespace: rule.namespace } : {}),
+              ...(rule.resourceName ? { name: rule.resourceName } : {}),
+            }),
+          })),
+        ),
+      ]);
+      const unknownKinds = [...new Set(needs.unknownKinds.map((u) => `${u.kind} (${u.apiVersion})`))];
+      return { exists, answers, unknownKinds };
     })(),
     deps.accessBudgetMs,
   );
   if (checked === 'timeout') {
     return allow([clipText(`the rights of ServiceAccount "${serviceAccount}" for plan "${run.plan}" could not be checked in time; the plan runs with them as they are`)]);
   }
-  const warnings = checked.unknownKinds.map((k) => clipText(`plan "${run.plan}" applies ${k}, which the API server does not serve (yet); its rights were not checked`));
-  const unknown = checked.answers.filter((a) => 'unknown' in a.answer);
-  if (unknown.length > 0) warnings.push(clipText(`some rights of ServiceAccount "${serviceAccount}" could not be checked (${(unknown[0]!.answer as { unknown: string }).unknown})`));
-  const missing = checked.answers.filter((a) => 'allowed' in a.answer && !a.answer.allowed).map((a) => a.rule);
+  if (!checked.exists) {
+    return deny({
+      rule: 'instance.plan-service-account-missing',
+      object,
+      refused: what,
+      why: `plan "${run.plan}" runs as ServiceAccount "${serviceAccount}", which does not exist in namespace "${namespace}"`,
+      fix: `create it with the rights the blueprint's plans need: ${rbacCommand(ctx.object.spec.operatorVersion.name, namespace, serviceAccount)} | kubectl apply -f -`,
+      code: 422,
+      reason: 'Invalid',
+    });
+  }
+  const warnings = checked.unknownKinds.map((k) => clipText(`plan "${run.plan}" uses ${k}, which the API server does not serve (yet); its rights were not checked`));
+  const unknown = checked.answers.flatMap((a) => (a.answer.kind === 'unknown' ? [a.answer.reason] : []));
+  if (unknown.length > 0) warnings.push(clipText(`some rights of ServiceAccount "${serviceAccount}" could not be checked (${unknown[0]})`));
+  const missing = checked.answers.filter((a) => a.answer.kind === 'denied').map((a) => a.rule);
   if (missing.length === 0) return allow(warnings);
   return deny({
     rule: 'instance.preflight-forbidden',
     object,
     refused: what,
     why: `plan "${run.plan}" runs as ServiceAccount "${serviceAccount}", which may not ${missing.map(ruleText).join(', ')} (${plural(missing.length, 'a right', 'rights')} its tasks need)`,
-    fix: `grant ${plural(missing.length, 'it', 'them')}: ${grantCommands(namespace, serviceAccount, missing)}`,
+    fix: `grant ${plural(missing.length, 'it', 'them')}: ${grantCommands(namespace, serviceAccount, missing)} (or for the whole blueprint: ${rbacCommand(ctx.object.spec.operatorVersion.name, namespace, serviceAccount)} | kubectl apply -f -)`,
     warnings,
   });
 }
