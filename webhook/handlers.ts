@@ -103,6 +103,7 @@ export async function instanceContext(
     oldOperatorVersion: oldOvName === ovName ? operatorVersion : oldOperatorVersion,
     updatePlans: upgrading ? await lookups.listUpdatePlans(ns) : [],
     now,
+    user: req.userInfo?.username,
   };
   return { context, fromCache };
 }
@@ -254,7 +255,7 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
     },
     [ROUTES.mutateInstances]: {
       kinds: ['Instance'],
-      // Filling in a trigger id needs no lookups.
+      // Filling in a trigger id and stamping who asked need no lookups.
       handle: async (req) =>
         mutateInstance({
           operation: req.operation,
@@ -262,6 +263,7 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
           oldObject: (req.oldObject ?? undefined) as unknown as Instance | undefined,
           updatePlans: [],
           now: now(),
+          user: req.userInfo?.username,
         }),
     },
     [ROUTES.validateInstanceStatus]: {
