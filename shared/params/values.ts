@@ -25,7 +25,7 @@ export const PARAMETER_RULES = {
   /** A per-run value for a parameter not declared perRun: true. */
   perRunNotAllowed: 'instance.per-run-parameter-not-allowed',
   /** An OperatorVersion parameter declaration that contradicts itself. */
-  declarationInvalid: 'operatorversion.parameter-declaration-invalid',
+  declarationInvalid: 'ov.parameter-declaration-invalid',
 } as const;
 
 /** The longest value (UTF-8 bytes) any parameter may have. */

@@ -57,7 +57,7 @@ export function requesterPatch(ctx: InstanceAdmissionContext, filledId: string |
     return [];
   }
   const annotations: unknown = ctx.object.metadata?.annotations;
-  const current = isObject(annotations) && typeof annotations[REQUESTED_BY_ANNOTATION] === 'string' ? (annotations[REQUESTED_BY_ANNOTATION] as string) : undefined;
+  const current = isObject(annotations) && typeof annotations[REQUESTED_BY_ANNOTATION] === 'string' ? (annotations[REQUESTED_BY_ANNOTATION]) : undefined;
   const present = isObject(annotations) && Object.hasOwn(annotations, REQUESTED_BY_ANNOTATION);
   if (current === expected && (present || expected === undefined)) return [];
   if (expected === undefined) return present ? [{ op: 'remove', path: REQUESTED_BY_PATH }] : [];
