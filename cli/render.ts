@@ -187,6 +187,8 @@ export function historyRows(instance: Instance, plan?: string): HistoryEntry[] {
       id: active.id,
       status: run?.id === active.id ? run.status : active.status,
       trigger: run?.id === active.id ? run.trigger : undefined,
+      requestedBy: run?.id === active.id ? run.requestedBy : undefined,
+      parameters: run?.id === active.id ? run.parameters : undefined,
       startedAt: active.startedAt ?? (run?.id === active.id ? run.startedAt : undefined),
     });
   }
@@ -202,8 +204,8 @@ export function renderHistory(rows: readonly HistoryEntry[], options: RenderOpti
     const end = h.finishedAt !== undefined ? Date.parse(h.finishedAt) : isRunning(h.status) ? options.now.getTime() : Number.NaN;
     return Number.isNaN(end) ? '-' : formatDuration(end - start);
   };
-  const header = ['PLAN', 'ID', 'STATUS', 'TRIGGER', 'STARTED', 'FINISHED', 'DURATION', 'MESSAGE'];
-  const body = rows.map((h) => [h.plan, h.id, h.status, h.trigger ?? '-', time(h.startedAt), time(h.finishedAt), duration(h), h.message ?? '']);
+  const header = ['PLAN', 'ID', 'STATUS', 'TRIGGER', 'REQUESTED BY', 'STARTED', 'FINISHED', 'DURATION', 'MESSAGE'];
+  const body = rows.map((h) => [h.plan, h.id, h.status, h.trigger ?? '-', h.requestedBy ?? '-', time(h.startedAt), time(h.finishedAt), duration(h), h.message ?? '']);
   const statusColumn = header.indexOf('STATUS');
   return table(header, body, (row, column, padded) =>
     column === statusColumn ? paintState(rows[row]!.status, padded, options.color) : padded,

@@ -104,6 +104,7 @@ export async function instanceContext(
     oldOperatorVersion: oldOvName === ovName ? operatorVersion : oldOperatorVersion,
     updatePlans: upgrading ? await lookups.listUpdatePlans(ns) : [],
     now,
+    user: req.userInfo?.username,
   };
   return { context, fromCache };
 }
@@ -272,7 +273,7 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
     },
     [ROUTES.mutateInstances]: {
       kinds: ['Instance'],
-      // Filling in a trigger id needs no lookups.
+      // Filling in a trigger id and stamping who asked need no lookups.
       handle: async (req) =>
         mutateInstance({
           operation: req.operation,
@@ -280,6 +281,7 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
           oldObject: (req.oldObject ?? undefined) as unknown as Instance | undefined,
           updatePlans: [],
           now: now(),
+          user: req.userInfo?.username,
         }),
     },
     [ROUTES.validateInstanceStatus]: {

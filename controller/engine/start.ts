@@ -14,6 +14,8 @@ export interface StartPlanInput {
   now: string | Date;
   /** Identity of this run (unique per run; the trigger's identity is request.id). */
   id: string;
+  /** Who asked for the run (shared/plan/requester.ts). */
+  requestedBy?: string;
   options?: Partial<EngineOptions>;
 }
 
@@ -52,6 +54,8 @@ export function startPlan(input: StartPlanInput): InstanceStatus {
   const run: PlanStatus = { status: plan ? 'PENDING' : 'FATAL_ERROR', id };
   if (plan) run.strategy = plan.strategy ?? 'serial';
   run.trigger = request.kind;
+  if (request.runParameters !== undefined) run.parameters = { ...request.runParameters };
+  if (input.requestedBy !== undefined) run.requestedBy = input.requestedBy;
   if (ov.metadata.name !== undefined) run.operatorVersion = ov.metadata.name;
   run.startedAt = now;
   run.lastUpdatedTimestamp = now;

@@ -12,7 +12,8 @@ import { jsonEqual } from '../../shared/json.ts';
 import { apiErrorMessage, classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
 import { objectKey, type ObjectCache } from '../../shared/kube/informer.ts';
 import type { WorkerResult } from '../../shared/kube/queue.ts';
-import { effectiveParameters, isRunning } from '../../shared/plan/triggers.ts';
+import { effectiveParameters, isRunning, runParameters } from '../../shared/plan/triggers.ts';
+import { requesterOf } from '../../shared/plan/requester.ts';
 import { advancePlan, type Evaluation } from '../engine/advance.ts';
 import { holdPlan, releaseHeldPlans, startPlan, withdrawHeld } from '../engine/start.ts';
 import { maintenanceState, nextMaintenanceEdge } from '../../shared/calendar.ts';
@@ -314,16 +315,12 @@ export class InstanceReconciler {
     if (decision.kind === 'start') {
       const request = decision.request;
       const id = (request.kind === 'manual' || request.kind === 'schedule') && request.id ? request.id : runId(request.plan, now);
-      status = startPlan({ ov, instance: { ...inst, status }, request, now, id });
+      // A schedule's tick runs with the schedule's per-run values and says which schedule asked.
       const scheduled = request.kind === 'schedule' ? ticks?.start : undefined;
-      const run = status.planStatus?.[request.plan];
-      if (scheduled && run) {
-        run.requestedBy = scheduled.requestedBy;
-        // TODO(params merge): the run's per-run values reach its templates through the
-        // parameters module (planStatus.<plan>.parameters is what it reads).
-        if (scheduled.parameters) run.parameters = scheduled.parameters;
-      }
-      this.log(inst).info({ plan: request.plan, id, trigger: request.kind }, 'plan started');
+      const requestedBy = scheduled?.requestedBy ?? requesterOf(request, inst);
+      const started = scheduled?.parameters && Object.keys(scheduled.parameters).length > 0 ? { ...request, runParameters: { ...scheduled.parameters } } : request;
+      status = startPlan({ ov, instance: { ...inst, status }, request: started, now, id, requestedBy });
+      this.log(inst).info({ plan: request.plan, id, trigger: request.kind, requestedBy }, 'plan started');
     }
     if (decision.kind === 'withdraw') {
       status = withdrawHeld({ ov, instance: { ...inst, status }, now });
@@ -470,7 +467,10 @@ export class InstanceReconciler {
   private async perform(inst: Instance, ov: OperatorVersion, actions: Action[], now: Date): Promise<Observations> {
     const tasks: TaskObservation[] = [];
     const targetsResolved: TargetsResolution[] = [];
-    const parameters = effectiveParameters(ov.spec, inst.spec.parameters);
+    // The run's own per-run values (recorded when it started) over the Instance's.
+    const active = inst.status?.activePlan;
+    const perRun = active ? inst.status?.planStatus?.[active.name]?.parameters : undefined;
+    const parameters = runParameters(ov.spec, inst.spec.parameters, perRun);
     // A target is a Node (k0s autopilot's signal node): one that does not exist, or no longer
     // does while its step runs, fails that target for good (MissingSignalNode) instead of
     // running a task for nobody; a Node that cannot be read is a transient error.

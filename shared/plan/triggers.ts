@@ -20,6 +20,27 @@ export interface PlanRequest {
   id: string;
   /** Parameters whose change asks for this plan (kind "parameter"). */
   parameters?: string[];
+  /** Per-run values a manual trigger carries (spec.planExecution.parameters). */
+  runParameters?: Record<string, string>;
+}
+
+/** The request a manual trigger is, with the per-run values it carries. */
+export function manualRequest(pe: { planName: string; id?: string; parameters?: Record<string, string> }): PlanRequest {
+  const request: PlanRequest = { plan: pe.planName, kind: 'manual', id: pe.id ?? '' };
+  if (pe.parameters !== undefined && Object.keys(pe.parameters).length > 0) request.runParameters = { ...pe.parameters };
+  return request;
+}
+
+/**
+ * The values a run renders with: the Instance's effective values, overridden by the per-run
+ * values the run was started with (status.planStatus.<plan>.parameters).
+ */
+export function runParameters(
+  ov: OperatorVersionSpec,
+  values: Record<string, string> | undefined,
+  perRun: Record<string, string> | undefined,
+): Record<string, string> {
+  return { ...effectiveParameters(ov, values), ...(perRun ?? {}) };
 }
 
 /**
@@ -141,7 +162,7 @@ export function requestedPlans(
   const pe = spec.planExecution;
   const abortConsumes = pe?.abort === true && applied.abort !== true;
   if (pe && !abortConsumes && triggerIdentity(pe) !== triggerIdentity(applied.planExecution)) {
-    out.push({ plan: pe.planName, kind: 'manual', id: pe.id ?? '' });
+    out.push(manualRequest(pe));
   }
   return out;
 }

@@ -8,6 +8,7 @@
 //   not judged again (a re-apply always passes), except that plan names are checked again when
 //   spec.operatorVersion changes (an upgrade to a blueprint without a scheduled plan).
 // - "never fires" is judged from `now` (croner looks ahead for a matching date).
+import { describeDeclaration, showValue, valueProblem } from '../../shared/params/values.ts';
 import type { Instance, OperatorVersionSpec } from '../../shared/api/schema.ts';
 import { maintenanceHold, maintenanceProblems, scheduleProblems, type CalendarProblem } from '../../shared/calendar.ts';
 import { jsonEqual } from '../../shared/json.ts';
@@ -105,10 +106,8 @@ export function maintenancePlansKnown(ctx: InstanceAdmissionContext): Verdict {
 }
 
 /**
- * Hook for the per-run values a schedule gives: each must be a parameter declared perRun: true
- * (checked here) whose value fits its declaration.
- * TODO(params merge): check the values with the parameters issue's per-run value checker
- * (shared/params/…) instead of only the declaration; do not write a second value checker here.
+ * The per-run values a schedule gives: each must be a parameter declared perRun: true whose
+ * value fits its declaration, checked like any value (shared/params/values.ts).
  */
 export function perRunValuesRefusal(ov: OperatorVersionSpec, values: Record<string, string>): { name: string; why: string; fix: string } | undefined {
   for (const name of Object.keys(values).sort()) {
@@ -118,6 +117,8 @@ export function perRunValuesRefusal(ov: OperatorVersionSpec, values: Record<stri
       return { name, why: `the OperatorVersion declares no parameter ${name}`, fix: `remove it${guess ? ` (did you mean ${guess}?)` : ''}` };
     }
     if (p.perRun !== true) return { name, why: `parameter ${name} is not declared perRun: true, so a run cannot be given its own value`, fix: `remove it, or set spec.parameters.${name} for every run` };
+    const problem = valueProblem(p, values[name]!);
+    if (problem) return { name, why: `${showValue(values[name]!)} does not fit ${name} (${describeDeclaration(p)}): ${problem}`, fix: `give a value that fits the declaration` };
   }
   return undefined;
 }

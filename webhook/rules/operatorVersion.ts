@@ -22,6 +22,7 @@
 //   here (a cluster-scoped CRD of some operator) still never gets applied.
 import { jsonEqual } from '../../shared/json.ts';
 import { parseAllDocuments } from 'yaml';
+import { declarationProblems, PARAMETER_RULES } from '../../shared/params/values.ts';
 import {
   STRATEGIES,
   TASK_KINDS,
@@ -566,6 +567,19 @@ export function checkTenancy(namespace: string, allowance: TenancyAllowance): Sp
   };
 }
 
+/** Each parameter declaration fits itself: type, enum, pattern (RE2), minimum/maximum, default (shared/params/values.ts). */
+export const checkParameterDeclarations: SpecCheck = (spec) =>
+  (spec.parameters ?? []).flatMap((parameter, i): Finding[] =>
+    declarationProblems(parameter).map((problem) =>
+      error(
+        PARAMETER_RULES.declarationInvalid,
+        `spec.parameters[${i}]`,
+        `parameter "${parameter.name}": ${problem}`,
+        'make the declaration consistent (docs/api.md, "Typed parameters"): a default that fits, a pattern in RE2 syntax on strings only, minimum ≤ maximum on integer/number only, enum values of the type',
+      ),
+    ),
+  );
+
 export const SPEC_CHECKS: readonly SpecCheck[] = [
   checkVersion,
   checkDuplicateNames,
@@ -575,6 +589,7 @@ export const SPEC_CHECKS: readonly SpecCheck[] = [
   checkTaskKinds,
   checkTemplateReferences,
   checkParameterTriggers,
+  checkParameterDeclarations,
   checkTargets,
   checkTemplatePlaceholders,
   checkTemplateValues,
