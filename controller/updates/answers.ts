@@ -260,11 +260,14 @@ export function parseDiscoveryResponse(body: unknown): DiscoveryResponse | Inval
 }
 
 /**
- * Whether `hook` is asked, given what discovery said (undefined or an error: it said
- * nothing clearly). When in doubt, ask: a hook is left out only when discovery clearly
+ * Whether `hook` is asked, given what discovery said (a DiscoveryResponse, or as kept
+ * between rounds; undefined or an error: it said nothing clearly). When in doubt, ask: a hook is left out only when discovery clearly
  * lists hooks and none of them is this one by any of its names.
  */
-export function discoveryAsks(discovery: DiscoveryResponse | InvalidResponse | undefined, hook: InsightsHook): boolean {
-  if (discovery === undefined || 'error' in discovery || discovery.doubt !== undefined) return true;
+export function discoveryAsks(
+  discovery: { serves?: readonly InsightsHook[]; doubt?: string; error?: string } | undefined,
+  hook: InsightsHook,
+): boolean {
+  if (discovery === undefined || discovery.error !== undefined || discovery.doubt !== undefined || discovery.serves === undefined) return true;
   return discovery.serves.includes(hook);
 }

@@ -157,12 +157,6 @@ async function readDiscovery(informer: UpdateInformer, query: InformerQuery, now
     : { generation, checkedAt: now, ...answer };
 }
 
-/** Whether `hook` is asked after `discovery` (see discoveryAsks: when in doubt, ask). */
-export function discoveryAsksHook(discovery: DiscoveryRecord | undefined, hook: InsightsHook): boolean {
-  if (discovery === undefined || discovery.error !== undefined || discovery.serves === undefined) return true;
-  return discoveryAsks({ handlers: discovery.handlers ?? [], serves: discovery.serves, ...(discovery.doubt === undefined ? {} : { doubt: discovery.doubt }) }, hook);
-}
-
 const INSIGHTS_HOOKS: readonly InsightsHook[] = ['updatePlanInsights', 'updateInsights'];
 
 /**
@@ -182,7 +176,7 @@ export function discoveryCondition(discovery: DiscoveryRecord, generation: numbe
     return { ...base, status: 'False', reason: 'Ambiguous', message: clip(`discovery: ${discovery.doubt}: ${asked}`) };
   }
   const level = discovery.apiLevel === undefined ? '' : ` (apiLevel ${discovery.apiLevel})`;
-  const serves = INSIGHTS_HOOKS.filter((h) => discoveryAsksHook(discovery, h));
+  const serves = INSIGHTS_HOOKS.filter((h) => discoveryAsks(discovery, h));
   return {
     ...base,
     status: 'True',
@@ -262,7 +256,7 @@ export async function askInformer(
 ): Promise<InformerRound> {
   let discovery = input.discovery;
   if (discovery === undefined || discoveryDue(discovery, informer, Date.parse(input.now))) discovery = await readDiscovery(informer, input.query, input.now);
-  if (!discoveryAsksHook(discovery, hook)) {
+  if (!discoveryAsks(discovery, hook)) {
     const message = `does not serve ${hook} (its discovery lists: ${(discovery.handlers ?? []).join(', ') || 'nothing'})`;
     return { discovery, outcome: { response: 'Success', message, insights: [], findings: [] } };
   }
