@@ -996,13 +996,16 @@ export const UpdateInformerStatusSchema = described(
   conditions: opt(
     Type.Array(InformerConditionSchema, { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] }),
   ),
-  /** The hooks the informer's discovery lists, as last read. */
+  /** The handler names the informer's discovery lists, as last read (unknown ones too). */
   handlers: opt(Type.Array(str())),
+  /** The API level its discovery names, as last read. */
+  apiLevel: opt(str()),
 }),
   'Whether the informer answers.',
   {
-  conditions: 'Online (with the seed\'s reasons and lastHeartbeatTime).',
-  handlers: 'The hooks its discovery lists, as last read.',
+  conditions: 'Online (with the seed\'s reasons and lastHeartbeatTime) and Discovered (whether its discovery decides which hooks are asked).',
+  handlers: 'The handler names its discovery lists, as last read (unknown ones too).',
+  apiLevel: 'The API level its discovery names, as last read.',
   },
 );
 export type UpdateInformerStatus = Static<typeof UpdateInformerStatusSchema>;
@@ -1022,13 +1025,8 @@ export const InformerAnswerSchema = obj({
 });
 export type InformerAnswer = Static<typeof InformerAnswerSchema>;
 
-/** A discovery answer: the API level and the hooks the informer serves. */
-export const DiscoveryAnswerSchema = obj({
-  apiVersion: opt(str()),
-  kind: opt(str()),
-  handlers: Type.Array(str({ minLength: 1 })),
-});
-export type DiscoveryAnswer = Static<typeof DiscoveryAnswerSchema>;
+// A discovery answer has no schema here: the seed fixes none, so it is read tolerantly
+// (controller/updates/answers.ts, parseDiscoveryResponse).
 
 // --- objects ---
 
