@@ -49,7 +49,10 @@ export function serviceAccountToCheck(
 ): { name: string; named: boolean } | undefined {
   if (operation === 'DELETE') return undefined;
   const named = object?.spec?.serviceAccountName;
-  if (operation !== 'CREATE' && oldObject?.spec?.serviceAccountName === named) return undefined;
+  // A write that keeps the name is not judged again — except an upgrade: it brings another
+  // OperatorVersion's templates to run as that ServiceAccount, which needs the same right.
+  const upgrade = named !== undefined && oldObject?.spec?.operatorVersion?.name !== object?.spec?.operatorVersion?.name;
+  if (operation !== 'CREATE' && oldObject?.spec?.serviceAccountName === named && !upgrade) return undefined;
   return named ? { name: named, named: true } : { name: defaultServiceAccount, named: false };
 }
 
