@@ -130,7 +130,8 @@ function placeholderOf(p: Parameter): string {
 export function planNeeds(input: PlanNeedsInput): PlanNeeds {
   const { spec, vars, resolveKind } = input;
   const out: PlanNeeds = { tasks: [], unknownKinds: [], problems: [] };
-  const planNames = input.plans ?? Object.keys(spec.plans ?? {});
+  // Sorted: the API server returns spec.plans with its keys sorted, whatever order was applied.
+  const planNames = input.plans ?? Object.keys(spec.plans ?? {}).sort();
   for (const plan of planNames) {
     const phases = spec.plans?.[plan]?.phases;
     if (!phases) {
