@@ -4,8 +4,8 @@
 // webhook's apply-time RBAC preflight checks the same rules, so both agree by construction.
 // Pure: discovery (kind → resource) is a function passed in.
 import { GROUP, type OperatorVersionSpec, type Parameter, type TaskKind } from '../api/schema.ts';
-import { renderResources, type RenderVars } from '../template/render.ts';
-import { resolveWaitRef } from './waitRef.ts';
+import type { RenderVars } from '../template/render.ts';
+import { preflightPlan, type PlannedTask } from './preflight.ts';
 
 /** A kind as the API server serves it (discovery). */
 export interface KindInfo {
@@ -76,7 +76,7 @@ export interface PlanNeedsInput {
   plans?: readonly string[];
   /**
    * Template values: an Instance's (apply-time preflight) or placeholderVars (the CLI).
-   * Fan-out steps render with `target` PLACEHOLDER_TARGET unless vars has one.
+   * Fan-out steps render once per static node where a template uses .Target, else with the preflight's TARGET_PLACEHOLDER (or vars.target when set).
    */
   vars: RenderVars;
   resolveKind: KindResolver;
@@ -96,7 +96,6 @@ export const VERBS: Readonly<Record<NeedKind, readonly string[]>> = {
 /** Objects a plan applies in its Instance's namespace are owned by the Instance with blockOwnerDeletion. */
 export const OWNER_FINALIZERS_RESOURCE = 'instances/finalizers';
 
-export const PLACEHOLDER_TARGET = 'placeholder-target';
 export const PLACEHOLDER_NAME = 'placeholder-instance';
 const PLACEHOLDER_VALUE = 'placeholder';
 
@@ -126,59 +125,82 @@ function placeholderOf(p: Parameter): string {
   }
 }
 
-/** The access rules of the plans' tasks (see PlanNeeds). */
+/** The access rules of the plans' tasks (see PlanNeeds), rendered by the preflight's one walk over a plan. */
 export function planNeeds(input: PlanNeedsInput): PlanNeeds {
-  const { spec, vars, resolveKind } = input;
+  const { spec, vars } = input;
   const out: PlanNeeds = { tasks: [], unknownKinds: [], problems: [] };
   // Sorted: the API server returns spec.plans with its keys sorted, whatever order was applied.
   const planNames = input.plans ?? Object.keys(spec.plans ?? {}).sort();
   for (const plan of planNames) {
-    const phases = spec.plans?.[plan]?.phases;
-    if (!phases) {
+    if (!spec.plans?.[plan]?.phases) {
       out.problems.push({ plan, message: `plan ${plan} is not in the OperatorVersion (plans: ${Object.keys(spec.plans ?? {}).join(', ') || 'none'})` });
       continue;
     }
-    for (const phase of phases) {
-      for (const step of phase.steps) {
-        const stepVars: RenderVars = step.targets ? { ...vars, target: vars.target ?? PLACEHOLDER_TARGET } : vars;
-        for (const taskName of step.tasks) {
-          const where = { plan, phase: phase.name, step: step.name, task: taskName };
-          const task = (spec.tasks ?? []).find((t) => t.name === taskName);
-          if (!task) {
-            out.problems.push({ plan, step: step.name, task: taskName, message: `task ${taskName} is not in the OperatorVersion's spec.tasks` });
-            continue;
-          }
-          if (task.kind === 'Dummy') continue;
-          const objects = objectsOf(task.kind, taskName, task.spec, spec.templates, stepVars);
-          if ('error' in objects) {
-            out.problems.push({ plan, step: step.name, task: taskName, message: objects.error });
-            continue;
-          }
-          const rules: AccessRule[] = [];
-          const health: AccessRule[] = [];
-          for (const object of objects.value) {
-            const info = resolveKind(object.apiVersion, object.kind);
-            if (!info) {
-              out.unknownKinds.push({ plan, step: step.name, task: taskName, apiVersion: object.apiVersion, kind: object.kind, ...(object.template ? { template: object.template } : {}) });
-              continue;
-            }
-            const namespace = info.namespaced ? (object.namespace || vars.namespace) : undefined;
-            const base = { apiGroup: info.group, resource: info.resource, ...(namespace === undefined ? {} : { namespace }), ...(object.name ? { resourceName: object.name } : {}) };
-            for (const verb of VERBS[task.kind]) rules.push({ verb, ...base });
-            if (task.kind !== 'Apply') continue;
-            if (namespace !== undefined && namespace === vars.namespace) {
-              rules.push({ verb: 'update', apiGroup: GROUP, resource: OWNER_FINALIZERS_RESOURCE, namespace, resourceName: vars.name });
-            }
-            // applied.ts judges the Apply tasks of steps without targets only.
-            if (!step.targets) for (const verb of VERBS.health) health.push({ verb, ...base });
-          }
-          out.tasks.push({ ...where, kind: task.kind, rules: dedupe(rules) });
-          if (health.length) out.tasks.push({ ...where, kind: 'health', rules: dedupe(health) });
-        }
+    const rendered = preflightPlan({
+      ov: spec,
+      plan,
+      values: vars.params,
+      instance: { name: vars.name, namespace: vars.namespace },
+      ...(vars.paramTypes ? { paramTypes: vars.paramTypes } : {}),
+      ...(vars.target === undefined ? {} : { target: vars.target }),
+    });
+    // Only what keeps a task from being read counts here; invalid names are the preflight's to refuse.
+    for (const p of rendered.problems) if (p.kind === 'render') out.problems.push({ plan, task: p.task, message: p.message });
+    const needs = tasksNeeds(plan, rendered.tasks, vars, input.resolveKind);
+    out.tasks.push(...needs.tasks);
+    out.unknownKinds.push(...needs.unknownKinds);
+  }
+  return out;
+}
+
+/**
+ * The access rules of tasks already rendered (shared/plan/preflight.ts): what `kubectl
+ * planwarden rbac` grants and what the webhook's preflight asks a SubjectAccessReview for.
+ * A task several targets render for counts once, its rules merged.
+ */
+export function tasksNeeds(plan: string, tasks: readonly PlannedTask[], home: Pick<RenderVars, 'name' | 'namespace'>, resolveKind: KindResolver): Pick<PlanNeeds, 'tasks' | 'unknownKinds'> {
+  const byTask = new Map<string, { apply: TaskNeeds; health?: TaskNeeds }>();
+  const unknownKinds: UnknownKind[] = [];
+  for (const t of tasks) {
+    const where = { plan, phase: t.phase, step: t.step, task: t.task };
+    const key = JSON.stringify([t.phase, t.step, t.task]);
+    const entry = byTask.get(key) ?? { apply: { ...where, kind: t.kind as NeedKind, rules: [] } };
+    byTask.set(key, entry);
+    const objects: Addressed[] = t.waitFor
+      ? [{ apiVersion: t.waitFor.apiVersion, kind: t.waitFor.kind, name: t.waitFor.name, ...(t.waitFor.namespace ? { namespace: t.waitFor.namespace } : {}) }]
+      : t.objects.map(({ template, object }) => ({
+          apiVersion: object.apiVersion,
+          kind: object.kind,
+          name: object.metadata.name ?? '',
+          ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),
+          template,
+        }));
+    for (const object of objects) {
+      const info = resolveKind(object.apiVersion, object.kind);
+      if (!info) {
+        unknownKinds.push({ plan, step: t.step, task: t.task, apiVersion: object.apiVersion, kind: object.kind, ...(object.template ? { template: object.template } : {}) });
+        continue;
+      }
+      const namespace = info.namespaced ? object.namespace || home.namespace : undefined;
+      const base = { apiGroup: info.group, resource: info.resource, ...(namespace === undefined ? {} : { namespace }), ...(object.name ? { resourceName: object.name } : {}) };
+      for (const verb of VERBS[t.kind as NeedKind]) entry.apply.rules.push({ verb, ...base });
+      if (t.kind !== 'Apply') continue;
+      if (namespace !== undefined && namespace === home.namespace) {
+        entry.apply.rules.push({ verb: 'update', apiGroup: GROUP, resource: OWNER_FINALIZERS_RESOURCE, namespace, resourceName: home.name });
+      }
+      // applied.ts judges the Apply tasks of steps without targets only.
+      if (!t.fannedOut) {
+        entry.health ??= { ...where, kind: 'health', rules: [] };
+        for (const verb of VERBS.health) entry.health.rules.push({ verb, ...base });
       }
     }
   }
-  return out;
+  const out: TaskNeeds[] = [];
+  for (const { apply, health } of byTask.values()) {
+    out.push({ ...apply, rules: dedupe(apply.rules) });
+    if (health?.rules.length) out.push({ ...health, rules: dedupe(health.rules) });
+  }
+  return { tasks: out, unknownKinds };
 }
 
 interface Addressed {
@@ -187,32 +209,6 @@ interface Addressed {
   name: string;
   namespace?: string;
   template?: string;
-}
-
-function objectsOf(
-  kind: Exclude<TaskKind, 'Dummy'>,
-  taskName: string,
-  taskSpec: Parameters<typeof resolveWaitRef>[1],
-  templates: Readonly<Record<string, string>> | undefined,
-  vars: RenderVars,
-): { value: Addressed[] } | { error: string } {
-  if (kind === 'Wait') {
-    const resolved = resolveWaitRef(taskName, taskSpec, vars);
-    if ('error' in resolved) return resolved;
-    const { ref } = resolved;
-    return { value: [{ apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) }] };
-  }
-  const rendered = renderResources(templates, taskSpec?.resources ?? [], vars);
-  if (!rendered.ok) return { error: rendered.error.message };
-  return {
-    value: rendered.value.map(({ template, object }) => ({
-      apiVersion: object.apiVersion,
-      kind: object.kind,
-      name: object.metadata.name ?? '',
-      ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),
-      template,
-    })),
-  };
 }
 
 const ruleKey = (r: AccessRule) => JSON.stringify([r.verb, r.apiGroup, r.resource, r.namespace ?? null, r.resourceName ?? null]);

@@ -16,7 +16,7 @@ import {
 } from '../api/kubeNames.ts';
 
 /** Stands for a fan-out target whose name is not known before the step runs (a selector). */
-export const TARGET_PLACEHOLDER = 'target';
+export const TARGET_PLACEHOLDER = 'placeholder-target';
 
 /** One task of the plan, as the run will do it (once per target where the target matters). */
 export interface PlannedTask {
@@ -26,6 +26,8 @@ export interface PlannedTask {
   kind: TaskKind;
   /** The fan-out target this rendering is for, when the task's templates use it. */
   target?: string;
+  /** The task's step fans out over targets. */
+  fannedOut?: true;
   /** Apply and Delete: the objects their templates render. */
   objects: RenderedObject[];
   /** Wait: the object awaited. */
@@ -49,6 +51,8 @@ export interface PreflightInput {
   instance: { name: string; namespace: string };
   /** Declared parameter types, for the renderer (array/map values become nodes). */
   paramTypes?: Readonly<Record<string, ParameterType>>;
+  /** The name every fan-out target renders with (the CLI's placeholder); default: the static nodes. */
+  target?: string;
 }
 
 const TARGET_ACTION = /\{\{-?\s*\.Target\b/;
@@ -101,8 +105,9 @@ export function objectProblems(object: RenderedObject['object']): { field: strin
 }
 
 /** The targets a step's templates are rendered for: the static nodes, or one placeholder. */
-function targetsOf(step: { targets?: { discovery: { static?: { nodes: string[] } } } }): string[] | undefined {
+function targetsOf(step: { targets?: { discovery: { static?: { nodes: string[] } } } }, fixed: string | undefined): string[] | undefined {
   if (!step.targets) return undefined;
+  if (fixed !== undefined) return [fixed];
   const nodes = step.targets.discovery.static?.nodes;
   return nodes && nodes.length > 0 ? [...new Set(nodes)] : [TARGET_PLACEHOLDER];
 }
@@ -131,17 +136,21 @@ export function preflightPlan(input: PreflightInput): PreflightResult {
   });
   for (const phase of plan.phases ?? []) {
     for (const step of phase.steps ?? []) {
-      const targets = targetsOf(step);
+      const targets = targetsOf(step, input.target);
       for (const taskName of step.tasks ?? []) {
         const task = tasksByName.get(taskName);
-        if (!task || (task.kind !== 'Apply' && task.kind !== 'Delete' && task.kind !== 'Wait')) continue;
+        if (!task) {
+          problems.push({ kind: 'render', task: taskName, message: `task ${taskName} is not in the OperatorVersion's spec.tasks` });
+          continue;
+        }
+        if ((task.kind !== 'Apply' && task.kind !== 'Delete' && task.kind !== 'Wait')) continue;
         const perTarget = targets !== undefined && usesTarget(task, templates);
         for (const target of perTarget ? targets : [targets?.[0]]) {
           // A task used by several steps renders the same objects each time: judge it once.
           const key = `${taskName}\u0000${perTarget ? target : ''}`;
           if (seen.has(key)) continue;
           seen.add(key);
-          const planned: PlannedTask = { phase: phase.name, step: step.name, task: taskName, kind: task.kind, objects: [], ...(perTarget && target !== undefined ? { target } : {}) };
+          const planned: PlannedTask = { phase: phase.name, step: step.name, task: taskName, kind: task.kind, objects: [], ...(perTarget && target !== undefined ? { target } : {}), ...(targets ? { fannedOut: true as const } : {}) };
           const vars = varsFor(target);
           if (task.kind === 'Wait') {
             const ref = resolveWaitRef(taskName, task.spec, vars);

@@ -12,11 +12,11 @@
 // they run), unlike the authority check on naming a ServiceAccount, which fails closed.
 import type { OperatorVersionSpec } from '../../shared/api/schema.ts';
 import type { AccessAnswer, AccessAttributes, AccessSubject } from '../../shared/kube/access.ts';
-import { allRules, planNeeds, rbacCommand, type AccessRule, type KindInfo } from '../../shared/plan/needs.ts';
+import { allRules, rbacCommand, tasksNeeds, type AccessRule, type KindInfo } from '../../shared/plan/needs.ts';
 import { effectiveParameters } from '../../shared/plan/triggers.ts';
 import { requestToStart } from '../../shared/plan/policy.ts';
 import { describeProblem, preflightPlan } from '../../shared/plan/preflight.ts';
-import { parameterTypesOf, type RenderVars } from '../../shared/template/render.ts';
+import { parameterTypesOf } from '../../shared/template/render.ts';
 import { objectRef } from '../../shared/refusal.ts';
 import { clipText, plural } from '../../shared/text.ts';
 import { factsOf, upgradeTarget, type InstanceAdmissionContext } from './instance.ts';
@@ -118,7 +118,6 @@ export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serv
     });
   }
   const subject = serviceAccountSubject(namespace, serviceAccount);
-  const vars: RenderVars = { params: run.values, name: instance.name, namespace, operatorVersion: run.ov.version, paramTypes: parameterTypesOf(run.ov.parameters) };
   const checked = await withinBudget(
     (async () => {
       // Discovery is asynchronous, "what a plan needs" is pure: resolve every kind the
@@ -133,7 +132,7 @@ export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serv
           kinds.set(key, await deps.resolveKind(r.apiVersion, r.kind));
         }),
       );
-      const needs = planNeeds({ spec: run.ov, plans: [run.plan], vars, resolveKind: (apiVersion, kind) => kinds.get(`${apiVersion}\u0000${kind}`) });
+      const needs = tasksNeeds(run.plan, tasks, instance, (apiVersion, kind) => kinds.get(`${apiVersion}\u0000${kind}`));
       const rules = allRules(needs);
       const [exists, answers] = await Promise.all([
         deps.serviceAccountExists(namespace, serviceAccount),

@@ -11,7 +11,6 @@ import {
   mergeRules,
   placeholderVars,
   planNeeds,
-  PLACEHOLDER_TARGET,
   scopeOf,
   type KindInfo,
   type PlanNeeds,
@@ -95,13 +94,13 @@ describe('what a plan needs (shared/plan/needs.ts)', () => {
         expected: [{ kind: 'Wait', rules: ['get apps statefulsets team-a/placeholder-instance-db'] }],
       },
       {
-        says: 'an Apply in a fan-out step renders .Target as a placeholder and is not read between plans (applied.ts leaves fan-out steps out)',
+        says: 'an Apply in a fan-out step renders .Target once per static node and is not read between plans (applied.ts leaves fan-out steps out)',
         spec: w('fanout', {
           templates: { 'job.yaml': 'apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: "snap-{{ .Target }}"\n' },
           tasks: [{ name: 't', kind: 'Apply', spec: { resources: ['job.yaml'] } }],
           plans: { backup: applyPlan(['t'], true) },
         }).spec,
-        expected: [{ kind: 'Apply', rules: [`patch batch jobs team-a/snap-${PLACEHOLDER_TARGET}`, `create batch jobs team-a/snap-${PLACEHOLDER_TARGET}`, 'update planwarden.dev instances/finalizers team-a/placeholder-instance'] }],
+        expected: [{ kind: 'Apply', rules: [`patch batch jobs team-a/snap-n1`, `create batch jobs team-a/snap-n1`, 'update planwarden.dev instances/finalizers team-a/placeholder-instance'] }],
       },
       {
         says: 'an object in another namespace is not owned by the Instance (an owner reference cannot cross namespaces)',
