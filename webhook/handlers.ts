@@ -35,6 +35,8 @@ export interface HandlerDeps {
   tenancy?: TenancyAllowance;
   /** The ServiceAccount plans act as when an Instance names none (the controller's flag of the same name). */
   defaultServiceAccount?: string;
+  /** false: plans run with the controller's own rights (its --no-impersonation); default true. */
+  impersonation?: boolean;
   /** Where the OperatorVersion cache logs (that it cannot list or watch, and when it can again). */
   logger?: Logger;
   /** Counts where the Instance webhook got its OperatorVersions. */
@@ -259,7 +261,7 @@ function apiserverLookups(deps: HandlerDeps): { lookups: WebhookLookups; cache: 
   const cache = new OperatorVersionCache({ source: kube, logger: deps.logger });
   cache.start();
   const namespace = deps.reservationNamespace ?? DEFAULT_RESERVATION_NAMESPACE;
-  return { lookups: apiLookups(kube, namespace, { operatorVersions: cache, metrics: deps.metrics }), cache };
+  return { lookups: apiLookups(kube, namespace, { operatorVersions: cache, metrics: deps.metrics, impersonation: deps.impersonation ?? true }), cache };
 }
 
 export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {

@@ -109,6 +109,8 @@ export function apiLookups(
     metrics?: Pick<WebhookMetrics, 'countOperatorVersionRead'>;
     /** How long a SubjectAccessReview may take before its answer is unknown (default ACCESS_REVIEW_TIMEOUT_MS). */
     accessReviewTimeoutMs?: number;
+    /** false: the controller runs plans with its own rights (--no-impersonation); the preflight asks no ServiceAccount's. */
+    impersonation?: boolean;
   } = {},
 ): WebhookLookups {
   const { operatorVersions, metrics } = options;
@@ -145,6 +147,7 @@ export function apiLookups(
     canI: (subject, attributes) => reviewer.canI(subject, attributes),
     preflight: {
       accessBudgetMs: PREFLIGHT_BUDGET_MS,
+      checkAccess: options.impersonation ?? true,
       canI: (subject, attributes) => planReviewer.canI(subject, attributes),
       serviceAccountExists: async (ns, name) => (await kube.get({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: ns, name })) !== undefined,
       async resolveKind(apiVersion, kind) {

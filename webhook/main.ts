@@ -22,6 +22,8 @@ interface Config {
   tenancy: { allowCrossNamespace: boolean; allowClusterScoped: boolean };
   /** Must match the controller's flag: the ServiceAccount Instances without spec.serviceAccountName use. */
   defaultServiceAccount?: string;
+  /** false (--no-impersonation, as the controller's flag): plans run with the controller's rights; the preflight asks no ServiceAccount's. */
+  impersonation: boolean;
 }
 
 function readConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
@@ -39,6 +41,7 @@ function readConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
       'allow-cross-namespace': { type: 'boolean' },
       'allow-cluster-scoped': { type: 'boolean' },
       'default-service-account': { type: 'string' },
+      'no-impersonation': { type: 'boolean' },
     },
   });
   const number = (name: string, raw: string) => {
@@ -54,6 +57,7 @@ function readConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
     kubeconfig: values.kubeconfig ?? env.KUBECONFIG ?? '',
     reservationNamespace: values['reservation-namespace'] ?? env.POD_NAMESPACE ?? 'planwarden-system',
     defaultServiceAccount: values['default-service-account'] || undefined,
+    impersonation: !(values['no-impersonation'] ?? false),
     tenancy: { allowCrossNamespace: values['allow-cross-namespace'] ?? false, allowClusterScoped: values['allow-cluster-scoped'] ?? false },
     shutdownDelayMs:
       1000 * number('shutdown-delay-seconds', values['shutdown-delay-seconds'] ?? env.PLANWARDEN_SHUTDOWN_DELAY_SECONDS ?? '5'),
@@ -78,6 +82,7 @@ async function main(): Promise<void> {
     reservationNamespace: config.reservationNamespace,
     tenancy: config.tenancy,
     defaultServiceAccount: config.defaultServiceAccount,
+    impersonation: config.impersonation,
     logger,
     metrics,
   });

@@ -12,7 +12,7 @@
 // they run), unlike the authority check on naming a ServiceAccount, which fails closed.
 import type { OperatorVersionSpec } from '../../shared/api/schema.ts';
 import type { AccessAnswer, AccessAttributes, AccessSubject } from '../../shared/kube/access.ts';
-import { allRules, rbacCommand, tasksNeeds, type AccessRule, type KindInfo } from '../../shared/plan/needs.ts';
+import { allRules, OWNER_FINALIZERS_RESOURCE, rbacCommand, tasksNeeds, type AccessRule, type KindInfo } from '../../shared/plan/needs.ts';
 import { effectiveParameters } from '../../shared/plan/triggers.ts';
 import { requestToStart } from '../../shared/plan/policy.ts';
 import { describeProblem, preflightPlan } from '../../shared/plan/preflight.ts';
@@ -31,6 +31,8 @@ export interface PreflightDeps {
   serviceAccountExists(namespace: string, name: string): Promise<boolean>;
   /** How long discovery and the access checks may take in all. */
   accessBudgetMs: number;
+  /** false: plans run with the controller's own rights (--no-impersonation), so no ServiceAccount is asked about. */
+  checkAccess: boolean;
 }
 
 /** How long the preflight's lookups may take: within the webhook's 4 s, beside its other reads. */
@@ -117,6 +119,8 @@ export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serv
       reason: 'Invalid',
     });
   }
+  // Only Apply, Delete and Wait act as the ServiceAccount: a plan of Dummy tasks needs none.
+  if (tasks.length === 0 || !deps.checkAccess) return allow();
   const subject = serviceAccountSubject(namespace, serviceAccount);
   const checked = await withinBudget(
     (async () => {
@@ -133,7 +137,10 @@ export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serv
         }),
       );
       const needs = tasksNeeds(run.plan, tasks, instance, (apiVersion, kind) => kinds.get(`${apiVersion}\u0000${kind}`));
-      const rules = allRules(needs);
+      // instances/finalizers is needed only where the OwnerReferencesPermissionEnforcement
+      // admission plugin runs, which the webhook cannot see: a plan that would work must not
+      // be refused, so the preflight leaves that rule to `kubectl planwarden rbac`.
+      const rules = allRules(needs).filter((r) => r.resource !== OWNER_FINALIZERS_RESOURCE);
       const [exists, answers] = await Promise.all([
         deps.serviceAccountExists(namespace, serviceAccount),
         Promise.all(

@@ -103,10 +103,14 @@ describe('tenancy: plans act with the tenant’s rights, never the controller’
     expect(r.stderr).to.include(`--as=system:serviceaccount:${ns()}:nobody`);
   });
 
-  it('a namespace hidden from the webhook (the whole metadata from a parameter) is refused at run time: Apply and Delete are FATAL, nothing outside is written', async function () {
+  it('a namespace hidden from the webhook (the whole metadata from a parameter) is refused at run time even where RBAC would allow it: Apply and Delete are FATAL, nothing outside is written', async function () {
     // The webhook cannot see a namespace inside a parameter value (META is declared map); the controller checks every rendered object.
     const ov = blueprint('sneaky-1.0.0', ns(), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {{ .Params.META }}\ndata: {v: stolen}\n');
     await asAlice(['apply', '-f', '-'], json(ov)).then((r) => expect(r.code, r.stderr).to.equal(0));
+    // RBAC alone would let the plans' ServiceAccount write there (so the apply-time preflight,
+    // which asks RBAC, admits the write): only the controller's tenancy rule stands in the way.
+    await kubectlOk(['-n', victim, 'create', 'role', 'careless', '--verb=get,create,patch,delete', '--resource=configmaps']);
+    await kubectlOk(['-n', victim, 'create', 'rolebinding', 'careless', '--role=careless', `--serviceaccount=${ns()}:planwarden-plans`]);
     const meta = `{name: precious, namespace: ${victim}}`;
     const r = await asAlice(['apply', '-f', '-'], json(instance('sneaky', ns(), 'sneaky-1.0.0', { parameters: { META: meta } })));
     expect(r.code, r.stderr).to.equal(0);
@@ -122,47 +126,44 @@ describe('tenancy: plans act with the tenant’s rights, never the controller’
     expect(stepMessages(remove)).to.include(`delete configmap precious (template cm.yaml): refused: namespace "${victim}"`);
   });
 
-  it('a plan in the namespace fails with the missing permission named until its ServiceAccount is bound, then works', async function () {
+  it('an Instance whose ServiceAccount lacks a right its plan needs is refused at apply time, naming it, until the ServiceAccount is bound; then it works', async function () {
     const sa = 'limited';
     await kubectlOk(['-n', ns(), 'create', 'serviceaccount', sa]);
     const r = await asAlice(['apply', '-f', '-'], json(instance('limited', ns(), 'ok-1.0.0', { serviceAccountName: sa })));
-    expect(r.code, r.stderr).to.equal(0);
-    const refused = await planOf(ns(), 'limited', 'deploy', terminal);
-    expect(refused.status).to.equal('FATAL_ERROR');
-    const message = stepMessages(refused);
-    expect(message).to.include(`forbidden: ServiceAccount ${ns()}/${sa} may not`);
-    expect(message).to.include(`configmaps in namespace ${ns()}`);
-    expect(message).to.include(`--serviceaccount=${ns()}:${sa}`);
-    expect(message).to.include(`--as=system:serviceaccount:${ns()}:${sa}`);
+    expect(r.code, r.stdout).to.not.equal(0);
+    expect(r.stderr).to.include('[rule instance.preflight-forbidden]');
+    expect(r.stderr).to.include(`ServiceAccount "${sa}", which may not patch configmaps "settings" in ${ns()}`);
+    expect(r.stderr).to.include(`--serviceaccount=${ns()}:${sa}`);
+    expect((await kubectl(['-n', ns(), 'get', 'instance', 'limited'])).code, 'nothing stored').to.not.equal(0);
 
     // The remedy the message names: a Role and a RoleBinding for the ServiceAccount.
     await kubectlOk(['-n', ns(), 'create', 'rolebinding', sa, '--role=planwarden-plans', `--serviceaccount=${ns()}:${sa}`]);
     const can = await kubectl(['auth', 'can-i', 'patch', 'configmaps', '-n', ns(), `--as=system:serviceaccount:${ns()}:${sa}`]);
     expect(can.stdout.trim()).to.equal('yes');
-    await asAlice(['-n', ns(), 'patch', 'instance', 'limited', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'deploy', id: 'again' } } })]).then((x) =>
-      expect(x.code, x.stderr).to.equal(0),
-    );
-    const done = await planOf(ns(), 'limited', 'deploy', (run) => run.id === 'again' && terminal(run));
+    // The preflight caches an answer for up to 10 s: retry until the new binding is seen.
+    await until('the Instance to be admitted once the ServiceAccount is bound', async () => {
+      const x = await asAlice(['apply', '-f', '-'], json(instance('limited', ns(), 'ok-1.0.0', { serviceAccountName: sa })));
+      return x.code === 0 ? true : undefined;
+    }, 30_000, 1_000);
+    const done = await planOf(ns(), 'limited', 'deploy', terminal);
     expect(done.status, stepMessages(done)).to.equal('COMPLETE');
     const managed = await kubectlOk(['-n', ns(), 'get', 'configmap', 'settings', '-o', 'jsonpath={.metadata.managedFields[*].manager}']);
     expect(managed).to.include('planwarden');
   });
 
-  it('a plan whose ServiceAccount was deleted is FATAL with how to create it again', async function () {
+  it('a trigger whose ServiceAccount was deleted is refused at apply time with how to create it again', async function () {
     const sa = 'shortlived';
     await kubectlOk(['-n', ns(), 'create', 'serviceaccount', sa]);
     await kubectlOk(['-n', ns(), 'create', 'rolebinding', sa, '--role=planwarden-plans', `--serviceaccount=${ns()}:${sa}`]);
     await asAlice(['apply', '-f', '-'], json(instance('orphan', ns(), 'ok-1.0.0', { serviceAccountName: sa }))).then((x) => expect(x.code, x.stderr).to.equal(0));
     expect((await planOf(ns(), 'orphan', 'deploy', terminal)).status).to.equal('COMPLETE');
     await kubectlOk(['-n', ns(), 'delete', 'serviceaccount', sa]);
-    // Editing the Instance stays possible (its name did not change), and the next plan says what is wrong.
-    await asAlice(['-n', ns(), 'patch', 'instance', 'orphan', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'remove' } } })]).then((x) =>
-      expect(x.code, x.stderr).to.equal(0),
-    );
-    const remove = await planOf(ns(), 'orphan', 'remove', terminal);
-    expect(remove.status).to.equal('FATAL_ERROR');
-    expect(stepMessages(remove)).to.include(`ServiceAccount ${ns()}/${sa} does not exist`);
-    expect(stepMessages(remove)).to.include(`kubectl -n ${ns()} create serviceaccount ${sa}`);
+    // Editing the Instance stays possible (its name did not change); a trigger of a plan that acts as it is refused.
+    await asAlice(['-n', ns(), 'label', 'instance', 'orphan', 'edited=yes']).then((x) => expect(x.code, x.stderr).to.equal(0));
+    const r = await asAlice(['-n', ns(), 'patch', 'instance', 'orphan', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'remove' } } })]);
+    expect(r.code, r.stdout).to.not.equal(0);
+    expect(r.stderr).to.include('[rule instance.plan-service-account-missing]');
+    expect(r.stderr).to.include(`kubectl planwarden rbac --operator-version ok-1.0.0 -n ${ns()} --service-account ${sa}`);
     // The RoleBinding outlived the ServiceAccount, yet nothing was deleted as it.
     await kubectlOk(['-n', ns(), 'get', 'configmap', 'settings']);
   });

@@ -41,6 +41,7 @@ function deps(denied: (a: AccessAttributes) => boolean = () => false, over: Part
   return {
     asked,
     accessBudgetMs: 1000,
+    checkAccess: true,
     resolveKind: async (apiVersion, kind) => kinds[`${apiVersion}/${kind}`],
     serviceAccountExists: async () => true,
     canI: async (_s, a) => {
