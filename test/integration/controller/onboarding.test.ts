@@ -3,7 +3,6 @@
 // clusterrole-aggregation controller of kube-controller-manager, and a fresh namespace
 // holding nothing but what `kubectl planwarden rbac` printed runs the example's deploy to
 // COMPLETE, its ServiceAccount allowed nothing beyond what the blueprint uses.
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,32 +10,14 @@ import { expect } from 'chai';
 import { parse } from 'yaml';
 import type { OperatorVersion } from '../../../shared/api/schema.ts';
 import { PROJECT_ROOT } from '../../controlplane/build.ts';
-import { kubectl, kubectlOk, testKubeconfig } from '../fixture.ts';
+import { kubectl, kubectlOk } from '../fixture.ts';
+import { runPlugin as planwarden } from '../../support/plugin.ts';
 import { json } from '../objects.ts';
 
-const BIN = join(PROJECT_ROOT, 'bin', 'kubectl-planwarden.js');
 const EXAMPLE = join(PROJECT_ROOT, 'examples', 'webapp');
 const OV = 'webapp-1.0.0';
 const USERS = { edit: 'team-editor', view: 'team-viewer', admin: 'team-admin' } as const;
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** `kubectl planwarden …` (bin/kubectl-planwarden.js) with the test kubeconfig. */
-function planwarden(args: string[]): Promise<Run> {
-  const child = spawn(process.execPath, [BIN, ...args, '--kubeconfig', testKubeconfig()], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
 
 function exampleOv(namespace: string, name = OV): OperatorVersion {
   const ov = parse(readFileSync(join(EXAMPLE, 'operatorversion.yaml'), 'utf8')) as OperatorVersion;

@@ -2,16 +2,13 @@
 // webhook and controller): refusals leave nothing stored and the generation unchanged; a
 // per-run value reaches the run's objects, its status and history, never spec.parameters;
 // requestedBy is the user of the write (kubectl --as), not what a client writes.
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Instance, OperatorVersion, PlanStatus } from '../../../shared/api/schema.ts';
-import { PROJECT_ROOT } from '../../controlplane/build.ts';
-import { kubectl, kubectlOk, testKubeconfig, useNamespace } from '../fixture.ts';
+import { kubectl, kubectlOk, useNamespace } from '../fixture.ts';
+import { runPlugin as plugin } from '../../support/plugin.ts';
 import { instance, json, webOperatorVersion } from '../objects.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const BIN = join(PROJECT_ROOT, 'bin', 'kubectl-planwarden.js');
 
 async function getInstance(ns: string, name: string): Promise<Instance | undefined> {
   const r = await kubectl(['-n', ns, 'get', 'instance', name, '-o', 'json']);
@@ -30,17 +27,6 @@ async function waitForRun(ns: string, name: string, plan: string, done: (run: Pl
   throw new Error(`timed out waiting for plan ${plan}; status: ${JSON.stringify(last?.status?.planStatus?.[plan])}`);
 }
 
-function plugin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, ...args, '--kubeconfig', testKubeconfig()], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
 
 /** The web blueprint with typed parameters: REPLICAS an integer 1..5, LOG_LEVEL an enum given per run. */
 function typedOperatorVersion(name: string, ns: string): OperatorVersion {

@@ -5,19 +5,13 @@ import { expect } from 'chai';
 import type { Instance } from '../../../shared/api/schema.ts';
 import { startControllerProcess, type ControllerProcess } from '../../support/controllerProcess.ts';
 import { kubectl, kubectlOk, testStack, useNamespace } from '../fixture.ts';
+import { until } from '../../support/wait.ts';
 import { dummyOperatorVersion, instance, json, TEST_CONTROLLER_LABEL } from '../objects.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A minutely schedule's next tick and its run can take longer than the helper's 60 s default. */
+const TICK_WAIT_MS = 120_000;
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(300);
-  }
-}
 
 async function getInstance(ns: string): Promise<Instance> {
   return JSON.parse(await kubectlOk(['-n', ns, 'get', 'instance', 'db', '-o', 'json'])) as Instance;
@@ -67,8 +61,8 @@ describe('schedules: leader failover at a tick (two controller replicas)', funct
     const firstRun = await until('a first scheduled run', async () => {
       const r = (await getInstance(ns())).status?.planStatus?.backup;
       return r?.trigger === 'schedule' && r.status === 'COMPLETE' ? r.id : undefined;
-    });
-    const leaderId = await until('a leader', () => leaseHolder(lease));
+    }, TICK_WAIT_MS);
+    const leaderId = await until('a leader', () => leaseHolder(lease), TICK_WAIT_MS);
     const leader = leaderId === a.identity ? a : b;
     // Kill it 5 s before the next tick: the standby gets the Lease only after the tick (15 s lease).
     const nextTick = Math.ceil((Date.now() + 6_000) / 60_000) * 60_000;
@@ -78,7 +72,7 @@ describe('schedules: leader failover at a tick (two controller replicas)', funct
     const run = await until(`run ${tickId} under the new leader`, async () => {
       const r = (await getInstance(ns())).status?.planStatus?.backup;
       return r?.id === tickId && r.status === 'COMPLETE' ? r : undefined;
-    });
+    }, TICK_WAIT_MS);
     expect(await leaseHolder(lease)).to.not.equal(leaderId);
     expect(run.requestedBy).to.equal('schedule:minutely');
     const starts = await startsByRun(ns());
