@@ -86,6 +86,7 @@ export function inMemoryLookups(ov: OperatorVersion): WebhookLookups {
     listUpdatePlans: async () => [],
     listInstances: async () => [],
     serviceAccountExists: async () => true,
+    canI: async () => ({ kind: 'allowed' }),
     getReservation: async () => undefined,
     reserve: async () => ({ kind: 'reserved' }),
     release: async () => {},

@@ -13,18 +13,24 @@ export const CONNECTION_OPTIONS = {
   kubeconfig: { type: 'string' },
   context: { type: 'string' },
   namespace: { type: 'string', short: 'n' },
+  as: { type: 'string' },
+  'as-group': { type: 'string', multiple: true },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsOptionsConfig;
 
 export const CONNECTION_HELP = `Connection flags (as kubectl):
       --kubeconfig FILE      kubeconfig to use (default: $KUBECONFIG, then ~/.kube/config)
       --context NAME         kubeconfig context to use (default: its current context)
-  -n, --namespace NS         namespace (default: the context's namespace, else "default")`;
+  -n, --namespace NS         namespace (default: the context's namespace, else "default")
+      --as USER              act as this user (impersonation; your identity needs "impersonate")
+      --as-group GROUP       act in this group too (repeatable; needs --as)`;
 
 export interface ConnectionFlags {
   kubeconfig?: string;
   context?: string;
   namespace?: string;
+  as?: string;
+  'as-group'?: string[];
 }
 
 export interface Verb<O extends ParseArgsOptionsConfig> {

@@ -53,6 +53,7 @@ const LOOKED_UP: Readonly<Record<string, NameKind>> = {
   instance: 'instances',
   plan: 'plans',
   target: 'operatorversions',
+  'operator-version': 'operatorversions',
   namespace: 'namespaces',
   context: 'contexts',
 };
@@ -60,7 +61,8 @@ const LOOKED_UP: Readonly<Record<string, NameKind>> = {
 type Options = ParseArgsOptionsConfig;
 
 function optionsOf(tree: CommandTree, positionals: readonly string[]): Options {
-  const verb = positionals.length >= 2 ? tree[positionals[0]!]?.[positionals[1]!] : undefined;
+  // A command of one word (rbac) has its verb under "".
+  const verb = positionals.length >= 2 ? tree[positionals[0]!]?.[positionals[1]!] : positionals.length === 1 ? tree[positionals[0]!]?.[''] : undefined;
   return { ...(verb?.options ?? {}), ...CONNECTION_OPTIONS };
 }
 
@@ -115,7 +117,7 @@ export function complete(tree: CommandTree, words: readonly string[], toComplete
   }
   const [group, verb] = positionals;
   if (positionals.length === 0) return matching([...Object.keys(tree), ...Object.keys(OWN_GROUPS)], toComplete);
-  if (positionals.length === 1) return matching(tree[group!] ? Object.keys(tree[group!]!) : [...(OWN_GROUPS[group!] ?? [])], toComplete);
+  if (positionals.length === 1) return matching(tree[group!] ? Object.keys(tree[group!]!).filter((v) => v !== '') : [...(OWN_GROUPS[group!] ?? [])], toComplete);
   if (positionals.length === 2 && group === 'plan' && verb === 'trigger') return valuesOf('plan', toComplete, scope, lookup);
   return { candidates: [], directive: DIRECTIVE.noFileComp };
 }
@@ -202,7 +204,7 @@ export function completionCommand(tree: CommandTree, shell: Shell, io: CliIO): E
 /** The command words: groups with their verbs (the script completes them without starting node). */
 function commandWords(tree: CommandTree): [string, string[]][] {
   return [
-    ...Object.entries(tree).map(([group, verbs]) => [group, Object.keys(verbs)] as [string, string[]]),
+    ...Object.entries(tree).map(([group, verbs]) => [group, Object.keys(verbs).filter((v) => v !== '')] as [string, string[]]),
     ...Object.entries(OWN_GROUPS).map(([group, words]) => [group, [...words]] as [string, string[]]),
   ];
 }

@@ -31,5 +31,16 @@ export function connect(flags: ConnectionFlags, warnings?: Output): Connection {
   const context = kc.getCurrentContext();
   const namespace = flags.namespace || kc.getContextObject(context)?.namespace || 'default';
   const onWarning = warnings ? (text: string) => warnings.write(`Warning: ${text}\n`) : undefined;
-  return { client: createKubeClient({ kubeConfig: kc, userAgent: 'kubectl-planwarden', onWarning }), namespace, context };
+  // kubectl's impersonation flags, never ignored: a write made as someone else than asked
+  // would be recorded under the wrong name (status.planStatus.<plan>.requestedBy).
+  const groups = flags['as-group'] ?? [];
+  if (groups.length > 0 && !flags.as) throw new CliError('--as-group needs --as (kubectl refuses it the same way: impersonating groups requires a user)');
+  if (flags.as === '') throw new CliError('--as needs a user name');
+  const client = createKubeClient({
+    kubeConfig: kc,
+    userAgent: 'kubectl-planwarden',
+    onWarning,
+    ...(flags.as ? { impersonateUser: flags.as, impersonateGroups: groups } : {}),
+  });
+  return { client, namespace, context };
 }

@@ -16,6 +16,8 @@ export interface FollowOptions<T extends KubeObjectLike, R> {
   watchSeconds?: number;
   /** Pause before resuming a watch that failed. */
   retryMs?: number;
+  /** Stops following early, as the timeout does (`done: false` with the last version seen). */
+  signal?: AbortSignal;
 }
 
 export type FollowResult<T, R> = { done: true; result: R; object: T } | { done: false; last?: T };
@@ -34,14 +36,15 @@ export async function follow<T extends KubeObjectLike, R>(options: FollowOptions
   };
   const missing = () => new CliError(`${ref.kind} "${ref.name}" not found in namespace "${ref.namespace ?? ''}"`);
 
-  while (Date.now() < deadline) {
+  const stopped = () => options.signal?.aborted === true;
+  while (Date.now() < deadline && !stopped()) {
     const object = await client.get<T>(ref);
     if (!object) throw missing();
     const found = see(object);
     if (found !== undefined) return { done: true, result: found, object };
 
     const remaining = deadline - Date.now();
-    if (remaining <= 0) break;
+    if (remaining <= 0 || stopped()) break;
     const outcome = await new Promise<{ result?: R; object?: T; error?: CliError; failed?: boolean }>((resolve) => {
       let handle: WatchHandle | undefined = undefined;
       const timer = setTimeout(() => {
@@ -50,9 +53,12 @@ export async function follow<T extends KubeObjectLike, R>(options: FollowOptions
       }, remaining);
       const end = (value: { result?: R; object?: T; error?: CliError; failed?: boolean }) => {
         clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
         handle?.stop();
         resolve(value);
       };
+      const onAbort = () => end({});
+      options.signal?.addEventListener('abort', onAbort, { once: true });
       handle = client.watch(
         collection,
         {

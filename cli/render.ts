@@ -115,7 +115,7 @@ function statusNotes(instance: Instance, plan: string): string[] {
     notes.push(`note: plan "${active.name}" is ${active.status} (run ${active.id})`);
   }
   const planRunning = condition(instance.status?.conditions, 'PlanRunning');
-  if (planRunning?.reason === 'TriggerRefused' || planRunning?.reason === 'PlanBusy') {
+  if (planRunning?.reason === 'TriggerRefused' || planRunning?.reason === 'PlanBusy' || planRunning?.reason === 'Paused' || planRunning?.reason === 'AwaitingWindow') {
     notes.push(`note: ${planRunning.message ?? planRunning.reason}`);
   }
   return notes;
@@ -187,6 +187,8 @@ export function historyRows(instance: Instance, plan?: string): HistoryEntry[] {
       id: active.id,
       status: run?.id === active.id ? run.status : active.status,
       trigger: run?.id === active.id ? run.trigger : undefined,
+      requestedBy: run?.id === active.id ? run.requestedBy : undefined,
+      parameters: run?.id === active.id ? run.parameters : undefined,
       startedAt: active.startedAt ?? (run?.id === active.id ? run.startedAt : undefined),
     });
   }
@@ -202,11 +204,38 @@ export function renderHistory(rows: readonly HistoryEntry[], options: RenderOpti
     const end = h.finishedAt !== undefined ? Date.parse(h.finishedAt) : isRunning(h.status) ? options.now.getTime() : Number.NaN;
     return Number.isNaN(end) ? '-' : formatDuration(end - start);
   };
-  const header = ['PLAN', 'ID', 'STATUS', 'TRIGGER', 'STARTED', 'FINISHED', 'DURATION', 'MESSAGE'];
-  const body = rows.map((h) => [h.plan, h.id, h.status, h.trigger ?? '-', time(h.startedAt), time(h.finishedAt), duration(h), h.message ?? '']);
+  const header = ['PLAN', 'ID', 'STATUS', 'TRIGGER', 'REQUESTED BY', 'STARTED', 'FINISHED', 'DURATION', 'MESSAGE'];
+  const body = rows.map((h) => [h.plan, h.id, h.status, h.trigger ?? '-', h.requestedBy ?? '-', time(h.startedAt), time(h.finishedAt), duration(h), h.message ?? '']);
   const statusColumn = header.indexOf('STATUS');
   return table(header, body, (row, column, padded) =>
     column === statusColumn ? paintState(rows[row]!.status, padded, options.color) : padded,
+  );
+}
+
+/** One row per schedule: name, plan, cron and zone, next tick, last tick and what it did. */
+export function scheduleRows(inst: Instance): { name: string; plan: string; schedule: string; next?: string; last?: string; lastResult: string }[] {
+  const states = new Map((inst.status?.schedules ?? []).map((s) => [s.name, s]));
+  return (inst.spec.schedules ?? []).map((s) => {
+    const st = states.get(s.name);
+    const skipped = st?.lastSkip && st.lastSkip.time === st.lastScheduleTime ? `${st.lastSkip.reason}: ${st.lastSkip.message ?? ''}` : undefined;
+    const lastResult = s.suspend === true ? 'suspended' : (skipped ?? (st?.lastRunId ? `started ${st.lastRunId}` : st?.lastScheduleTime ? '-' : 'no tick yet'));
+    return {
+      name: s.name,
+      plan: s.plan,
+      schedule: `${s.schedule} ${s.timeZone ?? 'UTC'}`,
+      ...(st?.nextScheduleTime ? { next: st.nextScheduleTime } : {}),
+      ...(st?.lastScheduleTime ? { last: st.lastScheduleTime } : {}),
+      lastResult: st?.waitingTick ? `${lastResult} (tick ${st.waitingTick} waits)` : lastResult,
+    };
+  });
+}
+
+export function renderSchedules(rows: ReturnType<typeof scheduleRows>, options: RenderOptions): string {
+  if (rows.length === 0) return 'no schedules (spec.schedules)\n';
+  const time = (iso: string | undefined) => (iso === undefined ? '-' : formatClock(iso, { ...options, full: true }));
+  return table(
+    ['NAME', 'PLAN', 'SCHEDULE', 'NEXT', 'LAST', 'LAST RESULT'],
+    rows.map((r) => [r.name, r.plan, r.schedule, time(r.next), time(r.last), r.lastResult]),
   );
 }
 

@@ -4,6 +4,8 @@
 import { apiErrorMessage, KubeApiError } from '../shared/kube/client.ts';
 import { PROGRAM, splitCommandLine } from './args.ts';
 import { planHelp, planVerbSpecs, planVerbs } from './commands/plan.ts';
+import { scheduleHelp, scheduleVerbSpecs, scheduleVerbs } from './commands/schedule.ts';
+import { rbac, rbacVerbSpecs } from './commands/rbac.ts';
 import { updateHelp, updateVerbSpecs, updateVerbs } from './commands/update.ts';
 import { completeCommand, completionCommand, completionHelp, SHELLS, type CommandTree } from './completion.ts';
 import { CliError, EXIT, type CliIO, type ExitCode } from './io.ts';
@@ -11,11 +13,15 @@ import { CliError, EXIT, type CliIO, type ExitCode } from './io.ts';
 type Command = (args: string[], io: CliIO) => Promise<ExitCode>;
 
 /** The commands with flags, as shell completion offers them. */
-const COMMANDS: CommandTree = { plan: planVerbSpecs, update: updateVerbSpecs };
+const COMMANDS: CommandTree = { plan: planVerbSpecs, update: updateVerbSpecs, schedule: scheduleVerbSpecs, rbac: rbacVerbSpecs };
+
+/** Commands of one word (no verb). */
+const SINGLE: Record<string, Command> = { rbac };
 
 const GROUPS: Record<string, { verbs: Record<string, Command>; help: string }> = {
   plan: { verbs: planVerbs, help: planHelp },
   update: { verbs: updateVerbs, help: updateHelp },
+  schedule: { verbs: scheduleVerbs, help: scheduleHelp },
   completion: {
     verbs: Object.fromEntries(SHELLS.map((shell) => [shell, async (_args: string[], io: CliIO) => completionCommand(COMMANDS, shell, io)])),
     help: completionHelp,
@@ -33,10 +39,12 @@ Usage:
   ${PROGRAM} plan history --instance INSTANCE [--plan NAME] [-o json|yaml]
   ${PROGRAM} plan abort --instance INSTANCE [--wait]
   ${PROGRAM} update pre-checks --target OPERATORVERSION [--accept UID...] [--accept-all]
+  ${PROGRAM} schedule list --instance INSTANCE [-o json|yaml]
+  ${PROGRAM} rbac --operator-version NAME [--service-account SA] [--plans p1,p2] [-o yaml|json] [--strict]
   ${PROGRAM} completion bash|zsh
 
 Every verb takes kubectl's --kubeconfig, --context and -n/--namespace, before or after the verb.
-Run '${PROGRAM} <group> <verb> --help' for a verb's flags and examples.
+Run '${PROGRAM} <group> <verb> --help' (or '${PROGRAM} rbac --help') for a verb's flags and examples.
 
 Exit codes: 0 success; 1 failure (a plan ended FATAL_ERROR or ABORTED, the API or its admission
 webhook refused a request); 2 usage error; 3 --timeout passed.
@@ -55,6 +63,9 @@ export async function run(argv: string[], io: CliIO): Promise<ExitCode> {
 
 async function dispatch(argv: string[], io: CliIO): Promise<ExitCode> {
   if (argv[0] === COMPLETE_VERB) return completeCommand(COMMANDS, argv.slice(1), io);
+  const single = splitCommandLine(argv, 1);
+  const singleCommand = single.words[0] === undefined ? undefined : SINGLE[single.words[0]];
+  if (singleCommand) return singleCommand(single.args, io);
   const { words, args: rest } = splitCommandLine(argv);
   const [groupName, verbName] = words;
   if (groupName === undefined || isHelp(groupName)) {

@@ -230,7 +230,7 @@ async function main(): Promise<void> {
         : []),
       queue.run((key) => reconciler.reconcile(key)),
       planQueue.run(
-        updatePlanWorker({ kube, updatePlans, updateInformers, operatorVersions, instances, discovery, logger, waitBoundMs: config.informerWaitBoundMs }),
+        updatePlanWorker({ kube, updatePlans, updateInformers, operatorVersions, instances, discovery, events, logger, waitBoundMs: config.informerWaitBoundMs }),
       ),
       upgradeQueue.run(
         upgradeStatusWorker({
@@ -244,7 +244,7 @@ async function main(): Promise<void> {
           pulseMs: config.pulses.notReadyMs,
         }),
       ),
-      informerQueue.run(informerWorker({ kube, updateInformers, discovery, logger })),
+      informerQueue.run(informerWorker({ kube, updateInformers, discovery, events, logger })),
     ];
     await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     await Promise.all([queue.shutDown(), planQueue.shutDown(), upgradeQueue.shutDown(), informerQueue.shutDown()]);

@@ -26,6 +26,10 @@ export interface ControllerMetrics {
   setLeader(identity: string, leading: boolean): void;
   /** One request to the Kubernetes API; `code` is the HTTP status, or "error" when none came back. */
   countApiRequest(method: string, code: number | 'error', resource?: string): void;
+  /** The request maintenance holds on Instance `key` (reason Paused or AwaitingWindow), or none. */
+  setHeld(key: string, reason: string | undefined): void;
+  /** A schedule tick handled: Started, Forbidden, Waiting, Held, Missed, Suspended or Refused. */
+  countScheduleTick(outcome: string): void;
 }
 
 export interface MetricsOptions {
@@ -110,8 +114,33 @@ export function createControllerMetrics({ defaultMetrics = true }: MetricsOption
     registers,
   });
 
+  /** Instance key → the reason its request is held; the gauge counts them by reason on scrape. */
+  const held = new Map<string, string>();
+  new Gauge({
+    name: 'planwarden_held_requests',
+    help: 'Plan requests maintenance holds (PENDING until a window opens or a pause ends), by reason (Paused, AwaitingWindow).',
+    labelNames: ['reason'] as const,
+    registers,
+    collect() {
+      this.reset();
+      const counts = new Map<string, number>([['Paused', 0], ['AwaitingWindow', 0]]);
+      for (const reason of held.values()) counts.set(reason, (counts.get(reason) ?? 0) + 1);
+      for (const [reason, n] of counts) this.set({ reason }, n);
+    },
+  });
+  const scheduleTicks = new Counter({
+    name: 'planwarden_schedule_ticks_total',
+    help: 'Schedule ticks handled, by outcome (Started, Forbidden, Waiting, Held, Missed, Suspended, Refused).',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  // Every outcome from 0, so a rate exists before the first tick of each kind.
+  for (const outcome of ['Started', 'Forbidden', 'Waiting', 'Held', 'Missed', 'Suspended', 'Refused']) scheduleTicks.inc({ outcome }, 0);
+
   return {
     registry,
+    setHeld: (key, reason) => void (reason === undefined ? held.delete(key) : held.set(key, reason)),
+    countScheduleTick: (outcome) => scheduleTicks.inc({ outcome }),
     countInformerRestart: (resource) => informerRestarts.inc({ resource }),
     trackQueueDepth: (queue, depth) => void depthSources.set(queue, depth),
     observeReconcile: (name, result, seconds) => reconcileDuration.observe({ name, result }, seconds),

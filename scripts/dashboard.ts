@@ -77,6 +77,15 @@ const ROWS: { title: string; panels: PanelSpec[] }[] = [
         unit: 'ops',
       },
       {
+        title: 'Maintenance and schedules',
+        description: 'Requests held by a pause or outside every window (the leader\'s view), and schedule ticks by outcome in the last hour.',
+        queries: [
+          { expr: 'max by (reason) (planwarden_held_requests{NS})', legend: 'held {{reason}}' },
+          { expr: 'sum by (outcome) (increase(planwarden_schedule_ticks_total{NS}[1h]))', legend: 'ticks {{outcome}}' },
+        ],
+        unit: 'short',
+      },
+      {
         title: 'Work queue',
         description: 'Keys waiting, and reconciles re-queued with backoff after an error.',
         queries: [

@@ -22,6 +22,19 @@ function kubectl(args: string[], input?: string): { code: number; out: string; e
   return { code: r.status ?? 1, out: r.stdout ?? '', err: r.stderr ?? '' };
 }
 
+/** `kubectl planwarden rbac --operator-version OV -n NS | kubectl apply -f -`, shown as it runs. */
+function applyPlanRights(operatorVersion: string, namespace: string): boolean {
+  const args = ['rbac', '--operator-version', operatorVersion, '-n', namespace];
+  console.log(`$ kubectl planwarden ${args.join(' ')} | kubectl apply -f -`);
+  const printed = spawnSync(process.execPath, [join(PROJECT_ROOT, 'bin/kubectl-planwarden.js'), '--kubeconfig', DEFAULT_KUBECONFIG, ...args], { encoding: 'utf8' });
+  process.stdout.write(printed.stderr ?? '');
+  if (printed.status !== 0) return false;
+  const applied = kubectl(['apply', '-f', '-'], printed.stdout);
+  process.stdout.write(applied.out);
+  process.stdout.write(applied.err);
+  return applied.code === 0;
+}
+
 function show(args: string[]): void {
   console.log(`$ kubectl ${args.join(' ')}`);
   const r = kubectl(args);
@@ -65,12 +78,13 @@ async function main(): Promise<number> {
   const stack = await startStack({ kubeconfig: DEFAULT_KUBECONFIG, dir: STACK_DIR });
   console.log(`  webhook ${stack.webhookUrl} (pid ${stack.pids.webhook}), controller pid ${stack.pids.controller}`);
 
-  say('Applying the sample: examples/webapp (the plans\' ServiceAccount and its Role, an OperatorVersion, an Instance)');
+  say('Applying the sample: examples/webapp (an OperatorVersion, the rights its plans need as `kubectl planwarden rbac` prints them, an Instance)');
   kubectl(['delete', 'namespace', 'demo', '--ignore-not-found', '--wait=true', '--timeout=60s']);
   show(['apply', '-f', join(PROJECT_ROOT, 'examples/webapp/namespace.yaml')]);
-  // Plans act as this ServiceAccount of the namespace, never with the controller's rights.
-  show(['apply', '-f', join(PROJECT_ROOT, 'examples/webapp/plan-rights.yaml')]);
   show(['apply', '-f', join(PROJECT_ROOT, 'examples/webapp/operatorversion.yaml')]);
+  // Plans act as this ServiceAccount of the namespace, never with the controller's rights,
+  // and its Role holds what the blueprint's plans use, nothing more (examples/webapp/plan-rights.yaml is the same text).
+  if (!applyPlanRights('webapp-1.0.0', 'demo')) return 1;
   show(['apply', '-f', join(PROJECT_ROOT, 'examples/webapp/instance.yaml')]);
 
   say('The deploy plan runs (creating the Instance triggered it): its status tree as it changes');

@@ -68,6 +68,10 @@ async function main(): Promise<number> {
   // helm (the chart tests') builds while typecheck and lint run: minutes on a fresh
   // machine, a stamp check after. Its errors are the chart tests' to report.
   const helmBuild = run('npm', ['run', '-s', 'chart:helm'], false);
+  // The container image (test/integration/image's) builds meanwhile too: minutes on a fresh
+  // machine (bases from Debian's packages, npm ci, tsc), a stamp check after. Its errors
+  // are the image test's to report; it skips only where podman cannot run at all.
+  const imageBuild = values['unit-only'] ? undefined : run('npm', ['run', '-s', 'image'], false);
   if (!values['skip-static'] && !values['integration-only']) {
     await stage('typecheck', 'npx', ['tsc', '--noEmit', '-p', '.'], false);
     await stage('lint', 'npx', ['eslint', '.'], false);
@@ -79,6 +83,8 @@ async function main(): Promise<number> {
     await stage('unit tests', 'npx', ['mocha'], true);
   }
   if (!values['unit-only']) {
+    const image = await imageBuild;
+    if (image && image.code !== 0) console.log(`\n(building the image failed; the image test says why)\n${image.output.trim().split('\n').slice(-5).join('\n')}`);
     console.log('\n=== building the local control plane (cached after the first build)');
     try {
       ensureBinaries({ log: (s) => console.log(s) });

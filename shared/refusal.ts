@@ -3,7 +3,7 @@
 // same on both sides and greps to the one rule that produced it.
 import { clipText } from './text.ts';
 
-export type DenyReason = 'Forbidden' | 'Invalid' | 'Conflict' | 'BadRequest' | 'AlreadyExists' | 'InternalError';
+export type DenyReason = 'Forbidden' | 'Invalid' | 'Conflict' | 'BadRequest' | 'AlreadyExists' | 'InternalError' | 'ServiceUnavailable';
 
 /** A denial message is cut here: kubectl shows it whole, and no rule needs more. */
 export const MAX_MESSAGE_LENGTH = 4096;

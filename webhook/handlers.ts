@@ -14,10 +14,11 @@ import { OperatorVersionCache } from './operatorVersionCache.ts';
 import type { Logger } from '../shared/log.ts';
 import type { AdmissionRequest } from './review.ts';
 import { admitInstance, type InstanceAdmissionContext } from './rules/instance.ts';
+import { preflightInstanceWrite } from './rules/preflight.ts';
 import { mutateInstance } from './rules/instanceMutate.ts';
 import { admitInstanceStatus, mutateInstanceStatus } from './rules/instanceStatus.ts';
 import { admitOperatorVersion, NO_ALLOWANCE, type TenancyAllowance } from './rules/operatorVersion.ts';
-import { admitServiceAccount, serviceAccountToCheck } from './rules/tenancy.ts';
+import { admitServiceAccount, impersonationOf, serviceAccountToCheck } from './rules/tenancy.ts';
 import { admitUpdatePlan, duplicateTarget, needsOtherUpdatePlans, reportedInsightsOf, type UpdatePlanContext } from './rules/updatePlan.ts';
 import { isReservationStale, reservationName } from '../shared/reservations.ts';
 import { allow, combine, type Verdict } from './rules/verdict.ts';
@@ -37,6 +38,8 @@ export interface HandlerDeps {
   tenancy?: TenancyAllowance;
   /** The ServiceAccount plans act as when an Instance names none (the controller's flag of the same name). */
   defaultServiceAccount?: string;
+  /** false: plans run with the controller's own rights (its --no-impersonation); default true. */
+  impersonation?: boolean;
   /** Where the OperatorVersion cache logs (that it cannot list or watch, and when it can again). */
   logger?: Logger;
   /** The controller's user: the only one that may mark an Instance write as a FleetRollout's (default DEFAULT_CONTROLLER_USER). */
@@ -110,6 +113,7 @@ export async function instanceContext(
     oldOperatorVersion: oldOvName === ovName ? operatorVersion : oldOperatorVersion,
     updatePlans: upgrading ? await lookups.listUpdatePlans(ns) : [],
     now,
+    user: req.userInfo?.username,
   };
   return { context, fromCache };
 }
@@ -198,7 +202,9 @@ async function handleUpdatePlan(req: AdmissionRequest, lookups: WebhookLookups, 
 /**
  * The Instance rules and the tenancy rule, each judged on its own, combined (the first denial
  * wins). A refusal judged with a cached OperatorVersion is judged again with it read live, so
- * that no write is refused because the cache had not yet seen a change.
+ * that no write is refused because the cache had not yet seen a change. A ServiceAccount the
+ * write names anew is looked up and the apiserver asked whether the request's user may act
+ * as it, beside the OperatorVersion read.
  */
 async function handleInstance(req: AdmissionRequest, lookups: WebhookLookups, now: string, defaultServiceAccount: string, controllerUser: string): Promise<Verdict> {
   const object = (req.object ?? req.oldObject) as unknown as Instance;
@@ -206,19 +212,34 @@ async function handleInstance(req: AdmissionRequest, lookups: WebhookLookups, no
   const namespace = req.namespace ?? object.metadata.namespace ?? '';
   const serviceAccount = serviceAccountToCheck(req.operation, object, oldObject, defaultServiceAccount);
   const live = needsLiveOperatorVersion(req.operation, object, oldObject);
-  const [first, serviceAccountExists] = await Promise.all([
+  const user = req.userInfo.username ?? '';
+  const [first, serviceAccountExists, access] = await Promise.all([
     instanceContext(req, lookups, now, { live }),
     serviceAccount === undefined ? undefined : lookups.serviceAccountExists(namespace, serviceAccount.name),
+    serviceAccount?.named
+      ? lookups.canI(
+          { user, uid: req.userInfo.uid, groups: req.userInfo.groups, extra: req.userInfo.extra },
+          impersonationOf(namespace, serviceAccount.name),
+        )
+      : undefined,
   ]);
   const judge = (context: InstanceAdmissionContext) =>
     combine([
       admitInstance(context),
-      admitServiceAccount({ operation: req.operation, object, oldObject, namespace, defaultServiceAccount, serviceAccountExists }),
+      admitServiceAccount({ operation: req.operation, object, oldObject, namespace, defaultServiceAccount, user, access, serviceAccountExists }),
       admitFleetMark({ operation: req.operation, object, oldObject, username: req.userInfo.username ?? '', controllerUser }),
     ]);
-  const verdict = judge(first.context);
-  if (verdict.allowed || !first.fromCache) return verdict;
-  return judge((await instanceContext(req, lookups, now, { live: true })).context);
+  let context = first.context;
+  let verdict = judge(context);
+  if (!verdict.allowed && first.fromCache) {
+    context = (await instanceContext(req, lookups, now, { live: true })).context;
+    verdict = judge(context);
+  }
+  // A write every rule admits and that starts a plan: can the plan work, and may its
+  // ServiceAccount do what it does? (webhook/rules/preflight.ts)
+  if (!verdict.allowed || !lookups.preflight) return verdict;
+  const planServiceAccount = object.spec?.serviceAccountName || defaultServiceAccount;
+  return combine([verdict, await preflightInstanceWrite(context, planServiceAccount, lookups.preflight)]);
 }
 
 async function handleOperatorVersion(req: AdmissionRequest, lookups: WebhookLookups, tenancy: TenancyAllowance): Promise<Verdict> {
@@ -315,7 +336,7 @@ function apiserverLookups(deps: HandlerDeps): { lookups: WebhookLookups; cache: 
   const cache = new OperatorVersionCache({ source: kube, logger: deps.logger });
   cache.start();
   const namespace = deps.reservationNamespace ?? DEFAULT_RESERVATION_NAMESPACE;
-  return { lookups: apiLookups(kube, namespace, { operatorVersions: cache, metrics: deps.metrics }), cache };
+  return { lookups: apiLookups(kube, namespace, { operatorVersions: cache, metrics: deps.metrics, impersonation: deps.impersonation ?? true }), cache };
 }
 
 export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
@@ -330,7 +351,7 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
     },
     [ROUTES.mutateInstances]: {
       kinds: ['Instance'],
-      // Filling in a trigger id needs no lookups.
+      // Filling in a trigger id and stamping who asked need no lookups.
       handle: async (req) =>
         mutateInstance({
           operation: req.operation,
@@ -338,6 +359,7 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
           oldObject: (req.oldObject ?? undefined) as unknown as Instance | undefined,
           updatePlans: [],
           now: now(),
+          user: req.userInfo?.username,
         }),
     },
     [ROUTES.validateInstanceStatus]: {

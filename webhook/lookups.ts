@@ -3,7 +3,9 @@
 // watch-backed cache (webhook/operatorVersionCache.ts), which the Instance handler asks
 // first only for writes it may judge from a copy, and which never answers "not found".
 import { classifyApiError, type KubeClient } from '../shared/kube/client.ts';
+import { subjectAccessReviewer, type AccessAnswer, type AccessAttributes, type AccessSubject } from '../shared/kube/access.ts';
 import type { OperatorVersionCache } from './operatorVersionCache.ts';
+import { PREFLIGHT_ACCESS_TTL_MS, PREFLIGHT_BUDGET_MS, type PreflightDeps } from './rules/preflight.ts';
 import type { WebhookMetrics } from './metrics.ts';
 import { GROUP, VERSION, type Instance, type OperatorVersion, type UpdatePlan } from '../shared/api/schema.ts';
 import {
@@ -56,6 +58,14 @@ export interface WebhookLookups {
   userMay?(user: { username: string; groups: string[] }, verb: string, resource: string, namespace: string): Promise<boolean>;
   /** Whether a ServiceAccount exists (an Instance's spec.serviceAccountName). */
   serviceAccountExists(namespace: string, name: string): Promise<boolean>;
+  /**
+   * Whether `subject` may do what `attributes` describe, as the apiserver decides it now (a
+   * SubjectAccessReview). Never throws: a review that fails or is not answered in time is
+   * `unknown`, with the reason.
+   */
+  canI(subject: AccessSubject, attributes: AccessAttributes): Promise<AccessAnswer>;
+  /** What the apply-time preflight asks (discovery, cached access reviews); absent: no preflight. */
+  preflight?: PreflightDeps;
   /** Reservations live in planwarden's own namespace, named by reservationName(). */
   getReservation(name: string): Promise<Reservation | undefined>;
   /** Atomically creates the reservation; `held` when it exists already. */
@@ -91,6 +101,15 @@ function toReservation(lease: LeaseObject): Reservation {
 }
 
 /**
+ * How long the webhook waits for a SubjectAccessReview. The webhook answers every call
+ * within 4 s (DEFAULT_HANDLER_TIMEOUT_MS, under the configurations' timeoutSeconds: 5);
+ * the review runs beside the handler's other reads, and 1.5 s are left for a second
+ * reading of the OperatorVersion and the answer — so a slow review is refused with its
+ * own message rather than as a generic handler timeout.
+ */
+export const ACCESS_REVIEW_TIMEOUT_MS = 2_500;
+
+/**
  * Lookups through the API, over the same keep-alive JSON client the controller uses (a
  * new TLS connection per admission lookup cost tens of milliseconds per write).
  * `reservationNamespace` is planwarden's own namespace: keeping reservations there (not
@@ -101,9 +120,21 @@ function toReservation(lease: LeaseObject): Reservation {
 export function apiLookups(
   kube: KubeClient,
   reservationNamespace: string,
-  options: { operatorVersions?: OperatorVersionCache; metrics?: Pick<WebhookMetrics, 'countOperatorVersionRead'> } = {},
+  options: {
+    operatorVersions?: OperatorVersionCache;
+    metrics?: Pick<WebhookMetrics, 'countOperatorVersionRead'>;
+    /** How long a SubjectAccessReview may take before its answer is unknown (default ACCESS_REVIEW_TIMEOUT_MS). */
+    accessReviewTimeoutMs?: number;
+    /** false: the controller runs plans with its own rights (--no-impersonation); the preflight asks no ServiceAccount's. */
+    impersonation?: boolean;
+  } = {},
 ): WebhookLookups {
   const { operatorVersions, metrics } = options;
+  // No cache: canI answers authority checks, where a right taken away must count at once.
+  const reviewer = subjectAccessReviewer(kube, { timeoutMs: options.accessReviewTimeoutMs ?? ACCESS_REVIEW_TIMEOUT_MS });
+  // The preflight's questions about a plan's ServiceAccount are a courtesy check, asked on
+  // every trigger: answers are reused for a few seconds (docs/admission.md).
+  const planReviewer = subjectAccessReviewer(kube, { timeoutMs: PREFLIGHT_BUDGET_MS, cache: { ttlMs: PREFLIGHT_ACCESS_TTL_MS, maxEntries: 4096 } });
   const namespace = reservationNamespace;
   const get = <T>(ns: string, kind: string, name: string) => kube.get<T>({ apiVersion: `${GROUP}/${VERSION}`, kind, namespace: ns, name });
   const list = async <T>(ns: string, plural: string): Promise<T[]> =>
@@ -145,6 +176,22 @@ export function apiLookups(
       return review.status?.allowed === true;
     },
     serviceAccountExists: async (ns, name) => (await kube.get({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: ns, name })) !== undefined,
+    canI: (subject, attributes) => reviewer.canI(subject, attributes),
+    preflight: {
+      accessBudgetMs: PREFLIGHT_BUDGET_MS,
+      checkAccess: options.impersonation ?? true,
+      canI: (subject, attributes) => planReviewer.canI(subject, attributes),
+      serviceAccountExists: async (ns, name) => (await kube.get({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: ns, name })) !== undefined,
+      async resolveKind(apiVersion, kind) {
+        try {
+          const r = await kube.resourceFor(apiVersion, kind);
+          return { group: apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '', resource: r.name, namespaced: r.namespaced };
+        } catch (err) {
+          if (classifyApiError(err) === 'notFound') return undefined;
+          throw err;
+        }
+      },
+    },
     getReservation,
     async reserve(name, holder) {
       const body: LeaseObject = {

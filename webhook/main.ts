@@ -24,6 +24,8 @@ interface Config {
   defaultServiceAccount?: string;
   /** The controller's user: the only one whose Instance writes may carry a FleetRollout's mark. */
   controllerUser?: string;
+  /** false (--no-impersonation, as the controller's flag): plans run with the controller's rights; the preflight asks no ServiceAccount's. */
+  impersonation: boolean;
 }
 
 function readConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
@@ -42,6 +44,7 @@ function readConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
       'allow-cluster-scoped': { type: 'boolean' },
       'default-service-account': { type: 'string' },
       'controller-user': { type: 'string' },
+      'no-impersonation': { type: 'boolean' },
     },
   });
   const number = (name: string, raw: string) => {
@@ -58,6 +61,7 @@ function readConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
     reservationNamespace: values['reservation-namespace'] ?? env.POD_NAMESPACE ?? 'planwarden-system',
     defaultServiceAccount: values['default-service-account'] || undefined,
     controllerUser: values['controller-user'] || undefined,
+    impersonation: !(values['no-impersonation'] ?? false),
     tenancy: { allowCrossNamespace: values['allow-cross-namespace'] ?? false, allowClusterScoped: values['allow-cluster-scoped'] ?? false },
     shutdownDelayMs:
       1000 * number('shutdown-delay-seconds', values['shutdown-delay-seconds'] ?? env.PLANWARDEN_SHUTDOWN_DELAY_SECONDS ?? '5'),
@@ -83,6 +87,7 @@ async function main(): Promise<void> {
     tenancy: config.tenancy,
     defaultServiceAccount: config.defaultServiceAccount,
     controllerUser: config.controllerUser,
+    impersonation: config.impersonation,
     logger,
     metrics,
   });

@@ -51,19 +51,23 @@ or the API refused the request; 2 usage error; 3 --timeout passed.`;
 
 const triggerVerb = defineVerb({
   name: 'plan trigger',
-  options: { instance: { type: 'string' }, wait: { type: 'boolean' }, timeout: { type: 'string' } },
+  options: { instance: { type: 'string' }, wait: { type: 'boolean' }, timeout: { type: 'string' }, param: { type: 'string', short: 'p', multiple: true } },
   help: `Start a plan on an Instance (sets spec.planExecution with a fresh id; the admission webhook
 decides whether it may run).
 
 Usage:
-  ${PROGRAM} plan trigger NAME --instance INSTANCE [--wait] [--timeout DURATION]
+  ${PROGRAM} plan trigger NAME --instance INSTANCE [-p KEY=VALUE]... [--wait] [--timeout DURATION]
 
 Examples:
   ${PROGRAM} plan trigger backup --instance kafka
+  ${PROGRAM} plan trigger backup --instance kafka -p TARGET=s3://bucket/night -p LEVEL=full
   ${PROGRAM} plan trigger backup --instance kafka -n prod --wait --timeout 30m
+  ${PROGRAM} plan trigger backup --instance kafka --as alice
 
 Flags:
       --instance NAME        the Instance (required)
+  -p, --param KEY=VALUE      a value for this run only, for a parameter declared perRun: true
+                             (repeatable; spec.planExecution.parameters; spec.parameters stay)
 ${WAIT_HELP}
 ${CONNECTION_HELP}
 
@@ -188,6 +192,20 @@ async function patchPlanExecution(conn: Connection, instance: string, planExecut
   return conn.client.patch<Instance>(instanceRef(conn.namespace, instance), { spec: { planExecution } }, 'merge', { fieldManager: FIELD_MANAGER });
 }
 
+/** `-p KEY=VALUE` flags as a map; a flag without `=`, an empty key or a key given twice is a usage error. */
+export function parseRunParameters(verb: string, flags: readonly string[] | undefined): Record<string, string> | undefined {
+  if (!flags || flags.length === 0) return undefined;
+  const out: Record<string, string> = {};
+  for (const flag of flags) {
+    const at = flag.indexOf('=');
+    if (at <= 0) throw usageError(verb, `-p expects KEY=VALUE, got ${JSON.stringify(flag)}`);
+    const key = flag.slice(0, at);
+    if (Object.hasOwn(out, key)) throw usageError(verb, `-p ${key} given twice`);
+    out[key] = flag.slice(at + 1);
+  }
+  return out;
+}
+
 export async function planTrigger(args: string[], io: CliIO): Promise<ExitCode> {
   const { values, positionals } = parseVerb(triggerVerb, args);
   if (values.help) return help(io, triggerVerb.help);
@@ -197,10 +215,19 @@ export async function planTrigger(args: string[], io: CliIO): Promise<ExitCode> 
   const plan = positionals[0]!;
   const instance = required(triggerVerb.name, values.instance, '--instance');
   const timeoutMs = parseDuration(triggerVerb.name, '--timeout', values.timeout ?? DEFAULT_TIMEOUT);
+  const parameters = parseRunParameters(triggerVerb.name, values.param);
   const conn = connect(values, io.stderr);
 
   const id = freshTriggerId(plan, io.now());
-  const patched = await patchPlanExecution(conn, instance, { planName: plan, id, abort: false });
+  // The whole planExecution is replaced (JSON patch): per-run values of an earlier trigger
+  // must not merge into this one's.
+  const planExecution = { planName: plan, id, abort: false, ...(parameters ? { parameters } : {}) };
+  const patched = await conn.client.patch<Instance>(
+    instanceRef(conn.namespace, instance),
+    [{ op: 'add', path: '/spec/planExecution', value: planExecution }],
+    'json',
+    { fieldManager: FIELD_MANAGER },
+  );
   io.stdout.write(`plan ${plan} triggered on instance ${conn.namespace}/${instance} with id ${id}\n`);
   if (!values.wait) return EXIT.ok;
 

@@ -217,7 +217,7 @@ const isParallel = (strategy: string | undefined) => strategy === 'parallel';
 
 function evaluatePhases(ctx: Context, plan: Plan, phases: PhaseStatus[]): void {
   if (ctx.run.status === 'PENDING') {
-    emit(ctx, 'PlanStarted', `run ${ctx.run.id ?? ''} started${ctx.run.trigger ? ` (trigger: ${ctx.run.trigger})` : ''}`);
+    emit(ctx, 'PlanStarted', `run ${ctx.run.id ?? ''} started${ctx.run.trigger ? ` (trigger: ${ctx.run.trigger})` : ''}${ctx.run.requestedBy ? `, requested by ${ctx.run.requestedBy}` : ''}`);
   }
   for (const [i, phaseSpec] of plan.phases.entries()) {
     if (ctx.failed) break;

@@ -2,7 +2,7 @@
 // status tree, makes it the active plan, files the previous run in history and records in
 // status.applied what was started, so the same trigger is never started twice.
 import type { Applied, Instance, InstanceStatus, OperatorVersion, PlanStatus } from '../../shared/api/schema.ts';
-import { isRunning, planNames, type PlanRequest } from '../../shared/plan/triggers.ts';
+import { isHeldPlaceholder, isRunning, planNames, type PlanRequest } from '../../shared/plan/triggers.ts';
 import { ensurePlanStatusEntries, pendingPhases, recordHistory, stopRunningSteps } from './status.ts';
 import { toTimestamp } from './time.ts';
 import { engineOptions, type EngineOptions } from './types.ts';
@@ -14,6 +14,8 @@ export interface StartPlanInput {
   now: string | Date;
   /** Identity of this run (unique per run; the trigger's identity is request.id). */
   id: string;
+  /** Who asked for the run (shared/plan/requester.ts). */
+  requestedBy?: string;
   options?: Partial<EngineOptions>;
 }
 
@@ -52,6 +54,8 @@ export function startPlan(input: StartPlanInput): InstanceStatus {
   const run: PlanStatus = { status: plan ? 'PENDING' : 'FATAL_ERROR', id };
   if (plan) run.strategy = plan.strategy ?? 'serial';
   run.trigger = request.kind;
+  if (request.runParameters !== undefined) run.parameters = { ...request.runParameters };
+  if (input.requestedBy !== undefined) run.requestedBy = input.requestedBy;
   if (ov.metadata.name !== undefined) run.operatorVersion = ov.metadata.name;
   run.startedAt = now;
   run.lastUpdatedTimestamp = now;
@@ -92,4 +96,78 @@ function appliedAfterStart(
   }
   if (instance.metadata.generation !== undefined) applied.generation = instance.metadata.generation;
   return applied;
+}
+
+/**
+ * The Instance status with `request` held by maintenance: planStatus.<plan> is PENDING with
+ * the hold's message and no id or startedAt (it has not started; the previous run of the plan
+ * is filed in history first). A plan that is running is left as it is: a restart that waits
+ * does not stop the run. An unchanged hold is returned as it was (nothing to write).
+ */
+export function holdPlan(input: { ov: OperatorVersion; status: InstanceStatus; request: PlanRequest; message: string; now: string | Date; options?: Partial<EngineOptions> }): InstanceStatus {
+  const { request, message } = input;
+  const status = ensurePlanStatusEntries(input.ov, input.status);
+  const runs = status.planStatus!;
+  const previous = runs[request.plan];
+  if (previous && isHeldPlaceholder(previous) && previous.message === message && previous.trigger === request.kind) return status;
+  if (previous && isRunning(previous.status) && !isHeldPlaceholder(previous)) return status;
+  if (previous && !isHeldPlaceholder(previous)) recordHistory(status, request.plan, previous, engineOptions(input.options));
+  runs[request.plan] = { status: 'PENDING', trigger: request.kind, message, lastUpdatedTimestamp: toTimestamp(input.now) };
+  return status;
+}
+
+
+/**
+ * Held entries of plans other than `keep` go back to the plan's last run (from history), or
+ * NEVER_RUN: the request they stood for was withdrawn or is no longer held.
+ */
+export function releaseHeldPlans(status: InstanceStatus, keep?: string): InstanceStatus {
+  const runs = status.planStatus;
+  if (!runs || !Object.entries(runs).some(([name, run]) => name !== keep && isHeldPlaceholder(run))) return status;
+  const out = structuredClone(status);
+  for (const [name, run] of Object.entries(out.planStatus!)) {
+    if (name === keep || !isHeldPlaceholder(run)) continue;
+    const last = [...(out.history ?? [])].reverse().find((h) => h.plan === name);
+    let restored: PlanStatus = { status: 'NEVER_RUN' };
+    if (last) {
+      restored = { ...last };
+      delete (restored as { plan?: string }).plan;
+    }
+    out.planStatus![name] = restored;
+  }
+  return out;
+}
+
+/**
+ * Withdraws every request maintenance holds, for an abort: each is filed in history as
+ * ABORTED (id: the trigger's, else `withdrawn-<time>`) and never starts. A held parameter
+ * change or upgrade is consumed like a start (status.applied moves to the spec); a held manual
+ * trigger is consumed by the abort itself (consumeAbort).
+ */
+export function withdrawHeld(input: { ov: OperatorVersion; instance: Pick<Instance, 'metadata' | 'spec' | 'status'>; now: string | Date; options?: Partial<EngineOptions> }): InstanceStatus {
+  const now = toTimestamp(input.now);
+  const status = ensurePlanStatusEntries(input.ov, input.instance.status);
+  const options = engineOptions(input.options);
+  let consume: 'parameter' | 'upgrade' | undefined;
+  for (const [plan, run] of Object.entries(status.planStatus ?? {})) {
+    if (!isHeldPlaceholder(run)) continue;
+    const pe = input.instance.spec.planExecution;
+    const id = run.trigger === 'manual' && pe?.planName === plan && pe.id ? pe.id : `withdrawn-${now}`;
+    const withdrawn: PlanStatus = { ...run, id, status: 'ABORTED', finishedAt: now, lastUpdatedTimestamp: now, message: `withdrawn by an abort while held (${run.message ?? 'maintenance'})` };
+    recordHistory(status, plan, withdrawn, options);
+    status.planStatus![plan] = withdrawn;
+    if (run.trigger === 'upgrade') consume = 'upgrade';
+    else if (run.trigger === 'parameter' && consume === undefined) consume = 'parameter';
+  }
+  // Only what the held request stood for is consumed: a held parameter change moves the
+  // parameter baseline, not an upgrade written after it (that one stays asked for).
+  const inst = input.instance;
+  if (consume) {
+    status.applied = {
+      ...status.applied,
+      ...(consume === 'upgrade' ? { operatorVersion: inst.spec.operatorVersion.name } : {}),
+      parameters: { ...(inst.spec.parameters ?? {}) },
+    };
+  }
+  return status;
 }

@@ -100,6 +100,8 @@ export function historyEntryOf(plan: string, run: PlanStatus): HistoryEntry | un
   if (run.startedAt !== undefined) entry.startedAt = run.startedAt;
   if (run.finishedAt !== undefined) entry.finishedAt = run.finishedAt;
   if (run.message !== undefined) entry.message = run.message;
+  if (run.parameters !== undefined) entry.parameters = { ...run.parameters };
+  if (run.requestedBy !== undefined) entry.requestedBy = run.requestedBy;
   return entry;
 }
 

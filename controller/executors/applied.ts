@@ -6,7 +6,7 @@ import type { Instance, OperatorVersion, Task } from '../../shared/api/schema.ts
 import { apiErrorMessage, classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
 import { isObservation, planIdentity } from './context.ts';
 import { describeObject, judgeHealth } from './health.ts';
-import { renderResources } from '../../shared/template/render.ts';
+import { parameterTypesOf, renderResources } from '../../shared/template/render.ts';
 import { LOCKED_DOWN, type TenancyPolicy } from './tenancy.ts';
 
 /** How the applied objects are, worst first: one is gone, one failed, one could not be read, one is progressing, all current. */
@@ -48,6 +48,7 @@ export async function judgeAppliedObjects(
     name: instance.metadata.name ?? '',
     namespace: instance.metadata.namespace ?? '',
     operatorVersion: ov.spec.version,
+    paramTypes: parameterTypesOf(ov.spec.parameters),
   };
   const tasks = [...new Map(input.plans.flatMap((p) => applyTasksOf(ov, p)).map((t) => [t.name, t])).values()];
   const objects = tasks.flatMap((task) => {

@@ -89,7 +89,7 @@ export class ApplyExecutor extends TenantExecutor {
         const applied = await identity.kube.apply(prepared, { fieldManager: this.fieldManager, force: true, signal: ctx.signal });
         healths.push(judgeHealth(applied));
       } catch (err) {
-        return observationForError(err, doing, identity);
+        return observationForError(err, doing, identity, ctx.operatorVersion.metadata.name);
       }
     }
     return observationForHealth(combineHealth(healths));

@@ -3,7 +3,7 @@
 import type { Instance, OperatorVersion, Task } from '../../shared/api/schema.ts';
 import type { TaskOutcome } from '../engine/types.ts';
 import { apiErrorMessage, classifyApiError, KubeApiError, type KubeClient } from '../../shared/kube/client.ts';
-import type { RenderVars } from '../../shared/template/render.ts';
+import { parameterTypesOf, type RenderVars } from '../../shared/template/render.ts';
 import {
   bindingHint,
   explainForbidden,
@@ -77,12 +77,13 @@ export const FIELD_MANAGER = 'planwarden';
  * An API failure as an observation, prefixed with what was being done ("apply deployment web
  * (template deployment.yaml)"): transient for no answer, 401, 408, 409, 410, 429 and 5xx;
  * fatal for other 4xx (invalid object, refused by admission, forbidden, unknown kind) and
- * for anything that is not an API error.
+ * for anything that is not an API error. A Forbidden answer names the missing permission and,
+ * given the OperatorVersion's name, the `kubectl planwarden rbac` command that prints the fix.
  */
-export function observationForError(err: unknown, doing: string, identity?: Pick<PlanIdentity, 'serviceAccount'>): Observation {
+export function observationForError(err: unknown, doing: string, identity?: Pick<PlanIdentity, 'serviceAccount'>, operatorVersion?: string): Observation {
   // An RBAC refusal of a plan's request: which permission is missing for whom, and how to grant it.
   const refusal = identity && err instanceof KubeApiError && err.statusCode === 403 ? parseRbacRefusal(apiErrorMessage(err)) : undefined;
-  if (identity && refusal) return { kind: 'fatalError', message: `${doing}: forbidden: ${explainForbidden(refusal, identity)}` };
+  if (identity && refusal) return { kind: 'fatalError', message: `${doing}: forbidden: ${explainForbidden(refusal, identity, operatorVersion)}` };
   const message = `${doing}: ${apiErrorMessage(err)}`;
   switch (classifyApiError(err)) {
     case 'transient':
@@ -102,6 +103,7 @@ export function renderVarsOf(ctx: ExecutionContext): RenderVars {
     name: ctx.instance.metadata.name ?? '',
     namespace: ctx.instance.metadata.namespace ?? '',
     operatorVersion: ctx.operatorVersion.spec.version,
+    paramTypes: parameterTypesOf(ctx.operatorVersion.spec.parameters),
     ...(ctx.target === undefined ? {} : { target: ctx.target }),
   };
 }

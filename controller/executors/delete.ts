@@ -57,7 +57,7 @@ export class DeleteExecutor extends TenantExecutor {
         if (state === 'present' && !(await identity.kube.delete(ref, { propagationPolicy: 'Foreground', signal: ctx.signal }))) continue;
         waiting.push(waitingFor(object, current));
       } catch (err) {
-        return observationForError(err, doing, identity);
+        return observationForError(err, doing, identity, ctx.operatorVersion.metadata.name);
       }
     }
     if (waiting.length === 0) {

@@ -5,6 +5,7 @@
 // confused deputy, even when the admission webhook was bypassed.
 import { DEFAULT_PLAN_SERVICE_ACCOUNT } from '../../shared/api/names.ts';
 import type { Instance, OperatorVersionSpec } from '../../shared/api/schema.ts';
+import { rbacCommand } from '../../shared/plan/needs.ts';
 import { classifyApiError, type ApiResource, type KubeClient } from '../../shared/kube/client.ts';
 
 
@@ -111,8 +112,12 @@ export function parseRbacRefusal(message: string): RbacRefusal | undefined {
   return { user: m[1]!, verb: m[2]!, resource: m[3]!, group: m[4]!, ...(m[5] ? { namespace: m[5] } : {}) };
 }
 
-/** A Forbidden answer to a plan's request, explained: who may not do what where, and the binding that fixes it. */
-export function explainForbidden(refusal: RbacRefusal, identity: Pick<PlanIdentity, 'serviceAccount'>): string {
+/**
+ * A Forbidden answer to a plan's request, explained: who may not do what where, and the
+ * binding that fixes it — with `operatorVersion`, the `kubectl planwarden rbac` command that
+ * prints the rights its plans need (RBAC may have changed since the Instance was admitted).
+ */
+export function explainForbidden(refusal: RbacRefusal, identity: Pick<PlanIdentity, 'serviceAccount'>, operatorVersion?: string): string {
   const where = refusal.namespace ? ` in namespace ${refusal.namespace}` : ' (cluster-wide)';
   const resource = refusal.group ? `${refusal.resource}.${refusal.group}` : refusal.resource;
   if (refusal.verb === 'impersonate') {
@@ -129,12 +134,18 @@ export function explainForbidden(refusal: RbacRefusal, identity: Pick<PlanIdenti
     );
   }
   const user = serviceAccountUser(sa);
+  const canI = `\`kubectl auth can-i ${refusal.verb} ${resource}${refusal.namespace ? ` -n ${refusal.namespace}` : ''} --as=${user}\` decides`;
+  if (operatorVersion) {
+    const command = rbacCommand(operatorVersion, sa.namespace, sa.name);
+    const beyond = refusal.namespace === sa.namespace ? '' : ' (outside the namespace it prints a commented-out ClusterRole: a cluster admin decides)';
+    return `ServiceAccount ${sa.namespace}/${sa.name} may not ${refusal.verb} ${resource}${where}; \`${command} | kubectl apply -f -\` grants what the blueprint's plans need${beyond}; ${canI}`;
+  }
   const grant = refusal.namespace
     ? `kubectl -n ${refusal.namespace} create role ${sa.name}-${refusal.resource} --verb=${refusal.verb} --resource=${resource}; ` +
       `kubectl -n ${refusal.namespace} create rolebinding ${sa.name}-${refusal.resource} --role=${sa.name}-${refusal.resource} --serviceaccount=${sa.namespace}:${sa.name}`
     : `a ClusterRole and ClusterRoleBinding (a cluster admin decides)`;
   return (
     `ServiceAccount ${sa.namespace}/${sa.name} may not ${refusal.verb} ${resource}${where}; ` +
-    `bind it to a Role that allows it (${grant}); \`kubectl auth can-i ${refusal.verb} ${resource}${refusal.namespace ? ` -n ${refusal.namespace}` : ''} --as=${user}\` decides`
+    `bind it to a Role that allows it (${grant}); ${canI}`
   );
 }

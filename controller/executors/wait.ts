@@ -2,12 +2,12 @@
 // condition (spec.condition; status True unless given); fatal once timeoutSeconds have passed
 // since the task started. Without timeoutSeconds it waits until the condition holds or the
 // plan is aborted, as an Apply waits for health.
-import type { ObjectRef, TaskSpec } from '../../shared/api/schema.ts';
+import type { ObjectRef } from '../../shared/api/schema.ts';
 import type { KubeResource } from '../../shared/kube/client.ts';
 import { millisOf } from '../../shared/time.ts';
 import { isObservation, observationForError, renderVarsOf, scopeViolationOf, TenantExecutor, type ExecutionContext, type Observation } from './context.ts';
 import { describeObject } from './health.ts';
-import { renderTemplate, type RenderVars } from '../../shared/template/render.ts';
+import { resolveWaitRef } from '../../shared/plan/waitRef.ts';
 import { servedResource } from './tenancy.ts';
 
 export interface WaitInput {
@@ -50,28 +50,6 @@ export function waitObservation(input: WaitInput): Observation {
   return { kind: 'inProgress', message: `waiting for ${what} (now: ${conditionNow(object, condition.type)})` };
 }
 
-/** spec.object with template values rendered, or an error message. */
-export function resolveWaitRef(taskName: string, spec: TaskSpec | undefined, vars: RenderVars): { ref: ObjectRef } | { error: string } {
-  const object = spec?.object;
-  if (!object || !spec?.condition?.type) return { error: `wait task ${taskName}: spec.object and spec.condition.type are required` };
-  const rendered: Record<string, string> = {};
-  for (const key of ['apiVersion', 'kind', 'name', 'namespace'] as const) {
-    const source = object[key];
-    if (source === undefined) continue;
-    const result = renderTemplate(`wait task ${taskName} spec.object.${key}`, source, vars);
-    if (!result.ok) return { error: result.error.message.replace(/^template /, '') };
-    rendered[key] = result.value;
-  }
-  return {
-    ref: {
-      apiVersion: rendered.apiVersion ?? '',
-      kind: rendered.kind ?? '',
-      name: rendered.name ?? '',
-      namespace: rendered.namespace ?? vars.namespace,
-    },
-  };
-}
-
 export class WaitExecutor extends TenantExecutor {
   /** A Wait only reads (the ServiceAccount, discovery, the object). */
   readonly writesNothing = true;
@@ -94,7 +72,7 @@ export class WaitExecutor extends TenantExecutor {
         object = await identity.kube.get({ ...ref }, ctx.signal);
       }
     } catch (err) {
-      return observationForError(err, doing, identity);
+      return observationForError(err, doing, identity, ctx.operatorVersion.metadata.name);
     }
     return waitObservation({
       ref,

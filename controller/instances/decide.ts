@@ -22,7 +22,8 @@ import {
   requestToStart,
   triggerFacts,
 } from '../../shared/plan/policy.ts';
-import { isRunning, type PlanRequest } from '../../shared/plan/triggers.ts';
+import { heldPlans, isRunning, type PlanRequest } from '../../shared/plan/triggers.ts';
+import { maintenanceHold } from '../../shared/calendar.ts';
 import { objectRef, refusalMessage, type Refusal } from '../../shared/refusal.ts';
 import { FINALIZER, FORCE_DELETE_ANNOTATION } from '../../shared/api/names.ts';
 
@@ -50,6 +51,10 @@ export type Decision =
   | { kind: 'abort'; report?: Report }
   | { kind: 'advance'; report?: Report }
   | { kind: 'hold'; report: Report }
+  /** Maintenance holds `request` (a pause or no open window): PENDING until `startsAt` (ms; undefined: until the pause is lifted). */
+  | { kind: 'held'; request: PlanRequest; report: Report; startsAt?: number }
+  /** An abort while nothing runs withdraws the requests maintenance holds (history: ABORTED). */
+  | { kind: 'withdraw'; plans: string[] }
   | { kind: 'refuse'; report: Report }
   | { kind: 'missingOperatorVersion'; message: string };
 
@@ -99,7 +104,7 @@ function decideDeletion(ov: OperatorVersion | undefined, inst: Instance): Decisi
  * abort, hold a request until the running plan is over, or refuse it with the webhook's
  * message — never drop it.
  */
-export function decide(ov: OperatorVersion | undefined, inst: Instance): Decision {
+export function decide(ov: OperatorVersion | undefined, inst: Instance, now: number): Decision {
   if (inst.metadata.deletionTimestamp) return decideDeletion(ov, inst);
   if (!ov) {
     return { kind: 'missingOperatorVersion', message: `OperatorVersion "${ovName(inst)}" not found in namespace "${inst.metadata.namespace ?? ''}"` };
@@ -109,6 +114,8 @@ export function decide(ov: OperatorVersion | undefined, inst: Instance): Decisio
   const facts = triggerFacts({ view: 'controller', object: inst, ov: ov.spec });
   const abortReport = reportOf(inst, REASON_REFUSED, firstRefusal(facts, ABORT_CHECKS));
   if (facts.abortEdge && facts.running) return { kind: 'abort', report: abortReport };
+  const held = heldPlans(inst.status);
+  if (facts.abortEdge && held.length > 0) return { kind: 'withdraw', plans: held };
   const refusal = firstRefusal(facts, REQUEST_CHECKS);
   if (refusal) {
     return isWaitRefusal(refusal)
@@ -116,7 +123,13 @@ export function decide(ov: OperatorVersion | undefined, inst: Instance): Decisio
       : { kind: 'refuse', report: reportOf(inst, REASON_REFUSED, refusal)! };
   }
   const request = requestToStart(facts);
-  if (request) return { kind: 'start', request, report: abortReport };
+  if (request) {
+    // Maintenance (a pause, windows) holds a governed request until it may start; a run
+    // already going is never stopped by it (shared/calendar.ts).
+    const hold = maintenanceHold(inst.spec.maintenance, request.plan, now);
+    if (hold.held) return { kind: 'held', request, report: { reason: hold.reason, message: hold.message }, ...(hold.startsAt !== undefined ? { startsAt: hold.startsAt } : {}) };
+    return { kind: 'start', request, report: abortReport };
+  }
   return facts.running ? { kind: 'advance', report: abortReport } : { kind: 'idle', report: abortReport };
 }
 

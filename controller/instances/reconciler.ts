@@ -12,9 +12,12 @@ import { jsonEqual } from '../../shared/json.ts';
 import { apiErrorMessage, classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
 import { objectKey, type ObjectCache } from '../../shared/kube/informer.ts';
 import type { WorkerResult } from '../../shared/kube/queue.ts';
-import { effectiveParameters, isRunning } from '../../shared/plan/triggers.ts';
+import { effectiveParameters, isRunning, runParameters } from '../../shared/plan/triggers.ts';
+import { requesterOf } from '../../shared/plan/requester.ts';
 import { advancePlan, type Evaluation } from '../engine/advance.ts';
-import { startPlan } from '../engine/start.ts';
+import { holdPlan, releaseHeldPlans, startPlan, withdrawHeld } from '../engine/start.ts';
+import { maintenanceState, nextMaintenanceEdge } from '../../shared/calendar.ts';
+import { judgeTicks, type InstanceLoad, type TickJudgement } from '../../shared/plan/schedules.ts';
 import { ensurePlanStatusEntries } from '../engine/status.ts';
 import type { Action, Observations, TaskObservation, TargetsResolution } from '../engine/types.ts';
 import type { EventRecorder } from '../events.ts';
@@ -63,6 +66,46 @@ function progressed(observed: Observations): boolean {
   return (observed.tasks ?? []).some((o) => o.outcome.kind !== 'inProgress') || (observed.targetsResolved ?? []).length > 0;
 }
 
+/** status.maintenance as the calendar sees it now (absent without spec.maintenance). */
+function withMaintenanceState(status: InstanceStatus, inst: Instance, now: Date): InstanceStatus {
+  const m = inst.spec.maintenance;
+  if (!m) {
+    if (status.maintenance === undefined) return status;
+    const out = { ...status };
+    delete out.maintenance;
+    return out;
+  }
+  return { ...status, maintenance: maintenanceState(m, now.getTime()) };
+}
+
+/** status.schedules after this pass's ticks (absent when there are no schedules). */
+function withScheduleStates(status: InstanceStatus, ticks: TickJudgement | undefined): InstanceStatus {
+  if (!ticks) return status;
+  const out = { ...status };
+  if (ticks.statuses.length > 0) out.schedules = ticks.statuses;
+  else delete out.schedules;
+  return out;
+}
+
+/** What keeps a due tick from starting now, in words for its skip message. */
+function loadOf(inst: Instance, decision: Decision): InstanceLoad {
+  const active = inst.status?.activePlan;
+  const running = active && isRunning(active.status) ? `plan "${active.name}" is ${active.status}` : undefined;
+  switch (decision.kind) {
+    case 'idle':
+      return {};
+    case 'start':
+      return { busy: `plan "${decision.request.plan}" starts (${decision.request.kind})` };
+    case 'held':
+      // A held manual trigger leaves the baseline as it is: another plan may run meanwhile.
+      return decision.request.kind === 'manual' ? {} : { busy: `plan "${decision.request.plan}" (${decision.request.kind}) waits for maintenance and holds the Instance` };
+    case 'refuse':
+      return { busy: running ?? 'a request the trigger policy refused waits for the spec to change' };
+    default:
+      return { busy: running ?? `the Instance is busy (${decision.kind})` };
+  }
+}
+
 export function runId(plan: string, now: Date): string {
   return `${plan}-${now.toISOString().replace(/[-:.]/g, '').replace('T', '-').slice(0, 15)}-${randomBytes(2).toString('hex')}`;
 }
@@ -109,6 +152,7 @@ export class InstanceReconciler {
     const inst = this.current(key);
     if (!inst) {
       this.carried.delete(key);
+      this.deps.metrics?.setHeld(key, undefined);
       return;
     }
     const outcome = await this.pass(key, inst);
@@ -141,7 +185,7 @@ export class InstanceReconciler {
   private async pass(key: string, inst: Instance): Promise<WorkerResult | 'conflict'> {
     const ns = inst.metadata.namespace ?? '';
     const ov = this.deps.operatorVersions.get(`${ns}/${inst.spec.operatorVersion.name}`);
-    const decision = decide(ov, inst);
+    const decision = decide(ov, inst, this.clock().getTime());
     this.log(inst).debug({ decision: decision.kind }, 'reconcile');
     switch (decision.kind) {
       case 'addFinalizer':
@@ -256,6 +300,13 @@ export class InstanceReconciler {
       decision = { kind: 'start', request: { plan: reapply, kind: 'drift', id: `drift/${now.toISOString()}` } };
       applied = undefined;
     }
+    // Schedule ticks: each due one starts its plan (only when nothing else would start or run)
+    // or is reported; handled in the status write below, so a tick never starts twice.
+    const ticks = inst.spec.schedules?.length || inst.status?.schedules?.length ? judgeTicks(ov.spec, inst, now.getTime(), loadOf(inst, decision)) : undefined;
+    if (ticks?.start && (decision.kind === 'idle' || (decision.kind === 'held' && decision.request.kind === 'manual'))) {
+      decision = { kind: 'start', request: ticks.start.request };
+      applied = undefined;
+    }
     const carried = this.carried.get(key);
     this.carried.delete(key);
     const observations = carried && carried.resourceVersion === inst.metadata.resourceVersion ? carried.observations : {};
@@ -263,10 +314,27 @@ export class InstanceReconciler {
     let status: InstanceStatus = ensurePlanStatusEntries(ov, inst.status);
     if (decision.kind === 'start') {
       const request = decision.request;
-      const id = request.kind === 'manual' && request.id ? request.id : runId(request.plan, now);
-      status = startPlan({ ov, instance: { ...inst, status }, request, now, id });
-      this.log(inst).info({ plan: request.plan, id, trigger: request.kind }, 'plan started');
+      const id = (request.kind === 'manual' || request.kind === 'schedule') && request.id ? request.id : runId(request.plan, now);
+      // A schedule's tick runs with the schedule's per-run values and says which schedule asked.
+      const scheduled = request.kind === 'schedule' ? ticks?.start : undefined;
+      const requestedBy = scheduled?.requestedBy ?? requesterOf(request, inst);
+      const started = scheduled?.parameters && Object.keys(scheduled.parameters).length > 0 ? { ...request, runParameters: { ...scheduled.parameters } } : request;
+      status = startPlan({ ov, instance: { ...inst, status }, request: started, now, id, requestedBy });
+      this.log(inst).info({ plan: request.plan, id, trigger: request.kind, requestedBy }, 'plan started');
     }
+    if (decision.kind === 'withdraw') {
+      status = withdrawHeld({ ov, instance: { ...inst, status }, now });
+      this.deps.events.record(inst, 'Normal', 'HeldWithdrawn', `abort withdrew the held ${decision.plans.length === 1 ? 'request' : 'requests'} of ${decision.plans.map((p) => `plan "${p}"`).join(', ')}: ABORTED, nothing starts later`);
+    }
+    status = releaseHeldPlans(status, decision.kind === 'held' ? decision.request.plan : undefined);
+    if (decision.kind === 'held') {
+      status = holdPlan({ ov, status, request: decision.request, message: decision.report.message, now });
+      this.deps.metrics?.setHeld(key, decision.report.reason);
+    } else {
+      this.deps.metrics?.setHeld(key, undefined);
+    }
+    status = withMaintenanceState(status, inst, now);
+    status = withScheduleStates(status, ticks);
     status = consumeAbort(status, inst);
     let actions: Action[] = [];
     let requeueAfterMs: number | undefined;
@@ -280,17 +348,20 @@ export class InstanceReconciler {
       else ({ evaluation: { status, actions, requeueAfterMs }, observed: performed } = await this.advanceInMemory(inst, ov, now, evaluation));
     }
     const refusal = 'report' in decision ? decision.report : undefined;
-    const nothingDue = decision.kind === 'idle' || (decision.kind !== 'refuse' && decision.kind !== 'hold' && !isRunning(status.activePlan?.status));
+    const nothingDue = decision.kind === 'idle' || (decision.kind !== 'refuse' && decision.kind !== 'hold' && decision.kind !== 'held' && !isRunning(status.activePlan?.status));
     const next = finalizeStatus({ inst, status, now: now.toISOString(), nothingDue, refusal, applied });
     const written = await this.writeStatus(key, inst, next);
     if (written === 'conflict') return 'conflict';
     this.recordReport(inst, refusal);
+    for (const e of ticks?.events ?? []) this.deps.events.record(inst, e.type, e.reason, e.message);
+    for (const outcome of ticks?.outcomes ?? []) this.deps.metrics?.countScheduleTick(outcome);
     this.recordHealthChange(inst, inst.status, next);
     this.recordEvents(written, actions);
     this.observeTransitions(inst.status ?? {}, next);
 
     const work = actions.filter((a) => a.type !== 'event');
-    if (work.length === 0) return { requeueAfterMs: requeueAfterMs ?? this.pulseFor(next) };
+    const untilTick = ticks?.nextTick === undefined ? Infinity : Math.max(0, ticks.nextTick - now.getTime());
+    if (work.length === 0) return { requeueAfterMs: Math.min(requeueAfterMs ?? this.pulseFor(next), this.untilCalendarEdge(inst, now), untilTick) };
     let observed = performed;
     if (!observed) {
       // Nothing was written, so optimistic concurrency did not check that our copy is current;
@@ -346,6 +417,15 @@ export class InstanceReconciler {
     return task === undefined || (this.deps.executors.writesNothing?.(task.kind) ?? false);
   }
 
+  /**
+   * No polling for maintenance: the pass comes back when the calendar may answer differently
+   * (a pause ends, a window opens or closes); Infinity when nothing is due.
+   */
+  private untilCalendarEdge(inst: Instance, now: Date): number {
+    const edge = nextMaintenanceEdge(inst.spec.maintenance, now.getTime());
+    return edge === undefined ? Infinity : Math.max(0, edge - now.getTime());
+  }
+
   private pulseFor(status: InstanceStatus): number {
     const ready = status.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
     return ready ? this.pulses.readyMs : this.pulses.notReadyMs;
@@ -387,7 +467,10 @@ export class InstanceReconciler {
   private async perform(inst: Instance, ov: OperatorVersion, actions: Action[], now: Date): Promise<Observations> {
     const tasks: TaskObservation[] = [];
     const targetsResolved: TargetsResolution[] = [];
-    const parameters = effectiveParameters(ov.spec, inst.spec.parameters);
+    // The run's own per-run values (recorded when it started) over the Instance's.
+    const active = inst.status?.activePlan;
+    const perRun = active ? inst.status?.planStatus?.[active.name]?.parameters : undefined;
+    const parameters = runParameters(ov.spec, inst.spec.parameters, perRun);
     // A target is a Node (k0s autopilot's signal node): one that does not exist, or no longer
     // does while its step runs, fails that target for good (MissingSignalNode) instead of
     // running a task for nobody; a Node that cannot be read is a transient error.

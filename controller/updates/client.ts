@@ -2,9 +2,11 @@
 // a hard deadline and a size cap, whose every failure comes back as a value that names the
 // request and what went wrong (it ends up in condition messages). Never throws.
 //
-// Choices: only a 2xx answer counts (a redirect or an error page is not an answer); the
-// body is parsed as JSON whatever its Content-Type; each exchange uses its own connection
-// (`agent: false`) so the deadline covers connect, TLS and body alike, and nothing lingers.
+// Choices: only a 2xx answer counts (a redirect or an error page is not an answer), except
+// that a non-2xx reply whose body is a Wait or a Failure in the protocol's shape is read as
+// that answer (answerBehindHttpError); the body is parsed as JSON whatever its
+// Content-Type; each exchange uses its own connection (`agent: false`) so the deadline
+// covers connect, TLS and body alike, and nothing lingers.
 import { request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { UpdateInformerSpec } from '../../shared/api/schema.ts';
@@ -131,6 +133,24 @@ function excerpt(text: string): string {
 }
 
 /**
+ * The answer a non-2xx reply carries when it is a Wait or a Failure in the protocol's
+ * shape (an informer may say "not now" with 503 or 429, "failed" with 500): the status
+ * code and the answer agree that it is no Success, so the answer counts — a Failure's
+ * insights are kept. Anything else (a Success, no answer) leaves the reply an HTTP error.
+ */
+function answerBehindHttpError(text: string): ParsedResponse | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const parsed = parseInformerResponse(json, new Date().toISOString());
+  if ('error' in parsed || parsed.reportedResponse !== undefined || parsed.response === 'Success') return undefined;
+  return parsed;
+}
+
+/**
  * Asks the informer `spec` describes for one hook's answer: GET discovery, POST
  * updatePlanInsights / updateInsights with `request.body`. Resolves to the validated answer
  * or to an error that names the request; never rejects.
@@ -162,6 +182,8 @@ export async function queryInformer<K extends HookKind>(
   });
   if ('error' in answer) return { error: `${label}: ${answer.error}`, reason: answer.reason };
   if (answer.status < 200 || answer.status > 299) {
+    const said = request.kind === 'discovery' ? undefined : answerBehindHttpError(answer.text);
+    if (said !== undefined) return said as AnswerOf<K>;
     const body = excerpt(answer.text);
     return { error: `${label}: HTTP ${answer.status}${body ? `: ${body}` : ''}`, reason: 'HTTPError' };
   }

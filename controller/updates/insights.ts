@@ -15,7 +15,8 @@
 //   administrator sees what went away. At most MAX_RESOLVED_KEPT are kept per informer.
 // - A degraded informer is a risk like any other (the seed: "a Degraded UpdateInformer would
 //   manifest as another risk that administrators should fix or accept"): a Failure, an
-//   answer that is not one, a query that got none, findings in an answer, or Wait for
+//   answer that is not one, a query that got none, findings in an answer (a missing or
+//   unknown status.response among them: counted as a Failure), or Wait for
 //   longer than the Wait bound add the insight DEGRADED_INSIGHT_UID (level error, scope the
 //   UpdateInformer) with the findings; it is resolved by the next clean Success.
 // - Failure keeps the previous insights and adds (by identity) those the Failure carries
@@ -239,8 +240,6 @@ export type InformerOutcome = ParsedResponse | { error: string };
 export interface MergeOptions {
   /** How long Wait is honoured before the informer counts as degraded. */
   waitBoundMs: number;
-  /** Findings from before the answer (e.g. a failed discovery). */
-  findings?: readonly string[];
 }
 
 function describeBound(ms: number): string {
@@ -262,8 +261,10 @@ export function mergeInformerResponse(
   const previousDegraded = previous?.insights?.find((i) => i.uid === DEGRADED_INSIGHT_UID && i.remediation?.resolved !== true);
   const answer: ParsedResponse =
     'error' in outcome ? { response: 'Failure', message: outcome.error, insights: [], findings: [outcome.error] } : outcome;
-  const findings = [...(options.findings ?? []), ...answer.findings];
-  if (!('error' in outcome) && answer.response === 'Failure') {
+  const findings = [...answer.findings];
+  if (!('error' in outcome) && answer.reportedResponse !== undefined) {
+    findings.unshift(`answered status.response ${answer.reportedResponse}, none of Success, Failure and Wait: counted as a Failure, its insights kept`);
+  } else if (!('error' in outcome) && answer.response === 'Failure') {
     findings.unshift(`answered Failure: ${answer.message ?? 'no message'}`);
   }
   let waitingSince: string | undefined;
@@ -299,7 +300,12 @@ export function mergeInformerResponse(
     insights = [...insights.filter((i) => insightIdentity(name, i) !== insightIdentity(name, previousDegraded)), markResolved(previousDegraded)];
   }
   const message =
-    answer.message ?? (answer.response === 'Failure' ? 'the informer answered Failure without a message' : undefined);
+    answer.message ??
+    (answer.reportedResponse !== undefined
+      ? `status.response ${answer.reportedResponse}: counted as a Failure`
+      : answer.response === 'Failure'
+        ? 'the informer answered Failure without a message'
+        : undefined);
   return compact({
     name,
     response: answer.response,

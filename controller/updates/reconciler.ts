@@ -13,10 +13,13 @@
 // asked every 30 s until it answers.
 //
 // Discovery (GET …/discovery) is read before an informer is asked when it was never read,
-// when the informer's generation changed, after DISCOVERY_REFRESH_MS, or after it failed;
-// its handler list decides whether updatePlanInsights is asked at all. An informer that
-// cannot be reached for discovery is not asked further this round; one whose discovery is
-// malformed is asked anyway and counts as degraded.
+// when the informer's generation changed, after DISCOVERY_REFRESH_MS, or after it failed.
+// It is advice, and when in doubt the hook is asked: an informer is left out of a round
+// only when its discovery clearly lists hooks and not this one (answers.ts, discoveryAsks).
+// A discovery that fails (unreachable, an HTTP error, not JSON, no handlers) or is
+// ambiguous (an empty list, only unknown names) is shown on the informer — its Discovered
+// condition, and an Event — and is no risk: only what the hook itself answers, or fails to
+// answer, decides the informer's say.
 //
 // Disabled and deleted informers have no entry in status (their insights no longer block
 // an upgrade); a disabled informer's Online is Unknown (Disabled).
@@ -29,6 +32,7 @@ import type {
   UpdatePlanStatus,
 } from '../../shared/api/schema.ts';
 import { setCondition } from '../../shared/conditions/conditions.ts';
+import { discoveryAsks, type InsightsHook } from './answers.ts';
 import type { InformerQuery, QueryErrorReason } from './client.ts';
 import {
   isDegraded,
@@ -36,7 +40,6 @@ import {
   mergeInformerResponse,
   updatePlanConditions,
   updatePlanInsightsRequest,
-  type HookKind,
   type InformerOutcome,
 } from './insights.ts';
 
@@ -55,7 +58,13 @@ export interface DiscoveryRecord {
   /** The informer's metadata.generation it was read for. */
   generation?: number;
   checkedAt: string;
+  /** The handler names it listed (unknown ones too). */
   handlers?: string[];
+  apiLevel?: string;
+  /** The insights hooks it names, by any of their names. */
+  serves?: InsightsHook[];
+  /** Why its list does not decide which hooks are asked (then all are). */
+  doubt?: string;
   error?: string;
   reason?: QueryErrorReason;
 }
@@ -145,7 +154,35 @@ async function readDiscovery(informer: UpdateInformer, query: InformerQuery, now
   const generation = informer.metadata.generation;
   return 'error' in answer
     ? { generation, checkedAt: now, error: answer.error, ...(answer.reason ? { reason: answer.reason } : {}) }
-    : { generation, checkedAt: now, handlers: answer.handlers };
+    : { generation, checkedAt: now, ...answer };
+}
+
+const INSIGHTS_HOOKS: readonly InsightsHook[] = ['updatePlanInsights', 'updateInsights'];
+
+/**
+ * The informer's Discovered condition after `discovery`: True (Listed) when its list
+ * decides which hooks are asked; False when it does not — Unreachable, InvalidClientConfig,
+ * Unreadable (an HTTP error, not JSON, no handlers), Ambiguous — and every hook is asked.
+ * Shown, never a risk.
+ */
+export function discoveryCondition(discovery: DiscoveryRecord, generation: number | undefined): Omit<InformerCondition, 'lastTransitionTime'> {
+  const base = { type: 'Discovered', ...(generation === undefined ? {} : { observedGeneration: generation }) };
+  const asked = 'every hook is asked (when in doubt, ask); only the hooks\' own answers decide the informer\'s say';
+  if (discovery.error !== undefined) {
+    const reason = discovery.reason === 'InvalidClientConfig' ? 'InvalidClientConfig' : UNREACHABLE.has(discovery.reason) ? 'Unreachable' : 'Unreadable';
+    return { ...base, status: 'False', reason, message: clip(`discovery: ${discovery.error}: ${asked}`) };
+  }
+  if (discovery.doubt !== undefined) {
+    return { ...base, status: 'False', reason: 'Ambiguous', message: clip(`discovery: ${discovery.doubt}: ${asked}`) };
+  }
+  const level = discovery.apiLevel === undefined ? '' : ` (apiLevel ${discovery.apiLevel})`;
+  const serves = INSIGHTS_HOOKS.filter((h) => discoveryAsks(discovery, h));
+  return {
+    ...base,
+    status: 'True',
+    reason: 'Listed',
+    message: clip(`discovery lists ${(discovery.handlers ?? []).join(', ')}${level}: asked ${serves.join(' and ') || 'about nothing'}`),
+  };
 }
 
 export interface DiscoverResult {
@@ -180,23 +217,31 @@ export async function discoverInformer(input: {
   const generation = informer.metadata.generation;
   const base = { type: 'Online', ...(generation === undefined ? {} : { observedGeneration: generation }), lastHeartbeatTime: now };
   if (discovery.error !== undefined) {
-    const online = { ...base, status: 'False' as const, reason: offlineReason(discovery.reason), message: clip(`discovery: ${discovery.error}`) };
+    // Only a discovery that got no connection says the informer is off line; one that
+    // answers badly says nothing about its hooks, which are asked anyway.
+    if (judgedByHooks(conditions)) return { discovery, conditions: [...conditions], requeueAfterMs: FAILURE_RETRY_MS };
+    const online = UNREACHABLE.has(discovery.reason)
+      ? { ...base, status: 'False' as const, reason: offlineReason(discovery.reason), message: clip(`discovery: ${discovery.error}`) }
+      : { ...base, status: 'Unknown' as const, reason: 'DiscoveryUnreadable', message: clip(`discovery: ${discovery.error}: its hooks are asked anyway, and their answers set Online`) };
     return { discovery, conditions: withOnline(conditions, online, now), requeueAfterMs: FAILURE_RETRY_MS };
   }
   const handlers = discovery.handlers ?? [];
-  const judged = conditions.some((c) => c.type === 'Online' && c.reason !== 'Disabled');
-  const next = judged
+  const next = judgedByHooks(conditions)
     ? [...conditions]
-    : withOnline(conditions, { ...base, status: 'True', reason: 'Discovered', message: clip(`the informer serves: ${handlers.join(', ') || 'nothing'}`) }, now);
+    : withOnline(conditions, { ...base, status: 'True', reason: 'Discovered', message: clip(`the informer answers discovery: ${handlers.join(', ') || 'no handlers'}`) }, now);
   return { discovery, conditions: next, handlers, requeueAfterMs: DISCOVERY_REFRESH_MS };
 }
 
-/** One informer's round: discovery when due, then the hook when it serves it. */
+/** Whether Online was last set by a hook's answer (not by discovery, nor Disabled): discovery then leaves it alone. */
+function judgedByHooks(conditions: readonly InformerCondition[]): boolean {
+  const online = conditions.find((c) => c.type === 'Online');
+  return online !== undefined && online.reason !== 'Disabled' && online.reason !== 'Discovered' && !(online.message ?? '').startsWith('discovery: ');
+}
+
+/** One informer's round: discovery when due, then the hook unless discovery clearly leaves it out. */
 export interface InformerRound {
   discovery: DiscoveryRecord;
   outcome: InformerOutcome & { reason?: QueryErrorReason };
-  /** Findings from before the answer (a malformed discovery). */
-  findings: string[];
 }
 
 /**
@@ -205,23 +250,18 @@ export interface InformerRound {
  */
 export async function askInformer(
   informer: UpdateInformer,
-  hook: Exclude<HookKind, 'discovery'>,
+  hook: InsightsHook,
   body: unknown,
   input: { query: InformerQuery; now: string; discovery?: DiscoveryRecord },
 ): Promise<InformerRound> {
   let discovery = input.discovery;
-  if (discoveryDue(discovery, informer, Date.parse(input.now))) discovery = await readDiscovery(informer, input.query, input.now);
-  if (discovery!.error !== undefined && UNREACHABLE.has(discovery!.reason)) {
-    return { discovery: discovery!, outcome: { error: discovery!.error, reason: discovery!.reason }, findings: [] };
-  }
-  const findings = discovery!.error !== undefined ? [`discovery: ${discovery!.error}`] : [];
-  const handlers = discovery!.handlers;
-  if (handlers !== undefined && !handlers.includes(hook)) {
-    const message = `does not serve ${hook} (its discovery lists: ${handlers.join(', ') || 'nothing'})`;
-    return { discovery: discovery!, outcome: { response: 'Success', message, insights: [], findings: [] }, findings };
+  if (discovery === undefined || discoveryDue(discovery, informer, Date.parse(input.now))) discovery = await readDiscovery(informer, input.query, input.now);
+  if (!discoveryAsks(discovery, hook)) {
+    const message = `does not serve ${hook} (its discovery lists: ${(discovery.handlers ?? []).join(', ') || 'nothing'})`;
+    return { discovery, outcome: { response: 'Success', message, insights: [], findings: [] } };
   }
   const outcome = await input.query(informer.spec, { kind: hook, body });
-  return { discovery: discovery!, outcome, findings };
+  return { discovery, outcome };
 }
 
 /**
@@ -261,7 +301,7 @@ export async function reconcileUpdatePlan(input: UpdatePlanReconcileInput): Prom
       continue;
     }
     discovery.set(name, round.discovery);
-    entries.push(mergeInformerResponse(name, before, round.outcome, now, { waitBoundMs, findings: round.findings }));
+    entries.push(mergeInformerResponse(name, before, round.outcome, now, { waitBoundMs }));
   }
   const informerConditions = new Map<string, InformerCondition[]>();
   for (const informer of input.informers) {

@@ -116,7 +116,7 @@ export async function reconcileUpgradeStatus(input: UpgradeReconcileInput): Prom
   });
   for (const [name, round] of rounds) {
     discovery.set(name, round.discovery);
-    entries.set(name, mergeInformerResponse(name, entries.get(name), round.outcome, now, { waitBoundMs: input.waitBoundMs ?? DEFAULT_WAIT_BOUND_MS, findings: round.findings }));
+    entries.set(name, mergeInformerResponse(name, entries.get(name), round.outcome, now, { waitBoundMs: input.waitBoundMs ?? DEFAULT_WAIT_BOUND_MS }));
   }
   section.informers = active.map((i) => entries.get(i.metadata.name ?? '')).filter((e) => e !== undefined);
   const requeueAfterMs = active.length === 0 ? pulseMs : Math.max(1, Math.min(...active.map((i) => dueIn(i.metadata.name ?? ''))));

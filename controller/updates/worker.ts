@@ -1,17 +1,19 @@
 // The work-queue workers of UpdateInformer support: the pure reconcileUpdatePlan,
 // reconcileUpgradeStatus and discoverInformer with their I/O around them — caches in,
-// status writes (UpdatePlan, each informer's Online and handlers, an upgrading Instance's
+// status writes (UpdatePlan, each informer's Online, Discovered, handlers and apiLevel, an upgrading Instance's
 // updateStatus) out, optimistic concurrency throughout. They share one DiscoveryStore (what
 // each informer's discovery said, by name) and read the cluster's identity (the
 // kube-system namespace's uid) for the requests.
 import { jsonEqual } from '../../shared/json.ts';
-import type { InformerCondition, Instance, OperatorVersion, UpdateInformer, UpdatePlan } from '../../shared/api/schema.ts';
+import type { InformerCondition, Instance, OperatorVersion, UpdateInformer, UpdateInformerStatus, UpdatePlan } from '../../shared/api/schema.ts';
+import { findCondition, setCondition } from '../../shared/conditions/conditions.ts';
 import type { ObjectCache } from '../../shared/kube/informer.ts';
 import { classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
+import type { EventRecorder } from '../events.ts';
 import type { Logger } from '../log.ts';
 import type { WorkerResult } from '../../shared/kube/queue.ts';
 import { queryInformer } from './client.ts';
-import { discoverInformer, reconcileUpdatePlan, type DiscoveryRecord } from './reconciler.ts';
+import { discoverInformer, discoveryCondition, reconcileUpdatePlan, type DiscoveryRecord } from './reconciler.ts';
 import { needsUpgradeStatus, reconcileUpgradeStatus, upgradeRunOf } from './upgrades.ts';
 
 /**
@@ -29,10 +31,32 @@ async function persist(writes: () => Promise<void>, requeueAfterMs: number | und
   return requeueAfterMs === undefined ? undefined : { requeueAfterMs };
 }
 
-/** Writes an informer's conditions and handlers when they differ from what it has. */
-async function writeInformerStatus(kube: KubeClient, informer: UpdateInformer, conditions: InformerCondition[], handlers: string[] | undefined): Promise<void> {
-  const next = { ...informer.status, conditions, ...(handlers === undefined ? {} : { handlers }) };
-  if (!same(informer.status ?? {}, next)) await kube.replace({ ...informer, status: next }, { subresource: 'status' });
+/**
+ * Writes an informer's conditions, and what its discovery said (Discovered, handlers,
+ * apiLevel), when they differ from what it has; a Discovered that turns False (or changes
+ * reason) is also told in a Warning Event: it is no risk, so no UpdatePlan shows it.
+ */
+async function writeInformerStatus(
+  deps: { kube: KubeClient; events?: EventRecorder },
+  informer: UpdateInformer,
+  conditions: InformerCondition[],
+  discovery: DiscoveryRecord | undefined,
+  now: string,
+): Promise<void> {
+  let next: UpdateInformerStatus = { ...informer.status, conditions };
+  if (discovery !== undefined) {
+    const read = discoveryCondition(discovery, informer.metadata.generation);
+    next = { ...next, conditions: setCondition(conditions, read, now) };
+    if (discovery.error === undefined) {
+      const { apiLevel: _, ...rest } = next;
+      next = { ...rest, handlers: discovery.handlers ?? [], ...(discovery.apiLevel === undefined ? {} : { apiLevel: discovery.apiLevel }) };
+    }
+    const before = findCondition(informer.status?.conditions, 'Discovered');
+    if (read.status === 'False' && (before?.status !== 'False' || before.reason !== read.reason)) {
+      deps.events?.record(informer, 'Warning', `Discovery${read.reason}`, read.message ?? '');
+    }
+  }
+  if (!same(informer.status ?? {}, next)) await deps.kube.replace({ ...informer, status: next }, { subresource: 'status' });
 }
 
 /** What the informers' discovery said, by informer name; shared by the workers. */
@@ -53,6 +77,8 @@ export interface UpdatePlanWorkerDeps {
   operatorVersions: ObjectCache<OperatorVersion>;
   /** The Instances, to name the version the namespace runs now (optional). */
   instances?: ObjectCache<Instance>;
+  /** Where a discovery that decides nothing is told (besides the informer's status). */
+  events?: EventRecorder;
   logger: Logger;
   clock?: () => Date;
   /** How long an informer's Wait is honoured (default 5 minutes). */
@@ -98,10 +124,11 @@ export function updatePlanWorker(deps: UpdatePlanWorkerDeps): (key: string) => P
     const target = deps.operatorVersions.get(`${namespace}/${plan.spec.targetRelease}`);
     const currentName = currentVersionOf(deps.instances?.list() ?? [], namespace, plan.spec.targetRelease);
     const current = currentName === undefined ? undefined : deps.operatorVersions.get(`${namespace}/${currentName}`);
+    const now = clock().toISOString();
     const result = await reconcileUpdatePlan({
       plan,
       informers,
-      now: clock().toISOString(),
+      now,
       query: queryInformer,
       context: { clusterID: await clusterID(), current, target },
       discovery,
@@ -114,7 +141,7 @@ export function updatePlanWorker(deps: UpdatePlanWorkerDeps): (key: string) => P
       for (const informer of informers) {
         const name = informer.metadata.name ?? '';
         const conditions = result.informerConditions.get(name);
-        if (conditions) await writeInformerStatus(deps.kube, informer, conditions, discovery.get(name)?.handlers ?? informer.status?.handlers);
+        if (conditions) await writeInformerStatus(deps, informer, conditions, discovery.get(name), now);
       }
     }, result.requeueAfterMs);
   };
@@ -171,6 +198,7 @@ export interface InformerWorkerDeps {
   kube: KubeClient;
   updateInformers: ObjectCache<UpdateInformer>;
   discovery: DiscoveryStore;
+  events?: EventRecorder;
   logger: Logger;
   clock?: () => Date;
 }
@@ -189,9 +217,10 @@ export function informerWorker(deps: InformerWorkerDeps): (key: string) => Promi
       return;
     }
     const name = informer.metadata.name ?? key;
-    const result = await discoverInformer({ informer, now: clock().toISOString(), query: queryInformer, discovery: deps.discovery.get(name) });
+    const now = clock().toISOString();
+    const result = await discoverInformer({ informer, now, query: queryInformer, discovery: deps.discovery.get(name) });
     if (result.discovery === undefined) deps.discovery.delete(name);
     else deps.discovery.set(name, result.discovery);
-    return persist(() => writeInformerStatus(deps.kube, informer, result.conditions, result.handlers), result.requeueAfterMs);
+    return persist(() => writeInformerStatus(deps, informer, result.conditions, result.discovery, now), result.requeueAfterMs);
   };
 }

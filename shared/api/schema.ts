@@ -349,11 +349,74 @@ export const PlanExecutionSchema = described(
 );
 export type PlanExecution = Static<typeof PlanExecutionSchema>;
 
+/** A string that may also be null (rendered `nullable: true`, structural). */
+const nullableStr = (opts: Record<string, unknown> = {}) => Type.Unsafe<string | null>({ type: 'string', nullable: true, ...opts });
+
+export const MaintenanceWindowSchema = described(
+  obj({
+  schedule: str({ minLength: 1 }),
+  duration: str({ minLength: 1 }),
+  timeZone: opt(str({ minLength: 1 })),
+}),
+  'When governed plans may start: from each time the cron schedule fires, for duration.',
+  {
+  schedule: 'A 5-field cron expression (or @hourly, @daily, @weekly, @monthly, @yearly) in timeZone: when the window opens.',
+  duration: 'A Go duration (e.g. 2h, 90m), > 0 and at most 168h: how long the window stays open (elapsed time, also across a DST switch).',
+  timeZone: 'An IANA time zone name, e.g. Europe/Berlin. Default: UTC. See docs/operations.md for the DST rule.',
+  },
+);
+export type MaintenanceWindow = Static<typeof MaintenanceWindowSchema>;
+
+export const MaintenanceSchema = described(
+  obj({
+  pausedUntil: opt(nullableStr()),
+  windows: opt(Type.Array(MaintenanceWindowSchema, { maxItems: 20 })),
+  plans: opt(Type.Array(str({ minLength: 1 }), { maxItems: 50 })),
+}),
+  'When plans may start: a pause and maintenance windows. A trigger of a governed plan that arrives while paused or outside every window is admitted and held (PENDING, PlanRunning reason Paused or AwaitingWindow) until it may start.',
+  {
+  pausedUntil: '"true": paused until set back; an RFC 3339 time: paused until then; "false", null or absent: not paused.',
+  windows: 'When governed plans may start (a run started inside a window is never stopped when it closes). None: only the pause governs.',
+  plans: 'The plans the pause and the windows govern. Absent: every plan but cleanup (cleanup never waits).',
+  },
+);
+export type Maintenance = Static<typeof MaintenanceSchema>;
+
+export const CONCURRENCY_POLICIES = ['Forbid', 'Wait'] as const;
+export type ConcurrencyPolicy = (typeof CONCURRENCY_POLICIES)[number];
+
+export const ScheduleSchema = described(
+  obj({
+  name: str({ minLength: 1, maxLength: 63 }),
+  plan: str({ minLength: 1 }),
+  schedule: str({ minLength: 1 }),
+  timeZone: opt(str({ minLength: 1 })),
+  concurrencyPolicy: opt(enumOf(CONCURRENCY_POLICIES)),
+  startingDeadlineSeconds: opt(int64({ minimum: 0 })),
+  suspend: opt(bool()),
+  parameters: opt(mapOf(str())),
+}),
+  'A plan run on a cron schedule. Every tick starts the plan (trigger schedule, run id <name>-<tick time>) or is reported in status.schedules and as an Event.',
+  {
+  name: 'Unique in the Instance; part of each run\'s id and of requestedBy (schedule:<name>).',
+  plan: 'The plan each tick runs (not cleanup).',
+  schedule: 'A 5-field cron expression (or @hourly, @daily, @weekly …) in timeZone.',
+  timeZone: 'An IANA time zone name. Default: UTC.',
+  concurrencyPolicy: 'Another plan running at the tick: Forbid (skip the tick and report it; default) or Wait (start when it ends; one waiting tick at most).',
+  startingDeadlineSeconds: 'A tick missed by more than this many seconds (controller down) is recorded as missed, not run. Default 300.',
+  suspend: 'true: ticks are recorded as suspended and do not run.',
+  parameters: 'Per-run values for each run (parameters declared perRun: true).',
+  },
+);
+export type Schedule = Static<typeof ScheduleSchema>;
+
 export const InstanceSpecSchema = described(
   obj({
   operatorVersion: described(obj({ name: str({ minLength: 1 }) }), 'An OperatorVersion in the Instance\'s namespace.', { name: 'Its name, e.g. kafka-1.2.0.' }),
   parameters: opt(mapOf(str())),
   planExecution: opt(PlanExecutionSchema),
+  maintenance: opt(MaintenanceSchema),
+  schedules: opt(Type.Array(ScheduleSchema, { maxItems: 20 })),
   serviceAccountName: opt(
     str({
       minLength: 1,
@@ -368,7 +431,9 @@ export const InstanceSpecSchema = described(
   operatorVersion: 'The OperatorVersion (in this namespace) the Instance runs; changing it is an upgrade.',
   parameters: 'Parameter values; a change runs the parameter\'s trigger plan.',
   planExecution: 'A manual trigger of a plan, or an abort of the running one.',
-  serviceAccountName: 'The ServiceAccount of the Instance\'s namespace whose rights every request of its plans uses (impersonation). Default: the controller\'s --default-service-account (planwarden-plans).',
+  maintenance: 'When plans may start: a pause and maintenance windows (docs/operations.md).',
+  schedules: 'Plans run on cron schedules.',
+  serviceAccountName: 'The ServiceAccount of the Instance\'s namespace whose rights every request of its plans uses (impersonation). Naming one, or changing it, needs the right to impersonate it (the edit role has it). Default: the controller\'s --default-service-account (planwarden-plans).',
   },
 );
 export type InstanceSpec = Static<typeof InstanceSpecSchema>;
@@ -451,7 +516,7 @@ export const PhaseStatusSchema = described(
 );
 export type PhaseStatus = Static<typeof PhaseStatusSchema>;
 
-export const TRIGGER_KINDS = ['create', 'manual', 'parameter', 'upgrade', 'delete', 'drift'] as const;
+export const TRIGGER_KINDS = ['create', 'manual', 'parameter', 'upgrade', 'delete', 'drift', 'schedule'] as const;
 export type TriggerKind = (typeof TRIGGER_KINDS)[number];
 
 export const PlanStatusSchema = described(
@@ -474,7 +539,7 @@ export const PlanStatusSchema = described(
   status: 'NEVER_RUN, PENDING, IN_PROGRESS, COMPLETE, ERROR, FATAL_ERROR or ABORTED.',
   id: 'The run\'s id (a manual trigger\'s id, else generated).',
   strategy: 'serial or parallel.',
-  trigger: 'What started it: create, manual, parameter, upgrade, delete or drift.',
+  trigger: 'What started it: create, manual, parameter, upgrade, delete, drift or schedule.',
   operatorVersion: 'The OperatorVersion it ran with.',
   startedAt: 'When it started.',
   finishedAt: 'When it ended.',
@@ -801,6 +866,49 @@ export type UpdateStatus = Static<typeof UpdateStatusSchema>;
 
 // --- Instance status (after the insight shapes it embeds) ---
 
+export const MaintenanceStatusSchema = described(
+  obj({
+  paused: bool(),
+  nextWindow: opt(described(obj({ start: dateTime(), end: dateTime() }), 'A span of open windows (overlapping windows merged).', { start: 'When it opens (or opened).', end: 'When it closes.' })),
+}),
+  'What governs the Instance now.',
+  {
+  paused: 'spec.maintenance.pausedUntil pauses the governed plans now.',
+  nextWindow: 'The window open now, else the next one.',
+  },
+);
+export type MaintenanceStatus = Static<typeof MaintenanceStatusSchema>;
+
+export const SCHEDULE_SKIP_REASONS = ['Forbidden', 'Waiting', 'Held', 'Missed', 'Suspended', 'Refused'] as const;
+export type ScheduleSkipReason = (typeof SCHEDULE_SKIP_REASONS)[number];
+
+export const ScheduleStatusSchema = described(
+  obj({
+  name: str(),
+  lastScheduleTime: opt(dateTime()),
+  nextScheduleTime: opt(dateTime()),
+  lastRunId: opt(str()),
+  waitingTick: opt(dateTime()),
+  lastSkip: opt(
+    described(obj({ time: dateTime(), reason: enumOf(SCHEDULE_SKIP_REASONS), message: opt(str()) }), 'A tick that did not start its plan.', {
+      time: 'The tick.',
+      reason: 'Forbidden (another plan ran, Forbid), Waiting (Wait: starts when it ends), Held (maintenance), Missed (past startingDeadlineSeconds), Suspended, Refused (the trigger policy refused it).',
+      message: 'Why, in words.',
+    }),
+  ),
+}),
+  'The ticks of one schedule.',
+  {
+  name: 'The schedule (spec.schedules[].name).',
+  lastScheduleTime: 'The latest tick handled (started or reported): a tick at or before it never starts again.',
+  nextScheduleTime: 'The next tick.',
+  lastRunId: 'The id of the last run a tick started (<name>-<tick time>).',
+  waitingTick: 'A tick waiting to start (Wait behind another plan, or held by maintenance); one at most.',
+  lastSkip: 'The latest tick that did not start its plan, and why.',
+  },
+);
+export type ScheduleStatus = Static<typeof ScheduleStatusSchema>;
+
 export const InstanceStatusSchema = described(
   obj({
   observedGeneration: opt(int64({ minimum: 0 })),
@@ -814,6 +922,8 @@ export const InstanceStatusSchema = described(
   conditions: opt(conditionList()),
   /** The informers' insights about the upgrade that runs (or ran last): the seed's UpdateStatus. */
   updateStatus: opt(UpdateStatusSchema),
+  maintenance: opt(MaintenanceStatusSchema),
+  schedules: opt(Type.Array(ScheduleStatusSchema, { maxItems: 20, 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] })),
 }),
   'What the Instance is: the plans\' runs, the adapters\' reports and the root conditions.',
   {
@@ -825,6 +935,8 @@ export const InstanceStatusSchema = described(
   adapters: 'HyperFleet adapter reports.',
   conditions: 'Available (all adapters available at one generation), Ready (… at the current generation), PlanRunning.',
   updateStatus: 'The informers\' insights about the upgrade that runs or ran last.',
+  maintenance: 'What maintenance governs now: paused, and the next (or open) window.',
+  schedules: 'Per schedule: the last and next tick, the last run, the last skipped tick.',
   },
 );
 export type InstanceStatus = Static<typeof InstanceStatusSchema>;
@@ -884,13 +996,16 @@ export const UpdateInformerStatusSchema = described(
   conditions: opt(
     Type.Array(InformerConditionSchema, { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] }),
   ),
-  /** The hooks the informer's discovery lists, as last read. */
+  /** The handler names the informer's discovery lists, as last read (unknown ones too). */
   handlers: opt(Type.Array(str())),
+  /** The API level its discovery names, as last read. */
+  apiLevel: opt(str()),
 }),
   'Whether the informer answers.',
   {
-  conditions: 'Online (with the seed\'s reasons and lastHeartbeatTime).',
-  handlers: 'The hooks its discovery lists, as last read.',
+  conditions: 'Online (with the seed\'s reasons and lastHeartbeatTime) and Discovered (whether its discovery decides which hooks are asked).',
+  handlers: 'The handler names its discovery lists, as last read (unknown ones too).',
+  apiLevel: 'The API level its discovery names, as last read.',
   },
 );
 export type UpdateInformerStatus = Static<typeof UpdateInformerStatusSchema>;
@@ -1052,13 +1167,8 @@ export const InformerAnswerSchema = obj({
 });
 export type InformerAnswer = Static<typeof InformerAnswerSchema>;
 
-/** A discovery answer: the API level and the hooks the informer serves. */
-export const DiscoveryAnswerSchema = obj({
-  apiVersion: opt(str()),
-  kind: opt(str()),
-  handlers: Type.Array(str({ minLength: 1 })),
-});
-export type DiscoveryAnswer = Static<typeof DiscoveryAnswerSchema>;
+// A discovery answer has no schema here: the seed fixes none, so it is read tolerantly
+// (controller/updates/answers.ts, parseDiscoveryResponse).
 
 // --- objects ---
 

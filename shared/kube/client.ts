@@ -245,6 +245,8 @@ export interface KubeClientOptions {
   onWarning?: (text: string) => void;
   /** Sends every request as this user (Impersonate-User); see KubeClient.as. */
   impersonateUser?: string;
+  /** With impersonateUser: the groups to act in (Impersonate-Group, one header each), as kubectl --as-group. */
+  impersonateGroups?: readonly string[];
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -310,7 +312,7 @@ class HttpKubeClient implements KubeClient {
   }
 
   as(user: string): KubeClient {
-    return new HttpKubeClient({ ...this.options, impersonateUser: user }, { discovery: this.discovery, pool: this.pool });
+    return new HttpKubeClient({ ...this.options, impersonateUser: user, impersonateGroups: undefined }, { discovery: this.discovery, pool: this.pool });
   }
 
   async resourceFor(apiVersion: string, kind: string): Promise<ApiResource> {
@@ -573,6 +575,7 @@ class HttpKubeClient implements KubeClient {
         Accept: 'application/json',
         'User-Agent': this.userAgent,
         ...(this.options.impersonateUser ? { 'Impersonate-User': this.options.impersonateUser } : {}),
+        ...(this.options.impersonateUser && this.options.impersonateGroups?.length ? { 'Impersonate-Group': [...this.options.impersonateGroups] } : {}),
         ...headers,
       },
     };

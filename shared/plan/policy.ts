@@ -11,10 +11,15 @@
 // true is refused (`instance.abort-still-set`): the fix is abort: false in the same write.
 import type { Instance, InstanceSpec, OperatorVersionSpec, PlanState } from '../api/schema.ts';
 import type { Refusal } from '../refusal.ts';
+import { jsonEqual } from '../json.ts';
+import { describeDeclaration, exampleValue, PARAMETER_RULES, showValue, valueProblem } from '../params/values.ts';
 import { closestName, plural, quoted } from '../text.ts';
 import {
   distinctPlans,
+  heldPlans,
+  isHeldPlaceholder,
   isRunning,
+  manualRequest,
   parameterTriggeredPlans,
   planNames,
   requestedPlans,
@@ -38,6 +43,8 @@ export const TRIGGER_RULES = {
   planRunning: 'instance.plan-running',
   planPending: 'instance.plan-pending',
   notReentrant: 'instance.not-reentrant',
+  perRunNotAllowed: PARAMETER_RULES.perRunNotAllowed,
+  parameterInvalid: PARAMETER_RULES.valueInvalid,
 } as const;
 
 /** A write as the webhook sees it. */
@@ -94,6 +101,11 @@ export interface TriggerFacts {
   abortNamesOtherPlan: boolean;
   /** The write sets spec.planExecution back to the (planName, id) the controller consumed last: nothing starts. */
   consumedAgain?: { plan: string; id: string };
+  /**
+   * Per-run values to judge: those of the manual trigger introduced, or (admission) those a
+   * write changes on a trigger admitted earlier — the controller would start it with them.
+   */
+  runParameters?: Record<string, string>;
 }
 
 // --- facts ---
@@ -130,7 +142,7 @@ export function runningPlan(instance: Instance | undefined): RunningPlan | undef
     return { name: active.name, status: active.status, id: active.id, startedAt };
   }
   for (const [name, ps] of Object.entries(status?.planStatus ?? {}).sort(([a], [b]) => a.localeCompare(b))) {
-    if (isRunning(ps.status)) return { name, status: ps.status, id: ps.id, startedAt: ps.startedAt };
+    if (isRunning(ps.status) && !isHeldPlaceholder(ps)) return { name, status: ps.status, id: ps.id, startedAt: ps.startedAt };
   }
   return undefined;
 }
@@ -144,7 +156,7 @@ export function runningPlan(instance: Instance | undefined): RunningPlan | undef
 function introducedManualTrigger(v: AdmissionView): PlanRequest | undefined {
   const pe = v.object.spec.planExecution;
   if (!pe) return undefined;
-  const request: PlanRequest = { plan: pe.planName, kind: 'manual', id: pe.id ?? '' };
+  const request = manualRequest(pe);
   if (v.operation === 'CREATE') return pe.abort === true ? undefined : request;
   const before = v.oldObject?.spec.planExecution;
   if (before && triggerIdentity(before) === triggerIdentity(pe) && (before.abort !== true || pe.abort === true)) return undefined;
@@ -231,7 +243,18 @@ function admissionFacts(v: AdmissionView): TriggerFacts {
       pe.planName !== running.name &&
       triggerIdentity(pe) !== triggerIdentity(before?.planExecution),
     consumedAgain,
+    runParameters: manual?.runParameters ?? changedRunParameters(before?.planExecution, pe),
   };
+}
+
+/** Per-run values a write changes without introducing a trigger (undefined when unchanged or none). */
+function changedRunParameters(
+  before: InstanceSpec['planExecution'] | undefined,
+  after: InstanceSpec['planExecution'] | undefined,
+): Record<string, string> | undefined {
+  const values = after?.parameters;
+  if (!values || Object.keys(values).length === 0 || jsonEqual(before?.parameters ?? {}, values)) return undefined;
+  return values;
 }
 
 function controllerFacts(v: ControllerView): TriggerFacts {
@@ -250,6 +273,7 @@ function controllerFacts(v: ControllerView): TriggerFacts {
     ov,
     introduced,
     manual: introduced.find((r) => r.kind === 'manual'),
+    runParameters: introduced.find((r) => r.kind === 'manual')?.runParameters,
     pending: [],
     running,
     upgradeTarget: upgrade ? object.spec.operatorVersion.name : undefined,
@@ -405,6 +429,47 @@ export const checkKnownPlan: TriggerCheck = (f) => {
   return undefined;
 };
 
+/**
+ * Per-run values (spec.planExecution.parameters) only for parameters declared perRun: true,
+ * each fitting its declaration like any value.
+ */
+export const checkPerRunParameters: TriggerCheck = (f) => {
+  const ov = f.ov;
+  const values = f.runParameters;
+  if (!ov || !values) return undefined;
+  const declared = ov.parameters ?? [];
+  const perRun = declared.filter((p) => p.perRun === true).map((p) => p.name);
+  const ovRef = `OperatorVersion "${f.ovName}"`;
+  for (const name of Object.keys(values).sort()) {
+    const decl = declared.find((p) => p.name === name);
+    if (!decl || decl.perRun !== true) {
+      const guess = closestName(name, perRun);
+      return {
+        rule: TRIGGER_RULES.perRunNotAllowed,
+        refused: `per-run value of parameter ${name} (spec.planExecution.parameters.${name})`,
+        why: `${ovRef} ${decl ? `declares ${name} without perRun: true` : `does not declare ${name}`} (per-run parameters: ${perRun.join(', ') || 'none'})`,
+        fix: `remove spec.planExecution.parameters.${name}${guess ? ` (did you mean ${guess}?)` : ''}${decl ? `; set spec.parameters.${name} to change it for every run` : ''}`,
+        code: 422,
+        reason: 'Invalid',
+      };
+    }
+    const value = values[name]!;
+    const problem = valueProblem(decl, value);
+    if (problem) {
+      const example = exampleValue(decl);
+      return {
+        rule: TRIGGER_RULES.parameterInvalid,
+        refused: `per-run value ${showValue(value)} of parameter ${name}`,
+        why: `${ovRef} declares ${name} as ${describeDeclaration(decl)}, and ${problem}`,
+        fix: `set spec.planExecution.parameters.${name} to ${example ?? 'a value that fits'}`,
+        code: 422,
+        reason: 'Invalid',
+      };
+    }
+  }
+  return undefined;
+};
+
 /** `cleanup` runs on deletion only: neither a manual trigger nor a parameter change starts it. */
 export const checkCleanupNotManual: TriggerCheck = (f) => {
   const ns = f.object.metadata.namespace;
@@ -485,7 +550,10 @@ export const checkAbortNamesOtherPlan: TriggerCheck = (f) => {
 
 /** Setting spec.planExecution.abort is accepted only while a plan runs. */
 export const checkAbortWhileRunning: TriggerCheck = (f) => {
-  if (!f.abortEdge || f.running) return undefined;
+  // An abort also withdraws a request maintenance holds (a PENDING entry never started) —
+  // not the deploy of a creation: before the first start an abort is ignored.
+  const withdraws = heldPlans(f.object.status).length > 0 && f.object.status?.applied?.operatorVersion !== undefined;
+  if (!f.abortEdge || f.running || withdraws) return undefined;
   const last = f.object.status?.activePlan;
   const lastWords = last ? ` (the last plan, "${last.name}", is ${last.status})` : '';
   const pending = f.pending[0];
@@ -613,6 +681,7 @@ export function reusedIdWarning(f: TriggerFacts): string | undefined {
 export const REQUEST_CHECKS: readonly TriggerCheck[] = [
   checkDeleting,
   checkKnownPlan,
+  checkPerRunParameters,
   checkCleanupNotManual,
   checkSinglePlan,
   checkAbortStillSet,

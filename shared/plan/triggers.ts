@@ -20,6 +20,43 @@ export interface PlanRequest {
   id: string;
   /** Parameters whose change asks for this plan (kind "parameter"). */
   parameters?: string[];
+  /** Per-run values a manual trigger carries (spec.planExecution.parameters). */
+  runParameters?: Record<string, string>;
+}
+
+/** The request a manual trigger is, with the per-run values it carries. */
+export function manualRequest(pe: { planName: string; id?: string; parameters?: Record<string, string> }): PlanRequest {
+  const request: PlanRequest = { plan: pe.planName, kind: 'manual', id: pe.id ?? '' };
+  if (pe.parameters !== undefined && Object.keys(pe.parameters).length > 0) request.runParameters = { ...pe.parameters };
+  return request;
+}
+
+/**
+ * The values a run renders with: the Instance's effective values, overridden by the per-run
+ * values the run was started with (status.planStatus.<plan>.parameters).
+ */
+export function runParameters(
+  ov: OperatorVersionSpec,
+  values: Record<string, string> | undefined,
+  perRun: Record<string, string> | undefined,
+): Record<string, string> {
+  return { ...effectiveParameters(ov, values), ...(perRun ?? {}) };
+}
+
+/**
+ * A planStatus entry standing for a request maintenance holds: PENDING, never started (no id,
+ * no startedAt). It does not hold the Instance like a run; an abort withdraws it.
+ */
+export function isHeldPlaceholder(run: { status: PlanState; id?: string; startedAt?: string } | undefined): boolean {
+  return run !== undefined && run.status === 'PENDING' && run.id === undefined && run.startedAt === undefined;
+}
+
+/** The plans whose requests maintenance holds (their planStatus is a held placeholder), sorted. */
+export function heldPlans(status: InstanceStatus | undefined): string[] {
+  return Object.entries(status?.planStatus ?? {})
+    .filter(([, run]) => isHeldPlaceholder(run))
+    .map(([name]) => name)
+    .sort();
 }
 
 /** A plan in one of these states holds the Instance: no other plan may start. */
@@ -125,7 +162,7 @@ export function requestedPlans(
   const pe = spec.planExecution;
   const abortConsumes = pe?.abort === true && applied.abort !== true;
   if (pe && !abortConsumes && triggerIdentity(pe) !== triggerIdentity(applied.planExecution)) {
-    out.push({ plan: pe.planName, kind: 'manual', id: pe.id ?? '' });
+    out.push(manualRequest(pe));
   }
   return out;
 }

@@ -11,9 +11,9 @@ export const VALIDATION_CONDITION = {
 } as const;
 
 export const MUTATION_CONDITION = {
-  name: 'plan-execution-without-id',
+  name: 'id-missing-or-request-or-stamp',
   expression:
-    'has(object.spec) && type(object.spec) == map && has(object.spec.planExecution) && type(object.spec.planExecution) == map && (!has(object.spec.planExecution.id) || object.spec.planExecution.id == null)',
+    "(has(object.spec) && type(object.spec) == map && has(object.spec.planExecution) && type(object.spec.planExecution) == map && (!has(object.spec.planExecution.id) || object.spec.planExecution.id == null)) || (request.operation == 'UPDATE' && (!has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec || (has(object.metadata.annotations) && 'planwarden.dev/requested-by' in object.metadata.annotations ? object.metadata.annotations['planwarden.dev/requested-by'] : '') != (has(oldObject.metadata.annotations) && 'planwarden.dev/requested-by' in oldObject.metadata.annotations ? oldObject.metadata.annotations['planwarden.dev/requested-by'] : '')))",
 } as const;
 
 type Json = unknown;
@@ -44,8 +44,29 @@ export function validationSent(operation: string, object: Json, oldObject: Json)
   return !celEquals((object as Record<string, Json>).spec, (oldObject as Record<string, Json>).spec);
 }
 
-/** MUTATION_CONDITION: whether the apiserver sends this write to /mutate/instances. */
-export function mutationSent(object: Json): boolean {
+const STAMP = 'planwarden.dev/requested-by';
+
+/** The requested-by annotation as the condition reads it ('' when absent). */
+function stampSeen(object: Json): Json {
+  const meta = isMap(object) ? object.metadata : undefined;
+  const annotations = isMap(meta) && has(meta, 'annotations') ? meta.annotations : undefined;
+  return isMap(annotations) && has(annotations, STAMP) ? annotations[STAMP] : '';
+}
+
+/**
+ * MUTATION_CONDITION: whether the apiserver sends this write to /mutate/instances: a
+ * planExecution without id (to fill in), or an UPDATE that may introduce a request (its spec
+ * changes) or that changes the requested-by stamp (to restore it).
+ */
+export function mutationSent(operation: string, object: Json, oldObject: Json): boolean {
+  if (idMissing(object)) return true;
+  if (operation !== 'UPDATE') return false;
+  if (!has(object, 'spec') || !has(oldObject, 'spec')) return true;
+  if (!celEquals((object as Record<string, Json>).spec, (oldObject as Record<string, Json>).spec)) return true;
+  return !celEquals(stampSeen(object), stampSeen(oldObject));
+}
+
+function idMissing(object: Json): boolean {
   if (!has(object, 'spec')) return false;
   const spec = (object as Record<string, Json>).spec;
   if (!isMap(spec) || !has(spec, 'planExecution')) return false;

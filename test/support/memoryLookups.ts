@@ -4,6 +4,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Instance, OperatorVersion, UpdatePlan } from '../../shared/api/schema.ts';
 import type { Reservation, ReservationHolder, ReserveOutcome, WebhookLookups } from '../../webhook/lookups.ts';
+import type { AccessAnswer, AccessAttributes, AccessSubject } from '../../shared/kube/access.ts';
+
+/** Decides canI in memory; the default allows everything. */
+export type AccessPolicy = (subject: AccessSubject, attributes: AccessAttributes) => AccessAnswer;
 
 export interface MemoryLookups extends WebhookLookups {
   operatorVersions: Map<string, OperatorVersion>;
@@ -16,6 +20,10 @@ export interface MemoryLookups extends WebhookLookups {
   forbidden: Set<string>;
   /** Namespace labels (namespaces not listed have none). */
   namespaceLabels: Map<string, Record<string, string>>;
+  /** The access policy canI answers with; replace it to change the answers. */
+  access: AccessPolicy;
+  /** Every question canI was asked, in order. */
+  accessReviews: { subject: AccessSubject; attributes: AccessAttributes }[];
   /** Every call made, by method name (for asserting what a handler looked up). */
   calls: Record<string, number>;
 }
@@ -29,7 +37,7 @@ const inNamespace = <T extends { metadata: { namespace?: string } }>(m: Map<stri
  * handler that mutates what it read cannot change the store (nor the next case's input).
  * `now` stamps new reservations (default: the real clock).
  */
-export function memoryLookups(seed: { operatorVersions?: OperatorVersion[]; updatePlans?: UpdatePlan[]; instances?: Instance[]; serviceAccounts?: string[] } = {}, now: () => Date = () => new Date()): MemoryLookups {
+export function memoryLookups(seed: { operatorVersions?: OperatorVersion[]; updatePlans?: UpdatePlan[]; instances?: Instance[]; serviceAccounts?: string[]; access?: AccessPolicy } = {}, now: () => Date = () => new Date()): MemoryLookups {
   const operatorVersions = new Map<string, OperatorVersion>();
   const updatePlans = new Map<string, UpdatePlan>();
   const instances = new Map<string, Instance>();
@@ -38,13 +46,14 @@ export function memoryLookups(seed: { operatorVersions?: OperatorVersion[]; upda
   const calls: Record<string, number> = {};
   const forbidden = new Set<string>();
   const namespaceLabels = new Map<string, Record<string, string>>();
+  const accessReviews: MemoryLookups['accessReviews'] = [];
   const count = (m: string) => (calls[m] = (calls[m] ?? 0) + 1);
   for (const o of seed.operatorVersions ?? []) operatorVersions.set(key(o.metadata.namespace ?? '', o.metadata.name ?? ''), o);
   for (const o of seed.updatePlans ?? []) updatePlans.set(key(o.metadata.namespace ?? '', o.metadata.name ?? ''), o);
   for (const o of seed.instances ?? []) instances.set(key(o.metadata.namespace ?? '', o.metadata.name ?? ''), o);
   const copy = <T>(v: T | undefined): T | undefined => (v === undefined ? undefined : structuredClone(v));
 
-  return {
+  const self: MemoryLookups = {
     operatorVersions,
     updatePlans,
     instances,
@@ -66,6 +75,8 @@ export function memoryLookups(seed: { operatorVersions?: OperatorVersion[]; upda
       count('userMay');
       return !forbidden.has(`${user.username}/${namespace}`);
     },
+    access: seed.access ?? (() => ({ kind: 'allowed' })),
+    accessReviews,
     async getOperatorVersion(namespace, name) {
       count('getOperatorVersion');
       return copy(operatorVersions.get(key(namespace, name)));
@@ -85,6 +96,11 @@ export function memoryLookups(seed: { operatorVersions?: OperatorVersion[]; upda
     async serviceAccountExists(namespace, name) {
       count('serviceAccountExists');
       return serviceAccounts.has(key(namespace, name));
+    },
+    async canI(subject, attributes) {
+      count('canI');
+      accessReviews.push(structuredClone({ subject, attributes }));
+      return self.access(subject, attributes);
     },
     async getReservation(name) {
       count('getReservation');
@@ -109,4 +125,5 @@ export function memoryLookups(seed: { operatorVersions?: OperatorVersion[]; upda
       if (reservations.get(name)?.uid === uid) reservations.delete(name);
     },
   };
+  return self;
 }

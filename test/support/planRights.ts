@@ -1,6 +1,6 @@
-// The recommended tenancy setup for a namespace — the ServiceAccount plans act as, a Role
-// and the RoleBinding — taken from examples/webapp/plan-rights.yaml and moved to another
-// namespace, so the tests run plans exactly as the docs tell users to.
+// The tenancy setup of the suite's namespaces — the ServiceAccount plans act as, a Role and
+// the RoleBinding, as the docs tell users to set them up — from test/support/plan-rights.yaml
+// (wide: many test blueprints share a namespace) moved to another namespace.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -12,9 +12,9 @@ interface Obj {
   subjects?: { kind: string; name: string; namespace?: string }[];
 }
 
-/** A List (for `kubectl apply -f -`) with the example's ServiceAccount, Role and RoleBinding in `namespace`. */
+/** A List (for `kubectl apply -f -`) with the suite's ServiceAccount, Role and RoleBinding in `namespace`. */
 export function planRights(namespace: string, serviceAccount = 'planwarden-plans'): string {
-  const text = readFileSync(join(PROJECT_ROOT, 'examples', 'webapp', 'plan-rights.yaml'), 'utf8');
+  const text = readFileSync(join(PROJECT_ROOT, 'test', 'support', 'plan-rights.yaml'), 'utf8');
   const items = parseAllDocuments(text).map((d) => {
     const o = d.toJS() as Obj;
     o.metadata.namespace = namespace;

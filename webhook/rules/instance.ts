@@ -48,6 +48,7 @@ import {
   checkDeleting,
   checkKnownPlan,
   checkOnePlanAtATime,
+  checkPerRunParameters,
   checkReentrant,
   checkSinglePlan,
   checkUpgradeNotBusy,
@@ -69,6 +70,10 @@ import { objectRef } from '../../shared/refusal.ts';
 import type { Verdict } from './verdict.ts';
 import { PRE_CHECKS_ANNOTATION } from '../../shared/api/names.ts';
 import { jsonEqual } from '../../shared/json.ts';
+import { MAINTENANCE_ADMISSION_RULES } from './maintenance.ts';
+import { effectiveParameters } from '../../shared/plan/triggers.ts';
+import { describeDeclaration, exampleValue, PARAMETER_RULES, showValue, valueProblem } from '../../shared/params/values.ts';
+import { nextStamp, parseStamp, REQUESTED_BY_ANNOTATION, stampOf, stampText } from '../../shared/plan/requester.ts';
 
 export interface InstanceAdmissionContext {
   operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
@@ -84,6 +89,8 @@ export interface InstanceAdmissionContext {
   updatePlans: UpdatePlan[];
   /** ISO time. */
   now: string;
+  /** The admission request's userInfo.username (who is writing). */
+  user?: string;
 }
 
 export type InstanceRule = (ctx: InstanceAdmissionContext) => Verdict;
@@ -460,6 +467,90 @@ export function reusedTriggerId(ctx: InstanceAdmissionContext): Verdict {
   return allow(warning ? [clipText(warning)] : []);
 }
 
+/**
+ * Values must fit their declaration (shared/params/values.ts): on create, every value
+ * written; on an update, the values this write changes; on a change of OperatorVersion,
+ * every effective value (defaults included) against the NEW OperatorVersion's declarations.
+ * Undeclared parameters are only warned about (undeclaredParameters).
+ */
+export function parameterValuesFit(ctx: InstanceAdmissionContext): Verdict {
+  const ov = ctx.operatorVersion?.spec;
+  if (!ov) return allow();
+  const declared = ov.parameters ?? [];
+  const values = paramsOf(ctx.object.spec);
+  const upgrading = operatorVersionChanged(ctx);
+  const judged = upgrading
+    ? effectiveParameters(ov, values)
+    : Object.fromEntries(
+        (ctx.operation === 'CREATE' ? Object.keys(values) : rawParameterChanges(oldSpec(ctx), ctx.object.spec))
+          .filter((k) => Object.hasOwn(values, k))
+          .map((k) => [k, values[k]!]),
+      );
+  for (const name of Object.keys(judged).sort()) {
+    const decl = declared.find((p) => p.name === name);
+    if (!decl) continue;
+    const value = judged[name]!;
+    const problem = valueProblem(decl, value);
+    if (!problem) continue;
+    const isDefault = !Object.hasOwn(values, name);
+    const example = exampleValue(decl);
+    return deny({
+      rule: PARAMETER_RULES.valueInvalid,
+      object: objectOf(ctx),
+      refused: `${isDefault ? 'default' : 'value'} ${showValue(value)} of parameter ${name}${upgrading ? ` on the upgrade to OperatorVersion "${newOvName(ctx)}"` : ''}`,
+      why: `OperatorVersion "${newOvName(ctx)}" declares ${name} as ${describeDeclaration(decl)}, and ${problem}`,
+      fix: `set spec.parameters.${name} to ${example ?? 'a value that fits'}`,
+      code: 422,
+      reason: 'Invalid',
+    });
+  }
+  return allow();
+}
+
+/** Per-run values: only for perRun parameters, each fitting (shared/plan/policy.ts). */
+export function perRunParameters(ctx: InstanceAdmissionContext): Verdict {
+  return policyRule(ctx, checkPerRunParameters);
+}
+
+/**
+ * The requested-by stamp (shared/plan/requester.ts) is the webhook's: after the mutating
+ * webhook it is the stored one with this write's requests in its writer's name. A write that
+ * reaches validation with another stamp (the mutating webhook was skipped, or a later one
+ * changed it) is refused rather than let a client name someone else.
+ */
+export function requesterStampIntact(ctx: InstanceAdmissionContext): Verdict {
+  if (ctx.operation !== 'UPDATE' || ctx.user === undefined || specUnchanged(ctx)) return allow();
+  const written = stampOf(ctx.object.metadata);
+  if (written === undefined) return allow(); // no stamp: runs say "unknown", nobody is named
+  const expected = expectedStamp(ctx);
+  if (written === expected) return allow();
+  return deny({
+    rule: 'instance.requested-by-forged',
+    object: objectOf(ctx),
+    refused: `annotation ${REQUESTED_BY_ANNOTATION}`,
+    why: 'it records who asked for each run, and only planwarden\'s mutating webhook writes it (from the admission request\'s user)',
+    fix: `leave annotation ${REQUESTED_BY_ANNOTATION} as stored (or remove it from what you apply)`,
+    code: 422,
+    reason: 'Invalid',
+  });
+}
+
+/** The stamp a write should carry: the stored one plus what this write introduces, in ctx.user's name. */
+export function expectedStamp(ctx: InstanceAdmissionContext): string | undefined {
+  const stored = ctx.operation === 'UPDATE' ? stampOf(ctx.oldObject?.metadata) : undefined;
+  if (ctx.operation !== 'UPDATE' || ctx.user === undefined) return stored;
+  const before = oldSpec(ctx);
+  const after = ctx.object.spec;
+  const manual = factsOf(ctx).manual;
+  const next = nextStamp(parseStamp(stored), {
+    user: ctx.user,
+    manual: manual ? { planName: manual.plan, id: manual.id } : undefined,
+    parameters: before && rawParameterChanges(before, after).length > 0 ? paramsOf(after) : undefined,
+    upgradeTo: before && before.operatorVersion.name !== after.operatorVersion.name ? after.operatorVersion.name : undefined,
+  });
+  return stampText(next);
+}
+
 /** Warnings for parameters set by this write that the OperatorVersion does not declare (typos). */
 export function undeclaredParameters(ctx: InstanceAdmissionContext): Verdict {
   const ov = ctx.operatorVersion?.spec;
@@ -489,6 +580,8 @@ export const INSTANCE_RULES: readonly InstanceRule[] = [
   triggerNamesKnownPlan,
   cleanupNotManual,
   requiredParametersPresent,
+  parameterValuesFit,
+  perRunParameters,
   immutableParametersUnchanged,
   singlePlanPerChange,
   noTriggerWhileAbortSet,
@@ -496,10 +589,12 @@ export const INSTANCE_RULES: readonly InstanceRule[] = [
   noUpgradeWhileBusy,
   onePlanAtATime,
   reentrancy,
+  ...MAINTENANCE_ADMISSION_RULES,
   upgradePreChecks,
   planExecutionAtCreate,
   reusedTriggerId,
   undeclaredParameters,
+  requesterStampIntact,
 ];
 
 /** Validating admission of an Instance write (main resource). DELETE and CONNECT are not judged here. */

@@ -7,7 +7,9 @@
 // kept; a fresh id (the request's time) is minted only for a new planName or a first trigger.
 // To run the same plan again, set a new id (the CLI does). Only ever one `add` of
 // /spec/planExecution/id; a field the user set is never touched.
-import type { InstanceAdmissionContext } from './instance.ts';
+import { expectedStamp, type InstanceAdmissionContext } from './instance.ts';
+import { REQUESTED_BY_ANNOTATION } from '../../shared/plan/requester.ts';
+import type { Operation } from 'rfc6902';
 import { allow } from './verdict.ts';
 import type { Verdict } from './verdict.ts';
 
@@ -31,8 +33,42 @@ export function missingPlanExecutionId(ctx: InstanceAdmissionContext): string | 
   return ctx.now;
 }
 
-/** Mutating admission of an Instance write: fills in a missing spec.planExecution.id. */
+/** `/` and `~` escaped for a JSON pointer. */
+const pointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
+export const REQUESTED_BY_PATH = `/metadata/annotations/${pointer(REQUESTED_BY_ANNOTATION)}`;
+
+/**
+ * The patch that makes the requested-by stamp what planwarden computes (shared/plan/requester.ts):
+ * the stored stamp plus what this write introduces, in the writer's name; a client's own
+ * value is replaced, a removal restored. Mutating admission runs before the schema is
+ * checked: a write too malformed to judge keeps its stamp for validation to refuse.
+ */
+export function requesterPatch(ctx: InstanceAdmissionContext, filledId: string | undefined): Operation[] {
+  if (ctx.operation !== 'UPDATE' || ctx.user === undefined) return [];
+  const spec: unknown = ctx.object?.spec;
+  const oldSpec: unknown = ctx.oldObject?.spec;
+  if (!isObject(spec) || !isObject(oldSpec) || !isObject(spec.operatorVersion) || !isObject(oldSpec.operatorVersion)) return [];
+  let expected: string | undefined;
+  try {
+    const pe = filledId !== undefined && isObject(spec.planExecution) ? { ...spec.planExecution, id: filledId } : spec.planExecution;
+    const object = { ...ctx.object, spec: { ...ctx.object.spec, planExecution: pe } } as InstanceAdmissionContext['object'];
+    expected = expectedStamp({ ...ctx, object, operatorVersion: undefined, oldOperatorVersion: undefined });
+  } catch {
+    return [];
+  }
+  const annotations: unknown = ctx.object.metadata?.annotations;
+  const current = isObject(annotations) && typeof annotations[REQUESTED_BY_ANNOTATION] === 'string' ? (annotations[REQUESTED_BY_ANNOTATION]) : undefined;
+  const present = isObject(annotations) && Object.hasOwn(annotations, REQUESTED_BY_ANNOTATION);
+  if (current === expected && (present || expected === undefined)) return [];
+  if (expected === undefined) return present ? [{ op: 'remove', path: REQUESTED_BY_PATH }] : [];
+  if (!isObject(annotations)) return [{ op: 'add', path: '/metadata/annotations', value: { [REQUESTED_BY_ANNOTATION]: expected } }];
+  return [{ op: 'add', path: REQUESTED_BY_PATH, value: expected }];
+}
+
+/** Mutating admission of an Instance write: fills in a missing spec.planExecution.id; keeps the requested-by stamp planwarden's. */
 export function mutateInstance(ctx: InstanceAdmissionContext): Verdict {
   const id = missingPlanExecutionId(ctx);
-  return id === undefined ? allow() : allow([], [{ op: 'add', path: PLAN_EXECUTION_ID_PATH, value: id }]);
+  const patch: Operation[] = id === undefined ? [] : [{ op: 'add', path: PLAN_EXECUTION_ID_PATH, value: id }];
+  patch.push(...requesterPatch(ctx, id));
+  return patch.length === 0 ? allow() : allow([], patch);
 }

@@ -10,6 +10,8 @@
 //   index-aligned with the spec, names are what people read);
 // - a parameter may not trigger `cleanup` (it runs only on deletion, never by a change);
 // - spec.version must be semver 2.0;
+// - a template that is not YAML once its actions are read as values, or whose actions sit
+//   where only structure can be (checkTemplateStructure), is refused: it could never render;
 // - a changed spec, or a deletion, of a blueprint Instances use is allowed with a warning;
 // - tenancy: templates (and Wait objects) act in the Instance's namespace only — a literal
 //   other namespace, a namespace computed from anything but {{ .Namespace }}, and the kinds
@@ -20,6 +22,7 @@
 //   here (a cluster-scoped CRD of some operator) still never gets applied.
 import { jsonEqual } from '../../shared/json.ts';
 import { parseAllDocuments } from 'yaml';
+import { declarationProblems, PARAMETER_RULES } from '../../shared/params/values.ts';
 import {
   STRATEGIES,
   TASK_KINDS,
@@ -31,6 +34,7 @@ import {
 } from '../../shared/api/schema.ts';
 import { allow, boundWarnings, deny, type Verdict } from './verdict.ts';
 import { objectRef } from '../../shared/refusal.ts';
+import { checkTemplateStructure } from '../../shared/template/render.ts';
 
 export interface OperatorVersionContext {
   operation: 'CREATE' | 'UPDATE' | 'DELETE';
@@ -389,6 +393,26 @@ export const checkTemplatePlaceholders: SpecCheck = (spec) => {
     });
 };
 
+/**
+ * Every template action is (part of) one value: never a key, a whole line or document, a tag,
+ * or part of YAML's syntax — the renderer places values into the scalars the template's own
+ * YAML has, so an action elsewhere could only be structure, and it would refuse the template at run time.
+ */
+export const checkTemplateValues: SpecCheck = (spec) =>
+  Object.entries(spec.templates ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .flatMap(([name, text]) => {
+      const found = checkTemplateStructure(text);
+      if (!found) return [];
+      const path = `spec.templates${key(name)}`;
+      const problem = `line ${found.line}: ${found.problem}`;
+      return [
+        found.kind === 'action'
+          ? error('ov.template-action-not-a-value', path, problem, found.fix)
+          : error('ov.template-not-yaml', path, problem, found.fix),
+      ];
+    });
+
 /** Plans, phases and steps that would do nothing are flagged. */
 export const checkEmptyPlans: SpecCheck = (spec) =>
   Object.entries(spec.plans ?? {}).flatMap(([plan, p]) => [
@@ -543,6 +567,19 @@ export function checkTenancy(namespace: string, allowance: TenancyAllowance): Sp
   };
 }
 
+/** Each parameter declaration fits itself: type, enum, pattern (RE2), minimum/maximum, default (shared/params/values.ts). */
+export const checkParameterDeclarations: SpecCheck = (spec) =>
+  (spec.parameters ?? []).flatMap((parameter, i): Finding[] =>
+    declarationProblems(parameter).map((problem) =>
+      error(
+        PARAMETER_RULES.declarationInvalid,
+        `spec.parameters[${i}]`,
+        `parameter "${parameter.name}": ${problem}`,
+        'make the declaration consistent (docs/api.md, "Typed parameters"): a default that fits, a pattern in RE2 syntax on strings only, minimum ≤ maximum on integer/number only, enum values of the type',
+      ),
+    ),
+  );
+
 export const SPEC_CHECKS: readonly SpecCheck[] = [
   checkVersion,
   checkDuplicateNames,
@@ -552,8 +589,10 @@ export const SPEC_CHECKS: readonly SpecCheck[] = [
   checkTaskKinds,
   checkTemplateReferences,
   checkParameterTriggers,
+  checkParameterDeclarations,
   checkTargets,
   checkTemplatePlaceholders,
+  checkTemplateValues,
   checkEmptyPlans,
 ];
 

@@ -113,7 +113,7 @@ describe('kubectl-planwarden (real apiserver, webhook and controller)', function
     const r = await cli(inst('plan', 'history'));
     expect(r.code, r.stderr).to.equal(0);
     const [header, ...rows] = r.stdout.trimEnd().split('\n');
-    expect(header).to.match(/^PLAN\s+ID\s+STATUS\s+TRIGGER\s+STARTED\s+FINISHED\s+DURATION\s+MESSAGE$/);
+    expect(header).to.match(/^PLAN\s+ID\s+STATUS\s+TRIGGER\s+REQUESTED BY\s+STARTED\s+FINISHED\s+DURATION\s+MESSAGE$/);
     expect(rows.map((row) => row.split(/\s+/).slice(0, 4))).to.deep.include.members([
       ['backup', backupId, 'COMPLETE', 'manual'],
     ]);

@@ -118,6 +118,10 @@ const ROWS: Row[] = [
   row('webhook', false, 'delete', 'namespaces', undefined, 'it never deletes namespaces'),
   row('webhook', false, 'patch', 'validatingwebhookconfigurations.admissionregistration.k8s.io', undefined, 'it cannot change its own registration'),
   row('webhook', false, 'impersonate', 'serviceaccounts', 'planwarden-system', 'it cannot act as the controller'),
+  row('webhook', true, 'create', 'subjectaccessreviews.authorization.k8s.io', undefined, 'it asks whether the user naming a ServiceAccount may impersonate it'),
+  row('webhook', false, 'create', 'localsubjectaccessreviews.authorization.k8s.io', 'default', 'cluster-wide reviews only, no namespaced ones'),
+  row('webhook', false, 'create', 'tokenreviews.authentication.k8s.io', undefined, 'it reviews no tokens'),
+  row('controller', false, 'create', 'subjectaccessreviews.authorization.k8s.io', undefined, 'the controller asks the apiserver nothing about users'),
 ];
 
 function sentence(r: Row): string {
@@ -194,9 +198,11 @@ describe('reliability: RBAC of the controller and webhook ServiceAccounts (kubec
     'operatorversions.planwarden.dev': ['get', 'list', 'watch'],
     'updateplans.planwarden.dev': ['get', 'list'],
     serviceaccounts: ['get'],
+    // not a read: a question (may this user impersonate that ServiceAccount?)
+    'subjectaccessreviews.authorization.k8s.io': ['create'],
   };
 
-  it('lists for the webhook exactly the reads its lookups make, plus reservations in planwarden-system, and no wildcard', async function () {
+  it('lists for the webhook exactly the reads its lookups make, its access reviews, plus reservations in planwarden-system, and no wildcard', async function () {
     for (const ns of ['planwarden-system', 'default']) {
       const r = await kubectl(['auth', 'can-i', '--list', '-n', ns, `--as=${WEBHOOK}`]);
       expect(r.code, r.stderr).to.equal(0);

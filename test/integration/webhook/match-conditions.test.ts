@@ -55,10 +55,10 @@ describe('webhook: the apiserver calls the Instance webhooks only for writes who
     expect(stored.spec.planExecution?.id, 'a first trigger gets the request time').to.match(/^\d{4}-\d\d-\d\dT/);
   });
 
-  it('a trigger with an id reaches the validating webhook only', async function () {
+  it('a trigger with an id reaches both (the mutation stamps who asked in planwarden.dev/requested-by)', async function () {
     expect(await counted(() => kube.patch(ref('db'), { spec: { planExecution: { planName: 'deploy', id: 'with-id', abort: false } } }, 'merge'))).to.deep.equal({
       validate: 1,
-      mutate: 0,
+      mutate: 1,
     });
   });
 

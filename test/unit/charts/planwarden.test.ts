@@ -271,6 +271,27 @@ describe('Helm chart charts/planwarden', function () {
       ['without tenancy.singleTenant there is no planwarden-controller-apply', [], (o) => {
         expect(o.filter((x) => x.metadata.name === 'planwarden-controller-apply')).to.deep.equal([]);
       }],
+      ['planRights renders the plans trio in each listed namespace, with the given rules', [
+        '--set', 'planRights.namespaces={team-a,team-b}',
+        '--set', 'planRights.rules[0].apiGroups[0]=', '--set', 'planRights.rules[0].resources[0]=configmaps', '--set', 'planRights.rules[0].verbs={get,create,patch}',
+      ], (o) => {
+        const trio = o.filter((x) => ['team-a', 'team-b'].includes(x.metadata.namespace ?? ''));
+        expect(trio.map(key).sort()).to.deep.equal([
+          'Role team-a/planwarden-plans', 'Role team-b/planwarden-plans',
+          'RoleBinding team-a/planwarden-plans', 'RoleBinding team-b/planwarden-plans',
+          'ServiceAccount team-a/planwarden-plans', 'ServiceAccount team-b/planwarden-plans',
+        ]);
+        const role = trio.find((x) => x.kind === 'Role' && x.metadata.namespace === 'team-b')!;
+        expect(role['rules']).to.deep.equal([{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create', 'patch'] }]);
+        const binding = trio.find((x) => x.kind === 'RoleBinding' && x.metadata.namespace === 'team-b')!;
+        expect(binding['subjects']).to.deep.equal([{ kind: 'ServiceAccount', name: 'planwarden-plans', namespace: 'team-b' }]);
+      }],
+      ['without planRights.serviceAccountName the trio is named after tenancy.defaultServiceAccount', ['--set', 'planRights.namespaces={team-a}', '--set', 'tenancy.defaultServiceAccount=runner'], (o) => {
+        expect(o.filter((x) => x.metadata.namespace === 'team-a').map(key).sort()).to.deep.equal(['Role team-a/runner', 'RoleBinding team-a/runner', 'ServiceAccount team-a/runner']);
+      }],
+      ['no planRights.namespaces: no plans trio anywhere', [], (o) => {
+        expect(o.filter((x) => x.metadata.labels?.['app.kubernetes.io/component'] === 'plans')).to.deep.equal([]);
+      }],
       ['self-signed with only the CA leaves the Secret to you (certs/generate.ts --secret)', SELF_SIGNED_FILES.slice(0, 2), (o) => {
         expect(ofKind(o, 'Secret')).to.deep.equal([]);
         expect(Object.values(webhooks(o)).every((w) => typeof (w['clientConfig'] as { caBundle?: string }).caBundle === 'string')).to.equal(true);

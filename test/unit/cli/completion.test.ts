@@ -8,14 +8,16 @@ import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { planVerbSpecs } from '../../../cli/commands/plan.ts';
+import { scheduleVerbSpecs } from '../../../cli/commands/schedule.ts';
+import { rbacVerbSpecs } from '../../../cli/commands/rbac.ts';
 import { updateVerbSpecs } from '../../../cli/commands/update.ts';
 import { complete, completionScript, DIRECTIVE, type CommandTree, type LookupScope, type NameKind } from '../../../cli/completion.ts';
 import { EXIT, memoryIO } from '../../../cli/io.ts';
 import { run } from '../../../cli/run.ts';
 import { PROJECT_ROOT } from '../../controlplane/build.ts';
 
-const TREE: CommandTree = { plan: planVerbSpecs, update: updateVerbSpecs };
-const VERBS = ['plan trigger', 'plan status', 'plan history', 'plan abort', 'update pre-checks', 'completion bash', 'completion zsh'];
+const TREE: CommandTree = { plan: planVerbSpecs, update: updateVerbSpecs, schedule: scheduleVerbSpecs, rbac: rbacVerbSpecs };
+const VERBS = ['plan trigger', 'plan status', 'plan history', 'plan abort', 'update pre-checks', 'schedule list', 'completion bash', 'completion zsh'];
 
 /** A cluster with two Instances in shop (web has plans), one in prod; records what was asked. */
 function fakeCluster() {
@@ -39,14 +41,18 @@ function completeLine(line: string, toComplete: string) {
 
 describe('cli completion: what __complete offers', () => {
   const rows: [string, string, string, string[]][] = [
-    ['the groups first', '', '', ['plan', 'update', 'completion']],
+    ['the groups first', '', '', ['plan', 'update', 'schedule', 'rbac', 'completion']],
+    ['no verb after rbac (a command of one word)', 'rbac', '', []],
+    ['the flags of rbac', 'rbac', '--', ['--operator-version', '--service-account', '--plans', '--output', '--strict', '--kubeconfig', '--context', '--namespace', '--as', '--as-group', '--help']],
+    ['OperatorVersions after rbac --operator-version', 'rbac --operator-version', 'app-1.0', ['app-1.0.0']],
+    ['output formats after rbac -o', 'rbac --operator-version app-1.0.0 -o', '', ['json', 'yaml']],
     ['a group by its prefix', '', 'pl', ['plan']],
     ['the verbs of plan', 'plan', '', ['trigger', 'status', 'history', 'abort']],
     ['the verbs of update', 'update', '', ['pre-checks']],
     ['the shells of completion', 'completion', '', ['bash', 'zsh']],
     ['the verbs after global flags', '-n shop --context kind plan', 'st', ['status']],
-    ['the global flags before a verb', '', '--', ['--kubeconfig', '--context', '--namespace', '--help']],
-    ['the flags of plan status, its own and kubectl\'s', 'plan status', '--', ['--instance', '--plan', '--wait', '--timeout', '--output', '--color', '--kubeconfig', '--context', '--namespace', '--help']],
+    ['the global flags before a verb', '', '--', ['--kubeconfig', '--context', '--namespace', '--as', '--as-group', '--help']],
+    ['the flags of plan status, its own and kubectl\'s', 'plan status', '--', ['--instance', '--plan', '--wait', '--timeout', '--output', '--color', '--kubeconfig', '--context', '--namespace', '--as', '--as-group', '--help']],
     ['the flags of update pre-checks by prefix', 'update pre-checks', '--acc', ['--accept', '--accept-all']],
     ['output formats after -o', 'plan status --instance web -o', '', ['json', 'yaml']],
     ['colors after --color=', 'plan history', '--color=a', ['--color=auto', '--color=always']],
@@ -184,7 +190,7 @@ describe('cli completion: the scripts', () => {
     });
     expect(r.status, r.stderr).to.equal(0);
     expect(r.stdout.split('\n').filter(Boolean)).to.deep.equal([
-      'plan update completion',
+      'plan update schedule completion',
       'trigger status history abort',
       '--instance',
       'json yaml',

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { freshTriggerId, runEnd } from '../../../cli/commands/plan.ts';
+import { freshTriggerId, parseRunParameters, runEnd } from '../../../cli/commands/plan.ts';
 import { connect } from '../../../cli/connect.ts';
 import { CliError, EXIT, memoryIO } from '../../../cli/io.ts';
 import { run } from '../../../cli/run.ts';
@@ -157,4 +157,33 @@ describe('cli: connection flags as kubectl', () => {
       .to.throw(CliError)
       .with.property('message', 'context "prod" does not exist in the kubeconfig (contexts: plain, team)');
   });
+
+  it('--as-group without --as is refused, never ignored', () => {
+    expect(() => connect({ kubeconfig: file, 'as-group': ['ops'] }))
+      .to.throw(CliError)
+      .with.property('message')
+      .that.matches(/--as-group needs --as/);
+  });
+
+  it('--as with --as-group connects (the client sends Impersonate-User and Impersonate-Group)', () => {
+    expect(connect({ kubeconfig: file, as: 'alice', 'as-group': ['ops'] }).namespace).to.equal('default');
+  });
+});
+
+describe('cli plan trigger: -p KEY=VALUE', () => {
+  const rows: [string, string[] | undefined, Record<string, string> | undefined | RegExp][] = [
+    ['no -p gives no per-run values', undefined, undefined],
+    ['one -p gives one value', ['LEVEL=full'], { LEVEL: 'full' }],
+    ['a value may contain "=" (only the first splits)', ['Q=a=b'], { Q: 'a=b' }],
+    ['an empty value is a value', ['Q='], { Q: '' }],
+    ['a flag without "=" is a usage error', ['LEVEL'], /-p expects KEY=VALUE/],
+    ['an empty key is a usage error', ['=x'], /-p expects KEY=VALUE/],
+    ['a key given twice is a usage error', ['A=1', 'A=2'], /-p A given twice/],
+  ];
+  for (const [sentence, flags, expected] of rows) {
+    it(sentence, () => {
+      if (expected instanceof RegExp) expect(() => parseRunParameters('plan trigger', flags)).to.throw(expected);
+      else expect(parseRunParameters('plan trigger', flags)).to.deep.equal(expected);
+    });
+  }
 });

@@ -165,8 +165,8 @@ function instanceWith(status: Instance['status']): Instance {
 }
 
 const history: NonNullable<Instance['status']>['history'] = [
-  { plan: 'deploy', id: 'deploy-20261120-090000-1a2b', status: 'COMPLETE', trigger: 'create', startedAt: '2026-11-20T09:00:00Z', finishedAt: '2026-11-20T09:00:02Z' },
-  { plan: 'backup', id: 'backup-20261121-230000-0f0f', status: 'FATAL_ERROR', trigger: 'manual', startedAt: '2026-11-21T23:00:00Z', finishedAt: '2026-11-21T23:01:30Z', message: 'step snapshot failed: task upload failed: bucket b1 does not exist' },
+  { plan: 'deploy', id: 'deploy-20261120-090000-1a2b', status: 'COMPLETE', trigger: 'create', requestedBy: 'create', startedAt: '2026-11-20T09:00:00Z', finishedAt: '2026-11-20T09:00:02Z' },
+  { plan: 'backup', id: 'backup-20261121-230000-0f0f', status: 'FATAL_ERROR', trigger: 'manual', requestedBy: 'alice', startedAt: '2026-11-21T23:00:00Z', finishedAt: '2026-11-21T23:01:30Z', message: 'step snapshot failed: task upload failed: bucket b1 does not exist' },
   { plan: 'restore', id: 'restore-20261122-080000-9c9c', status: 'ABORTED', trigger: 'manual', startedAt: '2026-11-22T08:00:00Z', finishedAt: '2026-11-22T09:12:07Z', message: 'aborted on request' },
 ];
 

@@ -20,6 +20,8 @@ const SOURCES = [
   join('webhook', 'review.ts'),
   // The trigger policy both the webhook and the controller apply: its ids live in TRIGGER_RULES.
   join('shared', 'plan', 'policy.ts'),
+  // Typed parameters: their ids live in PARAMETER_RULES (the policy and the rules use them).
+  join('shared', 'params', 'values.ts'),
 ];
 
 const RULE_ID = String.raw`[a-z]+(?:\.[a-z0-9]+(?:-[a-z0-9]+)*)+`;

@@ -467,6 +467,9 @@ describe('install manifests', function () {
           ['the controller releases UpdatePlan reservations in planwarden-system', 'planwarden-controller', 'delete', 'coordination.k8s.io', 'leases', NAMESPACE, true],
           ['the webhook reads ServiceAccounts (an Instance names one)', 'planwarden-webhook', 'get', '', 'serviceaccounts', 'team-a', true],
           ['the webhook cannot impersonate', 'planwarden-webhook', 'impersonate', '', 'serviceaccounts', 'team-a', false],
+          ['the webhook asks whether a user may act as a ServiceAccount (SubjectAccessReviews)', 'planwarden-webhook', 'create', 'authorization.k8s.io', 'subjectaccessreviews', undefined, true],
+          ['the webhook reviews no tokens (no TokenReviews)', 'planwarden-webhook', 'create', 'authentication.k8s.io', 'tokenreviews', undefined, false],
+          ['the controller asks no SubjectAccessReviews', 'planwarden-controller', 'create', 'authorization.k8s.io', 'subjectaccessreviews', undefined, false],
           ['the controller impersonates ServiceAccounts (plans act as the Instance\'s)', 'planwarden-controller', 'impersonate', '', 'serviceaccounts', 'team-a', true],
           ['the controller checks that the ServiceAccount exists', 'planwarden-controller', 'get', '', 'serviceaccounts', 'team-a', true],
           ['the controller cannot impersonate users', 'planwarden-controller', 'impersonate', '', 'users', undefined, false],
@@ -500,6 +503,40 @@ describe('install manifests', function () {
         it('the default install has no planwarden-controller-apply: plans never run with the controller\'s rights', () => {
           expect(ofKind<RoleObject>(objects, 'ClusterRole').map((r) => r.metadata.name)).to.not.include('planwarden-controller-apply');
           expect(ofKind<Binding>(objects, 'ClusterRoleBinding').map((b) => b.roleRef.name)).to.not.include('planwarden-controller-apply');
+        });
+
+        describe('the built-in roles admin, edit and view include planwarden’s kinds (aggregated ClusterRoles)', () => {
+          /** What a built-in role gets from the ClusterRoles labelled aggregate-to-<role>, as the aggregation controller copies them. */
+          const aggregated = (role: string, verb: string, resource: string): boolean =>
+            ofKind<RoleObject>(objects, 'ClusterRole')
+              .filter((r) => r.metadata.labels?.[`rbac.authorization.k8s.io/aggregate-to-${role}`] === 'true')
+              .some((r) => r.rules.some((x) => (x.apiGroups ?? []).includes('planwarden.dev') && (x.resources ?? []).includes(resource) && x.verbs.includes(verb)));
+          const rows: [sentence: string, role: string, verb: string, resource: string, expected: boolean][] = [
+            ['edit creates Instances', 'edit', 'create', 'instances', true],
+            ['edit patches Instances (a trigger is a patch)', 'edit', 'patch', 'instances', true],
+            ['edit deletes Instances', 'edit', 'delete', 'instances', true],
+            ['edit writes OperatorVersions', 'edit', 'update', 'operatorversions', true],
+            ['edit writes UpdatePlans (and so accepts their insights)', 'edit', 'patch', 'updateplans', true],
+            ['edit writes no Instance status (the controller’s)', 'edit', 'update', 'instances/status', false],
+            ['edit writes no UpdatePlan status (the adapters’)', 'edit', 'patch', 'updateplans/status', false],
+            ['edit gets no UpdateInformers (cluster-scoped, a cluster admin’s)', 'edit', 'get', 'updateinformers', false],
+            ['admin has what edit has', 'admin', 'create', 'instances', true],
+            ['admin writes no status either', 'admin', 'patch', 'instances/status', false],
+            ['view lists Instances', 'view', 'list', 'instances', true],
+            ['view watches UpdatePlans', 'view', 'watch', 'updateplans', true],
+            ['view reads OperatorVersions', 'view', 'get', 'operatorversions', true],
+            ['view cannot patch Instances (no trigger)', 'view', 'patch', 'instances', false],
+            ['view cannot create UpdatePlans', 'view', 'create', 'updateplans', false],
+            ['view reads no UpdateInformers', 'view', 'get', 'updateinformers', false],
+          ];
+          for (const [sentence, role, verb, resource, expected] of rows) {
+            it(sentence, () => expect(aggregated(role, verb, resource)).to.equal(expected));
+          }
+          it('no aggregated role names a cluster-scoped planwarden kind', () => {
+            for (const role of ofKind<RoleObject>(objects, 'ClusterRole').filter((r) => Object.keys(r.metadata.labels ?? {}).some((l) => l.startsWith('rbac.authorization.k8s.io/aggregate-to-')))) {
+              expect(role.rules.flatMap((r) => r.resources ?? []), role.metadata.name).to.not.include.members(['updateinformers', 'fleetrollouts']);
+            }
+          });
         });
 
         it('the controller runs with impersonation (no --no-impersonation)', () => {

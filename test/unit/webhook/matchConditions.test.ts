@@ -16,6 +16,7 @@ import { buildHandlers, needsLiveOperatorVersion, ROUTES } from '../../../webhoo
 import type { AdmissionRequest } from '../../../webhook/review.ts';
 import { admitInstance, immutableParametersUnchanged, INSTANCE_RULES, requiredParametersPresent, type InstanceAdmissionContext } from '../../../webhook/rules/instance.ts';
 import type { Verdict } from '../../../webhook/rules/verdict.ts';
+import { REQUESTED_BY_PATH } from '../../../webhook/rules/instanceMutate.ts';
 import { MUTATION_CONDITION, mutationSent, VALIDATION_CONDITION, validationSent, celEquals } from '../../support/matchConditions.ts';
 import { memoryLookups } from '../../support/memoryLookups.ts';
 
@@ -264,15 +265,26 @@ describe('Instance webhook matchConditions: the writes not sent could not have c
       expect(validationSent('UPDATE', { spec, metadata: { labels: { a: 'b' } } }, { spec })).to.equal(false);
     });
 
-    it('sends a mutation only for a planExecution object whose id is absent or null', () => {
-      expect(mutationSent({ spec: { planExecution: { planName: 'b' } } })).to.equal(true);
-      expect(mutationSent({ spec: { planExecution: { planName: 'b', id: null } } })).to.equal(true);
-      expect(mutationSent({ spec: { planExecution: { planName: 'b', id: 'x' } } })).to.equal(false);
-      expect(mutationSent({ spec: { planExecution: { planName: 'b', id: '' } } })).to.equal(false);
-      expect(mutationSent({ spec: { planExecution: null } })).to.equal(false);
-      expect(mutationSent({ spec: { planExecution: 'backup' } })).to.equal(false);
-      expect(mutationSent({ spec: 'x' })).to.equal(false);
-      expect(mutationSent({ metadata: {} })).to.equal(false);
+    it('sends a CREATE to mutation only for a planExecution object whose id is absent or null', () => {
+      const sent = (object: unknown) => mutationSent('CREATE', object, null);
+      expect(sent({ spec: { planExecution: { planName: 'b' } } })).to.equal(true);
+      expect(sent({ spec: { planExecution: { planName: 'b', id: null } } })).to.equal(true);
+      expect(sent({ spec: { planExecution: { planName: 'b', id: 'x' } } })).to.equal(false);
+      expect(sent({ spec: { planExecution: { planName: 'b', id: '' } } })).to.equal(false);
+      expect(sent({ spec: { planExecution: null } })).to.equal(false);
+      expect(sent({ spec: { planExecution: 'backup' } })).to.equal(false);
+      expect(sent({ spec: 'x' })).to.equal(false);
+      expect(sent({ metadata: {} })).to.equal(false);
+    });
+
+    it('sends an UPDATE to mutation when spec changes or the requested-by stamp changes, not for labels alone', () => {
+      const spec = { operatorVersion: { name: 'a' } };
+      const stamp = (v: string) => ({ annotations: { 'planwarden.dev/requested-by': v } });
+      expect(mutationSent('UPDATE', { spec: { ...spec, parameters: { A: '1' } } }, { spec })).to.equal(true);
+      expect(mutationSent('UPDATE', { metadata: stamp('x'), spec }, { spec })).to.equal(true);
+      expect(mutationSent('UPDATE', { metadata: {}, spec }, { metadata: stamp('x'), spec })).to.equal(true);
+      expect(mutationSent('UPDATE', { metadata: stamp('x'), spec }, { metadata: stamp('x'), spec })).to.equal(false);
+      expect(mutationSent('UPDATE', { metadata: { labels: { a: 'b' } }, spec }, { spec })).to.equal(false);
     });
   });
 
@@ -357,15 +369,19 @@ describe('Instance webhook matchConditions: the writes not sent could not have c
     );
     const objectArb = fc.record({ metadata: fc.constant({ name: 'db', namespace: NS }), spec: specLikeArb }, { requiredKeys: ['metadata'] });
 
-    it(`sends exactly the writes that get a patch, CREATE and UPDATE alike (${RUNS} generated objects, malformed ones included)`, async () => {
+    it(`a write the condition does not send gets no patch; one it sends gets only the id and the stamp (${RUNS} generated objects, malformed ones included)`, async () => {
       const routes = await handlersFor({ operatorVersions: [undefined, undefined], cached: [undefined, undefined], serviceAccounts: [], analysed: true });
       await fc.assert(
         fc.asyncProperty(fc.constantFrom<'CREATE' | 'UPDATE'>('CREATE', 'UPDATE'), objectArb, objectArb, async (operation, object, old) => {
-          const v = await routes[ROUTES.mutateInstances]!.handle(request(operation, object, operation === 'UPDATE' ? old : null));
-          if (!mutationSent(object)) {
+          const oldObject = operation === 'UPDATE' ? old : null;
+          const v = await routes[ROUTES.mutateInstances]!.handle(request(operation, object, oldObject));
+          if (!mutationSent(operation, object, oldObject)) {
             expectNothingToSay(v, 'a mutation the apiserver does not ask for');
           } else {
-            expect(v.allowed && v.patch.map((p) => p.path)).to.deep.equal(['/spec/planExecution/id']);
+            expect(v.allowed).to.equal(true);
+            for (const p of v.allowed ? v.patch : []) {
+              expect(['/spec/planExecution/id', '/metadata/annotations', REQUESTED_BY_PATH]).to.include(p.path);
+            }
           }
         }),
         { numRuns: RUNS },

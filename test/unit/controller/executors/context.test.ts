@@ -41,7 +41,12 @@ describe('controller/executors/context', () => {
 
   describe('renderVarsOf', () => {
     it("gives templates the Instance's name and namespace, the OperatorVersion's version and the parameters", () => {
-      expect(renderVarsOf(ctx)).to.deep.equal({ params: { REPLICAS: '3' }, name: 'shop', namespace: 'team-a', operatorVersion: '1.2.0' });
+      expect(renderVarsOf(ctx)).to.deep.equal({ params: { REPLICAS: '3' }, name: 'shop', namespace: 'team-a', operatorVersion: '1.2.0', paramTypes: {} });
+    });
+    it("gives the renderer the declared parameter types (an array/map value becomes that node; undeclared: string)", () => {
+      const parameters = [{ name: 'REPLICAS', type: 'integer' as const }, { name: 'LABELS', type: 'map' as const }, { name: 'NOTE' }];
+      const typed = { ...ctx, operatorVersion: { ...ctx.operatorVersion, spec: { ...ctx.operatorVersion.spec, parameters } } };
+      expect(renderVarsOf(typed).paramTypes).to.deep.equal({ REPLICAS: 'integer', LABELS: 'map' });
     });
     it('adds the target in fanned-out steps', () => {
       expect(renderVarsOf({ ...ctx, target: 'worker0' }).target).to.equal('worker0');

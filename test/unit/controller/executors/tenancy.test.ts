@@ -137,17 +137,24 @@ describe('controller/executors/tenancy', () => {
       expect(calls.filter((c) => c.verb.startsWith('apply'))).to.deep.equal([]);
     });
 
-    it('a Forbidden answer is fatal and names the verb, resource, namespace, ServiceAccount and the RoleBinding that fixes it', async () => {
+    it('a Forbidden answer is fatal and names the verb, resource, namespace, ServiceAccount and the exact `kubectl planwarden rbac` command that prints the fix', async () => {
       const fake = fakeKube({ refuse: (c) => (c.verb === 'apply ConfigMap' ? forbidden(SA_USER, 'patch', 'configmaps', 'tenant-a') : undefined) });
       const { obs } = await run('Apply', context(configMap()), fake);
       expect(obs).to.deep.equal({
         kind: 'fatalError',
         message:
           'apply configmap settings (template t.yaml): forbidden: ServiceAccount tenant-a/planwarden-plans may not patch configmaps in namespace tenant-a; ' +
-          'bind it to a Role that allows it (kubectl -n tenant-a create role planwarden-plans-configmaps --verb=patch --resource=configmaps; ' +
-          'kubectl -n tenant-a create rolebinding planwarden-plans-configmaps --role=planwarden-plans-configmaps --serviceaccount=tenant-a:planwarden-plans); ' +
+          '`kubectl planwarden rbac --operator-version ov -n tenant-a --service-account planwarden-plans | kubectl apply -f -` grants what the blueprint\'s plans need; ' +
           '`kubectl auth can-i patch configmaps -n tenant-a --as=system:serviceaccount:tenant-a:planwarden-plans` decides',
       });
+    });
+
+    it('a Forbidden answer of a Delete and of a Wait names the command too, with the Instance\'s ServiceAccount', async () => {
+      const refuse = (verb: string) => fakeKube({ serviceAccounts: ['deployer'], refuse: (c) => (c.verb === `${verb} ConfigMap` && c.as ? forbidden('system:serviceaccount:tenant-a:deployer', verb, 'configmaps', 'tenant-a') : undefined) });
+      const del = await run('Delete', context(configMap(), {}, {}, instance('deployer')), refuse('get'));
+      expect(del.obs.message).to.include('`kubectl planwarden rbac --operator-version ov -n tenant-a --service-account deployer | kubectl apply -f -`');
+      const wait = await run('Wait', context('', { spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', name: 'settings' }, condition: { type: 'Ready' } } }, {}, instance('deployer')), refuse('get'));
+      expect(wait.obs.message).to.include('`kubectl planwarden rbac --operator-version ov -n tenant-a --service-account deployer | kubectl apply -f -`');
     });
 
     it('a controller that may not impersonate gets a fatal step saying so', async () => {
@@ -235,6 +242,10 @@ describe('controller/executors/tenancy', () => {
     it('names the API group of the resource', () => {
       const r = parseRbacRefusal('deployments.apps "w" is forbidden: User "u" cannot patch resource "deployments" in API group "apps" in the namespace "a"');
       expect(explainForbidden(r!, { serviceAccount: { namespace: 'a', name: 'p' } })).to.include('--resource=deployments.apps');
+    });
+    it('outside the namespace, the command is named with what it prints there (a commented-out ClusterRole)', () => {
+      const r = parseRbacRefusal('namespaces "x" is forbidden: User "system:serviceaccount:a:p" cannot create resource "namespaces" in API group "" at the cluster scope');
+      expect(explainForbidden(r!, { serviceAccount: { namespace: 'a', name: 'p' } }, 'ov')).to.include('kubectl planwarden rbac --operator-version ov -n a --service-account p').and.include('commented-out ClusterRole');
     });
     it('ignores a 403 that is not an RBAC refusal (an admission denial)', () => {
       expect(parseRbacRefusal('admission webhook "x" denied the request: no')).to.equal(undefined);

@@ -1,6 +1,7 @@
 // The Wait task: done when the condition holds, fatal after its timeout, in progress between.
 import { expect } from 'chai';
-import { resolveWaitRef, waitObservation, type WaitInput } from '../../../../controller/executors/wait.ts';
+import { waitObservation, type WaitInput } from '../../../../controller/executors/wait.ts';
+import { resolveWaitRef } from '../../../../shared/plan/waitRef.ts';
 import type { KubeResource } from '../../../../shared/kube/client.ts';
 
 const STARTED = '2026-03-01T12:00:00Z';

@@ -9,6 +9,8 @@ import {
   type Decision,
 } from '../../../../controller/instances/decide.ts';
 
+/** decide() reads the time only for maintenance; none of these Instances has any. */
+const NOW_MS = Date.parse('2026-11-25T12:00:00Z');
 const step = (t: string) => ({ name: t, tasks: [t] });
 const ov: OperatorVersion = {
   apiVersion: 'planwarden.dev/v1alpha1',
@@ -49,6 +51,7 @@ function inst(opts: {
   deleting?: boolean;
   annotations?: Record<string, string>;
   ov?: string;
+  maintenance?: Instance['spec']['maintenance'];
 }): Instance {
   return {
     apiVersion: 'planwarden.dev/v1alpha1',
@@ -61,7 +64,7 @@ function inst(opts: {
       ...(opts.deleting ? { deletionTimestamp: '2026-11-22T10:00:00Z' } : {}),
       ...(opts.annotations ? { annotations: opts.annotations } : {}),
     },
-    spec: { operatorVersion: { name: opts.ov ?? 'app-1' }, parameters: opts.params, planExecution: opts.pe },
+    spec: { operatorVersion: { name: opts.ov ?? 'app-1' }, parameters: opts.params, planExecution: opts.pe, ...(opts.maintenance ? { maintenance: opts.maintenance } : {}) },
     status: opts.status,
   };
 }
@@ -75,7 +78,18 @@ interface Row {
   message?: RegExp;
 }
 
+const paused = { pausedUntil: 'true' };
+const saturdays = { windows: [{ schedule: '0 2 * * 6', duration: '2h' }] }; // NOW_MS is a Wednesday
+
 const rows: Row[] = [
+  { it: 'holds a manual trigger while maintenance is paused, until the pause is lifted', inst: inst({ status: deployed, pe: { planName: 'backup', id: 'b1' }, maintenance: paused }), want: 'held', message: /plan "backup" is held: maintenance is paused .* until the pause is lifted/ },
+  { it: 'holds a parameter change outside every window, until the next one opens', inst: inst({ status: deployed, params: { BUCKET: 'c' }, maintenance: saturdays }), want: 'held', message: /held until the next maintenance window opens at 2026-11-28T02:00:00Z/ },
+  { it: 'holds deploy on a new Instance created paused', inst: inst({ maintenance: paused }), want: 'held', message: /plan "deploy" is held/ },
+  { it: 'starts a trigger of a plan maintenance does not govern while paused', inst: inst({ status: deployed, pe: { planName: 'backup', id: 'b1' }, maintenance: { ...paused, plans: ['deploy'] } }), want: 'start', plan: 'backup' },
+  { it: 'starts a manual trigger inside the window', inst: inst({ status: deployed, pe: { planName: 'backup', id: 'b1' }, maintenance: { windows: [{ schedule: '0 11 * * *', duration: '2h' }] } }), want: 'start', plan: 'backup' },
+  { it: 'goes on with a running plan when a pause begins (a run started is never stopped)', inst: inst({ status: running('backup'), maintenance: paused }), want: 'advance' },
+  { it: 'withdraws a held request when abort turns true while nothing runs', inst: inst({ status: { ...deployed, planStatus: { backup: { status: 'PENDING', trigger: 'manual', message: 'held' } } }, pe: { planName: 'backup', id: 'b1', abort: true }, maintenance: paused }), want: 'withdraw' },
+  { it: 'runs cleanup on deletion while paused: cleanup never waits', inst: inst({ status: deployed, deleting: true, maintenance: paused }), want: 'start', plan: 'cleanup' },
   { it: 'adds the finalizer before anything else', inst: inst({ finalizers: [] }), want: 'addFinalizer' },
   { it: 'starts deploy on a new Instance', inst: inst({}), want: 'start', plan: 'deploy' },
   { it: 'is idle when nothing is asked for and nothing runs', inst: inst({ status: deployed }), want: 'idle' },
@@ -195,7 +209,7 @@ const rows: Row[] = [
 describe('controller/instances/decide', function () {
   for (const row of rows) {
     it(row.it, function () {
-      const d = decide(row.ov === null ? undefined : (row.ov ?? ov), row.inst);
+      const d = decide(row.ov === null ? undefined : (row.ov ?? ov), row.inst, NOW_MS);
       expect(d.kind).to.equal(row.want);
       if (row.plan) expect(d.kind === 'start' && d.request.plan).to.equal(row.plan);
       if (row.message) expect('report' in d ? d.report?.message : 'message' in d ? d.message : '').to.match(row.message);
@@ -210,7 +224,7 @@ describe('controller/instances/decide', function () {
       const s = consumeAbort({ applied: { operatorVersion: 'app-1' } }, inst({ pe: { planName: 'deploy', id: 'run-7', abort: true } }));
       expect(s.applied?.planExecution).to.deep.equal({ planName: 'deploy', id: 'run-7' });
       const after = inst({ status: s, pe: { planName: 'deploy', id: 'run-7' } });
-      expect(decide(ov, after).kind).to.equal('idle');
+      expect(decide(ov, after, NOW_MS).kind).to.equal('idle');
     });
     it('records an abort that turned back to false, so the next true acts again', function () {
       const s = consumeAbort({ applied: { abort: true } }, inst({ pe: { planName: 'b' } }));

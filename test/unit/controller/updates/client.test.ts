@@ -54,7 +54,7 @@ describe('queryInformer', function () {
 
   it('GETs discovery and returns the handlers', async () => {
     reply = () => ({ json: { kind: 'DiscoveryResponse', handlers: ['updatePlanInsights'] } });
-    expect(await queryInformer(spec, { kind: 'discovery' })).to.deep.equal({ handlers: ['updatePlanInsights'] });
+    expect(await queryInformer(spec, { kind: 'discovery' })).to.deep.equal({ handlers: ['updatePlanInsights'], serves: ['updatePlanInsights'] });
     expect(server.calls).to.deep.equal([{ kind: 'discovery', body: undefined }]);
   });
 
@@ -66,10 +66,20 @@ describe('queryInformer', function () {
   });
 
   it('JSON of the wrong shape is an InvalidResponse naming the field', async () => {
-    reply = () => ({ json: { status: { response: 'Maybe' } } });
+    reply = () => ({ json: { status: { response: 'Success' }, spec: { insights: 'none' } } });
     const answer = await queryInformer(spec, { kind: 'updatePlanInsights', body: {} });
     expect(answer).to.have.property('reason', 'InvalidResponse');
-    expect(answer).to.have.property('error').that.matches(/status.response must be one of Success, Failure, Wait/);
+    expect(answer).to.have.property('error').that.matches(/insights at spec must be a list/);
+  });
+
+  it('a 503 whose body says Wait is a Wait (the informer says "not now" in both)', async () => {
+    reply = () => ({ status: 503, json: { status: { response: 'Wait', message: 'warming up' } } });
+    expect(await queryInformer(spec, { kind: 'updatePlanInsights', body: {} })).to.deep.equal({ response: 'Wait', message: 'warming up', insights: [], findings: [] });
+  });
+
+  it('a non-2xx whose body says Success stays an HTTP error (the two disagree)', async () => {
+    reply = () => ({ status: 500, json: { status: { response: 'Success' } } });
+    expect(await queryInformer(spec, { kind: 'updatePlanInsights', body: {} })).to.have.property('reason', 'HTTPError');
   });
 
   it('an HTTP error status is an HTTPError with an excerpt of the body', async () => {

@@ -174,8 +174,8 @@ describe('request bodies', () => {
 
 describe('mergeInformerResponse', () => {
   const BOUND = 5 * 60_000;
-  const merge = (previous: InformerStatus | undefined, outcome: InformerOutcome, now = NOW, findings?: string[]) =>
-    mergeInformerResponse('broker', previous, outcome, now, { waitBoundMs: BOUND, ...(findings ? { findings } : {}) });
+  const merge = (previous: InformerStatus | undefined, outcome: InformerOutcome, now = NOW) =>
+    mergeInformerResponse('broker', previous, outcome, now, { waitBoundMs: BOUND });
   const previous = (insights: Insight[], response: InformerStatus['response'] = 'Success', extra: Partial<InformerStatus> = {}): InformerStatus => ({
     name: 'broker',
     response,
@@ -294,10 +294,11 @@ describe('mergeInformerResponse', () => {
     expect(uids(healed)).to.deep.equal(['a', `${DEGRADED_INSIGHT_UID} (resolved)`]);
   });
 
-  it('findings from before the answer (a malformed discovery) degrade the informer too', () => {
-    const merged = merge(undefined, answer('Success', [insight('a')]), NOW, ['discovery: malformed']);
-    expect(merged.findings).to.deep.equal(['discovery: malformed']);
-    expect(uids(merged)).to.deep.equal([DEGRADED_INSIGHT_UID, 'a']);
+  it('a response that is none of Success, Failure and Wait counts as a Failure: its insights kept, the informer degraded', () => {
+    const merged = merge(previous([insight('a')]), { ...answer('Failure', [insight('b')]), reportedResponse: '"OK"' });
+    expect(merged.findings).to.deep.equal(['answered status.response "OK", none of Success, Failure and Wait: counted as a Failure, its insights kept']);
+    expect(merged.message).to.equal('status.response "OK": counted as a Failure');
+    expect(uids(merged)).to.deep.equal([DEGRADED_INSIGHT_UID, 'a', 'b']);
   });
 
   it('Wait is honoured up to the bound; past it the informer is degraded, waitingSince kept', () => {

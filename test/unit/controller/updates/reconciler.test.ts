@@ -3,17 +3,19 @@
 import { expect } from 'chai';
 import type { InformerStatus, Insight, UpdateInformer, UpdatePlan } from '../../../../shared/api/schema.ts';
 import { findCondition } from '../../../../shared/conditions/conditions.ts';
-import type { ParsedResponse } from '../../../../controller/updates/answers.ts';
+import { parseDiscoveryResponse, type ParsedResponse } from '../../../../controller/updates/answers.ts';
 import type { InformerQuery, InformerRequest, QueryError } from '../../../../controller/updates/client.ts';
 import { DEGRADED_INSIGHT_UID } from '../../../../controller/updates/insights.ts';
 import {
   DISCOVERY_REFRESH_MS,
   FAILURE_RETRY_MS,
   discoverInformer,
+  discoveryCondition,
   QUERY_CONCURRENCY,
   REANALYZE_AFTER_MS,
   WAIT_RETRY_MS,
   reconcileUpdatePlan,
+  type DiscoveryRecord,
   type UpdatePlanReconcileResult,
 } from '../../../../controller/updates/reconciler.ts';
 
@@ -48,7 +50,8 @@ function warning(uid: string): Insight {
 }
 
 type Answer = ParsedResponse | QueryError;
-type Discovery = { handlers: string[] } | QueryError;
+/** A discovery body as the informer sends it (read by the real parser), or the client's error. */
+type Discovery = Record<string, unknown> | QueryError;
 
 /**
  * A query answering per informer URL host, recording who was asked with what; discovery
@@ -61,7 +64,8 @@ function scripted(answers: Record<string, Answer>, discoveries: Record<string, D
     const host = new URL(spec.clientConfig.url!).hostname.split('.')[0]!;
     if (request.kind === 'discovery') {
       discovered.push(host);
-      return discoveries[host] ?? { handlers: ['updatePlanInsights', 'updateInsights'] };
+      const said = discoveries[host] ?? { handlers: ['updatePlanInsights', 'updateInsights'] };
+      return 'error' in said ? said : parseDiscoveryResponse(said);
     }
     asked.push({ informer: host, body: request.body });
     expect(request.kind).to.equal('updatePlanInsights');
@@ -174,9 +178,9 @@ describe('reconcileUpdatePlan', () => {
       informers: [{ name: 'a', response: 'Success', lastQueryTime: at(-REANALYZE_AFTER_MS), insights: [warning('w')] }],
     });
     const refused = { error: 'GET https://a.example.com/…: connection failed: ECONNREFUSED', reason: 'ConnectionFailed' } as const;
-    const { query, asked } = scripted({}, { a: refused });
+    const { query, asked } = scripted({ a: refused }, { a: refused });
     const result = await reconcileUpdatePlan({ plan: before, informers: [informer('a')], now: T0, query });
-    expect(asked, 'an informer unreachable for discovery is not asked further').to.have.length(0);
+    expect(asked, 'the hook is asked anyway: its own failure decides').to.have.length(1);
     const e = entry(result, 'a')!;
     expect([e.response, e.message, e.findings]).to.deep.equal(['Failure', refused.error, [refused.error]]);
     expect(e.insights!.map((i) => i.uid)).to.deep.equal([DEGRADED_INSIGHT_UID, 'w']);
@@ -223,11 +227,22 @@ describe('reconcileUpdatePlan', () => {
     expect(script.discovered).to.have.length(3);
   });
 
-  it('a malformed discovery: the informer is asked anyway and counts as degraded', async () => {
-    const { query, asked } = scripted({ a: success() }, { a: { error: 'GET …/discovery: malformed discovery answer: handlers is required', reason: 'InvalidResponse' } });
+  it('a malformed discovery: the informer is asked anyway, and only its hook\'s answer counts (no risk from discovery)', async () => {
+    const { query, asked } = scripted({ a: success(warning('w')) }, { a: { error: 'GET …/discovery: HTTP 404: no hook', reason: 'HTTPError' } });
     const result = await reconcileUpdatePlan({ plan: plan(), informers: [informer('a')], now: T0, query });
     expect(asked).to.have.length(1);
-    expect(entry(result, 'a')!.findings).to.deep.equal(['discovery: GET …/discovery: malformed discovery answer: handlers is required']);
+    expect(entry(result, 'a')!.findings).to.equal(undefined);
+    expect(entry(result, 'a')!.insights!.map((i) => i.uid)).to.deep.equal(['w']);
+    expect(findCondition(result.informerConditions.get('a'), 'Online')).to.include({ status: 'True', reason: 'Answered' });
+    expect(findCondition(result.status.conditions, 'RisksAccepted')).to.include({ status: 'False', reason: 'RisksPending' });
+  });
+
+  it('the seed\'s discovery ({apiLevel, handlers: [status, plan]}) is asked for the plan, and its warning blocks', async () => {
+    const { query, asked } = scripted({ a: success(warning('w')) }, { a: { apiLevel: 'v1alpha1', handlers: ['status', 'plan'] } });
+    const result = await reconcileUpdatePlan({ plan: plan(), informers: [informer('a')], now: T0, query });
+    expect(asked).to.have.length(1);
+    expect(result.discovery.get('a')).to.deep.include({ handlers: ['status', 'plan'], apiLevel: 'v1alpha1' });
+    expect(findCondition(result.status.conditions, 'RisksAccepted')).to.include({ status: 'False', message: '1 insight needs acceptance: a/w (warning)' });
   });
 
   it('reconciling again at once asks nobody and returns the same status', async () => {
@@ -354,6 +369,22 @@ describe('discoverInformer (an informer on its own, without any UpdatePlan)', ()
     expect(up.conditions).to.deep.equal(judged.status.conditions);
   });
 
+  it('a discovery that answers badly says nothing about Online once a hook has; before, Online is Unknown (DiscoveryUnreadable)', async () => {
+    const notFound = { error: 'GET https://a/…: HTTP 404: no hook', reason: 'HTTPError' } as const;
+    const fresh = await discoverInformer({ informer: informer('a'), now: T0, query: scripted({}, { a: notFound }).query });
+    expect(findCondition(fresh.conditions, 'Online')).to.include({ status: 'Unknown', reason: 'DiscoveryUnreadable' });
+    const answered = { ...informer('a'), status: { conditions: [{ type: 'Online', status: 'True' as const, reason: 'Answered', lastTransitionTime: T0 }] } };
+    const later = await discoverInformer({ informer: answered, now: at(1000), query: scripted({}, { a: notFound }).query });
+    expect(later.conditions).to.deep.equal(answered.status.conditions);
+  });
+
+  it('a discovery that connects again after an outage it reported sets Online True (Discovered)', async () => {
+    const refused = { error: 'GET https://a/…: connection failed: ECONNREFUSED', reason: 'ConnectionFailed' } as const;
+    const down = await discoverInformer({ informer: informer('a'), now: T0, query: scripted({}, { a: refused }).query });
+    const back = await discoverInformer({ informer: { ...informer('a'), status: { conditions: down.conditions } }, now: at(FAILURE_RETRY_MS), query: scripted({}).query, discovery: down.discovery });
+    expect(findCondition(back.conditions, 'Online')).to.include({ status: 'True', reason: 'Discovered' });
+  });
+
   it('a disabled informer is not asked: Online Unknown (Disabled), its discovery forgotten', async () => {
     const { query, discovered } = scripted({});
     const r = await discoverInformer({ informer: informer('a', { enabled: false }), now: T0, query });
@@ -361,4 +392,21 @@ describe('discoverInformer (an informer on its own, without any UpdatePlan)', ()
     expect(r.discovery).to.equal(undefined);
     expect(findCondition(r.conditions, 'Online')).to.include({ status: 'Unknown', reason: 'Disabled' });
   });
+});
+
+describe('discoveryCondition (shown on the informer, never a risk)', () => {
+  const rows: { says: string; record: DiscoveryRecord; status: string; reason: string; message: RegExp }[] = [
+    { says: 'a clear list', record: { checkedAt: T0, handlers: ['status', 'plan'], apiLevel: 'v1alpha1', serves: ['updatePlanInsights', 'updateInsights'] }, status: 'True', reason: 'Listed', message: /^discovery lists status, plan \(apiLevel v1alpha1\): asked updatePlanInsights and updateInsights$/ },
+    { says: 'a clear list without the plan hook', record: { checkedAt: T0, handlers: ['status'], serves: ['updateInsights'] }, status: 'True', reason: 'Listed', message: /asked updateInsights$/ },
+    { says: 'an ambiguous list', record: { checkedAt: T0, handlers: [], serves: [], doubt: 'its handlers list is empty' }, status: 'False', reason: 'Ambiguous', message: /^discovery: its handlers list is empty: every hook is asked \(when in doubt, ask\)/ },
+    { says: 'an HTTP error', record: { checkedAt: T0, error: 'GET …: HTTP 404', reason: 'HTTPError' }, status: 'False', reason: 'Unreadable', message: /HTTP 404: every hook is asked/ },
+    { says: 'no connection', record: { checkedAt: T0, error: 'GET …: connection failed', reason: 'ConnectionFailed' }, status: 'False', reason: 'Unreachable', message: /connection failed: every hook is asked/ },
+  ];
+  for (const row of rows) {
+    it(`${row.says}: Discovered ${row.status} (${row.reason})`, () => {
+      const c = discoveryCondition(row.record, 3);
+      expect(c).to.include({ type: 'Discovered', status: row.status, reason: row.reason, observedGeneration: 3 });
+      expect(c.message).to.match(row.message);
+    });
+  }
 });

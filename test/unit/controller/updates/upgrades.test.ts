@@ -1,7 +1,7 @@
 // reconcileUpgradeStatus: while an Instance's upgrade runs, the informers' updateInsights
 // answers and the UpdatePending / UpdateActive conditions (the seed's UpdateStatus).
 import { expect } from 'chai';
-import type { ParsedResponse } from '../../../../controller/updates/answers.ts';
+import { parseDiscoveryResponse, type ParsedResponse } from '../../../../controller/updates/answers.ts';
 import type { InformerQuery, InformerRequest } from '../../../../controller/updates/client.ts';
 import { needsUpgradeStatus, reconcileUpgradeStatus, upgradeRunOf } from '../../../../controller/updates/upgrades.ts';
 import type { Instance, PlanState, UpdateInformer } from '../../../../shared/api/schema.ts';
@@ -32,10 +32,10 @@ function upgrading(state: PlanState, trigger: 'upgrade' | 'manual' = 'upgrade', 
   };
 }
 
-function scripted(answer: ParsedResponse) {
+function scripted(answer: ParsedResponse, discovery: unknown = { handlers: ['updateInsights'] }) {
   const bodies: unknown[] = [];
   const query = (async (_spec: unknown, request: InformerRequest) => {
-    if (request.kind === 'discovery') return { handlers: ['updateInsights'] };
+    if (request.kind === 'discovery') return parseDiscoveryResponse(discovery);
     bodies.push(request.body);
     return answer;
   }) as InformerQuery;
@@ -61,6 +61,23 @@ describe('reconcileUpgradeStatus', () => {
     expect(findCondition(r.updateStatus!.conditions, 'UpdateActive')).to.include({ status: 'True', reason: 'UpgradeRunning' });
     expect(r.requeueAfterMs).to.equal(10_000);
   });
+
+  const discoveries: { says: string; discovery: unknown; asked: boolean }[] = [
+    { says: 'the seed\'s names (status, plan)', discovery: { apiLevel: 'v1alpha1', handlers: ['status', 'plan'] }, asked: true },
+    { says: 'our names under spec', discovery: { kind: 'DiscoveryResponse', spec: { handlers: ['updatePlanInsights', 'updateInsights'] } }, asked: true },
+    { says: 'insights, in capitals', discovery: { handlers: ['INSIGHTS'] }, asked: true },
+    { says: 'unknown names only', discovery: { handlers: ['live'] }, asked: true },
+    { says: 'no handlers', discovery: {}, asked: true },
+    { says: 'the plan hook alone, clearly', discovery: { handlers: ['plan'] }, asked: false },
+  ];
+  for (const row of discoveries) {
+    it(`discovery with ${row.says}: updateInsights ${row.asked ? 'is asked' : 'is not asked'} while the upgrade runs`, async () => {
+      const { query, bodies } = scripted({ response: 'Success', insights: [reboot], findings: [] }, row.discovery);
+      const r = await reconcileUpgradeStatus({ instance: upgrading('IN_PROGRESS'), informers: [informer], now: T0, query });
+      expect(bodies).to.have.length(row.asked ? 1 : 0);
+      expect(r.updateStatus!.informers![0]!.findings).to.equal(undefined);
+    });
+  }
 
   it('asks again after 5 s on Wait, and not before the pulse otherwise', async () => {
     const waiting = await reconcileUpgradeStatus({ instance: upgrading('IN_PROGRESS'), informers: [informer], now: T0, query: scripted({ response: 'Wait', insights: [], findings: [] }).query });

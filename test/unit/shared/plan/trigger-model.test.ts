@@ -8,7 +8,9 @@
 //    identity, or the running plan is aborted) or is reported (a PlanRunning condition and a
 //    Warning Event naming the rule), or is withdrawn by a later admitted write of the user;
 // 2. the webhook never admits what the controller then refuses or holds;
-// 3. every denial and every controller report carries a rule id.
+// 3. every denial and every controller report carries a rule id;
+// 4. a request maintenance holds (a pause turned on and off at random) is never lost: it is
+//    started once the pause is lifted, or withdrawn by an abort (or a later write).
 //
 // What a write "asks for" is judged here from the write itself (which fields it changes),
 // not by the policy under test, so a request the policy forgets to see is caught too.
@@ -22,7 +24,7 @@ import type { Instance, InstanceSpec, InstanceStatus, OperatorVersion, Plan, Upd
 import { isRunning, triggerIdentity } from '../../../../shared/plan/triggers.ts';
 import { consumeAbort, decide, finalizeStatus, type Decision } from '../../../../controller/instances/decide.ts';
 import { advancePlan } from '../../../../controller/engine/advance.ts';
-import { startPlan } from '../../../../controller/engine/start.ts';
+import { holdPlan, releaseHeldPlans, startPlan, withdrawHeld } from '../../../../controller/engine/start.ts';
 import { ensurePlanStatusEntries } from '../../../../controller/engine/status.ts';
 import type { Observations, TaskOutcome } from '../../../../controller/engine/types.ts';
 import { admitInstance, type InstanceAdmissionContext } from '../../../../webhook/rules/instance.ts';
@@ -92,6 +94,8 @@ type Write =
   | { w: 'param'; name: string; value?: string }
   | { w: 'operatorVersion'; name: string }
   | { w: 'reapply' }
+  | { w: 'pause' }
+  | { w: 'unpause' }
   | { w: 'delete' };
 type Step = Write | { w: 'controller'; outcome: TaskOutcome['kind'] };
 
@@ -120,6 +124,8 @@ const writeArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ w: fc.constant('operatorVersion' as const), name: fc.constantFrom(V1, V2) }) },
   { weight: 1, arbitrary: fc.constant({ w: 'reapply' as const }) },
   { weight: 1, arbitrary: fc.constant({ w: 'delete' as const }) },
+  { weight: 2, arbitrary: fc.constant({ w: 'pause' as const }) },
+  { weight: 2, arbitrary: fc.constant({ w: 'unpause' as const }) },
   {
     weight: 8,
     arbitrary: fc.record({
@@ -161,6 +167,12 @@ function applyWrite(spec: InstanceSpec, w: Write): InstanceSpec | 'schema-error'
     }
     case 'operatorVersion':
       next.operatorVersion = { name: w.name };
+      return next;
+    case 'pause':
+      next.maintenance = { pausedUntil: 'true' };
+      return next;
+    case 'unpause':
+      delete next.maintenance;
       return next;
     default:
       return next;
@@ -314,7 +326,7 @@ function controllerPass(world: World, outcome: TaskOutcome['kind'], index: numbe
   if (!inst) return undefined;
   world.clock += 1;
   const ov = CATALOG.get(inst.spec.operatorVersion.name);
-  const decision = decide(ov, inst);
+  const decision = decide(ov, inst, Date.parse(nowOf(world)));
   world.trace.push(`#${index} controller(${outcome}) → ${decision.kind}${'report' in decision && decision.report ? `: ${decision.report.message}` : ''}`);
   if (decision.kind === 'addFinalizer') {
     inst.metadata.finalizers = [FINALIZER];
@@ -331,6 +343,9 @@ function controllerPass(world: World, outcome: TaskOutcome['kind'], index: numbe
     const r = decision.request;
     status = startPlan({ ov, instance: { ...inst, status }, request: r, now, id: r.kind === 'manual' && r.id ? r.id : `${r.plan}-${index}` });
   }
+  if (decision.kind === 'withdraw') status = withdrawHeld({ ov, instance: { ...inst, status }, now });
+  status = releaseHeldPlans(status, decision.kind === 'held' ? decision.request.plan : undefined);
+  if (decision.kind === 'held') status = holdPlan({ ov, status, request: decision.request, message: decision.report.message, now });
   status = consumeAbort(status, inst);
   let abort = decision.kind === 'abort';
   let observations: Observations = {};
@@ -347,7 +362,7 @@ function controllerPass(world: World, outcome: TaskOutcome['kind'], index: numbe
     observations = { tasks };
   }
   const refusal = 'report' in decision ? decision.report : undefined;
-  const nothingDue = decision.kind === 'idle' || (decision.kind !== 'refuse' && decision.kind !== 'hold' && !isRunning(status.activePlan?.status));
+  const nothingDue = decision.kind === 'idle' || (decision.kind !== 'refuse' && decision.kind !== 'hold' && decision.kind !== 'held' && !isRunning(status.activePlan?.status));
   inst.status = finalizeStatus({ inst, status, now, nothingDue, refusal });
   return decision;
 }
@@ -358,7 +373,8 @@ function settle(world: World, before: Instance, decision: Decision | undefined):
   const report = 'report' in decision ? decision.report : undefined;
   // A failed cleanup keeps the finalizer: a state of the deletion, not a refused request.
   const cleanupFailed = report?.reason === 'CleanupFailed';
-  if (report && !cleanupFailed) assertRuleId(report.message, 'a controller report');
+  // A hold by maintenance is no refusal: its message says when the request starts instead.
+  if (report && !cleanupFailed && decision.kind !== 'held') assertRuleId(report.message, 'a controller report');
   if ((decision.kind === 'refuse' || decision.kind === 'hold') && !cleanupFailed) {
     expect.fail(`the webhook admitted what the controller ${decision.kind}s: ${report?.message ?? ''}`);
   }
@@ -366,6 +382,10 @@ function settle(world: World, before: Instance, decision: Decision | undefined):
     if (!stillAsked(a, before)) return false; // withdrawn or replaced by a later admitted write
     if (report?.rule === 'instance.deleting') return false; // reported: the Instance is going away
     if (decision.kind === 'abort') return a.kind !== 'abort';
+    // An abort while nothing runs withdraws what maintenance holds (history: ABORTED).
+    if (decision.kind === 'withdraw') return a.kind !== 'abort' && !decision.plans.includes(a.plan);
+    // Held by maintenance: still outstanding, it must start after the pause.
+    if (decision.kind === 'held') expect(decision.report.reason).to.equal('Paused');
     if (decision.kind !== 'start') return true;
     const r = decision.request;
     // Deletion's cleanup supersedes (aborts) the running run: that serves an abort.
@@ -404,7 +424,9 @@ function runSequence(create: Creation, steps: Step[]): void {
         userWrite(world, s, i);
       }
     });
-    // Drain: let every run finish; whatever was asked for must have started or been reported.
+    // Lift the pause, then drain: let every run finish; whatever was asked for — held ones
+    // included — must have started or been reported.
+    if (world.stored?.spec.maintenance) userWrite(world, { w: 'unpause' }, steps.length);
     for (let i = 0; i < 40 && world.stored; i++) {
       const before = structuredClone(world.stored);
       const d = controllerPass(world, 'done', steps.length + i);

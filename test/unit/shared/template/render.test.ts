@@ -1,7 +1,7 @@
 // Template rendering: the supported subset renders like Go templates; everything else is
 // refused with the template's name, the problem and the line.
 import { expect } from 'chai';
-import { parseManifests, renderManifests, renderResources, renderTemplate, type RenderVars } from '../../../../shared/template/render.ts';
+import { checkTemplateStructure, parseManifests, renderManifests, renderResources, renderTemplate, type RenderVars } from '../../../../shared/template/render.ts';
 
 const VARS: RenderVars = {
   params: { REPLICAS: '3', IMAGE: 'nginx:1.27', EMPTY: '', MODE: 'Fast' },
@@ -194,11 +194,196 @@ describe('controller/executors/render: what templates can see (tenancy)', () => 
     expect(rendered('{{ .Params.REPLICAS }} {{ .Name }} {{ .Namespace }} {{ .OperatorVersion }} {{ .Target }}', { ...VARS, target: 'w0' })).to.equal('3 shop team-a 1.2.0 w0');
   });
 
-  it('a rendered value that breaks the YAML is not echoed into the message (status and Events stay free of parameter values)', () => {
+  it('a value that would break the YAML is placed as the string it is (it was spliced as text and broke the YAML before values were data)', () => {
     const r = renderManifests('secret.yaml', 'apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {password: {{ .Params.PASSWORD }}}\n', secretVars);
+    expect(r.ok && r.value[0]!.stringData).to.deep.equal({ password: 's3cr3t-value: [' });
+  });
+
+  it('a value that does not fit its declared type is not echoed into the message (status and Events stay free of parameter values)', () => {
+    const r = renderManifests('secret.yaml', 'apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {{ .Params.PASSWORD }}\n', { ...secretVars, paramTypes: { PASSWORD: 'map' } });
     expect(r.ok).to.equal(false);
     if (r.ok) return;
-    expect(r.error.message).to.match(/^template secret\.yaml: rendered text is not valid YAML/);
+    expect(r.error.message).to.equal('template secret.yaml: parameter PASSWORD is declared map, but its value is not YAML or JSON (BAD_INDENT) (line 4)');
     expect(r.error.message).to.not.include('s3cr3t');
   });
+});
+
+const OBJECT = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n';
+
+/** The `data` (or whole object) a template fragment under OBJECT renders to with `params`. */
+function placed(fragment: string, params: Record<string, string>, paramTypes: RenderVars['paramTypes'] = {}): unknown {
+  const r = renderManifests('cm.yaml', OBJECT + fragment, { ...VARS, params, paramTypes });
+  if (!r.ok) throw new Error(`expected to render, got: ${r.error.message}`);
+  expect(r.value, 'one object, no more').to.have.length(1);
+  const { apiVersion, kind, metadata, ...rest } = r.value[0]!;
+  expect({ apiVersion, kind, metadata }, 'the object itself is untouched').to.deep.equal({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' } });
+  return rest;
+}
+
+describe('shared/template/render: values are data, never structure', () => {
+  describe("the issue's injections render as literal values", () => {
+    const second = 'x"\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: injected}\n';
+    const rows: [string, string, string][] = [
+      ['a newline and a key, into a plain value, is one string (no key "extra")', 'level: {{ .Params.V }}', 'debug\n  extra: added'],
+      ['a quote, a document marker and a second object, into a quoted value, is one string (no object "injected")', 'note: "{{ .Params.V }}"', second],
+      ['the same into a plain value', 'note: {{ .Params.V }}', second],
+      ['the same into a single-quoted value', "note: '{{ .Params.V }}'", second],
+      ['a single quote ending a single-quoted value', "note: '{{ .Params.V }}'", "x'\nextra: added"],
+      ['a line break and a less indented line, into a block scalar, stays inside the block', 'note: |\n  {{ .Params.V }}', 'a\nextra: added\n---\nkind: Secret'],
+      ['an anchor', 'note: {{ .Params.V }}', '&a x'],
+      ['an alias', 'note: {{ .Params.V }}', '*a'],
+      ['a tag', 'note: {{ .Params.V }}', '!!binary aGVsbG8='],
+      ['a comment', 'note: {{ .Params.V }}', 'a # comment'],
+      ['a flow mapping', 'note: {{ .Params.V }}', '{extra: added}'],
+      ['a flow sequence', 'note: {{ .Params.V }}', '[a, b]'],
+      ['a block sequence item', 'note: {{ .Params.V }}', '- a\n- b'],
+      ['a comma and a bracket, into a flow collection item', 'note: [{{ .Params.V }}]', 'a], extra: [b'],
+      ['a key-value pair, into a flow mapping value', 'note: {k: {{ .Params.V }}}', 'v, extra: added'],
+      ['a document end marker', 'note: {{ .Params.V }}', '...\n---\nkind: Secret'],
+      ['a directive', 'note: {{ .Params.V }}', '%YAML 1.1\n---'],
+      ['NUL and a lone surrogate', 'note: {{ .Params.V }}', 'a\u0000b\ud800c'],
+      ['backslash escapes into a double-quoted value stay backslashes', 'note: "{{ .Params.V }}"', 'C:\\new\\table \\" \\x41'],
+    ];
+    for (const [what, fragment, value] of rows) {
+      it(what, () => {
+        const rest = placed(`${fragment}\n`, { V: value }) as { note?: unknown; level?: unknown };
+        const got = rest.note ?? rest.level;
+        const expected = fragment.includes('[') ? [value] : fragment.includes('{k:') ? { k: value } : fragment.includes('|') ? `${value}\n` : value;
+        expect(got).to.deep.equal(expected);
+        expect(Object.keys(rest)).to.have.length(1);
+      });
+    }
+  });
+
+  describe('typing: a plain value is typed as YAML types a plain scalar, everything else is a string', () => {
+    const rows: [string, string, string, unknown][] = [
+      ['"3" alone in a plain value is the integer 3 (replicas: {{ .Params.REPLICAS }})', 'x: {{ .Params.V }}', '3', 3],
+      ['"true" alone in a plain value is a boolean', 'x: {{ .Params.V }}', 'true', true],
+      ['"1.5" is a float, "0x10" an integer (YAML 1.2 core)', 'x: [{{ .Params.V }}, {{ .Params.W }}]', '1.5', [1.5, 16]],
+      ['"" alone in a plain value is null, as the empty plain scalar always was', 'x: {{ .Params.V }}', '', null],
+      ['"yes" stays a string (YAML 1.2)', 'x: {{ .Params.V }}', 'yes', 'yes'],
+      ['a value that is not a plain scalar is the string itself, character for character', 'x: {{ .Params.V }}', ' 3 # three', ' 3 # three'],
+      ['a quoted YAML string is not unquoted: the value is the text', 'x: {{ .Params.V }}', '"3"', '"3"'],
+      ['text and an action in a plain value give a string (image: repo/app:{{ .Params.TAG }})', 'x: repo/app:{{ .Params.V }}', '1.27', 'repo/app:1.27'],
+      ['text and actions that together read as a number are that number, as before', 'x: {{ .Params.V }}{{ .Params.V }}', '1', 11],
+      ['a quoted value is a string, whatever it reads as', 'x: "{{ .Params.V }}"', '3', '3'],
+      ['quote alone in a plain value gives the string value', 'x: {{ .Params.V | quote }}', '3', '3'],
+      ['quote inside other text gives the quoted text, as before (a script in a block scalar)', 'x: |\n  echo {{ .Params.V | quote }}', 'a b', 'echo "a b"\n'],
+      ['a value inside a literal block keeps its lines', 'x: |\n  {{ .Params.V }}\n  end', 'a\n b', 'a\n b\nend\n'],
+      ['default, lower, upper and trim still apply', 'x: {{ .Params.NOPE | default " Fast " | trim | lower }}-{{ .Params.V | upper }}', 'a', 'fast-A'],
+      ['a tagged !!str value is a string', 'x: !!str {{ .Params.V }}', '3', '3'],
+    ];
+    for (const [what, fragment, value, expected] of rows) {
+      it(what, () => {
+        expect((placed(`${fragment}\n`, { V: value, W: '0x10' }) as { x: unknown }).x).to.deep.equal(expected);
+      });
+    }
+  });
+
+  describe('a parameter declared array or map, alone as a value, is that node', () => {
+    const types = { LIST: 'array', LABELS: 'map' } as const;
+    const rows: [string, string, Record<string, string>, unknown][] = [
+      ['a map from YAML text', 'x: {{ .Params.LABELS }}', { LABELS: 'a: "1"\nb: two' }, { a: '1', b: 'two' }],
+      ['a map from JSON text', 'x: {{ .Params.LABELS }}', { LABELS: '{"a": 1}' }, { a: 1 }],
+      ['a map on the line below its key', 'x:\n  {{ .Params.LABELS }}', { LABELS: '{a: b}' }, { a: 'b' }],
+      ['a list', 'x: {{ .Params.LIST }}', { LIST: '[1, "two", {k: v}]' }, [1, 'two', { k: 'v' }]],
+      ['a list item that is a list', 'x:\n  - {{ .Params.LIST }}', { LIST: '- a\n- b' }, [['a', 'b']]],
+      ["a default's fallback text, when the parameter is not set", 'x: {{ .Params.LABELS | default "{}" }}', {}, {}],
+      ['inside quotes, the text (a string)', 'x: "{{ .Params.LABELS }}"', { LABELS: '{a: b}' }, '{a: b}'],
+      ['with other text in the scalar, the text (a string)', 'x: labels={{ .Params.LABELS }}', { LABELS: '{a: b}' }, 'labels={a: b}'],
+      ['piped through a function, the text (a string)', 'x: {{ .Params.LABELS | trim }}', { LABELS: '{a: b}' }, '{a: b}'],
+    ];
+    for (const [what, fragment, params, expected] of rows) {
+      it(what, () => {
+        expect((placed(`${fragment}\n`, params, types) as { x: unknown }).x).to.deep.equal(expected);
+      });
+    }
+
+    const refusals: [string, string, string, string][] = [
+      ['a scalar where a map is declared', 'LABELS', 'just text', 'parameter LABELS is declared map, but its value is not a mapping'],
+      ['a mapping where an array is declared', 'LIST', '{a: b}', 'parameter LIST is declared array, but its value is not a list'],
+      ['an empty value where a map is declared', 'LABELS', '', 'parameter LABELS is declared map, but its value is not a mapping'],
+      ['text that is not YAML', 'LABELS', '{a: [', 'parameter LABELS is declared map, but its value is not YAML or JSON'],
+      ['two documents', 'LABELS', 'a: b\n---\nc: d', 'parameter LABELS is declared map, but its value is not YAML or JSON'],
+      ['an anchor and its alias inside the value', 'LIST', '[&a x, *a]', 'parameter LIST is declared array, but its value has an anchor: a value is data only'],
+      ['an anchor inside the value', 'LABELS', '{a: &x b}', 'parameter LABELS is declared map, but its value has an anchor'],
+      ['a tag inside the value', 'LABELS', '{a: !!binary aGk=}', 'parameter LABELS is declared map, but its value has a tag'],
+    ];
+    for (const [what, param, value, message] of refusals) {
+      it(`refuses ${what}, naming the parameter and line, never the value`, () => {
+        const r = renderManifests('cm.yaml', `${OBJECT}x: {{ .Params.${param} }}\n`, { ...VARS, params: { [param]: value }, paramTypes: types });
+        expect(r.ok).to.equal(false);
+        if (r.ok) return;
+        expect(r.error.message).to.include(`template cm.yaml: ${message}`);
+        expect(r.error.message).to.match(/\(line 5\)$/);
+      });
+    }
+  });
+
+  describe('actions are placed where the template says; comments and existing behaviour', () => {
+    it('an action in a YAML comment is evaluated (an unset parameter is still named) but adds nothing', () => {
+      expect(placed('# note {{ .Params.V }}\nx: 1\n', { V: 'a\nextra: added' })).to.deep.equal({ x: 1 });
+      const r = renderManifests('cm.yaml', `${OBJECT}# {{ .Params.NOPE }}\n`, VARS);
+      expect(!r.ok && r.error.message).to.equal('template cm.yaml: parameter NOPE is not set (line 5)');
+    });
+
+    it('several documents with values render as before', () => {
+      const r = renderManifests('two.yaml', `${OBJECT}---\napiVersion: v1\nkind: Secret\nmetadata: {name: "{{ .Name }}-s"}\n`, VARS);
+      expect(r.ok && r.value.map((o) => `${o.kind}/${o.metadata.name}`)).to.deep.equal(['ConfigMap/cm', 'Secret/shop-s']);
+    });
+
+    it('a template the same text as a cached one renders with its own values each time', () => {
+      const source = `${OBJECT}x: {{ .Params.V }}\n`;
+      expect(placed('x: {{ .Params.V }}\n', { V: 'a' })).to.deep.equal({ x: 'a' });
+      const again = renderManifests('other.yaml', source, { ...VARS, params: { V: 'b' } });
+      expect(again.ok && again.value[0]).to.deep.include({ x: 'b' });
+    });
+  });
+});
+
+describe('shared/template/render: actions that would have to be structure are refused', () => {
+  const rows: [string, string, 'action' | 'yaml' | 'syntax', number, string][] = [
+    ['an action as a mapping key', 'data:\n  {{ .Params.K }}: v\n', 'action', 6, 'an action is in a mapping key'],
+    ['an action inside a key', 'data:\n  key-{{ .Params.K }}: v\n', 'action', 6, 'an action is in a mapping key'],
+    ['an action inside a complex key', '? [{{ .Params.K }}]\n: v\n', 'action', 5, 'an action is in a mapping key'],
+    ['an action as a whole document', '---\n{{ .Params.OBJ }}\n', 'action', 6, 'an action is a whole document'],
+    ['an action as a line of its own under a mapping', 'spec:\n  labels:\n    a: b\n    {{ .Params.MORE }}\n', 'yaml', 8, 'is not valid YAML with its actions read as values'],
+    ['an action as a line of its own continuing a value', 'data:\n  a: b\n    {{ .Params.MORE }}\n', 'action', 7, 'an action is a line of its own inside a value'],
+    ['an action followed by a bracket that closes nothing', 'data: {k: {{ .Params.A }}]}\n', 'yaml', 5, 'is not valid YAML with its actions read as values'],
+    ['an action closing half a flow collection', 'data: [a, {{ .Params.A }}\n', 'yaml', 5, 'is not valid YAML with its actions read as values'],
+    ['an action in a block scalar header', 'data: |{{ .Params.A }}\n  x\n', 'yaml', 5, 'Block scalar header'],
+    ['an action as an anchor', 'data: &{{ .Params.A }} x\n', 'action', 5, 'an action is outside any value'],
+    ['an action as an alias', 'data: *{{ .Params.A }}\n', 'action', 5, 'an action is outside any value'],
+    ['an action as a tag', 'data: !{{ .Params.A }} x\n', 'action', 5, 'an action is outside any value'],
+    ['an action in a value with a non-string tag', 'data: !!int {{ .Params.A }}\n', 'action', 5, 'tagged !!int'],
+    ['an unclosed action', 'data: {{ .Params.A\n', 'syntax', 5, 'unclosed action'],
+  ];
+  for (const [what, fragment, kind, line, problem] of rows) {
+    it(`${what} (${kind}, line ${line})`, () => {
+      const found = checkTemplateStructure(OBJECT + fragment);
+      expect(found, 'checkTemplateStructure finds it').to.not.equal(undefined);
+      expect(found!.kind).to.equal(kind);
+      expect(found!.line).to.equal(line);
+      expect(found!.problem).to.include(problem);
+      const r = renderManifests('cm.yaml', OBJECT + fragment, { ...VARS, params: { K: 'k', OBJ: 'a: b', MORE: 'c: d', A: 'a' } });
+      expect(!r.ok && r.error.message, 'and the renderer refuses it too').to.match(new RegExp(`^template cm\\.yaml: .*\\(line ${line}\\)$`));
+    });
+  }
+
+  const fine: [string, string][] = [
+    ['a value after "key: "', 'data:\n  a: {{ .Params.A }}\n'],
+    ['a value on the line below its key', 'data:\n  a:\n    {{ .Params.A }}\n'],
+    ['a list item', 'items:\n  - {{ .Params.A }}\n'],
+    ['a flow collection item and value', 'a: [x, {{ .Params.A }}]\nb: {k: {{ .Params.A }}}\n'],
+    ['text and actions in one value', 'a: {{ .Name }}-{{ .Params.A }}.svc\n'],
+    ['a quoted value over several lines', 'a: "x\n  {{ .Params.A }}"\n'],
+    ['a block scalar line that is only an action', 'a: |\n  first\n  {{ .Params.A }}\n'],
+    ['an action in a comment', '# {{ .Params.A }}\n'],
+    ['every template of the webapp example', 'data:\n  version: "{{ .OperatorVersion }}"\n  logLevel: "{{ .Params.LOG_LEVEL }}"\n'],
+  ];
+  for (const [what, fragment] of fine) {
+    it(`admits ${what}`, () => {
+      expect(checkTemplateStructure(OBJECT + fragment)).to.equal(undefined);
+    });
+  }
 });

@@ -73,6 +73,46 @@ describe('admitOperatorVersion: one rule per row', () => {
   }[] = [
     { says: 'admits a coherent blueprint', change: () => {} },
     {
+      says: 'admits typed parameter declarations that fit themselves',
+      change: (s) =>
+        (s.parameters = [
+          ...(s.parameters ?? []),
+          { name: 'COUNT', type: 'integer', default: '3', minimum: 1, maximum: 9 },
+          { name: 'LEVEL', enum: ['debug', 'info'], default: 'info', perRun: true },
+          { name: 'NAME', pattern: '[a-z][a-z0-9-]*' },
+        ]),
+    },
+    {
+      says: 'refuses a default that does not fit its own type, naming the parameter and the value',
+      change: (s) => (s.parameters = [{ name: 'REPLICAS', type: 'integer', default: 'five' }]),
+      rule: 'ov.parameter-declaration-invalid',
+      text: 'spec.parameters[0]: parameter "REPLICAS": default "five" does not fit (integer)',
+    },
+    {
+      says: 'refuses a pattern that is not RE2 (a lookahead)',
+      change: (s) => (s.parameters = [{ name: 'NAME', pattern: '(?=a)a+' }]),
+      rule: 'ov.parameter-declaration-invalid',
+      text: 'does not compile',
+    },
+    {
+      says: 'refuses an enum on an integer whose values are not integers',
+      change: (s) => (s.parameters = [{ name: 'N', type: 'integer', enum: ['one', '2'] }]),
+      rule: 'ov.parameter-declaration-invalid',
+      text: 'enum value "one" does not fit',
+    },
+    {
+      says: 'refuses minimum greater than maximum',
+      change: (s) => (s.parameters = [{ name: 'N', type: 'number', minimum: 2, maximum: 1 }]),
+      rule: 'ov.parameter-declaration-invalid',
+      text: 'minimum 2 is greater than maximum 1',
+    },
+    {
+      says: 'refuses an unknown type, listing the types',
+      change: (s) => (s.parameters = [{ name: 'N', type: 'float' as never }]),
+      rule: 'ov.parameter-declaration-invalid',
+      text: 'type "float" is not one of string, integer, number, boolean, array, map',
+    },
+    {
       says: 'refuses a step that names an undefined task, listing the tasks that exist',
       change: (s) => (deployPhase(s).steps[1]!.tasks = ['foo']),
       rule: 'ov.undefined-task',
@@ -388,7 +428,7 @@ describe('admitOperatorVersion: the whole request', () => {
   it('keeps warnings under 120 characters and summarises beyond ten', () => {
     const verdict = admitOperatorVersion(
       created((s) => {
-        s.templates!['service.yaml'] = Array.from({ length: 12 }, (_, i) => `{{ .Params.A_VERY_LONG_UNDECLARED_PARAMETER_NAME_NUMBER_${i}_${'X'.repeat(60)} }}`).join('\n');
+        s.templates!['service.yaml'] = Array.from({ length: 12 }, (_, i) => `k${i}: {{ .Params.A_VERY_LONG_UNDECLARED_PARAMETER_NAME_NUMBER_${i}_${'X'.repeat(60)} }}`).join('\n');
       }),
     );
     expect(verdict.allowed).to.equal(true);

@@ -103,8 +103,10 @@ describe('admitOperatorVersion: tenancy', () => {
       tenancy: ALL,
     },
     {
-      says: 'leaves a template that is not YAML before rendering to the renderer',
+      says: 'refuses a template that is not YAML with its actions read as values (it could never render), naming the line',
       spec: spec('{{ .Params.NS }}: [\n'),
+      rule: 'ov.template-not-yaml',
+      text: 'spec.templates["cm.yaml"]: line 1: is not valid YAML with its actions read as values',
     },
   ];
   for (const row of rows) {

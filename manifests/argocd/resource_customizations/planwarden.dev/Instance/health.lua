@@ -152,6 +152,12 @@ local function health(obj)
     return "Degraded", explain(planRunning)
   end
 
+  -- A request maintenance holds (a pause, or outside every window) waits on purpose: Suspended,
+  -- not Degraded or Progressing, while no run goes on (a run started in a window is never stopped).
+  if not running and planRunning ~= nil and (planRunning.reason == "Paused" or planRunning.reason == "AwaitingWindow") then
+    return "Suspended", explain(planRunning)
+  end
+
   local ready = findCondition(status, "Ready")
   if active ~= nil then
     if running then

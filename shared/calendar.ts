@@ -1,0 +1,391 @@
+// The one calendar of planwarden: when maintenance lets a plan start and which schedule ticks
+// are due, as pure functions of (spec, status, now). The webhook's warnings, its refusals of
+// a bad window or schedule and the controller's holds and requeue times all come from here.
+// Cron arithmetic (IANA zones, DST) is croner's; nothing here reads a clock.
+//
+// The DST rule (docs/operations.md, "Time zones and DST"). A cron time is a wall-clock time
+// in its zone. A fixed-time expression (one minute and one hour, e.g. `30 2 * * *`):
+// - on a spring-forward day, a start that falls in the skipped hour happens at the first
+//   instant after the gap (02:30 in Europe/Berlin on 2026-03-29 opens at 03:00 CEST);
+// - on a fall-back day, a start in the repeated hour happens once, at its first occurrence
+//   (02:30 CEST on 2026-10-25, not again at 02:30 CET).
+// An expression with a wildcard, step, range or list in its minute or hour (`*/30 * * * *`)
+// fires at the wall-clock times that exist: it skips those in the gap and fires on both
+// occurrences of a repeated time. A window's duration is elapsed time: a 2h window opened at
+// 01:30 CET on a fall-back day closes 2 real hours later, whatever the clock shows.
+import { Cron } from 'croner';
+
+/** Windows and durations are bounded: a window longer than a week is no window. */
+export const MAX_WINDOW_MS = 7 * 24 * 3600_000;
+/** How far the open span of overlapping windows is followed before it counts as "always open". */
+const OPEN_SPAN_LIMIT_MS = MAX_WINDOW_MS + 24 * 3600_000;
+export const DEFAULT_TIME_ZONE = 'UTC';
+export const DEFAULT_STARTING_DEADLINE_SECONDS = 300;
+/** The plan that never waits for maintenance (deletion runs it). */
+const NEVER_GOVERNED = 'cleanup';
+
+// --- the shapes this module reads (the API's, structurally) ---
+
+export interface WindowSpec {
+  schedule: string;
+  duration: string;
+  timeZone?: string;
+}
+
+export interface MaintenanceSpec {
+  pausedUntil?: string | null;
+  windows?: WindowSpec[];
+  plans?: string[];
+}
+
+export interface ScheduleSpec {
+  name: string;
+  plan: string;
+  schedule: string;
+  timeZone?: string;
+  concurrencyPolicy?: 'Forbid' | 'Wait';
+  startingDeadlineSeconds?: number;
+  suspend?: boolean;
+}
+
+/** What status.schedules[] remembers of a schedule's ticks. */
+export interface ScheduleMemory {
+  lastScheduleTime?: string;
+  nextScheduleTime?: string;
+}
+
+// --- parsing ---
+
+const GO_UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, μs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3600_000 };
+const GO_DURATION = /^[-+]?((\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h))+$|^[-+]?0$/;
+const GO_PART = /(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)/g;
+
+/** A Go duration (`2h`, `1h30m`, `90m`, `1.5h`) in milliseconds; undefined when it does not parse. */
+export function parseGoDuration(text: string): number | undefined {
+  if (!GO_DURATION.test(text)) return undefined;
+  let ms = 0;
+  for (const m of text.matchAll(GO_PART)) ms += Number(m[1]) * GO_UNITS[m[2]!]!;
+  return text.startsWith('-') ? -ms : ms;
+}
+
+/** Whether `zone` is an IANA time zone name this runtime knows. */
+export function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+export type Pause = { kind: 'none' } | { kind: 'indefinite' } | { kind: 'until'; at: number } | { kind: 'invalid' };
+
+/** spec.maintenance.pausedUntil: absent/null/"false" → none, "true" → indefinite, RFC 3339 → until. */
+export function parsePause(value: string | null | undefined): Pause {
+  if (value === undefined || value === null || value === 'false') return { kind: 'none' };
+  if (value === 'true') return { kind: 'indefinite' };
+  const at = RFC3339.test(value) ? Date.parse(value) : NaN;
+  return Number.isNaN(at) ? { kind: 'invalid' } : { kind: 'until', at };
+}
+
+const crons = new Map<string, Cron>();
+const MAX_CACHED_CRONS = 4096;
+
+export type CronResult = { ok: true; cron: Cron } | { ok: false; why: string };
+
+/**
+ * A 5-field cron expression (or @daily, @weekly …) in `timeZone`, compiled once. Day of month
+ * and day of week combine with OR when both are restricted, as in Vixie cron.
+ */
+export function compileCron(schedule: string, timeZone: string = DEFAULT_TIME_ZONE): CronResult {
+  const key = `${timeZone}\u0000${schedule}`;
+  const hit = crons.get(key);
+  if (hit) return { ok: true, cron: hit };
+  if (!isTimeZone(timeZone)) return { ok: false, why: `"${timeZone}" is not an IANA time zone name` };
+  let cron: Cron;
+  try {
+    cron = new Cron(schedule, { timezone: timeZone, mode: '5-part', paused: true });
+  } catch (e) {
+    const detail = (e as Error).message.replace(/^CronPattern: /, '').replace(/\.$/, '');
+    const fields = schedule.trim().split(/\s+/).length;
+    return { ok: false, why: `"${schedule}" is not a 5-field cron expression: ${/space separated parts|requires exactly 5 parts/.test(detail) ? `it has ${fields} ${fields === 1 ? 'field' : 'fields'}` : detail}` };
+  }
+  if (crons.size >= MAX_CACHED_CRONS) crons.clear();
+  crons.set(key, cron);
+  return { ok: true, cron };
+}
+
+/** The first time `cron` fires at or after `t` (ms), if it ever does. */
+export function fireAtOrAfter(cron: Cron, t: number): number | undefined {
+  // nextRun is strictly after its (second-truncated) reference; cron times are whole minutes.
+  let next = cron.nextRun(new Date(t - 1000));
+  while (next && next.getTime() < t) next = cron.nextRun(next);
+  return next ? next.getTime() : undefined;
+}
+
+/** The last time `cron` fired at or before `t` (ms), if it did. */
+export function fireAtOrBefore(cron: Cron, t: number): number | undefined {
+  // previousRuns excludes its reference; one second later includes a run at t itself.
+  return cron
+    .previousRuns(2, new Date(t + 1000))
+    .map((d) => d.getTime())
+    .find((x) => x <= t);
+}
+
+// --- validation: what admission refuses, as field → problem ---
+
+export interface CalendarProblem {
+  /** The field path, e.g. spec.maintenance.windows[0].duration. */
+  field: string;
+  why: string;
+  fix: string;
+}
+
+function cronProblems(field: string, schedule: string, timeZone: string | undefined, now: number, what: string): CalendarProblem[] {
+  const zone = timeZone ?? DEFAULT_TIME_ZONE;
+  if (!isTimeZone(zone)) {
+    return [{ field: `${field}.timeZone`, why: `"${zone}" is not an IANA time zone name`, fix: 'use a name such as UTC, Europe/Berlin or Asia/Kolkata (the tz database)' }];
+  }
+  const compiled = compileCron(schedule, zone);
+  if (!compiled.ok) {
+    return [{ field: `${field}.schedule`, why: compiled.why, fix: 'write minute hour day-of-month month day-of-week, e.g. "0 2 * * 6", or @hourly/@daily/@weekly/@monthly/@yearly' }];
+  }
+  if (fireAtOrAfter(compiled.cron, now) === undefined) {
+    return [{ field: `${field}.schedule`, why: `"${schedule}" never fires (no date matches it), so the ${what} would never happen`, fix: 'choose a day and month that exist, e.g. "0 0 28 2 *" instead of "0 0 30 2 *"' }];
+  }
+  return [];
+}
+
+/** What is wrong with a maintenance spec (pausedUntil, windows); plan names are the policy's. */
+export function maintenanceProblems(m: MaintenanceSpec | undefined, now: number): CalendarProblem[] {
+  if (!m) return [];
+  const out: CalendarProblem[] = [];
+  if (parsePause(m.pausedUntil).kind === 'invalid') {
+    out.push({ field: 'spec.maintenance.pausedUntil', why: `"${String(m.pausedUntil)}" is neither "true", "false" nor an RFC 3339 time`, fix: 'write "true" (paused until set back), "false", or a time such as "2026-12-01T06:00:00Z"' });
+  }
+  (m.windows ?? []).forEach((w, i) => {
+    const field = `spec.maintenance.windows[${i}]`;
+    out.push(...cronProblems(field, w.schedule, w.timeZone, now, 'window'));
+    const ms = parseGoDuration(w.duration);
+    if (ms === undefined) out.push({ field: `${field}.duration`, why: `"${w.duration}" is not a Go duration`, fix: 'write e.g. "2h", "90m" or "1h30m"' });
+    else if (ms <= 0) out.push({ field: `${field}.duration`, why: `"${w.duration}" is not longer than zero, so the window never opens`, fix: 'give a positive duration, e.g. "2h"' });
+    else if (ms > MAX_WINDOW_MS) out.push({ field: `${field}.duration`, why: `"${w.duration}" is longer than a week (168h)`, fix: 'use at most "168h"; for longer, pause with spec.maintenance.pausedUntil instead' });
+  });
+  return out;
+}
+
+/** What is wrong with a schedule's timing (cron, zone, deadline); plan, name and parameters are the policy's. */
+export function scheduleProblems(s: ScheduleSpec, index: number, now: number): CalendarProblem[] {
+  const field = `spec.schedules[${index}]`;
+  const out = cronProblems(field, s.schedule, s.timeZone, now, 'schedule');
+  if (s.startingDeadlineSeconds !== undefined && s.startingDeadlineSeconds < 0) {
+    out.push({ field: `${field}.startingDeadlineSeconds`, why: 'it is negative', fix: 'give seconds ≥ 0 (default 300)' });
+  }
+  return out;
+}
+
+// --- maintenance: is a plan held now, why, until when ---
+
+/** Whether maintenance governs `plan`: the listed plans, else every plan but cleanup; never cleanup. */
+export function governs(m: MaintenanceSpec | undefined, plan: string): boolean {
+  if (!m || plan === NEVER_GOVERNED) return false;
+  return m.plans === undefined ? true : m.plans.includes(plan);
+}
+
+interface CompiledWindow {
+  cron: Cron;
+  ms: number;
+}
+
+/** The windows that can be evaluated (invalid ones were refused at admission; here they are ignored). */
+function compiledWindows(m: MaintenanceSpec): CompiledWindow[] {
+  const out: CompiledWindow[] = [];
+  for (const w of m.windows ?? []) {
+    const c = compileCron(w.schedule, w.timeZone ?? DEFAULT_TIME_ZONE);
+    const ms = parseGoDuration(w.duration);
+    if (c.ok && ms !== undefined && ms > 0 && ms <= MAX_WINDOW_MS) out.push({ cron: c.cron, ms });
+  }
+  return out;
+}
+
+/** The end of the window `w` open at `t`, if one is. */
+function openUntil(w: CompiledWindow, t: number): number | undefined {
+  const start = fireAtOrBefore(w.cron, t);
+  return start !== undefined && t < start + w.ms ? start + w.ms : undefined;
+}
+
+export interface Span {
+  start: number;
+  /** Exclusive. */
+  end: number;
+}
+
+/**
+ * The span of open windows (overlapping or touching windows merged) that contains `t`, if
+ * any. Its start is `t` itself when it opened earlier (only the future matters to callers).
+ */
+function openSpanAt(windows: CompiledWindow[], t: number): Span | undefined {
+  let end: number | undefined;
+  for (const w of windows) {
+    const e = openUntil(w, t);
+    if (e !== undefined && (end === undefined || e > end)) end = e;
+  }
+  if (end === undefined) return undefined;
+  // Windows that open before (or as) this span closes prolong it.
+  for (let grown = true; grown && end - t < OPEN_SPAN_LIMIT_MS; ) {
+    grown = false;
+    for (const w of windows) {
+      const e = openUntil(w, end);
+      if (e !== undefined && e > end) {
+        end = e;
+        grown = true;
+      }
+    }
+  }
+  return { start: t, end: Math.min(end, t + OPEN_SPAN_LIMIT_MS) };
+}
+
+/** The next span of open windows at or after `t`. */
+export function nextWindowSpan(m: MaintenanceSpec, t: number): Span | undefined {
+  const windows = compiledWindows(m);
+  if (windows.length === 0) return undefined;
+  const open = openSpanAt(windows, t);
+  if (open) {
+    // Report when it opened, for status: the latest start among the windows open now.
+    let start = t;
+    for (const w of windows) {
+      const s = fireAtOrBefore(w.cron, t);
+      if (s !== undefined && t < s + w.ms) start = Math.min(start, s);
+    }
+    return { start, end: open.end };
+  }
+  let first: number | undefined;
+  for (const w of windows) {
+    const s = fireAtOrAfter(w.cron, t);
+    if (s !== undefined && (first === undefined || s < first)) first = s;
+  }
+  if (first === undefined) return undefined;
+  const span = openSpanAt(windows, first);
+  return span && { start: first, end: span.end };
+}
+
+export type HoldReason = 'Paused' | 'AwaitingWindow';
+
+export type Hold =
+  | { held: false }
+  | {
+      held: true;
+      reason: HoldReason;
+      /** When the request may start (ms); undefined: until the pause is lifted (or no window ever opens). */
+      startsAt?: number;
+      /** The sentence a warning, an Event and the PlanRunning condition say. */
+      message: string;
+    };
+
+const iso = (ms: number) => new Date(ms).toISOString().replace(/\.000Z$/, 'Z');
+
+/**
+ * Whether maintenance holds a request of `plan` at `now`: paused (reason Paused) or outside
+ * every window (AwaitingWindow), and when it may start — the first instant at or after the
+ * pause's end at which a window is open. With no window, only the pause governs.
+ */
+export function maintenanceHold(m: MaintenanceSpec | undefined, plan: string, now: number): Hold {
+  if (!m || !governs(m, plan)) return { held: false };
+  const pause = parsePause(m.pausedUntil);
+  const windows = compiledWindows(m);
+  const subject = `plan "${plan}"`;
+  if (pause.kind === 'indefinite') {
+    return { held: true, reason: 'Paused', message: `${subject} is held: maintenance is paused (spec.maintenance.pausedUntil: "true") until the pause is lifted` };
+  }
+  const resume = pause.kind === 'until' && pause.at > now ? pause.at : undefined;
+  const from = resume ?? now;
+  let startsAt: number | undefined = from;
+  if (windows.length > 0 && !openSpanAt(windows, from)) {
+    startsAt = nextWindowSpan(m, from)?.start;
+  }
+  if (resume !== undefined) {
+    const when = startsAt === undefined ? 'no window opens after it' : startsAt === resume ? `starts at ${iso(startsAt)}` : `starts when the next window opens at ${iso(startsAt)}`;
+    return { held: true, reason: 'Paused', startsAt, message: `${subject} is held: maintenance is paused until ${iso(resume)}; it ${when}` };
+  }
+  if (startsAt === now) return { held: false };
+  return {
+    held: true,
+    reason: 'AwaitingWindow',
+    startsAt,
+    message:
+      startsAt === undefined
+        ? `${subject} is held: no maintenance window will open (spec.maintenance.windows)`
+        : `${subject} is held until the next maintenance window opens at ${iso(startsAt)}`,
+  };
+}
+
+/** What status.maintenance reports: paused now, and the next (or current) window. */
+export function maintenanceState(m: MaintenanceSpec | undefined, now: number): { paused: boolean; nextWindow?: { start: string; end: string } } {
+  if (!m) return { paused: false };
+  const pause = parsePause(m.pausedUntil);
+  const paused = pause.kind === 'indefinite' || (pause.kind === 'until' && pause.at > now);
+  const span = nextWindowSpan(m, now);
+  return span ? { paused, nextWindow: { start: iso(span.start), end: iso(span.end) } } : { paused };
+}
+
+/**
+ * The next instant after `now` at which maintenanceHold may answer differently: the pause's
+ * end, a window opening or the open span closing. The controller requeues for it.
+ */
+export function nextMaintenanceEdge(m: MaintenanceSpec | undefined, now: number): number | undefined {
+  if (!m) return undefined;
+  const edges: number[] = [];
+  const pause = parsePause(m.pausedUntil);
+  if (pause.kind === 'until' && pause.at > now) edges.push(pause.at);
+  const span = nextWindowSpan(m, now);
+  if (span) edges.push(span.start > now ? span.start : span.end);
+  const future = edges.filter((e) => e > now);
+  return future.length > 0 ? Math.min(...future) : undefined;
+}
+
+// --- schedules: which tick is due ---
+
+export interface TickVerdict {
+  /** The latest tick at or before `now` not yet handled, if any. */
+  tick?: number;
+  /** That tick is older than startingDeadlineSeconds: record it as missed, do not run it. */
+  late: boolean;
+  /** Earlier unhandled ticks passed over for it (missed), counted up to 100. */
+  passedOver: number;
+  /** The next tick after `now` (the requeue time). */
+  next?: number;
+}
+
+const MAX_COUNTED_MISSES = 100;
+
+/**
+ * Which tick of `s` is due at `now`, given what status remembers. A schedule seen for the
+ * first time (no memory) has nothing due: its first tick is the next one. Ticks in
+ * (lastScheduleTime, now] are unhandled — or [nextScheduleTime, now] before any was handled;
+ * only the latest runs, and only within the starting deadline (the CronJob rule).
+ */
+export function dueTick(s: ScheduleSpec, memory: ScheduleMemory | undefined, now: number): TickVerdict {
+  const compiled = compileCron(s.schedule, s.timeZone ?? DEFAULT_TIME_ZONE);
+  if (!compiled.ok) return { late: false, passedOver: 0 };
+  const cron = compiled.cron;
+  const next = fireAtOrAfter(cron, now + 1);
+  const last = memory?.lastScheduleTime ? Date.parse(memory.lastScheduleTime) : undefined;
+  const expected = memory?.nextScheduleTime ? Date.parse(memory.nextScheduleTime) : undefined;
+  const after = last !== undefined && !Number.isNaN(last) ? last + 1 : expected !== undefined && !Number.isNaN(expected) ? expected : undefined;
+  if (after === undefined) return { late: false, passedOver: 0, ...(next !== undefined ? { next } : {}) };
+  const tick = fireAtOrBefore(cron, now);
+  if (tick === undefined || tick < after) return { late: false, passedOver: 0, ...(next !== undefined ? { next } : {}) };
+  let passedOver = 0;
+  for (let t = fireAtOrAfter(cron, after); t !== undefined && t < tick && passedOver < MAX_COUNTED_MISSES; t = fireAtOrAfter(cron, t + 1)) passedOver++;
+  const deadline = (s.startingDeadlineSeconds ?? DEFAULT_STARTING_DEADLINE_SECONDS) * 1000;
+  return { tick, late: now - tick > deadline, passedOver, ...(next !== undefined ? { next } : {}) };
+}
+
+/** The run id of a tick: `<schedule>-<tick time>` (UTC, to the second). */
+export function tickRunId(schedule: string, tick: number): string {
+  return `${schedule}-${iso(tick)}`;
+}
+
+export { iso as calendarTime };

@@ -1,0 +1,108 @@
+// Who asked for a run. The mutating Instance webhook stamps, in one annotation, the user of
+// each admission request that introduced a request (a manual trigger, a parameter change, an
+// upgrade) with the identity of what it introduced; any other write that changes the stamp
+// gets the stored one back. The controller names that user on the run it starts only when the
+// stamp belongs to the very request it starts; otherwise the run says `unknown`. Runs nobody
+// wrote for say what started them: create, drift, delete.
+//
+// The stamp is never read from a value the client chose: the webhook computes the whole
+// annotation from the stored one and the admission request's userInfo.
+import { createHash } from 'node:crypto';
+import type { Instance, InstanceSpec } from '../api/schema.ts';
+import type { PlanRequest } from './triggers.ts';
+import { triggerIdentity } from './triggers.ts';
+
+export const REQUESTED_BY_ANNOTATION = 'planwarden.dev/requested-by';
+/** What a run says when no stamp belongs to its request (webhook bypassed, stamp removed). */
+export const UNKNOWN_REQUESTER = 'unknown';
+/** The longest stamp read; a longer one is ignored as foreign. */
+const STAMP_MAX = 4096;
+
+export interface RequesterStamp {
+  /** The manual trigger `planName/id` and who wrote it. */
+  manual?: { user: string; trigger: string };
+  /** A digest of spec.parameters as the user wrote them. */
+  parameters?: { user: string; digest: string };
+  /** The OperatorVersion an upgrade moved to. */
+  upgrade?: { user: string; to: string };
+}
+
+/** A digest of the Instance's parameter values (order-independent). */
+export function parametersDigest(values: Record<string, string> | undefined): string {
+  const entries = Object.entries(values ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return createHash('sha256').update(JSON.stringify(entries)).digest('hex').slice(0, 16);
+}
+
+function entry<K extends keyof RequesterStamp>(raw: Record<string, unknown>, key: K, field: string): RequesterStamp[K] | undefined {
+  const e = raw[key];
+  if (typeof e !== 'object' || e === null) return undefined;
+  const { user } = e as Record<string, unknown>;
+  const value = (e as Record<string, unknown>)[field];
+  return typeof user === 'string' && typeof value === 'string' ? ({ user, [field]: value } as RequesterStamp[K]) : undefined;
+}
+
+/** The stamp an annotation holds; anything malformed reads as no stamp. */
+export function parseStamp(text: string | undefined): RequesterStamp {
+  if (text === undefined || text.length > STAMP_MAX) return {};
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return {};
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return {};
+  const r = raw as Record<string, unknown>;
+  const out: RequesterStamp = {};
+  const manual = entry(r, 'manual', 'trigger');
+  const parameters = entry(r, 'parameters', 'digest');
+  const upgrade = entry(r, 'upgrade', 'to');
+  if (manual) out.manual = manual;
+  if (parameters) out.parameters = parameters;
+  if (upgrade) out.upgrade = upgrade;
+  return out;
+}
+
+/** The annotation text of a stamp (undefined for an empty stamp: no annotation). */
+export function stampText(stamp: RequesterStamp): string | undefined {
+  return stamp.manual || stamp.parameters || stamp.upgrade ? JSON.stringify(stamp) : undefined;
+}
+
+export function stampOf(meta: { annotations?: Record<string, string> } | undefined): string | undefined {
+  const a = meta?.annotations;
+  return a && Object.hasOwn(a, REQUESTED_BY_ANNOTATION) ? a[REQUESTED_BY_ANNOTATION] : undefined;
+}
+
+/** What one write introduces, as the stamp records it. */
+export interface IntroducedByWrite {
+  user: string;
+  /** The manual trigger introduced (planName, id as it will be stored). */
+  manual?: { planName: string; id?: string };
+  /** The write changes spec.parameters: the new values. */
+  parameters?: Record<string, string>;
+  /** The write changes spec.operatorVersion.name to this. */
+  upgradeTo?: string;
+}
+
+/** The stamp after a write: the stored one, with what this write introduced in its user's name. */
+export function nextStamp(stored: RequesterStamp, write: IntroducedByWrite): RequesterStamp {
+  const out: RequesterStamp = { ...stored };
+  if (write.manual) out.manual = { user: write.user, trigger: triggerIdentity(write.manual)! };
+  if (write.parameters) out.parameters = { user: write.user, digest: parametersDigest(write.parameters) };
+  if (write.upgradeTo !== undefined) out.upgrade = { user: write.user, to: write.upgradeTo };
+  return out;
+}
+
+/** Who asked for `request` on `instance` (its stored spec and stamp). */
+export function requesterOf(request: PlanRequest, instance: Pick<Instance, 'metadata'> & { spec: InstanceSpec }): string {
+  const stamp = parseStamp(stampOf(instance.metadata));
+  switch (request.kind) {
+    case 'manual':
+      return stamp.manual && stamp.manual.trigger === triggerIdentity({ planName: request.plan, id: request.id }) ? stamp.manual.user : UNKNOWN_REQUESTER;
+    case 'parameter':
+      return stamp.parameters && stamp.parameters.digest === parametersDigest(instance.spec.parameters) ? stamp.parameters.user : UNKNOWN_REQUESTER;
+    case 'upgrade':
+      return stamp.upgrade && stamp.upgrade.to === instance.spec.operatorVersion.name ? stamp.upgrade.user : UNKNOWN_REQUESTER;
+    default:
+      return request.kind;
+  }
+}

@@ -1,0 +1,127 @@
+// Schedule ticks, judged once per reconcile from (spec.schedules, status.schedules, now): each
+// due tick either starts its plan or is reported (Forbidden, Waiting, Held, Missed,
+// Suspended, Refused) in status.schedules[] and as an Event. A tick is handled in the same
+// status write that starts its run (lastScheduleTime moves with it, under the Instance's
+// resourceVersion), so a tick never starts twice: not after a restart, not on a new leader.
+import type { Instance, OperatorVersionSpec, ScheduleSkipReason, ScheduleStatus } from '../api/schema.ts';
+import { calendarTime, dueTick, maintenanceHold, tickRunId } from '../calendar.ts';
+import { hasPlan } from './policy.ts';
+import type { PlanRequest } from './triggers.ts';
+
+export interface TickEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
+/** A tick to start now: the request, and the values the run is given. */
+export interface ScheduledStart {
+  request: PlanRequest;
+  schedule: string;
+  parameters?: Record<string, string>;
+  /** `schedule:<name>`. */
+  requestedBy: string;
+}
+
+export interface TickJudgement {
+  /** status.schedules as it is after this pass (spec order; entries of removed schedules dropped). */
+  statuses: ScheduleStatus[];
+  start?: ScheduledStart;
+  events: TickEvent[];
+  /** Outcome per handled tick, for the ticks counter. */
+  outcomes: string[];
+  /** The earliest next tick (ms), for the requeue. */
+  nextTick?: number;
+}
+
+/**
+ * What stops a tick from starting now, if anything: a plan running or a request waiting to
+ * start (`busy`, worded as a clause), else nothing.
+ */
+export interface InstanceLoad {
+  busy?: string;
+}
+
+/** Judges every schedule's due tick at `now`. At most one tick starts per pass. */
+export function judgeTicks(ov: OperatorVersionSpec, inst: Instance, now: number, load: InstanceLoad): TickJudgement {
+  const previous = new Map((inst.status?.schedules ?? []).map((s) => [s.name, s]));
+  const out: TickJudgement = { statuses: [], events: [], outcomes: [] };
+  let busy = load.busy;
+  for (const s of inst.spec.schedules ?? []) {
+    const entry: ScheduleStatus = { ...(previous.get(s.name) ?? { name: s.name }) };
+    const verdict = dueTick(s, entry, now);
+    if (verdict.next !== undefined) {
+      entry.nextScheduleTime = calendarTime(verdict.next);
+      if (out.nextTick === undefined || verdict.next < out.nextTick) out.nextTick = verdict.next;
+    }
+    const skip = (tick: number, reason: ScheduleSkipReason, message: string, type: TickEvent['type'] = 'Warning') => {
+      entry.lastSkip = { time: calendarTime(tick), reason, message };
+      out.events.push({ type, reason: `Schedule${reason}`, message });
+      out.outcomes.push(reason);
+    };
+    const startTick = (tick: number) => {
+      const id = tickRunId(s.name, tick);
+      entry.lastRunId = id;
+      out.start = {
+        request: { plan: s.plan, kind: 'schedule', id },
+        schedule: s.name,
+        ...(s.parameters && Object.keys(s.parameters).length > 0 ? { parameters: { ...s.parameters } } : {}),
+        requestedBy: `schedule:${s.name}`,
+      };
+      out.events.push({ type: 'Normal', reason: 'ScheduleStarted', message: `schedule "${s.name}": tick ${calendarTime(tick)} starts plan "${s.plan}" as run ${id}` });
+      out.outcomes.push('Started');
+      busy = `plan "${s.plan}" starts for schedule "${s.name}"`;
+    };
+    const words = `schedule "${s.name}" (plan "${s.plan}")`;
+
+    // A tick that waits (Wait behind another plan, or held by maintenance) starts first.
+    if (entry.waitingTick !== undefined) {
+      const tick = Date.parse(entry.waitingTick);
+      const hold = maintenanceHold(inst.spec.maintenance, s.plan, now);
+      if (s.suspend === true) {
+        delete entry.waitingTick;
+        skip(tick, 'Suspended', `${words}: the tick ${calendarTime(tick)} that waited is dropped: the schedule is suspended`);
+      } else if (!hold.held && busy === undefined && hasPlan(ov, s.plan)) {
+        delete entry.waitingTick;
+        startTick(tick);
+      }
+    }
+
+    if (verdict.tick !== undefined) {
+      const tick = verdict.tick;
+      entry.lastScheduleTime = calendarTime(tick);
+      const at = `tick ${calendarTime(tick)}`;
+      if (verdict.passedOver > 0) {
+        out.events.push({ type: 'Warning', reason: 'ScheduleMissed', message: `${words}: ${verdict.passedOver}${verdict.passedOver >= 100 ? '+' : ''} earlier ticks were missed (the controller was not running)` });
+      }
+      const hold = maintenanceHold(inst.spec.maintenance, s.plan, now);
+      if (s.suspend === true) {
+        skip(tick, 'Suspended', `${words}: ${at} skipped: the schedule is suspended`, 'Normal');
+      } else if (verdict.late) {
+        skip(tick, 'Missed', `${words}: ${at} missed: it is more than ${s.startingDeadlineSeconds ?? 300}s past (startingDeadlineSeconds) and does not run`);
+      } else if (!hasPlan(ov, s.plan)) {
+        skip(tick, 'Refused', `${words}: ${at} not started: OperatorVersion "${inst.spec.operatorVersion.name}" has no plan "${s.plan}"`);
+      } else if (hold.held) {
+        if (entry.waitingTick === undefined) {
+          entry.waitingTick = calendarTime(tick);
+          skip(tick, 'Held', `${words}: ${at} waits: ${hold.message}`, 'Normal');
+        } else {
+          skip(tick, 'Held', `${words}: ${at} skipped: maintenance holds the plan and the tick ${entry.waitingTick} already waits`);
+        }
+      } else if (busy !== undefined) {
+        if ((s.concurrencyPolicy ?? 'Forbid') === 'Wait' && entry.waitingTick === undefined) {
+          entry.waitingTick = calendarTime(tick);
+          skip(tick, 'Waiting', `${words}: ${at} waits: ${busy}; it starts when that is over (concurrencyPolicy: Wait)`, 'Normal');
+        } else if ((s.concurrencyPolicy ?? 'Forbid') === 'Wait') {
+          skip(tick, 'Forbidden', `${words}: ${at} skipped: ${busy}, and the tick ${entry.waitingTick} already waits (one waiting tick at most)`);
+        } else {
+          skip(tick, 'Forbidden', `${words}: ${at} skipped: ${busy} (concurrencyPolicy: Forbid)`);
+        }
+      } else if (out.start === undefined) {
+        startTick(tick);
+      }
+    }
+    out.statuses.push(entry);
+  }
+  return out;
+}

@@ -1,0 +1,44 @@
+import { expect } from 'chai';
+import type { Instance } from '../../../shared/api/schema.ts';
+import { renderSchedules, scheduleRows } from '../../../cli/render.ts';
+
+const inst: Instance = {
+  apiVersion: 'planwarden.dev/v1alpha1',
+  kind: 'Instance',
+  metadata: { name: 'db', namespace: 'shop' },
+  spec: {
+    operatorVersion: { name: 'pg-1' },
+    schedules: [
+      { name: 'nightly', plan: 'backup', schedule: '0 3 * * *' },
+      { name: 'hourly', plan: 'backup', schedule: '0 * * * *', timeZone: 'Asia/Kolkata', concurrencyPolicy: 'Wait' },
+      { name: 'fresh', plan: 'backup', schedule: '@weekly' },
+      { name: 'off', plan: 'backup', schedule: '@daily', suspend: true },
+    ],
+  },
+  status: {
+    schedules: [
+      { name: 'nightly', lastScheduleTime: '2026-11-25T03:00:00Z', nextScheduleTime: '2026-11-26T03:00:00Z', lastRunId: 'nightly-2026-11-25T03:00:00Z' },
+      { name: 'hourly', lastScheduleTime: '2026-11-25T04:00:00Z', nextScheduleTime: '2026-11-25T05:00:00Z', waitingTick: '2026-11-25T04:00:00Z', lastSkip: { time: '2026-11-25T04:00:00Z', reason: 'Waiting', message: 'plan "deploy" is IN_PROGRESS' } },
+    ],
+  },
+};
+
+describe('cli schedule list', function () {
+  const rows = scheduleRows(inst);
+  const table: [string, string][] = [
+    ['a schedule whose last tick started a run shows the run', 'started nightly-2026-11-25T03:00:00Z'],
+    ['a tick that waits shows why and which tick waits', 'Waiting: plan "deploy" is IN_PROGRESS (tick 2026-11-25T04:00:00Z waits)'],
+    ['a schedule not ticked yet says so', 'no tick yet'],
+    ['a suspended schedule says suspended', 'suspended'],
+  ];
+  table.forEach(([sentence, result], i) => {
+    it(sentence, function () {
+      expect(rows[i]?.lastResult).to.equal(result);
+    });
+  });
+  it('prints name, plan, cron with its zone, next and last tick', function () {
+    const text = renderSchedules(rows, { now: new Date('2026-11-25T04:30:00Z'), color: false, utc: true });
+    expect(text.split('\n')[0]).to.match(/^NAME\s+PLAN\s+SCHEDULE\s+NEXT\s+LAST\s+LAST RESULT$/);
+    expect(text).to.contain('0 * * * * Asia/Kolkata');
+  });
+});

@@ -1,0 +1,72 @@
+// judgeTicks: every due tick starts its plan or is reported, and a handled tick never again.
+import { expect } from 'chai';
+import type { Instance, OperatorVersionSpec, Schedule, ScheduleStatus } from '../../../../shared/api/schema.ts';
+import { judgeTicks, type InstanceLoad } from '../../../../shared/plan/schedules.ts';
+
+const ov: OperatorVersionSpec = {
+  version: '1.0.0',
+  parameters: [{ name: 'TARGET', perRun: true }],
+  tasks: [{ name: 'noop', kind: 'Dummy', spec: { done: true } }],
+  plans: { deploy: { phases: [] }, backup: { phases: [] }, upgrade: { phases: [] } },
+};
+const everyMinute: Schedule = { name: 'minutely', plan: 'backup', schedule: '* * * * *', parameters: { TARGET: 's3://m' } };
+
+function instance(schedules: Schedule[], status: ScheduleStatus[] | undefined, maintenance?: Instance['spec']['maintenance']): Instance {
+  return {
+    apiVersion: 'planwarden.dev/v1alpha1',
+    kind: 'Instance',
+    metadata: { name: 'db', namespace: 'shop' },
+    spec: { operatorVersion: { name: 'pg-1' }, schedules, ...(maintenance ? { maintenance } : {}) },
+    status: status ? { schedules: status } : {},
+  };
+}
+
+const at = (s: string) => Date.parse(s);
+const seen: ScheduleStatus = { name: 'minutely', lastScheduleTime: '2026-11-25T12:00:00Z', nextScheduleTime: '2026-11-25T12:01:00Z' };
+const free: InstanceLoad = {};
+const busy: InstanceLoad = { busy: 'plan "deploy" is IN_PROGRESS' };
+
+describe('shared/plan/schedules judgeTicks', function () {
+  const rows: { sentence: string; schedule?: Partial<Schedule>; status?: ScheduleStatus[]; maintenance?: Instance['spec']['maintenance']; now: string; load?: InstanceLoad; start?: string; skip?: string; waiting?: string }[] = [
+    { sentence: 'a schedule seen first records its next tick and starts nothing', now: '2026-11-25T12:00:30Z' },
+    { sentence: 'a due tick on a free Instance starts its plan with run id <schedule>-<tick>', status: [seen], now: '2026-11-25T12:01:05Z', start: 'minutely-2026-11-25T12:01:00Z' },
+    { sentence: 'the same tick judged again (a restart, a new leader reading the written status) starts nothing', status: [{ ...seen, lastScheduleTime: '2026-11-25T12:01:00Z' }], now: '2026-11-25T12:01:30Z' },
+    { sentence: 'Forbid: a tick while another plan runs is skipped and reported', status: [seen], now: '2026-11-25T12:01:05Z', load: busy, skip: 'Forbidden' },
+    { sentence: 'Wait: a tick while another plan runs waits', schedule: { concurrencyPolicy: 'Wait' }, status: [seen], now: '2026-11-25T12:01:05Z', load: busy, skip: 'Waiting', waiting: '2026-11-25T12:01:00Z' },
+    { sentence: 'Wait: a second tick while one waits is skipped (one waiting tick at most)', schedule: { concurrencyPolicy: 'Wait' }, status: [{ ...seen, lastScheduleTime: '2026-11-25T12:01:00Z', waitingTick: '2026-11-25T12:01:00Z' }], now: '2026-11-25T12:02:05Z', load: busy, skip: 'Forbidden', waiting: '2026-11-25T12:01:00Z' },
+    { sentence: 'Wait: the waiting tick starts once the Instance is free', schedule: { concurrencyPolicy: 'Wait' }, status: [{ ...seen, lastScheduleTime: '2026-11-25T12:01:00Z', waitingTick: '2026-11-25T12:01:00Z' }], now: '2026-11-25T12:01:40Z', start: 'minutely-2026-11-25T12:01:00Z' },
+    { sentence: 'a tick while maintenance is paused waits, held', status: [seen], maintenance: { pausedUntil: 'true' }, now: '2026-11-25T12:01:05Z', skip: 'Held', waiting: '2026-11-25T12:01:00Z' },
+    { sentence: 'the held tick starts when the pause is lifted', status: [{ ...seen, lastScheduleTime: '2026-11-25T12:01:00Z', waitingTick: '2026-11-25T12:01:00Z' }], now: '2026-11-25T12:01:40Z', start: 'minutely-2026-11-25T12:01:00Z' },
+    { sentence: 'a tick of a plan maintenance does not govern runs while paused', status: [seen], maintenance: { pausedUntil: 'true', plans: ['upgrade'] }, now: '2026-11-25T12:01:05Z', start: 'minutely-2026-11-25T12:01:00Z' },
+    { sentence: 'a tick past startingDeadlineSeconds is missed, not run', schedule: { startingDeadlineSeconds: 10 }, status: [seen], now: '2026-11-25T12:01:30Z', skip: 'Missed' },
+    { sentence: 'a tick of a suspended schedule is reported as suspended', schedule: { suspend: true }, status: [seen], now: '2026-11-25T12:01:05Z', skip: 'Suspended' },
+    { sentence: 'a tick of a plan the OperatorVersion lacks is refused, not started', schedule: { plan: 'restore' }, status: [seen], now: '2026-11-25T12:01:05Z', skip: 'Refused' },
+  ];
+  for (const row of rows) {
+    it(row.sentence, function () {
+      const j = judgeTicks(ov, instance([{ ...everyMinute, ...row.schedule }], row.status, row.maintenance), at(row.now), row.load ?? free);
+      expect(j.start?.request.id).to.equal(row.start);
+      if (row.start) {
+        expect(j.start).to.deep.include({ schedule: 'minutely', requestedBy: 'schedule:minutely', parameters: { TARGET: 's3://m' } });
+        expect(j.start?.request.kind).to.equal('schedule');
+        expect(j.statuses[0]?.lastRunId).to.equal(row.start);
+      }
+      expect(j.statuses[0]?.lastSkip?.reason).to.equal(row.skip === undefined ? row.status?.[0]?.lastSkip?.reason : row.skip);
+      expect(j.statuses[0]?.waitingTick).to.equal(row.waiting);
+      expect(j.statuses[0]?.nextScheduleTime).to.be.a('string');
+      if (row.skip) expect(j.events.map((e) => e.reason)).to.include(`Schedule${row.skip}`);
+    });
+  }
+
+  it('starts at most one tick per pass: the second schedule due at once is Forbidden', function () {
+    const two = instance([everyMinute, { ...everyMinute, name: 'other' }], [seen, { ...seen, name: 'other' }]);
+    const j = judgeTicks(ov, two, at('2026-11-25T12:01:05Z'), free);
+    expect(j.start?.schedule).to.equal('minutely');
+    expect(j.statuses[1]?.lastSkip?.reason).to.equal('Forbidden');
+  });
+
+  it('drops the status of a schedule removed from the spec', function () {
+    const j = judgeTicks(ov, instance([], [seen]), at('2026-11-25T12:01:05Z'), free);
+    expect(j.statuses).to.deep.equal([]);
+  });
+});

@@ -1,0 +1,188 @@
+// Admission of an Instance's maintenance (pause, windows, governed plans) and schedules: a
+// window or schedule that could not be evaluated is refused at apply time with the field and
+// a fix, and a trigger that maintenance will hold is admitted with a warning that says until
+// when — from the same calendar function (shared/calendar.ts) the controller holds it with.
+//
+// Choices where the issue is silent:
+// - Only what a write changes is judged: an unchanged spec.maintenance or spec.schedules is
+//   not judged again (a re-apply always passes), except that plan names are checked again when
+//   spec.operatorVersion changes (an upgrade to a blueprint without a scheduled plan).
+// - "never fires" is judged from `now` (croner looks ahead for a matching date).
+import { describeDeclaration, showValue, valueProblem } from '../../shared/params/values.ts';
+import type { Instance, OperatorVersionSpec } from '../../shared/api/schema.ts';
+import { maintenanceHold, maintenanceProblems, scheduleProblems, type CalendarProblem } from '../../shared/calendar.ts';
+import { jsonEqual } from '../../shared/json.ts';
+import { hasPlan, triggerFacts } from '../../shared/plan/policy.ts';
+import { planNames } from '../../shared/plan/triggers.ts';
+import { objectRef } from '../../shared/refusal.ts';
+import { clipText, closestName } from '../../shared/text.ts';
+import type { InstanceAdmissionContext } from './instance.ts';
+import { allow, deny, type Verdict } from './verdict.ts';
+
+/**
+ * Rule ids of maintenance and schedules (spec.maintenance, spec.schedules): what admission
+ * refuses so that the calendar (shared/calendar.ts) can always answer. Each is defined here only (the controller never refuses these: it ignores a window it cannot evaluate).
+ */
+export const MAINTENANCE_RULES = {
+  pauseInvalid: 'instance.pause-invalid',
+  windowInvalid: 'instance.window-invalid',
+  maintenanceUnknownPlan: 'instance.maintenance-unknown-plan',
+  maintenanceCleanup: 'instance.maintenance-cleanup',
+  scheduleInvalid: 'instance.schedule-invalid',
+  scheduleUnknownPlan: 'instance.schedule-unknown-plan',
+  scheduleCleanup: 'instance.schedule-cleanup',
+  scheduleDuplicateName: 'instance.schedule-duplicate-name',
+  scheduleParameters: 'instance.schedule-parameters',
+} as const;
+
+function objectOf(ctx: InstanceAdmissionContext): string {
+  return objectRef('Instance', ctx.object.metadata);
+}
+
+function before(ctx: InstanceAdmissionContext): Instance | undefined {
+  return ctx.operation === 'UPDATE' ? ctx.oldObject : undefined;
+}
+
+function changed<K extends 'maintenance' | 'schedules'>(ctx: InstanceAdmissionContext, field: K): boolean {
+  const old = before(ctx);
+  return old === undefined || !jsonEqual(old.spec[field], ctx.object.spec[field]);
+}
+
+function ovChanged(ctx: InstanceAdmissionContext): boolean {
+  const old = before(ctx);
+  return old !== undefined && old.spec.operatorVersion.name !== ctx.object.spec.operatorVersion.name;
+}
+
+function problemDenial(ctx: InstanceAdmissionContext, rule: string, p: CalendarProblem): Verdict {
+  return deny({ rule, object: objectOf(ctx), refused: p.field, why: p.why, fix: p.fix, code: 422, reason: 'Invalid' });
+}
+
+/** pausedUntil is "true", "false" or RFC 3339; every window parses, opens some day and lasts 0 < d ≤ 168h. */
+export function maintenanceValid(ctx: InstanceAdmissionContext): Verdict {
+  if (!changed(ctx, 'maintenance')) return allow();
+  const problem = maintenanceProblems(ctx.object.spec.maintenance, Date.parse(ctx.now))[0];
+  if (!problem) return allow();
+  const rule = problem.field.endsWith('pausedUntil') ? MAINTENANCE_RULES.pauseInvalid : MAINTENANCE_RULES.windowInvalid;
+  return problemDenial(ctx, rule, problem);
+}
+
+/** A plan name in maintenance.plans or a schedule: one the OperatorVersion has, never cleanup. */
+function planNameRefusal(ctx: InstanceAdmissionContext, ov: OperatorVersionSpec, field: string, plan: string, rules: { unknown: string; cleanup: string }): Verdict | undefined {
+  if (plan === 'cleanup') {
+    return deny({
+      rule: rules.cleanup,
+      object: objectOf(ctx),
+      refused: `${field}: "cleanup"`,
+      why: 'cleanup runs only when the Instance is deleted, and then never waits',
+      fix: `remove "cleanup" from ${field}`,
+      code: 422,
+      reason: 'Invalid',
+    });
+  }
+  if (hasPlan(ov, plan)) return undefined;
+  const candidates = planNames(ov).filter((p) => p !== 'cleanup');
+  const guess = closestName(plan, candidates);
+  return deny({
+    rule: rules.unknown,
+    object: objectOf(ctx),
+    refused: `${field}: "${plan}"`,
+    why: `OperatorVersion "${ctx.object.spec.operatorVersion.name}" has no plan "${plan}" (its plans: ${planNames(ov).join(', ') || 'none'})`,
+    fix: `name one of: ${candidates.join(', ')}${guess ? ` (did you mean "${guess}"?)` : ''}`,
+    code: 422,
+    reason: 'Invalid',
+  });
+}
+
+/** maintenance.plans names plans the OperatorVersion has, and not cleanup. */
+export function maintenancePlansKnown(ctx: InstanceAdmissionContext): Verdict {
+  const ov = ctx.operatorVersion?.spec;
+  if (!ov || (!changed(ctx, 'maintenance') && !ovChanged(ctx))) return allow();
+  const plans = ctx.object.spec.maintenance?.plans ?? [];
+  for (const [i, plan] of plans.entries()) {
+    const refusal = planNameRefusal(ctx, ov, `spec.maintenance.plans[${i}]`, plan, { unknown: MAINTENANCE_RULES.maintenanceUnknownPlan, cleanup: MAINTENANCE_RULES.maintenanceCleanup });
+    if (refusal) return refusal;
+  }
+  return allow();
+}
+
+/**
+ * The per-run values a schedule gives: each must be a parameter declared perRun: true whose
+ * value fits its declaration, checked like any value (shared/params/values.ts).
+ */
+export function perRunValuesRefusal(ov: OperatorVersionSpec, values: Record<string, string>): { name: string; why: string; fix: string } | undefined {
+  for (const name of Object.keys(values).sort()) {
+    const p = (ov.parameters ?? []).find((q) => q.name === name);
+    if (!p) {
+      const guess = closestName(name, (ov.parameters ?? []).filter((q) => q.perRun === true).map((q) => q.name));
+      return { name, why: `the OperatorVersion declares no parameter ${name}`, fix: `remove it${guess ? ` (did you mean ${guess}?)` : ''}` };
+    }
+    if (p.perRun !== true) return { name, why: `parameter ${name} is not declared perRun: true, so a run cannot be given its own value`, fix: `remove it, or set spec.parameters.${name} for every run` };
+    const problem = valueProblem(p, values[name]!);
+    if (problem) return { name, why: `${showValue(values[name]!)} does not fit ${name} (${describeDeclaration(p)}): ${problem}`, fix: `give a value that fits the declaration` };
+  }
+  return undefined;
+}
+
+/** Schedules: unique names, a valid cron and zone, a known plan (not cleanup), per-run values only. */
+export function schedulesValid(ctx: InstanceAdmissionContext): Verdict {
+  const checkPlans = changed(ctx, 'schedules') || ovChanged(ctx);
+  if (!checkPlans) return allow();
+  const schedules = ctx.object.spec.schedules ?? [];
+  const seen = new Map<string, number>();
+  const now = Date.parse(ctx.now);
+  for (const [i, s] of schedules.entries()) {
+    const first = seen.get(s.name);
+    if (first !== undefined) {
+      return deny({
+        rule: MAINTENANCE_RULES.scheduleDuplicateName,
+        object: objectOf(ctx),
+        refused: `spec.schedules[${i}].name: "${s.name}"`,
+        why: `spec.schedules[${first}] has the same name, and a name identifies a schedule's ticks and runs`,
+        fix: `give spec.schedules[${i}] another name`,
+        code: 422,
+        reason: 'Invalid',
+      });
+    }
+    seen.set(s.name, i);
+    const problem = scheduleProblems(s, i, now)[0];
+    if (problem && changed(ctx, 'schedules')) return problemDenial(ctx, MAINTENANCE_RULES.scheduleInvalid, problem);
+    const ov = ctx.operatorVersion?.spec;
+    if (!ov) continue;
+    const refusal = planNameRefusal(ctx, ov, `spec.schedules[${i}].plan`, s.plan, { unknown: MAINTENANCE_RULES.scheduleUnknownPlan, cleanup: MAINTENANCE_RULES.scheduleCleanup });
+    if (refusal) return refusal;
+    const values = perRunValuesRefusal(ov, s.parameters ?? {});
+    if (values) {
+      return deny({
+        rule: MAINTENANCE_RULES.scheduleParameters,
+        object: objectOf(ctx),
+        refused: `spec.schedules[${i}].parameters.${values.name}`,
+        why: values.why,
+        fix: values.fix,
+        code: 422,
+        reason: 'Invalid',
+      });
+    }
+  }
+  return allow();
+}
+
+/**
+ * The warning for a trigger this write introduces (or deploy at creation) whose plan
+ * maintenance holds now: admitted, and held until the time it names.
+ */
+export function heldTriggerWarning(ctx: InstanceAdmissionContext): Verdict {
+  const m = ctx.object.spec.maintenance;
+  if (!m) return allow();
+  const now = Date.parse(ctx.now);
+  const introduced = () =>
+    triggerFacts({ view: 'admission', operation: 'UPDATE', oldObject: ctx.oldObject, object: ctx.object, ov: ctx.operatorVersion?.spec, oldOv: ctx.oldOperatorVersion?.spec }).introduced;
+  const plans = ctx.operation === 'CREATE' ? (ctx.operatorVersion?.spec.plans?.deploy ? ['deploy'] : []) : [...new Set(introduced().map((r) => r.plan))];
+  const warnings: string[] = [];
+  for (const plan of plans) {
+    const hold = maintenanceHold(m, plan, now);
+    if (hold.held) warnings.push(clipText(`${hold.message} [${hold.reason}]`, 240));
+  }
+  return allow(warnings);
+}
+
+export const MAINTENANCE_ADMISSION_RULES = [maintenanceValid, maintenancePlansKnown, schedulesValid, heldTriggerWarning] as const;

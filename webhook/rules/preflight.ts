@@ -1,0 +1,192 @@
+// The apply-time preflight of an Instance write that starts a plan (creation, a manual
+// trigger, a parameter change, an upgrade): the plan's templates are rendered with the
+// values the run will use (shared/plan/preflight.ts) and the write is refused when a
+// template does not render, when an object is one the API server would certainly refuse,
+// or when the plan's ServiceAccount may not do what the plan's tasks do (asked with a
+// SubjectAccessReview per rule). What will not happen is refused here, with a reason,
+// instead of failing as a FATAL_ERROR step after the write was accepted.
+//
+// Time: the webhook answers within its budget. Access answers are cached briefly; a
+// lookup that cannot be answered in time admits the write with a warning (this is a
+// courtesy check: the plan's requests are still bounded by the ServiceAccount's RBAC when
+// they run), unlike the authority check on naming a ServiceAccount, which fails closed.
+import type { OperatorVersionSpec } from '../../shared/api/schema.ts';
+import type { AccessAnswer, AccessAttributes, AccessSubject } from '../../shared/kube/access.ts';
+import { allRules, OWNER_FINALIZERS_RESOURCE, rbacCommand, tasksNeeds, type AccessRule, type KindInfo } from '../../shared/plan/needs.ts';
+import { effectiveParameters } from '../../shared/plan/triggers.ts';
+import { requestToStart } from '../../shared/plan/policy.ts';
+import { describeProblem, preflightPlan } from '../../shared/plan/preflight.ts';
+import { parameterTypesOf } from '../../shared/template/render.ts';
+import { objectRef } from '../../shared/refusal.ts';
+import { clipText, plural } from '../../shared/text.ts';
+import { factsOf, upgradeTarget, type InstanceAdmissionContext } from './instance.ts';
+import { allow, deny, type Verdict } from './verdict.ts';
+
+export interface PreflightDeps {
+  /** Discovery: the resource serving a kind, or undefined when the API server serves none. */
+  resolveKind(apiVersion: string, kind: string): Promise<KindInfo | undefined>;
+  /** A SubjectAccessReview (cached briefly: this is a courtesy check, see the header). */
+  canI(subject: AccessSubject, attributes: AccessAttributes): Promise<AccessAnswer>;
+  /** Whether the plan's ServiceAccount exists. */
+  serviceAccountExists(namespace: string, name: string): Promise<boolean>;
+  /** How long discovery and the access checks may take in all. */
+  accessBudgetMs: number;
+  /** false: plans run with the controller's own rights (--no-impersonation), so no ServiceAccount is asked about. */
+  checkAccess: boolean;
+}
+
+/** How long the preflight's lookups may take: within the webhook's 4 s, beside its other reads. */
+export const PREFLIGHT_BUDGET_MS = 1_500;
+/** How long an access answer for a plan's ServiceAccount is reused. */
+export const PREFLIGHT_ACCESS_TTL_MS = 10_000;
+
+/** The plan this write will start and the values its run will use, or undefined when it starts none. */
+export function runToCheck(ctx: InstanceAdmissionContext): { plan: string; values: Record<string, string>; ov: OperatorVersionSpec } | undefined {
+  const ov = ctx.operatorVersion?.spec;
+  if (!ov) return undefined;
+  const spec = ctx.object.spec;
+  if (ctx.operation === 'CREATE') {
+    return ov.plans?.deploy ? { plan: 'deploy', values: effectiveParameters(ov, spec.parameters), ov } : undefined;
+  }
+  if (ctx.operation !== 'UPDATE' || ctx.object.metadata.deletionTimestamp) return undefined;
+  const request = requestToStart(factsOf(ctx));
+  if (!request || request.plan === 'cleanup' || !ov.plans?.[request.plan]) return undefined;
+  const perRun = request.kind === 'manual' ? spec.planExecution?.parameters ?? {} : {};
+  return { plan: request.plan, values: { ...effectiveParameters(ov, spec.parameters), ...perRun }, ov };
+}
+
+export function serviceAccountSubject(namespace: string, name: string): AccessSubject {
+  return {
+    user: `system:serviceaccount:${namespace}:${name}`,
+    groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'],
+  };
+}
+
+function resourceText(r: AccessRule): string {
+  return r.apiGroup ? `${r.resource}.${r.apiGroup}` : r.resource;
+}
+
+function ruleText(r: AccessRule): string {
+  return `${r.verb} ${resourceText(r)}${r.resourceName ? ` "${r.resourceName}"` : ''}${r.namespace ? ` in ${r.namespace}` : ''}`;
+}
+
+/** `kubectl create role … / rolebinding …` that grants `missing` to the ServiceAccount. */
+export function grantCommands(namespace: string, serviceAccount: string, missing: readonly AccessRule[]): string {
+  const role = `${serviceAccount}-plans`;
+  const verbs = [...new Set(missing.map((r) => r.verb))].sort().join(',');
+  const resources = [...new Set(missing.map(resourceText))].sort().join(',');
+  return (
+    `kubectl -n ${namespace} create role ${role} --verb=${verbs} --resource=${resources}; ` +
+    `kubectl -n ${namespace} create rolebinding ${role} --role=${role} --serviceaccount=${namespace}:${serviceAccount}`
+  );
+}
+
+async function withinBudget<T>(work: Promise<T>, ms: number): Promise<T | 'timeout'> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The preflight verdict of an Instance write; `serviceAccount` is the one the plan acts as. */
+export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serviceAccount: string, deps: PreflightDeps): Promise<Verdict> {
+  const run = runToCheck(ctx);
+  if (!run) return allow();
+  const namespace = ctx.object.metadata.namespace ?? ctx.oldObject?.metadata.namespace ?? '';
+  const instance = { name: ctx.object.metadata.name ?? '', namespace };
+  const object = objectRef('Instance', { ...ctx.object.metadata, namespace });
+  const what = ctx.operation === 'CREATE' ? 'creation' : upgradeTarget(ctx) ? `upgrade to OperatorVersion "${upgradeTarget(ctx)}"` : `run of plan "${run.plan}"`;
+  const { tasks, problems } = preflightPlan({ ov: run.ov, plan: run.plan, values: run.values, instance, paramTypes: parameterTypesOf(run.ov.parameters) });
+  if (problems.length > 0) {
+    const shown = problems.slice(0, 3).map(describeProblem);
+    const more = problems.length > 3 ? ` and ${problems.length - 3} more` : '';
+    const parameter = problems.find((p) => p.kind === 'render' && p.parameter);
+    return deny({
+      rule: 'instance.preflight-invalid',
+      object,
+      refused: what,
+      why: `plan "${run.plan}" cannot work with these values: ${shown.join('; ')}${more}`,
+      fix:
+        parameter && parameter.kind === 'render'
+          ? `set spec.parameters.${parameter.parameter} (or fix the OperatorVersion's template)`
+          : 'change the values so that every object gets a valid name, namespace and labels (or fix the OperatorVersion\'s templates)',
+      code: 422,
+      reason: 'Invalid',
+    });
+  }
+  // Only Apply, Delete and Wait act as the ServiceAccount: a plan of Dummy tasks needs none.
+  if (tasks.length === 0 || !deps.checkAccess) return allow();
+  const subject = serviceAccountSubject(namespace, serviceAccount);
+  const checked = await withinBudget(
+    (async () => {
+      // Discovery is asynchronous, "what a plan needs" is pure: resolve every kind the
+      // rendered tasks name first, then ask shared/plan/needs.ts with the answers.
+      const kinds = new Map<string, KindInfo | undefined>();
+      const refs = tasks.flatMap((t) => [...t.objects.map((o) => o.object), ...(t.waitFor ? [t.waitFor] : [])]);
+      await Promise.all(
+        refs.map(async (r) => {
+          const key = `${r.apiVersion}\u0000${r.kind}`;
+          if (kinds.has(key)) return;
+          kinds.set(key, undefined);
+          kinds.set(key, await deps.resolveKind(r.apiVersion, r.kind));
+        }),
+      );
+      const needs = tasksNeeds(run.plan, tasks, instance, (apiVersion, kind) => kinds.get(`${apiVersion}\u0000${kind}`));
+      // instances/finalizers is needed only where the OwnerReferencesPermissionEnforcement
+      // admission plugin runs, which the webhook cannot see: a plan that would work must not
+      // be refused, so the preflight leaves that rule to `kubectl planwarden rbac`.
+      const rules = allRules(needs).filter((r) => r.resource !== OWNER_FINALIZERS_RESOURCE);
+      const [exists, answers] = await Promise.all([
+        deps.serviceAccountExists(namespace, serviceAccount),
+        Promise.all(
+          rules.map(async (rule) => ({
+            rule,
+            answer: await deps.canI(subject, {
+              verb: rule.verb,
+              group: rule.apiGroup,
+              resource: rule.resource.split('/')[0]!,
+              ...(rule.resource.includes('/') ? { subresource: rule.resource.split('/')[1]! } : {}),
+              ...(rule.namespace ? { namespace: rule.namespace } : {}),
+              ...(rule.resourceName ? { name: rule.resourceName } : {}),
+            }),
+          })),
+        ),
+      ]);
+      const unknownKinds = [...new Set(needs.unknownKinds.map((u) => `${u.kind} (${u.apiVersion})`))];
+      return { exists, answers, unknownKinds };
+    })(),
+    deps.accessBudgetMs,
+  );
+  if (checked === 'timeout') {
+    return allow([clipText(`the rights of ServiceAccount "${serviceAccount}" for plan "${run.plan}" could not be checked in time; the plan runs with them as they are`)]);
+  }
+  if (!checked.exists) {
+    return deny({
+      rule: 'instance.plan-service-account-missing',
+      object,
+      refused: what,
+      why: `plan "${run.plan}" runs as ServiceAccount "${serviceAccount}", which does not exist in namespace "${namespace}"`,
+      fix: `create it with the rights the blueprint's plans need: ${rbacCommand(ctx.object.spec.operatorVersion.name, namespace, serviceAccount)} | kubectl apply -f -`,
+      code: 422,
+      reason: 'Invalid',
+    });
+  }
+  const warnings = checked.unknownKinds.map((k) => clipText(`plan "${run.plan}" uses ${k}, which the API server does not serve (yet); its rights were not checked`));
+  const unknown = checked.answers.flatMap((a) => (a.answer.kind === 'unknown' ? [a.answer.reason] : []));
+  if (unknown.length > 0) warnings.push(clipText(`some rights of ServiceAccount "${serviceAccount}" could not be checked (${unknown[0]})`));
+  const missing = checked.answers.filter((a) => a.answer.kind === 'denied').map((a) => a.rule);
+  if (missing.length === 0) return allow(warnings);
+  return deny({
+    rule: 'instance.preflight-forbidden',
+    object,
+    refused: what,
+    why: `plan "${run.plan}" runs as ServiceAccount "${serviceAccount}", which may not ${missing.map(ruleText).join(', ')} (${plural(missing.length, 'a right', 'rights')} its tasks need)`,
+    fix: `grant ${plural(missing.length, 'it', 'them')}: ${grantCommands(namespace, serviceAccount, missing)} (or for the whole blueprint: ${rbacCommand(ctx.object.spec.operatorVersion.name, namespace, serviceAccount)} | kubectl apply -f -)`,
+    warnings,
+  });
+}
