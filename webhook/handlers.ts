@@ -3,7 +3,7 @@
 // makes "one UpdatePlan per target" hold under concurrent creates.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { FleetRollout, Instance, OperatorVersion, UpdatePlan } from '../shared/api/schema.ts';
-import { DEFAULT_CONTROLLER_USER, matchesSelector, selectorQuery, type Author } from '../shared/fleet.ts';
+import { DEFAULT_CONTROLLER_USER, fleetRequestedBy, matchesSelector, selectorQuery, type Author } from '../shared/fleet.ts';
 import { admitFleetMark } from './rules/fleetMark.ts';
 import { admitFleetRollout, admitFleetTargets, mutateFleetRollout, type FleetRolloutContext, type FleetTargetFacts } from './rules/fleetRollout.ts';
 import { createKubeClient } from '../shared/kube/client.ts';
@@ -87,7 +87,7 @@ export async function instanceContext(
   req: AdmissionRequest,
   lookups: WebhookLookups,
   now: string,
-  { live = true }: { live?: boolean } = {},
+  { live = true, controllerUser = DEFAULT_CONTROLLER_USER }: { live?: boolean; controllerUser?: string } = {},
 ): Promise<{ context: InstanceAdmissionContext; fromCache: boolean }> {
   const object = (req.object ?? req.oldObject) as unknown as Instance;
   const oldObject = (req.oldObject ?? undefined) as unknown as Instance | undefined;
@@ -113,9 +113,24 @@ export async function instanceContext(
     oldOperatorVersion: oldOvName === ovName ? operatorVersion : oldOperatorVersion,
     updatePlans: upgrading ? await lookups.listUpdatePlans(ns) : [],
     now,
-    user: req.userInfo?.username,
+    user: requesterName(req, controllerUser),
   };
   return { context, fromCache };
+}
+
+/**
+ * Whom the requested-by stamp names for this write: the request's user, or — when the
+ * controller writes a trigger for a FleetRollout and marks it so — the rollout and its
+ * recorded author (shared/fleet.ts fleetRequestedBy). A mark nobody but the controller may set.
+ */
+function requesterName(req: AdmissionRequest, controllerUser: string): string | undefined {
+  const username = req.userInfo?.username;
+  const object = req.object ?? req.oldObject;
+  if (username === undefined || !isRecord(object) || !isRecord(object.metadata)) return username;
+  const old = isRecord(req.oldObject) && isRecord(req.oldObject.metadata) ? (req.oldObject as Parameters<typeof fleetRequestedBy>[0]) : undefined;
+  const annotations = object.metadata.annotations;
+  if (annotations !== undefined && !isRecord(annotations)) return username;
+  return fleetRequestedBy(old, object as Parameters<typeof fleetRequestedBy>[1], username, controllerUser) ?? username;
 }
 
 /**
@@ -214,7 +229,7 @@ async function handleInstance(req: AdmissionRequest, lookups: WebhookLookups, no
   const live = needsLiveOperatorVersion(req.operation, object, oldObject);
   const user = req.userInfo.username ?? '';
   const [first, serviceAccountExists, access] = await Promise.all([
-    instanceContext(req, lookups, now, { live }),
+    instanceContext(req, lookups, now, { live, controllerUser }),
     serviceAccount === undefined ? undefined : lookups.serviceAccountExists(namespace, serviceAccount.name),
     serviceAccount?.named
       ? lookups.canI(
@@ -232,7 +247,7 @@ async function handleInstance(req: AdmissionRequest, lookups: WebhookLookups, no
   let context = first.context;
   let verdict = judge(context);
   if (!verdict.allowed && first.fromCache) {
-    context = (await instanceContext(req, lookups, now, { live: true })).context;
+    context = (await instanceContext(req, lookups, now, { live: true, controllerUser })).context;
     verdict = judge(context);
   }
   // A write every rule admits and that starts a plan: can the plan work, and may its
@@ -359,7 +374,7 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
           oldObject: (req.oldObject ?? undefined) as unknown as Instance | undefined,
           updatePlans: [],
           now: now(),
-          user: req.userInfo?.username,
+          user: requesterName(req, deps.controllerUser ?? DEFAULT_CONTROLLER_USER),
         }),
     },
     [ROUTES.validateInstanceStatus]: {
@@ -388,4 +403,8 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
     },
   };
   return { routes, stop: async () => cache?.stop() };
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
