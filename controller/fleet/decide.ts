@@ -143,18 +143,21 @@ export function observeTarget(rollout: FleetRollout, runId: string, inst: Instan
     const status = run?.status ?? past?.status;
     if (status === 'COMPLETE') return { state: 'Completed' };
     if (status === 'FATAL_ERROR' || status === 'ABORTED') return { state: 'Failed', message: `plan ${spec.plan.name} ${status}${(run ?? past)?.message ? `: ${(run ?? past)!.message}` : ''}` };
-    if (status === 'PENDING' && heldMessage(inst)) return { state: 'Waiting', message: heldMessage(inst) };
-    if (run || inst.spec.planExecution?.id === runId) return { state: 'Running' };
+    const ours = run !== undefined || inst.spec.planExecution?.id === runId;
+    // A held request is PENDING without an id until it starts (maintenance: pause or window).
+    if (ours && (run ?? ps)?.status === 'PENDING' && heldMessage(inst)) return { state: 'Waiting', message: heldMessage(inst) };
+    if (ours) return { state: 'Running' };
     return { state: 'untouched' };
   }
   const ov = spec.upgrade!.operatorVersion;
-  const id = upgradeRunId(ov);
-  const run = runs.find(([, ps]) => ps.id === id);
-  if (run && (run[1].status === 'FATAL_ERROR' || run[1].status === 'ABORTED')) {
-    return { state: 'Failed', message: `upgrade to ${ov} (plan ${run[0]}) ${run[1].status}${run[1].message ? `: ${run[1].message}` : ''}` };
-  }
-  if (run && run[1].status === 'PENDING' && heldMessage(inst)) return { state: 'Waiting', message: heldMessage(inst) };
   if (inst.spec.operatorVersion.name !== ov) return { state: 'untouched' };
+  // The controller gives an upgrade's run an id of its own (e.g. update-20261125-…); it is
+  // known by its trigger and the OperatorVersion it ran with.
+  const run = runs.find(([, ps]) => ps.trigger === 'upgrade' && ps.operatorVersion === ov);
+  if (run && (run[1].status === 'FATAL_ERROR' || run[1].status === 'ABORTED')) {
+    return { state: 'Failed', message: `upgrade to ${ov} (plan ${run[0]}, run ${run[1].id ?? '?'}) ${run[1].status}${run[1].message ? `: ${run[1].message}` : ''}` };
+  }
+  if (inst.status?.applied?.operatorVersion !== ov && heldMessage(inst)) return { state: 'Waiting', message: heldMessage(inst) };
   const active = inst.status?.activePlan;
   const busy = active !== undefined && (active.status === 'PENDING' || active.status === 'IN_PROGRESS' || active.status === 'ERROR');
   if (inst.status?.applied?.operatorVersion === ov && !busy && readyAtGeneration(inst)) return { state: 'Completed' };

@@ -132,7 +132,7 @@ export function fleetWorker(deps: FleetWorkerDeps): (key: string) => Promise<Wor
     }
     if (turnedTrue(cached.status, status, 'Failed')) deps.events?.record(rollout, 'Warning', 'RolloutFailed', findCondition(status.conditions, 'Failed')?.message ?? 'failed');
     if (turnedTrue(cached.status, status, 'Complete')) deps.events?.record(rollout, 'Normal', 'RolloutComplete', findCondition(status.conditions, 'Complete')?.message ?? 'complete');
-    deps.setTargets?.(key, status.counts as Record<string, number> | undefined);
+    deps.setTargets?.(key, status.counts);
     return requeueAfterMs === undefined ? undefined : { requeueAfterMs };
   };
 }

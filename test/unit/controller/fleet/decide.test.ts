@@ -32,6 +32,14 @@ function instance(namespace: string, name: string, run?: { status: PlanState; id
   };
 }
 
+/** The rollout's trigger held by maintenance: spec carries the id; status has PENDING without one (controller/instances). */
+function heldWithoutId(namespace: string, name: string): Instance {
+  const i = instance(namespace, name);
+  i.spec.planExecution = { planName: 'backup', id: RUN };
+  i.status = { planStatus: { backup: { status: 'PENDING' } }, conditions: [{ type: 'PlanRunning', status: 'False', reason: 'Paused', message: 'plan "backup" is held: maintenance is paused until the pause is lifted' }] };
+  return i;
+}
+
 /** A small fleet: the Instances by key, and a decision over it. */
 class Fleet {
   readonly instances = new Map<string, Instance>();
@@ -80,6 +88,7 @@ describe('FleetRollout decisions', () => {
     ['restarted: a target whose Instance carries the run id is Running, not written again', { maxConcurrent: 3 }, 'PPP', [instance('a', 'db1', { status: 'IN_PROGRESS' }), instance('a', 'db2', { status: 'COMPLETE' }), instance('b', 'db')], 'RCR', ['b/db']],
     ['restarted: a run found only in history still counts', { maxConcurrent: 1 }, 'RPP', [instance('a', 'db1', undefined, { status: { history: [{ plan: 'backup', id: RUN, status: 'COMPLETE' }] } }), instance('a', 'db2'), instance('b', 'db')], 'CRP', ['a/db2']],
     ['an ended target is never read again, even if its Instance later shows another run', { maxConcurrent: 1 }, 'CPP', [instance('a', 'db1', { status: 'IN_PROGRESS', id: 'other' }), instance('a', 'db2'), instance('b', 'db')], 'CRP', ['a/db2']],
+    ['a request held by a pause (PENDING, no id until it starts, as the controller records it) is Waiting', { maxConcurrent: 1 }, 'RPP', [heldWithoutId('a', 'db1'), instance('a', 'db2'), instance('b', 'db')], 'WPP', []],
     ['another run id on the Instance is not the rollout\'s', { maxConcurrent: 1 }, 'PPP', [instance('a', 'db1', { status: 'COMPLETE', id: 'manual-1' }), instance('a', 'db2'), instance('b', 'db')], 'RPP', ['a/db1']],
   ];
   for (const [sentence, spec, before, list, after, writes] of rows) {
@@ -146,8 +155,8 @@ describe('FleetRollout decisions', () => {
       spec: { operatorVersion: { name: 'pg-14.2' } },
       status: {
         applied: { operatorVersion: 'pg-14.2' },
-        activePlan: { name: 'upgrade', id: 'upgrade/pg-14.2', status: 'COMPLETE' },
-        planStatus: { upgrade: { status: 'COMPLETE', id: 'upgrade/pg-14.2' } },
+        activePlan: { name: 'upgrade', id: 'upgrade-20261125-040001-ab12', status: 'COMPLETE' },
+        planStatus: { upgrade: { status: 'COMPLETE', id: 'upgrade-20261125-040001-ab12', trigger: 'upgrade', operatorVersion: 'pg-14.2' } },
         conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', observedGeneration: 2 }],
       },
     });
@@ -155,6 +164,22 @@ describe('FleetRollout decisions', () => {
     const done = new Fleet([upgraded(true), instance('a', 'db2'), instance('b', 'db')]).decide(rollout(spec, prior), at(2));
     expect(states(done)).to.equal('CRP');
     expect(done.writes[0]).to.deep.include({ upgrade: { operatorVersion: 'pg-14.2' }, mark: { rollout: 'pg', author: 'alice', id: 'upgrade/pg-14.2' } });
+  });
+
+  it('an upgrade target whose run (its own id, trigger upgrade, on the new OperatorVersion) ended FATAL_ERROR is Failed, naming the run', () => {
+    const spec = { plan: undefined, upgrade: { operatorVersion: 'pg-14.2' } };
+    const prior = new Fleet(three()).decide(rollout(spec)).status;
+    const failed: Instance = {
+      ...instance('a', 'db1'),
+      spec: { operatorVersion: { name: 'pg-14.2' } },
+      status: {
+        applied: { operatorVersion: 'pg-14.1' },
+        planStatus: { update: { status: 'FATAL_ERROR', id: 'update-20261125-040001-ab12', trigger: 'upgrade', operatorVersion: 'pg-14.2', message: 'step migrate failed' } },
+      },
+    };
+    const d = new Fleet([failed, instance('a', 'db2'), instance('b', 'db')]).decide(rollout(spec, prior), at(1));
+    expect(states(d)).to.equal('FPP');
+    expect(d.status.targets![0]!.message).to.equal('upgrade to pg-14.2 (plan update, run update-20261125-040001-ab12) FATAL_ERROR: step migrate failed');
   });
 
   it('a rollout without a recorded author starts nothing', () => {
