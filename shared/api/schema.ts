@@ -326,6 +326,12 @@ export const PLAN_STATES = [
   'ABORTED',
 ] as const;
 export type PlanState = (typeof PLAN_STATES)[number];
+/**
+ * A history entry's status: how a run ended, or SKIPPED — a schedule tick that did not start
+ * its plan (history[].tick says which and why). SKIPPED is never a run's state.
+ */
+export const HISTORY_STATES = [...PLAN_STATES, 'SKIPPED'] as const;
+export type HistoryState = (typeof HISTORY_STATES)[number];
 /** A plan in one of these is over: another plan may start. */
 export const TERMINAL_STATES: readonly PlanState[] = ['COMPLETE', 'FATAL_ERROR', 'ABORTED', 'NEVER_RUN'];
 
@@ -569,11 +575,25 @@ export const ActivePlanSchema = described(
 );
 export type ActivePlan = Static<typeof ActivePlanSchema>;
 
+export const SCHEDULE_SKIP_REASONS = ['Forbidden', 'Waiting', 'Held', 'Missed', 'Suspended', 'Refused'] as const;
+export type ScheduleSkipReason = (typeof SCHEDULE_SKIP_REASONS)[number];
+
+export const SkippedTickSchema = described(
+  obj({ schedule: str(), time: dateTime(), reason: enumOf(SCHEDULE_SKIP_REASONS) }),
+  'The schedule tick a SKIPPED entry records.',
+  {
+  schedule: 'The schedule (spec.schedules[].name).',
+  time: 'The tick.',
+  reason: 'Forbidden (another plan ran, Forbid, or a tick already waited), Held (maintenance held the plan and a tick already waited), Missed (past startingDeadlineSeconds, or passed over while the controller was not running), Suspended, Refused (the OperatorVersion has no such plan).',
+  },
+);
+export type SkippedTick = Static<typeof SkippedTickSchema>;
+
 export const HistoryEntrySchema = described(
   obj({
   plan: str(),
   id: str(),
-  status: planStateField(),
+  status: enumOf(HISTORY_STATES),
   trigger: opt(enumOf(TRIGGER_KINDS)),
   operatorVersion: opt(str()),
   startedAt: opt(dateTime()),
@@ -581,19 +601,21 @@ export const HistoryEntrySchema = described(
   message: opt(str()),
   parameters: opt(mapOf(str())),
   requestedBy: opt(str()),
+  tick: opt(SkippedTickSchema),
 }),
-  'A finished run, kept for history.',
+  'A finished run, or a schedule tick that did not start its plan (status SKIPPED), kept for history.',
   {
   plan: 'The plan.',
-  id: 'The run\'s id.',
-  status: 'How it ended.',
-  trigger: 'What started it.',
+  id: 'The run\'s id; for a skipped tick <schedule>-<tick time>, the id its run would have had (recorded once).',
+  status: 'How it ended; SKIPPED: a schedule tick that did not start its plan (never a run).',
+  trigger: 'What started it (schedule for a skipped tick).',
   operatorVersion: 'The OperatorVersion it ran with.',
-  startedAt: 'When it started.',
-  finishedAt: 'When it ended.',
-  message: 'A summary.',
+  startedAt: 'When it started (absent for a skipped tick).',
+  finishedAt: 'When it ended (absent for a skipped tick).',
+  message: 'A summary; for a skipped tick, why it did not start.',
   parameters: 'The per-run values the run was given, if any.',
-  requestedBy: 'Who asked for the run (as planStatus.<plan>.requestedBy).',
+  requestedBy: 'Who asked for the run (as planStatus.<plan>.requestedBy); schedule:<name> for a tick.',
+  tick: 'For a SKIPPED entry: the schedule, the tick and the reason.',
   },
 );
 export type HistoryEntry = Static<typeof HistoryEntrySchema>;
@@ -879,9 +901,6 @@ export const MaintenanceStatusSchema = described(
 );
 export type MaintenanceStatus = Static<typeof MaintenanceStatusSchema>;
 
-export const SCHEDULE_SKIP_REASONS = ['Forbidden', 'Waiting', 'Held', 'Missed', 'Suspended', 'Refused'] as const;
-export type ScheduleSkipReason = (typeof SCHEDULE_SKIP_REASONS)[number];
-
 export const ScheduleStatusSchema = described(
   obj({
   name: str(),
@@ -904,7 +923,7 @@ export const ScheduleStatusSchema = described(
   nextScheduleTime: 'The next tick.',
   lastRunId: 'The id of the last run a tick started (<name>-<tick time>).',
   waitingTick: 'A tick waiting to start (Wait behind another plan, or held by maintenance); one at most.',
-  lastSkip: 'The latest tick that did not start its plan, and why.',
+  lastSkip: 'The latest tick that did not start its plan, and why (each such tick is also in history as SKIPPED once it is certain not to run).',
   },
 );
 export type ScheduleStatus = Static<typeof ScheduleStatusSchema>;
@@ -930,7 +949,7 @@ export const InstanceStatusSchema = described(
   observedGeneration: 'The latest generation the controller acted on (never decreases).',
   activePlan: 'The run holding the Instance, or the last one.',
   planStatus: 'Plan name → its latest run.',
-  history: 'Finished runs, bounded.',
+  history: 'Finished runs and skipped schedule ticks (SKIPPED), oldest first, bounded.',
   applied: 'What the last plan started from (the trigger baseline).',
   adapters: 'HyperFleet adapter reports.',
   conditions: 'Available (all adapters available at one generation), Ready (… at the current generation), PlanRunning.',
