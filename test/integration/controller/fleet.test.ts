@@ -67,10 +67,33 @@ describe('FleetRollout: one plan or upgrade across Instances, in waves, as its a
 
   before(async function () {
     for (const ns of [nsA(), nsB()]) await kubectlOk(['apply', '-f', '-'], { input: json(dummyOperatorVersion('db-1.0.0', ns)) });
+    // Who may create rollouts (a cluster admin grants it by name; edit/view do not).
+    await kubectlOk(['create', 'clusterrole', `fleet-author-${run()}`, '--verb=create,get,list,watch', '--resource=fleetrollouts.planwarden.dev']);
   });
   after(async function () {
     for (const name of rollouts) await kubectl(['delete', 'fleetrollout', name, '--ignore-not-found', '--wait=false']);
     await kubectl(['delete', 'clusterrole,clusterrolebinding', `fleet-author-${run()}`, '--ignore-not-found']);
+    await kubectl(['delete', 'clusterrolebinding', `fleet-author-${run()}-carol`, '--ignore-not-found']);
+  });
+
+  it('refuses at creation what cannot work, with a rule id: a plan a matching Instance lacks, an author who may not patch there; and a forged rollout mark on an Instance', async function () {
+    const labels = { [RUN_LABEL]: `${run()}-refused` };
+    await kubectlOk(['apply', '-f', '-'], { input: json(instance('r1', nsA(), 'db-1.0.0', {}, labels)) });
+    const missing = await kubectl(['create', '-f', '-'], { input: json(rollout(`${run()}-nope`, { instanceSelector: { matchLabels: labels }, plan: { name: 'bakup' } })) });
+    expect(missing.code).to.not.equal(0);
+    expect(missing.stderr).to.include('[rule fleetrollout.plan-missing]').and.include(`${nsA()}/r1`);
+    const dave = `dave-${run()}`;
+    await kubectlOk(['create', 'clusterrolebinding', `fleet-author-${run()}`, `--clusterrole=fleet-author-${run()}`, `--user=${dave}`]);
+    const forbidden = await kubectl([`--as=${dave}`, 'create', '-f', '-'], { input: json(rollout(`${run()}-nope`, { instanceSelector: { matchLabels: labels }, plan: { name: 'backup' } })) });
+    expect(forbidden.code).to.not.equal(0);
+    expect(forbidden.stderr).to.include('[rule fleetrollout.author-forbidden]').and.include(nsA());
+    // A mark speaks only for the trigger the same write introduces: forging one with a trigger is refused.
+    await deployed(nsA(), 'r1');
+    const mark = JSON.stringify({ rollout: 'x', author: 'admin', id: 't1' });
+    const forged = await kubectl(['-n', nsA(), 'patch', 'instance', 'r1', '--type=merge', '-p', json({ metadata: { annotations: { [FLEET_MARK_ANNOTATION]: mark } }, spec: { planExecution: { planName: 'backup', id: 't1' } } })]);
+    expect(forged.code).to.not.equal(0);
+    expect(forged.stderr).to.include('[rule instance.fleet-mark-forged]');
+    expect((await kubectl(['get', 'fleetrollout', `${run()}-nope`])).code).to.not.equal(0);
   });
 
   it('runs a backup across 3 Instances in 2 namespaces in waves ["1","100%"]: the second wave starts after the first finished; each run says the rollout and its author asked', async function () {
@@ -129,8 +152,7 @@ describe('FleetRollout: one plan or upgrade across Instances, in waves, as its a
   it('an author whose right shrinks while the rollout is paused: the Instance they may no longer patch is never written (Failed, Forbidden); resume runs the other', async function () {
     const labels = { [RUN_LABEL]: `${run()}-author` };
     const carol = `carol-${run()}`;
-    await kubectlOk(['create', 'clusterrole', `fleet-author-${run()}`, '--verb=create,get,list,watch', '--resource=fleetrollouts.planwarden.dev']);
-    await kubectlOk(['create', 'clusterrolebinding', `fleet-author-${run()}`, `--clusterrole=fleet-author-${run()}`, `--user=${carol}`]);
+    await kubectlOk(['create', 'clusterrolebinding', `fleet-author-${run()}-carol`, `--clusterrole=fleet-author-${run()}`, `--user=${carol}`]);
     for (const ns of [nsA(), nsB()]) {
       await kubectlOk(['-n', ns, 'create', 'role', 'instance-patcher', '--verb=get,list,watch,patch', '--resource=instances.planwarden.dev']);
       await kubectlOk(['-n', ns, 'create', 'rolebinding', 'carol-patches', '--role=instance-patcher', `--user=${carol}`]);
