@@ -20,7 +20,11 @@ import type { ObjectCache } from '../../shared/kube/informer.ts';
 import type { WorkerResult } from '../../shared/kube/queue.ts';
 import type { EventRecorder } from '../events.ts';
 import type { Logger } from '../log.ts';
+import { mapBounded } from '../updates/reconciler.ts';
 import { decideFleet, recordOutcomes, type TriggerWrite, type WriteOutcome } from './decide.ts';
+
+/** Trigger writes (each after its SubjectAccessReview) in flight at once for one rollout. */
+export const TRIGGER_WRITE_CONCURRENCY = 16;
 
 /** The field manager of the controller's trigger writes (kubectl shows it in managedFields). */
 export const FLEET_FIELD_MANAGER = 'planwarden-fleet';
@@ -112,8 +116,8 @@ export function fleetWorker(deps: FleetWorkerDeps): (key: string) => Promise<Wor
       // Recorded before any trigger is written: a crash after this re-sends, never doubles.
       if (!jsonEqual(rollout.status ?? null, status)) rollout = await writeStatus(rollout, status);
       if (decision.writes.length > 0) {
-        const outcomes: WriteOutcome[] = [];
-        for (const w of decision.writes) outcomes.push(await writeTrigger(deps, w));
+        // Each trigger is its own question and write; a wave of 100 need not wait in line.
+        const outcomes = await mapBounded(decision.writes, TRIGGER_WRITE_CONCURRENCY, (w) => writeTrigger(deps, w));
         const after = recordOutcomes(rollout, status, outcomes, clock());
         status = after.status;
         if (after.requeueAfterMs !== undefined) requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, after.requeueAfterMs);
