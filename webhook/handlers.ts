@@ -3,7 +3,8 @@
 // makes "one UpdatePlan per target" hold under concurrent creates.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { FleetRollout, Instance, OperatorVersion, UpdatePlan } from '../shared/api/schema.ts';
-import { DEFAULT_CONTROLLER_USER, fleetRequestedBy, matchesSelector, selectorQuery, type Author } from '../shared/fleet.ts';
+import { DEFAULT_CONTROLLER_USER, fleetRequestedBy, type Author } from '../shared/fleet.ts';
+import { matchesSelector, selectorQuery } from '../shared/labelSelector.ts';
 import { admitFleetMark } from './rules/fleetMark.ts';
 import { admitFleetRollout, admitFleetTargets, mutateFleetRollout, type FleetRolloutContext, type FleetTargetFacts } from './rules/fleetRollout.ts';
 import { createKubeClient } from '../shared/kube/client.ts';

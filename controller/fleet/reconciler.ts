@@ -13,7 +13,8 @@
 import { jsonEqual } from '../../shared/json.ts';
 import { API_VERSION, GROUP, type FleetRollout, type FleetRolloutStatus, type Instance } from '../../shared/api/schema.ts';
 import { findCondition } from '../../shared/conditions/conditions.ts';
-import { FLEET_MARK_ANNOTATION, formatMark, matchesSelector, selectorQuery } from '../../shared/fleet.ts';
+import { FLEET_MARK_ANNOTATION, formatMark } from '../../shared/fleet.ts';
+import { matchesSelector, selectorQuery } from '../../shared/labelSelector.ts';
 import type { AccessReviewer } from '../../shared/kube/access.ts';
 import { apiErrorMessage, classifyApiError, KubeApiError, type KubeClient } from '../../shared/kube/client.ts';
 import type { ObjectCache } from '../../shared/kube/informer.ts';

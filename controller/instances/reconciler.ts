@@ -14,6 +14,7 @@ import { objectKey, type ObjectCache } from '../../shared/kube/informer.ts';
 import type { WorkerResult } from '../../shared/kube/queue.ts';
 import { effectiveParameters, isRunning, runParameters } from '../../shared/plan/triggers.ts';
 import { requesterOf } from '../../shared/plan/requester.ts';
+import { selectorQuery } from '../../shared/labelSelector.ts';
 import { advancePlan, type Evaluation } from '../engine/advance.ts';
 import { holdPlan, releaseHeldPlans, startPlan, withdrawHeld } from '../engine/start.ts';
 import { maintenanceState, nextMaintenanceEdge } from '../../shared/calendar.ts';
@@ -114,16 +115,6 @@ function loadOf(inst: Instance, decision: Decision): InstanceLoad {
 
 export function runId(plan: string, now: Date): string {
   return `${plan}-${now.toISOString().replace(/[-:.]/g, '').replace('T', '-').slice(0, 15)}-${randomBytes(2).toString('hex')}`;
-}
-
-export function labelSelectorString(sel: LabelSelector): string {
-  const parts = Object.entries(sel.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`);
-  for (const e of sel.matchExpressions ?? []) {
-    if (e.operator === 'Exists') parts.push(e.key);
-    else if (e.operator === 'DoesNotExist') parts.push(`!${e.key}`);
-    else parts.push(`${e.key} ${e.operator.toLowerCase()} (${(e.values ?? []).join(',')})`);
-  }
-  return parts.join(',');
 }
 
 /** Plans whose latest run is COMPLETE (cleanup aside), sorted. */
@@ -531,7 +522,7 @@ export class InstanceReconciler {
    */
   private async resolveTargets(inst: Instance, phase: number, step: number, selector: LabelSelector): Promise<TargetsResolution | undefined> {
     try {
-      const list = await this.deps.kube.list<{ metadata: { name: string } }>('/api/v1/nodes', { labelSelector: labelSelectorString(selector) });
+      const list = await this.deps.kube.list<{ metadata: { name: string } }>('/api/v1/nodes', { labelSelector: selectorQuery(selector) });
       return { phase, step, names: list.items.map((n) => n.metadata.name).sort() };
     } catch (err) {
       this.log(inst).warn({ phase, step, error: apiErrorMessage(err) }, 'could not list the target Nodes; retrying');

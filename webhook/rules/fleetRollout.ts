@@ -9,16 +9,8 @@
 //   selector. Instances that match after creation are not targets anyway.
 // - a selector's form is judged here (not in the CRD), so the refusal names the rule and a fix.
 import type { FleetRollout } from '../../shared/api/schema.ts';
-import {
-  AUTHOR_ANNOTATION,
-  formatAuthor,
-  isEmptySelector,
-  MUTABLE_SPEC_FIELDS,
-  parseAuthor,
-  selectorProblems,
-  waveProblems,
-  type Author,
-} from '../../shared/fleet.ts';
+import { AUTHOR_ANNOTATION, formatAuthor, MUTABLE_SPEC_FIELDS, parseAuthor, waveProblems, type Author } from '../../shared/fleet.ts';
+import { isEmptySelector, selectorProblems } from '../../shared/labelSelector.ts';
 import { jsonEqual } from '../../shared/json.ts';
 import { objectRef } from '../../shared/refusal.ts';
 import { allow, combine, deny, type Verdict } from './verdict.ts';
