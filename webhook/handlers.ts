@@ -2,7 +2,7 @@
 // pure rule, return its verdict. The UpdatePlan handler also holds the reservation that
 // makes "one UpdatePlan per target" hold under concurrent creates.
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { FleetRollout, Instance, OperatorVersion, UpdatePlan } from '../shared/api/schema.ts';
+import { GROUP, type FleetRollout, type Instance, type OperatorVersion, type UpdatePlan } from '../shared/api/schema.ts';
 import { DEFAULT_CONTROLLER_USER, fleetRequestedBy, type Author } from '../shared/fleet.ts';
 import { matchesSelector, selectorQuery } from '../shared/labelSelector.ts';
 import { admitFleetMark } from './rules/fleetMark.ts';
@@ -287,7 +287,7 @@ function fleetContext(req: AdmissionRequest): FleetRolloutContext {
  */
 export async function fleetTargetFacts(ctx: FleetRolloutContext, lookups: WebhookLookups): Promise<FleetTargetFacts> {
   const spec = ctx.object.spec;
-  if (!lookups.listInstancesAcrossNamespaces || !lookups.listNamespaces || !lookups.userMay) {
+  if (!lookups.listInstancesAcrossNamespaces || !lookups.listNamespaces) {
     throw new Error('FleetRollout admission needs cluster-wide Instance and namespace lists and SubjectAccessReviews');
   }
   const [all, namespaces] = await Promise.all([
@@ -311,7 +311,13 @@ export async function fleetTargetFacts(ctx: FleetRolloutContext, lookups: Webhoo
   );
   const target = spec.upgrade?.operatorVersion;
   const [forbidden, withoutTarget] = await Promise.all([
-    Promise.all(names.map(async (ns) => ((await lookups.userMay!(ctx.userInfo, 'patch', 'instances', ns)) ? undefined : ns))),
+    // Fail closed: a namespace where the answer is unknown (not asked in time) counts as forbidden.
+    Promise.all(
+      names.map(async (ns) => {
+        const answer = await lookups.canI({ user: ctx.userInfo.username, groups: ctx.userInfo.groups }, { verb: 'patch', group: GROUP, resource: 'instances', namespace: ns });
+        return answer.kind === 'allowed' ? undefined : ns;
+      }),
+    ),
     target ? Promise.all(names.map(async (ns) => ((await read(ns, target)) ? undefined : ns))) : Promise.resolve([]),
   ]);
   return {

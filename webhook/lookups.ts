@@ -51,11 +51,6 @@ export interface WebhookLookups {
   listInstancesAcrossNamespaces?(labelSelector: string): Promise<Instance[]>;
   /** Every namespace's name and labels. */
   listNamespaces?(): Promise<{ name: string; labels: Record<string, string> }[]>;
-  /**
-   * Whether `user` (with `groups`) may `verb` `resource` of planwarden.dev in `namespace`
-   * (a SubjectAccessReview). A minimal one for FleetRollouts; issue 27 adds a general one.
-   */
-  userMay?(user: { username: string; groups: string[] }, verb: string, resource: string, namespace: string): Promise<boolean>;
   /** Whether a ServiceAccount exists (an Instance's spec.serviceAccountName). */
   serviceAccountExists(namespace: string, name: string): Promise<boolean>;
   /**
@@ -72,14 +67,6 @@ export interface WebhookLookups {
   reserve(name: string, holder: ReservationHolder): Promise<ReserveOutcome>;
   /** Deletes the reservation only if it still has `uid` (never someone else's). */
   release(name: string, uid: string): Promise<void>;
-}
-
-interface SubjectAccessReview {
-  apiVersion: string;
-  kind: string;
-  metadata: Record<string, never>;
-  spec: { user: string; groups: string[]; resourceAttributes: { group: string; resource: string; verb: string; namespace: string; name?: string } };
-  status?: { allowed?: boolean; denied?: boolean; reason?: string };
 }
 
 interface LeaseObject {
@@ -166,15 +153,6 @@ export function apiLookups(
         name: n.metadata.name ?? '',
         labels: n.metadata.labels ?? {},
       })),
-    userMay: async (user, verb, resource, ns) => {
-      const review = await kube.create<SubjectAccessReview>({
-        apiVersion: 'authorization.k8s.io/v1',
-        kind: 'SubjectAccessReview',
-        metadata: {},
-        spec: { user: user.username, groups: user.groups, resourceAttributes: { group: GROUP, resource, verb, namespace: ns } },
-      });
-      return review.status?.allowed === true;
-    },
     serviceAccountExists: async (ns, name) => (await kube.get({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: ns, name })) !== undefined,
     canI: (subject, attributes) => reviewer.canI(subject, attributes),
     preflight: {

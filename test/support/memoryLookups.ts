@@ -16,8 +16,6 @@ export interface MemoryLookups extends WebhookLookups {
   /** `namespace/name` of the ServiceAccounts that exist. */
   serviceAccounts: Set<string>;
   reservations: Map<string, Reservation>;
-  /** `username/namespace` pairs where that user may not patch Instances (SubjectAccessReview says no). */
-  forbidden: Set<string>;
   /** Namespace labels (namespaces not listed have none). */
   namespaceLabels: Map<string, Record<string, string>>;
   /** The access policy canI answers with; replace it to change the answers. */
@@ -44,7 +42,6 @@ export function memoryLookups(seed: { operatorVersions?: OperatorVersion[]; upda
   const reservations = new Map<string, Reservation>();
   const serviceAccounts = new Set(seed.serviceAccounts ?? []);
   const calls: Record<string, number> = {};
-  const forbidden = new Set<string>();
   const namespaceLabels = new Map<string, Record<string, string>>();
   const accessReviews: MemoryLookups['accessReviews'] = [];
   const count = (m: string) => (calls[m] = (calls[m] ?? 0) + 1);
@@ -60,7 +57,6 @@ export function memoryLookups(seed: { operatorVersions?: OperatorVersion[]; upda
     serviceAccounts,
     reservations,
     calls,
-    forbidden,
     namespaceLabels,
     async listInstancesAcrossNamespaces() {
       count('listInstancesAcrossNamespaces');
@@ -70,10 +66,6 @@ export function memoryLookups(seed: { operatorVersions?: OperatorVersion[]; upda
       count('listNamespaces');
       const names = new Set([...[...instances.values()].map((i) => i.metadata.namespace ?? ''), ...namespaceLabels.keys()]);
       return [...names].map((name) => ({ name, labels: { 'kubernetes.io/metadata.name': name, ...namespaceLabels.get(name) } }));
-    },
-    async userMay(user, _verb, _resource, namespace) {
-      count('userMay');
-      return !forbidden.has(`${user.username}/${namespace}`);
     },
     access: seed.access ?? (() => ({ kind: 'allowed' })),
     accessReviews,

@@ -201,3 +201,57 @@ describe('webhook handlers: the requested-by stamp of a FleetRollout\'s trigger'
     expect(JSON.parse(s!)).to.deep.equal({ manual: { user: CONTROLLER, trigger: 'backup/other' } });
   });
 });
+
+// --- a FleetRollout's creation: where its author may patch Instances ---
+
+describe('webhook handlers: a FleetRollout\'s author, asked per matching namespace', () => {
+  const rolloutRequest = (): AdmissionRequest => ({
+    ...request('CREATE', plan('unused'), null),
+    kind: { group: 'planwarden.dev', version: 'v1alpha1', kind: 'FleetRollout' },
+    resource: { group: 'planwarden.dev', version: 'v1alpha1', resource: 'fleetrollouts' },
+    name: 'pg',
+    namespace: undefined,
+    object: {
+      apiVersion: 'planwarden.dev/v1alpha1',
+      kind: 'FleetRollout',
+      metadata: { name: 'pg', annotations: { 'planwarden.dev/author': JSON.stringify({ username: 'alice', groups: [] }) } },
+      spec: { instanceSelector: { matchLabels: { app: 'db' } }, plan: { name: 'backup' } },
+    },
+  });
+  const target = (namespace: string): Instance => ({ ...deployed(), metadata: { name: 'db', namespace, labels: { app: 'db' } } });
+  const ovIn = (namespace: string) => ({ ...operatorVersion('app-1.0.0', { plans: ['deploy', 'backup'] }), metadata: { name: 'app-1.0.0', namespace } });
+
+  async function judge(answer: (namespace: string | undefined) => 'allowed' | 'denied' | 'unknown') {
+    const lookups = memoryLookups(
+      {
+        operatorVersions: [ovIn('shop'), ovIn('web')],
+        instances: [target('shop'), target('web')],
+        access: (_s, a) => (answer(a.namespace) === 'unknown' ? { kind: 'unknown', reason: 'timed out' } : { kind: answer(a.namespace) as 'allowed' | 'denied' }),
+      },
+      () => NOW,
+    );
+    const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups, now: () => NOW });
+    return { verdict: await routes[ROUTES.validateFleetRollouts]!.handle(rolloutRequest()), lookups };
+  }
+
+  it('allows a rollout whose author may patch Instances in every matching namespace, asking once per namespace', async () => {
+    const { verdict, lookups } = await judge(() => 'allowed');
+    expect(verdict.allowed, verdict.allowed ? '' : verdict.message).to.equal(true);
+    expect(lookups.accessReviews.map((r) => [r.subject.user, r.attributes.verb, r.attributes.resource, r.attributes.namespace])).to.deep.equal([
+      ['alice', 'patch', 'instances', 'shop'],
+      ['alice', 'patch', 'instances', 'web'],
+    ]);
+  });
+
+  it('refuses it naming the namespace where the answer is no', async () => {
+    const { verdict } = await judge((ns) => (ns === 'web' ? 'denied' : 'allowed'));
+    expect(verdict.allowed).to.equal(false);
+    expect(verdict.allowed ? '' : verdict.message).to.include('fleetrollout.author-forbidden').and.include('web').and.not.include('shop,');
+  });
+
+  it('refuses it where the answer is unknown (fail closed)', async () => {
+    const { verdict } = await judge((ns) => (ns === 'shop' ? 'unknown' : 'allowed'));
+    expect(verdict.allowed).to.equal(false);
+    expect(verdict.allowed ? '' : verdict.message).to.include('fleetrollout.author-forbidden').and.include('shop');
+  });
+});
