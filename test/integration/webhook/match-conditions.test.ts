@@ -98,6 +98,17 @@ describe('webhook: the apiserver calls the Instance webhooks only for writes who
     expect((await kube.get<Instance>(ref('plain')))!.metadata.finalizers).to.deep.equal([FINALIZER]);
   });
 
+  it('server-side apply (GitOps): the finalizer the mutation added at creation stays when the manifest, which lacks it, is applied again', async function () {
+    const apply = (labels: Record<string, string>) =>
+      kubectlOk(['apply', '--server-side', '--field-manager=gitops', '-f', '-'], { input: json(instance('gitops', ns(), 'app-1.0.0', {}, { [TEST_CONTROLLER_LABEL]: 'none', ...labels })) });
+    await apply({});
+    expect((await kube.get<Instance>(ref('gitops')))!.metadata.finalizers).to.deep.equal([FINALIZER]);
+    await apply({ team: 'payments' });
+    const stored = (await kube.get<Instance>(ref('gitops')))!;
+    expect(stored.metadata.labels?.team).to.equal('payments');
+    expect(stored.metadata.finalizers, 'the applier does not own it, so its apply keeps it').to.deep.equal([FINALIZER]);
+  });
+
   it('a creation that carries the finalizer and a trigger with its id reaches only the validating webhook', async function () {
     const carrying = instance('carrying', ns(), 'app-1.0.0', { planExecution: { planName: 'deploy', id: 'd1' } }, { [TEST_CONTROLLER_LABEL]: 'none' });
     carrying.metadata.finalizers = ['example.com/hold', FINALIZER];
