@@ -21,7 +21,7 @@
 import { clipText, plural, quoted } from '../../shared/text.ts';
 import type { Operation } from 'rfc6902';
 import { jsonEqual } from '../../shared/json.ts';
-import { OBSERVED_GENERATION_REGRESSED, type AdapterStatus, type Condition, type Instance } from '../../shared/api/schema.ts';
+import type { AdapterStatus, Condition, Instance } from '../../shared/api/schema.ts';
 import { adapterAvailability, aggregateRootConditions, mergeAdapterReport } from '../../shared/conditions/aggregate.ts';
 import { findCondition } from '../../shared/conditions/conditions.ts';
 import { allow, combine, deny, type Verdict } from './verdict.ts';
@@ -139,9 +139,9 @@ export function adapterGenerationNotAhead(ctx: InstanceStatusContext): Verdict {
 
 /**
  * status.observedGeneration never goes backwards (and is never dropped once set). The CRD's
- * CEL transition rule refuses the same writes first, in the same words without the writer
- * (OBSERVED_GENERATION_REGRESSED); this check stays for a CRD that predates it and for a write
- * that drops the whole status.
+ * CEL transition rule refuses the same writes first, with this rule id in a fixed message
+ * (shared/api/schema.ts); this check stays for a CRD that predates the rule and for a write
+ * that drops the whole status, and its message names the values and the writer.
  */
 export function observedGenerationNotRegressed(ctx: InstanceStatusContext): Verdict {
   const before = ctx.oldObject.status?.observedGeneration;
@@ -156,8 +156,8 @@ export function observedGenerationNotRegressed(ctx: InstanceStatusContext): Verd
       after === undefined
         ? `removal of status.observedGeneration${byWriter(ctx)}`
         : `status.observedGeneration ${after}${byWriter(ctx)}`,
-    why: OBSERVED_GENERATION_REGRESSED.why(String(before)),
-    fix: OBSERVED_GENERATION_REGRESSED.fix(String(before)),
+    why: `status.observedGeneration is already ${before} and never decreases`,
+    fix: `re-read the Instance and write status.observedGeneration ${before} or later`,
   });
 }
 
