@@ -16,6 +16,7 @@ import type {
   UpdatePlan,
 } from '../shared/api/schema.ts';
 import { isAccepted, isOpenRisk } from '../shared/insights.ts';
+import { inTimeOrder, isRun, isSkippedTick } from '../shared/plan/history.ts';
 import { isRunning } from '../shared/plan/triggers.ts';
 
 export interface RenderOptions {
@@ -173,8 +174,9 @@ export function table(
 }
 
 /**
- * `plan history`: the runs in status.history (oldest first), then the active run when it is
- * still in flight (history records runs when they end).
+ * `plan history`: the runs and skipped schedule ticks in status.history and the active run
+ * when it is still in flight (history records runs when they end), in the order they
+ * happened: a run by its start, a skipped tick by its tick time.
  */
 export function historyRows(instance: Instance, plan?: string): HistoryEntry[] {
   const status = instance.status;
@@ -192,7 +194,7 @@ export function historyRows(instance: Instance, plan?: string): HistoryEntry[] {
       startedAt: active.startedAt ?? (run?.id === active.id ? run.startedAt : undefined),
     });
   }
-  return plan === undefined ? rows : rows.filter((h) => h.plan === plan);
+  return inTimeOrder(plan === undefined ? rows : rows.filter((h) => h.plan === plan));
 }
 
 export function renderHistory(rows: readonly HistoryEntry[], options: RenderOptions): string {
@@ -201,15 +203,19 @@ export function renderHistory(rows: readonly HistoryEntry[], options: RenderOpti
   const duration = (h: HistoryEntry) => {
     const start = Date.parse(h.startedAt ?? '');
     if (Number.isNaN(start)) return '-';
-    const end = h.finishedAt !== undefined ? Date.parse(h.finishedAt) : isRunning(h.status) ? options.now.getTime() : Number.NaN;
+    const end = h.finishedAt !== undefined ? Date.parse(h.finishedAt) : isRun(h) && isRunning(h.status) ? options.now.getTime() : Number.NaN;
     return Number.isNaN(end) ? '-' : formatDuration(end - start);
   };
+  // A skipped tick never started: its message says which tick and why, after the reason.
+  const message = (h: HistoryEntry) => (isSkippedTick(h) && h.tick ? `${h.tick.reason}: ${h.message ?? ''}` : (h.message ?? ''));
   const header = ['PLAN', 'ID', 'STATUS', 'TRIGGER', 'REQUESTED BY', 'STARTED', 'FINISHED', 'DURATION', 'MESSAGE'];
-  const body = rows.map((h) => [h.plan, h.id, h.status, h.trigger ?? '-', h.requestedBy ?? '-', time(h.startedAt), time(h.finishedAt), duration(h), h.message ?? '']);
+  const body = rows.map((h) => [h.plan, h.id, h.status, h.trigger ?? '-', h.requestedBy ?? '-', time(h.startedAt), time(h.finishedAt), duration(h), message(h)]);
   const statusColumn = header.indexOf('STATUS');
-  return table(header, body, (row, column, padded) =>
-    column === statusColumn ? paintState(rows[row]!.status, padded, options.color) : padded,
-  );
+  return table(header, body, (row, column, padded) => {
+    const h = rows[row]!;
+    if (column !== statusColumn) return padded;
+    return isRun(h) ? paintState(h.status, padded, options.color) : options.color ? `${ANSI.yellow}${padded}${ANSI.reset}` : padded;
+  });
 }
 
 /** One row per schedule: name, plan, cron and zone, next tick, last tick and what it did. */

@@ -5,6 +5,7 @@ import { apiErrorMessage, KubeApiError } from '../shared/kube/client.ts';
 import { PROGRAM, splitCommandLine } from './args.ts';
 import { planHelp, planVerbSpecs, planVerbs } from './commands/plan.ts';
 import { scheduleHelp, scheduleVerbSpecs, scheduleVerbs } from './commands/schedule.ts';
+import { fleetHelp, fleetVerbSpecs, fleetVerbs } from './commands/fleet.ts';
 import { rbac, rbacVerbSpecs } from './commands/rbac.ts';
 import { updateHelp, updateVerbSpecs, updateVerbs } from './commands/update.ts';
 import { completeCommand, completionCommand, completionHelp, SHELLS, type CommandTree } from './completion.ts';
@@ -13,7 +14,7 @@ import { CliError, EXIT, type CliIO, type ExitCode } from './io.ts';
 type Command = (args: string[], io: CliIO) => Promise<ExitCode>;
 
 /** The commands with flags, as shell completion offers them. */
-const COMMANDS: CommandTree = { plan: planVerbSpecs, update: updateVerbSpecs, schedule: scheduleVerbSpecs, rbac: rbacVerbSpecs };
+const COMMANDS: CommandTree = { plan: planVerbSpecs, update: updateVerbSpecs, schedule: scheduleVerbSpecs, fleet: fleetVerbSpecs, rbac: rbacVerbSpecs };
 
 /** Commands of one word (no verb). */
 const SINGLE: Record<string, Command> = { rbac };
@@ -22,6 +23,7 @@ const GROUPS: Record<string, { verbs: Record<string, Command>; help: string }> =
   plan: { verbs: planVerbs, help: planHelp },
   update: { verbs: updateVerbs, help: updateHelp },
   schedule: { verbs: scheduleVerbs, help: scheduleHelp },
+  fleet: { verbs: fleetVerbs, help: fleetHelp },
   completion: {
     verbs: Object.fromEntries(SHELLS.map((shell) => [shell, async (_args: string[], io: CliIO) => completionCommand(COMMANDS, shell, io)])),
     help: completionHelp,
@@ -40,6 +42,7 @@ Usage:
   ${PROGRAM} plan abort --instance INSTANCE [--wait]
   ${PROGRAM} update pre-checks --target OPERATORVERSION [--accept UID...] [--accept-all]
   ${PROGRAM} schedule list --instance INSTANCE [-o json|yaml]
+  ${PROGRAM} fleet status|pause|resume NAME
   ${PROGRAM} rbac --operator-version NAME [--service-account SA] [--plans p1,p2] [-o yaml|json] [--strict]
   ${PROGRAM} completion bash|zsh
 

@@ -17,7 +17,7 @@ export interface TreeOptions {
   now?: string;
 }
 
-interface Node {
+export interface Node {
   line: string;
   children: Node[];
 }
@@ -113,7 +113,8 @@ function targetNode(target: TargetStatus, s: Style): Node {
 
 const note = (message: string | undefined) => (message !== undefined && message !== '' ? `: ${message}` : '');
 
-function render(nodes: Node[], indent: string): string[] {
+/** Nodes as tree lines (├── / └──), each child indented under its parent. */
+export function render(nodes: Node[], indent = ''): string[] {
   return nodes.flatMap((node, i) => {
     const last = i === nodes.length - 1;
     return [

@@ -4,7 +4,9 @@
 import { judgeAppliedObjects } from './executors/applied.ts';
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
-import type { Instance, OperatorVersion, UpdateInformer, UpdatePlan } from '../shared/api/schema.ts';
+import type { FleetRollout, Instance, OperatorVersion, UpdateInformer, UpdatePlan } from '../shared/api/schema.ts';
+import { subjectAccessReviewer } from '../shared/kube/access.ts';
+import { FleetTargetIndex, fleetWorker } from './fleet/reconciler.ts';
 import { createEventRecorder } from './events.ts';
 import { compactObject, StringInterner } from '../shared/kube/compact.ts';
 import { createExecutors, LOCKED_DOWN, type TenancyPolicy } from './executors/index.ts';
@@ -41,6 +43,7 @@ function readConfig(argv: string[], env: NodeJS.ProcessEnv) {
       'pulse-ready-seconds': { type: 'string' },
       identity: { type: 'string' },
       'instance-selector': { type: 'string' },
+      'fleet-selector': { type: 'string' },
       'lease-name': { type: 'string' },
       'default-service-account': { type: 'string' },
       'no-impersonation': { type: 'boolean' },
@@ -71,6 +74,12 @@ function readConfig(argv: string[], env: NodeJS.ProcessEnv) {
     identity: values.identity ?? defaultIdentity(),
     /** Label selector of the Instances this controller runs (sharding; empty: all). */
     instanceSelector: values['instance-selector'] ?? '',
+    /**
+     * Label selector of the FleetRollouts this controller runs (default: the instance
+     * selector). A rollout is run where its targets are cached: a sharded controller runs
+     * the rollouts labelled as its Instances are.
+     */
+    fleetSelector: values['fleet-selector'] ?? values['instance-selector'] ?? '',
     leaseName: values['lease-name'] ?? 'planwarden-controller',
     /** Whose rights plans use, and where they may act (docs/operations.md, "Tenancy"). */
     tenancy: {
@@ -110,10 +119,11 @@ async function main(): Promise<void> {
     '/apis/apps/v1/daemonsets',
     '/apis/batch/v1/jobs',
   ].map((p) => informer<KubeResource>(p, LABEL_INSTANCE));
-  const all = [instances, operatorVersions, updatePlans, updateInformers, ...owned];
+  const fleetRollouts = informer<FleetRollout>('/apis/planwarden.dev/v1alpha1/fleetrollouts', config.fleetSelector || undefined);
+  const all = [instances, operatorVersions, updatePlans, updateInformers, fleetRollouts, ...owned];
   // Reconciling needs these; the owned-object informers only speed it up (their kinds may
   // be outside the RBAC an admin granted), so nothing waits for them.
-  const required = [instances, operatorVersions, updatePlans, updateInformers];
+  const required = [instances, operatorVersions, updatePlans, updateInformers, fleetRollouts];
 
   const queue = new WorkQueue({ name: 'instances', concurrency: config.concurrency, logger, metrics });
   const enqueue = (obj: KubeObjectLike) => queue.add(objectKey(obj));
@@ -178,6 +188,26 @@ async function main(): Promise<void> {
   instances.onAdd(enqueueUpgrade);
   instances.onUpdate((_o, cur) => enqueueUpgrade(cur));
 
+  // FleetRollouts (controller/fleet): a rollout moves when it changes, and when an Instance
+  // it has a trigger in flight on changes.
+  const fleetQueue = new WorkQueue({ name: 'fleetrollouts', concurrency: 2, logger, metrics });
+  const fleetIndex = new FleetTargetIndex();
+  const enqueueRollout = (r: FleetRollout) => {
+    fleetIndex.update(r);
+    fleetQueue.add(objectKey(r));
+  };
+  fleetRollouts.onAdd(enqueueRollout);
+  fleetRollouts.onUpdate((_o, cur) => enqueueRollout(cur));
+  fleetRollouts.onDelete((r) => {
+    fleetIndex.remove(r.metadata.name ?? '');
+    fleetQueue.add(objectKey(r));
+  });
+  const wakeRollouts = (inst: Instance) => {
+    for (const name of fleetIndex.rolloutsOf(objectKey(inst))) fleetQueue.add(name);
+  };
+  instances.onUpdate((_o, cur) => wakeRollouts(cur));
+  instances.onDelete(wakeRollouts);
+
   let leading = false;
   const http = createServer((req, res) => {
     if (req.url === '/metrics') {
@@ -219,6 +249,7 @@ async function main(): Promise<void> {
       enqueueUpgrade(inst);
     }
     for (const i of updateInformers.list()) enqueueInformer(i);
+    for (const r of fleetRollouts.list()) enqueueRollout(r);
     wakeAllPlans();
     reservations.sweep(updatePlans.list(), new Date().toISOString()).then(
       (n) => n > 0 && logger.info({ released: n }, 'released orphaned UpdatePlan reservations'),
@@ -245,9 +276,21 @@ async function main(): Promise<void> {
         }),
       ),
       informerQueue.run(informerWorker({ kube, updateInformers, discovery, events, logger })),
+      fleetQueue.run(
+        fleetWorker({
+          kube,
+          rollouts: fleetRollouts,
+          instances,
+          // Uncached: an author's right taken away counts for the very next trigger.
+          access: subjectAccessReviewer(kube, { timeoutMs: 5_000 }),
+          events,
+          logger,
+          setTargets: (name, counts) => metrics.setFleetTargets(name, counts),
+        }),
+      ),
     ];
     await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-    await Promise.all([queue.shutDown(), planQueue.shutDown(), upgradeQueue.shutDown(), informerQueue.shutDown()]);
+    await Promise.all([queue.shutDown(), planQueue.shutDown(), upgradeQueue.shutDown(), informerQueue.shutDown(), fleetQueue.shutDown()]);
     await Promise.all(running);
     leading = false;
   };

@@ -30,6 +30,8 @@ export interface ControllerMetrics {
   setHeld(key: string, reason: string | undefined): void;
   /** A schedule tick handled: Started, Forbidden, Waiting, Held, Missed, Suspended or Refused. */
   countScheduleTick(outcome: string): void;
+  /** A FleetRollout's targets by state (counts from its status), or none when it is gone. */
+  setFleetTargets(rollout: string, counts: Record<string, number> | undefined): void;
 }
 
 export interface MetricsOptions {
@@ -137,8 +139,23 @@ export function createControllerMetrics({ defaultMetrics = true }: MetricsOption
   // Every outcome from 0, so a rate exists before the first tick of each kind.
   for (const outcome of ['Started', 'Forbidden', 'Waiting', 'Held', 'Missed', 'Suspended', 'Refused']) scheduleTicks.inc({ outcome }, 0);
 
+  const fleets = new Map<string, Record<string, number>>();
+  new Gauge({
+    name: 'planwarden_fleet_targets',
+    help: 'Targets of each FleetRollout by state (pending, waiting, running, completed, failed, skipped).',
+    labelNames: ['rollout', 'state'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const [rollout, counts] of fleets) {
+        for (const state of ['pending', 'waiting', 'running', 'completed', 'failed', 'skipped']) this.set({ rollout, state }, counts[state] ?? 0);
+      }
+    },
+  });
+
   return {
     registry,
+    setFleetTargets: (rollout, counts) => void (counts === undefined ? fleets.delete(rollout) : fleets.set(rollout, counts)),
     setHeld: (key, reason) => void (reason === undefined ? held.delete(key) : held.set(key, reason)),
     countScheduleTick: (outcome) => scheduleTicks.inc({ outcome }),
     countInformerRestart: (resource) => informerRestarts.inc({ resource }),

@@ -354,11 +354,15 @@ export interface TickVerdict {
   late: boolean;
   /** Earlier unhandled ticks passed over for it (missed), counted up to 100. */
   passedOver: number;
+  /** The latest of those (up to 10, oldest first): each is recorded as missed. */
+  passedOverTicks: number[];
   /** The next tick after `now` (the requeue time). */
   next?: number;
 }
 
 const MAX_COUNTED_MISSES = 100;
+/** Passed-over ticks listed one by one: as many as status.history keeps per schedule. */
+export const MAX_LISTED_MISSES = 10;
 
 /**
  * Which tick of `s` is due at `now`, given what status remembers. A schedule seen for the
@@ -368,19 +372,21 @@ const MAX_COUNTED_MISSES = 100;
  */
 export function dueTick(s: ScheduleSpec, memory: ScheduleMemory | undefined, now: number): TickVerdict {
   const compiled = compileCron(s.schedule, s.timeZone ?? DEFAULT_TIME_ZONE);
-  if (!compiled.ok) return { late: false, passedOver: 0 };
+  if (!compiled.ok) return { late: false, passedOver: 0, passedOverTicks: [] };
   const cron = compiled.cron;
   const next = fireAtOrAfter(cron, now + 1);
   const last = memory?.lastScheduleTime ? Date.parse(memory.lastScheduleTime) : undefined;
   const expected = memory?.nextScheduleTime ? Date.parse(memory.nextScheduleTime) : undefined;
   const after = last !== undefined && !Number.isNaN(last) ? last + 1 : expected !== undefined && !Number.isNaN(expected) ? expected : undefined;
-  if (after === undefined) return { late: false, passedOver: 0, ...(next !== undefined ? { next } : {}) };
+  if (after === undefined) return { late: false, passedOver: 0, passedOverTicks: [], ...(next !== undefined ? { next } : {}) };
   const tick = fireAtOrBefore(cron, now);
-  if (tick === undefined || tick < after) return { late: false, passedOver: 0, ...(next !== undefined ? { next } : {}) };
+  if (tick === undefined || tick < after) return { late: false, passedOver: 0, passedOverTicks: [], ...(next !== undefined ? { next } : {}) };
   let passedOver = 0;
   for (let t = fireAtOrAfter(cron, after); t !== undefined && t < tick && passedOver < MAX_COUNTED_MISSES; t = fireAtOrAfter(cron, t + 1)) passedOver++;
+  const passedOverTicks: number[] = [];
+  for (let t = fireAtOrBefore(cron, tick - 1); t !== undefined && t >= after && passedOverTicks.length < MAX_LISTED_MISSES; t = fireAtOrBefore(cron, t - 1)) passedOverTicks.unshift(t);
   const deadline = (s.startingDeadlineSeconds ?? DEFAULT_STARTING_DEADLINE_SECONDS) * 1000;
-  return { tick, late: now - tick > deadline, passedOver, ...(next !== undefined ? { next } : {}) };
+  return { tick, late: now - tick > deadline, passedOver, passedOverTicks, ...(next !== undefined ? { next } : {}) };
 }
 
 /** The run id of a tick: `<schedule>-<tick time>` (UTC, to the second). */

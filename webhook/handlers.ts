@@ -2,7 +2,10 @@
 // pure rule, return its verdict. The UpdatePlan handler also holds the reservation that
 // makes "one UpdatePlan per target" hold under concurrent creates.
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { Instance, OperatorVersion, UpdatePlan } from '../shared/api/schema.ts';
+import type { FleetRollout, Instance, OperatorVersion, UpdatePlan } from '../shared/api/schema.ts';
+import { DEFAULT_CONTROLLER_USER, fleetRequestedBy, matchesSelector, selectorQuery, type Author } from '../shared/fleet.ts';
+import { admitFleetMark } from './rules/fleetMark.ts';
+import { admitFleetRollout, admitFleetTargets, mutateFleetRollout, type FleetRolloutContext, type FleetTargetFacts } from './rules/fleetRollout.ts';
 import { createKubeClient } from '../shared/kube/client.ts';
 import { DEFAULT_PLAN_SERVICE_ACCOUNT } from '../shared/api/names.ts';
 import { apiLookups, type Reservation, type WebhookLookups } from './lookups.ts';
@@ -39,6 +42,8 @@ export interface HandlerDeps {
   impersonation?: boolean;
   /** Where the OperatorVersion cache logs (that it cannot list or watch, and when it can again). */
   logger?: Logger;
+  /** The controller's user: the only one that may mark an Instance write as a FleetRollout's (default DEFAULT_CONTROLLER_USER). */
+  controllerUser?: string;
   /** Counts where the Instance webhook got its OperatorVersions. */
   metrics?: Pick<WebhookMetrics, 'countOperatorVersionRead'>;
 }
@@ -59,6 +64,8 @@ export const ROUTES = {
   validateUpdatePlans: '/validate/updateplans',
   mutateInstances: '/mutate/instances',
   mutateInstanceStatus: '/mutate/instances-status',
+  validateFleetRollouts: '/validate/fleetrollouts',
+  mutateFleetRollouts: '/mutate/fleetrollouts',
 } as const;
 
 /**
@@ -80,7 +87,7 @@ export async function instanceContext(
   req: AdmissionRequest,
   lookups: WebhookLookups,
   now: string,
-  { live = true }: { live?: boolean } = {},
+  { live = true, controllerUser = DEFAULT_CONTROLLER_USER }: { live?: boolean; controllerUser?: string } = {},
 ): Promise<{ context: InstanceAdmissionContext; fromCache: boolean }> {
   const object = (req.object ?? req.oldObject) as unknown as Instance;
   const oldObject = (req.oldObject ?? undefined) as unknown as Instance | undefined;
@@ -106,9 +113,24 @@ export async function instanceContext(
     oldOperatorVersion: oldOvName === ovName ? operatorVersion : oldOperatorVersion,
     updatePlans: upgrading ? await lookups.listUpdatePlans(ns) : [],
     now,
-    user: req.userInfo?.username,
+    user: requesterName(req, controllerUser),
   };
   return { context, fromCache };
+}
+
+/**
+ * Whom the requested-by stamp names for this write: the request's user, or — when the
+ * controller writes a trigger for a FleetRollout and marks it so — the rollout and its
+ * recorded author (shared/fleet.ts fleetRequestedBy). A mark nobody but the controller may set.
+ */
+function requesterName(req: AdmissionRequest, controllerUser: string): string | undefined {
+  const username = req.userInfo?.username;
+  const object = req.object ?? req.oldObject;
+  if (username === undefined || !isRecord(object) || !isRecord(object.metadata)) return username;
+  const old = isRecord(req.oldObject) && isRecord(req.oldObject.metadata) ? (req.oldObject as Parameters<typeof fleetRequestedBy>[0]) : undefined;
+  const annotations = object.metadata.annotations;
+  if (annotations !== undefined && !isRecord(annotations)) return username;
+  return fleetRequestedBy(old, object as Parameters<typeof fleetRequestedBy>[1], username, controllerUser) ?? username;
 }
 
 /**
@@ -199,7 +221,7 @@ async function handleUpdatePlan(req: AdmissionRequest, lookups: WebhookLookups, 
  * write names anew is looked up and the apiserver asked whether the request's user may act
  * as it, beside the OperatorVersion read.
  */
-async function handleInstance(req: AdmissionRequest, lookups: WebhookLookups, now: string, defaultServiceAccount: string): Promise<Verdict> {
+async function handleInstance(req: AdmissionRequest, lookups: WebhookLookups, now: string, defaultServiceAccount: string, controllerUser: string): Promise<Verdict> {
   const object = (req.object ?? req.oldObject) as unknown as Instance;
   const oldObject = (req.oldObject ?? undefined) as unknown as Instance | undefined;
   const namespace = req.namespace ?? object.metadata.namespace ?? '';
@@ -207,7 +229,7 @@ async function handleInstance(req: AdmissionRequest, lookups: WebhookLookups, no
   const live = needsLiveOperatorVersion(req.operation, object, oldObject);
   const user = req.userInfo.username ?? '';
   const [first, serviceAccountExists, access] = await Promise.all([
-    instanceContext(req, lookups, now, { live }),
+    instanceContext(req, lookups, now, { live, controllerUser }),
     serviceAccount === undefined ? undefined : lookups.serviceAccountExists(namespace, serviceAccount.name),
     serviceAccount?.named
       ? lookups.canI(
@@ -220,11 +242,12 @@ async function handleInstance(req: AdmissionRequest, lookups: WebhookLookups, no
     combine([
       admitInstance(context),
       admitServiceAccount({ operation: req.operation, object, oldObject, namespace, defaultServiceAccount, user, access, serviceAccountExists }),
+      admitFleetMark({ operation: req.operation, object, oldObject, username: req.userInfo.username ?? '', controllerUser }),
     ]);
   let context = first.context;
   let verdict = judge(context);
   if (!verdict.allowed && first.fromCache) {
-    context = (await instanceContext(req, lookups, now, { live: true })).context;
+    context = (await instanceContext(req, lookups, now, { live: true, controllerUser })).context;
     verdict = judge(context);
   }
   // A write every rule admits and that starts a plan: can the plan work, and may its
@@ -244,6 +267,73 @@ async function handleOperatorVersion(req: AdmissionRequest, lookups: WebhookLook
     instancesUsing = (await lookups.listInstances(ns)).filter((i) => i.spec?.operatorVersion?.name === name).length;
   }
   return admitOperatorVersion({ operation: req.operation, oldObject, object, instancesUsing, namespace: ns, tenancy });
+}
+
+function fleetContext(req: AdmissionRequest): FleetRolloutContext {
+  const userInfo: Author = { username: req.userInfo.username ?? '', groups: req.userInfo.groups ?? [] };
+  return {
+    operation: req.operation,
+    object: (req.object ?? req.oldObject) as unknown as FleetRollout,
+    oldObject: (req.oldObject ?? undefined) as unknown as FleetRollout | undefined,
+    userInfo,
+  };
+}
+
+/**
+ * What a rollout's creation needs to know about its targets: the matching Instances (across
+ * namespaces, by label, then by namespace label), what their OperatorVersions offer, and
+ * where the author may not patch Instances (one SubjectAccessReview per namespace).
+ */
+export async function fleetTargetFacts(ctx: FleetRolloutContext, lookups: WebhookLookups): Promise<FleetTargetFacts> {
+  const spec = ctx.object.spec;
+  if (!lookups.listInstancesAcrossNamespaces || !lookups.listNamespaces || !lookups.userMay) {
+    throw new Error('FleetRollout admission needs cluster-wide Instance and namespace lists and SubjectAccessReviews');
+  }
+  const [all, namespaces] = await Promise.all([
+    lookups.listInstancesAcrossNamespaces(selectorQuery(spec.instanceSelector)),
+    spec.namespaceSelector ? lookups.listNamespaces() : Promise.resolve(undefined),
+  ]);
+  const nsLabels = new Map((namespaces ?? []).map((n) => [n.name, n.labels]));
+  const matching = all.filter(
+    (i) => matchesSelector(i.metadata.labels, spec.instanceSelector) && (!namespaces || matchesSelector(nsLabels.get(i.metadata.namespace ?? ''), spec.namespaceSelector)),
+  );
+  const names = [...new Set(matching.map((i) => i.metadata.namespace ?? ''))].sort();
+  const ovKeys = [...new Set(matching.map((i) => `${i.metadata.namespace}/${i.spec?.operatorVersion?.name}`))];
+  const read = (ns: string, name: string) => lookups.cachedOperatorVersion?.(ns, name) ?? lookups.getOperatorVersion(ns, name);
+  const ovs = new Map(
+    await Promise.all(
+      ovKeys.map(async (key) => {
+        const [ns, name] = key.split('/') as [string, string];
+        return [key, await read(ns, name)] as const;
+      }),
+    ),
+  );
+  const target = spec.upgrade?.operatorVersion;
+  const [forbidden, withoutTarget] = await Promise.all([
+    Promise.all(names.map(async (ns) => ((await lookups.userMay!(ctx.userInfo, 'patch', 'instances', ns)) ? undefined : ns))),
+    target ? Promise.all(names.map(async (ns) => ((await read(ns, target)) ? undefined : ns))) : Promise.resolve([]),
+  ]);
+  return {
+    instances: matching.map((i) => {
+      const ov = ovs.get(`${i.metadata.namespace}/${i.spec?.operatorVersion?.name}`);
+      return {
+        namespace: i.metadata.namespace ?? '',
+        name: i.metadata.name ?? '',
+        operatorVersion: i.spec?.operatorVersion?.name ?? '',
+        plans: ov ? Object.keys(ov.spec.plans ?? {}) : undefined,
+      };
+    }),
+    forbiddenNamespaces: forbidden.filter((n): n is string => n !== undefined),
+    namespacesWithoutTarget: withoutTarget.filter((n): n is string => n !== undefined),
+  };
+}
+
+async function handleFleetRollout(req: AdmissionRequest, lookups: WebhookLookups): Promise<Verdict> {
+  const ctx = fleetContext(req);
+  const verdict = admitFleetRollout(ctx);
+  if (!verdict.allowed || req.operation !== 'CREATE') return verdict;
+  const targets = admitFleetTargets(ctx, await fleetTargetFacts(ctx, lookups));
+  return combine([verdict, targets]);
 }
 
 function statusContext(req: AdmissionRequest, now: string) {
@@ -271,7 +361,8 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
   const routes: WebhookRoutes = {
     [ROUTES.validateInstances]: {
       kinds: ['Instance'],
-      handle: (req) => handleInstance(req, lookups, now(), deps.defaultServiceAccount ?? DEFAULT_PLAN_SERVICE_ACCOUNT),
+      handle: (req) =>
+        handleInstance(req, lookups, now(), deps.defaultServiceAccount ?? DEFAULT_PLAN_SERVICE_ACCOUNT, deps.controllerUser ?? DEFAULT_CONTROLLER_USER),
     },
     [ROUTES.mutateInstances]: {
       kinds: ['Instance'],
@@ -283,7 +374,7 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
           oldObject: (req.oldObject ?? undefined) as unknown as Instance | undefined,
           updatePlans: [],
           now: now(),
-          user: req.userInfo?.username,
+          user: requesterName(req, deps.controllerUser ?? DEFAULT_CONTROLLER_USER),
         }),
     },
     [ROUTES.validateInstanceStatus]: {
@@ -302,6 +393,18 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
       kinds: ['UpdatePlan'],
       handle: (req) => handleUpdatePlan(req, lookups, now()),
     },
+    [ROUTES.validateFleetRollouts]: {
+      kinds: ['FleetRollout'],
+      handle: (req) => handleFleetRollout(req, lookups),
+    },
+    [ROUTES.mutateFleetRollouts]: {
+      kinds: ['FleetRollout'],
+      handle: async (req) => mutateFleetRollout(fleetContext(req)),
+    },
   };
   return { routes, stop: async () => cache?.stop() };
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -47,6 +47,15 @@ export interface WebhookLookups {
   getUpdatePlan(namespace: string, name: string): Promise<UpdatePlan | undefined>;
   listUpdatePlans(namespace: string): Promise<UpdatePlan[]>;
   listInstances(namespace: string): Promise<Instance[]>;
+  /** Instances of every namespace that carry the labels (a labelSelector query). */
+  listInstancesAcrossNamespaces?(labelSelector: string): Promise<Instance[]>;
+  /** Every namespace's name and labels. */
+  listNamespaces?(): Promise<{ name: string; labels: Record<string, string> }[]>;
+  /**
+   * Whether `user` (with `groups`) may `verb` `resource` of planwarden.dev in `namespace`
+   * (a SubjectAccessReview). A minimal one for FleetRollouts; issue 27 adds a general one.
+   */
+  userMay?(user: { username: string; groups: string[] }, verb: string, resource: string, namespace: string): Promise<boolean>;
   /** Whether a ServiceAccount exists (an Instance's spec.serviceAccountName). */
   serviceAccountExists(namespace: string, name: string): Promise<boolean>;
   /**
@@ -65,6 +74,13 @@ export interface WebhookLookups {
   release(name: string, uid: string): Promise<void>;
 }
 
+interface SubjectAccessReview {
+  apiVersion: string;
+  kind: string;
+  metadata: Record<string, never>;
+  spec: { user: string; groups: string[]; resourceAttributes: { group: string; resource: string; verb: string; namespace: string; name?: string } };
+  status?: { allowed?: boolean; denied?: boolean; reason?: string };
+}
 
 interface LeaseObject {
   apiVersion: string;
@@ -143,6 +159,22 @@ export function apiLookups(
     getUpdatePlan: (ns, name) => get<UpdatePlan>(ns, 'UpdatePlan', name),
     listUpdatePlans: (ns) => list<UpdatePlan>(ns, 'updateplans'),
     listInstances: (ns) => list<Instance>(ns, 'instances'),
+    listInstancesAcrossNamespaces: async (labelSelector) =>
+      (await kube.list<Instance>(`/apis/${GROUP}/${VERSION}/instances`, { labelSelector })).items,
+    listNamespaces: async () =>
+      (await kube.list<{ metadata: { name?: string; labels?: Record<string, string> } }>('/api/v1/namespaces')).items.map((n) => ({
+        name: n.metadata.name ?? '',
+        labels: n.metadata.labels ?? {},
+      })),
+    userMay: async (user, verb, resource, ns) => {
+      const review = await kube.create<SubjectAccessReview>({
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SubjectAccessReview',
+        metadata: {},
+        spec: { user: user.username, groups: user.groups, resourceAttributes: { group: GROUP, resource, verb, namespace: ns } },
+      });
+      return review.status?.allowed === true;
+    },
     serviceAccountExists: async (ns, name) => (await kube.get({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: ns, name })) !== undefined,
     canI: (subject, attributes) => reviewer.canI(subject, attributes),
     preflight: {

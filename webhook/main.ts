@@ -22,6 +22,8 @@ interface Config {
   tenancy: { allowCrossNamespace: boolean; allowClusterScoped: boolean };
   /** Must match the controller's flag: the ServiceAccount Instances without spec.serviceAccountName use. */
   defaultServiceAccount?: string;
+  /** The controller's user: the only one whose Instance writes may carry a FleetRollout's mark. */
+  controllerUser?: string;
   /** false (--no-impersonation, as the controller's flag): plans run with the controller's rights; the preflight asks no ServiceAccount's. */
   impersonation: boolean;
 }
@@ -41,6 +43,7 @@ function readConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
       'allow-cross-namespace': { type: 'boolean' },
       'allow-cluster-scoped': { type: 'boolean' },
       'default-service-account': { type: 'string' },
+      'controller-user': { type: 'string' },
       'no-impersonation': { type: 'boolean' },
     },
   });
@@ -57,6 +60,7 @@ function readConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
     kubeconfig: values.kubeconfig ?? env.KUBECONFIG ?? '',
     reservationNamespace: values['reservation-namespace'] ?? env.POD_NAMESPACE ?? 'planwarden-system',
     defaultServiceAccount: values['default-service-account'] || undefined,
+    controllerUser: values['controller-user'] || undefined,
     impersonation: !(values['no-impersonation'] ?? false),
     tenancy: { allowCrossNamespace: values['allow-cross-namespace'] ?? false, allowClusterScoped: values['allow-cluster-scoped'] ?? false },
     shutdownDelayMs:
@@ -82,6 +86,7 @@ async function main(): Promise<void> {
     reservationNamespace: config.reservationNamespace,
     tenancy: config.tenancy,
     defaultServiceAccount: config.defaultServiceAccount,
+    controllerUser: config.controllerUser,
     impersonation: config.impersonation,
     logger,
     metrics,

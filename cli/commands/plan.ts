@@ -6,11 +6,11 @@ import { stringify as toYaml } from 'yaml';
 import {
   API_VERSION,
   TERMINAL_STATES,
-  type HistoryEntry,
   type Instance,
   type PlanState,
   type PlanStatus,
 } from '../../shared/api/schema.ts';
+import { runsOf, type RunEntry } from '../../shared/plan/history.ts';
 import { isRunning } from '../../shared/plan/triggers.ts';
 import {
   CONNECTION_HELP,
@@ -357,7 +357,7 @@ const isTerminal = (state: PlanState) => state !== 'NEVER_RUN' && TERMINAL_STATE
 // --- following a run ---
 
 export type RunEnd =
-  | { kind: 'finished'; state: PlanState; run: PlanStatus | HistoryEntry; instance: Instance }
+  | { kind: 'finished'; state: PlanState; run: PlanStatus | RunEntry; instance: Instance }
   | { kind: 'refused'; message: string }
   | { kind: 'timeout'; last?: string };
 
@@ -379,7 +379,8 @@ export function runEnd(inst: Instance, awaited: Pick<AwaitedRun, 'plan' | 'id' |
   const status = inst.status;
   const run = status?.planStatus?.[plan];
   if (run?.id === id && isTerminal(run.status)) return { kind: 'finished', state: run.status, run, instance: inst };
-  const filed = status?.history?.find((h) => h.plan === plan && h.id === id && isTerminal(h.status));
+  // A skipped tick is never the run awaited (it has a run's id, but never ran).
+  const filed = runsOf(status?.history).find((h) => h.plan === plan && h.id === id && isTerminal(h.status));
   if (filed) return { kind: 'finished', state: filed.status, run: filed, instance: inst };
   if (awaited.triggeredAt === undefined) return undefined;
 

@@ -2,6 +2,7 @@
 // status tree, makes it the active plan, files the previous run in history and records in
 // status.applied what was started, so the same trigger is never started twice.
 import type { Applied, Instance, InstanceStatus, OperatorVersion, PlanStatus } from '../../shared/api/schema.ts';
+import { lastRunOf } from '../../shared/plan/history.ts';
 import { isHeldPlaceholder, isRunning, planNames, type PlanRequest } from '../../shared/plan/triggers.ts';
 import { ensurePlanStatusEntries, pendingPhases, recordHistory, stopRunningSteps } from './status.ts';
 import { toTimestamp } from './time.ts';
@@ -127,7 +128,7 @@ export function releaseHeldPlans(status: InstanceStatus, keep?: string): Instanc
   const out = structuredClone(status);
   for (const [name, run] of Object.entries(out.planStatus!)) {
     if (name === keep || !isHeldPlaceholder(run)) continue;
-    const last = [...(out.history ?? [])].reverse().find((h) => h.plan === name);
+    const last = lastRunOf(out.history, name);
     let restored: PlanStatus = { status: 'NEVER_RUN' };
     if (last) {
       restored = { ...last };

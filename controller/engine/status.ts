@@ -12,6 +12,7 @@ import type {
   PlanStatus,
   StepStatus,
 } from '../../shared/api/schema.ts';
+import { boundHistory, DEFAULT_HISTORY_LIMITS } from '../../shared/plan/history.ts';
 import type { EngineOptions } from './types.ts';
 
 /** Nothing left to do for a run in this state: it finished (or never started). */
@@ -110,7 +111,8 @@ const sameRun = (a: HistoryEntry, b: HistoryEntry) =>
 
 /**
  * Records a run in status.history (oldest first), replacing an entry of the same run, and
- * keeps the last `historyPerPlan` runs of each plan and `historyTotal` runs overall.
+ * keeps the last `historyPerPlan` runs of each plan and `historyTotal` entries overall
+ * (skipped schedule ticks count against their schedule, not the plan: shared/plan/history.ts).
  */
 export function recordHistory(status: InstanceStatus, plan: string, run: PlanStatus, options: EngineOptions): void {
   const entry = historyEntryOf(plan, run);
@@ -119,12 +121,5 @@ export function recordHistory(status: InstanceStatus, plan: string, run: PlanSta
   const at = history.findIndex((h) => sameRun(h, entry));
   if (at >= 0) history[at] = entry;
   else history.push(entry);
-  let ofPlan = history.filter((h) => h.plan === plan).length;
-  let kept = history.filter((h) => {
-    if (h.plan !== plan || ofPlan <= options.historyPerPlan) return true;
-    ofPlan -= 1;
-    return false;
-  });
-  if (kept.length > options.historyTotal) kept = kept.slice(kept.length - options.historyTotal);
-  status.history = kept;
+  status.history = boundHistory(history, { ...DEFAULT_HISTORY_LIMITS, perPlan: options.historyPerPlan, total: options.historyTotal });
 }

@@ -1,6 +1,7 @@
 // The plan engine's vocabulary: what executors report back (observations), what the
 // engine asks them to do (actions), and the knobs of its retry and history policy.
 import type { LabelSelector } from '../../shared/api/schema.ts';
+import { DEFAULT_HISTORY_LIMITS } from '../../shared/plan/history.ts';
 
 /** What an executor saw of one task on one step (and target). */
 export type TaskOutcome =
@@ -92,7 +93,7 @@ export interface EngineOptions {
   backoffCapMs: number;
   /** Finished runs kept in status.history per plan. */
   historyPerPlan: number;
-  /** Finished runs kept in status.history overall (the CRD allows 100). */
+  /** Entries (runs and skipped ticks) kept in status.history overall (the CRD allows 100). */
   historyTotal: number;
 }
 
@@ -100,8 +101,8 @@ export const DEFAULT_ENGINE_OPTIONS: Readonly<EngineOptions> = {
   maxAttempts: 5,
   backoffBaseMs: 1_000,
   backoffCapMs: 60_000,
-  historyPerPlan: 10,
-  historyTotal: 100,
+  historyPerPlan: DEFAULT_HISTORY_LIMITS.perPlan,
+  historyTotal: DEFAULT_HISTORY_LIMITS.total,
 };
 
 export function engineOptions(overrides: Partial<EngineOptions> | undefined): EngineOptions {

@@ -18,6 +18,7 @@ import { advancePlan, type Evaluation } from '../engine/advance.ts';
 import { holdPlan, releaseHeldPlans, startPlan, withdrawHeld } from '../engine/start.ts';
 import { maintenanceState, nextMaintenanceEdge } from '../../shared/calendar.ts';
 import { judgeTicks, type InstanceLoad, type TickJudgement } from '../../shared/plan/schedules.ts';
+import { recordSkippedTicks } from '../../shared/plan/history.ts';
 import { ensurePlanStatusEntries } from '../engine/status.ts';
 import type { Action, Observations, TaskObservation, TargetsResolution } from '../engine/types.ts';
 import type { EventRecorder } from '../events.ts';
@@ -78,12 +79,17 @@ function withMaintenanceState(status: InstanceStatus, inst: Instance, now: Date)
   return { ...status, maintenance: maintenanceState(m, now.getTime()) };
 }
 
-/** status.schedules after this pass's ticks (absent when there are no schedules). */
+/**
+ * status.schedules after this pass's ticks (absent when there are no schedules), and the
+ * ticks that will never run in status.history: in the same write that moves
+ * lastScheduleTime past them, so each is recorded once (its id is the key besides).
+ */
 function withScheduleStates(status: InstanceStatus, ticks: TickJudgement | undefined): InstanceStatus {
   if (!ticks) return status;
   const out = { ...status };
   if (ticks.statuses.length > 0) out.schedules = ticks.statuses;
   else delete out.schedules;
+  if (ticks.skipped.length > 0) out.history = recordSkippedTicks(out.history, ticks.skipped);
   return out;
 }
 

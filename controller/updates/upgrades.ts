@@ -11,6 +11,7 @@
 // (AwaitingRetry) and once it ended; an Instance that never ran an upgrade has no section.
 import type { Condition, Instance, PlanState, UpdateStatus } from '../../shared/api/schema.ts';
 import { setCondition } from '../../shared/conditions/conditions.ts';
+import { runsOf } from '../../shared/plan/history.ts';
 import { isRunning } from '../../shared/plan/triggers.ts';
 import { isInformerActive, mergeInformerResponse, updateInsightsRequest } from './insights.ts';
 import { askInformer, DEFAULT_WAIT_BOUND_MS, dueInMs, mapBounded, QUERY_CONCURRENCY, type DiscoveryRecord, type InformerRoundInput } from './reconciler.ts';
@@ -32,7 +33,7 @@ export function upgradeRunOf(instance: Instance): UpgradeRun | undefined {
   if (active === undefined) return undefined;
   const run = instance.status?.planStatus?.[active.name];
   if (run === undefined || run.trigger !== 'upgrade' || run.id !== active.id) return undefined;
-  const previous = [...(instance.status?.history ?? [])].reverse().find((h) => h.operatorVersion !== undefined && h.operatorVersion !== run.operatorVersion);
+  const previous = [...runsOf(instance.status?.history)].reverse().find((h) => h.operatorVersion !== undefined && h.operatorVersion !== run.operatorVersion);
   return {
     plan: active.name,
     id: active.id,

@@ -79,6 +79,21 @@ export const KINDS: Record<Kind, KindInfo> = {
       age,
     ],
   },
+  FleetRollout: {
+    plural: 'fleetrollouts',
+    singular: 'fleetrollout',
+    shortNames: ['fr'],
+    scope: 'Cluster',
+    description: 'One plan or upgrade across many Instances, in waves, with its author\'s rights: the controller triggers each target only if the person who created the rollout may patch that Instance.',
+    categories: ['planwarden'],
+    columns: [
+      { name: 'Action', type: 'string', jsonPath: '.status.action', description: 'plan <name> or upgrade to <OperatorVersion>' },
+      { name: 'Wave', type: 'integer', jsonPath: '.status.currentWave' },
+      { name: 'Completed/Total', type: 'string', jsonPath: '.status.progress' },
+      { name: 'Failed', type: 'integer', jsonPath: '.status.counts.failed' },
+      age,
+    ],
+  },
 };
 
 /** A schema as plain JSON: TypeBox's symbol keys dropped, key order kept. */

@@ -326,6 +326,12 @@ export const PLAN_STATES = [
   'ABORTED',
 ] as const;
 export type PlanState = (typeof PLAN_STATES)[number];
+/**
+ * A history entry's status: how a run ended, or SKIPPED — a schedule tick that did not start
+ * its plan (history[].tick says which and why). SKIPPED is never a run's state.
+ */
+export const HISTORY_STATES = [...PLAN_STATES, 'SKIPPED'] as const;
+export type HistoryState = (typeof HISTORY_STATES)[number];
 /** A plan in one of these is over: another plan may start. */
 export const TERMINAL_STATES: readonly PlanState[] = ['COMPLETE', 'FATAL_ERROR', 'ABORTED', 'NEVER_RUN'];
 
@@ -569,11 +575,25 @@ export const ActivePlanSchema = described(
 );
 export type ActivePlan = Static<typeof ActivePlanSchema>;
 
+export const SCHEDULE_SKIP_REASONS = ['Forbidden', 'Waiting', 'Held', 'Missed', 'Suspended', 'Refused'] as const;
+export type ScheduleSkipReason = (typeof SCHEDULE_SKIP_REASONS)[number];
+
+export const SkippedTickSchema = described(
+  obj({ schedule: str(), time: dateTime(), reason: enumOf(SCHEDULE_SKIP_REASONS) }),
+  'The schedule tick a SKIPPED entry records.',
+  {
+  schedule: 'The schedule (spec.schedules[].name).',
+  time: 'The tick.',
+  reason: 'Forbidden (another plan ran, Forbid, or a tick already waited), Held (maintenance held the plan and a tick already waited), Missed (past startingDeadlineSeconds, or passed over while the controller was not running), Suspended, Refused (the OperatorVersion has no such plan).',
+  },
+);
+export type SkippedTick = Static<typeof SkippedTickSchema>;
+
 export const HistoryEntrySchema = described(
   obj({
   plan: str(),
   id: str(),
-  status: planStateField(),
+  status: enumOf(HISTORY_STATES),
   trigger: opt(enumOf(TRIGGER_KINDS)),
   operatorVersion: opt(str()),
   startedAt: opt(dateTime()),
@@ -581,19 +601,21 @@ export const HistoryEntrySchema = described(
   message: opt(str()),
   parameters: opt(mapOf(str())),
   requestedBy: opt(str()),
+  tick: opt(SkippedTickSchema),
 }),
-  'A finished run, kept for history.',
+  'A finished run, or a schedule tick that did not start its plan (status SKIPPED), kept for history.',
   {
   plan: 'The plan.',
-  id: 'The run\'s id.',
-  status: 'How it ended.',
-  trigger: 'What started it.',
+  id: 'The run\'s id; for a skipped tick <schedule>-<tick time>, the id its run would have had (recorded once).',
+  status: 'How it ended; SKIPPED: a schedule tick that did not start its plan (never a run).',
+  trigger: 'What started it (schedule for a skipped tick).',
   operatorVersion: 'The OperatorVersion it ran with.',
-  startedAt: 'When it started.',
-  finishedAt: 'When it ended.',
-  message: 'A summary.',
+  startedAt: 'When it started (absent for a skipped tick).',
+  finishedAt: 'When it ended (absent for a skipped tick).',
+  message: 'A summary; for a skipped tick, why it did not start.',
   parameters: 'The per-run values the run was given, if any.',
-  requestedBy: 'Who asked for the run (as planStatus.<plan>.requestedBy).',
+  requestedBy: 'Who asked for the run (as planStatus.<plan>.requestedBy); schedule:<name> for a tick.',
+  tick: 'For a SKIPPED entry: the schedule, the tick and the reason.',
   },
 );
 export type HistoryEntry = Static<typeof HistoryEntrySchema>;
@@ -879,9 +901,6 @@ export const MaintenanceStatusSchema = described(
 );
 export type MaintenanceStatus = Static<typeof MaintenanceStatusSchema>;
 
-export const SCHEDULE_SKIP_REASONS = ['Forbidden', 'Waiting', 'Held', 'Missed', 'Suspended', 'Refused'] as const;
-export type ScheduleSkipReason = (typeof SCHEDULE_SKIP_REASONS)[number];
-
 export const ScheduleStatusSchema = described(
   obj({
   name: str(),
@@ -904,7 +923,7 @@ export const ScheduleStatusSchema = described(
   nextScheduleTime: 'The next tick.',
   lastRunId: 'The id of the last run a tick started (<name>-<tick time>).',
   waitingTick: 'A tick waiting to start (Wait behind another plan, or held by maintenance); one at most.',
-  lastSkip: 'The latest tick that did not start its plan, and why.',
+  lastSkip: 'The latest tick that did not start its plan, and why (each such tick is also in history as SKIPPED once it is certain not to run).',
   },
 );
 export type ScheduleStatus = Static<typeof ScheduleStatusSchema>;
@@ -947,7 +966,7 @@ export const InstanceStatusSchema = described(
   observedGeneration: 'The latest generation the controller acted on (never decreases).',
   activePlan: 'The run holding the Instance, or the last one.',
   planStatus: 'Plan name → its latest run.',
-  history: 'Finished runs, bounded.',
+  history: 'Finished runs and skipped schedule ticks (SKIPPED), oldest first, bounded.',
   applied: 'What the last plan started from (the trigger baseline).',
   adapters: 'HyperFleet adapter reports.',
   conditions: 'Available (all adapters available at one generation), Ready (… at the current generation), PlanRunning.',
@@ -1027,6 +1046,148 @@ export const UpdateInformerStatusSchema = described(
 );
 export type UpdateInformerStatus = Static<typeof UpdateInformerStatusSchema>;
 
+// --- FleetRollout ---
+
+export const FLEET_TARGET_STATES = ['Pending', 'Waiting', 'Running', 'Completed', 'Failed', 'Skipped'] as const;
+export type FleetTargetState = (typeof FLEET_TARGET_STATES)[number];
+
+/** A wave: a cumulative count of targets ("1", "10") or a percentage of them ("25%", "100%"). */
+export const WAVE_PATTERN = '^([1-9][0-9]{0,5}|([1-9][0-9]?|100)%)$';
+/** Most waves a rollout may have. */
+export const MAX_WAVES = 20;
+
+export const FleetRolloutSpecSchema = described(
+  obj({
+  instanceSelector: LabelSelectorSchema,
+  namespaceSelector: opt(LabelSelectorSchema),
+  plan: opt(
+    described(
+      obj({ name: str({ minLength: 1 }), parameters: opt(mapOf(str())) }),
+      'A plan to run on every target (a manual trigger, as kubectl planwarden plan trigger writes it).',
+      { name: 'The plan (not cleanup); every target\'s OperatorVersion must have it.', parameters: 'Per-run values (parameters declared perRun: true), as spec.planExecution.parameters.' },
+    ),
+  ),
+  upgrade: opt(
+    described(
+      obj({ operatorVersion: str({ minLength: 1 }) }),
+      'An upgrade of every target to one OperatorVersion.',
+      { operatorVersion: 'The OperatorVersion to move to; every target\'s namespace must hold one of this name.' },
+    ),
+  ),
+  waves: opt(Type.Array(str(), { maxItems: MAX_WAVES })),
+  maxConcurrent: opt(int32()),
+  maxFailures: opt(int32()),
+  paused: opt(bool()),
+}),
+  'One plan or upgrade across the Instances a selector matches, in waves.',
+  {
+  instanceSelector: 'Which Instances (their labels); required and not empty.',
+  namespaceSelector: 'In which namespaces (their labels); absent: every namespace.',
+  plan: 'The plan to run on each target: name and per-run parameters. Exactly one of plan and upgrade.',
+  upgrade: 'The OperatorVersion to upgrade each target to. Exactly one of plan and upgrade.',
+  waves: 'Targets done after each wave, cumulative: a count ("1") or a percentage ("25%"), increasing; the last wave takes every remaining target. Default ["100%"].',
+  maxConcurrent: 'Targets in flight at once (Running or Waiting); default 1, at least 1.',
+  maxFailures: 'Failed targets tolerated; one more fails the rollout (nothing new starts). Default 0.',
+  paused: 'true: nothing new starts; runs in flight finish.',
+  },
+);
+export type FleetRolloutSpec = Static<typeof FleetRolloutSpecSchema>;
+
+export const FleetTargetSchema = described(
+  obj({
+  namespace: str(),
+  name: str(),
+  wave: int32({ minimum: 0 }),
+  state: enumOf(FLEET_TARGET_STATES),
+  runId: opt(str()),
+  message: opt(str({ maxLength: 1024 })),
+  startedAt: opt(dateTime()),
+  finishedAt: opt(dateTime()),
+  retryAt: opt(dateTime()),
+  attempts: opt(int32({ minimum: 0 })),
+}),
+  'One target of the rollout.',
+  {
+  namespace: 'The Instance\'s namespace.',
+  name: 'The Instance.',
+  wave: 'Its wave (0-based).',
+  state: 'Pending, Waiting (refused for now or held: retried), Running, Completed, Failed or Skipped.',
+  runId: 'The run the rollout asked for (plan: the trigger id; upgrade: upgrade/<OperatorVersion>).',
+  message: 'Why it waits, failed or was skipped.',
+  startedAt: 'When the rollout first wrote its trigger.',
+  finishedAt: 'When it ended.',
+  retryAt: 'While Waiting on a refusal: when the trigger is tried again.',
+  attempts: 'Refused trigger writes so far.',
+  },
+);
+export type FleetTarget = Static<typeof FleetTargetSchema>;
+
+/** Targets of one namespace, in order: the resolved set, kept compact for 10,000 targets. */
+export const FleetNamespaceTargetsSchema = described(
+  obj({ namespace: str(), names: Type.Array(str()) }),
+  'The targets of one namespace.',
+  { namespace: 'The namespace.', names: 'Its Instances, sorted.' },
+);
+
+export const FleetCountsSchema = described(
+  obj({
+  total: int32({ minimum: 0 }),
+  pending: int32({ minimum: 0 }),
+  waiting: int32({ minimum: 0 }),
+  running: int32({ minimum: 0 }),
+  completed: int32({ minimum: 0 }),
+  failed: int32({ minimum: 0 }),
+  skipped: int32({ minimum: 0 }),
+}),
+  'Targets by state.',
+  {
+  total: 'All targets.',
+  pending: 'Not started.',
+  waiting: 'Refused for now or held; retried.',
+  running: 'Their run is under way.',
+  completed: 'Done.',
+  failed: 'Ended badly or refused for good.',
+  skipped: 'Gone or being deleted.',
+  },
+);
+export type FleetCounts = Static<typeof FleetCountsSchema>;
+
+/** Most target entries status.targets lists (all of them up to this many; past it, those not Pending or Completed). */
+export const MAX_LISTED_TARGETS = 500;
+
+export const FleetRolloutStatusSchema = described(
+  obj({
+  observedGeneration: opt(int64({ minimum: 0 })),
+  action: opt(str()),
+  progress: opt(str()),
+  runId: opt(str()),
+  startedAt: opt(dateTime()),
+  resolved: opt(Type.Array(FleetNamespaceTargetsSchema)),
+  states: opt(str()),
+  waveEnds: opt(Type.Array(int32({ minimum: 0 }))),
+  currentWave: opt(int32({ minimum: 0 })),
+  counts: opt(FleetCountsSchema),
+  targets: opt(Type.Array(FleetTargetSchema, { maxItems: MAX_LISTED_TARGETS })),
+  conditions: opt(conditionList()),
+}),
+  'How the rollout is doing. The targets are resolved once, at the start; Instances that match later are not added.',
+  {
+  observedGeneration: 'The generation the controller last acted on.',
+  action: 'What it does: plan <name> or upgrade to <OperatorVersion>.',
+  progress: 'Completed/total targets, e.g. 3/10.',
+  runId: 'The run id every plan trigger of this rollout carries.',
+  startedAt: 'When the targets were resolved.',
+  resolved: 'The targets, by namespace, in rollout order (namespace, then name).',
+  states: 'One letter per resolved target, in order: P(ending), W(aiting), R(unning), C(ompleted), F(ailed), S(kipped).',
+  waveEnds: 'For each wave, how many targets are done after it (cumulative).',
+  currentWave: 'The wave under way (0-based).',
+  counts: 'Targets by state.',
+  targets: `Target details: every target while there are at most ${MAX_LISTED_TARGETS}; past that, those not Pending or Completed (failed ones first).`,
+  conditions: 'Progressing, Complete, Failed (which target and why) and Paused.',
+  },
+);
+export type FleetRolloutStatus = Static<typeof FleetRolloutStatusSchema>;
+
 // --- the informer protocol (request and answer bodies; not CRDs) ---
 
 /**
@@ -1083,12 +1244,14 @@ export type OperatorVersion = KubeObject<OperatorVersionSpec, Record<string, nev
 export type Instance = KubeObject<InstanceSpec, InstanceStatus>;
 export type UpdatePlan = KubeObject<UpdatePlanSpec, UpdatePlanStatus>;
 export type UpdateInformer = KubeObject<UpdateInformerSpec, UpdateInformerStatus>;
+export type FleetRollout = KubeObject<FleetRolloutSpec, FleetRolloutStatus>;
 
 export const specSchemas = {
   OperatorVersion: OperatorVersionSpecSchema,
   Instance: InstanceSpecSchema,
   UpdatePlan: UpdatePlanSpecSchema,
   UpdateInformer: UpdateInformerSpecSchema,
+  FleetRollout: FleetRolloutSpecSchema,
 } as const;
 
 export const statusSchemas = {
@@ -1096,6 +1259,7 @@ export const statusSchemas = {
   Instance: InstanceStatusSchema,
   UpdatePlan: UpdatePlanStatusSchema,
   UpdateInformer: UpdateInformerStatusSchema,
+  FleetRollout: FleetRolloutStatusSchema,
 } as const;
 
 export type Kind = keyof typeof specSchemas;

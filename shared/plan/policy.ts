@@ -14,6 +14,7 @@ import type { Refusal } from '../refusal.ts';
 import { jsonEqual } from '../json.ts';
 import { describeDeclaration, exampleValue, PARAMETER_RULES, showValue, valueProblem } from '../params/values.ts';
 import { closestName, plural, quoted } from '../text.ts';
+import { runsOf } from './history.ts';
 import {
   distinctPlans,
   heldPlans,
@@ -668,7 +669,7 @@ export function reusedIdWarning(f: TriggerFacts): string | undefined {
   const status = f.object.status;
   const earlier = [
     ...(status?.planStatus?.[m.plan]?.id === m.id ? [status.planStatus[m.plan]!] : []),
-    ...(status?.history ?? []).filter((h) => h.plan === m.plan && h.id === m.id),
+    ...runsOf(status?.history).filter((h) => h.plan === m.plan && h.id === m.id),
   ][0];
   if (!earlier) return undefined;
   return `id "${m.id}" was used by an earlier run of "${m.plan}" (${earlier.status}): this starts a new run with the same id`;

@@ -1,11 +1,14 @@
 // Schedule ticks, judged once per reconcile from (spec.schedules, status.schedules, now): each
 // due tick either starts its plan or is reported (Forbidden, Waiting, Held, Missed,
-// Suspended, Refused) in status.schedules[] and as an Event. A tick is handled in the same
-// status write that starts its run (lastScheduleTime moves with it, under the Instance's
-// resourceVersion), so a tick never starts twice: not after a restart, not on a new leader.
+// Suspended, Refused) in status.schedules[] and as an Event; a tick certain not to run (all
+// but one that waits) is also recorded in status.history as SKIPPED. A tick is handled in the
+// same status write that starts its run or records it (lastScheduleTime moves with it, under
+// the Instance's resourceVersion), so a tick never starts twice and is recorded once: not
+// after a restart, not on a new leader.
 import type { Instance, OperatorVersionSpec, ScheduleSkipReason, ScheduleStatus } from '../api/schema.ts';
 import { calendarTime, dueTick, maintenanceHold, tickRunId } from '../calendar.ts';
 import { hasPlan } from './policy.ts';
+import type { TickSkip } from './history.ts';
 import type { PlanRequest } from './triggers.ts';
 
 export interface TickEvent {
@@ -30,6 +33,8 @@ export interface TickJudgement {
   events: TickEvent[];
   /** Outcome per handled tick, for the ticks counter. */
   outcomes: string[];
+  /** Ticks that will never run, oldest first per schedule: status.history records each once. */
+  skipped: TickSkip[];
   /** The earliest next tick (ms), for the requeue. */
   nextTick?: number;
 }
@@ -45,7 +50,7 @@ export interface InstanceLoad {
 /** Judges every schedule's due tick at `now`. At most one tick starts per pass. */
 export function judgeTicks(ov: OperatorVersionSpec, inst: Instance, now: number, load: InstanceLoad): TickJudgement {
   const previous = new Map((inst.status?.schedules ?? []).map((s) => [s.name, s]));
-  const out: TickJudgement = { statuses: [], events: [], outcomes: [] };
+  const out: TickJudgement = { statuses: [], events: [], outcomes: [], skipped: [] };
   let busy = load.busy;
   for (const s of inst.spec.schedules ?? []) {
     const entry: ScheduleStatus = { ...(previous.get(s.name) ?? { name: s.name }) };
@@ -54,10 +59,14 @@ export function judgeTicks(ov: OperatorVersionSpec, inst: Instance, now: number,
       entry.nextScheduleTime = calendarTime(verdict.next);
       if (out.nextTick === undefined || verdict.next < out.nextTick) out.nextTick = verdict.next;
     }
-    const skip = (tick: number, reason: ScheduleSkipReason, message: string, type: TickEvent['type'] = 'Warning') => {
+    const record = (tick: number, reason: ScheduleSkipReason, message: string) =>
+      out.skipped.push({ schedule: s.name, plan: s.plan, id: tickRunId(s.name, tick), time: calendarTime(tick), reason, message });
+    /** A tick that does not start now; unless it waits (`waits`), it never will: history gets it. */
+    const skip = (tick: number, reason: ScheduleSkipReason, message: string, type: TickEvent['type'] = 'Warning', waits = false) => {
       entry.lastSkip = { time: calendarTime(tick), reason, message };
       out.events.push({ type, reason: `Schedule${reason}`, message });
       out.outcomes.push(reason);
+      if (!waits) record(tick, reason, message);
     };
     const startTick = (tick: number) => {
       const id = tickRunId(s.name, tick);
@@ -93,6 +102,10 @@ export function judgeTicks(ov: OperatorVersionSpec, inst: Instance, now: number,
       const at = `tick ${calendarTime(tick)}`;
       if (verdict.passedOver > 0) {
         out.events.push({ type: 'Warning', reason: 'ScheduleMissed', message: `${words}: ${verdict.passedOver}${verdict.passedOver >= 100 ? '+' : ''} earlier ticks were missed (the controller was not running)` });
+        // History gets the latest of them, one entry each (the Event counts them all).
+        for (const t of verdict.passedOverTicks) {
+          record(t, 'Missed', `${words}: tick ${calendarTime(t)} missed: it passed while the controller was not running (only the latest tick, ${calendarTime(tick)}, is judged)`);
+        }
       }
       const hold = maintenanceHold(inst.spec.maintenance, s.plan, now);
       if (s.suspend === true) {
@@ -104,14 +117,14 @@ export function judgeTicks(ov: OperatorVersionSpec, inst: Instance, now: number,
       } else if (hold.held) {
         if (entry.waitingTick === undefined) {
           entry.waitingTick = calendarTime(tick);
-          skip(tick, 'Held', `${words}: ${at} waits: ${hold.message}`, 'Normal');
+          skip(tick, 'Held', `${words}: ${at} waits: ${hold.message}`, 'Normal', true);
         } else {
           skip(tick, 'Held', `${words}: ${at} skipped: maintenance holds the plan and the tick ${entry.waitingTick} already waits`);
         }
       } else if (busy !== undefined) {
         if ((s.concurrencyPolicy ?? 'Forbid') === 'Wait' && entry.waitingTick === undefined) {
           entry.waitingTick = calendarTime(tick);
-          skip(tick, 'Waiting', `${words}: ${at} waits: ${busy}; it starts when that is over (concurrencyPolicy: Wait)`, 'Normal');
+          skip(tick, 'Waiting', `${words}: ${at} waits: ${busy}; it starts when that is over (concurrencyPolicy: Wait)`, 'Normal', true);
         } else if ((s.concurrencyPolicy ?? 'Forbid') === 'Wait') {
           skip(tick, 'Forbidden', `${words}: ${at} skipped: ${busy}, and the tick ${entry.waitingTick} already waits (one waiting tick at most)`);
         } else {

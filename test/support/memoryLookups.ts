@@ -16,6 +16,10 @@ export interface MemoryLookups extends WebhookLookups {
   /** `namespace/name` of the ServiceAccounts that exist. */
   serviceAccounts: Set<string>;
   reservations: Map<string, Reservation>;
+  /** `username/namespace` pairs where that user may not patch Instances (SubjectAccessReview says no). */
+  forbidden: Set<string>;
+  /** Namespace labels (namespaces not listed have none). */
+  namespaceLabels: Map<string, Record<string, string>>;
   /** The access policy canI answers with; replace it to change the answers. */
   access: AccessPolicy;
   /** Every question canI was asked, in order. */
@@ -40,6 +44,8 @@ export function memoryLookups(seed: { operatorVersions?: OperatorVersion[]; upda
   const reservations = new Map<string, Reservation>();
   const serviceAccounts = new Set(seed.serviceAccounts ?? []);
   const calls: Record<string, number> = {};
+  const forbidden = new Set<string>();
+  const namespaceLabels = new Map<string, Record<string, string>>();
   const accessReviews: MemoryLookups['accessReviews'] = [];
   const count = (m: string) => (calls[m] = (calls[m] ?? 0) + 1);
   for (const o of seed.operatorVersions ?? []) operatorVersions.set(key(o.metadata.namespace ?? '', o.metadata.name ?? ''), o);
@@ -54,6 +60,21 @@ export function memoryLookups(seed: { operatorVersions?: OperatorVersion[]; upda
     serviceAccounts,
     reservations,
     calls,
+    forbidden,
+    namespaceLabels,
+    async listInstancesAcrossNamespaces() {
+      count('listInstancesAcrossNamespaces');
+      return structuredClone([...instances.values()]);
+    },
+    async listNamespaces() {
+      count('listNamespaces');
+      const names = new Set([...[...instances.values()].map((i) => i.metadata.namespace ?? ''), ...namespaceLabels.keys()]);
+      return [...names].map((name) => ({ name, labels: { 'kubernetes.io/metadata.name': name, ...namespaceLabels.get(name) } }));
+    },
+    async userMay(user, _verb, _resource, namespace) {
+      count('userMay');
+      return !forbidden.has(`${user.username}/${namespace}`);
+    },
     access: seed.access ?? (() => ({ kind: 'allowed' })),
     accessReviews,
     async getOperatorVersion(namespace, name) {

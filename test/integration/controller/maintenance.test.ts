@@ -1,11 +1,13 @@
 // Maintenance and schedules on the real control plane: a trigger while paused is admitted with
 // a warning, held (PENDING, PlanRunning reason Paused) and runs when the pause is lifted or
 // ends; a schedule every minute runs its plan as run <schedule>-<tick>; a tick while a stuck
-// plan runs is skipped (Forbid) and reported in status.schedules.
+// plan runs is skipped (Forbid), reported in status.schedules and recorded once in
+// status.history as SKIPPED, which kubectl planwarden plan history lists after the stuck run.
 import { expect } from 'chai';
 import type { Instance, PlanStatus } from '../../../shared/api/schema.ts';
 import { kubectl, kubectlOk, useNamespace } from '../fixture.ts';
 import { dummyOperatorVersion, instance, json } from '../objects.ts';
+import { runPlugin } from '../../support/plugin.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -114,9 +116,11 @@ describe('maintenance and schedules on the real control plane', function () {
     const entry = i.status?.schedules?.find((s) => s.name === 'minutely');
     expect(entry?.lastRunId).to.equal(started.id);
     expect(entry?.nextScheduleTime).to.be.a('string');
+    const filed = await waitFor('the scheduled run in history', ns(), 'cron', (x) => x.status?.history?.find((h) => h.id === started.id));
+    expect(filed).to.include({ plan: 'backup', status: 'COMPLETE', trigger: 'schedule', requestedBy: 'schedule:minutely' });
   });
 
-  it('Forbid: a tick while a stuck plan runs is skipped and reported', async function () {
+  it('Forbid: a tick while a stuck plan runs is skipped, reported, and recorded once in history as SKIPPED, which plan history lists after the stuck run', async function () {
     await kubectlOk(['apply', '-f', '-'], { input: json(instance('forbid', ns(), 'db-1.0.0')) });
     await waitFor('deploy', ns(), 'forbid', run('deploy', (r) => r.status === 'COMPLETE'));
     expect((await mergePatch(ns(), 'forbid', { spec: { planExecution: { planName: 'restore', id: 'stuck' } } })).code).to.equal(0);
@@ -126,6 +130,29 @@ describe('maintenance and schedules on the real control plane', function () {
     expect(skip.message).to.contain('plan "restore" is IN_PROGRESS').and.contain('concurrencyPolicy: Forbid');
     const i = await getInstance(ns(), 'forbid');
     expect(i.status?.planStatus?.backup?.trigger).to.not.equal('schedule');
+
+    // The skipped tick is in history, once, as SKIPPED: never a run.
+    const id = `minutely-${skip.time}`;
+    const recorded = (i.status?.history ?? []).filter((h) => h.id === id);
+    expect(recorded).to.deep.equal([
+      { plan: 'backup', id, status: 'SKIPPED', trigger: 'schedule', requestedBy: 'schedule:minutely', message: skip.message, tick: { schedule: 'minutely', time: skip.time, reason: 'Forbidden' } },
+    ]);
+    const skippedIds = (i.status?.history ?? []).filter((h) => h.status === 'SKIPPED').map((h) => h.id);
+    expect(new Set(skippedIds).size, skippedIds.join(', ')).to.equal(skippedIds.length);
+    expect(i.status?.planStatus?.restore).to.include({ id: 'stuck', status: 'IN_PROGRESS' });
+
+    // plan history: the stuck restore (started first), then the skipped tick with its reason.
+    const history = await runPlugin(['plan', 'history', '--instance', 'forbid', '-n', ns()]);
+    expect(history.code, history.stderr).to.equal(0);
+    const lines = history.stdout.split('\n');
+    const restoreRow = lines.findIndex((l) => /^restore +stuck +IN_PROGRESS /.test(l));
+    const skipRow = lines.findIndex((l) => l.includes(id));
+    expect(restoreRow, history.stdout).to.be.at.least(1);
+    expect(skipRow, history.stdout).to.be.greaterThan(restoreRow);
+    expect(lines[skipRow]).to.match(/^backup +\S+ +SKIPPED +schedule +schedule:minutely +- +- +- +Forbidden: .*plan "restore" is IN_PROGRESS \(concurrencyPolicy: Forbid\)$/);
+    const asJson = JSON.parse((await runPlugin(['plan', 'history', '--instance', 'forbid', '-n', ns(), '--plan', 'backup', '-o', 'json'])).stdout) as { id: string; status: string }[];
+    expect(asJson.filter((h) => h.id === id).map((h) => h.status)).to.deep.equal(['SKIPPED']);
+
     expect((await mergePatch(ns(), 'forbid', { spec: { planExecution: { abort: true } } })).code).to.equal(0);
   });
 });

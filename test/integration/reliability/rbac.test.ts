@@ -121,7 +121,15 @@ const ROWS: Row[] = [
   row('webhook', true, 'create', 'subjectaccessreviews.authorization.k8s.io', undefined, 'it asks whether the user naming a ServiceAccount may impersonate it'),
   row('webhook', false, 'create', 'localsubjectaccessreviews.authorization.k8s.io', 'default', 'cluster-wide reviews only, no namespaced ones'),
   row('webhook', false, 'create', 'tokenreviews.authentication.k8s.io', undefined, 'it reviews no tokens'),
-  row('controller', false, 'create', 'subjectaccessreviews.authorization.k8s.io', undefined, 'the controller asks the apiserver nothing about users'),
+  row('controller', true, 'create', 'subjectaccessreviews.authorization.k8s.io', undefined, 'before a FleetRollout trigger it asks whether the rollout’s author may patch that Instance'),
+  row('controller', true, 'list', 'namespaces', undefined, 'a FleetRollout’s namespaceSelector is resolved against namespace labels'),
+  row('controller', true, 'watch', 'fleetrollouts.planwarden.dev', undefined, 'it reconciles FleetRollouts'),
+  row('controller', true, 'update', 'fleetrollouts.planwarden.dev/status', undefined, 'it records each rollout’s targets in status'),
+  row('controller', false, 'update', 'fleetrollouts.planwarden.dev', undefined, 'a rollout’s spec is its author’s'),
+  row('controller', false, 'create', 'fleetrollouts.planwarden.dev', undefined, 'nor does it create rollouts'),
+  row('controller', true, 'patch', 'instances.planwarden.dev', 'default', 'a FleetRollout’s triggers (after its author’s right is confirmed)'),
+  row('webhook', true, 'list', 'namespaces', undefined, 'a FleetRollout’s creation is judged in the namespaces its namespaceSelector matches'),
+  row('webhook', false, 'get', 'fleetrollouts.planwarden.dev', undefined, 'it reads no rollouts: the admission request carries them'),
 ];
 
 function sentence(r: Row): string {
@@ -191,13 +199,15 @@ describe('reliability: RBAC of the controller and webhook ServiceAccounts (kubec
 
   // What `--list` shows beyond the planwarden kinds: what every authenticated identity may do.
   const SELF_REVIEWS = ['selfsubjectaccessreviews.authorization.k8s.io', 'selfsubjectrulesreviews.authorization.k8s.io', 'selfsubjectreviews.authentication.k8s.io'];
-  const PLANWARDEN = ['instances.planwarden.dev', 'operatorversions.planwarden.dev', 'updateplans.planwarden.dev', 'updateinformers.planwarden.dev'];
+  const PLANWARDEN = ['instances.planwarden.dev', 'operatorversions.planwarden.dev', 'updateplans.planwarden.dev', 'updateinformers.planwarden.dev', 'fleetrollouts.planwarden.dev'];
   /** What the webhook may do with planwarden's kinds: exactly what its lookups use. */
   const WEBHOOK_READS: Record<string, string[]> = {
     'instances.planwarden.dev': ['list'],
     'operatorversions.planwarden.dev': ['get', 'list', 'watch'],
     'updateplans.planwarden.dev': ['get', 'list'],
     serviceaccounts: ['get'],
+    // a FleetRollout's namespaceSelector, judged at its creation
+    namespaces: ['list'],
     // not a read: a question (may this user impersonate that ServiceAccount?)
     'subjectaccessreviews.authorization.k8s.io': ['create'],
   };
@@ -242,7 +252,10 @@ describe('reliability: RBAC of the controller and webhook ServiceAccounts (kubec
       'instances.planwarden.dev/status',
       'updateplans.planwarden.dev/status',
       'updateinformers.planwarden.dev/status',
+      'fleetrollouts.planwarden.dev/status',
       'instances.planwarden.dev/finalizers',
+      // FleetRollouts: whether its author may patch a target
+      'subjectaccessreviews.authorization.k8s.io',
       'events',
       'events.events.k8s.io',
       'nodes',
@@ -270,8 +283,9 @@ describe('reliability: RBAC of the controller and webhook ServiceAccounts (kubec
       if (x.resource === 'serviceaccounts') expect([...x.verbs].sort()).to.deep.equal(['get', 'impersonate']);
       if (BY_NAME[x.resource]) expect([x.resourceNames, [...x.verbs].sort()], `${x.resource}:\n${r.stdout}`).to.deep.equal(BY_NAME[x.resource]);
       if (x.resource === 'namespaces') {
-        // Informer requests carry the cluster id: kube-system's uid, and nothing else of namespaces.
-        expect([x.resourceNames, x.verbs], `namespaces:\n${r.stdout}`).to.deep.equal(['kube-system', ['get']]);
+        // Informer requests carry the cluster id: kube-system's uid by name; a FleetRollout's
+        // namespaceSelector needs the list (labels), and nothing else of namespaces.
+        expect([x.resourceNames, x.verbs], `namespaces:\n${r.stdout}`).to.deep.equal(x.resourceNames === 'kube-system' ? ['kube-system', ['get']] : ['', ['list']]);
         continue;
       }
       expect(allowed.has(x.resource), `unexpected grant ${x.resource} [${x.verbs.join(' ')}]:\n${r.stdout}`).to.equal(true);

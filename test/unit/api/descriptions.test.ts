@@ -1,5 +1,5 @@
 // `kubectl explain` is the first thing a Kubernetes user types to learn an API: every field
-// of the four CRDs carries a description, written once in shared/api/schema.ts.
+// of the CRDs carries a description, written once in shared/api/schema.ts.
 import { expect } from 'chai';
 import { ALL_KINDS, crdFor } from '../../../shared/api/crds.ts';
 

@@ -79,8 +79,8 @@ describe('Argo CD health checks (manifests/argocd/resource_customizations)', fun
     luaHealth = buildLuaHealth();
   });
 
-  it('finds the Instance and UpdatePlan checks, each with cases and no unused fixture', function () {
-    expect(checks.map((c) => c.name)).to.deep.equal(['planwarden.dev/Instance', 'planwarden.dev/UpdatePlan']);
+  it('finds the FleetRollout, Instance and UpdatePlan checks, each with cases and no unused fixture', function () {
+    expect(checks.map((c) => c.name)).to.deep.equal(['planwarden.dev/FleetRollout', 'planwarden.dev/Instance', 'planwarden.dev/UpdatePlan']);
     for (const check of checks) {
       expect(check.cases, `${check.name}/health_test.yaml`).to.not.be.empty;
       const used = new Set(check.cases.map((c) => c.inputPath));

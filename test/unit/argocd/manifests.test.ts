@@ -95,10 +95,11 @@ describe('manifests/argocd', function () {
     });
 
     it('has one health key per health.lua, and no other', function () {
-      expect(scripts.size).to.equal(2);
+      expect(scripts.size).to.equal(3);
       const keys = Object.keys(cm.data).filter((k) => k.startsWith(HEALTH_KEY_PREFIX)).sort();
       expect(keys, REGENERATE).to.deep.equal([...scripts.keys()].sort());
       expect(keys).to.deep.equal([
+        'resource.customizations.health.planwarden.dev_FleetRollout',
         'resource.customizations.health.planwarden.dev_Instance',
         'resource.customizations.health.planwarden.dev_UpdatePlan',
       ]);

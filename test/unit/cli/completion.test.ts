@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { planVerbSpecs } from '../../../cli/commands/plan.ts';
 import { scheduleVerbSpecs } from '../../../cli/commands/schedule.ts';
+import { fleetVerbSpecs } from '../../../cli/commands/fleet.ts';
 import { rbacVerbSpecs } from '../../../cli/commands/rbac.ts';
 import { updateVerbSpecs } from '../../../cli/commands/update.ts';
 import { complete, completionScript, DIRECTIVE, type CommandTree, type LookupScope, type NameKind } from '../../../cli/completion.ts';
@@ -16,8 +17,8 @@ import { EXIT, memoryIO } from '../../../cli/io.ts';
 import { run } from '../../../cli/run.ts';
 import { PROJECT_ROOT } from '../../controlplane/build.ts';
 
-const TREE: CommandTree = { plan: planVerbSpecs, update: updateVerbSpecs, schedule: scheduleVerbSpecs, rbac: rbacVerbSpecs };
-const VERBS = ['plan trigger', 'plan status', 'plan history', 'plan abort', 'update pre-checks', 'schedule list', 'completion bash', 'completion zsh'];
+const TREE: CommandTree = { plan: planVerbSpecs, update: updateVerbSpecs, schedule: scheduleVerbSpecs, fleet: fleetVerbSpecs, rbac: rbacVerbSpecs };
+const VERBS = ['plan trigger', 'plan status', 'plan history', 'plan abort', 'update pre-checks', 'schedule list', 'fleet status', 'fleet pause', 'fleet resume', 'completion bash', 'completion zsh'];
 
 /** A cluster with two Instances in shop (web has plans), one in prod; records what was asked. */
 function fakeCluster() {
@@ -41,7 +42,7 @@ function completeLine(line: string, toComplete: string) {
 
 describe('cli completion: what __complete offers', () => {
   const rows: [string, string, string, string[]][] = [
-    ['the groups first', '', '', ['plan', 'update', 'schedule', 'rbac', 'completion']],
+    ['the groups first', '', '', ['plan', 'update', 'schedule', 'fleet', 'rbac', 'completion']],
     ['no verb after rbac (a command of one word)', 'rbac', '', []],
     ['the flags of rbac', 'rbac', '--', ['--operator-version', '--service-account', '--plans', '--output', '--strict', '--kubeconfig', '--context', '--namespace', '--as', '--as-group', '--help']],
     ['OperatorVersions after rbac --operator-version', 'rbac --operator-version', 'app-1.0', ['app-1.0.0']],

@@ -44,6 +44,11 @@ describe('cli plan: has the awaited run ended?', () => {
       'finished COMPLETE',
     ],
     [
+      'not by a skipped schedule tick that has its id (a tick is never a run)',
+      instance({ applied: { planExecution: { planName: 'backup', id: 'b-2' } }, planStatus: { backup: { status: 'IN_PROGRESS', id: 'b-2' } }, history: [{ plan: 'backup', id: 'b-2', status: 'SKIPPED', trigger: 'schedule' }] }, mine),
+      undefined,
+    ],
+    [
       'refused when the trigger was replaced before it started',
       instance({ planStatus: { backup: { status: 'COMPLETE', id: 'b-1' } } }, { planName: 'restore', id: 'r-1' }),
       'refused the trigger was replaced before it started: spec.planExecution is now restore with id r-1',

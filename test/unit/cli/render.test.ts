@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import type { Instance, PlanStatus, UpdatePlan } from '../../../shared/api/schema.ts';
 import { degradedInsight } from '../../../controller/updates/insights.ts';
+import { skippedTickEntry } from '../../../shared/plan/history.ts';
 import {
   formatClock,
   historyRows,
@@ -249,6 +250,39 @@ describe('cli render: plan history (golden files)', () => {
 
   it('says so when nothing ran', () => {
     expect(renderHistory(historyRows(instanceWith(undefined)), opts)).to.equal('no runs recorded\n');
+  });
+
+  it('scheduled runs and skipped ticks in the order they happened: the tick skipped while a run was in flight comes after its start', () => {
+    // As the controller stores them: a skipped tick when it is judged, a run when it ends.
+    const skippedWhileRestoring = skippedTickEntry({
+      schedule: 'nightly',
+      plan: 'backup',
+      id: 'nightly-2026-11-22T09:00:00Z',
+      time: '2026-11-22T09:00:00Z',
+      reason: 'Forbidden',
+      message: 'schedule "nightly" (plan "backup"): tick 2026-11-22T09:00:00Z skipped: plan "restore" is IN_PROGRESS (concurrencyPolicy: Forbid)',
+    });
+    const missed = skippedTickEntry({
+      schedule: 'nightly',
+      plan: 'backup',
+      id: 'nightly-2026-11-22T12:00:00Z',
+      time: '2026-11-22T12:00:00Z',
+      reason: 'Missed',
+      message: 'schedule "nightly" (plan "backup"): tick 2026-11-22T12:00:00Z missed: it is more than 300s past (startingDeadlineSeconds) and does not run',
+    });
+    const scheduled = { plan: 'backup', id: 'nightly-2026-11-22T10:00:00Z', status: 'COMPLETE' as const, trigger: 'schedule' as const, requestedBy: 'schedule:nightly', startedAt: '2026-11-22T10:00:01Z', finishedAt: '2026-11-22T10:00:03Z' };
+    const stored = [history[0]!, history[1]!, skippedWhileRestoring, history[2]!, scheduled, missed];
+    const inst = instanceWith({ history: stored });
+    const rows = historyRows(inst);
+    expect(rows.map((r) => r.id)).to.deep.equal([history[0]!.id, history[1]!.id, history[2]!.id, skippedWhileRestoring.id, scheduled.id, missed.id]);
+    const text = renderHistory(rows, opts);
+    expectGolden('history-schedules.txt', text);
+    const line = (id: string) => text.split('\n').find((l) => l.includes(id)) ?? '';
+    expect(line(skippedWhileRestoring.id)).to.match(/SKIPPED +schedule +schedule:nightly +- +- +- +Forbidden: .*tick 2026-11-22T09:00:00Z skipped: plan "restore" is IN_PROGRESS/);
+    expect(line(scheduled.id)).to.match(/COMPLETE +schedule +schedule:nightly +2026-11-22 10:00:01/);
+    expect(historyRows(inst, 'backup').map((r) => r.status)).to.deep.equal(['FATAL_ERROR', 'SKIPPED', 'COMPLETE', 'SKIPPED']);
+    // eslint-disable-next-line no-control-regex
+    expect(renderHistory(rows, { ...opts, color: true }).replace(/\x1b\[[0-9;]*m/g, '')).to.equal(text);
   });
 
   it('colors only the STATUS cells, keeping the columns aligned', () => {

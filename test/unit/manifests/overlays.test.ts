@@ -19,6 +19,8 @@ const ROUTES: Record<string, string> = {
   'updateplans.planwarden.dev': '/validate/updateplans',
   'instance-defaults.planwarden.dev': '/mutate/instances',
   'instance-status-defaults.planwarden.dev': '/mutate/instances-status',
+  'fleetrollouts.planwarden.dev': '/validate/fleetrollouts',
+  'fleetrollout-author.planwarden.dev': '/mutate/fleetrollouts',
 };
 
 // --- the shapes read below ---
@@ -222,12 +224,13 @@ describe('install manifests', function () {
         }
       });
 
-      it('installs the four CRDs exactly as shared/api defines them', () => {
+      it('installs the five CRDs exactly as shared/api defines them', () => {
         const crds = ofKind<K8sObject & { spec: unknown }>(objects, 'CustomResourceDefinition');
         expect(crds.map((c) => c.metadata.name)).to.have.members([
           'operatorversions.planwarden.dev',
           'instances.planwarden.dev',
           'updateplans.planwarden.dev',
+          'fleetrollouts.planwarden.dev',
           'updateinformers.planwarden.dev',
         ]);
         for (const kind of ALL_KINDS) {
@@ -246,10 +249,12 @@ describe('install manifests', function () {
             'instance-status.planwarden.dev',
             'operatorversions.planwarden.dev',
             'updateplans.planwarden.dev',
+            'fleetrollouts.planwarden.dev',
           ]);
           expect(mutating.webhooks.map((w) => w.name)).to.have.members([
             'instance-defaults.planwarden.dev',
             'instance-status-defaults.planwarden.dev',
+            'fleetrollout-author.planwarden.dev',
           ]);
         });
 
@@ -261,6 +266,9 @@ describe('install manifests', function () {
           ['updateplans.planwarden.dev', 'updateplans', ['CREATE', 'UPDATE'], 'NoneOnDryRun'],
           ['instance-defaults.planwarden.dev', 'instances', ['CREATE', 'UPDATE'], 'None'],
           ['instance-status-defaults.planwarden.dev', 'instances/status', ['UPDATE'], 'None'],
+          // Cluster-scoped; SubjectAccessReviews at creation change nothing.
+          ['fleetrollouts.planwarden.dev', 'fleetrollouts', ['CREATE', 'UPDATE'], 'None'],
+          ['fleetrollout-author.planwarden.dev', 'fleetrollouts', ['CREATE'], 'None'],
         ];
         for (const [name, resource, operations, sideEffects] of expectations) {
           it(`${name} guards ${operations.join('/')} of ${resource}, fails closed within 5 s, side effects ${sideEffects}`, () => {
@@ -273,7 +281,7 @@ describe('install manifests', function () {
                 apiVersions: ['v1alpha1'],
                 resources: [resource],
                 operations,
-                scope: 'Namespaced',
+                scope: resource === 'fleetrollouts' ? 'Cluster' : 'Namespaced',
               },
             ]);
             expect(w.failurePolicy).to.equal('Fail');
@@ -461,7 +469,9 @@ describe('install manifests', function () {
           ['the webhook cannot impersonate', 'planwarden-webhook', 'impersonate', '', 'serviceaccounts', 'team-a', false],
           ['the webhook asks whether a user may act as a ServiceAccount (SubjectAccessReviews)', 'planwarden-webhook', 'create', 'authorization.k8s.io', 'subjectaccessreviews', undefined, true],
           ['the webhook reviews no tokens (no TokenReviews)', 'planwarden-webhook', 'create', 'authentication.k8s.io', 'tokenreviews', undefined, false],
-          ['the controller asks no SubjectAccessReviews', 'planwarden-controller', 'create', 'authorization.k8s.io', 'subjectaccessreviews', undefined, false],
+          ['the controller asks whether a FleetRollout\'s author may patch a target (SubjectAccessReviews)', 'planwarden-controller', 'create', 'authorization.k8s.io', 'subjectaccessreviews', undefined, true],
+          ['the controller lists namespaces (a FleetRollout\'s namespaceSelector)', 'planwarden-controller', 'list', '', 'namespaces', undefined, true],
+          ['the controller cannot change a FleetRollout\'s spec (its author\'s)', 'planwarden-controller', 'update', 'planwarden.dev', 'fleetrollouts', undefined, false],
           ['the controller impersonates ServiceAccounts (plans act as the Instance\'s)', 'planwarden-controller', 'impersonate', '', 'serviceaccounts', 'team-a', true],
           ['the controller checks that the ServiceAccount exists', 'planwarden-controller', 'get', '', 'serviceaccounts', 'team-a', true],
           ['the controller cannot impersonate users', 'planwarden-controller', 'impersonate', '', 'users', undefined, false],

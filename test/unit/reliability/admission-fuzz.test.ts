@@ -153,8 +153,9 @@ const GVK = {
   Instance: { group: 'planwarden.dev', version: 'v1alpha1', kind: 'Instance' },
   OperatorVersion: { group: 'planwarden.dev', version: 'v1alpha1', kind: 'OperatorVersion' },
   UpdatePlan: { group: 'planwarden.dev', version: 'v1alpha1', kind: 'UpdatePlan' },
+  FleetRollout: { group: 'planwarden.dev', version: 'v1alpha1', kind: 'FleetRollout' },
 };
-const RESOURCE = { Instance: 'instances', OperatorVersion: 'operatorversions', UpdatePlan: 'updateplans' };
+const RESOURCE = { Instance: 'instances', OperatorVersion: 'operatorversions', UpdatePlan: 'updateplans', FleetRollout: 'fleetrollouts' };
 type Kind = keyof typeof GVK;
 
 let uidCounter = 0;
@@ -243,6 +244,22 @@ function basesFor(route: string): (() => Json)[] {
         () => review('UpdatePlan', 'UPDATE', updatePlanObject(true), updatePlanObject()),
         () => review('UpdatePlan', 'DELETE', null, updatePlanObject()),
       ];
+    case ROUTES.validateFleetRollouts:
+    case ROUTES.mutateFleetRollouts: {
+      const rollout = (spec: Record<string, unknown>, annotations?: Record<string, string>) => ({
+        apiVersion: 'planwarden.dev/v1alpha1',
+        kind: 'FleetRollout',
+        metadata: { name: 'pg', ...(annotations ? { annotations } : {}) },
+        spec: { instanceSelector: { matchLabels: { app: 'kafka' } }, plan: { name: 'backup' }, waves: ['1', '100%'], ...spec },
+      });
+      const author = { 'planwarden.dev/author': JSON.stringify({ username: 'alice', groups: [] }) };
+      return [
+        () => review('FleetRollout', 'CREATE', rollout({}), null, { namespace: undefined }),
+        () => review('FleetRollout', 'CREATE', rollout({ plan: undefined, upgrade: { operatorVersion: OV2_NAME } }, author), null, { namespace: undefined }),
+        () => review('FleetRollout', 'UPDATE', rollout({ paused: true }, author), rollout({}, author), { namespace: undefined }),
+        () => review('FleetRollout', 'UPDATE', rollout({ waves: ['100%'] }, author), rollout({}, author), { namespace: undefined }),
+      ];
+    }
     default:
       throw new Error(`no bases for ${route}`);
   }
@@ -430,7 +447,7 @@ describe('reliability: admission fuzzing of every webhook route', function () {
   const allRoutes = Object.values(ROUTES);
 
   before(async function () {
-    expect(allRoutes).to.have.length(6);
+    expect(allRoutes).to.have.length(8);
     lookups = memoryLookups(
       {
         operatorVersions: [ov1, ov2],

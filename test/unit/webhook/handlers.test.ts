@@ -170,3 +170,34 @@ describe('webhook handlers: the OperatorVersion an Instance write is judged with
     expect(lookups.calls.getOperatorVersion).to.equal(3);
   });
 });
+
+// --- who asked, for a FleetRollout's trigger ---
+
+describe('webhook handlers: the requested-by stamp of a FleetRollout\'s trigger', () => {
+  const CONTROLLER = 'system:serviceaccount:planwarden-system:planwarden-controller';
+  const mark = (id: string) => (i: Instance) => void (i.metadata.annotations = { ...i.metadata.annotations, 'planwarden.dev/fleet-trigger': JSON.stringify({ rollout: 'pg', author: 'alice', id }) });
+  async function stamp(username: string, object: Instance, oldObject: Instance): Promise<string | undefined> {
+    const lookups = memoryLookups({ operatorVersions: [operatorVersion('app-1.0.0', { plans: ['deploy', 'backup'] })] }, () => NOW);
+    const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups, now: () => NOW });
+    const v = await routes[ROUTES.mutateInstances]!.handle({ ...instanceRequest('UPDATE', object, oldObject), userInfo: { username, groups: [] } });
+    const ops = (v.allowed ? (v.patch ?? []) : []) as { path: string; value?: unknown }[];
+    const set = ops.find((o) => o.path.includes('requested-by'));
+    return typeof set?.value === 'string' ? set.value : undefined;
+  }
+  const both = (...edits: ((i: Instance) => void)[]) => deployed((i) => edits.forEach((e) => e(i)));
+
+  it('names the rollout and its author when the controller writes the trigger with the mark', async () => {
+    const s = await stamp(CONTROLLER, both(trigger('backup', 'fleet-pg-1'), mark('fleet-pg-1')), deployed());
+    expect(JSON.parse(s!)).to.deep.equal({ manual: { user: 'rollout:pg (by alice)', trigger: 'backup/fleet-pg-1' } });
+  });
+
+  it('names the user when someone else writes the same marked trigger (the validating webhook refuses it besides)', async () => {
+    const s = await stamp('mallory', both(trigger('backup', 'fleet-pg-1'), mark('fleet-pg-1')), deployed());
+    expect(JSON.parse(s!)).to.deep.equal({ manual: { user: 'mallory', trigger: 'backup/fleet-pg-1' } });
+  });
+
+  it('names the controller itself when its write carries a mark for another trigger id', async () => {
+    const s = await stamp(CONTROLLER, both(trigger('backup', 'other'), mark('fleet-pg-1')), deployed());
+    expect(JSON.parse(s!)).to.deep.equal({ manual: { user: CONTROLLER, trigger: 'backup/other' } });
+  });
+});

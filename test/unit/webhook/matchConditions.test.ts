@@ -242,9 +242,9 @@ describe('Instance webhook matchConditions: the writes not sent could not have c
       expect(mutating.find((w) => w.name === 'instance-defaults.planwarden.dev')?.matchConditions).to.deep.equal([MUTATION_CONDITION]);
     });
 
-    it('no other webhook has conditions (status, OperatorVersion and UpdatePlan webhooks see every write they register)', () => {
+    it('no other webhook has conditions (status, OperatorVersion, UpdatePlan and FleetRollout webhooks see every write they register)', () => {
       const others = [...validating, ...mutating].filter((w) => w.name !== 'instances.planwarden.dev' && w.name !== 'instance-defaults.planwarden.dev');
-      expect(others).to.have.length(4);
+      expect(others).to.have.length(6);
       for (const w of others) expect(w.matchConditions, w.name).to.equal(undefined);
     });
   });

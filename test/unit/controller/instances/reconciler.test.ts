@@ -104,7 +104,7 @@ interface Harness {
   sync(): void;
 }
 
-function harness(opts: { ov?: OperatorVersion; instance?: Partial<Instance['spec']>; writesNothing?: (kind: string) => boolean; finalizers?: string[] } = {}): Harness {
+function harness(opts: { ov?: OperatorVersion; instance?: Partial<Instance['spec']>; writesNothing?: (kind: string) => boolean; finalizers?: string[]; clock?: () => Date } = {}): Harness {
   const ov = opts.ov ?? operatorVersion();
   const store = new Store({
     apiVersion: 'planwarden.dev/v1alpha1',
@@ -136,7 +136,7 @@ function harness(opts: { ov?: OperatorVersion; instance?: Partial<Instance['spec
     executors,
     events: { record: (_o, type, reason, message) => events.push(`${type} ${reason}: ${message}`) },
     logger: silentLogger(),
-    clock: () => new Date(T0 + 1000 * tick++),
+    clock: opts.clock ?? (() => new Date(T0 + 1000 * tick++)),
   });
   return { store, cache, reconciler, executed, events, storedAtExecution, sync: () => cache.upsert(structuredClone(store.instance)) };
 }
@@ -296,6 +296,35 @@ describe('controller/instances/reconciler: one pass per call', function () {
     expect(targets.find((t) => t.name === 'n2')).to.include({ state: 'Failed' });
     expect(targets.find((t) => t.name === 'n2')?.message).to.match(/target Node "n2" does not exist \(MissingSignalNode\)/);
     expect(h.executed).to.not.include('spread/fan@n2');
+  });
+
+  it('records the ticks passed over while it was down in history once, in the write that starts the due one; a pass on a stale cache adds nothing', async function () {
+    let now = T0;
+    const h = harness({ instance: { schedules: [{ name: 'minutely', plan: 'deploy', schedule: '* * * * *' }] }, clock: () => new Date(now) });
+    await drain(h, { sync: true });
+    expect(h.store.instance.status?.schedules?.[0]?.nextScheduleTime).to.equal('2026-11-23T10:01:00Z');
+    const before = structuredClone(h.store.instance);
+    now = Date.parse('2026-11-23T10:04:05Z');
+    const history = () => h.store.instance.status?.history ?? [];
+    const skipped = () => history().filter((e) => e.status === 'SKIPPED').map((e) => `${e.id} ${e.tick?.reason ?? ''}`);
+    const expected = ['minutely-2026-11-23T10:01:00Z Missed', 'minutely-2026-11-23T10:02:00Z Missed', 'minutely-2026-11-23T10:03:00Z Missed'];
+    const writes = h.store.writes;
+    await h.reconciler.reconcile(KEY);
+    expect(h.store.writes - writes, 'one status write').to.equal(1);
+    expect(skipped()).to.deep.equal(expected);
+    expect(h.store.instance.status?.schedules?.[0]?.lastScheduleTime).to.equal('2026-11-23T10:04:00Z');
+    expect(h.store.instance.status?.planStatus?.deploy?.id).to.equal('minutely-2026-11-23T10:04:00Z');
+    h.sync();
+    await drain(h, { sync: true });
+    expect(skipped()).to.deep.equal(expected);
+    expect(history().filter((e) => e.id === 'minutely-2026-11-23T10:04:00Z').map((e) => `${e.status} ${e.trigger ?? ''} ${e.requestedBy ?? ''}`)).to.deep.equal(['COMPLETE schedule schedule:minutely']);
+    // A replica whose cache has not seen those writes judges the same ticks: its write is refused, nothing is added.
+    h.cache.upsert(before);
+    now += 20_000;
+    expect(await h.reconciler.reconcile(KEY)).to.deep.equal({ requeue: true });
+    await drain(h, { sync: true });
+    expect(skipped()).to.deep.equal(expected);
+    expect(history().filter((e) => e.id === 'minutely-2026-11-23T10:04:00Z')).to.have.length(1);
   });
 
   it('forgets what it carried for a deleted Instance', async function () {

@@ -1,4 +1,5 @@
-// judgeTicks: every due tick starts its plan or is reported, and a handled tick never again.
+// judgeTicks: every due tick starts its plan or is reported, and a handled tick never again;
+// a tick certain not to run is handed over for status.history (a tick that waits is not).
 import { expect } from 'chai';
 import type { Instance, OperatorVersionSpec, Schedule, ScheduleStatus } from '../../../../shared/api/schema.ts';
 import { judgeTicks, type InstanceLoad } from '../../../../shared/plan/schedules.ts';
@@ -27,20 +28,24 @@ const free: InstanceLoad = {};
 const busy: InstanceLoad = { busy: 'plan "deploy" is IN_PROGRESS' };
 
 describe('shared/plan/schedules judgeTicks', function () {
-  const rows: { sentence: string; schedule?: Partial<Schedule>; status?: ScheduleStatus[]; maintenance?: Instance['spec']['maintenance']; now: string; load?: InstanceLoad; start?: string; skip?: string; waiting?: string }[] = [
+  const rows: { sentence: string; schedule?: Partial<Schedule>; status?: ScheduleStatus[]; maintenance?: Instance['spec']['maintenance']; now: string; load?: InstanceLoad; start?: string; skip?: string; waiting?: string; recorded?: string[] }[] = [
     { sentence: 'a schedule seen first records its next tick and starts nothing', now: '2026-11-25T12:00:30Z' },
     { sentence: 'a due tick on a free Instance starts its plan with run id <schedule>-<tick>', status: [seen], now: '2026-11-25T12:01:05Z', start: 'minutely-2026-11-25T12:01:00Z' },
     { sentence: 'the same tick judged again (a restart, a new leader reading the written status) starts nothing', status: [{ ...seen, lastScheduleTime: '2026-11-25T12:01:00Z' }], now: '2026-11-25T12:01:30Z' },
-    { sentence: 'Forbid: a tick while another plan runs is skipped and reported', status: [seen], now: '2026-11-25T12:01:05Z', load: busy, skip: 'Forbidden' },
+    { sentence: 'Forbid: a tick while another plan runs is skipped and reported', status: [seen], now: '2026-11-25T12:01:05Z', load: busy, skip: 'Forbidden', recorded: ['Forbidden 2026-11-25T12:01:00Z'] },
     { sentence: 'Wait: a tick while another plan runs waits', schedule: { concurrencyPolicy: 'Wait' }, status: [seen], now: '2026-11-25T12:01:05Z', load: busy, skip: 'Waiting', waiting: '2026-11-25T12:01:00Z' },
-    { sentence: 'Wait: a second tick while one waits is skipped (one waiting tick at most)', schedule: { concurrencyPolicy: 'Wait' }, status: [{ ...seen, lastScheduleTime: '2026-11-25T12:01:00Z', waitingTick: '2026-11-25T12:01:00Z' }], now: '2026-11-25T12:02:05Z', load: busy, skip: 'Forbidden', waiting: '2026-11-25T12:01:00Z' },
+    { sentence: 'Wait: a second tick while one waits is skipped (one waiting tick at most)', schedule: { concurrencyPolicy: 'Wait' }, status: [{ ...seen, lastScheduleTime: '2026-11-25T12:01:00Z', waitingTick: '2026-11-25T12:01:00Z' }], now: '2026-11-25T12:02:05Z', load: busy, skip: 'Forbidden', waiting: '2026-11-25T12:01:00Z', recorded: ['Forbidden 2026-11-25T12:02:00Z'] },
     { sentence: 'Wait: the waiting tick starts once the Instance is free', schedule: { concurrencyPolicy: 'Wait' }, status: [{ ...seen, lastScheduleTime: '2026-11-25T12:01:00Z', waitingTick: '2026-11-25T12:01:00Z' }], now: '2026-11-25T12:01:40Z', start: 'minutely-2026-11-25T12:01:00Z' },
     { sentence: 'a tick while maintenance is paused waits, held', status: [seen], maintenance: { pausedUntil: 'true' }, now: '2026-11-25T12:01:05Z', skip: 'Held', waiting: '2026-11-25T12:01:00Z' },
     { sentence: 'the held tick starts when the pause is lifted', status: [{ ...seen, lastScheduleTime: '2026-11-25T12:01:00Z', waitingTick: '2026-11-25T12:01:00Z' }], now: '2026-11-25T12:01:40Z', start: 'minutely-2026-11-25T12:01:00Z' },
     { sentence: 'a tick of a plan maintenance does not govern runs while paused', status: [seen], maintenance: { pausedUntil: 'true', plans: ['upgrade'] }, now: '2026-11-25T12:01:05Z', start: 'minutely-2026-11-25T12:01:00Z' },
-    { sentence: 'a tick past startingDeadlineSeconds is missed, not run', schedule: { startingDeadlineSeconds: 10 }, status: [seen], now: '2026-11-25T12:01:30Z', skip: 'Missed' },
-    { sentence: 'a tick of a suspended schedule is reported as suspended', schedule: { suspend: true }, status: [seen], now: '2026-11-25T12:01:05Z', skip: 'Suspended' },
-    { sentence: 'a tick of a plan the OperatorVersion lacks is refused, not started', schedule: { plan: 'restore' }, status: [seen], now: '2026-11-25T12:01:05Z', skip: 'Refused' },
+    { sentence: 'a tick past startingDeadlineSeconds is missed, not run', schedule: { startingDeadlineSeconds: 10 }, status: [seen], now: '2026-11-25T12:01:30Z', skip: 'Missed', recorded: ['Missed 2026-11-25T12:01:00Z'] },
+    { sentence: 'a tick of a suspended schedule is reported as suspended', schedule: { suspend: true }, status: [seen], now: '2026-11-25T12:01:05Z', skip: 'Suspended', recorded: ['Suspended 2026-11-25T12:01:00Z'] },
+    { sentence: 'a second tick while maintenance holds one is skipped (Held) and recorded; the first still waits', status: [{ ...seen, lastScheduleTime: '2026-11-25T12:01:00Z', waitingTick: '2026-11-25T12:01:00Z' }], maintenance: { pausedUntil: 'true' }, now: '2026-11-25T12:02:05Z', skip: 'Held', waiting: '2026-11-25T12:01:00Z', recorded: ['Held 2026-11-25T12:02:00Z'] },
+    { sentence: 'a waiting tick of a schedule suspended meanwhile is dropped and recorded as Suspended', schedule: { concurrencyPolicy: 'Wait', suspend: true }, status: [{ ...seen, lastScheduleTime: '2026-11-25T12:01:00Z', waitingTick: '2026-11-25T12:01:00Z' }], now: '2026-11-25T12:01:40Z', skip: 'Suspended', recorded: ['Suspended 2026-11-25T12:01:00Z'] },
+    { sentence: 'ticks passed over while the controller was down are each recorded as Missed, then the due one runs', status: [seen], now: '2026-11-25T12:03:05Z', start: 'minutely-2026-11-25T12:03:00Z', recorded: ['Missed 2026-11-25T12:01:00Z', 'Missed 2026-11-25T12:02:00Z'] },
+    { sentence: 'of many passed-over ticks the latest ten are recorded (the Event counts them all)', status: [seen], now: '2026-11-25T13:00:05Z', start: 'minutely-2026-11-25T13:00:00Z', recorded: Array.from({ length: 10 }, (_, i) => `Missed 2026-11-25T12:${50 + i}:00Z`) },
+    { sentence: 'a tick of a plan the OperatorVersion lacks is refused, not started', schedule: { plan: 'restore' }, status: [seen], now: '2026-11-25T12:01:05Z', skip: 'Refused', recorded: ['Refused 2026-11-25T12:01:00Z'] },
   ];
   for (const row of rows) {
     it(row.sentence, function () {
@@ -55,6 +60,8 @@ describe('shared/plan/schedules judgeTicks', function () {
       expect(j.statuses[0]?.waitingTick).to.equal(row.waiting);
       expect(j.statuses[0]?.nextScheduleTime).to.be.a('string');
       if (row.skip) expect(j.events.map((e) => e.reason)).to.include(`Schedule${row.skip}`);
+      expect(j.skipped.map((t) => `${t.reason} ${t.time}`)).to.deep.equal(row.recorded ?? []);
+      for (const t of j.skipped) expect(t).to.include({ id: `minutely-${t.time}`, schedule: 'minutely', plan: row.schedule?.plan ?? 'backup' });
     });
   }
 
@@ -63,6 +70,14 @@ describe('shared/plan/schedules judgeTicks', function () {
     const j = judgeTicks(ov, two, at('2026-11-25T12:01:05Z'), free);
     expect(j.start?.schedule).to.equal('minutely');
     expect(j.statuses[1]?.lastSkip?.reason).to.equal('Forbidden');
+  });
+
+  it('a tick judged again after its skip was written (a restart, a new leader) is neither reported nor recorded again', function () {
+    const first = judgeTicks(ov, instance([everyMinute], [seen]), at('2026-11-25T12:01:05Z'), busy);
+    expect(first.skipped).to.have.length(1);
+    const again = judgeTicks(ov, instance([everyMinute], first.statuses), at('2026-11-25T12:01:30Z'), busy);
+    expect(again.skipped).to.deep.equal([]);
+    expect(again.events).to.deep.equal([]);
   });
 
   it('drops the status of a schedule removed from the spec', function () {

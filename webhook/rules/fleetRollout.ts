@@ -1,0 +1,279 @@
+// Admission of FleetRollouts: a well-formed spec that stays as created (but for paused,
+// maxFailures and maxConcurrent), an author taken from the request that created it, and at
+// creation, targets the rollout can act on with its author's rights.
+//
+// Choices where the issue leaves one open:
+// - a plan that some matching Instance's OperatorVersion lacks, and an upgrade to an
+//   OperatorVersion missing in some namespace, are refused at creation listing them (not
+//   Skipped later): a rollout that would skip part of the fleet is most likely a wrong
+//   selector. Instances that match after creation are not targets anyway.
+// - a selector's form is judged here (not in the CRD), so the refusal names the rule and a fix.
+import type { FleetRollout } from '../../shared/api/schema.ts';
+import {
+  AUTHOR_ANNOTATION,
+  formatAuthor,
+  isEmptySelector,
+  MUTABLE_SPEC_FIELDS,
+  parseAuthor,
+  selectorProblems,
+  waveProblems,
+  type Author,
+} from '../../shared/fleet.ts';
+import { jsonEqual } from '../../shared/json.ts';
+import { objectRef } from '../../shared/refusal.ts';
+import { allow, combine, deny, type Verdict } from './verdict.ts';
+
+export const FLEET_RULES = {
+  selectorEmpty: 'fleetrollout.selector-empty',
+  selectorInvalid: 'fleetrollout.selector-invalid',
+  action: 'fleetrollout.one-action',
+  cleanup: 'fleetrollout.cleanup',
+  waves: 'fleetrollout.waves-invalid',
+  maxConcurrent: 'fleetrollout.max-concurrent',
+  maxFailures: 'fleetrollout.max-failures',
+  immutable: 'fleetrollout.spec-immutable',
+  authorForged: 'fleetrollout.author-forged',
+  authorForbidden: 'fleetrollout.author-forbidden',
+  planMissing: 'fleetrollout.plan-missing',
+  operatorVersionMissing: 'fleetrollout.operator-version-missing',
+} as const;
+
+/** At most this many names are listed in a refusal; the rest are counted. */
+const MAX_LISTED = 10;
+
+export interface FleetRolloutContext {
+  operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+  object: FleetRollout;
+  oldObject?: FleetRollout;
+  userInfo: Author;
+}
+
+/** What the creation of a rollout found about its targets (webhook/handlers.ts looks it up). */
+export interface FleetTargetFacts {
+  /** Matching Instances with what their OperatorVersion offers (plans undefined: the OperatorVersion is missing). */
+  instances: { namespace: string; name: string; operatorVersion: string; plans?: readonly string[] }[];
+  /** For an upgrade: the namespaces of matching Instances that hold no OperatorVersion of that name. */
+  namespacesWithoutTarget: string[];
+  /** Namespaces of matching Instances where the author may not patch Instances. */
+  forbiddenNamespaces: string[];
+}
+
+const who = (ctx: FleetRolloutContext) => objectRef('FleetRollout', ctx.object.metadata);
+
+function listed(names: readonly string[]): string {
+  const shown = names.slice(0, MAX_LISTED).join(', ');
+  return names.length > MAX_LISTED ? `${shown} and ${names.length - MAX_LISTED} more` : shown;
+}
+
+function checkSelectors(ctx: FleetRolloutContext): Verdict {
+  const spec = ctx.object.spec;
+  if (isEmptySelector(spec?.instanceSelector)) {
+    return deny({
+      object: who(ctx),
+      rule: FLEET_RULES.selectorEmpty,
+      refused: 'spec.instanceSelector',
+      why: 'an empty selector would match every Instance of every namespace',
+      fix: 'name labels the targets carry, e.g. instanceSelector: {matchLabels: {app: postgres}}',
+      code: 422,
+      reason: 'Invalid',
+    });
+  }
+  const problems = [...selectorProblems(spec.instanceSelector, 'instanceSelector'), ...selectorProblems(spec.namespaceSelector, 'namespaceSelector')];
+  if (problems.length === 0) return allow();
+  return deny({
+    object: who(ctx),
+    rule: FLEET_RULES.selectorInvalid,
+    refused: 'the selector',
+    why: problems.join('; '),
+    fix: 'use label keys and values as Kubernetes allows them; In and NotIn need values, Exists and DoesNotExist none',
+    code: 422,
+    reason: 'Invalid',
+  });
+}
+
+function checkAction(ctx: FleetRolloutContext): Verdict {
+  const { plan, upgrade } = ctx.object.spec ?? {};
+  if ((plan === undefined) === (upgrade === undefined)) {
+    return deny({
+      object: who(ctx),
+      rule: FLEET_RULES.action,
+      refused: plan ? 'spec.plan together with spec.upgrade' : 'a rollout without spec.plan or spec.upgrade',
+      why: 'a rollout does exactly one thing to every target',
+      fix: 'set either plan: {name: …} or upgrade: {operatorVersion: …}; for both, make two rollouts',
+      code: 422,
+      reason: 'Invalid',
+    });
+  }
+  if (plan?.name === 'cleanup') {
+    return deny({
+      object: who(ctx),
+      rule: FLEET_RULES.cleanup,
+      refused: 'plan "cleanup"',
+      why: 'cleanup runs only when an Instance is deleted, never by trigger',
+      fix: 'delete the Instances instead (kubectl delete instances -l …)',
+      code: 422,
+      reason: 'Invalid',
+    });
+  }
+  return allow();
+}
+
+function checkNumbers(ctx: FleetRolloutContext): Verdict {
+  const spec = ctx.object.spec ?? {};
+  const verdicts: Verdict[] = [];
+  const problems = spec.waves === undefined ? [] : waveProblems(spec.waves);
+  if (problems.length > 0) {
+    verdicts.push(
+      deny({
+        object: who(ctx),
+        rule: FLEET_RULES.waves,
+        refused: `spec.waves`,
+        why: problems.join('; '),
+        fix: 'give cumulative sizes that increase, as counts or percentages up to 100%, e.g. ["1", "25%", "100%"]',
+        code: 422,
+        reason: 'Invalid',
+      }),
+    );
+  }
+  if (spec.maxConcurrent !== undefined && spec.maxConcurrent < 1) {
+    verdicts.push(
+      deny({
+        object: who(ctx),
+        rule: FLEET_RULES.maxConcurrent,
+        refused: `maxConcurrent ${spec.maxConcurrent}`,
+        why: 'with no target in flight the rollout would never start one',
+        fix: 'set maxConcurrent to 1 or more; to hold the rollout, set paused: true',
+        code: 422,
+        reason: 'Invalid',
+      }),
+    );
+  }
+  if (spec.maxFailures !== undefined && spec.maxFailures < 0) {
+    verdicts.push(
+      deny({
+        object: who(ctx),
+        rule: FLEET_RULES.maxFailures,
+        refused: `maxFailures ${spec.maxFailures}`,
+        why: 'a failure budget cannot be negative',
+        fix: 'set maxFailures to 0 (stop at the first failure) or more',
+        code: 422,
+        reason: 'Invalid',
+      }),
+    );
+  }
+  return combine(verdicts);
+}
+
+function checkImmutable(ctx: FleetRolloutContext): Verdict {
+  if (ctx.operation !== 'UPDATE' || !ctx.oldObject) return allow();
+  const strip = (spec: object | undefined) =>
+    Object.fromEntries(Object.entries(spec ?? {}).filter(([k]) => !(MUTABLE_SPEC_FIELDS as readonly string[]).includes(k)));
+  const before = strip(ctx.oldObject.spec);
+  const after = strip(ctx.object.spec);
+  if (jsonEqual(before, after)) return allow();
+  const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((k) => !jsonEqual(before[k], after[k])).sort();
+  return deny({
+    object: who(ctx),
+    rule: FLEET_RULES.immutable,
+    refused: `a change of spec.${changed.join(', spec.')}`,
+    why: 'the targets and what is done to them were fixed when the rollout started; only paused, maxFailures and maxConcurrent may change',
+    fix: 'create a new FleetRollout for a different selector, plan, upgrade or waves (delete this one first if it should stop)',
+    code: 422,
+    reason: 'Invalid',
+  });
+}
+
+const sameAuthor = (a: Author | undefined, b: Author) =>
+  a !== undefined && a.username === b.username && jsonEqual([...a.groups].sort(), [...b.groups].sort());
+
+/**
+ * The author is the user who created the rollout: a client-written author that is not the
+ * request's user is refused, and the recorded author never changes.
+ */
+export function checkAuthor(ctx: FleetRolloutContext): Verdict {
+  const written = ctx.object.metadata.annotations?.[AUTHOR_ANNOTATION];
+  if (ctx.operation === 'CREATE') {
+    if (written === undefined || sameAuthor(parseAuthor(written), ctx.userInfo)) return allow();
+    return deny({
+      object: who(ctx),
+      rule: FLEET_RULES.authorForged,
+      refused: `annotation ${AUTHOR_ANNOTATION}`,
+      why: `it names an author other than the user creating the rollout (${ctx.userInfo.username}); the rollout acts with its creator's rights`,
+      fix: `remove the annotation: planwarden records it; to act as someone else, let them create the rollout`,
+    });
+  }
+  if (ctx.operation === 'UPDATE' && written !== ctx.oldObject?.metadata.annotations?.[AUTHOR_ANNOTATION]) {
+    return deny({
+      object: who(ctx),
+      rule: FLEET_RULES.authorForged,
+      refused: `a change of annotation ${AUTHOR_ANNOTATION}`,
+      why: 'the author is recorded once, from the request that created the rollout',
+      fix: 'keep the annotation as it is; to act with other rights, create a new rollout as that user',
+    });
+  }
+  return allow();
+}
+
+/** The spec and author rules, judged from the request alone. */
+export function admitFleetRollout(ctx: FleetRolloutContext): Verdict {
+  if (ctx.operation !== 'CREATE' && ctx.operation !== 'UPDATE') return allow();
+  return combine([checkAuthor(ctx), checkSelectors(ctx), checkAction(ctx), checkNumbers(ctx), checkImmutable(ctx)]);
+}
+
+/** At creation: what the targets' namespaces hold, and whether the author may act there. */
+export function admitFleetTargets(ctx: FleetRolloutContext, facts: FleetTargetFacts): Verdict {
+  const spec = ctx.object.spec;
+  const warnings: string[] = [];
+  if (facts.instances.length === 0) warnings.push(`${who(ctx)}: no Instance matches the selectors yet; the rollout will have no targets`);
+  if (facts.forbiddenNamespaces.length > 0) {
+    return deny({
+      object: who(ctx),
+      rule: FLEET_RULES.authorForbidden,
+      refused: 'a rollout over Instances you may not patch',
+      why: `${ctx.userInfo.username} may not patch Instances in namespace(s) ${listed(facts.forbiddenNamespaces)}, where some match; the rollout acts with its author's rights, never more`,
+      fix: 'narrow namespaceSelector or instanceSelector to namespaces you may patch Instances in, or ask for patch on instances.planwarden.dev there',
+    });
+  }
+  if (spec.upgrade && facts.namespacesWithoutTarget.length > 0) {
+    return deny({
+      object: who(ctx),
+      rule: FLEET_RULES.operatorVersionMissing,
+      refused: `upgrade to OperatorVersion "${spec.upgrade.operatorVersion}"`,
+      why: `namespace(s) ${listed(facts.namespacesWithoutTarget)} hold matching Instances but no OperatorVersion of that name`,
+      fix: `create OperatorVersion "${spec.upgrade.operatorVersion}" in those namespaces first, or narrow the selectors`,
+      code: 422,
+      reason: 'Invalid',
+    });
+  }
+  if (spec.plan) {
+    const lacking = facts.instances.filter((i) => !(i.plans ?? []).includes(spec.plan!.name)).map((i) => `${i.namespace}/${i.name} (${i.operatorVersion})`);
+    if (lacking.length > 0) {
+      return deny({
+        object: who(ctx),
+        rule: FLEET_RULES.planMissing,
+        refused: `plan "${spec.plan.name}"`,
+        why: `the OperatorVersion of matching Instance(s) ${listed(lacking)} has no such plan (or is missing)`,
+        fix: 'narrow the selectors to Instances whose OperatorVersion has the plan, or upgrade those Instances first',
+        code: 422,
+        reason: 'Invalid',
+      });
+    }
+  }
+  return allow(warnings);
+}
+
+/** What the mutating webhook adds at creation: the author, from the request. */
+export function mutateFleetRollout(ctx: FleetRolloutContext): Verdict {
+  if (ctx.operation !== 'CREATE') return allow();
+  const author = checkAuthor(ctx);
+  if (!author.allowed) return author;
+  const annotations = ctx.object.metadata.annotations;
+  const value = formatAuthor(ctx.userInfo);
+  if (annotations?.[AUTHOR_ANNOTATION] === value) return allow();
+  return allow(
+    [],
+    typeof annotations === 'object' && annotations !== null && !Array.isArray(annotations)
+      ? [{ op: 'add', path: `/metadata/annotations/${AUTHOR_ANNOTATION.replace('~', '~0').replace('/', '~1')}`, value }]
+      : [{ op: 'add', path: '/metadata/annotations', value: { [AUTHOR_ANNOTATION]: value } }],
+  );
+}
