@@ -224,7 +224,6 @@ function evaluatePhases(ctx: Context, plan: Plan, phases: PhaseStatus[]): void {
     const phase = phases[i]!;
     const mayRun = isParallel(plan.strategy) || phases.slice(0, i).every((p) => p.status === 'COMPLETE');
     if (!mayRun) continue;
-    if (phase.status === 'PENDING') emit(ctx, 'PhaseStarted', `phase ${phase.name} started`);
     for (const [j, stepSpec] of phaseSpec.steps.entries()) {
       if (ctx.failed) break;
       const mayStart = isParallel(phaseSpec.strategy) || phase.steps.slice(0, j).every((s) => s.status === 'COMPLETE');
@@ -286,7 +285,8 @@ function startStep(ctx: Context, at: StepRef): void {
     step.tasksDone = 0;
     step.taskStartedAt = ctx.now;
   }
-  emit(ctx, 'StepStarted', `${stepLabel(at)} started`);
+  // No Event: a phase or step that starts is in status (startedAt); Events are for the run's
+  // start and end and for what needs a reader (a retry, a failure, an abort).
 }
 
 /** "running task app" / "running task app (2/3), attempt 2 of 5". */

@@ -61,10 +61,13 @@ export interface ResolveTargetsAction {
   selector: LabelSelector;
 }
 
+/**
+ * The Events a run records: its start and end, and per step only what a reader must see (a
+ * retry, a failure; an abort is PlanAborted). Phases and steps that start or complete are in
+ * status alone: one Event per step would cost the API server a write each (issue 26).
+ */
 export const EVENT_REASONS = [
   'PlanStarted',
-  'PhaseStarted',
-  'StepStarted',
   'StepFailed',
   'StepRetrying',
   'PlanFinished',

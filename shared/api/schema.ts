@@ -928,6 +928,23 @@ export const ScheduleStatusSchema = described(
 );
 export type ScheduleStatus = Static<typeof ScheduleStatusSchema>;
 
+/**
+ * status.observedGeneration never decreases and, once set, is never removed (the webhook's
+ * rule status.observed-generation-regressed). The apiserver refuses such a status write
+ * itself, with this CEL transition rule on the status object: it needs no lookup, holds in
+ * every namespace (also where no webhook runs) and refuses before any validating webhook is
+ * called. The status webhook keeps the same check (webhook/rules/instanceStatus.ts) for a
+ * CRD that predates the rule and for a write that drops the whole status object (a
+ * transition rule compares two values). Its message names the values and the writer; this
+ * one cannot: a CRD rule does not see the user, and a messageExpression with string(int) is
+ * refused by the apiserver's cost estimate (kubernetes/kubernetes#124234).
+ */
+const OBSERVED_GENERATION_NEVER_DECREASES = {
+  rule: '!has(oldSelf.observedGeneration) || (has(self.observedGeneration) && self.observedGeneration >= oldSelf.observedGeneration)',
+  message:
+    'a decrease or removal of status.observedGeneration refused: status.observedGeneration never decreases; re-read the Instance and write the stored status.observedGeneration or later [rule status.observed-generation-regressed]',
+};
+
 export const InstanceStatusSchema = described(
   obj({
   observedGeneration: opt(int64({ minimum: 0 })),
@@ -943,7 +960,7 @@ export const InstanceStatusSchema = described(
   updateStatus: opt(UpdateStatusSchema),
   maintenance: opt(MaintenanceStatusSchema),
   schedules: opt(Type.Array(ScheduleStatusSchema, { maxItems: 20, 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] })),
-}),
+}, { 'x-kubernetes-validations': [OBSERVED_GENERATION_NEVER_DECREASES] }),
   'What the Instance is: the plans\' runs, the adapters\' reports and the root conditions.',
   {
   observedGeneration: 'The latest generation the controller acted on (never decreases).',

@@ -11,9 +11,9 @@ export const VALIDATION_CONDITION = {
 } as const;
 
 export const MUTATION_CONDITION = {
-  name: 'id-missing-or-request-or-stamp',
+  name: 'finalizer-or-id-missing-or-request-or-stamp',
   expression:
-    "(has(object.spec) && type(object.spec) == map && has(object.spec.planExecution) && type(object.spec.planExecution) == map && (!has(object.spec.planExecution.id) || object.spec.planExecution.id == null)) || (request.operation == 'UPDATE' && (!has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec || (has(object.metadata.annotations) && 'planwarden.dev/requested-by' in object.metadata.annotations ? object.metadata.annotations['planwarden.dev/requested-by'] : '') != (has(oldObject.metadata.annotations) && 'planwarden.dev/requested-by' in oldObject.metadata.annotations ? oldObject.metadata.annotations['planwarden.dev/requested-by'] : '')))",
+    "(request.operation == 'CREATE' && !(has(object.metadata.finalizers) && 'planwarden.dev/cleanup' in object.metadata.finalizers)) || (has(object.spec) && type(object.spec) == map && has(object.spec.planExecution) && type(object.spec.planExecution) == map && (!has(object.spec.planExecution.id) || object.spec.planExecution.id == null)) || (request.operation == 'UPDATE' && (!has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec || (has(object.metadata.annotations) && 'planwarden.dev/requested-by' in object.metadata.annotations ? object.metadata.annotations['planwarden.dev/requested-by'] : '') != (has(oldObject.metadata.annotations) && 'planwarden.dev/requested-by' in oldObject.metadata.annotations ? oldObject.metadata.annotations['planwarden.dev/requested-by'] : '')))",
 } as const;
 
 type Json = unknown;
@@ -54,16 +54,24 @@ function stampSeen(object: Json): Json {
 }
 
 /**
- * MUTATION_CONDITION: whether the apiserver sends this write to /mutate/instances: a
- * planExecution without id (to fill in), or an UPDATE that may introduce a request (its spec
+ * MUTATION_CONDITION: whether the apiserver sends this write to /mutate/instances: a CREATE
+ * without the cleanup finalizer (to add it), a planExecution without id (to fill in), or an UPDATE that may introduce a request (its spec
  * changes) or that changes the requested-by stamp (to restore it).
  */
 export function mutationSent(operation: string, object: Json, oldObject: Json): boolean {
+  if (operation === 'CREATE' && !hasCleanupFinalizer(object)) return true;
   if (idMissing(object)) return true;
   if (operation !== 'UPDATE') return false;
   if (!has(object, 'spec') || !has(oldObject, 'spec')) return true;
   if (!celEquals((object as Record<string, Json>).spec, (oldObject as Record<string, Json>).spec)) return true;
   return !celEquals(stampSeen(object), stampSeen(oldObject));
+}
+
+/** has(object.metadata.finalizers) && 'planwarden.dev/cleanup' in object.metadata.finalizers */
+function hasCleanupFinalizer(object: Json): boolean {
+  const meta = isMap(object) ? object.metadata : undefined;
+  const finalizers = isMap(meta) && has(meta, 'finalizers') ? meta.finalizers : undefined;
+  return Array.isArray(finalizers) && finalizers.includes('planwarden.dev/cleanup');
 }
 
 function idMissing(object: Json): boolean {

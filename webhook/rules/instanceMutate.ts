@@ -1,5 +1,7 @@
 // Mutating admission for Instance writes: gives a manual trigger without an id its identity,
-// so the trigger is one event the webhook and the controller agree on.
+// so the trigger is one event the webhook and the controller agree on; and gives a new
+// Instance the controller's cleanup finalizer, so the controller need not write it (one
+// update per Instance saved; the controller still adds it to an Instance created without).
 //
 // Trigger identity must not drift: a client that re-applies a spec without an id (server-side
 // apply drops the field it does not own; a GitOps tool re-syncs) must not start the plan
@@ -9,6 +11,7 @@
 // /spec/planExecution/id; a field the user set is never touched.
 import { expectedStamp, type InstanceAdmissionContext } from './instance.ts';
 import { REQUESTED_BY_ANNOTATION } from '../../shared/plan/requester.ts';
+import { FINALIZER } from '../../shared/api/names.ts';
 import type { Operation } from 'rfc6902';
 import { allow } from './verdict.ts';
 import type { Verdict } from './verdict.ts';
@@ -65,10 +68,30 @@ export function requesterPatch(ctx: InstanceAdmissionContext, filledId: string |
   return [{ op: 'add', path: REQUESTED_BY_PATH, value: expected }];
 }
 
-/** Mutating admission of an Instance write: fills in a missing spec.planExecution.id; keeps the requested-by stamp planwarden's. */
+export const FINALIZERS_PATH = '/metadata/finalizers';
+
+/**
+ * The patch that puts the cleanup finalizer on an Instance being created, unless it is there
+ * already. Only at creation: an Instance that lost it later (force-delete) is the
+ * controller's to judge. Finalizers that are not a list are left for the apiserver to refuse.
+ */
+export function finalizerPatch(ctx: InstanceAdmissionContext): Operation[] {
+  if (ctx.operation !== 'CREATE') return [];
+  const metadata: unknown = ctx.object?.metadata;
+  const finalizers: unknown = isObject(metadata) ? metadata.finalizers : undefined;
+  if (finalizers === undefined || finalizers === null) return [{ op: 'add', path: FINALIZERS_PATH, value: [FINALIZER] }];
+  if (!Array.isArray(finalizers) || finalizers.includes(FINALIZER)) return [];
+  return [{ op: 'add', path: `${FINALIZERS_PATH}/-`, value: FINALIZER }];
+}
+
+/**
+ * Mutating admission of an Instance write: puts the cleanup finalizer on a new Instance; fills
+ * in a missing spec.planExecution.id; keeps the requested-by stamp planwarden's.
+ */
 export function mutateInstance(ctx: InstanceAdmissionContext): Verdict {
   const id = missingPlanExecutionId(ctx);
-  const patch: Operation[] = id === undefined ? [] : [{ op: 'add', path: PLAN_EXECUTION_ID_PATH, value: id }];
+  const patch: Operation[] = finalizerPatch(ctx);
+  if (id !== undefined) patch.push({ op: 'add', path: PLAN_EXECUTION_ID_PATH, value: id });
   patch.push(...requesterPatch(ctx, id));
   return patch.length === 0 ? allow() : allow([], patch);
 }

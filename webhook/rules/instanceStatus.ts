@@ -137,7 +137,12 @@ export function adapterGenerationNotAhead(ctx: InstanceStatusContext): Verdict {
   });
 }
 
-/** status.observedGeneration never goes backwards (and is never dropped once set). */
+/**
+ * status.observedGeneration never goes backwards (and is never dropped once set). The CRD's
+ * CEL transition rule refuses the same writes first, with this rule id in a fixed message
+ * (shared/api/schema.ts); this check stays for a CRD that predates the rule and for a write
+ * that drops the whole status, and its message names the values and the writer.
+ */
 export function observedGenerationNotRegressed(ctx: InstanceStatusContext): Verdict {
   const before = ctx.oldObject.status?.observedGeneration;
   const after = ctx.object.status?.observedGeneration;

@@ -112,12 +112,11 @@ describe('controller resilience (real processes, real apiserver)', function () {
     }, 90_000);
     const run = after.status!.planStatus!.deploy!;
     expect(run.id).to.equal(before.status!.planStatus!.deploy!.id, 'the same run continued');
+    // Starting a step (again) stamps a new startedAt, finishing it a new finishedAt: step one
+    // is as the first controller completed it. (There is no StepStarted Event to count: a
+    // step that starts is recorded in status only.)
     const one = run.phases![0]!.steps[0]!;
     expect(one.startedAt).to.equal(stepOne.startedAt);
     expect(one.finishedAt).to.equal(stepOne.finishedAt);
-    const started = await kubectlOk([
-      '-n', ns(), 'get', 'events', '--field-selector', 'involvedObject.name=job,reason=StepStarted', '-o', 'jsonpath={range .items[*]}{.message}{"\\n"}{end}',
-    ]);
-    expect(started.split('\n').filter((m) => m.includes('step one')).length).to.equal(1);
   });
 });

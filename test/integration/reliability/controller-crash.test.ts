@@ -23,8 +23,8 @@
 //     at-least-once for a step that was interrupted, exactly once otherwise;
 // and for every step of every run (Dummy steps too), once status showed it COMPLETE, later
 // reads of the same run show it COMPLETE with the same startedAt and finishedAt.
-// (StepStarted Events are not counted: they are fire-and-forget and a kill can lose one,
-// and they do not say which run they belong to.)
+// (Events are not counted: a step that starts records none, and Events are fire-and-forget,
+// so a kill can lose one.)
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';

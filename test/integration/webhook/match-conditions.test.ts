@@ -2,12 +2,14 @@
 // and what it does not, counted by the webhook itself (planwarden_admission_requests_total).
 // A label patch, an annotation and a finalizer removal reach no webhook; a trigger reaches
 // the validating webhook, and the mutating one only when the id is missing — also when
-// server-side apply passes "id": null through. test/unit/webhook/matchConditions.test.ts
+// server-side apply passes "id": null through; a creation reaches the mutating one unless it
+// carries the cleanup finalizer already. test/unit/webhook/matchConditions.test.ts
 // shows that nothing skipped could have been refused, warned about or patched.
 import { expect } from 'chai';
 import { webhookMetricsText } from '../../support/https.ts';
 import { createKubeClient, type KubeClient } from '../../../shared/kube/client.ts';
 import type { Instance } from '../../../shared/api/schema.ts';
+import { FINALIZER } from '../../../shared/api/names.ts';
 import { kubeConfig, kubectl, kubectlOk, testStack, useNamespace } from '../fixture.ts';
 import { dummyOperatorVersion, instance, json, TEST_CONTROLLER_LABEL } from '../objects.ts';
 
@@ -84,13 +86,33 @@ describe('webhook: the apiserver calls the Instance webhooks only for writes who
   });
 
   it('the finalizer removal that ends a deletion reaches no webhook', async function () {
+    // The mutation adds planwarden.dev/cleanup beside example.com/hold; no controller acts on it.
     await kube.create({ ...instance('held', ns(), 'app-1.0.0', {}, { [TEST_CONTROLLER_LABEL]: 'none' }), metadata: { name: 'held', namespace: ns(), labels: { [TEST_CONTROLLER_LABEL]: 'none' }, finalizers: ['example.com/hold'] } });
     await kubectlOk(['-n', ns(), 'delete', 'instance', 'held', '--wait=false']);
     expect(await counted(() => kube.patch(ref('held'), { metadata: { finalizers: null } }, 'merge'))).to.deep.equal({ validate: 0, mutate: 0 });
     expect(await kube.get(ref('held'))).to.equal(undefined);
   });
 
-  it('a creation reaches the validating webhook even without a planExecution', async function () {
-    expect(await counted(() => kube.create(instance('plain', ns(), 'app-1.0.0', {}, { [TEST_CONTROLLER_LABEL]: 'none' })))).to.deep.equal({ validate: 1, mutate: 0 });
+  it('a creation reaches both, and the mutation puts the cleanup finalizer on it (the controller need not write it)', async function () {
+    expect(await counted(() => kube.create(instance('plain', ns(), 'app-1.0.0', {}, { [TEST_CONTROLLER_LABEL]: 'none' })))).to.deep.equal({ validate: 1, mutate: 1 });
+    expect((await kube.get<Instance>(ref('plain')))!.metadata.finalizers).to.deep.equal([FINALIZER]);
+  });
+
+  it('server-side apply (GitOps): the finalizer the mutation added at creation stays when the manifest, which lacks it, is applied again', async function () {
+    const apply = (labels: Record<string, string>) =>
+      kubectlOk(['apply', '--server-side', '--field-manager=gitops', '-f', '-'], { input: json(instance('gitops', ns(), 'app-1.0.0', {}, { [TEST_CONTROLLER_LABEL]: 'none', ...labels })) });
+    await apply({});
+    expect((await kube.get<Instance>(ref('gitops')))!.metadata.finalizers).to.deep.equal([FINALIZER]);
+    await apply({ team: 'payments' });
+    const stored = (await kube.get<Instance>(ref('gitops')))!;
+    expect(stored.metadata.labels?.team).to.equal('payments');
+    expect(stored.metadata.finalizers, 'the applier does not own it, so its apply keeps it').to.deep.equal([FINALIZER]);
+  });
+
+  it('a creation that carries the finalizer and a trigger with its id reaches only the validating webhook', async function () {
+    const carrying = instance('carrying', ns(), 'app-1.0.0', { planExecution: { planName: 'deploy', id: 'd1' } }, { [TEST_CONTROLLER_LABEL]: 'none' });
+    carrying.metadata.finalizers = ['example.com/hold', FINALIZER];
+    expect(await counted(() => kube.create(carrying))).to.deep.equal({ validate: 1, mutate: 0 });
+    expect((await kube.get<Instance>(ref('carrying')))!.metadata.finalizers).to.deep.equal(['example.com/hold', FINALIZER]);
   });
 });

@@ -1,7 +1,7 @@
 // The committed CRDs are exactly what the API types produce, and they are structural:
 // the apiserver accepts them and prunes with them.
 import { expect } from 'chai';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ALL_KINDS, KINDS, crdFor } from '../../../shared/api/crds.ts';
 import {
@@ -185,6 +185,43 @@ describe('CRDs', () => {
         else expect(problems.join('\n')).to.include(problem);
       });
     }
+  });
+
+  describe('CEL validation rules (checks the apiserver makes itself)', () => {
+    /** Every x-kubernetes-validations entry in the CRDs, with where it sits. */
+    const celRules = (): { at: string; rule: string; message?: string; messageExpression?: string }[] => {
+      const out: { at: string; rule: string; message?: string; messageExpression?: string }[] = [];
+      const walk = (node: unknown, at: string) => {
+        if (typeof node !== 'object' || node === null) return;
+        const n = node as Record<string, unknown>;
+        for (const v of (n['x-kubernetes-validations'] as { rule: string; message?: string }[] | undefined) ?? []) out.push({ at, ...v });
+        for (const [k, child] of Object.entries((n.properties as Record<string, unknown> | undefined) ?? {})) walk(child, `${at}.${k}`);
+        if (n.items) walk(n.items, `${at}[]`);
+        if (typeof n.additionalProperties === 'object') walk(n.additionalProperties, `${at}.*`);
+      };
+      for (const kind of ALL_KINDS) walk(schemaOf(kind), kind);
+      return out;
+    };
+    const webhookRules = readdirSync(`${REPO_ROOT}webhook/rules`).map((f) => readFileSync(`${REPO_ROOT}webhook/rules/${f}`, 'utf8')).join('\n');
+    const admissionDocs = readFileSync(`${REPO_ROOT}docs/admission.md`, 'utf8');
+
+    it('status.observedGeneration never decreasing is one of them, on the Instance status', () => {
+      expect(celRules().filter((r) => r.at === 'Instance.status').map((r) => r.rule)).to.deep.equal([
+        '!has(oldSelf.observedGeneration) || (has(self.observedGeneration) && self.observedGeneration >= oldSelf.observedGeneration)',
+      ]);
+    });
+
+    it('each names in its message the webhook rule that makes the same check, documented in docs/admission.md', () => {
+      const rules = celRules();
+      expect(rules.length).to.be.greaterThan(1);
+      for (const r of rules) {
+        const id = /\[rule ([a-z.-]+)\]$/.exec(r.message ?? '')?.[1];
+        expect(id, `${r.at}: message ends with [rule <id>]`).to.be.a('string');
+        expect(webhookRules, `${r.at}: the webhook's rule ${id}`).to.contain(`rule: '${id}'`);
+        expect(admissionDocs, `${r.at}: docs/admission.md's section on ${id}`).to.contain(`### \`${id}\``);
+        if (r.messageExpression) expect(r.messageExpression, r.at).to.contain(`[rule ${id}]`);
+      }
+    });
   });
 
   describe('printer column paths', () => {

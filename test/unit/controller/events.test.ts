@@ -38,7 +38,7 @@ describe('controller/events: the Event recorder', function () {
   it('writes Events in the order recorded, at most `concurrency` at once, and goes on after a failed one', async function () {
     const f = fakeKube();
     const events = createEventRecorder(f.kube, silentLogger(), { concurrency: 2 });
-    for (let i = 0; i < 5; i++) events.record(inst, 'Normal', 'StepStarted', `m${i}`);
+    for (let i = 0; i < 5; i++) events.record(inst, 'Warning', 'StepRetrying', `m${i}`);
     expect(f.pending.map((p) => p.message)).to.deep.equal(['m0', 'm1']);
     f.pending.shift()!.settle(false); // a failed write is only logged
     await tick();
@@ -54,7 +54,7 @@ describe('controller/events: the Event recorder', function () {
     const f = fakeKube();
     let dropped = 0;
     const events = createEventRecorder(f.kube, silentLogger(), { concurrency: 1, maxQueued: 2, onDrop: () => dropped++ });
-    for (let i = 0; i < 6; i++) events.record(inst, 'Normal', 'StepStarted', `m${i}`);
+    for (let i = 0; i < 6; i++) events.record(inst, 'Warning', 'StepRetrying', `m${i}`);
     // m0 in flight, m1 and m2 queued, m3..m5 dropped.
     expect(dropped).to.equal(3);
     while (f.pending.length > 0) {

@@ -265,8 +265,17 @@ describe('Instance webhook matchConditions: the writes not sent could not have c
       expect(validationSent('UPDATE', { spec, metadata: { labels: { a: 'b' } } }, { spec })).to.equal(false);
     });
 
-    it('sends a CREATE to mutation only for a planExecution object whose id is absent or null', () => {
-      const sent = (object: unknown) => mutationSent('CREATE', object, null);
+    it('sends a CREATE to mutation when the cleanup finalizer is missing', () => {
+      const spec = { planExecution: { planName: 'b', id: 'x' } };
+      const sent = (metadata: unknown) => mutationSent('CREATE', { metadata, spec }, null);
+      expect(sent({})).to.equal(true);
+      expect(sent({ finalizers: ['example.com/hold'] })).to.equal(true);
+      expect(sent({ finalizers: ['example.com/hold', 'planwarden.dev/cleanup'] })).to.equal(false);
+      expect(mutationSent('UPDATE', { metadata: {}, spec }, { metadata: {}, spec }), 'not on UPDATE').to.equal(false);
+    });
+
+    it('sends a CREATE that has the finalizer to mutation only for a planExecution object whose id is absent or null', () => {
+      const sent = (object: unknown) => mutationSent('CREATE', { metadata: { finalizers: ['planwarden.dev/cleanup'] }, ...(object as object) }, null);
       expect(sent({ spec: { planExecution: { planName: 'b' } } })).to.equal(true);
       expect(sent({ spec: { planExecution: { planName: 'b', id: null } } })).to.equal(true);
       expect(sent({ spec: { planExecution: { planName: 'b', id: 'x' } } })).to.equal(false);
@@ -274,7 +283,7 @@ describe('Instance webhook matchConditions: the writes not sent could not have c
       expect(sent({ spec: { planExecution: null } })).to.equal(false);
       expect(sent({ spec: { planExecution: 'backup' } })).to.equal(false);
       expect(sent({ spec: 'x' })).to.equal(false);
-      expect(sent({ metadata: {} })).to.equal(false);
+      expect(sent({})).to.equal(false);
     });
 
     it('sends an UPDATE to mutation when spec changes or the requested-by stamp changes, not for labels alone', () => {
@@ -367,9 +376,12 @@ describe('Instance webhook matchConditions: the writes not sent could not have c
       anything,
       fc.record({ operatorVersion: fc.constant({ name: OV_NAMES[0]! }), planExecution: planExecutionArb }, { requiredKeys: ['operatorVersion'] }),
     );
-    const objectArb = fc.record({ metadata: fc.constant({ name: 'db', namespace: NS }), spec: specLikeArb }, { requiredKeys: ['metadata'] });
+    const finalizersArb = fc.option(fc.subarray(['example.com/hold', 'planwarden.dev/cleanup']), { nil: undefined });
+    const objectArb = fc
+      .record({ finalizers: finalizersArb, spec: specLikeArb }, { requiredKeys: ['finalizers'] })
+      .map(({ finalizers, ...rest }) => ({ metadata: { name: 'db', namespace: NS, ...(finalizers ? { finalizers } : {}) }, ...rest }));
 
-    it(`a write the condition does not send gets no patch; one it sends gets only the id and the stamp (${RUNS} generated objects, malformed ones included)`, async () => {
+    it(`a write the condition does not send gets no patch; one it sends gets only the finalizer, the id and the stamp (${RUNS} generated objects, malformed ones included)`, async () => {
       const routes = await handlersFor({ operatorVersions: [undefined, undefined], cached: [undefined, undefined], serviceAccounts: [], analysed: true });
       await fc.assert(
         fc.asyncProperty(fc.constantFrom<'CREATE' | 'UPDATE'>('CREATE', 'UPDATE'), objectArb, objectArb, async (operation, object, old) => {
@@ -380,7 +392,7 @@ describe('Instance webhook matchConditions: the writes not sent could not have c
           } else {
             expect(v.allowed).to.equal(true);
             for (const p of v.allowed ? v.patch : []) {
-              expect(['/spec/planExecution/id', '/metadata/annotations', REQUESTED_BY_PATH]).to.include(p.path);
+              expect(['/metadata/finalizers', '/metadata/finalizers/-', '/spec/planExecution/id', '/metadata/annotations', REQUESTED_BY_PATH]).to.include(p.path);
             }
           }
         }),

@@ -108,19 +108,21 @@ describe('engine: phase and step strategies', () => {
     expect(sim.run.phases!.map((p) => p.status)).to.deep.equal(['COMPLETE', 'COMPLETE']);
   });
 
-  it('emits PlanStarted, PhaseStarted and StepStarted once each, then PlanFinished', () => {
+  it('a run that succeeds records two Events, PlanStarted and PlanFinished: phases and steps starting are in status alone', () => {
     const sim = simulate({ ov: operatorVersion({ deploy: twoByTwo('serial', 'serial') }), script: { a: { kind: 'progress', times: 2 } } });
-    expect(sim.events.map((e) => e.reason)).to.deep.equal([
-      'PlanStarted',
-      'PhaseStarted',
-      'StepStarted',
-      'StepStarted',
-      'PhaseStarted',
-      'StepStarted',
-      'StepStarted',
-      'PlanFinished',
-    ]);
+    expect(sim.events.map((e) => e.reason)).to.deep.equal(['PlanStarted', 'PlanFinished']);
     expect(sim.events.at(-1)!.warning).to.equal(undefined);
+    expect(sim.run.phases!.flatMap((p) => p.steps.map((s) => typeof s.startedAt))).to.deep.equal(['string', 'string', 'string', 'string']);
+  });
+
+  it('a step that is retried and then fails for good records a Warning each time, between PlanStarted and PlanFinished', () => {
+    const sim = simulate({ ov: operatorVersion({ deploy: twoByTwo('serial', 'serial') }), script: { b: { kind: 'transient', times: 1 }, c: { kind: 'fatal' } } });
+    expect(sim.events.map((e) => `${e.reason}${e.warning ? ' (Warning)' : ''}`)).to.deep.equal([
+      'PlanStarted',
+      'StepRetrying (Warning)',
+      'StepFailed (Warning)',
+      'PlanFinished (Warning)',
+    ]);
   });
 
   it('a finished plan records finishedAt, mirrors COMPLETE into activePlan and asks nothing more', () => {

@@ -1,10 +1,12 @@
-// Table test of the Instance mutating rule: a manual trigger without an id gets one, and
-// re-applying a spec without an id keeps the stored identity instead of re-triggering.
+// Table test of the Instance mutating rule: a manual trigger without an id gets one,
+// re-applying a spec without an id keeps the stored identity instead of re-triggering, and a
+// new Instance gets the cleanup finalizer (so the controller need not write it).
 import { expect } from 'chai';
 import { API_VERSION } from '../../../../shared/api/schema.ts';
 import type { Instance, PlanExecution } from '../../../../shared/api/schema.ts';
 import type { InstanceAdmissionContext } from '../../../../webhook/rules/instance.ts';
-import { mutateInstance, PLAN_EXECUTION_ID_PATH } from '../../../../webhook/rules/instanceMutate.ts';
+import { FINALIZER } from '../../../../shared/api/names.ts';
+import { FINALIZERS_PATH, mutateInstance, PLAN_EXECUTION_ID_PATH } from '../../../../webhook/rules/instanceMutate.ts';
 
 const NOW = '2026-11-22T10:05:00.000Z';
 
@@ -33,12 +35,16 @@ const update = (oldObject: Instance, object: Instance): InstanceAdmissionContext
 
 const fillsIn = (id: string) => [{ op: 'add', path: PLAN_EXECUTION_ID_PATH, value: id }];
 const NO_PATCH: never[] = [];
+/** What every CREATE of an Instance without the cleanup finalizer gets first. */
+const ADDS_FINALIZER = { op: 'add', path: FINALIZERS_PATH, value: [FINALIZER] };
+const created = (patch: unknown[]) => [ADDS_FINALIZER, ...patch];
+const withFinalizers = (object: Instance, finalizers: unknown): Instance => ({ ...object, metadata: { ...object.metadata, finalizers: finalizers as string[] } });
 
 const rows: { it: string; ctx: InstanceAdmissionContext; patch: unknown[] }[] = [
   {
     it: 'fills in the request time as id when a new Instance carries a planExecution without one',
     ctx: create(instance({ planName: 'backup' })),
-    patch: fillsIn(NOW),
+    patch: created(fillsIn(NOW)),
   },
   {
     it: 'fills in the request time when an update adds a planExecution without id',
@@ -73,14 +79,34 @@ const rows: { it: string; ctx: InstanceAdmissionContext; patch: unknown[] }[] = 
   {
     it: 'never touches an id the user set to the empty string',
     ctx: create(instance({ planName: 'backup', id: '' })),
-    patch: NO_PATCH,
+    patch: created(NO_PATCH),
   },
   {
     it: 'treats an explicit null id as missing',
     ctx: create(instance({ planName: 'backup', id: null as unknown as string })),
-    patch: fillsIn(NOW),
+    patch: created(fillsIn(NOW)),
   },
-  { it: 'does nothing without a planExecution', ctx: create(instance()), patch: NO_PATCH },
+  { it: 'adds only the finalizer to a new Instance without a planExecution', ctx: create(instance()), patch: created(NO_PATCH) },
+  {
+    it: 'appends the finalizer to the finalizers a new Instance already has',
+    ctx: create(withFinalizers(instance(), ['example.com/hold'])),
+    patch: [{ op: 'add', path: `${FINALIZERS_PATH}/-`, value: FINALIZER }],
+  },
+  {
+    it: 'treats finalizers: null on a new Instance as none',
+    ctx: create(withFinalizers(instance(), null)),
+    patch: created(NO_PATCH),
+  },
+  {
+    it: 'adds no finalizer to a new Instance that already has it (the apply of a manifest read back from the cluster)',
+    ctx: create(withFinalizers(instance({ planName: 'backup', id: 'b1' }), ['example.com/hold', FINALIZER])),
+    patch: NO_PATCH,
+  },
+  {
+    it: 'adds no finalizer on UPDATE: an Instance without it is the controller’s to judge (it adds it unless the Instance is being deleted)',
+    ctx: update(instance(), instance({ planName: 'backup', id: 'b1' })),
+    patch: NO_PATCH,
+  },
   {
     it: 'does nothing when the update removes the planExecution',
     ctx: update(instance({ planName: 'backup', id: 'b1' }), instance()),
@@ -89,12 +115,12 @@ const rows: { it: string; ctx: InstanceAdmissionContext; patch: unknown[] }[] = 
   {
     it: 'does nothing for a planExecution that is not an object (schema validation refuses it later)',
     ctx: create(instance(null)),
-    patch: NO_PATCH,
+    patch: created(NO_PATCH),
   },
   {
     it: 'does nothing for a request without spec (schema validation refuses it later)',
     ctx: create({ ...instance(), spec: undefined as unknown as Instance['spec'] }),
-    patch: NO_PATCH,
+    patch: created(NO_PATCH),
   },
   {
     it: 'does nothing on DELETE',
@@ -109,7 +135,7 @@ const rows: { it: string; ctx: InstanceAdmissionContext; patch: unknown[] }[] = 
   {
     it: 'ignores an old object on CREATE',
     ctx: { ...create(instance({ planName: 'backup' })), oldObject: instance({ planName: 'backup', id: 'b1' }) },
-    patch: fillsIn(NOW),
+    patch: created(fillsIn(NOW)),
   },
 ];
 
@@ -123,9 +149,9 @@ describe('mutateInstance', () => {
     });
   }
 
-  it('only ever adds /spec/planExecution/id, whatever else the spec lacks', () => {
+  it('only ever adds the finalizer and /spec/planExecution/id to a new Instance, whatever else the spec lacks', () => {
     const v = mutateInstance(create(instance({ planName: 'backup' }, { parameters: undefined })));
-    expect(v.allowed && v.patch.map((op) => [op.op, op.path])).to.deep.equal([['add', '/spec/planExecution/id']]);
+    expect(v.allowed && v.patch.map((op) => [op.op, op.path])).to.deep.equal([['add', '/metadata/finalizers'], ['add', '/spec/planExecution/id']]);
   });
 
   it('does not modify the object it is given', () => {
