@@ -2,8 +2,8 @@
 // verb and resource (apiserver_request_total) and admission webhook calls by webhook
 // (apiserver_admission_webhook_admission_duration_seconds_count), before and after, so that
 // a figure can say what one Instance (or one run) costs the API server, write by write.
-// These counters cover every client of the API server (kube-controller-manager, kwok's node
-// heartbeats and Leases too), so each table keeps those rows apart instead of hiding them.
+// These counters cover every client of the API server, so each table lists Leases and kwok's
+// node heartbeats apart (the steady background) and everything else as it came.
 import { request as httpsRequest } from 'node:https';
 import { adminTls, type ClusterState } from '../test/controlplane/cluster.ts';
 import { parseMetric } from './kube.ts';
@@ -52,7 +52,9 @@ export async function scrapeApiCounts(cluster: Pick<ClusterState, 'server' | 'ku
   }
   const webhookSeen = new Map<string, number>();
   if (webhookMetrics) {
-    for (const s of parseMetric(await webhookMetrics(), 'planwarden_admission_requests_total')) add(webhookSeen, `${s.labels.webhook ?? '?'} ${s.labels.operation ?? '?'}`, s.value);
+    const text = await webhookMetrics();
+    for (const s of parseMetric(text, 'planwarden_admission_requests_total')) add(webhookSeen, `${s.labels.webhook ?? '?'} ${s.labels.operation ?? '?'}`, s.value);
+    for (const s of parseMetric(text, 'planwarden_admission_operatorversion_reads_total')) add(webhookSeen, `OperatorVersion-read-from ${s.labels.source ?? '?'}`, s.value);
   }
   return { requests, webhookCalls, webhookSeen };
 }
@@ -78,10 +80,14 @@ export function apiCountsDelta(before: ApiCounts, after: ApiCounts): ApiCountsDe
 }
 
 const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY', 'CREATE', 'UPDATE']);
-/** What planwarden's processes ask for (its resources, Events, the preflight's SubjectAccessReviews); the rest is the control plane's own background (node heartbeats, Leases, …). */
-export const isPlanwarden = (resource: string) =>
-  resource.startsWith('planwarden.dev/') || resource === 'events' || resource === 'events.k8s.io/events' || resource.startsWith('authorization.k8s.io/');
+/**
+ * The control plane's own steady background, whatever planwarden does: Leases (leader
+ * election of every component, planwarden's included) and kwok's node heartbeats. Everything
+ * else goes into the tables, so that a request planwarden causes is never hidden (what other
+ * components do meanwhile shows as small rows).
+ */
 export const isLease = (resource: string) => resource === 'coordination.k8s.io/leases';
+export const isBackground = (resource: string) => isLease(resource) || resource === 'nodes' || resource.startsWith('nodes/');
 
 /** One row of the per-Instance table. */
 export interface PerInstanceRow {
@@ -96,9 +102,9 @@ export interface ApiCostTable {
   units: number;
   unit: string;
   seconds: number;
-  /** planwarden's resources and Events, by verb and resource, per unit. */
+  /** Every request but the background (isBackground), by verb and resource, per unit. */
   rows: PerInstanceRow[];
-  /** Everything else the API server served meanwhile (Leases, nodes, discovery…), as totals. */
+  /** The background the API server served meanwhile (Leases, node heartbeats), as totals. */
   background: Record<string, number>;
   /** API server → webhook calls per unit, by webhook name, type and operation. */
   webhookCalls: PerInstanceRow[];
@@ -118,7 +124,7 @@ export function apiCostTable(delta: ApiCountsDelta, units: number, unit: string,
   let writes = 0;
   for (const [key, total] of Object.entries(delta.requests)) {
     const [verb, resource] = key.split(' ') as [string, string];
-    if (!isPlanwarden(resource) || isLease(resource)) {
+    if (isBackground(resource)) {
       background[key] = total;
       continue;
     }
@@ -159,6 +165,6 @@ export function renderApiCostTable(title: string, t: ApiCostTable): string {
   const seen = Object.entries(t.webhookSeenPerUnit);
   if (seen.length) lines.push(`  the webhook's own count per ${t.unit}: ${seen.map(([k, v]) => `${k} ${v}`).join(', ')}`);
   const bg = Object.entries(t.background).sort((a, b) => b[1] - a[1]);
-  if (bg.length) lines.push(`  meanwhile, not planwarden's (totals): ${bg.map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  if (bg.length) lines.push(`  meanwhile, Leases and node heartbeats (totals): ${bg.map(([k, v]) => `${k} ${v}`).join(', ')}`);
   return lines.join('\n');
 }

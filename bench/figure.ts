@@ -4,9 +4,11 @@
 // plane. A new figure (e.g. a FleetRollout against the bench's own triggers) is one more
 // function of this shape and one entry in run.ts's list.
 import { performance } from 'node:perf_hooks';
+import type { Schedule } from '../shared/api/schema.ts';
 import type { KubeClient } from '../shared/kube/client.ts';
 import type { ClusterState } from '../test/controlplane/cluster.ts';
 import type { StackState } from '../test/controlplane/stack.ts';
+import type { Controller } from './controller.ts';
 import { cpuSeconds, httpText } from './kube.ts';
 import type { Row } from './stats.ts';
 
@@ -29,6 +31,19 @@ export interface ClusterContext {
    * benchmark, for a figure that must plan ahead (the schedule burst picks its tick minute).
    */
   secondsPerInstance?: number;
+  /** Instances one figure prepared for a later one (the ten-thousand's, with the schedule-burst's schedule). */
+  scheduledFleet?: ScheduledFleet;
+}
+
+/** Instances created with one schedule that ticks once, at `tick`, and the leader that runs them (its owner stops it). */
+export interface ScheduledFleet {
+  /** Their BENCH_LABEL value and name prefix. */
+  run: string;
+  count: number;
+  schedule: Schedule;
+  tick: number;
+  leader: Controller;
+  deploySeconds: number;
 }
 
 export interface FigureOutput {

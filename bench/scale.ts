@@ -7,12 +7,15 @@
 //                   started or reported, from the tick to the last start, against N manual
 //                   triggers written by the bench; duplicate runs; what the API server serves
 //                   over a quiet minute before the tick.
+// When both run, the ten-thousand Instances carry the burst's schedule and the burst uses
+// them (10,000 creates and deploys fewer; the memory figure then has a schedule on every
+// Instance); the tick minute is chosen when they are created.
 import type { Instance, Schedule } from '../shared/api/schema.ts';
 import { calendarTime, tickRunId } from '../shared/calendar.ts';
 import type { KubeClient, KubeList } from '../shared/kube/client.ts';
-import { apiCostTable, apiCountsDelta, isLease, isPlanwarden, renderApiCostTable, scrapeApiCounts, type ApiCountsDelta } from './apiRequests.ts';
+import { apiCostTable, apiCountsDelta, isBackground, isLease, renderApiCostTable, scrapeApiCounts, type ApiCountsDelta } from './apiRequests.ts';
 import { apiRequestCounts, BENCH_LABEL, benchThousand, createInstances, sampleMemory, startController, type Controller } from './controller.ts';
-import { describeCpu, measureCpu, webhookMetrics, type ClusterContext, type Figure, type FigureOutput } from './figure.ts';
+import { describeCpu, measureCpu, webhookMetrics, type ClusterContext, type Figure, type FigureOutput, type ScheduledFleet } from './figure.ts';
 import { INSTANCES, instancesPath, pool } from './kube.ts';
 import { round, sleep } from './stats.ts';
 
@@ -26,7 +29,28 @@ export interface TenThousandSettings {
   count: number;
   settleSeconds: number;
   memorySampleSeconds: number;
+  /** Give every Instance the burst's schedule and hand them, with their leader, to the schedule-burst figure. */
+  burst?: BurstTiming;
 }
+
+/** How the burst's tick minute is chosen. */
+export interface BurstTiming {
+  /** The quiet window before the tick (requests counted while no tick is due). */
+  quietSeconds: number;
+  /** Seconds per Instance to allow for create → deploy COMPLETE; default: 2× the latest such run of this benchmark, else 0.03. */
+  secondsPerInstance?: number;
+}
+
+/** The tick: a whole minute late enough for `n` deploys, a quiet window and some slack. */
+function burstSchedule(ctx: ClusterContext, n: number, t: BurstTiming): { schedule: Schedule; tick: number; allowed: number } {
+  const perInstance = t.secondsPerInstance ?? (ctx.secondsPerInstance !== undefined ? ctx.secondsPerInstance * 2 : 0.03);
+  const earliest = Date.now() + (n * perInstance + t.quietSeconds + 20) * 1000;
+  const tick = Math.ceil(earliest / 60_000) * 60_000;
+  const at = new Date(tick);
+  return { schedule: { name: 'burst', plan: 'run3', schedule: `${at.getUTCMinutes()} ${at.getUTCHours()} * * *` }, tick, allowed: perInstance };
+}
+
+const withSchedule = (schedule: Schedule) => (i: Instance): Instance => ({ ...i, spec: { ...i.spec, schedules: [schedule] } });
 
 export function tenThousandFigure(s: TenThousandSettings): Figure {
   return {
@@ -34,6 +58,7 @@ export function tenThousandFigure(s: TenThousandSettings): Figure {
     run: async (ctx): Promise<FigureOutput> => {
       const n = s.count;
       const leader = await leaderFor(ctx, 'ten');
+      let handedOver = false;
       try {
         await sleep(s.settleSeconds * 1000);
         const startMemory = await sampleMemory(leader, Math.min(5, s.memorySampleSeconds));
@@ -43,10 +68,24 @@ export function tenThousandFigure(s: TenThousandSettings): Figure {
         const baselineCpu = stopCpu();
         ctx.log(`  created in ${baselineSeconds.toFixed(1)} s; ${describeCpu(baselineCpu)}`);
 
-        ctx.log(`ten-thousand: ${n} Instances created at once → all deploy COMPLETE (leader started with none)`);
+        const burst = s.burst ? burstSchedule(ctx, n, s.burst) : undefined;
+        ctx.log(
+          `ten-thousand: ${n} Instances created at once → all deploy COMPLETE (leader started with none)` +
+            (burst ? `; each with the schedule-burst's schedule "${burst.schedule.schedule}" (UTC, ${Math.round((burst.tick - Date.now()) / 1000)} s from now)` : ''),
+        );
         const before = await scrape(ctx);
         stopCpu = measureCpu(ctx, leader.pid);
-        const run = await benchThousand({ kube: ctx.kube, namespace: ctx.namespace, ov: ctx.ov, count: n, concurrency: ctx.concurrency, timeoutSeconds: Math.max(900, n * 0.5), run: 'ten', log: ctx.log });
+        const run = await benchThousand({
+          kube: ctx.kube,
+          namespace: ctx.namespace,
+          ov: ctx.ov,
+          count: n,
+          concurrency: ctx.concurrency,
+          timeoutSeconds: Math.max(900, n * 0.5),
+          run: 'ten',
+          ...(burst ? { shape: withSchedule(burst.schedule) } : {}),
+          log: ctx.log,
+        });
         const cpu = stopCpu();
         // Events of the last runs may follow their COMPLETE status by a moment.
         await sleep(2000);
@@ -57,6 +96,10 @@ export function tenThousandFigure(s: TenThousandSettings): Figure {
         const endMemory = await sampleMemory(leader, s.memorySampleSeconds);
         ctx.log(`  leader after ${n} runs: RSS ${endMemory.rssMiB.toFixed(1)} MiB, heap ${endMemory.heapUsedMiB.toFixed(1)} MiB (with none: ${startMemory.rssMiB.toFixed(1)} / ${startMemory.heapUsedMiB.toFixed(1)})`);
         const ratio = round(run.seconds / baselineSeconds, 3);
+        if (burst) {
+          ctx.scheduledFleet = { run: 'ten', count: n, schedule: burst.schedule, tick: burst.tick, leader, deploySeconds: run.seconds };
+          handedOver = true;
+        }
         return {
           key: 'tenThousand',
           results: {
@@ -70,6 +113,7 @@ export function tenThousandFigure(s: TenThousandSettings): Figure {
             baselineCpuSeconds: baselineCpu,
             leaderRssMiB: round(endMemory.rssMiB, 1),
             leaderHeapUsedMiB: round(endMemory.heapUsedMiB, 1),
+            withSchedule: burst?.schedule ?? null,
             leaderRssMiBBefore: round(startMemory.rssMiB, 1),
             leaderHeapUsedMiBBefore: round(startMemory.heapUsedMiB, 1),
             apiRequests: cost,
@@ -80,23 +124,19 @@ export function tenThousandFigure(s: TenThousandSettings): Figure {
             { figure: `  leader heap after ${n} runs`, value: round(endMemory.heapUsedMiB, 1), unit: 'MiB', baseline: round(startMemory.heapUsedMiB, 1), baselineLabel: 'same, 0 Instances', ratio: round(endMemory.heapUsedMiB / startMemory.heapUsedMiB, 3) },
           ],
           notes: [
-            `tenThousand: ${n} Instances created ${ctx.concurrency} in flight by a leader started with none (its own selector and Lease), until all report deploy (3 Dummy steps) COMPLETE on a watch opened before the first create; baseline = ${n} Instances that no controller runs created the same way just before (they stay); leader RSS/heap: ${s.settleSeconds} s after the last COMPLETE (median of ${s.memorySampleSeconds} one-second RSS samples; heap from its /metrics), against the same process after ${s.settleSeconds} s with no Instance; apiRequests: the API server's apiserver_request_total and webhook calls over the run, per Instance`,
+            `tenThousand: ${n} Instances created ${ctx.concurrency} in flight by a leader started with none (its own selector and Lease), until all report deploy (3 Dummy steps) COMPLETE on a watch opened before the first create; baseline = ${n} Instances that no controller runs created the same way just before (they stay); leader RSS/heap: ${s.settleSeconds} s after the last COMPLETE (median of ${s.memorySampleSeconds} one-second RSS samples; heap from its /metrics), against the same process after ${s.settleSeconds} s with no Instance; apiRequests: the API server's apiserver_request_total and webhook calls over the run, per Instance${burst ? '; every Instance carries the schedule-burst\'s schedule (one tick, later), which the schedule-burst figure then uses' : ''}`,
           ],
           tables: [renderApiCostTable(`API server work per Instance, ${n} Instances create → deploy COMPLETE`, cost)],
         };
       } finally {
-        await leader.stop();
+        if (!handedOver) await leader.stop();
       }
     },
   };
 }
 
-export interface ScheduleBurstSettings {
+export interface ScheduleBurstSettings extends BurstTiming {
   count: number;
-  /** How long the quiet window before the tick is (requests counted while no tick is due). */
-  quietSeconds: number;
-  /** Seconds per Instance to allow for create → deploy COMPLETE when picking the tick minute; default: 1.5× the latest such run of this benchmark, else 0.03. */
-  secondsPerInstance?: number;
   timeoutSeconds: number;
 }
 
@@ -178,42 +218,50 @@ export function scheduleBurstFigure(s: ScheduleBurstSettings): Figure {
       const n = s.count;
       const { kube, namespace: ns } = ctx;
       const notes: string[] = [];
-      const leader = await leaderFor(ctx, 'burst');
+      // The ten-thousand figure's Instances when they carry the burst's schedule, else our own.
+      const shared = ctx.scheduledFleet?.count === n ? ctx.scheduledFleet : undefined;
+      ctx.scheduledFleet = undefined;
+      const leader = shared?.leader ?? (await leaderFor(ctx, 'burst'));
       try {
-        // The tick: a whole minute late enough for every deploy to be over and a quiet window to pass.
-        const perInstance = s.secondsPerInstance ?? (ctx.secondsPerInstance !== undefined ? ctx.secondsPerInstance * 1.5 : 0.03);
-        const earliest = Date.now() + (n * perInstance + s.quietSeconds + 20) * 1000;
-        const tick = Math.ceil(earliest / 60_000) * 60_000;
-        const at = new Date(tick);
-        const schedule: Schedule = { name: 'burst', plan: 'run3', schedule: `${at.getUTCMinutes()} ${at.getUTCHours()} * * *` };
+        let fleet: ScheduledFleet;
+        if (shared) {
+          fleet = shared;
+          ctx.log(`schedule-burst: the ${n} Instances of ten-thousand, schedule "${fleet.schedule.schedule}" (UTC); the tick is in ${Math.round((fleet.tick - Date.now()) / 1000)} s`);
+        } else {
+          const { schedule, tick, allowed } = burstSchedule(ctx, n, s);
+          ctx.log(
+            `schedule-burst: ${n} Instances with schedule "${schedule.schedule}" (UTC), created at once → deploy COMPLETE, ` +
+              `then ${s.quietSeconds} s of quiet before the tick (${Math.round((tick - Date.now()) / 1000)} s from now, allowing ${allowed.toFixed(3)} s per Instance)`,
+          );
+          const deploy = await benchThousand({
+            kube,
+            namespace: ns,
+            ov: ctx.ov,
+            count: n,
+            concurrency: ctx.concurrency,
+            timeoutSeconds: Math.max(900, n * 0.5),
+            run: 'burst',
+            shape: withSchedule(schedule),
+            log: ctx.log,
+          });
+          fleet = { run: 'burst', count: n, schedule, tick, leader, deploySeconds: deploy.seconds };
+          ctx.log(`  all deploy COMPLETE after ${deploy.seconds.toFixed(1)} s; the tick is in ${Math.round((tick - Date.now()) / 1000)} s`);
+        }
+        const { schedule, tick } = fleet;
         const tickId = tickRunId(schedule.name, tick);
-        ctx.log(
-          `schedule-burst: ${n} Instances with schedule "${schedule.schedule}" (UTC; run ${tickId}), created at once → deploy COMPLETE, ` +
-            `then ${s.quietSeconds} s of quiet before the tick (${Math.round((tick - Date.now()) / 1000)} s from now, allowing ${perInstance.toFixed(3)} s per Instance)`,
-        );
-        const deploy = await benchThousand({
-          kube,
-          namespace: ns,
-          ov: ctx.ov,
-          count: n,
-          concurrency: ctx.concurrency,
-          timeoutSeconds: Math.max(900, n * 0.5),
-          run: 'burst',
-          shape: (i) => ({ ...i, spec: { ...i.spec, schedules: [schedule] } }),
-          log: ctx.log,
-        });
-        ctx.log(`  all deploy COMPLETE after ${deploy.seconds.toFixed(1)} s; the tick is in ${Math.round((tick - Date.now()) / 1000)} s`);
-        if (Date.now() >= tick - 5000) {
+        if (Date.now() >= tick - 10_000) {
           throw new Error(
-            `schedule-burst: the deploys took until ${Math.round((Date.now() - tick) / 1000)} s after the tick minute (${perInstance.toFixed(3)} s per Instance allowed); pass --burst-seconds-per-instance higher`,
+            `the deploys were over only ${Math.round((Date.now() - tick) / 1000)} s after the tick minute ${calendarTime(tick)} (less than 10 s before it); pass a larger --burst-seconds-per-instance`,
           );
         }
 
         // A quiet window ending 5 s before the tick: nothing is due, everything is COMPLETE.
+        // Shorter than asked when the deploys left less time (counts are per minute either way).
         const quietEnd = tick - 5000;
-        const quietStart = quietEnd - s.quietSeconds * 1000;
+        const quietStart = Math.max(quietEnd - s.quietSeconds * 1000, Date.now() + 1000);
         let quiet: { seconds: number; apiserver: ApiCountsDelta; controller: Record<string, number> } | undefined;
-        if (Date.now() <= quietStart) {
+        if (quietEnd - quietStart < (s.quietSeconds * 1000) / 2) notes.push(`scheduleBurst.quiet*: not measured — the deploys left less than ${s.quietSeconds / 2} s before the tick`);
+        else {
           await sleepUntil(quietStart);
           const apiBefore = await scrape(ctx);
           const ctlBefore = await apiRequestCounts(leader);
@@ -224,8 +272,6 @@ export function scheduleBurstFigure(s: ScheduleBurstSettings): Figure {
           const controller: Record<string, number> = {};
           for (const [k, v] of ctlAfter) if (v - (ctlBefore.get(k) ?? 0) > 0) controller[k] = v - (ctlBefore.get(k) ?? 0);
           quiet = { seconds: (Date.now() - startedMs) / 1000, apiserver: apiCountsDelta(apiBefore, apiAfter), controller };
-        } else {
-          notes.push(`scheduleBurst.quiet*: not measured — less than ${s.quietSeconds} s were left between the last deploy and the tick`);
         }
 
         // The tick: every Instance must start run <tickId> or report the tick (status.schedules[].lastSkip).
@@ -239,7 +285,7 @@ export function scheduleBurstFigure(s: ScheduleBurstSettings): Figure {
         await follow(
           kube,
           ns,
-          'burst',
+          fleet.run,
           (obj, atMs) => {
             const name = obj.metadata.name!;
             const run = planOf(obj, 'run3');
@@ -264,7 +310,7 @@ export function scheduleBurstFigure(s: ScheduleBurstSettings): Figure {
 
         // Duplicate runs: the tick's run id more than once in an Instance's history, or started twice on the watch.
         await sleep(2000);
-        const all = await kube.list<Instance>(instancesPath(ns), { labelSelector: `${BENCH_LABEL}=burst` });
+        const all = await kube.list<Instance>(instancesPath(ns), { labelSelector: `${BENCH_LABEL}=${fleet.run}` });
         let duplicates = 0;
         let otherTicks = 0;
         for (const i of all.items) {
@@ -288,7 +334,7 @@ export function scheduleBurstFigure(s: ScheduleBurstSettings): Figure {
         await follow(
           kube,
           ns,
-          'burst',
+          fleet.run,
           (obj, atMs) => {
             if (planOf(obj, 'run3')?.id === idOf(obj.metadata.name!) && !direct.has(obj.metadata.name!)) direct.set(obj.metadata.name!, atMs);
           },
@@ -314,22 +360,23 @@ export function scheduleBurstFigure(s: ScheduleBurstSettings): Figure {
 
         const quietMinute = (v: number) => (quiet ? round((v * 60) / quiet.seconds, 1) : null);
         const notWatchOrLease = (verb: string, resource: string) => verb !== 'WATCH' && !isLease(resource);
-        const quietPlanwarden = quiet ? quietMinute(sumWhere(quiet.apiserver.requests, (v, r) => notWatchOrLease(v, r) && isPlanwarden(r))) : null;
-        const quietOther = quiet ? quietMinute(sumWhere(quiet.apiserver.requests, (v, r) => notWatchOrLease(v, r) && !isPlanwarden(r))) : null;
+        const quietAll = quiet ? quietMinute(sumWhere(quiet.apiserver.requests, (v, r) => notWatchOrLease(v, r) && !isBackground(r))) : null;
+        const quietNodes = quiet ? quietMinute(sumWhere(quiet.apiserver.requests, (v, r) => notWatchOrLease(v, r) && isBackground(r))) : null;
         const quietLeases = quiet ? quietMinute(sumWhere(quiet.apiserver.requests, (v, r) => v !== 'WATCH' && isLease(r))) : null;
         const quietController = quiet ? quietMinute(sumWhere(quiet.controller, (v, r) => v !== 'WATCH' && r !== 'leases')) : null;
         const ratio = round(tickSeconds / baselineSeconds, 3);
         notes.push(
-          `scheduleBurst: ${n} Instances (their own leader, selector and Lease) with one schedule of run3 (3 Dummy steps) whose cron fires once, at the whole minute ${calendarTime(tick)}, chosen when they were created so that their deploys are over and a ${s.quietSeconds} s quiet window fits before it; ` +
+          `scheduleBurst: ${n} Instances (${shared ? 'those of the ten-thousand figure, with its leader' : 'their own leader, selector and Lease'}) with one schedule of run3 (3 Dummy steps) whose cron fires once, at the whole minute ${calendarTime(tick)}, chosen when they were created so that their deploys are over and a ${s.quietSeconds} s quiet window fits before it; ` +
             'tickToLastStartSeconds = from the tick to the last Instance seen (watch) with run <schedule>-<tick> started, or the tick reported in status.schedules[].lastSkip; baseline = the bench writing one manual trigger of run3 per Instance (a new id each), from the first write to the last run seen started; ' +
             'duplicateRuns = per Instance, the tick\'s run id more than once in status.history, or started more than once (distinct startedAt) on the watch; ' +
-            'quiet*: over the quiet window (all Instances COMPLETE, no tick due), requests per minute without WATCH and Leases — at the API server (planwarden\'s resources, Events and SubjectAccessReviews apart from the control plane\'s own background, which is not planwarden\'s) and the leader\'s own planwarden_api_requests_total (the goal: 0)',
+            'quiet*: over the quiet window (all Instances COMPLETE, no tick due), requests per minute without WATCH — the leader\'s own planwarden_api_requests_total without Leases (the goal: 0), and at the API server from every client: Leases, kwok\'s node heartbeats, and all else (quietApiserverRequests lists it by verb and resource)',
         );
         const results = {
           instances: n,
           tick: calendarTime(tick),
           tickSchedule: schedule.schedule,
-          deploySeconds: round(deploy.seconds, 1),
+          instancesOf: fleet.run === 'ten' ? 'ten-thousand' : 'schedule-burst',
+          deploySeconds: round(fleet.deploySeconds, 1),
           started: started.size,
           reported: Object.fromEntries([...new Set([...reported.values()].map((r) => r.reason))].map((r) => [r, [...reported.values()].filter((x) => x.reason === r).length])),
           tickToLastStartSeconds: round(tickSeconds, 2),
@@ -342,8 +389,8 @@ export function scheduleBurstFigure(s: ScheduleBurstSettings): Figure {
           baselineCpuSeconds: baselineCpu,
           quietWindowSeconds: quiet ? round(quiet.seconds, 1) : null,
           quietControllerRequestsPerMinute: quietController,
-          quietApiserverPlanwardenRequestsPerMinute: quietPlanwarden,
-          quietApiserverOtherRequestsPerMinute: quietOther,
+          quietApiserverRequestsPerMinute: quietAll,
+          quietApiserverNodeHeartbeatsPerMinute: quietNodes,
           quietApiserverLeaseRequestsPerMinute: quietLeases,
           quietControllerRequests: quiet?.controller ?? null,
           quietApiserverRequests: quiet?.apiserver.requests ?? null,
@@ -357,8 +404,8 @@ export function scheduleBurstFigure(s: ScheduleBurstSettings): Figure {
             { figure: `schedule burst, ${n} ticks → last start (goal ≤ 1.5×)`, value: results.tickToLastStartSeconds, unit: 's', baseline: results.baselineTriggersSeconds, baselineLabel: `${n} triggers`, ratio },
             { figure: '  duplicate runs (goal 0)', value: duplicates, unit: '' },
             { figure: '  quiet minute: controller requests/min (goal 0)', value: quietController, unit: '/min' },
-            { figure: '  quiet minute: apiserver, planwarden\'s/min', value: quietPlanwarden, unit: '/min' },
-            { figure: '  quiet minute: apiserver, control plane\'s own/min', value: quietOther, unit: '/min' },
+            { figure: '  quiet minute: apiserver, all clients/min', value: quietAll, unit: '/min' },
+            { figure: '  quiet minute: apiserver, node heartbeats/min', value: quietNodes, unit: '/min' },
             { figure: '  quiet minute: apiserver, Leases/min', value: quietLeases, unit: '/min' },
           ],
           notes,
