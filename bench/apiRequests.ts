@@ -156,9 +156,14 @@ export function apiCostTable(delta: ApiCountsDelta, units: number, unit: string,
 /** The table as printed: verb, resource/subresource, per unit, total; then the webhook calls. */
 export function renderApiCostTable(title: string, t: ApiCostTable): string {
   const lines: string[] = [`${title} (${t.units} ${t.unit}s, ${t.seconds} s; per ${t.unit}):`];
-  const width = Math.max(28, ...t.rows.map((r) => r.resource.length), ...t.webhookCalls.map((r) => r.resource.length));
+  const width = Math.max(28, ...t.rows.filter((r) => r.perInstance >= 0.01).map((r) => r.resource.length), ...t.webhookCalls.map((r) => r.resource.length));
   lines.push(`  ${'verb'.padEnd(20)}${'resource[/subresource]'.padEnd(width + 2)}${`per ${t.unit}`.padStart(14)}${'total'.padStart(9)}`);
-  for (const r of t.rows) lines.push(`  ${r.verb.padEnd(20)}${r.resource.padEnd(width + 2)}${r.perInstance.toFixed(3).padStart(14)}${String(r.total).padStart(9)}`);
+  // Rows under 0.01 per unit (watch renewals, discovery of the control plane's components) are summed in one line.
+  const rare = t.rows.filter((r) => r.perInstance < 0.01);
+  for (const r of t.rows) {
+    if (r.perInstance >= 0.01) lines.push(`  ${r.verb.padEnd(20)}${r.resource.padEnd(width + 2)}${r.perInstance.toFixed(3).padStart(14)}${String(r.total).padStart(9)}`);
+  }
+  if (rare.length) lines.push(`  ${`${rare.length} more kinds under 0.01 per ${t.unit}: ${rare.reduce((sum, r) => sum + r.total, 0)} requests in all (results.json has them)`}`);
   lines.push(`  admission webhook calls by the API server:`);
   for (const r of t.webhookCalls) lines.push(`  ${r.verb.padEnd(20)}${r.resource.padEnd(width + 2)}${r.perInstance.toFixed(3).padStart(14)}${String(r.total).padStart(9)}`);
   lines.push(`  writes to planwarden.dev per ${t.unit}: ${t.writesPerUnit}; webhook calls per write: ${t.webhookCallsPerWrite}`);
