@@ -251,7 +251,7 @@ export function scheduleBurstFigure(s: ScheduleBurstSettings): Figure {
         const tickId = tickRunId(schedule.name, tick);
         if (Date.now() >= tick - 10_000) {
           throw new Error(
-            `the deploys were over only ${Math.round((Date.now() - tick) / 1000)} s after the tick minute ${calendarTime(tick)} (less than 10 s before it); pass a larger --burst-seconds-per-instance`,
+            `the deploys ended at ${calendarTime(Math.floor(Date.now() / 1000) * 1000)}, less than 10 s before the tick minute ${calendarTime(tick)} (${fleet.deploySeconds.toFixed(0)} s for ${n}); pass a larger --burst-seconds-per-instance`,
           );
         }
 
@@ -281,7 +281,8 @@ export function scheduleBurstFigure(s: ScheduleBurstSettings): Figure {
         /** Distinct startedAt values seen for the tick's run per Instance: more than one is a run started twice. */
         const starts = new Map<string, Set<string>>();
         const apiBefore = await scrape(ctx);
-        let stopCpu = measureCpu(ctx, leader.pid);
+        // CPU from the tick on (the watch opens a few seconds before it).
+        const cpuFromTick = sleepUntil(tick).then(() => measureCpu(ctx, leader.pid));
         await follow(
           kube,
           ns,
@@ -301,7 +302,7 @@ export function scheduleBurstFigure(s: ScheduleBurstSettings): Figure {
           () => new Set([...started.keys(), ...reported.keys()]).size >= n,
           tick - Date.now() + s.timeoutSeconds * 1000,
         );
-        const burstCpu = stopCpu();
+        const burstCpu = (await cpuFromTick)();
         // The last tick handled: started, or reported when it could not start.
         const tickSeconds = (Math.max(...started.values(), ...[...reported.values()].map((r) => r.atMs)) - tick) / 1000;
         await sleep(3000);
@@ -327,7 +328,7 @@ export function scheduleBurstFigure(s: ScheduleBurstSettings): Figure {
         const direct = new Map<string, number>();
         const idOf = (name: string) => `direct-${name}`;
         const baseBefore = await scrape(ctx);
-        stopCpu = measureCpu(ctx, leader.pid);
+        const stopCpu = measureCpu(ctx, leader.pid);
         let t0 = 0;
         let writes: Promise<void> | undefined;
         let writeError: unknown;
