@@ -43,18 +43,21 @@ function add(m: Map<string, number>, key: string, v: number): void {
 
 /** One scrape of the API server's counters and (when given) the webhook's own. */
 export async function scrapeApiCounts(cluster: Pick<ClusterState, 'server' | 'kubeconfig'>, webhookMetrics?: () => Promise<string>): Promise<ApiCounts> {
-  const text = await apiserverText(cluster, '/metrics');
+  return apiCountsFromMetrics(await apiserverText(cluster, '/metrics'), webhookMetrics ? await webhookMetrics() : undefined);
+}
+
+/** The counters of an API server's /metrics text and of the webhook's. */
+export function apiCountsFromMetrics(apiserver: string, webhook?: string): ApiCounts {
   const requests = new Map<string, number>();
-  for (const s of parseMetric(text, 'apiserver_request_total')) add(requests, `${s.labels.verb ?? '?'} ${resourceKey(s.labels)}`, s.value);
+  for (const s of parseMetric(apiserver, 'apiserver_request_total')) add(requests, `${s.labels.verb ?? '?'} ${resourceKey(s.labels)}`, s.value);
   const webhookCalls = new Map<string, number>();
-  for (const s of parseMetric(text, 'apiserver_admission_webhook_admission_duration_seconds_count')) {
+  for (const s of parseMetric(apiserver, 'apiserver_admission_webhook_admission_duration_seconds_count')) {
     add(webhookCalls, `${s.labels.name ?? '?'} ${s.labels.type ?? '?'} ${s.labels.operation ?? '?'}`, s.value);
   }
   const webhookSeen = new Map<string, number>();
-  if (webhookMetrics) {
-    const text = await webhookMetrics();
-    for (const s of parseMetric(text, 'planwarden_admission_requests_total')) add(webhookSeen, `${s.labels.webhook ?? '?'} ${s.labels.operation ?? '?'}`, s.value);
-    for (const s of parseMetric(text, 'planwarden_admission_operatorversion_reads_total')) add(webhookSeen, `OperatorVersion-read-from ${s.labels.source ?? '?'}`, s.value);
+  if (webhook !== undefined) {
+    for (const s of parseMetric(webhook, 'planwarden_admission_requests_total')) add(webhookSeen, `${s.labels.webhook ?? '?'} ${s.labels.operation ?? '?'}`, s.value);
+    for (const s of parseMetric(webhook, 'planwarden_admission_operatorversion_reads_total')) add(webhookSeen, `OperatorVersion-read-from ${s.labels.source ?? '?'}`, s.value);
   }
   return { requests, webhookCalls, webhookSeen };
 }
