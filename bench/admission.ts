@@ -56,6 +56,8 @@ export interface AdmissionBenchResult {
   preflightTrigger: Record<'none' | 'webhook', Percentiles>;
   /** SubjectAccessReviews the API server served per preflight trigger in "webhook" blocks (the webhook caches answers 10 s). */
   subjectAccessReviewsPerPreflightTrigger: number;
+  /** Every request the API server served per preflight trigger in "webhook" blocks, by "VERB group/resource" (the trigger itself, the webhook's lookups). */
+  apiRequestsPerPreflightTrigger: Record<string, number>;
   updatePlan: Record<AdmissionState, Percentiles>;
   /** Blocks whose webhook request count did not match the state (their samples are dropped). */
   discardedBlocks: number;
@@ -264,6 +266,7 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
   let repeatedCalls = 0;
   const handler = { instanceSeconds: 0, updatePlanSeconds: 0, writes: 0, preflightSeconds: 0, preflightWrites: 0 };
   let subjectAccessReviews = 0;
+  const preflightRequests: Record<string, number> = {};
   const operatorVersionReads = { cache: 0, api: 0 };
   try {
     for (let b = 0; b < o.blocks; b++) {
@@ -338,10 +341,10 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
           repeatedCalls += seenPre.validate - expected;
           handler.preflightSeconds += afterPre.instanceSeconds - after.instanceSeconds;
           handler.preflightWrites += writes;
-          const reviews = apiCountsDelta(apiBefore, apiAfter).requests;
-          subjectAccessReviews += Object.entries(reviews)
-            .filter(([k]) => k.endsWith(' authorization.k8s.io/subjectaccessreviews'))
-            .reduce((sum, [, v]) => sum + v, 0);
+          for (const [k, v] of Object.entries(apiCountsDelta(apiBefore, apiAfter).requests)) {
+            preflightRequests[k] = (preflightRequests[k] ?? 0) + v;
+            if (k.endsWith(' authorization.k8s.io/subjectaccessreviews')) subjectAccessReviews += v;
+          }
         }
       }
       o.log(`  block ${b + 1}/${o.blocks} done (${(b + 1) * o.perBlock} timed writes of each kind per state)`);
@@ -358,6 +361,12 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
     trigger: { none: pct(samples.trigger.none), webhook: pct(samples.trigger.webhook) },
     preflightTrigger: { none: pct(samples.preflight.none), webhook: pct(samples.preflight.webhook) },
     subjectAccessReviewsPerPreflightTrigger: handler.preflightWrites === 0 ? NaN : subjectAccessReviews / handler.preflightWrites,
+    apiRequestsPerPreflightTrigger: Object.fromEntries(
+      Object.entries(preflightRequests)
+        .filter(([k]) => !k.endsWith(' coordination.k8s.io/leases') && !k.startsWith('WATCH '))
+        .map(([k, v]): [string, number] => [k, Math.round((v / Math.max(1, handler.preflightWrites)) * 1000) / 1000])
+        .filter(([, v]) => v >= 0.01),
+    ),
     updatePlan: { none: pct(samples.updatePlan.none), webhook: pct(samples.updatePlan.webhook), vap: pct(samples.updatePlan.vap) },
     discardedBlocks: discarded,
     repeatedWebhookCalls: repeatedCalls,

@@ -1,5 +1,5 @@
-// `npm run bench`: measures the webhook, admission on the real control plane and the
-// controller, prints a table and writes bench/results.json. Every figure that depends on how
+// `npm run bench`: measures the webhook, admission on the real control plane, the
+// controller and planwarden at scale (bench/scale.ts), prints a table and writes bench/results.json. Every figure that depends on how
 // fast this machine is comes with a baseline measured in the same run, on the same machine,
 // interleaved with it where that is possible — the ratio is the number to compare across
 // machines and runs. Progress goes to stderr, the table to stdout. See bench/README.md.
@@ -464,6 +464,7 @@ async function main(): Promise<void> {
       preflightTriggerWithoutWebhooks: adm ? { p50Ms: r(adm.preflightTrigger.none.p50Ms), p99Ms: r(adm.preflightTrigger.none.p99Ms), n: adm.preflightTrigger.none.n } : null,
       preflightWebhookHandlerMeanMs: r(adm?.handlerMeanMs.preflightTrigger),
       subjectAccessReviewsPerPreflightTrigger: r(adm?.subjectAccessReviewsPerPreflightTrigger, 3),
+      apiRequestsPerPreflightTrigger: adm?.apiRequestsPerPreflightTrigger ?? null,
       webhookHandlerMeanMs: r(adm?.handlerMeanMs.trigger),
       operatorVersionReads: adm?.operatorVersionReads ?? null,
       discardedBlocks: adm?.discardedBlocks ?? null,
@@ -580,6 +581,7 @@ async function main(): Promise<void> {
   // With --only, the rows of the parts not run (no value, no baseline) are left out.
   console.log(renderTable(flags.only === undefined ? rows : rows.filter((row) => row.value !== null || (row.baseline ?? null) !== null)));
   if (results.controller.idleRequests) console.log(`\nidle requests by method and resource over ${settings.idleSeconds} s: ${JSON.stringify(results.controller.idleRequests)}`);
+  if (adm) console.log(`\nAPI server requests per preflight trigger (webhook blocks; Leases, WATCH and under 0.01 left out): ${JSON.stringify(adm.apiRequestsPerPreflightTrigger)}`);
   if (ctl) console.log(`\n${renderApiCostTable(`API server work per Instance, ${settings.thousand} Instances create → deploy COMPLETE`, ctl.thousand.apiRequests)}`);
   for (const f of cl?.figures ?? []) for (const t of f.tables) console.log(`\n${t}`);
   console.log(`\nwritten to ${RESULTS_FILE} (${results.durationSeconds} s)`);
