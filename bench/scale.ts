@@ -301,7 +301,9 @@ export function scheduleBurstFigure(s: ScheduleBurstSettings): Figure {
           },
           () => new Set([...started.keys(), ...reported.keys()]).size >= n,
           tick - Date.now() + s.timeoutSeconds * 1000,
-        );
+        ).catch((e: unknown) => {
+          throw new Error(`the tick: ${started.size} of ${n} Instances started it and ${reported.size} reported it, then ${e instanceof Error ? e.message : String(e)}`);
+        });
         const burstCpu = (await cpuFromTick)();
         // The last tick handled: started, or reported when it could not start.
         const tickSeconds = (Math.max(...started.values(), ...[...reported.values()].map((r) => r.atMs)) - tick) / 1000;
