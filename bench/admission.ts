@@ -5,16 +5,21 @@
 //   vap      only a ValidatingAdmissionPolicy (CEL, in the apiserver's process) that holds
 //            one of the webhook's lookup-free UpdatePlan rules: no insight accepted twice.
 // The writes, in each block, in turn: a label patch of an Instance, a manual trigger of that
-// Instance (what users write to run a plan), and a label patch of an UpdatePlan.
+// Instance (what users write to run a plan), and a label patch of an UpdatePlan; then, in the
+// same block, manual triggers of a second Instance whose plan applies a ConfigMap, so that the
+// webhook's apply-time preflight renders it and asks (through its 10 s cache)
+// SubjectAccessReviews for the plan's ServiceAccount.
 // A state switch is confirmed with a dry-run write the state must refuse or admit, and the
 // webhook's own request counters confirm, block by block, that it saw exactly the writes
-// the configurations send it: in "webhook" blocks every trigger (validation only: it carries
-// its id) and every UpdatePlan patch, never an Instance label patch (their matchConditions),
-// and nothing at all in the other states.
+// the configurations send it: in "webhook" blocks every trigger (validated, and mutated: the
+// mutating webhook stamps who asked, planwarden.dev/requested-by) and every UpdatePlan patch,
+// never an Instance label patch (their matchConditions), and nothing at all in the other states.
 import { performance } from 'node:perf_hooks';
 import type { KubeClient, KubeResource } from '../shared/kube/client.ts';
 import type { Instance } from '../shared/api/schema.ts';
+import type { ClusterState } from '../test/controlplane/cluster.ts';
 import { localInstallObjects, type StackState } from '../test/controlplane/stack.ts';
+import { apiCountsDelta, scrapeApiCounts } from './apiRequests.ts';
 import { httpText, INSTANCES, parseMetric, UPDATEPLANS } from './kube.ts';
 import { quantile, sleep } from './stats.ts';
 
@@ -23,9 +28,12 @@ export type AdmissionState = 'none' | 'webhook' | 'vap';
 export interface AdmissionBenchOptions {
   kube: KubeClient;
   kubeconfig: string;
+  cluster: ClusterState;
   stack: StackState;
   namespace: string;
   instance: string;
+  /** An Instance whose OperatorVersion's plan PREFLIGHT_PLAN applies an object (see fixtures.ts). */
+  preflightInstance: string;
   updatePlan: string;
   /** Blocks per state and timed writes per block (of each kind). */
   blocks: number;
@@ -44,13 +52,19 @@ export interface AdmissionBenchResult {
   instance: Record<'none' | 'webhook', Percentiles>;
   /** Manual triggers of the Instance: a new (planName, id) each, judged by /validate/instances. */
   trigger: Record<'none' | 'webhook', Percentiles>;
+  /** Manual triggers of a plan with an Apply task: judged by /validate/instances including the preflight. */
+  preflightTrigger: Record<'none' | 'webhook', Percentiles>;
+  /** SubjectAccessReviews the API server served per preflight trigger in "webhook" blocks (the webhook caches answers 10 s). */
+  subjectAccessReviewsPerPreflightTrigger: number;
+  /** Every request the API server served per preflight trigger in "webhook" blocks, by "VERB group/resource" (the trigger itself, the webhook's lookups). */
+  apiRequestsPerPreflightTrigger: Record<string, number>;
   updatePlan: Record<AdmissionState, Percentiles>;
   /** Blocks whose webhook request count did not match the state (their samples are dropped). */
   discardedBlocks: number;
   /** Webhook calls beyond one per write in kept "webhook" blocks: the API server admitting a write again after an internal conflict. */
   repeatedWebhookCalls: number;
   /** Mean time the webhook itself spent per write (its admission duration histogram), in "webhook" blocks. */
-  handlerMeanMs: { trigger: number; updatePlan: number };
+  handlerMeanMs: { trigger: number; preflightTrigger: number; updatePlan: number };
   /** Where the webhook got the OperatorVersion for the triggers of "webhook" blocks. */
   operatorVersionReads: { cache: number; api: number };
 }
@@ -58,6 +72,8 @@ export interface AdmissionBenchResult {
 const POLICY = 'bench-updateplan-distinct-insights';
 /** The plan the triggers name; no controller runs the Instance, so each trigger stays pending and the next (same plan, new id) replaces it. */
 export const TRIGGER_PLAN = 'run3';
+/** The plan the preflight triggers name: one Apply task (fixtures.ts, preflightOperatorVersion). */
+export const PREFLIGHT_PLAN = 'apply';
 const WARMUP_WRITES = 2;
 const ADMISSION = 'admissionregistration.k8s.io/v1';
 
@@ -168,8 +184,8 @@ async function webhookCounts(stack: StackState): Promise<WebhookCounts> {
  * nothing pending but the previous trigger of the same plan), not refused behind the
  * deploy its creation asked for.
  */
-async function markDeployed(o: AdmissionBenchOptions): Promise<void> {
-  const ref = { ...INSTANCES, namespace: o.namespace, name: o.instance };
+async function markDeployed(o: AdmissionBenchOptions, name: string): Promise<void> {
+  const ref = { ...INSTANCES, namespace: o.namespace, name };
   const instance = (await o.kube.get<Instance>(ref))!;
   await o.kube.request({
     method: 'PATCH',
@@ -191,7 +207,8 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
   if (webhookConfigs.length !== 2) throw new Error(`expected 2 webhook configurations in the manifests, found ${webhookConfigs.length}`);
   const binding = policyBinding(o.namespace);
   await ensurePresent(o.kube, distinctInsightsPolicy());
-  await markDeployed(o);
+  await markDeployed(o, o.instance);
+  await markDeployed(o, o.preflightInstance);
 
   const enter = async (state: AdmissionState) => {
     // Mutating first on the way in, validating first on the way out.
@@ -224,9 +241,19 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
       o.kube.patch({ ...INSTANCES, namespace: o.namespace, name: o.instance }, { spec: { planExecution: { planName: TRIGGER_PLAN, id: `bench-${++seq}`, abort: false } } }, 'merge'),
     );
 
+  const preflightTrigger = () =>
+    timed(() =>
+      o.kube.patch(
+        { ...INSTANCES, namespace: o.namespace, name: o.preflightInstance },
+        { spec: { planExecution: { planName: PREFLIGHT_PLAN, id: `bench-${++seq}`, abort: false } } },
+        'merge',
+      ),
+    );
+
   const samples = {
     instance: { none: [] as number[], webhook: [] as number[], vap: [] as number[] },
     trigger: { none: [] as number[], webhook: [] as number[], vap: [] as number[] },
+    preflight: { none: [] as number[], webhook: [] as number[], vap: [] as number[] },
     updatePlan: { none: [] as number[], webhook: [] as number[], vap: [] as number[] },
   };
   const orders: AdmissionState[][] = [
@@ -237,7 +264,9 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
   let discarded = 0;
   /** Webhook calls beyond one per write in "webhook" blocks (the API server's own retries). */
   let repeatedCalls = 0;
-  const handler = { instanceSeconds: 0, updatePlanSeconds: 0, writes: 0 };
+  const handler = { instanceSeconds: 0, updatePlanSeconds: 0, writes: 0, preflightSeconds: 0, preflightWrites: 0 };
+  let subjectAccessReviews = 0;
+  const preflightRequests: Record<string, number> = {};
   const operatorVersionReads = { cache: 0, api: 0 };
   try {
     for (let b = 0; b < o.blocks; b++) {
@@ -260,7 +289,7 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
         const after = await webhookCounts(o.stack);
         const writes = o.perBlock + WARMUP_WRITES;
         const expected = state === 'webhook' ? writes : 0;
-        // Label patches of the Instance reach no webhook; a trigger carrying its id only the validating one.
+        // Label patches of the Instance reach no webhook; a trigger both (the mutating one stamps who asked).
         const seen = {
           validate: after.validateInstances - before.validateInstances,
           mutate: after.mutateInstances - before.mutateInstances,
@@ -272,10 +301,12 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
         // applies the patch again and admits it again. So a "webhook" block must show at
         // least one call per write (the extra calls are counted), the other states none.
         const matches =
-          seen.mutate === 0 && (state === 'webhook' ? seen.validate >= expected && seen.updatePlans >= expected : seen.validate === 0 && seen.updatePlans === 0);
+          state === 'webhook'
+            ? seen.validate >= expected && seen.mutate >= expected && seen.updatePlans >= expected
+            : seen.validate === 0 && seen.mutate === 0 && seen.updatePlans === 0;
         if (!matches) {
           discarded++;
-          o.log(`  block ${b + 1} "${state}": the webhook saw ${JSON.stringify(seen)}, expected ${state === 'webhook' ? 'at least ' : ''}${expected} validations of each kind and no mutation; block discarded`);
+          o.log(`  block ${b + 1} "${state}": the webhook saw ${JSON.stringify(seen)}, expected ${state === 'webhook' ? 'at least ' : ''}${expected} calls of each kind; block discarded`);
           continue;
         }
         if (state === 'webhook') repeatedCalls += seen.validate - expected + (seen.updatePlans - expected);
@@ -288,6 +319,32 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
           handler.writes += writes;
           operatorVersionReads.cache += after.operatorVersionReads.cache - before.operatorVersionReads.cache;
           operatorVersionReads.api += after.operatorVersionReads.api - before.operatorVersionReads.api;
+        }
+
+        // The preflight triggers, in the same state, counted on their own.
+        const apiBefore = await scrapeApiCounts(o.cluster);
+        const pre: number[] = [];
+        for (let i = 0; i < o.perBlock + WARMUP_WRITES; i++) {
+          const t = await preflightTrigger();
+          if (i >= WARMUP_WRITES) pre.push(t);
+        }
+        const afterPre = await webhookCounts(o.stack);
+        const apiAfter = await scrapeApiCounts(o.cluster);
+        const seenPre = { validate: afterPre.validateInstances - after.validateInstances, mutate: afterPre.mutateInstances - after.mutateInstances };
+        if (state === 'webhook' ? seenPre.validate < writes || seenPre.mutate < writes : seenPre.validate !== 0 || seenPre.mutate !== 0) {
+          discarded++;
+          o.log(`  block ${b + 1} "${state}" (preflight triggers): the webhook saw ${JSON.stringify(seenPre)}, expected ${state === 'webhook' ? 'at least ' : ''}${expected} calls of each kind; block discarded`);
+          continue;
+        }
+        samples.preflight[state].push(...pre);
+        if (state === 'webhook') {
+          repeatedCalls += seenPre.validate - expected;
+          handler.preflightSeconds += afterPre.instanceSeconds - after.instanceSeconds;
+          handler.preflightWrites += writes;
+          for (const [k, v] of Object.entries(apiCountsDelta(apiBefore, apiAfter).requests)) {
+            preflightRequests[k] = (preflightRequests[k] ?? 0) + v;
+            if (k.endsWith(' authorization.k8s.io/subjectaccessreviews')) subjectAccessReviews += v;
+          }
         }
       }
       o.log(`  block ${b + 1}/${o.blocks} done (${(b + 1) * o.perBlock} timed writes of each kind per state)`);
@@ -302,11 +359,20 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
   return {
     instance: { none: pct(samples.instance.none), webhook: pct(samples.instance.webhook) },
     trigger: { none: pct(samples.trigger.none), webhook: pct(samples.trigger.webhook) },
+    preflightTrigger: { none: pct(samples.preflight.none), webhook: pct(samples.preflight.webhook) },
+    subjectAccessReviewsPerPreflightTrigger: handler.preflightWrites === 0 ? NaN : subjectAccessReviews / handler.preflightWrites,
+    apiRequestsPerPreflightTrigger: Object.fromEntries(
+      Object.entries(preflightRequests)
+        .filter(([k]) => !k.endsWith(' coordination.k8s.io/leases') && !k.startsWith('WATCH '))
+        .map(([k, v]): [string, number] => [k, Math.round((v / Math.max(1, handler.preflightWrites)) * 1000) / 1000])
+        .filter(([, v]) => v >= 0.01),
+    ),
     updatePlan: { none: pct(samples.updatePlan.none), webhook: pct(samples.updatePlan.webhook), vap: pct(samples.updatePlan.vap) },
     discardedBlocks: discarded,
     repeatedWebhookCalls: repeatedCalls,
     handlerMeanMs: {
       trigger: (handler.instanceSeconds * 1000) / handler.writes,
+      preflightTrigger: (handler.preflightSeconds * 1000) / handler.preflightWrites,
       updatePlan: (handler.updatePlanSeconds * 1000) / handler.writes,
     },
     operatorVersionReads,

@@ -230,13 +230,16 @@ export async function createInstances(o: {
   count: number;
   concurrency: number;
   labels: Record<string, string>;
+  /** Changes each Instance before it is created (e.g. adds schedules). */
+  shape?: (i: Instance) => Instance;
   log: (s: string) => void;
 }): Promise<number> {
   const started = performance.now();
   const from = o.from ?? 0;
+  const shape = o.shape ?? ((i: Instance) => i);
   let created = 0;
   await pool(o.count, o.concurrency, async (i) => {
-    await createWithRetry(o.kube, smallInstance(`${o.prefix}-${String(from + i).padStart(5, '0')}`, o.namespace, o.ov, o.labels));
+    await createWithRetry(o.kube, shape(smallInstance(`${o.prefix}-${String(from + i).padStart(5, '0')}`, o.namespace, o.ov, o.labels)));
     if (++created % 1000 === 0) o.log(`    ${created}/${o.count} created (${((performance.now() - started) / 1000).toFixed(0)} s)`);
   });
   return (performance.now() - started) / 1000;
@@ -245,6 +248,7 @@ export async function createInstances(o: {
 /**
  * Creates `count` Instances the leading controller runs (deploy: 3 Dummy steps) and waits
  * until every one reports deploy COMPLETE, following a watch opened before the first create.
+ * Their names are `<run>-NNNNN`, their label `BENCH_LABEL=<run>` (default `thousand`).
  */
 export async function benchThousand(o: {
   kube: KubeClient;
@@ -253,10 +257,13 @@ export async function benchThousand(o: {
   count: number;
   concurrency: number;
   timeoutSeconds: number;
+  run?: string;
+  shape?: (i: Instance) => Instance;
   log: (s: string) => void;
 }): Promise<{ seconds: number; createSeconds: number }> {
   const { kube, namespace: ns } = o;
-  const selector = `${BENCH_LABEL}=thousand`;
+  const run = o.run ?? 'thousand';
+  const selector = `${BENCH_LABEL}=${run}`;
   const list = await kube.request<KubeList<Instance>>({ method: 'GET', path: instancesPath(ns), query: { labelSelector: selector, limit: 1 } });
   const complete = new Set<string>();
   const started = performance.now();
@@ -303,7 +310,7 @@ export async function benchThousand(o: {
   });
   // Handled where it is awaited; this only keeps an early failure from counting as unhandled.
   allDone.catch(() => undefined);
-  const createSeconds = await createInstances({ ...o, prefix: 'thousand', labels: { [BENCH_LABEL]: 'thousand' } });
+  const createSeconds = await createInstances({ ...o, prefix: run, labels: { [BENCH_LABEL]: run } });
   o.log(`    ${o.count} created in ${createSeconds.toFixed(1)} s; ${complete.size} COMPLETE so far`);
   await allDone;
   return { seconds: (finishedAt - started) / 1000, createSeconds };

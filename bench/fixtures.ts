@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { API_VERSION, type Instance, type InstanceStatus, type OperatorVersion, type PlanStatus } from '../shared/api/schema.ts';
+import type { KubeResource } from '../shared/kube/client.ts';
 import { PROJECT_ROOT } from '../test/controlplane/build.ts';
 
 export const BENCH_NAMESPACE = 'bench';
@@ -254,4 +255,57 @@ export function smallInstance(name: string, namespace: string, ov: string, label
     metadata: { name, namespace, labels },
     spec: { operatorVersion: { name: ov }, parameters: { SIZE: 'small' } },
   };
+}
+
+/** The ServiceAccount plans run as when the Instance names none (the controller's and webhook's default). */
+export const PLANS_SERVICE_ACCOUNT = 'planwarden-plans';
+
+/**
+ * A blueprint whose manual plan `apply` applies one ConfigMap (an Apply task), so that a
+ * trigger of it goes through the webhook's preflight: the template rendered with the run's
+ * values, the object checked, and the plan's ServiceAccount asked (SubjectAccessReviews)
+ * for what an Apply needs. Its deploy is one Dummy step.
+ */
+export function preflightOperatorVersion(name: string, namespace: string): OperatorVersion {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'OperatorVersion',
+    metadata: { name, namespace },
+    spec: {
+      version: '1.0.0',
+      parameters: [{ name: 'SIZE', default: 'small', trigger: 'deploy' }],
+      templates: {
+        'settings.yaml': ['apiVersion: v1', 'kind: ConfigMap', 'metadata:', '  name: "{{ .Name }}-settings"', 'data:', '  size: "{{ .Params.SIZE }}"', ''].join('\n'),
+      },
+      tasks: [
+        { name: 'noop', kind: 'Dummy', spec: { done: true, durationSeconds: 0 } },
+        { name: 'settings', kind: 'Apply', spec: { resources: ['settings.yaml'] } },
+      ],
+      plans: {
+        deploy: { strategy: 'serial', phases: [{ name: 'main', strategy: 'serial', steps: [{ name: 'noop', tasks: ['noop'] }] }] },
+        apply: { strategy: 'serial', phases: [{ name: 'main', strategy: 'serial', steps: [{ name: 'settings', tasks: ['settings'] }] }] },
+        cleanup: { phases: [{ name: 'main', steps: [{ name: 'noop', tasks: ['noop'] }] }] },
+      },
+    },
+  };
+}
+
+/** The plans' ServiceAccount of `namespace` with exactly the rights preflightOperatorVersion's Apply needs (server-side apply of a ConfigMap). */
+export function plansServiceAccountRbac(namespace: string): KubeResource[] {
+  return [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: PLANS_SERVICE_ACCOUNT, namespace } },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: 'bench-plans', namespace },
+      rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create', 'patch'] }],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'bench-plans', namespace },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'bench-plans' },
+      subjects: [{ kind: 'ServiceAccount', name: PLANS_SERVICE_ACCOUNT, namespace }],
+    },
+  ];
 }

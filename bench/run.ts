@@ -1,12 +1,18 @@
-// `npm run bench`: measures the webhook, admission on the real control plane and the
-// controller, prints a table and writes bench/results.json. Every figure that depends on how
+// `npm run bench`: measures the webhook, admission on the real control plane, the
+// controller and planwarden at scale (bench/scale.ts), prints a table and writes bench/results.json. Every figure that depends on how
 // fast this machine is comes with a baseline measured in the same run, on the same machine,
 // interleaved with it where that is possible — the ratio is the number to compare across
 // machines and runs. Progress goes to stderr, the table to stdout. See bench/README.md.
 //
-// Flags: --only=webhook|cluster   run one half (the other half's keys are null, with a note)
+// Flags: --only=PART[,PART…]     run only these: webhook, cluster (= all of the following),
+//                                 admission, controller, ten-thousand, schedule-burst
+//                                 (keys of parts not run are null, with a note)
 //        --quick                  small counts, for trying the harness out (not for numbers)
+//        --thousand=N             Instances of the controller's create → COMPLETE figure (default 1000)
 //        --rss-instances=N        Instances in the cache for the memory figure (default 10000)
+//        --ten-thousand=N         Instances of the ten-thousand figure (default 10000)
+//        --burst-instances=N      Instances whose schedules tick together (default 10000)
+//        --burst-seconds-per-instance=S  time to allow per Instance for their deploys before the tick
 //        --keep                   leave the bench control plane running at the end
 import { writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
@@ -19,7 +25,8 @@ import { API_VERSION } from '../shared/api/schema.ts';
 import { PROJECT_ROOT } from '../test/controlplane/build.ts';
 import { down, up } from '../test/controlplane/cluster.ts';
 import { startStack, stopStack } from '../test/controlplane/stack.ts';
-import { benchAdmission, TRIGGER_PLAN, type AdmissionBenchResult } from './admission.ts';
+import { benchAdmission, PREFLIGHT_PLAN, TRIGGER_PLAN, type AdmissionBenchResult } from './admission.ts';
+import { apiCostTable, apiCountsDelta, renderApiCostTable, scrapeApiCounts, type ApiCostTable } from './apiRequests.ts';
 import { transpileGraph } from './compile.ts';
 import {
   apiRequestCounts,
@@ -34,8 +41,10 @@ import {
   type Controller,
   type TriggerResult,
 } from './controller.ts';
-import { BENCH_NAMESPACE, threeStepOperatorVersion } from './fixtures.ts';
-import { cpuSeconds, createWithRetry, INSTANCES, pool, serviceAccountKubeconfig } from './kube.ts';
+import { describeCpu, measureCpu, webhookMetrics, type ClusterContext, type CpuSplit, type Figure, type FigureOutput } from './figure.ts';
+import { BENCH_NAMESPACE, plansServiceAccountRbac, preflightOperatorVersion, threeStepOperatorVersion } from './fixtures.ts';
+import { createWithRetry, INSTANCES, pool, serviceAccountKubeconfig } from './kube.ts';
+import { scheduleBurstFigure, tenThousandFigure } from './scale.ts';
 import { stopAllChildren } from './procs.ts';
 import { median, quantile, renderTable, round, sleep, type Row } from './stats.ts';
 import { benchWebhook, type Pairing, type WebhookBenchResult } from './webhook.ts';
@@ -51,25 +60,48 @@ const { values: flags } = parseArgs({
   options: {
     only: { type: 'string' },
     quick: { type: 'boolean' },
+    thousand: { type: 'string' },
     'rss-instances': { type: 'string' },
+    'ten-thousand': { type: 'string' },
+    'burst-instances': { type: 'string' },
+    'burst-seconds-per-instance': { type: 'string' },
     keep: { type: 'boolean' },
   },
 });
-if (flags.only !== undefined && flags.only !== 'webhook' && flags.only !== 'cluster') {
-  console.error('--only must be "webhook" or "cluster"');
-  process.exit(2);
+const CLUSTER_PARTS = ['admission', 'controller', 'ten-thousand', 'schedule-burst'];
+const selected = new Set((flags.only ?? 'webhook,cluster').split(',').flatMap((p) => (p === 'cluster' ? CLUSTER_PARTS : [p])));
+for (const part of selected) {
+  if (part !== 'webhook' && !CLUSTER_PARTS.includes(part)) {
+    console.error(`--only: unknown part "${part}"; parts: webhook, cluster, ${CLUSTER_PARTS.join(', ')}`);
+    process.exit(2);
+  }
+}
+/** A positive number given as --<name>, else `fallback`. */
+function positive(name: string, fallback: number): number {
+  const v = flags[name as keyof typeof flags];
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) {
+    console.error(`--${name} must be a positive number, got "${String(v)}"`);
+    process.exit(2);
+  }
+  return n;
 }
 const quick = flags.quick === true;
 const settings = {
   webhook: { connections: 16, seconds: quick ? 3 : 8, warmupSeconds: quick ? 1 : 3, rounds: quick ? 1 : 3, logLevel: 'info' },
   admission: { blocks: quick ? 1 : 6, perBlock: quick ? 20 : 50 },
   triggerReps: quick ? 5 : 20,
-  thousand: quick ? 200 : 1000,
+  thousand: positive('thousand', quick ? 200 : 1000),
   createConcurrency: 20,
   idleSeconds: quick ? 20 : 60,
   settleSeconds: quick ? 10 : 20,
   memorySampleSeconds: quick ? 5 : 10,
-  rssInstances: Number(flags['rss-instances'] ?? (quick ? 2000 : 10_000)),
+  rssInstances: positive('rss-instances', quick ? 2000 : 10_000),
+  tenThousand: positive('ten-thousand', quick ? 500 : 10_000),
+  burstInstances: positive('burst-instances', quick ? 500 : 10_000),
+  burstSecondsPerInstance: flags['burst-seconds-per-instance'] === undefined ? undefined : positive('burst-seconds-per-instance', 0),
+  quietSeconds: 60,
 };
 
 const startedAt = performance.now();
@@ -110,21 +142,23 @@ async function webhookHalf(): Promise<WebhookBenchResult> {
 
 // --- the cluster half ---
 
-/** CPU seconds each process used during a phase, and the phase's wall-clock seconds. */
-type CpuSplit = Record<'wallSeconds' | 'apiserver' | 'etcd' | 'webhook' | 'controller' | 'bench', number>;
-
-interface ClusterResults {
-  admission: AdmissionBenchResult;
+interface ControllerResults {
   trigger: TriggerResult;
-  thousand: { seconds: number; createSeconds: number; baselineCreateSeconds: number; cpu: CpuSplit; baselineCpu: CpuSplit };
+  thousand: { seconds: number; createSeconds: number; baselineCreateSeconds: number; cpu: CpuSplit; baselineCpu: CpuSplit; apiRequests: ApiCostTable };
   idle: { seconds: number; byRequest: Record<string, number> };
   leaderAfterThousand: { rssMiB: number; heapUsedMiB: number };
   memIdle: { rssMiB: number; heapUsedMiB: number };
   memFull: { rssMiB: number; heapUsedMiB: number; instances: number };
 }
 
-async function clusterHalf(): Promise<ClusterResults> {
-  // A bench control plane of its own, always fresh.
+interface ClusterResults {
+  admission?: AdmissionBenchResult;
+  controller?: ControllerResults;
+  figures: FigureOutput[];
+}
+
+/** A bench control plane of its own, always fresh, with planwarden's stack (no controller) and the bench namespace. */
+async function setUpCluster(): Promise<ClusterContext> {
   await stopStack({ dir: STACK_DIR, log });
   await down({ dir: CLUSTER_DIR, log });
   log('control plane: starting (etcd, kube-apiserver, controller-manager, scheduler, kwok)');
@@ -136,36 +170,62 @@ async function clusterHalf(): Promise<ClusterResults> {
   const stack = await startStack({ kubeconfig: state.kubeconfig, dir: STACK_DIR, controller: false, webhookEntry, log });
   const kube: KubeClient = createKubeClient({ kubeConfig: loadKubeConfig(state.kubeconfig), userAgent: 'planwarden-bench' });
   const ns = BENCH_NAMESPACE;
-
   await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
   const ov = threeStepOperatorVersion('steps3-1.0.0', ns);
   await createWithRetry(kube, ov);
+  // Controllers: real processes, authenticated as planwarden's ServiceAccount.
+  await serviceAccountKubeconfig(kube, state.kubeconfig, SYSTEM_NAMESPACE, 'planwarden-controller', join(STACK_DIR, 'controller.kubeconfig'));
+  return {
+    kube,
+    cluster: state,
+    stack,
+    namespace: ns,
+    ov: ov.metadata.name!,
+    controllerEntry: transpileGraph('controller/main.ts', join(WORK_DIR, 'dist')),
+    stackDir: STACK_DIR,
+    concurrency: settings.createConcurrency,
+    log,
+  };
+}
+
+async function admissionPart(ctx: ClusterContext): Promise<AdmissionBenchResult> {
+  const { kube, namespace: ns } = ctx;
   const overheadInstance: Instance = {
     apiVersion: API_VERSION,
     kind: 'Instance',
     metadata: { name: 'overhead', namespace: ns, labels: { 'planwarden.dev/test-controller': 'none', [BENCH_LABEL]: 'none' } },
-    spec: { operatorVersion: { name: ov.metadata.name! } },
+    spec: { operatorVersion: { name: ctx.ov } },
   };
   await createWithRetry(kube, overheadInstance);
+  // The preflight's Instance: its plan applies a ConfigMap as the plans' ServiceAccount, which has exactly the rights for it.
+  for (const o of plansServiceAccountRbac(ns)) await createWithRetry(kube, o);
+  const preflightOv = preflightOperatorVersion('preflight-1.0.0', ns);
+  await createWithRetry(kube, preflightOv);
+  await createWithRetry(kube, { ...overheadInstance, metadata: { ...overheadInstance.metadata, name: 'preflight' }, spec: { operatorVersion: { name: preflightOv.metadata.name! } } });
   const plan: UpdatePlan = { apiVersion: API_VERSION, kind: 'UpdatePlan', metadata: { name: 'to-2-0-0', namespace: ns }, spec: { targetRelease: 'steps3-2.0.0' } };
   await createWithRetry(kube, plan);
 
-  log(`admission: ${settings.admission.blocks} blocks × ${settings.admission.perBlock} sequential writes of each kind (Instance label, Instance trigger, UpdatePlan label) per state (none / webhook / vap), interleaved`);
-  const admission = await benchAdmission({
+  log(
+    `admission: ${settings.admission.blocks} blocks × ${settings.admission.perBlock} sequential writes of each kind (Instance label, Instance trigger, UpdatePlan label; then triggers through the preflight) per state (none / webhook / vap), interleaved`,
+  );
+  return benchAdmission({
     kube,
-    kubeconfig: state.kubeconfig,
-    stack,
+    kubeconfig: ctx.cluster.kubeconfig,
+    cluster: ctx.cluster,
+    stack: ctx.stack,
     namespace: ns,
     instance: 'overhead',
+    preflightInstance: 'preflight',
     updatePlan: plan.metadata.name!,
     ...settings.admission,
     log,
   });
+}
 
-  // Controllers: real processes, authenticated as planwarden's ServiceAccount.
-  await serviceAccountKubeconfig(kube, state.kubeconfig, SYSTEM_NAMESPACE, 'planwarden-controller', join(STACK_DIR, 'controller.kubeconfig'));
+async function controllerPart(ctx: ClusterContext): Promise<ControllerResults> {
+  const { kube, namespace: ns } = ctx;
+  const entry = ctx.controllerEntry;
   await holdLease(kube, 'bench-rss');
-  const entry = transpileGraph('controller/main.ts', join(WORK_DIR, 'dist'));
   log('controllers: a leader for the runs, and a standby replica (Lease held elsewhere) for the memory baseline');
   const runner = await startController({
     entry,
@@ -180,52 +240,44 @@ async function clusterHalf(): Promise<ClusterResults> {
   memIdlePromise.catch(() => undefined); // awaited below
 
   log(`controller: trigger → COMPLETE of a 3-step Dummy plan, ${settings.triggerReps} repetitions (+1 warm-up)`);
-  const trigger = await benchTrigger({ kube, namespace: ns, ov: ov.metadata.name!, reps: settings.triggerReps, log });
+  const trigger = await benchTrigger({ kube, namespace: ns, ov: ctx.ov, reps: settings.triggerReps, log });
   const memIdle = await memIdlePromise;
   await idleReplica.stop();
   log(`  standby controller with 0 Instances: RSS ${memIdle.rssMiB.toFixed(1)} MiB`);
 
   // Which process is the limit: CPU seconds of each during the baseline and the 1,000 runs.
-  const pids = { apiserver: state.pids['kube-apiserver'], etcd: state.pids.etcd, webhook: stack.pids.webhook, controller: runner.pid, bench: process.pid };
-  const cpuNow = () => Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)])) as Omit<CpuSplit, 'wallSeconds'>;
-  const cpuSince = (before: Omit<CpuSplit, 'wallSeconds'>, startedMs: number): CpuSplit => {
-    const after = cpuNow();
-    const split = { wallSeconds: (performance.now() - startedMs) / 1000 } as CpuSplit;
-    for (const k of Object.keys(pids) as (keyof typeof pids)[]) split[k] = Math.round((after[k] - before[k]) * 100) / 100;
-    return split;
-  };
-  const describeCpu = (c: CpuSplit) =>
-    `CPU s over ${c.wallSeconds.toFixed(1)} s: apiserver ${c.apiserver}, etcd ${c.etcd}, webhook ${c.webhook}, controller ${c.controller}, bench client ${c.bench}`;
-
   log(`controller: baseline — ${settings.thousand} Instances created (${settings.createConcurrency} in flight) that no controller runs`);
-  let cpuBefore = cpuNow();
-  let cpuStarted = performance.now();
+  let stopCpu = measureCpu(ctx, runner.pid);
   const baselineCreateSeconds = await createInstances({
     kube,
     namespace: ns,
-    ov: ov.metadata.name!,
+    ov: ctx.ov,
     prefix: 'rss',
     count: settings.thousand,
     concurrency: settings.createConcurrency,
     labels: { [BENCH_LABEL]: 'rss' },
     log,
   });
-  const baselineCpu = cpuSince(cpuBefore, cpuStarted);
+  const baselineCpu = stopCpu();
   log(`  created in ${baselineCreateSeconds.toFixed(1)} s; ${describeCpu(baselineCpu)}`);
   log(`controller: ${settings.thousand} Instances created at once → all deploy COMPLETE`);
-  cpuBefore = cpuNow();
-  cpuStarted = performance.now();
+  const apiBefore = await scrapeApiCounts(ctx.cluster, () => webhookMetrics(ctx.stack));
+  stopCpu = measureCpu(ctx, runner.pid);
   const thousand = await benchThousand({
     kube,
     namespace: ns,
-    ov: ov.metadata.name!,
+    ov: ctx.ov,
     count: settings.thousand,
     concurrency: settings.createConcurrency,
     timeoutSeconds: 900,
     log,
   });
-  const thousandCpu = cpuSince(cpuBefore, cpuStarted);
+  const thousandCpu = stopCpu();
+  ctx.secondsPerInstance = thousand.seconds / settings.thousand;
   log(`  all COMPLETE after ${thousand.seconds.toFixed(1)} s; ${describeCpu(thousandCpu)}`);
+  // Events of the last runs may follow their COMPLETE status by a moment.
+  await sleep(2000);
+  const apiRequests = apiCostTable(apiCountsDelta(apiBefore, await scrapeApiCounts(ctx.cluster, () => webhookMetrics(ctx.stack))), settings.thousand, 'Instance', thousand.seconds + 2);
 
   log(`controller: idle — ${settings.settleSeconds} s to settle, then API requests counted over ${settings.idleSeconds} s`);
   await sleep(settings.settleSeconds * 1000);
@@ -242,7 +294,7 @@ async function clusterHalf(): Promise<ClusterResults> {
   const restSeconds = await createInstances({
     kube,
     namespace: ns,
-    ov: ov.metadata.name!,
+    ov: ctx.ov,
     prefix: 'rss',
     from: settings.thousand,
     count: Math.max(0, rest),
@@ -276,14 +328,46 @@ async function clusterHalf(): Promise<ClusterResults> {
   log(`  standby controller with ${settings.rssInstances} Instances cached: RSS ${memFull.rssMiB.toFixed(1)} MiB`);
 
   return {
-    admission,
     trigger,
-    thousand: { ...thousand, baselineCreateSeconds, cpu: thousandCpu, baselineCpu },
+    thousand: { ...thousand, baselineCreateSeconds, cpu: thousandCpu, baselineCpu, apiRequests },
     idle: { seconds: settings.idleSeconds, byRequest },
     leaderAfterThousand,
     memIdle,
     memFull,
   };
+}
+
+/** The figures after admission and the controller's, in order; a new one is one more entry. */
+const burstTiming = { quietSeconds: settings.quietSeconds, secondsPerInstance: settings.burstSecondsPerInstance };
+const SCALE_FIGURES: Figure[] = [
+  tenThousandFigure({
+    count: settings.tenThousand,
+    settleSeconds: settings.settleSeconds,
+    memorySampleSeconds: settings.memorySampleSeconds,
+    // The burst ticks on the ten-thousand's Instances when both run at the same count.
+    ...(selected.has('schedule-burst') && settings.burstInstances === settings.tenThousand ? { burst: burstTiming } : {}),
+  }),
+  scheduleBurstFigure({ count: settings.burstInstances, ...burstTiming, timeoutSeconds: 900 }),
+];
+
+async function clusterHalf(selected: ReadonlySet<string>): Promise<ClusterResults> {
+  const ctx = await setUpCluster();
+  const out: ClusterResults = { figures: [] };
+  if (selected.has('admission')) out.admission = await admissionPart(ctx);
+  if (selected.has('controller')) out.controller = await controllerPart(ctx);
+  for (const figure of SCALE_FIGURES) {
+    if (!selected.has(figure.name)) continue;
+    // A scale figure that cannot be measured (e.g. its tick came too early) says so and the rest still run.
+    try {
+      out.figures.push(await figure.run(ctx));
+    } catch (e) {
+      if (interrupted) throw e;
+      const message = e instanceof Error ? e.message : String(e);
+      log(`${figure.name}: not measured: ${message}`);
+      notes.push(`${figure.name}: not measured in this run: ${message}`);
+    }
+  }
+  return out;
 }
 
 // --- results ---
@@ -301,34 +385,35 @@ function ratio(a: number | null, b: number | null): number | null {
 
 async function main(): Promise<void> {
   const loadStart = loadavg();
-  const runWebhook = flags.only !== 'cluster';
-  const runCluster = flags.only !== 'webhook';
+  const runWebhook = selected.has('webhook');
+  const runCluster = CLUSTER_PARTS.some((p) => selected.has(p));
   if (quick) notes.push('--quick: small counts and short runs; the figures only show that the harness works');
 
   let wh: WebhookBenchResult | undefined;
   let cl: ClusterResults | undefined;
   try {
     if (runWebhook) wh = await webhookHalf();
-    else notes.push('webhook.*: not measured in this run (--only=cluster)');
-    if (runCluster) cl = await clusterHalf();
-    else notes.push('apiserver.*, vap.*, controller.*: not measured in this run (--only=webhook)');
+    if (runCluster) cl = await clusterHalf(selected);
+    const skipped = ['webhook', ...CLUSTER_PARTS].filter((p) => !selected.has(p));
+    if (skipped.length) notes.push(`not measured in this run (--only=${flags.only ?? ''}): ${skipped.join(', ')} (their keys are null or absent)`);
   } finally {
     await cleanup();
   }
 
   const r = (v: number | undefined, d = 2) => (v === undefined ? null : round(v, d));
   const adm = cl?.admission;
+  const ctl = cl?.controller;
   const over = (a?: number, b?: number) => (a === undefined || b === undefined ? null : round(a - b, 2));
   const idleCount = (keep: (method: string, resource: string) => boolean) =>
-    cl
-      ? Object.entries(cl.idle.byRequest)
+    ctl
+      ? Object.entries(ctl.idle.byRequest)
           .filter(([key]) => keep(key.split(' ')[0]!, key.split(' ')[1] ?? ''))
           .reduce((s, [, v]) => s + v, 0)
       : undefined;
   const idleNonWatch = idleCount((m) => m !== 'WATCH');
   const idleLease = idleCount((m, res) => m !== 'WATCH' && res === 'leases');
-  const perMinute = (n: number | undefined) => (n === undefined || !cl ? null : round((n * 60) / cl.idle.seconds, 1));
-  const trig = cl?.trigger;
+  const perMinute = (n: number | undefined) => (n === undefined || !ctl ? null : round((n * 60) / ctl.idle.seconds, 1));
+  const trig = ctl?.trigger;
 
   const results = {
     machine: {
@@ -370,6 +455,16 @@ async function main(): Promise<void> {
       triggerOverheadP99Ms: over(adm?.trigger.webhook.p99Ms, adm?.trigger.none.p99Ms),
       triggerWithWebhooks: adm ? { p50Ms: r(adm.trigger.webhook.p50Ms), p99Ms: r(adm.trigger.webhook.p99Ms), n: adm.trigger.webhook.n } : null,
       triggerWithoutWebhooks: adm ? { p50Ms: r(adm.trigger.none.p50Ms), p99Ms: r(adm.trigger.none.p99Ms), n: adm.trigger.none.n } : null,
+      preflightTriggerOverheadP50Ms: over(adm?.preflightTrigger.webhook.p50Ms, adm?.preflightTrigger.none.p50Ms),
+      preflightTriggerOverheadP99Ms: over(adm?.preflightTrigger.webhook.p99Ms, adm?.preflightTrigger.none.p99Ms),
+      preflightTriggerRatioP50: ratio(adm ? adm.preflightTrigger.webhook.p50Ms : null, adm ? adm.preflightTrigger.none.p50Ms : null),
+      preflightTriggerRatioP99: ratio(adm ? adm.preflightTrigger.webhook.p99Ms : null, adm ? adm.preflightTrigger.none.p99Ms : null),
+      preflightTriggerGoalRatios: { p50: 1.3, p99: 1.5 },
+      preflightTriggerWithWebhooks: adm ? { p50Ms: r(adm.preflightTrigger.webhook.p50Ms), p99Ms: r(adm.preflightTrigger.webhook.p99Ms), n: adm.preflightTrigger.webhook.n } : null,
+      preflightTriggerWithoutWebhooks: adm ? { p50Ms: r(adm.preflightTrigger.none.p50Ms), p99Ms: r(adm.preflightTrigger.none.p99Ms), n: adm.preflightTrigger.none.n } : null,
+      preflightWebhookHandlerMeanMs: r(adm?.handlerMeanMs.preflightTrigger),
+      subjectAccessReviewsPerPreflightTrigger: r(adm?.subjectAccessReviewsPerPreflightTrigger, 3),
+      apiRequestsPerPreflightTrigger: adm?.apiRequestsPerPreflightTrigger ?? null,
       webhookHandlerMeanMs: r(adm?.handlerMeanMs.trigger),
       operatorVersionReads: adm?.operatorVersionReads ?? null,
       discardedBlocks: adm?.discardedBlocks ?? null,
@@ -393,25 +488,27 @@ async function main(): Promise<void> {
       writeObserveP50Ms: trig ? r(median(trig.writeObserveMs), 1) : null,
       twoWritesP50Ms: trig ? r(median(trig.twoWritesMs), 1) : null,
       triggerRepetitions: trig?.triggerToCompleteMs.length ?? null,
-      thousandInstancesSeconds: r(cl?.thousand.seconds, 1),
-      thousandCreateSeconds: r(cl?.thousand.createSeconds, 1),
-      thousandBaselineCreateSeconds: r(cl?.thousand.baselineCreateSeconds, 1),
-      thousandCpuSeconds: cl?.thousand.cpu ?? null,
-      thousandBaselineCpuSeconds: cl?.thousand.baselineCpu ?? null,
-      thousandInstances: cl ? settings.thousand : null,
-      rssMiB10k: r(cl?.memFull.rssMiB, 1),
-      rssMiBIdle: r(cl?.memIdle.rssMiB, 1),
-      rssInstances: cl?.memFull.instances ?? null,
-      heapUsedMiB10k: r(cl?.memFull.heapUsedMiB, 1),
-      heapUsedMiBIdle: r(cl?.memIdle.heapUsedMiB, 1),
-      rssMiBLeaderAfterThousand: r(cl?.leaderAfterThousand.rssMiB, 1),
+      thousandInstancesSeconds: r(ctl?.thousand.seconds, 1),
+      thousandCreateSeconds: r(ctl?.thousand.createSeconds, 1),
+      thousandBaselineCreateSeconds: r(ctl?.thousand.baselineCreateSeconds, 1),
+      thousandCpuSeconds: ctl?.thousand.cpu ?? null,
+      thousandBaselineCpuSeconds: ctl?.thousand.baselineCpu ?? null,
+      thousandInstances: ctl ? settings.thousand : null,
+      thousandApiRequests: ctl?.thousand.apiRequests ?? null,
+      rssMiB10k: r(ctl?.memFull.rssMiB, 1),
+      rssMiBIdle: r(ctl?.memIdle.rssMiB, 1),
+      rssInstances: ctl?.memFull.instances ?? null,
+      heapUsedMiB10k: r(ctl?.memFull.heapUsedMiB, 1),
+      heapUsedMiBIdle: r(ctl?.memIdle.heapUsedMiB, 1),
+      rssMiBLeaderAfterThousand: r(ctl?.leaderAfterThousand.rssMiB, 1),
       idleRequestsPerMinute: perMinute(idleNonWatch),
       idleLeaseRequestsPerMinute: perMinute(idleLease),
       idleOtherRequestsPerMinute: perMinute(idleNonWatch === undefined || idleLease === undefined ? undefined : idleNonWatch - idleLease),
       idleWatchRequestsPerMinute: perMinute(idleCount((m) => m === 'WATCH')),
-      idleRequests: cl?.idle.byRequest ?? null,
-      idleWindowSeconds: cl?.idle.seconds ?? null,
+      idleRequests: ctl?.idle.byRequest ?? null,
+      idleWindowSeconds: ctl?.idle.seconds ?? null,
     },
+    ...Object.fromEntries((cl?.figures ?? []).map((f) => [f.key, f.results])),
     notes,
     durationSeconds: round((performance.now() - startedAt) / 1000, 0),
   };
@@ -425,18 +522,25 @@ async function main(): Promise<void> {
       `webhook.cluster*: node:cluster with ${wh.workers} workers (os.availableParallelism()), against a bare server in the same mode; on ${wh.workers} cores the load generator competes with the workers for CPU`,
     );
   }
-  if (cl) {
+  if (adm) {
     notes.push(
       `apiserver: sequential writes to an Instance no controller runs (its status made to look deployed), timed at the client (JSON client, admin credentials), in turn: a label patch (overhead*, with/withoutWebhooks: the webhooks' matchConditions send it to no webhook) and a manual trigger, a merge patch {planName: ${TRIGGER_PLAN}, id: new each time, abort: false} as kubectl planwarden plan trigger writes it (trigger*: judged by /validate/instances with its OperatorVersion, not sent to /mutate/instances since it carries its id; each stays pending and the next, same plan, replaces it); with = planwarden Mutating+ValidatingWebhookConfigurations registered, without = both deleted; overhead = with − without per percentile`,
       'apiserver.webhookHandlerMeanMs, vap.webhookHandlerMeanMs: mean time per write inside the webhook (its planwarden_admission_duration_seconds; for Instances per trigger, mutate+validate), including the apiserver lookups the handlers make; the rest of the overhead is the apiserver calling the webhook; apiserver.operatorVersionReads: where the triggers\' OperatorVersion came from (cache = the webhook\'s watch-backed cache, api = a GET)',
       'p99 of ~300 sequential writes is about the 3rd-slowest write: differences of a few ms between states are noise on a shared machine, and a small negative overhead means no measurable one',
       'vap: sequential label patches of an UpdatePlan with no admission (baseline), only a ValidatingAdmissionPolicy (no insight accepted twice: the webhook\'s updateplan.duplicate-insight in CEL), or only the webhooks (a label change of an UpdatePlan needs no lookup: the webhook judges it from the request); figures are overheads over the baseline',
+      `apiserver.preflightTrigger*: in each block, after the writes above, the same number of manual triggers (merge patch {planName: ${PREFLIGHT_PLAN}, new id}) of a second Instance whose plan ${PREFLIGHT_PLAN} has one Apply task (a ConfigMap template): /validate/instances renders it with the run's values, checks the object, and asks SubjectAccessReviews (answers cached 10 s per ServiceAccount and rule) whether the plans' ServiceAccount may patch and create it — subjectAccessReviewsPerPreflightTrigger is how many the API server served per such trigger in webhook blocks; webhookHandlerMeanMs.preflight is their mean time inside the webhook`,
+    );
+  }
+  if (ctl) {
+    notes.push(
       'controller.triggerToComplete: manual trigger of a 3-step Dummy plan (durationSeconds 0) written → run COMPLETE seen on a watch; baseline writeObserve = one label patch of an Instance seen on a watch (the Instance webhooks\' matchConditions send a label patch to no webhook); twoWrites = the two writes a trigger is made of, with nothing between them: the same trigger patch on an Instance no controller runs (through /validate/instances), seen on the watch, then the status the controller wrote for that run written there by the bench (through /mutate/instances-status and /validate/instances-status), seen on the watch — what any trigger costs before the controller does anything',
       `controller.thousandInstances: ${settings.thousand} Instances created ${settings.createConcurrency} in flight, until all report deploy (3 Dummy steps) COMPLETE; baseline = creating ${settings.thousand} Instances that no controller runs, same concurrency`,
       `controller.rss*: VmRSS from /proc (median of ${settings.memorySampleSeconds} one-second samples, ${settings.settleSeconds} s after the caches synced) of a standby replica (its Lease held elsewhere): the informer cache of ${settings.rssInstances} Instances without status, no reconciling; every bench controller runs as plain JavaScript (controller/main.ts and its imports transpiled, as in the image), not through tsx; rssMiBLeaderAfterThousand is the leader that ran the ${settings.thousand + 1} Instances, status included; RSS keeps what start-up allocated until the OS takes it back, so two replicas' RSS can differ by more than a cache of 10,000 Instances — heapUsedMiB (V8 heap in use) is the steadier comparison`,
       `controller.idleRequestsPerMinute: planwarden_api_requests_total of the leader over ${settings.idleSeconds} s after ${settings.settleSeconds} s of settling with ${settings.thousand + 1} COMPLETE Instances; WATCH (re)connects excluded and reported as idleWatchRequestsPerMinute; idleLeaseRequestsPerMinute is the part that keeps the leader Lease (one conditional PUT per retry period, 2 s), idleOtherRequestsPerMinute everything else`,
+      `controller.thousandApiRequests: apiserver_request_total and apiserver_admission_webhook_admission_duration_seconds_count of the API server (its /metrics, admin credentials) before the first create and 2 s after the last COMPLETE, divided by ${settings.thousand}; every client of the API server is in these counters: Leases and kwok's node heartbeats are listed apart as background, everything else as it came (what other components did meanwhile shows as small rows)`,
     );
   }
+  for (const f of cl?.figures ?? []) notes.push(...f.notes);
 
   writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
 
@@ -450,11 +554,15 @@ async function main(): Promise<void> {
     { figure: 'apiserver overhead p99 (Instance label)', value: results.apiserver.overheadP99Ms, unit: 'ms', baseline: results.apiserver.withoutWebhooks?.p99Ms ?? null, baselineLabel: 'no webhooks', ratio: ratio(results.apiserver.withWebhooks?.p99Ms ?? null, results.apiserver.withoutWebhooks?.p99Ms ?? null) },
     { figure: 'apiserver overhead p50 (Instance trigger)', value: results.apiserver.triggerOverheadP50Ms, unit: 'ms', baseline: results.apiserver.triggerWithoutWebhooks?.p50Ms ?? null, baselineLabel: 'no webhooks', ratio: ratio(results.apiserver.triggerWithWebhooks?.p50Ms ?? null, results.apiserver.triggerWithoutWebhooks?.p50Ms ?? null) },
     { figure: 'apiserver overhead p99 (Instance trigger)', value: results.apiserver.triggerOverheadP99Ms, unit: 'ms', baseline: results.apiserver.triggerWithoutWebhooks?.p99Ms ?? null, baselineLabel: 'no webhooks', ratio: ratio(results.apiserver.triggerWithWebhooks?.p99Ms ?? null, results.apiserver.triggerWithoutWebhooks?.p99Ms ?? null) },
+    { figure: 'apiserver overhead p50 (trigger, preflight)', value: results.apiserver.preflightTriggerOverheadP50Ms, unit: 'ms', baseline: results.apiserver.preflightTriggerWithoutWebhooks?.p50Ms ?? null, baselineLabel: 'no webhooks', ratio: results.apiserver.preflightTriggerRatioP50 },
+    { figure: 'apiserver overhead p99 (trigger, preflight)', value: results.apiserver.preflightTriggerOverheadP99Ms, unit: 'ms', baseline: results.apiserver.preflightTriggerWithoutWebhooks?.p99Ms ?? null, baselineLabel: 'no webhooks', ratio: results.apiserver.preflightTriggerRatioP99 },
     { figure: 'VAP overhead p50 (UpdatePlan)', value: results.vap.updatePlanPolicyP50Ms, unit: 'ms', baseline: adm ? r(adm.updatePlan.none.p50Ms) : null, baselineLabel: 'no admission', ratio: ratio(adm ? adm.updatePlan.vap.p50Ms : null, adm ? adm.updatePlan.none.p50Ms : null) },
     { figure: 'webhook overhead p50 (UpdatePlan)', value: results.vap.webhookUpdatePlanP50Ms, unit: 'ms', baseline: adm ? r(adm.updatePlan.none.p50Ms) : null, baselineLabel: 'no admission', ratio: ratio(adm ? adm.updatePlan.webhook.p50Ms : null, adm ? adm.updatePlan.none.p50Ms : null) },
     { figure: 'VAP overhead p99 (UpdatePlan)', value: results.vap.updatePlanPolicyP99Ms, unit: 'ms', baseline: adm ? r(adm.updatePlan.none.p99Ms) : null, baselineLabel: 'no admission', ratio: ratio(adm ? adm.updatePlan.vap.p99Ms : null, adm ? adm.updatePlan.none.p99Ms : null) },
     { figure: 'webhook overhead p99 (UpdatePlan)', value: results.vap.webhookUpdatePlanP99Ms, unit: 'ms', baseline: adm ? r(adm.updatePlan.none.p99Ms) : null, baselineLabel: 'no admission', ratio: ratio(adm ? adm.updatePlan.webhook.p99Ms : null, adm ? adm.updatePlan.none.p99Ms : null) },
     { figure: 'in webhook, mean/write (Instance trigger)', value: results.apiserver.webhookHandlerMeanMs, unit: 'ms' },
+    { figure: 'in webhook, mean/write (trigger, preflight)', value: results.apiserver.preflightWebhookHandlerMeanMs, unit: 'ms' },
+    { figure: 'SubjectAccessReviews per preflight trigger', value: results.apiserver.subjectAccessReviewsPerPreflightTrigger, unit: '' },
     { figure: 'in webhook, mean/write (UpdatePlan)', value: results.vap.webhookHandlerMeanMs, unit: 'ms' },
     { figure: 'trigger → COMPLETE p50 (3 steps)', value: results.controller.triggerToCompleteP50Ms, unit: 'ms', baseline: results.controller.writeObserveP50Ms, baselineLabel: 'write → watch', ratio: ratio(results.controller.triggerToCompleteP50Ms, results.controller.writeObserveP50Ms) },
     { figure: '  the same, against its two writes alone', value: results.controller.triggerToCompleteP50Ms, unit: 'ms', baseline: results.controller.twoWritesP50Ms, baselineLabel: 'trigger+status writes', ratio: ratio(results.controller.triggerToCompleteP50Ms, results.controller.twoWritesP50Ms) },
@@ -466,11 +574,16 @@ async function main(): Promise<void> {
     { figure: '  of which leader Lease', value: results.controller.idleLeaseRequestsPerMinute, unit: '/min' },
     { figure: '  of which all else', value: results.controller.idleOtherRequestsPerMinute, unit: '/min' },
     { figure: 'idle WATCH (re)connects/min', value: results.controller.idleWatchRequestsPerMinute, unit: '/min' },
+    ...(cl?.figures ?? []).flatMap((f) => f.rows),
   ];
   console.log(`\nplanwarden bench — ${results.machine.cpus} CPUs (${results.machine.cpuModel}), node ${results.machine.node}, ${results.machine.date}`);
   console.log(`load average at start ${results.machine.loadAverageAtStart.join(' ')}, at end ${results.machine.loadAverageAtEnd.join(' ')}\n`);
-  console.log(renderTable(rows));
+  // With --only, the rows of the parts not run (no value, no baseline) are left out.
+  console.log(renderTable(flags.only === undefined ? rows : rows.filter((row) => row.value !== null || (row.baseline ?? null) !== null)));
   if (results.controller.idleRequests) console.log(`\nidle requests by method and resource over ${settings.idleSeconds} s: ${JSON.stringify(results.controller.idleRequests)}`);
+  if (adm) console.log(`\nAPI server requests per preflight trigger (webhook blocks; Leases, WATCH and under 0.01 left out): ${JSON.stringify(adm.apiRequestsPerPreflightTrigger)}`);
+  if (ctl) console.log(`\n${renderApiCostTable(`API server work per Instance, ${settings.thousand} Instances create → deploy COMPLETE`, ctl.thousand.apiRequests)}`);
+  for (const f of cl?.figures ?? []) for (const t of f.tables) console.log(`\n${t}`);
   console.log(`\nwritten to ${RESULTS_FILE} (${results.durationSeconds} s)`);
 }
 

@@ -125,7 +125,7 @@ interface HttpResult {
   body: string;
 }
 
-type TlsOptions = { ca?: string; cert?: string; key?: string; rejectUnauthorized?: boolean };
+export type TlsOptions = { ca?: string; cert?: string; key?: string; rejectUnauthorized?: boolean };
 
 function get(url: string, tls?: TlsOptions): Promise<HttpResult> {
   return new Promise((resolveGet) => {
@@ -495,7 +495,7 @@ export interface RestartOptions {
 }
 
 /** The admin client credentials of a kubeconfig written by up(). */
-function adminTls(kubeconfig: string): TlsOptions {
+export function adminTls(kubeconfig: string): TlsOptions {
   const config = parseYaml(readFileSync(kubeconfig, 'utf8')) as {
     clusters?: { cluster?: Record<string, string> }[];
     users?: { user?: Record<string, string> }[];
