@@ -159,7 +159,12 @@ export function apiLookups(
       accessBudgetMs: PREFLIGHT_BUDGET_MS,
       checkAccess: options.impersonation ?? true,
       canI: (subject, attributes) => planReviewer.canI(subject, attributes),
-      serviceAccountExists: async (ns, name) => (await kube.get({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: ns, name })) !== undefined,
+      // Asked on every trigger: a ServiceAccount found is believed for as long as an access
+      // answer is (a deleted one is found missing after that); one not found is asked again.
+      serviceAccountExists: rememberYes(
+        async (ns: string, name: string) => (await kube.get({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: ns, name })) !== undefined,
+        PREFLIGHT_ACCESS_TTL_MS,
+      ),
       async resolveKind(apiVersion, kind) {
         try {
           const r = await kube.resourceFor(apiVersion, kind);
@@ -215,5 +220,29 @@ export function apiLookups(
         throw e;
       }
     },
+  };
+}
+
+/**
+ * `ask` with its yes answers kept for `ttlMs` per (namespace, name), at most `maxEntries`
+ * of them (the oldest go first); a no is never kept, so what was just created is found.
+ */
+export function rememberYes(
+  ask: (namespace: string, name: string) => Promise<boolean>,
+  ttlMs: number,
+  { now = Date.now, maxEntries = 4096 }: { now?: () => number; maxEntries?: number } = {},
+): (namespace: string, name: string) => Promise<boolean> {
+  const until = new Map<string, number>();
+  return async (namespace, name) => {
+    const key = `${namespace}/${name}`;
+    const expires = until.get(key);
+    if (expires !== undefined && expires > now()) return true;
+    until.delete(key);
+    const yes = await ask(namespace, name);
+    if (yes) {
+      while (until.size >= maxEntries) until.delete(until.keys().next().value!);
+      until.set(key, now() + ttlMs);
+    }
+    return yes;
   };
 }
