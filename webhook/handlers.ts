@@ -11,7 +11,7 @@ import { createKubeClient } from '../shared/kube/client.ts';
 import { DEFAULT_PLAN_SERVICE_ACCOUNT } from '../shared/api/names.ts';
 import { apiLookups, type Reservation, type WebhookLookups } from './lookups.ts';
 import type { WebhookMetrics } from './metrics.ts';
-import { OperatorVersionCache } from './operatorVersionCache.ts';
+import { OperatorVersionCache, ServiceAccountCache } from './operatorVersionCache.ts';
 import type { Logger } from '../shared/log.ts';
 import type { AdmissionRequest } from './review.ts';
 import { admitInstance, type InstanceAdmissionContext } from './rules/instance.ts';
@@ -353,16 +353,19 @@ function statusContext(req: AdmissionRequest, now: string) {
 }
 
 /** Lookups through the apiserver, OperatorVersions through a cache that starts listing now (not awaited: until it has, reads go to the API). */
-function apiserverLookups(deps: HandlerDeps): { lookups: WebhookLookups; cache: OperatorVersionCache } {
+function apiserverLookups(deps: HandlerDeps): { lookups: WebhookLookups; caches: { stop(): Promise<void> }[] } {
   const kube = createKubeClient({ kubeConfig: deps.kubeConfig, userAgent: 'planwarden-webhook' });
-  const cache = new OperatorVersionCache({ source: kube, logger: deps.logger });
-  cache.start();
+  const operatorVersions = new OperatorVersionCache({ source: kube, logger: deps.logger });
+  const serviceAccounts = new ServiceAccountCache({ source: kube, logger: deps.logger });
+  operatorVersions.start();
+  serviceAccounts.start();
   const namespace = deps.reservationNamespace ?? DEFAULT_RESERVATION_NAMESPACE;
-  return { lookups: apiLookups(kube, namespace, { operatorVersions: cache, metrics: deps.metrics, impersonation: deps.impersonation ?? true }), cache };
+  const lookups = apiLookups(kube, namespace, { operatorVersions, serviceAccounts, metrics: deps.metrics, impersonation: deps.impersonation ?? true });
+  return { lookups, caches: [operatorVersions, serviceAccounts] };
 }
 
 export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
-  const { lookups, cache } = deps.lookups ? { lookups: deps.lookups, cache: undefined } : apiserverLookups(deps);
+  const { lookups, caches } = deps.lookups ? { lookups: deps.lookups, caches: [] } : apiserverLookups(deps);
   const clock = deps.now ?? (() => new Date());
   const now = () => clock().toISOString();
   const routes: WebhookRoutes = {
@@ -409,7 +412,7 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
       handle: async (req) => mutateFleetRollout(fleetContext(req)),
     },
   };
-  return { routes, stop: async () => cache?.stop() };
+  return { routes, stop: async () => void (await Promise.all(caches.map((c) => c.stop()))) };
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

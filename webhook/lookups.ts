@@ -4,7 +4,7 @@
 // first only for writes it may judge from a copy, and which never answers "not found".
 import { classifyApiError, type KubeClient } from '../shared/kube/client.ts';
 import { subjectAccessReviewer, type AccessAnswer, type AccessAttributes, type AccessSubject } from '../shared/kube/access.ts';
-import type { OperatorVersionCache } from './operatorVersionCache.ts';
+import type { OperatorVersionCache, ServiceAccountCache } from './operatorVersionCache.ts';
 import { PREFLIGHT_ACCESS_TTL_MS, PREFLIGHT_BUDGET_MS, type PreflightDeps } from './rules/preflight.ts';
 import type { WebhookMetrics } from './metrics.ts';
 import { GROUP, VERSION, type Instance, type OperatorVersion, type UpdatePlan } from '../shared/api/schema.ts';
@@ -109,6 +109,8 @@ export function apiLookups(
   reservationNamespace: string,
   options: {
     operatorVersions?: OperatorVersionCache;
+    /** Which ServiceAccounts exist (the preflight asks on every trigger). */
+    serviceAccounts?: ServiceAccountCache;
     metrics?: Pick<WebhookMetrics, 'countOperatorVersionRead'>;
     /** How long a SubjectAccessReview may take before its answer is unknown (default ACCESS_REVIEW_TIMEOUT_MS). */
     accessReviewTimeoutMs?: number;
@@ -122,6 +124,10 @@ export function apiLookups(
   // The preflight's questions about a plan's ServiceAccount are a courtesy check, asked on
   // every trigger: answers are reused for a few seconds (docs/admission.md).
   const planReviewer = subjectAccessReviewer(kube, { timeoutMs: PREFLIGHT_BUDGET_MS, cache: { ttlMs: PREFLIGHT_ACCESS_TTL_MS, maxEntries: 4096 } });
+  // A ServiceAccount the watch has is there; one it has not (created a moment ago, or the
+  // cache not live) is looked up.
+  const serviceAccountExists = async (ns: string, name: string) =>
+    options.serviceAccounts?.get(ns, name) !== undefined || (await kube.get({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: ns, name })) !== undefined;
   const namespace = reservationNamespace;
   const get = <T>(ns: string, kind: string, name: string) => kube.get<T>({ apiVersion: `${GROUP}/${VERSION}`, kind, namespace: ns, name });
   const list = async <T>(ns: string, plural: string): Promise<T[]> =>
@@ -153,18 +159,13 @@ export function apiLookups(
         name: n.metadata.name ?? '',
         labels: n.metadata.labels ?? {},
       })),
-    serviceAccountExists: async (ns, name) => (await kube.get({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: ns, name })) !== undefined,
+    serviceAccountExists,
     canI: (subject, attributes) => reviewer.canI(subject, attributes),
     preflight: {
       accessBudgetMs: PREFLIGHT_BUDGET_MS,
       checkAccess: options.impersonation ?? true,
       canI: (subject, attributes) => planReviewer.canI(subject, attributes),
-      // Asked on every trigger: a ServiceAccount found is believed for as long as an access
-      // answer is (a deleted one is found missing after that); one not found is asked again.
-      serviceAccountExists: rememberYes(
-        async (ns: string, name: string) => (await kube.get({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: ns, name })) !== undefined,
-        PREFLIGHT_ACCESS_TTL_MS,
-      ),
+      serviceAccountExists,
       async resolveKind(apiVersion, kind) {
         try {
           const r = await kube.resourceFor(apiVersion, kind);
@@ -223,26 +224,3 @@ export function apiLookups(
   };
 }
 
-/**
- * `ask` with its yes answers kept for `ttlMs` per (namespace, name), at most `maxEntries`
- * of them (the oldest go first); a no is never kept, so what was just created is found.
- */
-export function rememberYes(
-  ask: (namespace: string, name: string) => Promise<boolean>,
-  ttlMs: number,
-  { now = Date.now, maxEntries = 4096 }: { now?: () => number; maxEntries?: number } = {},
-): (namespace: string, name: string) => Promise<boolean> {
-  const until = new Map<string, number>();
-  return async (namespace, name) => {
-    const key = `${namespace}/${name}`;
-    const expires = until.get(key);
-    if (expires !== undefined && expires > now()) return true;
-    until.delete(key);
-    const yes = await ask(namespace, name);
-    if (yes) {
-      while (until.size >= maxEntries) until.delete(until.keys().next().value!);
-      until.set(key, now() + ttlMs);
-    }
-    return yes;
-  };
-}

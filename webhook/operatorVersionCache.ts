@@ -1,6 +1,6 @@
-// The OperatorVersions the Instance webhook judges writes against, kept by a list-watch
-// cache (shared/kube/informer.ts, as the controller keeps its own) instead of one GET per
-// Instance write.
+// The OperatorVersions the Instance webhook judges writes against, and the ServiceAccounts
+// a plan acts as, kept by list-watch caches (shared/kube/informer.ts, as the controller keeps
+// its own) instead of one GET per Instance write. One class, LiveCache, for both.
 //
 // Consistency — what a hit is, and why it is safe to judge with:
 // - A hit is the OperatorVersion as this process's watch last delivered it. It is served
@@ -19,12 +19,13 @@
 //   judges every request again with the same policy (shared/plan/policy.ts) against the
 //   OperatorVersion it sees when it starts the plan, and refuses or holds it with the same
 //   rule id and message on PlanRunning and in an Event — never silently.
-import { KubeApiError, watchEventError, type KubeClient, type KubeStatus, type QueryValue, type WatchEvent, type WatchHandle } from '../shared/kube/client.ts';
+import { KubeApiError, watchEventError, type KubeClient, type KubeObjectLike, type KubeStatus, type QueryValue, type WatchEvent, type WatchHandle } from '../shared/kube/client.ts';
 import { Informer, type RestartBackoff } from '../shared/kube/informer.ts';
 import { errorFields, silentLogger, type Logger } from '../shared/log.ts';
 import { GROUP, VERSION, type OperatorVersion } from '../shared/api/schema.ts';
 
 export const OPERATOR_VERSIONS_PATH = `/apis/${GROUP}/${VERSION}/operatorversions`;
+export const SERVICE_ACCOUNTS_PATH = '/api/v1/serviceaccounts';
 
 /**
  * How long one watch lasts before the server ends it and the informer resumes from where
@@ -48,8 +49,22 @@ function deepFreeze(value: unknown): void {
   for (const v of Object.values(value)) deepFreeze(v);
 }
 
-export class OperatorVersionCache {
-  private readonly informer: Informer<OperatorVersion>;
+/** What a LiveCache caches, for its path and its log lines. */
+interface CachedKind<T> {
+  path: string;
+  /** Plural resource, e.g. operatorversions. */
+  resource: string;
+  /** Its kind in log lines, e.g. OperatorVersion. */
+  kind: string;
+  /** What reads from the API while the cache is not live, for the log line. */
+  fallback: string;
+  /** What is kept of each object (default: all of it). */
+  transform?: (obj: T) => T;
+}
+
+/** A list-watch cache whose hits are served only while it is live (see the module comment). */
+export class LiveCache<T extends KubeObjectLike> {
+  private readonly informer: Informer<T>;
   private readonly logger: Logger;
   /** The watch the informer has open, if any (it opens one at a time). */
   private openWatch?: object;
@@ -57,11 +72,15 @@ export class OperatorVersionCache {
   private failing = false;
   private stopping = false;
 
-  constructor(options: OperatorVersionCacheOptions) {
+  constructor(
+    options: OperatorVersionCacheOptions,
+    private readonly what: CachedKind<T>,
+  ) {
     this.logger = options.logger ?? silentLogger();
     const source = options.source;
-    this.informer = new Informer<OperatorVersion>({
-      path: OPERATOR_VERSIONS_PATH,
+    this.informer = new Informer<T>({
+      path: what.path,
+      transform: what.transform,
       // The informer logs every failed attempt; this cache logs an outage once (below).
       logger: silentLogger(),
       backoff: options.backoff,
@@ -88,7 +107,7 @@ export class OperatorVersionCache {
             query,
             (event: WatchEvent) => {
               if (event.type !== 'ERROR') this.heard();
-              else if ((event.object as KubeStatus).code !== 410) this.failed('watch', watchEventError(OPERATOR_VERSIONS_PATH, event.object as KubeStatus));
+              else if ((event.object as KubeStatus).code !== 410) this.failed('watch', watchEventError(what.path, event.object as KubeStatus));
               onEvent(event);
             },
             (err) => {
@@ -125,10 +144,10 @@ export class OperatorVersionCache {
   }
 
   /**
-   * The cached OperatorVersion (deep-frozen: it is shared), or undefined when the cache is
-   * not live or does not have it — then the caller reads it from the API.
+   * The cached object (deep-frozen: it is shared), or undefined when the cache is not live or
+   * does not have it — then the caller reads it from the API.
    */
-  get(namespace: string, name: string): OperatorVersion | undefined {
+  get(namespace: string, name: string): T | undefined {
     if (!this.live()) return undefined;
     const ov = this.informer.get(`${namespace}/${name}`);
     deepFreeze(ov);
@@ -138,7 +157,7 @@ export class OperatorVersionCache {
   private heard(): void {
     if (!this.failing) return;
     this.failing = false;
-    this.logger.info('OperatorVersion cache: list and watch work again; serving Instance admission from the cache');
+    this.logger.info(`${this.what.kind} cache: list and watch work again; serving Instance admission from the cache`);
   }
 
   private failed(phase: 'list' | 'watch', err: unknown): void {
@@ -146,10 +165,44 @@ export class OperatorVersionCache {
     this.failing = true;
     const forbidden = err instanceof KubeApiError && err.statusCode === 403;
     this.logger.warn(
-      { ...errorFields(err), phase, resource: 'operatorversions' },
+      { ...errorFields(err), phase, resource: this.what.resource },
       forbidden
-        ? `OperatorVersion cache: ${phase} forbidden; Instance admission reads OperatorVersions from the API (one GET per write) until the webhook's ServiceAccount may list and watch operatorversions.${GROUP}`
-        : `OperatorVersion cache: ${phase} failed; Instance admission reads OperatorVersions from the API until the watch is back (retrying with backoff)`,
+        ? `${this.what.kind} cache: ${phase} forbidden; ${this.what.fallback} from the API (one GET per write) until the webhook's ServiceAccount may list and watch ${this.what.resource}`
+        : `${this.what.kind} cache: ${phase} failed; ${this.what.fallback} from the API until the watch is back (retrying with backoff)`,
     );
+  }
+}
+
+/** The OperatorVersions Instance writes are judged against. */
+export class OperatorVersionCache extends LiveCache<OperatorVersion> {
+  constructor(options: OperatorVersionCacheOptions) {
+    super(options, {
+      path: OPERATOR_VERSIONS_PATH,
+      resource: `operatorversions.${GROUP}`,
+      kind: 'OperatorVersion',
+      fallback: 'Instance admission reads OperatorVersions',
+    });
+  }
+}
+
+/** Which ServiceAccounts exist (names only: nothing else of them is kept). */
+export interface ServiceAccountName extends KubeObjectLike {
+  metadata: { name?: string; namespace?: string; resourceVersion?: string };
+}
+
+/**
+ * The ServiceAccounts plans act as: the preflight asks whether a trigger's plan
+ * ServiceAccount exists on every trigger. A miss is a GET (one created a moment ago is
+ * found); a hit trails a deletion by the watch's delay, as the OperatorVersions do.
+ */
+export class ServiceAccountCache extends LiveCache<ServiceAccountName> {
+  constructor(options: OperatorVersionCacheOptions) {
+    super(options, {
+      path: SERVICE_ACCOUNTS_PATH,
+      resource: 'serviceaccounts',
+      kind: 'ServiceAccount',
+      fallback: 'the preflight reads ServiceAccounts',
+      transform: (sa) => ({ metadata: { name: sa.metadata?.name, namespace: sa.metadata?.namespace, resourceVersion: sa.metadata?.resourceVersion } }) as ServiceAccountName,
+    });
   }
 }

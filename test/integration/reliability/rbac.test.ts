@@ -112,7 +112,9 @@ const ROWS: Row[] = [
   row('webhook', false, 'list', 'secrets', undefined, 'no Secrets anywhere'),
   row('webhook', false, 'get', 'configmaps', 'default', 'nothing outside planwarden’s kinds'),
   row('webhook', true, 'get', 'serviceaccounts', 'default', 'an Instance’s spec.serviceAccountName must exist'),
-  row('webhook', false, 'list', 'serviceaccounts', undefined, 'one get per Instance, no listing'),
+  row('webhook', true, 'watch', 'serviceaccounts', undefined, 'a trigger’s preflight asks whether its plan’s ServiceAccount exists: a list-watch cache of names'),
+  row('webhook', false, 'create', 'serviceaccounts', 'default', 'it never creates one'),
+  row('webhook', false, 'create', 'serviceaccounts/token', 'default', 'nor mints their tokens'),
   row('webhook', false, 'create', 'events', 'default', 'it records no Events'),
   row('webhook', false, 'list', 'nodes', undefined, 'it needs no nodes'),
   row('webhook', false, 'delete', 'namespaces', undefined, 'it never deletes namespaces'),
@@ -205,7 +207,7 @@ describe('reliability: RBAC of the controller and webhook ServiceAccounts (kubec
     'instances.planwarden.dev': ['list'],
     'operatorversions.planwarden.dev': ['get', 'list', 'watch'],
     'updateplans.planwarden.dev': ['get', 'list'],
-    serviceaccounts: ['get'],
+    serviceaccounts: ['get', 'list', 'watch'],
     // a FleetRollout's namespaceSelector, judged at its creation
     namespaces: ['list'],
     // not a read: a question (may this user impersonate that ServiceAccount?)

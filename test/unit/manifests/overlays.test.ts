@@ -466,6 +466,8 @@ describe('install manifests', function () {
           ['the controller touches no Lease elsewhere', 'planwarden-controller', 'update', 'coordination.k8s.io', 'leases', 'kube-system', false],
           ['the controller releases UpdatePlan reservations in planwarden-system', 'planwarden-controller', 'delete', 'coordination.k8s.io', 'leases', NAMESPACE, true],
           ['the webhook reads ServiceAccounts (an Instance names one)', 'planwarden-webhook', 'get', '', 'serviceaccounts', 'team-a', true],
+          ['the webhook watches ServiceAccounts (the preflight asks on every trigger whether one exists)', 'planwarden-webhook', 'watch', '', 'serviceaccounts', undefined, true],
+          ['the webhook cannot create ServiceAccounts', 'planwarden-webhook', 'create', '', 'serviceaccounts', 'team-a', false],
           ['the webhook cannot impersonate', 'planwarden-webhook', 'impersonate', '', 'serviceaccounts', 'team-a', false],
           ['the webhook asks whether a user may act as a ServiceAccount (SubjectAccessReviews)', 'planwarden-webhook', 'create', 'authorization.k8s.io', 'subjectaccessreviews', undefined, true],
           ['the webhook reviews no tokens (no TokenReviews)', 'planwarden-webhook', 'create', 'authentication.k8s.io', 'tokenreviews', undefined, false],
