@@ -5,7 +5,7 @@
 // machines and runs. Progress goes to stderr, the table to stdout. See bench/README.md.
 //
 // Flags: --only=PART[,PART…]     run only these: webhook, cluster (= all of the following),
-//                                 admission, controller, ten-thousand, schedule-burst
+//                                 admission, controller, ten-thousand, schedule-burst, fleet
 //                                 (keys of parts not run are null, with a note)
 //        --quick                  small counts, for trying the harness out (not for numbers)
 //        --thousand=N             Instances of the controller's create → COMPLETE figure (default 1000)
@@ -13,6 +13,8 @@
 //        --ten-thousand=N         Instances of the ten-thousand figure (default 10000)
 //        --burst-instances=N      Instances whose schedules tick together (default 10000)
 //        --burst-seconds-per-instance=S  time to allow per Instance for their deploys before the tick
+//        --fleet=N                Instances of the FleetRollout figure (default 1000)
+//        --fleet-concurrent=C     its maxConcurrent, and the baseline's triggers in flight (default 100)
 //        --keep                   leave the bench control plane running at the end
 import { writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
@@ -45,6 +47,7 @@ import { describeCpu, measureCpu, webhookMetrics, type ClusterContext, type CpuS
 import { BENCH_NAMESPACE, plansServiceAccountRbac, preflightOperatorVersion, threeStepOperatorVersion } from './fixtures.ts';
 import { createWithRetry, INSTANCES, pool, serviceAccountKubeconfig } from './kube.ts';
 import { scheduleBurstFigure, tenThousandFigure } from './scale.ts';
+import { fleetFigure } from './fleet.ts';
 import { stopAllChildren } from './procs.ts';
 import { median, quantile, renderTable, round, sleep, type Row } from './stats.ts';
 import { benchWebhook, type Pairing, type WebhookBenchResult } from './webhook.ts';
@@ -65,10 +68,12 @@ const { values: flags } = parseArgs({
     'ten-thousand': { type: 'string' },
     'burst-instances': { type: 'string' },
     'burst-seconds-per-instance': { type: 'string' },
+    fleet: { type: 'string' },
+    'fleet-concurrent': { type: 'string' },
     keep: { type: 'boolean' },
   },
 });
-const CLUSTER_PARTS = ['admission', 'controller', 'ten-thousand', 'schedule-burst'];
+const CLUSTER_PARTS = ['admission', 'controller', 'ten-thousand', 'schedule-burst', 'fleet'];
 const selected = new Set((flags.only ?? 'webhook,cluster').split(',').flatMap((p) => (p === 'cluster' ? CLUSTER_PARTS : [p])));
 for (const part of selected) {
   if (part !== 'webhook' && !CLUSTER_PARTS.includes(part)) {
@@ -100,6 +105,8 @@ const settings = {
   rssInstances: positive('rss-instances', quick ? 2000 : 10_000),
   tenThousand: positive('ten-thousand', quick ? 500 : 10_000),
   burstInstances: positive('burst-instances', quick ? 500 : 10_000),
+  fleet: positive('fleet', quick ? 100 : 1000),
+  fleetConcurrent: positive('fleet-concurrent', quick ? 20 : 100),
   burstSecondsPerInstance: flags['burst-seconds-per-instance'] === undefined ? undefined : positive('burst-seconds-per-instance', 0),
   quietSeconds: 60,
 };
@@ -348,6 +355,7 @@ const SCALE_FIGURES: Figure[] = [
     ...(selected.has('schedule-burst') && settings.burstInstances === settings.tenThousand ? { burst: burstTiming } : {}),
   }),
   scheduleBurstFigure({ count: settings.burstInstances, ...burstTiming, timeoutSeconds: 900 }),
+  fleetFigure({ count: settings.fleet, maxConcurrent: settings.fleetConcurrent, timeoutSeconds: 900 }),
 ];
 
 async function clusterHalf(selected: ReadonlySet<string>): Promise<ClusterResults> {

@@ -21,7 +21,7 @@ import { round, sleep } from './stats.ts';
 
 const scrape = (ctx: ClusterContext) => scrapeApiCounts(ctx.cluster, () => webhookMetrics(ctx.stack));
 
-async function leaderFor(ctx: ClusterContext, run: string): Promise<Controller> {
+export async function leaderFor(ctx: ClusterContext, run: string): Promise<Controller> {
   return startController({ entry: ctx.controllerEntry, stackDir: ctx.stackDir, identity: `bench-${run}`, leaseName: `bench-${run}`, selector: `${BENCH_LABEL}=${run}`, leader: true });
 }
 
@@ -147,7 +147,7 @@ const planOf = (obj: Instance, plan: string) => obj.status?.planStatus?.[plan];
  * object and the wall-clock time (ms) it arrived, until `done()` or `timeoutMs`. `begin`
  * runs once the watch is asked for (events from then on are replayed to it, none is missed).
  */
-async function follow(
+export async function follow(
   kube: KubeClient,
   ns: string,
   run: string,

@@ -2,11 +2,12 @@
 // Informers start at once (warm caches make fail-over fast); reconciling starts only while
 // this replica holds the leader Lease.
 import { judgeAppliedObjects } from './executors/applied.ts';
+import { jsonEqual } from '../shared/json.ts';
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 import type { FleetRollout, Instance, OperatorVersion, UpdateInformer, UpdatePlan } from '../shared/api/schema.ts';
 import { subjectAccessReviewer } from '../shared/kube/access.ts';
-import { FleetTargetIndex, fleetWorker } from './fleet/reconciler.ts';
+import { FLEET_WAKE_BATCH_MS, FleetTargetIndex, fleetWorker } from './fleet/reconciler.ts';
 import { createEventRecorder } from './events.ts';
 import { compactObject, StringInterner } from '../shared/kube/compact.ts';
 import { createExecutors, LOCKED_DOWN, type TenancyPolicy } from './executors/index.ts';
@@ -197,13 +198,22 @@ async function main(): Promise<void> {
     fleetQueue.add(objectKey(r));
   };
   fleetRollouts.onAdd(enqueueRollout);
-  fleetRollouts.onUpdate((_o, cur) => enqueueRollout(cur));
+  // The controller's own status writes need no second look (it started all it could when it
+  // wrote them); a change of spec, metadata or deletion does.
+  fleetRollouts.onUpdate((old, cur) => {
+    fleetIndex.update(cur);
+    if (old.metadata.generation !== cur.metadata.generation || old.metadata.deletionTimestamp !== cur.metadata.deletionTimestamp || !jsonEqual(old.metadata.annotations ?? null, cur.metadata.annotations ?? null)) {
+      fleetQueue.add(objectKey(cur));
+    }
+  });
   fleetRollouts.onDelete((r) => {
     fleetIndex.remove(r.metadata.name ?? '');
     fleetQueue.add(objectKey(r));
   });
+  // An in-flight target's change wakes its rollout a moment later, so that the changes of
+  // many targets are looked at — and written to the rollout's status — together.
   const wakeRollouts = (inst: Instance) => {
-    for (const name of fleetIndex.rolloutsOf(objectKey(inst))) fleetQueue.add(name);
+    for (const name of fleetIndex.rolloutsOf(objectKey(inst))) fleetQueue.addAfter(name, FLEET_WAKE_BATCH_MS);
   };
   instances.onUpdate((_o, cur) => wakeRollouts(cur));
   instances.onDelete(wakeRollouts);
@@ -285,6 +295,7 @@ async function main(): Promise<void> {
           access: subjectAccessReviewer(kube, { timeoutMs: 5_000 }),
           events,
           logger,
+          written: (r) => fleetIndex.update(r),
           setTargets: (name, counts) => metrics.setFleetTargets(name, counts),
         }),
       ),

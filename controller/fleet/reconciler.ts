@@ -24,6 +24,12 @@ import type { Logger } from '../log.ts';
 import { mapBounded } from '../updates/reconciler.ts';
 import { decideFleet, recordOutcomes, type TriggerWrite, type WriteOutcome } from './decide.ts';
 
+/**
+ * How long a rollout waits after a change of an in-flight target before it looks: the
+ * changes of the targets that end meanwhile are handled, and written to its status, at once.
+ */
+export const FLEET_WAKE_BATCH_MS = 250;
+
 /** Trigger writes (each after its SubjectAccessReview) in flight at once for one rollout. */
 export const TRIGGER_WRITE_CONCURRENCY = 16;
 
@@ -38,6 +44,12 @@ export interface FleetWorkerDeps {
   access: AccessReviewer;
   events?: EventRecorder;
   logger: Logger;
+  /**
+   * Called with the rollout as written, after each status write and before any trigger it
+   * records is written: the wake-up index must know a target is in flight before its
+   * Instance can change (the rollout's own watch event may come after the Instance's).
+   */
+  written?: (rollout: FleetRollout) => void;
   /** Targets by state, per rollout (metrics). */
   setTargets?: (rollout: string, counts: Record<string, number> | undefined) => void;
   clock?: () => Date;
@@ -94,8 +106,11 @@ const turnedTrue = (before: FleetRolloutStatus | undefined, after: FleetRolloutS
 
 export function fleetWorker(deps: FleetWorkerDeps): (key: string) => Promise<WorkerResult> {
   const clock = deps.clock ?? (() => new Date());
-  const writeStatus = async (rollout: FleetRollout, status: FleetRolloutStatus): Promise<FleetRollout> =>
-    deps.kube.replace<FleetRollout>({ ...rollout, status }, { subresource: 'status' });
+  const writeStatus = async (rollout: FleetRollout, status: FleetRolloutStatus): Promise<FleetRollout> => {
+    const stored = await deps.kube.replace<FleetRollout>({ ...rollout, status }, { subresource: 'status' });
+    deps.written?.(stored);
+    return stored;
+  };
 
   return async (key) => {
     const cached = deps.rollouts.get(key);
