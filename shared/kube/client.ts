@@ -413,7 +413,8 @@ class HttpKubeClient implements KubeClient {
       page = await this.request<KubeList<T>>({
         method: 'GET',
         path,
-        query: { ...query, limit: LIST_PAGE_SIZE, continue: continueToken },
+        // A continue token carries its own version: the API server refuses one beside it.
+        query: { ...query, limit: LIST_PAGE_SIZE, continue: continueToken, ...(continueToken ? { resourceVersion: undefined } : {}) },
         signal,
       });
       for (const item of page.items ?? []) items.push(each ? each(item) : item);
