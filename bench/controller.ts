@@ -6,12 +6,12 @@ import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Instance } from '../shared/api/schema.ts';
-import type { KubeClient, KubeList } from '../shared/kube/client.ts';
+import type { KubeClient } from '../shared/kube/client.ts';
 import { toMicroTime } from '../shared/kube/leader.ts';
 import { PROJECT_ROOT } from '../test/controlplane/build.ts';
 import { freePort } from '../test/controlplane/cluster.ts';
 import { smallInstance } from './fixtures.ts';
-import { createWithRetry, httpText, INSTANCES, instancesPath, parseMetric, pool, rssMiB, writeThenObserve } from './kube.ts';
+import { createWithRetry, follow, httpText, INSTANCES, parseMetric, pool, rssMiB, writeThenObserve } from './kube.ts';
 import { spawnTracked, stopChild } from './procs.ts';
 import { median, quantile, sleep } from './stats.ts';
 
@@ -264,49 +264,22 @@ export async function benchThousand(o: {
   const { kube, namespace: ns } = o;
   const run = o.run ?? 'thousand';
   const selector = `${BENCH_LABEL}=${run}`;
-  const list = await kube.request<KubeList<Instance>>({ method: 'GET', path: instancesPath(ns), query: { labelSelector: selector, limit: 1 } });
   const complete = new Set<string>();
   const started = performance.now();
   let finishedAt = 0;
-  const allDone = new Promise<void>((resolve, reject) => {
-    let closed = false;
-    let failures = 0;
-    let handle: { stop(): void } | undefined;
-    const end = (err?: Error) => {
-      if (closed) return;
-      closed = true;
-      clearTimeout(timer);
-      handle?.stop();
-      if (err) reject(err);
-      else resolve();
-    };
-    const timer = setTimeout(() => end(new Error(`${complete.size}/${o.count} Instances COMPLETE after ${o.timeoutSeconds} s`)), o.timeoutSeconds * 1000);
-    let rv = list.metadata.resourceVersion ?? '';
-    const open = () => {
-      if (closed) return;
-      handle = kube.watch(
-        instancesPath(ns),
-        { labelSelector: selector, resourceVersion: rv, timeoutSeconds: o.timeoutSeconds + 30, allowWatchBookmarks: true },
-        (event) => {
-          failures = 0;
-          const obj = event.object as Instance;
-          if (obj.metadata?.resourceVersion) rv = obj.metadata.resourceVersion;
-          if (event.type === 'ERROR') return;
-          if (event.type !== 'BOOKMARK' && planOf(obj, 'deploy')?.status === 'COMPLETE') complete.add(obj.metadata.name!);
-          if (complete.size >= o.count) {
-            finishedAt = performance.now();
-            end();
-          }
-        },
-        // A watch the server ends is reopened from the last version seen; one that keeps failing ends the run.
-        (err) => {
-          if (closed) return;
-          if (err && ++failures >= 10) return end(new Error(`watch keeps failing: ${err.message}`));
-          setTimeout(open, err ? 500 : 0);
-        },
-      );
-    };
-    open();
+  const allDone = follow(
+    kube,
+    ns,
+    selector,
+    (obj) => {
+      if (planOf(obj, 'deploy')?.status !== 'COMPLETE') return;
+      complete.add(obj.metadata.name!);
+      if (complete.size >= o.count && finishedAt === 0) finishedAt = performance.now();
+    },
+    () => complete.size >= o.count,
+    o.timeoutSeconds * 1000,
+  ).catch((e: unknown) => {
+    throw new Error(`${complete.size}/${o.count} Instances COMPLETE: ${e instanceof Error ? e.message : String(e)}`);
   });
   // Handled where it is awaited; this only keeps an early failure from counting as unhandled.
   allDone.catch(() => undefined);

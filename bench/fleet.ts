@@ -11,8 +11,8 @@ import { API_VERSION } from '../shared/api/schema.ts';
 import { apiCostTable, apiCountsDelta, renderApiCostTable, scrapeApiCounts } from './apiRequests.ts';
 import { BENCH_LABEL, benchThousand } from './controller.ts';
 import { describeCpu, measureCpu, webhookMetrics, type ClusterContext, type CpuSplit, type Figure, type FigureOutput } from './figure.ts';
-import { INSTANCES, pool } from './kube.ts';
-import { follow, leaderFor } from './scale.ts';
+import { follow, INSTANCES, pool } from './kube.ts';
+import { leaderFor } from './scale.ts';
 import { round, sleep } from './stats.ts';
 
 export interface FleetSettings {
@@ -32,7 +32,7 @@ function completions(ctx: ClusterContext, n: number, isMine: (id: string) => boo
   return follow(
     ctx.kube,
     ctx.namespace,
-    RUN,
+    `${BENCH_LABEL}=${RUN}`,
     (obj) => {
       const run = planOf(obj);
       if (!run?.id || run.status !== 'COMPLETE' || !isMine(run.id)) return;
@@ -58,7 +58,7 @@ async function bench(ctx: ClusterContext, names: readonly string[], c: number, p
   const seenAll = follow(
     ctx.kube,
     ctx.namespace,
-    RUN,
+    `${BENCH_LABEL}=${RUN}`,
     (obj) => {
       const run = planOf(obj);
       if (run?.status !== 'COMPLETE' || !run.id?.startsWith(`${prefix}-`) || finished.has(obj.metadata.name!)) return;

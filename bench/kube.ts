@@ -4,7 +4,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { get as httpGet, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
-import { classifyApiError, type KubeClient, type KubeObjectLike, type KubeResource } from '../shared/kube/client.ts';
+import { classifyApiError, type KubeClient, type KubeList, type KubeObjectLike, type KubeResource } from '../shared/kube/client.ts';
+import type { Instance } from '../shared/api/schema.ts';
 import { sleep } from './stats.ts';
 
 export const INSTANCES = { apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance' } as const;
@@ -146,4 +147,61 @@ export function rssMiB(pid: number): number {
   const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   if (!m) throw new Error(`no VmRSS for pid ${pid}`);
   return Number(m[1]) / 1024;
+}
+
+/**
+ * Follows the Instances `selector` matches from now on, calling `seen` with each
+ * object and the wall-clock time (ms) it arrived, until `done()` or `timeoutMs`. `begin`
+ * runs once the watch is asked for (events from then on are replayed to it, none is missed).
+ */
+export async function follow(
+  kube: KubeClient,
+  ns: string,
+  selector: string,
+  seen: (obj: Instance, atMs: number) => void,
+  done: () => boolean,
+  timeoutMs: number,
+  begin?: () => void,
+): Promise<void> {
+  const list = await kube.request<KubeList<Instance>>({ method: 'GET', path: instancesPath(ns), query: { labelSelector: selector, limit: 1 } });
+  let rv = list.metadata.resourceVersion ?? '';
+  return new Promise<void>((resolve, reject) => {
+    let closed = false;
+    let failures = 0;
+    let handle: { stop(): void } | undefined;
+    const end = (err?: Error) => {
+      if (closed) return;
+      closed = true;
+      clearTimeout(timer);
+      clearInterval(poll);
+      handle?.stop();
+      if (err) reject(err);
+      else resolve();
+    };
+    const timer = setTimeout(() => end(new Error(`not done after ${timeoutMs / 1000} s`)), timeoutMs);
+    // `done` may turn true without an event (it is also asked by the caller's other work).
+    const poll = setInterval(() => done() && end(), 200);
+    const open = () => {
+      if (closed) return;
+      handle = kube.watch(
+        instancesPath(ns),
+        { labelSelector: selector, resourceVersion: rv, timeoutSeconds: Math.ceil(timeoutMs / 1000) + 30, allowWatchBookmarks: true },
+        (event) => {
+          failures = 0;
+          const obj = event.object as Instance;
+          if (obj.metadata?.resourceVersion) rv = obj.metadata.resourceVersion;
+          if (event.type === 'ERROR' || event.type === 'BOOKMARK') return;
+          seen(obj, Date.now());
+          if (done()) end();
+        },
+        (err) => {
+          if (closed) return;
+          if (err && ++failures >= 10) return end(new Error(`watch keeps failing: ${err.message}`));
+          setTimeout(open, err ? 500 : 0);
+        },
+      );
+    };
+    open();
+    begin?.();
+  });
 }

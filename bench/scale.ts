@@ -12,11 +12,10 @@
 // Instance); the tick minute is chosen when they are created.
 import type { Instance, Schedule } from '../shared/api/schema.ts';
 import { calendarTime, tickRunId } from '../shared/calendar.ts';
-import type { KubeClient, KubeList } from '../shared/kube/client.ts';
 import { apiCostTable, apiCountsDelta, isBackground, isLease, renderApiCostTable, scrapeApiCounts, type ApiCountsDelta } from './apiRequests.ts';
 import { apiRequestCounts, BENCH_LABEL, benchThousand, createInstances, sampleMemory, startController, type Controller } from './controller.ts';
 import { describeCpu, measureCpu, webhookMetrics, type ClusterContext, type Figure, type FigureOutput, type ScheduledFleet } from './figure.ts';
-import { INSTANCES, instancesPath, pool } from './kube.ts';
+import { follow, INSTANCES, instancesPath, pool } from './kube.ts';
 import { round, sleep } from './stats.ts';
 
 const scrape = (ctx: ClusterContext) => scrapeApiCounts(ctx.cluster, () => webhookMetrics(ctx.stack));
@@ -142,64 +141,6 @@ export interface ScheduleBurstSettings extends BurstTiming {
 
 const planOf = (obj: Instance, plan: string) => obj.status?.planStatus?.[plan];
 
-/**
- * Follows the Instances labelled `BENCH_LABEL=<run>` from now on, calling `seen` with each
- * object and the wall-clock time (ms) it arrived, until `done()` or `timeoutMs`. `begin`
- * runs once the watch is asked for (events from then on are replayed to it, none is missed).
- */
-export async function follow(
-  kube: KubeClient,
-  ns: string,
-  run: string,
-  seen: (obj: Instance, atMs: number) => void,
-  done: () => boolean,
-  timeoutMs: number,
-  begin?: () => void,
-): Promise<void> {
-  const selector = `${BENCH_LABEL}=${run}`;
-  const list = await kube.request<KubeList<Instance>>({ method: 'GET', path: instancesPath(ns), query: { labelSelector: selector, limit: 1 } });
-  let rv = list.metadata.resourceVersion ?? '';
-  return new Promise<void>((resolve, reject) => {
-    let closed = false;
-    let failures = 0;
-    let handle: { stop(): void } | undefined;
-    const end = (err?: Error) => {
-      if (closed) return;
-      closed = true;
-      clearTimeout(timer);
-      clearInterval(poll);
-      handle?.stop();
-      if (err) reject(err);
-      else resolve();
-    };
-    const timer = setTimeout(() => end(new Error(`not done after ${timeoutMs / 1000} s`)), timeoutMs);
-    // `done` may turn true without an event (it is also asked by the caller's other work).
-    const poll = setInterval(() => done() && end(), 200);
-    const open = () => {
-      if (closed) return;
-      handle = kube.watch(
-        instancesPath(ns),
-        { labelSelector: selector, resourceVersion: rv, timeoutSeconds: Math.ceil(timeoutMs / 1000) + 30, allowWatchBookmarks: true },
-        (event) => {
-          failures = 0;
-          const obj = event.object as Instance;
-          if (obj.metadata?.resourceVersion) rv = obj.metadata.resourceVersion;
-          if (event.type === 'ERROR' || event.type === 'BOOKMARK') return;
-          seen(obj, Date.now());
-          if (done()) end();
-        },
-        (err) => {
-          if (closed) return;
-          if (err && ++failures >= 10) return end(new Error(`watch keeps failing: ${err.message}`));
-          setTimeout(open, err ? 500 : 0);
-        },
-      );
-    };
-    open();
-    begin?.();
-  });
-}
-
 const sleepUntil = (epochMs: number) => sleep(Math.max(0, epochMs - Date.now()));
 
 function sumWhere(counts: Record<string, number> | Map<string, number>, keep: (verb: string, resource: string) => boolean): number {
@@ -286,7 +227,7 @@ export function scheduleBurstFigure(s: ScheduleBurstSettings): Figure {
         await follow(
           kube,
           ns,
-          fleet.run,
+          `${BENCH_LABEL}=${fleet.run}`,
           (obj, atMs) => {
             const name = obj.metadata.name!;
             const run = planOf(obj, 'run3');
@@ -337,7 +278,7 @@ export function scheduleBurstFigure(s: ScheduleBurstSettings): Figure {
         await follow(
           kube,
           ns,
-          fleet.run,
+          `${BENCH_LABEL}=${fleet.run}`,
           (obj, atMs) => {
             if (planOf(obj, 'run3')?.id === idOf(obj.metadata.name!) && !direct.has(obj.metadata.name!)) direct.set(obj.metadata.name!, atMs);
           },
