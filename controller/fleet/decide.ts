@@ -230,6 +230,7 @@ function finish(rollout: FleetRollout, base: FleetRolloutStatus, targets: Target
     progress: `${counts.completed}/${counts.total}`,
     states: targets.map((t) => LETTER[t.detail.state]).join(''),
     currentWave,
+    wave: `${currentWave + 1}/${ends.length}`,
     counts,
     targets: listed(targets),
     conditions,

@@ -88,7 +88,7 @@ export const KINDS: Record<Kind, KindInfo> = {
     categories: ['planwarden'],
     columns: [
       { name: 'Action', type: 'string', jsonPath: '.status.action', description: 'plan <name> or upgrade to <OperatorVersion>' },
-      { name: 'Wave', type: 'integer', jsonPath: '.status.currentWave' },
+      { name: 'Wave', type: 'string', jsonPath: '.status.wave', description: 'the wave under way, of how many (e.g. 2/3)' },
       { name: 'Completed/Total', type: 'string', jsonPath: '.status.progress' },
       { name: 'Failed', type: 'integer', jsonPath: '.status.counts.failed' },
       age,

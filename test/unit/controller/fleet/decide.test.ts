@@ -64,6 +64,7 @@ describe('FleetRollout decisions', () => {
     const d = new Fleet(three()).decide(rollout({ waves: ['1', '100%'] }));
     expect(d.status.resolved).to.deep.equal([{ namespace: 'a', names: ['db1', 'db2'] }, { namespace: 'b', names: ['db'] }]);
     expect(d.status.waveEnds).to.deep.equal([1, 3]);
+    expect([d.status.currentWave, d.status.wave]).to.deep.equal([0, '1/2']);
     expect(d.status.runId).to.equal(RUN);
     expect(written(d)).to.deep.equal(['a/db1']);
     expect(states(d)).to.equal('RPP');
