@@ -34,6 +34,14 @@ export function dummyOperatorVersion(name: string, namespace: string, overrides:
   };
 }
 
+/** The Dummy blueprint at `version` with an upgrade plan that runs a few seconds (an informer is asked while it runs). */
+export function slowUpgradeOperatorVersion(name: string, namespace: string, version: string): OperatorVersion {
+  const ov = dummyOperatorVersion(name, namespace, { version });
+  ov.spec.tasks = [...(ov.spec.tasks ?? []), { name: 'migrate', kind: 'Dummy', spec: { done: true, durationSeconds: 6 } }];
+  ov.spec.plans.upgrade = { phases: [{ name: 'main', steps: [{ name: 'migrate', tasks: ['migrate'] }] }] };
+  return ov;
+}
+
 /** Label that keeps the suite's shared controller away from an Instance (see fixture.ts). */
 export const TEST_CONTROLLER_LABEL = 'planwarden.dev/test-controller';
 

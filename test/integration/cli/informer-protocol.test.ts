@@ -7,11 +7,12 @@
 // informer's updateInsights hook is asked, its answer shown on the Instance.
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { Instance, PlanStatus, UpdatePlan } from '../../../shared/api/schema.ts';
+import type { UpdatePlan } from '../../../shared/api/schema.ts';
 import { PROJECT_ROOT } from '../../controlplane/build.ts';
 import { startInformerServer, type InformerServer } from '../../support/informerServer.ts';
 import { kubectl, kubectlOk, run, testKubeconfig, useNamespace } from '../fixture.ts';
-import { dummyOperatorVersion, instance, json, updateInformer } from '../objects.ts';
+import { instance, json, slowUpgradeOperatorVersion, updateInformer } from '../objects.ts';
+import { instanceHandle } from '../instanceHandle.ts';
 
 const BIN = join(PROJECT_ROOT, 'bin', 'kubectl-planwarden.js');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -76,11 +77,7 @@ describe('UpdateInformer protocol (the seed), end to end with pre-checks and an 
     informerName = `${ns()}-informer`;
     await kubectlOk(['apply', '-f', '-'], { input: json(updateInformer(informerName, informer)) });
     for (const [name, version] of [['proto-1.0.0', '1.0.0'], ['proto-2.0.0', '2.0.0'], ['proto-3.0.0', '3.0.0']] as const) {
-      const ov = dummyOperatorVersion(name, ns(), { version });
-      // An upgrade that runs a few seconds, so that the informer is asked while it runs.
-      ov.spec.tasks = [...(ov.spec.tasks ?? []), { name: 'migrate', kind: 'Dummy', spec: { done: true, durationSeconds: 6 } }];
-      ov.spec.plans.upgrade = { phases: [{ name: 'main', steps: [{ name: 'migrate', tasks: ['migrate'] }] }] };
-      await kubectlOk(['apply', '-f', '-'], { input: json(ov) });
+      await kubectlOk(['apply', '-f', '-'], { input: json(slowUpgradeOperatorVersion(name, ns(), version)) });
     }
     await kubectlOk(['apply', '-f', '-'], { input: json(instance('svc', ns(), 'proto-1.0.0')) });
   });
@@ -90,20 +87,7 @@ describe('UpdateInformer protocol (the seed), end to end with pre-checks and an 
     await informer?.close();
   });
 
-  const getInstance = async () => JSON.parse(await kubectlOk(['-n', ns(), 'get', 'instance', 'svc', '-o', 'json'])) as Instance;
-  const upgradeTo = (target: string) =>
-    kubectl(['-n', ns(), 'patch', 'instance', 'svc', '--type=merge', '-p', json({ spec: { operatorVersion: { name: target } } })]);
-
-  async function waitForRun(plan: string, done: (run: PlanStatus) => boolean): Promise<PlanStatus> {
-    const until = Date.now() + 90_000;
-    let run: PlanStatus | undefined;
-    while (Date.now() < until) {
-      run = (await getInstance()).status?.planStatus?.[plan];
-      if (run && done(run)) return run;
-      await sleep(500);
-    }
-    throw new Error(`timed out waiting for plan ${plan}: ${JSON.stringify(run)}`);
-  }
+  const { get: getInstance, upgradeTo, waitForRun } = instanceHandle(ns, 'svc');
 
   it('reads the new informer\'s discovery on its own (its handlers in status)', async function () {
     const until = Date.now() + 60_000;
