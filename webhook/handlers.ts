@@ -23,7 +23,7 @@ import { admitServiceAccount, impersonationOf, serviceAccountToCheck } from './r
 import { admitUpdatePlan, duplicateTarget, needsOtherUpdatePlans, reportedInsightsOf, type UpdatePlanContext } from './rules/updatePlan.ts';
 import { isReservationStale, reservationName } from '../shared/reservations.ts';
 import { allow, combine, type Verdict } from './rules/verdict.ts';
-import { rawParameterChanges } from '../shared/plan/policy.ts';
+import { perRunParameterRefusal, rawParameterChanges } from '../shared/plan/policy.ts';
 import { objectRef } from '../shared/refusal.ts';
 import type { WebhookRoutes } from './server.ts';
 
@@ -328,6 +328,7 @@ export async function fleetTargetFacts(ctx: FleetRolloutContext, lookups: Webhoo
         name: i.metadata.name ?? '',
         operatorVersion: i.spec?.operatorVersion?.name ?? '',
         plans: ov ? Object.keys(ov.spec.plans ?? {}) : undefined,
+        parameterRefusal: ov && spec.plan?.parameters ? perRunParameterRefusal(ov.spec, ov.metadata.name ?? '', spec.plan.parameters) : undefined,
       };
     }),
     forbiddenNamespaces: forbidden.filter((n): n is string => n !== undefined),

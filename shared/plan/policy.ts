@@ -434,13 +434,16 @@ export const checkKnownPlan: TriggerCheck = (f) => {
  * Per-run values (spec.planExecution.parameters) only for parameters declared perRun: true,
  * each fitting its declaration like any value.
  */
-export const checkPerRunParameters: TriggerCheck = (f) => {
-  const ov = f.ov;
-  const values = f.runParameters;
-  if (!ov || !values) return undefined;
+export const checkPerRunParameters: TriggerCheck = (f) => (f.ov && f.runParameters ? perRunParameterRefusal(f.ov, f.ovName, f.runParameters) : undefined);
+
+/**
+ * The refusal of per-run `values` against OperatorVersion `ovName` (spec `ov`), or undefined
+ * when they fit: the one judgement for a manual trigger and for a FleetRollout's plan.parameters.
+ */
+export function perRunParameterRefusal(ov: OperatorVersionSpec, ovName: string, values: Readonly<Record<string, string>>): Refusal | undefined {
   const declared = ov.parameters ?? [];
   const perRun = declared.filter((p) => p.perRun === true).map((p) => p.name);
-  const ovRef = `OperatorVersion "${f.ovName}"`;
+  const ovRef = `OperatorVersion "${ovName}"`;
   for (const name of Object.keys(values).sort()) {
     const decl = declared.find((p) => p.name === name);
     if (!decl || decl.perRun !== true) {

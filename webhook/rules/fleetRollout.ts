@@ -12,7 +12,7 @@ import type { FleetRollout } from '../../shared/api/schema.ts';
 import { AUTHOR_ANNOTATION, formatAuthor, MUTABLE_SPEC_FIELDS, parseAuthor, waveProblems, type Author } from '../../shared/fleet.ts';
 import { isEmptySelector, selectorProblems } from '../../shared/labelSelector.ts';
 import { jsonEqual } from '../../shared/json.ts';
-import { objectRef } from '../../shared/refusal.ts';
+import { objectRef, type Refusal } from '../../shared/refusal.ts';
 import { allow, combine, deny, type Verdict } from './verdict.ts';
 
 export const FLEET_RULES = {
@@ -28,6 +28,7 @@ export const FLEET_RULES = {
   authorForbidden: 'fleetrollout.author-forbidden',
   planMissing: 'fleetrollout.plan-missing',
   operatorVersionMissing: 'fleetrollout.operator-version-missing',
+  parametersInvalid: 'fleetrollout.parameters-invalid',
 } as const;
 
 /** At most this many names are listed in a refusal; the rest are counted. */
@@ -43,7 +44,7 @@ export interface FleetRolloutContext {
 /** What the creation of a rollout found about its targets (webhook/handlers.ts looks it up). */
 export interface FleetTargetFacts {
   /** Matching Instances with what their OperatorVersion offers (plans undefined: the OperatorVersion is missing). */
-  instances: { namespace: string; name: string; operatorVersion: string; plans?: readonly string[] }[];
+  instances: { namespace: string; name: string; operatorVersion: string; plans?: readonly string[]; parameterRefusal?: Refusal }[];
   /** For an upgrade: the namespaces of matching Instances that hold no OperatorVersion of that name. */
   namespacesWithoutTarget: string[];
   /** Namespaces of matching Instances where the author may not patch Instances. */
@@ -246,6 +247,20 @@ export function admitFleetTargets(ctx: FleetRolloutContext, facts: FleetTargetFa
         refused: `plan "${spec.plan.name}"`,
         why: `the OperatorVersion of matching Instance(s) ${listed(lacking)} has no such plan (or is missing)`,
         fix: 'narrow the selectors to Instances whose OperatorVersion has the plan, or upgrade those Instances first',
+        code: 422,
+        reason: 'Invalid',
+      });
+    }
+    // The per-run values, judged as each target's trigger will be (shared/plan/policy.ts).
+    const refused = facts.instances.filter((i) => i.parameterRefusal);
+    if (refused.length > 0) {
+      const first = refused[0]!;
+      return deny({
+        object: who(ctx),
+        rule: FLEET_RULES.parametersInvalid,
+        refused: `spec.plan.parameters for ${refused.length} target(s): ${listed(refused.map((i) => `${i.namespace}/${i.name}`))}`,
+        why: `each target's trigger would be refused; for ${first.namespace}/${first.name}: ${first.parameterRefusal!.refused} refused: ${first.parameterRefusal!.why} [rule ${first.parameterRefusal!.rule}]`,
+        fix: 'give spec.plan.parameters only per-run parameters every target\'s OperatorVersion declares, with values that fit them',
         code: 422,
         reason: 'Invalid',
       });

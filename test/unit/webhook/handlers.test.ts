@@ -205,7 +205,7 @@ describe('webhook handlers: the requested-by stamp of a FleetRollout\'s trigger'
 // --- a FleetRollout's creation: where its author may patch Instances ---
 
 describe('webhook handlers: a FleetRollout\'s author, asked per matching namespace', () => {
-  const rolloutRequest = (): AdmissionRequest => ({
+  const rolloutRequest = (parameters?: Record<string, string>): AdmissionRequest => ({
     ...request('CREATE', plan('unused'), null),
     kind: { group: 'planwarden.dev', version: 'v1alpha1', kind: 'FleetRollout' },
     resource: { group: 'planwarden.dev', version: 'v1alpha1', resource: 'fleetrollouts' },
@@ -215,13 +215,13 @@ describe('webhook handlers: a FleetRollout\'s author, asked per matching namespa
       apiVersion: 'planwarden.dev/v1alpha1',
       kind: 'FleetRollout',
       metadata: { name: 'pg', annotations: { 'planwarden.dev/author': JSON.stringify({ username: 'alice', groups: [] }) } },
-      spec: { instanceSelector: { matchLabels: { app: 'db' } }, plan: { name: 'backup' } },
+      spec: { instanceSelector: { matchLabels: { app: 'db' } }, plan: { name: 'backup', ...(parameters ? { parameters } : {}) } },
     },
   });
   const target = (namespace: string): Instance => ({ ...deployed(), metadata: { name: 'db', namespace, labels: { app: 'db' } } });
   const ovIn = (namespace: string) => ({ ...operatorVersion('app-1.0.0', { plans: ['deploy', 'backup'] }), metadata: { name: 'app-1.0.0', namespace } });
 
-  async function judge(answer: (namespace: string | undefined) => 'allowed' | 'denied' | 'unknown') {
+  async function judge(answer: (namespace: string | undefined) => 'allowed' | 'denied' | 'unknown', parameters?: Record<string, string>) {
     const lookups = memoryLookups(
       {
         operatorVersions: [ovIn('shop'), ovIn('web')],
@@ -231,7 +231,7 @@ describe('webhook handlers: a FleetRollout\'s author, asked per matching namespa
       () => NOW,
     );
     const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups, now: () => NOW });
-    return { verdict: await routes[ROUTES.validateFleetRollouts]!.handle(rolloutRequest()), lookups };
+    return { verdict: await routes[ROUTES.validateFleetRollouts]!.handle(rolloutRequest(parameters)), lookups };
   }
 
   it('allows a rollout whose author may patch Instances in every matching namespace, asking once per namespace', async () => {
@@ -247,6 +247,15 @@ describe('webhook handlers: a FleetRollout\'s author, asked per matching namespa
     const { verdict } = await judge((ns) => (ns === 'web' ? 'denied' : 'allowed'));
     expect(verdict.allowed).to.equal(false);
     expect(verdict.allowed ? '' : verdict.message).to.include('fleetrollout.author-forbidden').and.include('web').and.not.include('shop,');
+  });
+
+  it('refuses per-run values a target\'s trigger would be refused for, at creation, naming the targets and the trigger rule', async () => {
+    const { verdict } = await judge(() => 'allowed', { SIZE: 'big' });
+    expect(verdict.allowed).to.equal(false);
+    expect(verdict.allowed ? '' : verdict.message)
+      .to.include('[rule fleetrollout.parameters-invalid]')
+      .and.include('shop/db, web/db')
+      .and.include('instance.per-run-parameter-not-allowed');
   });
 
   it('refuses it where the answer is unknown (fail closed)', async () => {
