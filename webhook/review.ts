@@ -4,7 +4,7 @@
 import { Type } from '@sinclair/typebox';
 import type { KubeObject } from '../shared/api/schema.ts';
 import { checkerFor } from '../shared/api/validate.ts';
-import { boundWarnings, deny, type Denied, type Verdict } from './rules/verdict.ts';
+import { boundWarnings, deny, type Denied, type Verdict } from '../shared/verdict.ts';
 import { MAX_MESSAGE_LENGTH, objectRef } from '../shared/refusal.ts';
 import { clipText } from '../shared/text.ts';
 

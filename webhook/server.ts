@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import getRawBody from 'raw-body';
-import { boundWarnings, type Verdict } from './rules/verdict.ts';
+import { boundWarnings, type Verdict } from '../shared/verdict.ts';
 import { admissionBindings, type Logger } from './log.ts';
 import type { BadRequestReason, VerdictLabel, WebhookMetrics } from './metrics.ts';
 import {

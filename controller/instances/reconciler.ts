@@ -28,6 +28,7 @@ import type { Logger } from '../log.ts';
 import type { ControllerMetrics } from '../metrics.ts';
 import { applyTasksOf, type AppliedHealth, type AppliedObjectsInput } from '../executors/applied.ts';
 import { consumeAbort, CONTROLLER_ADAPTER, decide, finalizeStatus, type Decision, type Report } from './decide.ts';
+import { replaceInstanceStatus } from './statusWrite.ts';
 
 export interface PulseSettings {
   /** Re-check an Instance this long after its last report while it is not Ready. */
@@ -226,10 +227,10 @@ export class InstanceReconciler {
   }
 
   /** Writes status when it changed; 'conflict' when someone else wrote first. */
-  private async writeStatus(key: string, inst: Instance, status: InstanceStatus): Promise<Instance | 'conflict'> {
+  private async writeStatus(key: string, inst: Instance, status: InstanceStatus, now: string): Promise<Instance | 'conflict'> {
     if (jsonEqual(inst.status ?? {}, status)) return inst; // key order differs from the apiserver's
     try {
-      const written = await this.deps.kube.replace<Instance>({ ...inst, status }, { subresource: 'status' });
+      const written = await replaceInstanceStatus(this.deps.kube, inst, status, now);
       this.remember(key, written);
       return written;
     } catch (e) {
@@ -276,8 +277,9 @@ export class InstanceReconciler {
 
   /** Reports without a plan to evaluate (no OperatorVersion): condition, Event, pulse. */
   private async report(key: string, inst: Instance, status: InstanceStatus, report: Report): Promise<WorkerResult | 'conflict'> {
-    const next = finalizeStatus({ inst, status, now: this.clock().toISOString(), nothingDue: false, refusal: report });
-    const written = await this.writeStatus(key, inst, next);
+    const now = this.clock().toISOString();
+    const next = finalizeStatus({ inst, status, now, nothingDue: false, refusal: report });
+    const written = await this.writeStatus(key, inst, next, now);
     if (written === 'conflict') return 'conflict';
     this.recordReport(inst, report);
     return { requeueAfterMs: this.pulses.notReadyMs };
@@ -347,7 +349,7 @@ export class InstanceReconciler {
     const refusal = 'report' in decision ? decision.report : undefined;
     const nothingDue = decision.kind === 'idle' || (decision.kind !== 'refuse' && decision.kind !== 'hold' && decision.kind !== 'held' && !isRunning(status.activePlan?.status));
     const next = finalizeStatus({ inst, status, now: now.toISOString(), nothingDue, refusal, applied });
-    const written = await this.writeStatus(key, inst, next);
+    const written = await this.writeStatus(key, inst, next, now.toISOString());
     if (written === 'conflict') return 'conflict';
     this.recordReport(inst, refusal);
     for (const e of ticks?.events ?? []) this.deps.events.record(inst, e.type, e.reason, e.message);

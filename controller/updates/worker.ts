@@ -13,6 +13,7 @@ import type { EventRecorder } from '../events.ts';
 import type { Logger } from '../log.ts';
 import type { WorkerResult } from '../../shared/kube/queue.ts';
 import { queryInformer } from './client.ts';
+import { replaceInstanceStatus } from '../instances/statusWrite.ts';
 import { discoverInformer, discoveryCondition, reconcileUpdatePlan, type DiscoveryRecord } from './reconciler.ts';
 import { needsUpgradeStatus, reconcileUpgradeStatus, upgradeRunOf } from './upgrades.ts';
 
@@ -189,7 +190,7 @@ export function upgradeStatusWorker(deps: UpgradeStatusWorkerDeps): (key: string
     keepDiscovery(discovery, result.discovery, informers);
     return persist(async () => {
       if (result.updateStatus === undefined || same(instance.status?.updateStatus, result.updateStatus)) return;
-      await deps.kube.replace({ ...instance, status: { ...instance.status, updateStatus: result.updateStatus } }, { subresource: 'status' });
+      await replaceInstanceStatus(deps.kube, instance, { ...instance.status, updateStatus: result.updateStatus }, clock().toISOString());
     }, result.requeueAfterMs);
   };
 }

@@ -933,7 +933,7 @@ export type ScheduleStatus = Static<typeof ScheduleStatusSchema>;
  * rule status.observed-generation-regressed). The apiserver refuses such a status write
  * itself, with this CEL transition rule on the status object: it needs no lookup, holds in
  * every namespace (also where no webhook runs) and refuses before any validating webhook is
- * called. The status webhook keeps the same check (webhook/rules/instanceStatus.ts) for a
+ * called. The status webhook keeps the same check (shared/conditions/statusAdmission.ts) for a
  * CRD that predates the rule and for a write that drops the whole status object (a
  * transition rule compares two values). Its message names the values and the writer; this
  * one cannot: a CRD rule does not see the user, and a messageExpression with string(int) is

@@ -5,6 +5,8 @@
 // expressions and that the real handlers have nothing to say about any write they skip; the
 // integration suite checks the apiserver agrees (test/integration/webhook/match-conditions.test.ts).
 
+import { DEFAULT_CONTROLLER_USER } from '../../shared/fleet.ts';
+
 export const VALIDATION_CONDITION = {
   name: 'create-or-spec-changed',
   expression: "request.operation != 'UPDATE' || !has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec",
@@ -14,6 +16,15 @@ export const MUTATION_CONDITION = {
   name: 'finalizer-or-id-missing-or-request-or-stamp',
   expression:
     "(request.operation == 'CREATE' && !(has(object.metadata.finalizers) && 'planwarden.dev/cleanup' in object.metadata.finalizers)) || (has(object.spec) && type(object.spec) == map && has(object.spec.planExecution) && type(object.spec.planExecution) == map && (!has(object.spec.planExecution.id) || object.spec.planExecution.id == null)) || (request.operation == 'UPDATE' && (!has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec || (has(object.metadata.annotations) && 'planwarden.dev/requested-by' in object.metadata.annotations ? object.metadata.annotations['planwarden.dev/requested-by'] : '') != (has(oldObject.metadata.annotations) && 'planwarden.dev/requested-by' in oldObject.metadata.annotations ? oldObject.metadata.annotations['planwarden.dev/requested-by'] : '')))",
+} as const;
+
+/** The controller, as the manifests name it (planwarden-system); the Helm chart writes its release namespace. */
+export const CONTROLLER_USERNAME = DEFAULT_CONTROLLER_USER;
+
+/** On both instances/status webhooks: every writer but the controller, which seals its own writes. */
+export const STATUS_CONDITION = {
+  name: 'not-the-controller',
+  expression: `request.userInfo.username != '${CONTROLLER_USERNAME}'`,
 } as const;
 
 type Json = unknown;

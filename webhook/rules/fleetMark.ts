@@ -4,7 +4,7 @@
 import type { Instance } from '../../shared/api/schema.ts';
 import { FLEET_MARK_ANNOTATION } from '../../shared/fleet.ts';
 import { objectRef } from '../../shared/refusal.ts';
-import { allow, deny, type Verdict } from './verdict.ts';
+import { allow, deny, type Verdict } from '../../shared/verdict.ts';
 
 
 export interface FleetMarkContext {

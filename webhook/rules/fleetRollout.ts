@@ -13,7 +13,7 @@ import { AUTHOR_ANNOTATION, formatAuthor, MUTABLE_SPEC_FIELDS, parseAuthor, wave
 import { isEmptySelector, selectorProblems } from '../../shared/labelSelector.ts';
 import { jsonEqual } from '../../shared/json.ts';
 import { objectRef, type Refusal } from '../../shared/refusal.ts';
-import { allow, combine, deny, type Verdict } from './verdict.ts';
+import { allow, combine, deny, type Verdict } from '../../shared/verdict.ts';
 
 export const FLEET_RULES = {
   selectorEmpty: 'fleetrollout.selector-empty',

@@ -65,9 +65,9 @@ import {
 import type { PlanRequest } from '../../shared/plan/triggers.ts';
 import { clipText, closestName, plural } from '../../shared/text.ts';
 import { unacceptedRisks } from '../../shared/insights.ts';
-import { allow, combine, deny } from './verdict.ts';
+import { allow, combine, deny } from '../../shared/verdict.ts';
 import { objectRef } from '../../shared/refusal.ts';
-import type { Verdict } from './verdict.ts';
+import type { Verdict } from '../../shared/verdict.ts';
 import { PRE_CHECKS_ANNOTATION } from '../../shared/api/names.ts';
 import { jsonEqual } from '../../shared/json.ts';
 import { MAINTENANCE_ADMISSION_RULES } from './maintenance.ts';

@@ -13,8 +13,8 @@ import { expectedStamp, type InstanceAdmissionContext } from './instance.ts';
 import { REQUESTED_BY_ANNOTATION } from '../../shared/plan/requester.ts';
 import { FINALIZER } from '../../shared/api/names.ts';
 import type { Operation } from 'rfc6902';
-import { allow } from './verdict.ts';
-import type { Verdict } from './verdict.ts';
+import { allow } from '../../shared/verdict.ts';
+import type { Verdict } from '../../shared/verdict.ts';
 
 export const PLAN_EXECUTION_ID_PATH = '/spec/planExecution/id';
 

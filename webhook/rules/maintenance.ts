@@ -17,7 +17,7 @@ import { planNames } from '../../shared/plan/triggers.ts';
 import { objectRef } from '../../shared/refusal.ts';
 import { clipText, closestName } from '../../shared/text.ts';
 import type { InstanceAdmissionContext } from './instance.ts';
-import { allow, deny, type Verdict } from './verdict.ts';
+import { allow, deny, type Verdict } from '../../shared/verdict.ts';
 
 /**
  * Rule ids of maintenance and schedules (spec.maintenance, spec.schedules): what admission

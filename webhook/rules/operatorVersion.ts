@@ -32,7 +32,7 @@ import {
   type TaskKind,
   type TaskSpec,
 } from '../../shared/api/schema.ts';
-import { allow, boundWarnings, deny, type Verdict } from './verdict.ts';
+import { allow, boundWarnings, deny, type Verdict } from '../../shared/verdict.ts';
 import { objectRef } from '../../shared/refusal.ts';
 import { checkTemplateStructure } from '../../shared/template/render.ts';
 

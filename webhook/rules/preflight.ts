@@ -20,7 +20,7 @@ import { parameterTypesOf } from '../../shared/template/render.ts';
 import { objectRef } from '../../shared/refusal.ts';
 import { clipText, plural } from '../../shared/text.ts';
 import { factsOf, upgradeTarget, type InstanceAdmissionContext } from './instance.ts';
-import { allow, deny, type Verdict } from './verdict.ts';
+import { allow, deny, type Verdict } from '../../shared/verdict.ts';
 
 export interface PreflightDeps {
   /** Discovery: the resource serving a kind, or undefined when the API server serves none. */

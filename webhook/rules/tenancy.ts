@@ -11,7 +11,7 @@
 // right since) can still be edited and deleted. The default ServiceAccount, used when no
 // name is set, needs no right (the namespace's admin made it for the plans) and is only
 // warned about when missing: a namespace may be set up after its Instances.
-import { allow, deny, type Verdict } from './verdict.ts';
+import { allow, deny, type Verdict } from '../../shared/verdict.ts';
 import { objectRef } from '../../shared/refusal.ts';
 import { clipText } from '../../shared/text.ts';
 import type { Instance } from '../../shared/api/schema.ts';

@@ -15,7 +15,7 @@
 //   informer + uid), and a uid reported by another informer is named as such;
 // - an UpdatePlan being deleted still holds its target until it is gone.
 import { TARGET_RELEASE_IMMUTABLE, type AcceptedInsight, type UpdatePlan } from '../../shared/api/schema.ts';
-import { allow, combine, deny, type Denied, type Verdict } from './verdict.ts';
+import { allow, combine, deny, type Denied, type Verdict } from '../../shared/verdict.ts';
 import { objectRef } from '../../shared/refusal.ts';
 
 export interface ReportedInsight {

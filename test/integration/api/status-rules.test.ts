@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import type { Instance } from '../../../shared/api/schema.ts';
 import { createKubeClient, KubeApiError, type KubeClient } from '../../../shared/kube/client.ts';
-import { observedGenerationNotRegressed } from '../../../webhook/rules/instanceStatus.ts';
+import { observedGenerationNotRegressed } from '../../../shared/conditions/statusAdmission.ts';
 import { webhookMetricsText } from '../../support/https.ts';
 import { kubeConfig, testStack, useNamespace } from '../fixture.ts';
 import { dummyOperatorVersion, instance, TEST_CONTROLLER_LABEL } from '../objects.ts';

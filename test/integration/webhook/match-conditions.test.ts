@@ -11,10 +11,11 @@ import { createKubeClient, type KubeClient } from '../../../shared/kube/client.t
 import type { Instance } from '../../../shared/api/schema.ts';
 import { FINALIZER } from '../../../shared/api/names.ts';
 import { kubeConfig, kubectl, kubectlOk, testStack, useNamespace } from '../fixture.ts';
+import { until } from '../../support/wait.ts';
 import { dummyOperatorVersion, instance, json, TEST_CONTROLLER_LABEL } from '../objects.ts';
 
 /** Reviews of Instance writes each Instance webhook answered, any operation and verdict. */
-async function calls(): Promise<{ validate: number; mutate: number }> {
+async function calls(): Promise<{ validate: number; mutate: number; validateStatus: number; mutateStatus: number }> {
   const stack = testStack();
   const body = await webhookMetricsText(stack.webhookUrl, stack.caPem);
   const sum = (path: string) =>
@@ -22,7 +23,12 @@ async function calls(): Promise<{ validate: number; mutate: number }> {
       (n, m) => n + Number(m[1]),
       0,
     );
-  return { validate: sum('/validate/instances'), mutate: sum('/mutate/instances') };
+  return {
+    validate: sum('/validate/instances'),
+    mutate: sum('/mutate/instances'),
+    validateStatus: sum('/validate/instances-status'),
+    mutateStatus: sum('/mutate/instances-status'),
+  };
 }
 
 describe('webhook: the apiserver calls the Instance webhooks only for writes whose verdict can change (matchConditions)', function () {
@@ -36,6 +42,13 @@ describe('webhook: the apiserver calls the Instance webhooks only for writes who
     await write();
     const after = await calls();
     return { validate: after.validate - before.validate, mutate: after.mutate - before.mutate };
+  };
+  /** What writes cost the status webhooks. */
+  const countedStatus = async (write: () => Promise<unknown>) => {
+    const before = await calls();
+    await write();
+    const after = await calls();
+    return { validate: after.validateStatus - before.validateStatus, mutate: after.mutateStatus - before.mutateStatus };
   };
 
   before(async function () {
@@ -114,5 +127,25 @@ describe('webhook: the apiserver calls the Instance webhooks only for writes who
     carrying.metadata.finalizers = ['example.com/hold', FINALIZER];
     expect(await counted(() => kube.create(carrying))).to.deep.equal({ validate: 1, mutate: 0 });
     expect((await kube.get<Instance>(ref('carrying')))!.metadata.finalizers).to.deep.equal(['example.com/hold', FINALIZER]);
+  });
+
+  it("the controller's status writes reach no status webhook (it seals them), an adapter's report reaches both and is merged", async function () {
+    // The suite's controller runs this one's deploy: its status writes are the controller's own.
+    const cost = await countedStatus(async () => {
+      await kube.create(instance('run', ns(), 'app-1.0.0'));
+      await until('deploy COMPLETE', async () => ((await kube.get<Instance>(ref('run')))?.status?.planStatus?.deploy?.status === 'COMPLETE' ? true : undefined));
+    });
+    expect(cost, 'the controller wrote status without the status webhooks').to.deep.equal({ validate: 0, mutate: 0 });
+    const ran = (await kube.get<Instance>(ref('run')))!;
+    // Sealed like the mutation would have: root Available/Ready from its adapter report.
+    expect(ran.status?.adapters?.map((a) => a.name)).to.deep.equal(['planwarden-controller']);
+    expect(ran.status?.conditions?.find((c) => c.type === 'Ready')?.observedGeneration).to.equal(ran.metadata.generation);
+
+    // An adapter (here the test's admin identity) reports with Available=Unknown: both webhooks judge it, the mutation keeps the stored verdict.
+    const stored = ran.status!.adapters![0]!;
+    const unknown = { ...stored, conditions: stored.conditions.map((c) => (c.type === 'Available' ? { ...c, status: 'Unknown' as const } : c)) };
+    const adapterCost = await countedStatus(() => kube.replace<Instance>({ ...ran, status: { ...ran.status, adapters: [unknown] } }, { subresource: 'status' }));
+    expect(adapterCost).to.deep.equal({ validate: 1, mutate: 1 });
+    expect((await kube.get<Instance>(ref('run')))!.status?.adapters?.[0]).to.deep.equal(stored);
   });
 });

@@ -202,7 +202,11 @@ describe('CRDs', () => {
       for (const kind of ALL_KINDS) walk(schemaOf(kind), kind);
       return out;
     };
-    const webhookRules = readdirSync(`${REPO_ROOT}webhook/rules`).map((f) => readFileSync(`${REPO_ROOT}webhook/rules/${f}`, 'utf8')).join('\n');
+    const webhookRules = [
+      ...readdirSync(`${REPO_ROOT}webhook/rules`).map((f) => readFileSync(`${REPO_ROOT}webhook/rules/${f}`, 'utf8')),
+      // The status rules the status webhooks (and the controller's seal) run.
+      readFileSync(`${REPO_ROOT}shared/conditions/statusAdmission.ts`, 'utf8'),
+    ].join('\n');
     const admissionDocs = readFileSync(`${REPO_ROOT}docs/admission.md`, 'utf8');
 
     it('status.observedGeneration never decreasing is one of them, on the Instance status', () => {

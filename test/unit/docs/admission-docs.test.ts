@@ -22,6 +22,8 @@ const SOURCES = [
   join('shared', 'plan', 'policy.ts'),
   // Typed parameters: their ids live in PARAMETER_RULES (the policy and the rules use them).
   join('shared', 'params', 'values.ts'),
+  // Status writes: the status webhooks and the controller's seal run the same rules.
+  join('shared', 'conditions', 'statusAdmission.ts'),
 ];
 
 const RULE_ID = String.raw`[a-z]+(?:\.[a-z0-9]+(?:-[a-z0-9]+)*)+`;

@@ -15,9 +15,9 @@ import { API_VERSION, type Instance, type InstanceSpec, type InstanceStatus, typ
 import { buildHandlers, needsLiveOperatorVersion, ROUTES } from '../../../webhook/handlers.ts';
 import type { AdmissionRequest } from '../../../webhook/review.ts';
 import { admitInstance, immutableParametersUnchanged, INSTANCE_RULES, requiredParametersPresent, type InstanceAdmissionContext } from '../../../webhook/rules/instance.ts';
-import type { Verdict } from '../../../webhook/rules/verdict.ts';
+import type { Verdict } from '../../../shared/verdict.ts';
 import { REQUESTED_BY_PATH } from '../../../webhook/rules/instanceMutate.ts';
-import { MUTATION_CONDITION, mutationSent, VALIDATION_CONDITION, validationSent, celEquals } from '../../support/matchConditions.ts';
+import { MUTATION_CONDITION, mutationSent, STATUS_CONDITION, VALIDATION_CONDITION, validationSent, celEquals } from '../../support/matchConditions.ts';
 import { memoryLookups } from '../../support/memoryLookups.ts';
 
 const RUNS = Number(process.env.PLANWARDEN_MATCH_RUNS ?? 3_000);
@@ -242,9 +242,15 @@ describe('Instance webhook matchConditions: the writes not sent could not have c
       expect(mutating.find((w) => w.name === 'instance-defaults.planwarden.dev')?.matchConditions).to.deep.equal([MUTATION_CONDITION]);
     });
 
-    it('no other webhook has conditions (status, OperatorVersion, UpdatePlan and FleetRollout webhooks see every write they register)', () => {
-      const others = [...validating, ...mutating].filter((w) => w.name !== 'instances.planwarden.dev' && w.name !== 'instance-defaults.planwarden.dev');
-      expect(others).to.have.length(6);
+    it('both status webhooks skip only the controller, whose writes are sealed (test/unit/shared/conditions/statusAdmission.test.ts)', () => {
+      expect(validating.find((w) => w.name === 'instance-status.planwarden.dev')?.matchConditions).to.deep.equal([STATUS_CONDITION]);
+      expect(mutating.find((w) => w.name === 'instance-status-defaults.planwarden.dev')?.matchConditions).to.deep.equal([STATUS_CONDITION]);
+    });
+
+    it('no other webhook has conditions (OperatorVersion, UpdatePlan and FleetRollout webhooks see every write they register)', () => {
+      const conditioned = ['instances.planwarden.dev', 'instance-defaults.planwarden.dev', 'instance-status.planwarden.dev', 'instance-status-defaults.planwarden.dev'];
+      const others = [...validating, ...mutating].filter((w) => !conditioned.includes(w.name));
+      expect(others).to.have.length(4);
       for (const w of others) expect(w.matchConditions, w.name).to.equal(undefined);
     });
   });

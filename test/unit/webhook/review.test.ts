@@ -11,7 +11,7 @@ import {
   type AdmissionRequest,
   type DecodeProblem,
 } from '../../../webhook/review.ts';
-import { allow, deny } from '../../../webhook/rules/verdict.ts';
+import { allow, deny } from '../../../shared/verdict.ts';
 
 const instance = (name = 'kafka') => ({
   apiVersion: 'planwarden.dev/v1alpha1',

@@ -17,7 +17,7 @@ import { createCA, createServingCert, type CertPair } from '../../../certs/pki.t
 import { createLogger } from '../../../webhook/log.ts';
 import { createWebhookMetrics } from '../../../webhook/metrics.ts';
 import type { AdmissionRequest } from '../../../webhook/review.ts';
-import { allow, deny, type Verdict } from '../../../webhook/rules/verdict.ts';
+import { allow, deny, type Verdict } from '../../../shared/verdict.ts';
 import {
   DEFAULT_BODY_LIMIT_BYTES,
   answerAdmission,

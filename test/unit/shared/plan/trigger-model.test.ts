@@ -29,7 +29,7 @@ import { ensurePlanStatusEntries } from '../../../../controller/engine/status.ts
 import type { Observations, TaskOutcome } from '../../../../controller/engine/types.ts';
 import { admitInstance, type InstanceAdmissionContext } from '../../../../webhook/rules/instance.ts';
 import { mutateInstance } from '../../../../webhook/rules/instanceMutate.ts';
-import type { Verdict } from '../../../../webhook/rules/verdict.ts';
+import type { Verdict } from '../../../../shared/verdict.ts';
 
 const NS = 'shop';
 const NAME = 'db';

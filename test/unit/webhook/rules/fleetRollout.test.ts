@@ -9,7 +9,7 @@ import {
   type FleetRolloutContext,
   type FleetTargetFacts,
 } from '../../../../webhook/rules/fleetRollout.ts';
-import type { Verdict } from '../../../../webhook/rules/verdict.ts';
+import type { Verdict } from '../../../../shared/verdict.ts';
 
 const ALICE = { username: 'alice', groups: ['platform', 'system:authenticated'] };
 const CONTROLLER = 'system:serviceaccount:planwarden-system:planwarden-controller';

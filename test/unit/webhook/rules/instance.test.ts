@@ -36,7 +36,7 @@ import {
   upgradePreChecks,
 } from '../../../../webhook/rules/instance.ts';
 import type { InstanceAdmissionContext, InstanceRule } from '../../../../webhook/rules/instance.ts';
-import type { Verdict } from '../../../../webhook/rules/verdict.ts';
+import type { Verdict } from '../../../../shared/verdict.ts';
 
 const NS = 'shop';
 const NAME = 'kafka';

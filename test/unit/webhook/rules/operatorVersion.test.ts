@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { OperatorVersion, OperatorVersionSpec, TaskKind } from '../../../../shared/api/schema.ts';
 import { admitOperatorVersion, type OperatorVersionContext } from '../../../../webhook/rules/operatorVersion.ts';
-import type { Denied } from '../../../../webhook/rules/verdict.ts';
+import type { Denied } from '../../../../shared/verdict.ts';
 
 function blueprint(): OperatorVersionSpec {
   return {

@@ -8,7 +8,7 @@ import {
   type UpdatePlanContext,
 } from '../../../../webhook/rules/updatePlan.ts';
 import { isReservationStale, reservationName } from '../../../../shared/reservations.ts';
-import type { Denied } from '../../../../webhook/rules/verdict.ts';
+import type { Denied } from '../../../../shared/verdict.ts';
 
 function plan(
   name: string,

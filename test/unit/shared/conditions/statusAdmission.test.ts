@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import fc from 'fast-check';
 import { applyPatch } from 'rfc6902';
 import type { AdapterStatus, Condition, Instance, InstanceStatus } from '../../../../shared/api/schema.ts';
 import { aggregateRootConditions } from '../../../../shared/conditions/aggregate.ts';
@@ -6,9 +7,10 @@ import { findCondition } from '../../../../shared/conditions/conditions.ts';
 import {
   admitInstanceStatus,
   mutateInstanceStatus,
+  sealInstanceStatus,
   type InstanceStatusContext,
-} from '../../../../webhook/rules/instanceStatus.ts';
-import type { Denied, Verdict } from '../../../../webhook/rules/verdict.ts';
+} from '../../../../shared/conditions/statusAdmission.ts';
+import type { Denied, Verdict } from '../../../../shared/verdict.ts';
 
 const EARLIER = '2026-01-01T00:00:00Z';
 const NOW = '2026-01-01T01:00:00Z';
@@ -409,5 +411,124 @@ describe('mutateInstanceStatus', () => {
     const { object } = mutated(c);
     const again = mutateInstanceStatus({ ...c, object });
     expect(again.allowed && again.patch).to.deep.equal([]);
+  });
+});
+
+// The controller's status writes are not sent to the status webhooks (their matchConditions):
+// it seals each with sealInstanceStatus instead. Sound only if a sealed write is what the
+// webhooks would have stored — sent to them at the same time, the mutation patches nothing
+// and warns of nothing, and the validation allows — for any stored status and any write.
+describe('sealInstanceStatus: a sealed write is what the status webhooks would store', function () {
+  this.timeout(60_000);
+  const RUNS = Number(process.env.PLANWARDEN_SEAL_RUNS ?? 2_000);
+  const NAMES = ['planwarden', 'validation', 'dns'];
+  const TIMES = [EARLIER, NOW, '2025-12-31T00:00:00Z'];
+  const STATUSES: Status[] = ['True', 'False', 'Unknown'];
+
+  const conditionArb = (type: string, maxGeneration: number): fc.Arbitrary<Condition> =>
+    fc.record(
+      {
+        type: fc.constant(type),
+        status: fc.constantFrom(...STATUSES),
+        observedGeneration: fc.integer({ min: 0, max: maxGeneration + 1 }),
+        lastTransitionTime: fc.constantFrom(...TIMES),
+        reason: fc.constantFrom('A', 'B'),
+      },
+      { requiredKeys: ['type', 'status'] },
+    );
+
+  const adapterArb = (name: string, maxGeneration: number): fc.Arbitrary<AdapterStatus> =>
+    fc.record(
+      {
+        name: fc.constant(name),
+        observedGeneration: fc.integer({ min: 0, max: maxGeneration + 1 }),
+        lastReportTime: fc.constantFrom(...TIMES),
+        conditions: fc.subarray(['Applied', 'Available', 'Health'], { minLength: 0 }).chain((types) => fc.tuple(...types.map((t) => conditionArb(t, maxGeneration)))),
+      },
+      { requiredKeys: ['name', 'observedGeneration', 'conditions'] },
+    );
+
+  const statusArb = (generation: number): fc.Arbitrary<InstanceStatus> =>
+    fc.record(
+      {
+        adapters: fc.subarray(NAMES).chain((names) => fc.tuple(...names.map((n) => adapterArb(n, generation)))),
+        conditions: fc.subarray(['Available', 'Ready', 'PlanRunning']).chain((types) => fc.tuple(...types.map((t) => conditionArb(t, generation)))),
+        observedGeneration: fc.integer({ min: 0, max: generation + 1 }),
+      },
+      { requiredKeys: [] },
+    );
+
+  /** A stored status, and a write that keeps, replaces, drops or adds adapter entries and root conditions. */
+  const caseArb = fc.integer({ min: 1, max: 4 }).chain((generation) =>
+    fc.record({
+      generation: fc.constant(generation),
+      stored: fc.option(statusArb(generation), { nil: undefined }),
+      written: statusArb(generation),
+      keep: fc.boolean(),
+    }),
+  );
+
+  function caseCtx(c: { generation: number; stored: InstanceStatus | undefined; written: InstanceStatus; keep: boolean }): InstanceStatusContext {
+    // keep: the write carries the stored adapter entries it does not report for unchanged.
+    const adapters = c.keep
+      ? [...(c.stored?.adapters ?? []).filter((a) => !c.written.adapters?.some((w) => w.name === a.name)), ...(c.written.adapters ?? [])]
+      : c.written.adapters;
+    const written = { ...c.written, ...(adapters ? { adapters } : {}) };
+    return { oldObject: instance(c.generation, c.stored), object: instance(c.generation, written), now: NOW, userInfo: { username: 'planwarden-controller' } };
+  }
+
+  it('sent to the webhooks at the same time, a sealed write gets no patch, no warning and "allowed"; an unsealable one is what the validation refuses', () => {
+    let sealed = 0;
+    fc.assert(
+      fc.property(caseArb, (c) => {
+        const ctx = caseCtx(c);
+        const result = sealInstanceStatus(ctx);
+        if (!result.ok) {
+          // The webhooks' path: mutate, then validate the mutated object — refused the same way.
+          const object = structuredClone(ctx.object);
+          applyPatch(object, mutateInstanceStatus(ctx).patch);
+          const verdict = admitInstanceStatus({ ...ctx, object });
+          expect(verdict.allowed).to.equal(false);
+          expect(ruleOf(verdict)).to.equal(result.denied.rule);
+          return;
+        }
+        sealed += 1;
+        const again = { ...ctx, object: result.object };
+        const mutation = mutateInstanceStatus(again);
+        expect(mutation.patch, 'mutation of a sealed write').to.deep.equal([]);
+        expect(mutation.warnings).to.deep.equal([]);
+        const verdict = admitInstanceStatus(again);
+        expect(verdict.allowed, ruleOf(verdict)).to.equal(true);
+        expect(verdict.warnings).to.deep.equal([]);
+      }),
+      { numRuns: RUNS },
+    );
+    expect(sealed, 'the generator reaches writes that seal').to.be.greaterThan(RUNS / 10);
+  });
+
+  it('keeps the stored report over an Available=Unknown one, and writes the root conditions the adapters imply', () => {
+    const stored = adapter('validation', 1, 'True');
+    const ctx: InstanceStatusContext = {
+      oldObject: instance(1, { adapters: [stored], conditions: roots(1, [stored]) }),
+      object: instance(1, { adapters: [adapter('validation', 1, 'Unknown', NOW)], conditions: [cond('Ready', 'False', 1)] }),
+      now: NOW,
+    };
+    const result = sealInstanceStatus(ctx);
+    expect(result.ok).to.equal(true);
+    if (!result.ok) return;
+    expect(result.object.status?.adapters).to.deep.equal([stored]);
+    expect(findCondition(result.object.status?.conditions, 'Ready')?.status).to.equal('True');
+    expect(result.warnings.join()).to.contain('kept its report of generation 1');
+  });
+
+  it('refuses what the validation refuses, with its rule: a report for an older generation', () => {
+    const ctx: InstanceStatusContext = {
+      oldObject: instance(2, { adapters: [adapter('validation', 2, 'True')] }),
+      object: instance(2, { adapters: [adapter('validation', 1, 'True', NOW)] }),
+      now: NOW,
+    };
+    const result = sealInstanceStatus(ctx);
+    expect(result.ok).to.equal(false);
+    if (!result.ok) expect(result.denied.rule).to.equal('status.adapter-generation-regressed');
   });
 });

@@ -1,5 +1,7 @@
 // Admission of writes to `instances/status`: HyperFleet generation monotonicity for
 // adapter reports, and root Available/Ready conditions that follow from those reports.
+// The status webhooks run these functions for every writer but the controller, which runs
+// them itself on each of its writes (sealInstanceStatus, at the end): one judge, two callers.
 //
 // Two halves, because a validating webhook can refuse but not rewrite:
 // - `mutateInstanceStatus` (mutating webhook) restores the stored adapter entry when a
@@ -18,14 +20,14 @@
 // not judged for them. Removing an adapter entry is allowed (decommissioning an adapter).
 // Root Available/Ready may be left out of a write (the mutation adds them); when present
 // their status and observedGeneration must match the aggregation.
-import { clipText, plural, quoted } from '../../shared/text.ts';
-import type { Operation } from 'rfc6902';
-import { jsonEqual } from '../../shared/json.ts';
-import type { AdapterStatus, Condition, Instance } from '../../shared/api/schema.ts';
-import { adapterAvailability, aggregateRootConditions, mergeAdapterReport } from '../../shared/conditions/aggregate.ts';
-import { findCondition } from '../../shared/conditions/conditions.ts';
-import { allow, combine, deny, type Verdict } from './verdict.ts';
-import { objectRef } from '../../shared/refusal.ts';
+import { clipText, plural, quoted } from '../text.ts';
+import { applyPatch, type Operation } from 'rfc6902';
+import { jsonEqual } from '../json.ts';
+import type { AdapterStatus, Condition, Instance } from '../api/schema.ts';
+import { adapterAvailability, aggregateRootConditions, mergeAdapterReport } from './aggregate.ts';
+import { findCondition } from './conditions.ts';
+import { allow, combine, deny, type Allowed, type Denied, type Verdict } from '../verdict.ts';
+import { objectRef } from '../refusal.ts';
 
 export interface InstanceStatusContext {
   oldObject: Instance;
@@ -247,7 +249,7 @@ export function admitInstanceStatus(ctx: InstanceStatusContext): Verdict {
  * that keeps stored adapter verdicts over Unknown reports, stamps lastReportTime, and
  * sets root Available/Ready from the aggregation. Never denies.
  */
-export function mutateInstanceStatus(ctx: InstanceStatusContext): Verdict {
+export function mutateInstanceStatus(ctx: InstanceStatusContext): Allowed {
   const patch: Operation[] = [];
   const warnings: string[] = [];
   const written = ctx.object.status?.adapters ?? [];
@@ -284,4 +286,30 @@ export function mutateInstanceStatus(ctx: InstanceStatusContext): Verdict {
     }
   }
   return allow(warnings, patch);
+}
+
+/** A status write as the status webhooks would leave it: mutated and allowed, or refused. */
+export type SealedStatusWrite = { ok: true; object: Instance; warnings: string[] } | { ok: false; denied: Denied };
+
+/**
+ * The status webhooks' answer to a write, computed in the writer's process: the mutation's
+ * patch applied to `ctx.object`, then the validation of that result — the order the API
+ * server calls them in, the same functions, at `ctx.now`. The controller seals every status
+ * write of its own with this, and the status webhook configurations do not send the
+ * controller's writes (their matchConditions): its writes get what anyone's get, by
+ * construction, without two HTTPS call-outs each (docs/admission.md, "Writes the webhooks
+ * are not sent"). A sealed write is a fixpoint: sending it to the webhooks at the same time
+ * gives no patch, no warning and "allowed" (test/unit/shared/conditions/statusAdmission.test.ts).
+ */
+export function sealInstanceStatus(ctx: InstanceStatusContext): SealedStatusWrite {
+  const mutation = mutateInstanceStatus(ctx);
+  let object = ctx.object;
+  if (mutation.patch.length > 0) {
+    object = structuredClone(ctx.object);
+    const failed = applyPatch(object, mutation.patch).find((e) => e !== null);
+    if (failed) throw new Error(`status mutation of ${instanceName(ctx)} does not apply: ${failed.message}`);
+  }
+  const verdict = admitInstanceStatus({ ...ctx, object });
+  if (!verdict.allowed) return { ok: false, denied: verdict };
+  return { ok: true, object, warnings: [...mutation.warnings, ...verdict.warnings] };
 }

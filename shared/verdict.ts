@@ -1,8 +1,8 @@
 // The outcome of one admission rule: allowed (maybe with warnings or a JSON patch) or
 // denied with a message a person can act on. Denials are values, never exceptions.
 import type { Operation } from 'rfc6902';
-import { refusalMessage, type DenyReason, type Refusal } from '../../shared/refusal.ts';
-import { clipText } from '../../shared/text.ts';
+import { refusalMessage, type DenyReason, type Refusal } from './refusal.ts';
+import { clipText } from './text.ts';
 
 export interface Allowed {
   allowed: true;
