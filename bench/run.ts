@@ -247,7 +247,8 @@ async function controllerPart(ctx: ClusterContext): Promise<ControllerResults> {
   memIdlePromise.catch(() => undefined); // awaited below
 
   log(`controller: trigger → COMPLETE of a 3-step Dummy plan, ${settings.triggerReps} repetitions (+1 warm-up)`);
-  const trigger = await benchTrigger({ kube, namespace: ns, ov: ctx.ov, reps: settings.triggerReps, log });
+  const asController = createKubeClient({ kubeConfig: loadKubeConfig(join(STACK_DIR, 'controller.kubeconfig')), userAgent: 'planwarden-bench-as-controller' });
+  const trigger = await benchTrigger({ kube, asController, namespace: ns, ov: ctx.ov, reps: settings.triggerReps, log });
   const memIdle = await memIdlePromise;
   await idleReplica.stop();
   log(`  standby controller with 0 Instances: RSS ${memIdle.rssMiB.toFixed(1)} MiB`);
