@@ -320,5 +320,17 @@ describe('Helm chart charts/planwarden', function () {
       expect(objects.filter((o) => o.metadata.namespace !== undefined && o.metadata.namespace !== 'pw-system')).to.deep.equal([]);
       expect(CHART_NAMESPACE).to.not.equal('pw-system');
     });
+
+    it("another release namespace: the status webhooks skip that namespace's controller, and the webhook knows it (fleet marks)", () => {
+      const r = helm(['template', 'pw', CHART_DIR, '--namespace', 'pw-system', '--set', 'certificate.mode=certManager']);
+      expect(r.code, r.stderr).to.equal(0);
+      const objects = parseObjects<K8sObject>(r.stdout, 'pw-system');
+      const controller = 'system:serviceaccount:pw-system:planwarden-controller';
+      const all = webhooks(objects);
+      for (const name of ['ValidatingWebhookConfiguration instance-status.planwarden.dev', 'MutatingWebhookConfiguration instance-status-defaults.planwarden.dev']) {
+        expect(all[name]?.['matchConditions'], name).to.deep.equal([{ name: 'not-the-controller', expression: `request.userInfo.username != '${controller}'` }]);
+      }
+      expect(commandOf(objects, 'planwarden-webhook')).to.include(`--controller-user=${controller}`);
+    });
   });
 });
