@@ -125,7 +125,8 @@ export function fleetFigure(s: FleetSettings): Figure {
           await sleep(250);
           complete = await ctx.kube.get<FleetRollout>({ apiVersion: API_VERSION, kind: 'FleetRollout', name });
         }
-        if (!ended(complete)) throw new Error(`every run COMPLETE, but the rollout is not Complete 10 s later: ${JSON.stringify(complete?.status?.conditions)}`);        await sleep(2000);
+        if (!ended(complete)) throw new Error(`every run COMPLETE, but the rollout is not Complete 10 s later: ${JSON.stringify(complete?.status?.conditions)}`);
+        await sleep(2000);
         const cost = apiCostTable(apiCountsDelta(before, await scrapeApiCounts(ctx.cluster, () => webhookMetrics(ctx.stack))), n, 'target', fleetSeconds + 2);
         const counts = complete?.status?.counts;
         const duplicates = [...runsSeen.values()].filter((ids) => ids.size > 1).length;

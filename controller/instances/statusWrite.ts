@@ -5,7 +5,6 @@
 // the webhooks would have left it, or refused the way they would have refused it.
 import type { Instance, InstanceStatus } from '../../shared/api/schema.ts';
 import { sealInstanceStatus } from '../../shared/conditions/statusAdmission.ts';
-import { DEFAULT_CONTROLLER_USER } from '../../shared/fleet.ts';
 import { KubeApiError, type KubeClient } from '../../shared/kube/client.ts';
 
 /** PUT `status` over `stored` (optimistic concurrency: `stored` is what the webhooks would see as oldObject), sealed at `now`. */
@@ -14,9 +13,9 @@ export async function replaceInstanceStatus(
   stored: Instance,
   status: InstanceStatus,
   now: string,
-  username: string = DEFAULT_CONTROLLER_USER,
 ): Promise<Instance> {
-  const sealed = sealInstanceStatus({ oldObject: stored, object: { ...stored, status }, now, userInfo: { username } });
+  // No userInfo: the refusal says "sealed by the controller", whatever its ServiceAccount is called.
+  const sealed = sealInstanceStatus({ oldObject: stored, object: { ...stored, status }, now });
   if (!sealed.ok) {
     // What the API server would have answered had the validating webhook been called.
     throw new KubeApiError(sealed.denied.code, sealed.denied.reason, `status write refused (sealed by the controller): ${sealed.denied.message}`);

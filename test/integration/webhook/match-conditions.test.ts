@@ -37,19 +37,16 @@ describe('webhook: the apiserver calls the Instance webhooks only for writes who
   let kube: KubeClient;
   const ref = (name: string) => ({ apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance', namespace: ns(), name });
   /** What a write cost in webhook calls. */
-  const counted = async (write: () => Promise<unknown>) => {
+  const counted = async (write: () => Promise<unknown>, status = false) => {
     const before = await calls();
     await write();
     const after = await calls();
-    return { validate: after.validate - before.validate, mutate: after.mutate - before.mutate };
+    return status
+      ? { validate: after.validateStatus - before.validateStatus, mutate: after.mutateStatus - before.mutateStatus }
+      : { validate: after.validate - before.validate, mutate: after.mutate - before.mutate };
   };
   /** What writes cost the status webhooks. */
-  const countedStatus = async (write: () => Promise<unknown>) => {
-    const before = await calls();
-    await write();
-    const after = await calls();
-    return { validate: after.validateStatus - before.validateStatus, mutate: after.mutateStatus - before.mutateStatus };
-  };
+  const countedStatus = (write: () => Promise<unknown>) => counted(write, true);
 
   before(async function () {
     kube = createKubeClient({ kubeConfig: kubeConfig(), userAgent: 'planwarden-match-test' });
