@@ -201,27 +201,26 @@ export function checkTemplateStructure(source: string): StructureProblem | undef
 
 /**
  * Oracles that together take every branch at least once: each prefers a branch not yet taken,
- * then varies; they stop after `max` or when four in a row found nothing new.
+ * else varies; they stop when every decision met has had each branch, or after `max`.
  */
 function* coverageOracles(max: number): Generator<Oracle> {
   const covered = new Map<string, Set<number>>();
-  let idle = 0;
-  for (let path = 0; path < max && idle < 4; path++) {
-    let fresh = false;
+  const options = new Map<string, number>();
+  for (let path = 0; path < max; path++) {
     let n = 0;
     yield (d: Decision, actual: number | undefined) => {
       if (actual !== undefined) return actual;
       const key = `${d.line}\u0000${d.text}`;
       let seen = covered.get(key);
       if (!seen) covered.set(key, (seen = new Set()));
+      options.set(key, d.options);
       let choice = -1;
       for (let i = d.options - 1; i >= 0; i--) if (!seen.has(i)) choice = i;
       if (choice < 0) choice = (path + n++ + d.line) % d.options;
-      else fresh = true;
       seen.add(choice);
       return choice;
     };
-    idle = fresh ? 0 : idle + 1;
+    if ([...covered].every(([key, seen]) => seen.size >= options.get(key)!)) return;
   }
 }
 
