@@ -132,25 +132,26 @@ function firstLine(message: string, markers: RegExp): string {
 }
 
 /** Parses and checks a skeleton (cached by its text). */
-function skeletonOf(laid: Laid, prefix: string): Skeleton {
-  const hit = SKELETONS.get(laid.skeleton);
+function skeletonOf(laid: Laid, prefix: string, uniqueKeys = true): Skeleton {
+  const key = uniqueKeys ? laid.skeleton : `\u0000${laid.skeleton}`;
+  const hit = SKELETONS.get(key);
   if (hit) {
-    SKELETONS.delete(laid.skeleton);
-    SKELETONS.set(laid.skeleton, hit);
+    SKELETONS.delete(key);
+    SKELETONS.set(key, hit);
     return hit;
   }
-  const s = analyse(laid, prefix);
-  remember(laid.skeleton, s);
+  const s = analyse(laid, prefix, uniqueKeys);
+  remember(key, s);
   return s;
 }
 
-function analyse(laid: Laid, prefix: string): Skeleton {
+function analyse(laid: Laid, prefix: string, uniqueKeys: boolean): Skeleton {
   const { skeleton, holes } = laid;
   const markers = new RegExp(`${prefix}\\d+X`, 'g');
   const base: Skeleton = { docs: [], slots: [], scalarHoles: new Map(), bytes: skeleton.length * 24 + 1024 };
   let docs: Document.Parsed[];
   try {
-    docs = parseAllDocuments(skeleton, { version: '1.2', merge: false, uniqueKeys: true, prettyErrors: false }) as Document.Parsed[];
+    docs = parseAllDocuments(skeleton, { version: '1.2', merge: false, uniqueKeys, prettyErrors: false }) as Document.Parsed[];
     if (!Array.isArray(docs)) docs = [];
   } catch (err) {
     base.problem = { kind: 'yaml', line: 1, problem: `is not valid YAML: ${err instanceof Error ? err.message.split('\n')[0] : 'unreadable'}`, fix: 'fix the YAML', code: 'template.structure' };
@@ -287,10 +288,13 @@ function analyse(laid: Laid, prefix: string): Skeleton {
   return base;
 }
 
-/** Checks where the holes of executed segments sit (no values needed). */
+/**
+ * Checks where the holes of executed segments sit (no values needed). Duplicate keys are not
+ * checked: without values, two branches no real values take together may both be taken.
+ */
 export function structureOf(segments: readonly Segment[], prefix: string, lines: LineTable): StructureProblem | undefined {
   const laid = layOut(segments, prefix, lines);
-  return skeletonOf(laid, prefix).problem;
+  return skeletonOf(laid, prefix, false).problem;
 }
 
 // --- types of a whole value ---

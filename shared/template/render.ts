@@ -208,8 +208,13 @@ function* coverageOracles(max: number): Generator<Oracle> {
   const options = new Map<string, number>();
   for (let path = 0; path < max; path++) {
     let n = 0;
+    // The same condition written twice takes the same branch within one path.
+    const same = new Map<string, number>();
     yield (d: Decision, actual: number | undefined) => {
       if (actual !== undefined) return actual;
+      const cond = d.text.replace(/^else /, '');
+      const earlier = same.get(cond);
+      if (earlier !== undefined) return earlier;
       const key = `${d.line}\u0000${d.text}`;
       let seen = covered.get(key);
       if (!seen) covered.set(key, (seen = new Set()));
@@ -218,6 +223,7 @@ function* coverageOracles(max: number): Generator<Oracle> {
       for (let i = d.options - 1; i >= 0; i--) if (!seen.has(i)) choice = i;
       if (choice < 0) choice = (path + n++ + d.line) % d.options;
       seen.add(choice);
+      same.set(cond, choice);
       return choice;
     };
     if ([...covered].every(([key, seen]) => seen.size >= options.get(key)!)) return;
@@ -333,8 +339,8 @@ export interface DeclaredNames {
 /**
  * Every problem of a template that can be found without values: syntax (an `if` without `end`,
  * an unclosed action …), unknown functions, wrong argument counts, unknown fields (`.Nope`,
- * `.Params.UNDECLARED`), undefined variables, `template`/`include` of a name no `define` has,
- * and define cycles. Each a RenderError with the line and a code; [] when none. Pure.
+ * `.Params.UNDECLARED`), undefined variables, `range` over a parameter not declared array or
+ * map, `template`/`include` of a name no `define` has, and define cycles. Each a RenderError with the line and a code; [] when none. Pure.
  */
 export function analyzeTemplate(name: string, source: string, declared: DeclaredNames): RenderError[] {
   const p = parsedOf(source);
@@ -443,6 +449,7 @@ export function analyzeTemplate(name: string, source: string, declared: Declared
         }
         case 'range': {
           pipeline(n.pipe, dotIsRoot, dollarIsRoot, scope, from);
+          rangeOverParam(n.pipe, dotIsRoot, dollarIsRoot);
           const inner = [...scope, new Set<string>(n.pipe.decl)];
           block(n.body, false, dollarIsRoot, inner, from);
           if (n.otherwise) block(n.otherwise, dotIsRoot, dollarIsRoot, [...scope, new Set()], from);
@@ -456,6 +463,16 @@ export function analyzeTemplate(name: string, source: string, declared: Declared
         default:
           break;
       }
+    }
+  };
+  /** `range .Params.X` where X is declared, but not array or map: it can never iterate. */
+  const rangeOverParam = (pipe: Pipeline, dotIsRoot: boolean, dollarIsRoot: boolean) => {
+    const only = pipe.cmds.length === 1 && pipe.cmds[0]!.args.length === 1 ? pipe.cmds[0]!.args[0]! : undefined;
+    const path = only?.k === 'field' && dotIsRoot ? only.path : only?.k === 'var' && only.name === '$' && dollarIsRoot ? only.path : undefined;
+    if (!path || path.length !== 2 || path[0] !== 'Params' || !params.has(path[1]!)) return;
+    const type = declared.paramTypes?.[path[1]!];
+    if (type !== 'array' && type !== 'map') {
+      report(new TemplateProblem('template.range-non-list', `range over .Params.${path[1]!}, declared ${type ?? 'without a type (a string)'}: range reads a list or a mapping (declare the parameter type: array or map)`, pipe.line));
     }
   };
   const declare = (pipe: Pipeline, scope: Set<string>[]) => {

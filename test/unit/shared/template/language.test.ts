@@ -1,7 +1,7 @@
 // The template language, function by function and construct by construct: each row reads as a
 // sentence. Go text/template semantics, sprig's argument orders, KUDO's variables.
 import { expect } from 'chai';
-import { analyzeTemplate, exploreTemplate, renderManifests, renderTemplate, type RenderVars } from '../../../../shared/template/render.ts';
+import { analyzeTemplate, checkTemplateStructure, exploreTemplate, renderManifests, renderTemplate, type RenderVars } from '../../../../shared/template/render.ts';
 
 const VARS: RenderVars = {
   params: { N: '3', ENABLED: 'true', OFF: 'false', LIST: '[a, b]', MAP: '{x: 1, y: two}', S: '0123', MODE: 'fast', EMPTY: '', RAW: '7', LISTENER: 'ClusterIP' },
@@ -223,6 +223,7 @@ describe('shared/template: analyzeTemplate finds what needs no values', () => {
     ['an include of an undefined name', '{{ include "x" . }}', ['template.undefined-template']],
     ['a cycle of defines', '{{ define "a" }}{{ template "b" . }}{{ end }}{{ define "b" }}{{ include "a" . }}{{ end }}', ['template.cycle']],
     ['an undefined variable', '{{ $x }}', ['template.syntax']],
+    ['a range over a parameter declared string or integer', '{{ range .Params.MODE }}{{ end }}{{ range $.Params.N }}{{ end }}', ['template.range-non-list', 'template.range-non-list']],
     ['an if without end', '{{ if .Params.N }}', ['template.syntax']],
     ['every problem, not only the first', '{{ .Nope }}\n{{ frob }}\n{{ eq 1 }}', ['template.unknown-field', 'template.unknown-function', 'template.arity']],
   ];
@@ -250,5 +251,26 @@ describe('shared/template: exploreTemplate renders every branch', () => {
     const { paths, truncated } = exploreTemplate('t.yaml', many, VARS, { maxPaths: 16 });
     expect(paths).to.have.length(16);
     expect(truncated).to.equal(true);
+  });
+});
+
+describe('shared/template: checkTemplateStructure takes every branch without values', () => {
+  it('finds an action in a key inside an else branch', () => {
+    const found = checkTemplateStructure(`${HEAD}{{ if .Params.X }}\na: b\n{{ else }}\n{{ .Params.K }}: v\n{{ end }}\n`);
+    expect(found?.line).to.equal(8);
+    expect(found?.problem).to.include('mapping key');
+  });
+
+  it('finds one inside a nested branch', () => {
+    const found = checkTemplateStructure(`${HEAD}{{ if .Params.X }}\na: b\n{{ else }}\n{{ if .Params.Y }}\nc: d\n{{ else }}\n{{ .Params.K }}: v\n{{ end }}\n{{ end }}\n`);
+    expect(found?.problem).to.include('mapping key');
+  });
+
+  it('does not refuse two exclusive branches that write the same key', () => {
+    expect(checkTemplateStructure(`${HEAD}data:\n{{- if .Params.TLS }}\n  port: "443"\n{{- end }}\n{{- if not .Params.TLS }}\n  port: "80"\n{{- end }}\n`)).to.equal(undefined);
+  });
+
+  it('admits a range body whose values are items', () => {
+    expect(checkTemplateStructure(`${HEAD}items:\n{{- range .Params.L }}\n  - {{ . }}\n{{- end }}\n`)).to.equal(undefined);
   });
 });
