@@ -16,7 +16,6 @@
 //   --allow-cluster-scoped. The kind list is a known list, not discovery: the controller
 //   re-checks every rendered object against discovery before acting, so a kind missing
 //   here (a cluster-scoped CRD of some operator) still never gets applied.
-import { parseAllDocuments } from 'yaml';
 import { declarationProblems, PARAMETER_RULES } from '../params/values.ts';
 import {
   STRATEGIES,
@@ -27,6 +26,10 @@ import {
   type TaskSpec,
 } from '../api/schema.ts';
 import { checkTemplateStructure } from '../template/render.ts';
+import { renderIdentity } from './identity.ts';
+import { checkTemplatesAnalyzed, checkTemplatesRender, key, templateEscapes, waitEscapes, type Escape } from './templates.ts';
+
+export { CLUSTER_SCOPED_KINDS } from './templates.ts';
 
 export interface TenancyAllowance {
   allowCrossNamespace: boolean;
@@ -61,10 +64,6 @@ const TASK_FIELDS: Record<TaskKind, readonly (keyof TaskSpec)[]> = {
 
 // --- paths and wording ---
 
-/** `.name` for plain names, `["a.yaml"]` for anything else. */
-function key(name: string): string {
-  return /^[A-Za-z0-9_-]+$/.test(name) ? `.${name}` : `[${JSON.stringify(name)}]`;
-}
 
 const planPath = (plan: string) => `spec.plans${key(plan)}`;
 const phasePath = (plan: string, p: number) => `${planPath(plan)}.phases[${p}]`;
@@ -407,144 +406,56 @@ export const checkEmptyPlans: SpecCheck = (spec) =>
 
 // --- tenancy: where templates may act ---
 
-/** Kinds that are cluster-scoped in every cluster (a known list; the controller checks discovery too). */
-export const CLUSTER_SCOPED_KINDS: ReadonlySet<string> = new Set([
-  'Namespace',
-  'Node',
-  'PersistentVolume',
-  'StorageClass',
-  'CSIDriver',
-  'CSINode',
-  'VolumeAttachment',
-  'ClusterRole',
-  'ClusterRoleBinding',
-  'CustomResourceDefinition',
-  'APIService',
-  'MutatingWebhookConfiguration',
-  'ValidatingWebhookConfiguration',
-  'ValidatingAdmissionPolicy',
-  'ValidatingAdmissionPolicyBinding',
-  'MutatingAdmissionPolicy',
-  'MutatingAdmissionPolicyBinding',
-  'PriorityClass',
-  'RuntimeClass',
-  'IngressClass',
-  'CertificateSigningRequest',
-  'FlowSchema',
-  'PriorityLevelConfiguration',
-  'UpdateInformer',
-]);
-
-/** `{{ .Namespace }}`, maybe quoted or trimmed: the one namespace value a template may compute. */
-const NAMESPACE_ACTION = /^-?\s*\.Namespace\s*(?:\|\s*(?:quote|trim)\s*)*-?$/;
-const NAMESPACE_MARK = '__planwarden_namespace__';
-const VALUE_MARK = '__planwarden_value__';
-
-/** The template with every action replaced by a marker: the YAML a template renders to, minus its values. */
-function skeletonOf(text: string): string {
-  return text.replace(/\{\{(.*?)\}\}/gs, (_all, inner: string) => {
-    const action = inner.trim();
-    if (action.startsWith('/*') || action.startsWith('- /*')) return '';
-    return NAMESPACE_ACTION.test(action) ? NAMESPACE_MARK : VALUE_MARK;
-  });
-}
-
-interface Addressed {
-  path: string;
-  namespacePath: string;
-  what: string;
-  kind?: string;
-  /** metadata.namespace as written, with actions replaced by markers. */
-  namespace?: string;
-}
-
-/** The objects templates and Wait tasks address, as far as they can be read without rendering. */
-function addressedObjects(spec: OperatorVersionSpec): Addressed[] {
-  const fromTemplates = Object.entries(spec.templates ?? {})
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .flatMap(([name, text]) =>
-      // A template that does not parse as YAML here is left to the renderer's own message.
-      parseAllDocuments(skeletonOf(text)).flatMap((doc, i, docs): Addressed[] => {
-        if (doc.errors.length > 0) return [];
-        const value: unknown = doc.toJS();
-        if (value === null || typeof value !== 'object' || Array.isArray(value)) return [];
-        const o = value as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } };
-        const kind = typeof o.kind === 'string' ? o.kind : undefined;
-        const objectName = typeof o.metadata?.name === 'string' && !o.metadata.name.includes(VALUE_MARK) ? ` ${o.metadata.name}` : '';
-        const ns = o.metadata?.namespace;
-        return [
-          {
-            path: `spec.templates${key(name)}${docs.length > 1 ? ` (document ${i + 1})` : ''}`,
-            namespacePath: `spec.templates${key(name)}${docs.length > 1 ? ` (document ${i + 1})` : ''}: metadata.namespace`,
-            what: `${kind ?? 'object'}${objectName}`,
-            kind,
-            // A namespace that is not text cannot be judged here: treat it as computed.
-            namespace: ns === undefined || ns === null ? undefined : typeof ns === 'string' || typeof ns === 'number' ? String(ns) : VALUE_MARK,
-          },
-        ];
-      }),
-    );
-  const fromWaits = tasksOf(spec).flatMap((task, t): Addressed[] => {
-    const object = task.kind === 'Wait' ? task.spec?.object : undefined;
-    if (!object) return [];
-    return [
-      {
-        path: `spec.tasks[${t}].spec.object`,
-        namespacePath: `spec.tasks[${t}].spec.object.namespace`,
-        what: `${object.kind} ${object.name} (Wait task "${task.name}")`,
-        kind: object.kind,
-        namespace: object.namespace === undefined ? undefined : skeletonOf(object.namespace),
-      },
-    ];
-  });
-  return [...fromTemplates, ...fromWaits];
-}
-
-/** Templates act only in the Instance's namespace, unless declared and allowed. */
-export function checkTenancy(namespace: string, allowance: TenancyAllowance): SpecCheck {
+/**
+ * Templates (and Wait objects) act only in the Instance's namespace, unless declared and
+ * allowed. Judged on what the templates render (shared/blueprint/templates.ts), in every
+ * branch the renderer explores: an escape in every branch is an error; one only in some
+ * branch is a warning naming the condition — the Instance preflight refuses the write whose
+ * values take it (shared/plan/preflight.ts, same rule ids).
+ */
+export function checkTenancy(ctx: BlueprintContext): SpecCheck {
   return (spec) => {
-    const crossNamespace = spec.crossNamespace === true && allowance.allowCrossNamespace;
-    const clusterScoped = spec.clusterScoped === true && allowance.allowClusterScoped;
-    const declareOr = (field: string, flag: string) =>
-      spec[field as 'crossNamespace' | 'clusterScoped']
-        ? `the webhook does not run with ${flag}: ask a cluster admin, or act in the Instance's namespace only`
-        : `a cluster admin must allow it (spec.${field}: true here and ${flag} on the webhook and the controller)`;
-    return addressedObjects(spec).flatMap((o): Finding[] => {
-      if (o.kind !== undefined && CLUSTER_SCOPED_KINDS.has(o.kind)) {
-        return clusterScoped
-          ? []
-          : [
-              error(
-                'ov.cluster-scoped-kind',
-                o.path,
-                `${o.what} is cluster-scoped, and plans act only in their Instance's namespace`,
-                `have a cluster admin create it, or ${declareOr('clusterScoped', '--allow-cluster-scoped')}`,
-              ),
-            ];
-      }
-      const ns = o.namespace;
-      if (ns === undefined || ns === NAMESPACE_MARK || crossNamespace) return [];
-      if (ns.includes(VALUE_MARK) || ns.includes(NAMESPACE_MARK)) {
-        return [
-          error(
-            'ov.templated-namespace',
-            o.namespacePath,
-            `${o.what} computes its namespace from a template value, which could name any namespace`,
-            `omit the namespace (or write {{ .Namespace }}): the Instance's is used; otherwise ${declareOr('crossNamespace', '--allow-cross-namespace')}`,
-          ),
-        ];
-      }
-      if (ns === namespace) return [];
-      return [
-        error(
-          'ov.other-namespace',
-          o.namespacePath,
-          `${o.what} names namespace "${ns}", but plans act only in their Instance's namespace "${namespace}"`,
-          `omit the namespace (or write {{ .Namespace }}); otherwise ${declareOr('crossNamespace', '--allow-cross-namespace')}`,
-        ),
-      ];
+    const allowance = ctx.tenancy ?? NO_ALLOWANCE;
+    const allowed = {
+      crossNamespace: spec.crossNamespace === true && allowance.allowCrossNamespace,
+      clusterScoped: spec.clusterScoped === true && allowance.allowClusterScoped,
+    };
+    const tctx = { namespace: ctx.namespace, identity: renderIdentity({ metadata: { name: ctx.name }, spec }) };
+    const escapes = [...templateEscapes(spec, tctx, allowed), ...waitEscapes(spec, tctx, allowed).map((e) => ({ ...e, everyPath: true, conditions: [] }))];
+    return escapes.map((e): Finding => {
+      const { problem, fix } = tenancyWording(e, spec, ctx.namespace);
+      if (e.everyPath) return error(e.rule, e.path, problem, fix);
+      return warning(
+        e.rule,
+        e.path,
+        `${problem} when ${e.conditions.join(' and ')}: an Instance whose values take that branch is refused (instance preflight)`,
+      );
     });
   };
+}
+
+function tenancyWording(e: Escape, spec: OperatorVersionSpec, namespace: string): { problem: string; fix: string } {
+  const declareOr = (field: 'crossNamespace' | 'clusterScoped', flag: string) =>
+    spec[field]
+      ? `the webhook does not run with ${flag}: ask a cluster admin, or act in the Instance's namespace only`
+      : `a cluster admin must allow it (spec.${field}: true here and ${flag} on the webhook and the controller)`;
+  switch (e.rule) {
+    case 'ov.cluster-scoped-kind':
+      return {
+        problem: `${e.what} is cluster-scoped, and plans act only in their Instance's namespace`,
+        fix: `have a cluster admin create it, or ${declareOr('clusterScoped', '--allow-cluster-scoped')}`,
+      };
+    case 'ov.templated-namespace':
+      return {
+        problem: `${e.what} computes its namespace from a template value, which could name any namespace`,
+        fix: `omit the namespace (or write {{ .Namespace }}): the Instance's is used; otherwise ${declareOr('crossNamespace', '--allow-cross-namespace')}`,
+      };
+    case 'ov.other-namespace':
+      return {
+        problem: `${e.what} names namespace "${e.namespace ?? ''}", but plans act only in their Instance's namespace "${namespace}"`,
+        fix: `omit the namespace (or write {{ .Namespace }}); otherwise ${declareOr('crossNamespace', '--allow-cross-namespace')}`,
+      };
+  }
 }
 
 /** Each parameter declaration fits itself: type, enum, pattern (RE2), minimum/maximum, default (shared/params/values.ts). */
@@ -597,5 +508,11 @@ export interface BlueprintContext {
  * tenancy. The OperatorVersion webhook refuses on any error; `package verify` reports them.
  */
 export function reviewBlueprint(spec: OperatorVersionSpec, ctx: BlueprintContext): Finding[] {
-  return [...reviewOperatorVersionSpec(spec), ...checkTenancy(ctx.namespace, ctx.tenancy ?? NO_ALLOWANCE)(spec)];
+  const templates = { namespace: ctx.namespace, identity: renderIdentity({ metadata: { name: ctx.name }, spec }) };
+  return [
+    ...reviewOperatorVersionSpec(spec),
+    ...checkTemplatesAnalyzed(spec),
+    ...checkTemplatesRender(spec, templates),
+    ...checkTenancy(ctx)(spec),
+  ];
 }

@@ -104,6 +104,23 @@ describe('admitOperatorVersion: tenancy', () => {
       tenancy: ALL,
     },
     {
+      says: 'refuses another namespace even when a string literal in the template holds "}}" (the tenancy check reads templates with the renderer\'s own parser)',
+      spec: spec(configMap('  namespace: kube-system\n  annotations:\n    note: {{ "}}: x" }}\n')),
+      rule: 'ov.other-namespace',
+      text: 'names namespace "kube-system"',
+    },
+    {
+      says: 'refuses a cluster-scoped kind behind a "}}" string literal',
+      spec: spec('apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: grab\n  annotations:\n    note: {{ "}}: x" }}\n'),
+      rule: 'ov.cluster-scoped-kind',
+      text: 'ClusterRole grab is cluster-scoped',
+    },
+    {
+      says: 'refuses a namespace computed from a parameter that has a default',
+      spec: spec(configMap('  namespace: {{ .Params.NS }}\n'), { parameters: [{ name: 'NS', default: 'tenant-a' }] }),
+      rule: 'ov.templated-namespace',
+    },
+    {
       says: 'refuses a template that is not YAML with its actions read as values (it could never render), naming the line',
       spec: spec('{{ .Params.NS }}: [\n'),
       rule: 'ov.template-not-yaml',
