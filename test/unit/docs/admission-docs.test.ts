@@ -24,6 +24,9 @@ const SOURCES = [
   join('shared', 'params', 'values.ts'),
   // Status writes: the status webhooks and the controller's seal run the same rules.
   join('shared', 'conditions', 'statusAdmission.ts'),
+  // OperatorVersion checks: the webhook and `kubectl planwarden package verify` run the same ones.
+  join('shared', 'blueprint', 'review.ts'),
+  join('shared', 'blueprint', 'templates.ts'),
 ];
 
 const RULE_ID = String.raw`[a-z]+(?:\.[a-z0-9]+(?:-[a-z0-9]+)*)+`;

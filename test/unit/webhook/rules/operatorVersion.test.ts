@@ -11,8 +11,9 @@ function blueprint(): OperatorVersionSpec {
       { name: 'MEMORY', trigger: 'update' },
     ],
     templates: {
-      'deployment.yaml': 'replicas: {{ .Params.REPLICAS }}\nmemory: {{ .Params.MEMORY }}\nname: {{ .Name }}-{{ .Namespace }}',
-      'service.yaml': 'kind: Service # {{ .OperatorVersion }}',
+      'deployment.yaml':
+        'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Name }}-{{ .Namespace }}\n  annotations: {memory: "{{ .Params.MEMORY }}"}\nspec:\n  replicas: {{ .Params.REPLICAS }}\n',
+      'service.yaml': 'apiVersion: v1\nkind: Service # {{ .OperatorVersion }}\nmetadata: {name: app}\n',
     },
     tasks: [
       { name: 'app', kind: 'Apply', spec: { resources: ['deployment.yaml', 'service.yaml'] } },
@@ -276,7 +277,7 @@ describe('admitOperatorVersion: one rule per row', () => {
     },
     {
       says: 'also warns about an undeclared parameter used inside a template function',
-      change: (s) => (s.templates!['service.yaml'] = 'port: {{ default "80" .Params.PORT | quote }}'),
+      change: (s) => (s.templates!['service.yaml'] = 'apiVersion: v1\nkind: Service\nmetadata: {name: app}\nspec:\n  port: {{ default "80" .Params.PORT | quote }}\n'),
       text: 'reads undeclared parameter PORT',
     },
     {
@@ -435,5 +436,98 @@ describe('admitOperatorVersion: the whole request', () => {
     expect(verdict.warnings).to.have.length(11);
     for (const w of verdict.warnings) expect(w.length).to.be.below(120);
     expect(verdict.warnings[10]).to.equal('…and 2 more warnings');
+  });
+});
+
+describe('admitOperatorVersion: templates are evaluated at admission', () => {
+  const manifest = (body: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-settings\ndata:\n${body}`;
+  function spec(template: string, change: (s: OperatorVersionSpec) => void = () => {}): OperatorVersionSpec {
+    const s: OperatorVersionSpec = {
+      version: '1.0.0',
+      parameters: [
+        { name: 'SIZE', default: 'small' },
+        { name: 'PASSWORD', required: true },
+      ],
+      templates: { 'cm.yaml': template },
+      tasks: [{ name: 'app', kind: 'Apply', spec: { resources: ['cm.yaml'] } }],
+      plans: { deploy: { phases: [{ name: 'main', steps: [{ name: 'app', tasks: ['app'] }] }] } },
+    };
+    change(s);
+    return s;
+  }
+  const rows: { says: string; spec: OperatorVersionSpec; rule?: string; text?: string }[] = [
+    { says: 'admits a template that renders with the defaults', spec: spec(manifest('  size: "{{ .Params.SIZE }}"\n')) },
+    {
+      says: 'refuses an unknown variable (.Nope), which before was admitted and refused only on its Instance',
+      spec: spec(manifest('  a: "{{ .Nope }}"\n')),
+      rule: 'ov.template-unknown-field',
+      text: 'spec.templates["cm.yaml"]: template cm.yaml: unknown field .Nope',
+    },
+    { says: 'names the line of the unknown variable', spec: spec(manifest('  a: b\n  c: "{{ .Nope }}"\n')), rule: 'ov.template-unknown-field', text: '(line 7)' },
+    { says: 'refuses an unknown function, naming it', spec: spec(manifest('  a: "{{ shout .Name }}"\n')), rule: 'ov.template-unknown-function', text: 'shout' },
+    { says: 'refuses a function given the wrong number of arguments', spec: spec(manifest('  a: "{{ default "x" }}"\n')), rule: 'ov.template-arity', text: 'default takes 2 arguments, got 1' },
+    {
+      says: 'refuses a template whose object has no name with the defaults, naming the plan step',
+      spec: spec('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "{{ .Params.SIZE }}"\n', (s) => (s.parameters![0]!.default = '')),
+      rule: 'ov.template-render-default',
+      text: 'rendered with the defaults for plan "deploy", phase "main", step "app"',
+    },
+    {
+      says: 'analyses but does not render a template that reads a required parameter without a default (the Instance preflight renders it)',
+      spec: spec(manifest('  password: "{{ .Params.PASSWORD }}"\n')),
+    },
+    {
+      says: 'still refuses an unknown function in a template that reads a parameter without a default',
+      spec: spec(manifest('  password: "{{ .Params.PASSWORD }}"\n  b: "{{ shout .Name }}"\n')),
+      rule: 'ov.template-unknown-function',
+    },
+    {
+      says: 'renders for every plan that uses the template: .Target outside a step with targets is refused, naming that plan',
+      spec: spec(manifest('  node: "{{ .Target }}"\n'), (s) => {
+        s.plans.deploy!.phases[0]!.steps[0]!.targets = { discovery: { static: { nodes: ['a'] } } };
+        s.plans.repair = { phases: [{ name: 'fix', steps: [{ name: 'again', tasks: ['app'] }] }] };
+      }),
+      rule: 'ov.template-unknown-field',
+      text: 'plan "repair", phase "fix", step "again"',
+    },
+    {
+      says: 'renders a Wait task\'s object with the defaults too',
+      spec: spec(manifest('  a: b\n'), (s) => {
+        s.tasks!.push({ name: 'ready', kind: 'Wait', spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', name: '{{ .Nope }}' }, condition: { type: 'Ready' } } });
+        s.plans.deploy!.phases[0]!.steps[0]!.tasks.push('ready');
+      }),
+      rule: 'ov.template-unknown-field',
+      text: 'spec.tasks[1].spec.object.name',
+    },
+    {
+      says: 'refuses an alias bomb in template text with a rule id, never an internal error',
+      spec: spec(
+        `${manifest('  a: "{{ .Name }}"\n')}${Array.from({ length: 12 }, (_, i) => `b${i}: &b${i} [${Array.from({ length: 10 }, () => (i === 0 ? 'x' : `*b${i - 1}`)).join(', ')}]`).join('\n')}\n`,
+      ),
+      rule: 'ov.template-render-default',
+      text: 'cannot be read',
+    },
+  ];
+  for (const row of rows) {
+    it(row.says, () => {
+      let verdict: ReturnType<typeof admitOperatorVersion> | undefined;
+      expect(() => (verdict = admitOperatorVersion({ operation: 'CREATE', namespace: 'shop', object: ov(row.spec) }))).not.to.throw();
+      const v = verdict!;
+      if (row.rule === undefined) {
+        expect(v.allowed, v.allowed ? '' : v.message).to.equal(true);
+        return;
+      }
+      expect(v.allowed, 'allowed').to.equal(false);
+      if (v.allowed) return;
+      expect(v.message).to.contain(`[rule ${row.rule}]`);
+      if (row.text) expect(v.message).to.contain(row.text);
+    });
+  }
+
+  it('never throws on YAML 1.1 merge keys (<<:), with or without actions in them', () => {
+    for (const body of ['%YAML 1.1\n---\n', '%YAML 1.1\n---\nbase: &b {a: "{{ .Name }}"}\n']) {
+      const t = `${body}apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  labels:\n    <<: *b\n    c: "{{ .Params.SIZE }}"\n`;
+      expect(() => admitOperatorVersion({ operation: 'CREATE', namespace: 'shop', object: ov(spec(t)) })).not.to.throw();
+    }
   });
 });

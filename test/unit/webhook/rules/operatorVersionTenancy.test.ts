@@ -2,7 +2,8 @@
 // namespace only, unless the blueprint declares more and the cluster admin allowed it.
 import { expect } from 'chai';
 import type { OperatorVersionSpec } from '../../../../shared/api/schema.ts';
-import { admitOperatorVersion, type TenancyAllowance } from '../../../../webhook/rules/operatorVersion.ts';
+import { admitOperatorVersion } from '../../../../webhook/rules/operatorVersion.ts';
+import type { TenancyAllowance } from '../../../../shared/blueprint/review.ts';
 
 const configMap = (metadata: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n${metadata}data: {a: b}\n`;
 
@@ -101,6 +102,23 @@ describe('admitOperatorVersion: tenancy', () => {
       says: 'admits a cluster-scoped kind when declared and allowed',
       spec: spec('apiVersion: v1\nkind: Namespace\nmetadata: {name: grab}\n', { clusterScoped: true }),
       tenancy: ALL,
+    },
+    {
+      says: 'refuses another namespace even when a string literal in the template holds "}}" (the tenancy check reads templates with the renderer\'s own parser)',
+      spec: spec(configMap('  namespace: kube-system\n  annotations:\n    note: {{ "}}: x" }}\n')),
+      rule: 'ov.other-namespace',
+      text: 'names namespace "kube-system"',
+    },
+    {
+      says: 'refuses a cluster-scoped kind behind a "}}" string literal',
+      spec: spec('apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: grab\n  annotations:\n    note: {{ "}}: x" }}\n'),
+      rule: 'ov.cluster-scoped-kind',
+      text: 'ClusterRole grab is cluster-scoped',
+    },
+    {
+      says: 'refuses a namespace computed from a parameter that has a default',
+      spec: spec(configMap('  namespace: {{ .Params.NS }}\n'), { parameters: [{ name: 'NS', default: 'tenant-a' }] }),
+      rule: 'ov.templated-namespace',
     },
     {
       says: 'refuses a template that is not YAML with its actions read as values (it could never render), naming the line',
