@@ -31,6 +31,14 @@ export interface RenderVars {
    * as a node's value, such a parameter's value (YAML/JSON text) becomes that list or mapping.
    */
   paramTypes?: Readonly<Record<string, ParameterType>>;
+  /** KUDO's run-time variables (.OperatorName, .AppVersion, .PlanName, .PhaseName, .StepName, .RunID, .Pipes.KEY). */
+  operatorName?: string;
+  appVersion?: string;
+  planName?: string;
+  phaseName?: string;
+  stepName?: string;
+  runId?: string;
+  pipes?: Readonly<Record<string, string>>;
 }
 
 /** The declared types of an OperatorVersion's parameters, as RenderVars.paramTypes (undeclared: string). */
