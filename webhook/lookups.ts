@@ -7,6 +7,7 @@ import { subjectAccessReviewer, type AccessAnswer, type AccessAttributes, type A
 import type { OperatorVersionCache, ServiceAccountCache } from './operatorVersionCache.ts';
 import { PREFLIGHT_ACCESS_TTL_MS, PREFLIGHT_BUDGET_MS, type PreflightDeps } from './rules/preflight.ts';
 import type { WebhookMetrics } from './metrics.ts';
+import { servedKindsLookup } from './servedKinds.ts';
 import { GROUP, VERSION, type Instance, type OperatorVersion, type UpdatePlan } from '../shared/api/schema.ts';
 import {
   HOLDER_ANNOTATION,
@@ -128,6 +129,8 @@ export function apiLookups(
   // cache not live) is looked up.
   const serviceAccountExists = async (ns: string, name: string) =>
     options.serviceAccounts?.get(ns, name) !== undefined || (await kube.get({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: ns, name })) !== undefined;
+  // Which versions serve a kind: asked for every object of a run the preflight checks, kept 30 s.
+  const servedKind = servedKindsLookup(kube);
   const namespace = reservationNamespace;
   const get = <T>(ns: string, kind: string, name: string) => kube.get<T>({ apiVersion: `${GROUP}/${VERSION}`, kind, namespace: ns, name });
   const list = async <T>(ns: string, plural: string): Promise<T[]> =>
@@ -171,6 +174,7 @@ export function apiLookups(
       checkAccess: options.impersonation ?? true,
       canI: (subject, attributes) => planReviewer.canI(subject, attributes),
       serviceAccountExists,
+      servedKind,
       async resolveKind(apiVersion, kind) {
         try {
           const r = await kube.resourceFor(apiVersion, kind);

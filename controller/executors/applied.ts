@@ -6,8 +6,11 @@ import type { Instance, OperatorVersion, Task } from '../../shared/api/schema.ts
 import { apiErrorMessage, classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
 import { isObservation, planIdentity } from './context.ts';
 import { describeObject, judgeHealth } from './health.ts';
-import { parameterTypesOf, renderResources } from '../../shared/template/render.ts';
+import { parameterTypesOf, renderResources, type RenderVars } from '../../shared/template/render.ts';
 import { renderIdentity } from '../../shared/blueprint/identity.ts';
+import { planPipes } from '../../shared/plan/pipe.ts';
+import { runVars } from '../../shared/plan/runVars.ts';
+import { toggleSide } from '../../shared/plan/toggle.ts';
 import { LOCKED_DOWN, type TenancyPolicy } from './tenancy.ts';
 
 /** How the applied objects are, worst first: one is gone, one failed, one could not be read, one is progressing, all current. */
@@ -31,11 +34,19 @@ export interface AppliedObjectsInput {
   signal?: AbortSignal;
 }
 
-/** The Apply tasks of `plan`, in order, once each; fanned-out steps are left out (their objects depend on the target). */
-export function applyTasksOf(ov: OperatorVersion, plan: string): Task[] {
+/**
+ * The Apply tasks of `plan`, in order, once each — and, given the parameters, the Toggle tasks
+ * they switch on; fanned-out steps are left out (their objects depend on the target).
+ */
+export function applyTasksOf(ov: OperatorVersion, plan: string, parameters?: Readonly<Record<string, string>>): Task[] {
   const steps = (ov.spec.plans?.[plan]?.phases ?? []).flatMap((p) => p.steps).filter((s) => !s.targets);
   const names = [...new Set(steps.flatMap((s) => s.tasks))];
-  return names.flatMap((n) => (ov.spec.tasks ?? []).filter((t) => t.name === n && t.kind === 'Apply'));
+  const switchedOn = (t: Task) => {
+    const side = parameters === undefined ? undefined : toggleSide(t, parameters);
+    return side !== undefined && 'side' in side && side.side === 'apply';
+  };
+  const applies = (t: Task) => t.kind === 'Apply' || (t.kind === 'Toggle' && switchedOn(t));
+  return names.flatMap((n) => (ov.spec.tasks ?? []).filter((t) => t.name === n && applies(t)));
 }
 
 /** Judges the objects the Apply tasks of `input.plans` apply (each task once); undefined when they apply none. */
@@ -44,17 +55,20 @@ export async function judgeAppliedObjects(
   input: AppliedObjectsInput,
 ): Promise<AppliedHealth | undefined> {
   const { instance, operatorVersion: ov } = input;
-  const vars = {
-    ...renderIdentity(ov),
+  const name = instance.metadata.name ?? '';
+  const varsFor = (plan: string): RenderVars => ({
     params: input.parameters,
-    name: instance.metadata.name ?? '',
+    name,
     namespace: instance.metadata.namespace ?? '',
     operatorVersion: ov.spec.version,
     paramTypes: parameterTypesOf(ov.spec.parameters),
-  };
-  const tasks = [...new Map(input.plans.flatMap((p) => applyTasksOf(ov, p)).map((t) => [t.name, t])).values()];
-  const objects = tasks.flatMap((task) => {
-    const rendered = renderResources(ov.spec.templates, task.spec?.resources ?? [], vars);
+    ...runVars(ov.spec, { plan, pipes: planPipes(ov.spec, name, plan), ...renderIdentity(ov) }),
+  });
+  // Each task once, rendered with the first plan (in input order) that runs it.
+  const tasks = new Map<string, { task: Task; plan: string }>();
+  for (const plan of input.plans) for (const task of applyTasksOf(ov, plan, input.parameters)) if (!tasks.has(task.name)) tasks.set(task.name, { task, plan });
+  const objects = [...tasks.values()].flatMap(({ task, plan }) => {
+    const rendered = renderResources(ov.spec.templates, task.spec?.resources ?? [], varsFor(plan));
     return rendered.ok ? rendered.value : [];
   });
   if (objects.length === 0) return undefined;

@@ -4,7 +4,9 @@ import type { Instance, OperatorVersion, Task } from '../../shared/api/schema.ts
 import type { TaskOutcome } from '../engine/types.ts';
 import { apiErrorMessage, classifyApiError, KubeApiError, type KubeClient } from '../../shared/kube/client.ts';
 import { parameterTypesOf, type RenderVars } from '../../shared/template/render.ts';
-import { renderIdentity, runNames } from '../../shared/blueprint/identity.ts';
+import { renderIdentity } from '../../shared/blueprint/identity.ts';
+import { planPipes } from '../../shared/plan/pipe.ts';
+import { runVars } from '../../shared/plan/runVars.ts';
 import {
   bindingHint,
   explainForbidden,
@@ -25,15 +27,16 @@ export interface ExecutionContext {
   operatorVersion: OperatorVersion;
   /** The plan being run (labels applied objects). */
   plan: string;
+  /** The phase and step of the task (.PhaseName, .StepName; Pipe object names). */
+  phase?: string;
+  step?: string;
+  /** The run's id (status.planStatus[plan].id): .RunID, and which run a Pipe Pod belongs to. */
+  runId?: string;
   task: Task;
   /** Effective parameters: the Instance's values over the OperatorVersion's defaults. */
   parameters: Readonly<Record<string, string>>;
   /** The fan-out target, for steps with targets. */
   target?: string;
-  /** The phase's and the step's names and the run's id ({{ .PhaseName }}, {{ .StepName }}, {{ .RunID }}). */
-  phaseName?: string;
-  stepName?: string;
-  runId?: string;
   /** When the current attempt at this task started: Wait timeouts and Dummy durations count from it. */
   taskStartedAt: string;
   now: string | Date;
@@ -103,16 +106,22 @@ export function observationForError(err: unknown, doing: string, identity?: Pick
 
 /** What the context's templates may refer to. */
 export function renderVarsOf(ctx: ExecutionContext): RenderVars {
+  const name = ctx.instance.metadata.name ?? '';
   return {
-    // .OperatorName, .AppVersion, .PlanName …: the same names the webhook renders with (shared/blueprint).
-    ...renderIdentity(ctx.operatorVersion),
-    ...runNames({ planName: ctx.plan, phaseName: ctx.phaseName, stepName: ctx.stepName, runId: ctx.runId }),
     params: ctx.parameters,
-    name: ctx.instance.metadata.name ?? '',
+    name,
     namespace: ctx.instance.metadata.namespace ?? '',
     operatorVersion: ctx.operatorVersion.spec.version,
     paramTypes: parameterTypesOf(ctx.operatorVersion.spec.parameters),
     ...(ctx.target === undefined ? {} : { target: ctx.target }),
+    ...runVars(ctx.operatorVersion.spec, {
+      plan: ctx.plan,
+      ...(ctx.phase === undefined ? {} : { phase: ctx.phase }),
+      ...(ctx.step === undefined ? {} : { step: ctx.step }),
+      ...(ctx.runId === undefined ? {} : { runId: ctx.runId }),
+      pipes: planPipes(ctx.operatorVersion.spec, name, ctx.plan),
+      ...renderIdentity(ctx.operatorVersion),
+    }),
   };
 }
 

@@ -7,6 +7,8 @@ import { ApplyExecutor } from './apply.ts';
 import { observationForError, type ExecutionContext, type ExecutorDeps, type Observation, type TaskExecutor } from './context.ts';
 import { DeleteExecutor } from './delete.ts';
 import { DummyExecutor } from './dummy.ts';
+import { PipeExecutor } from './pipe.ts';
+import { ToggleExecutor } from './toggle.ts';
 import { WaitExecutor } from './wait.ts';
 
 export * from './context.ts';
@@ -25,6 +27,8 @@ export function createExecutors(deps: ExecutorDeps): Executors {
     Delete: new DeleteExecutor(deps),
     Wait: new WaitExecutor(deps),
     Dummy: new DummyExecutor(),
+    Toggle: new ToggleExecutor(deps),
+    Pipe: new PipeExecutor(deps),
   };
   return {
     executorFor(kind) {

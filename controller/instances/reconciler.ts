@@ -502,12 +502,10 @@ export class InstanceReconciler {
                 instance: inst,
                 operatorVersion: ov,
                 plan: a.plan,
+                ...runPlace(ov, inst, a),
                 task,
                 parameters,
                 target: a.target,
-                phaseName: ov.spec.plans?.[a.plan]?.phases?.[a.phase]?.name,
-                stepName: ov.spec.plans?.[a.plan]?.phases?.[a.phase]?.steps?.[a.step]?.name,
-                runId: inst.status?.planStatus?.[a.plan]?.id,
                 taskStartedAt: a.taskStartedAt,
                 now,
                 signal: this.deps.signal,
@@ -534,4 +532,12 @@ export class InstanceReconciler {
       return undefined;
     }
   }
+}
+
+/** Where in its run a task executes: the names of its phase and step, and the run's id. */
+function runPlace(ov: OperatorVersion, inst: Instance, a: { plan: string; phase: number; step: number }): { phase?: string; step?: string; runId?: string } {
+  const phase = ov.spec.plans?.[a.plan]?.phases?.[a.phase];
+  const step = phase?.steps?.[a.step];
+  const runId = inst.status?.planStatus?.[a.plan]?.id;
+  return { ...(phase ? { phase: phase.name } : {}), ...(step ? { step: step.name } : {}), ...(runId ? { runId } : {}) };
 }

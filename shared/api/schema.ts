@@ -102,7 +102,7 @@ export type LabelSelector = Static<typeof LabelSelectorSchema>;
 
 export const STRATEGIES = ['serial', 'parallel'] as const;
 export type Strategy = (typeof STRATEGIES)[number];
-export const TASK_KINDS = ['Apply', 'Delete', 'Wait', 'Dummy'] as const;
+export const TASK_KINDS = ['Apply', 'Delete', 'Wait', 'Dummy', 'Toggle', 'Pipe'] as const;
 export type TaskKind = (typeof TASK_KINDS)[number];
 export const RESERVED_PLANS = ['deploy', 'update', 'upgrade', 'cleanup'] as const;
 
@@ -162,11 +162,32 @@ export const ObjectRefSchema = described(
 );
 export type ObjectRef = Static<typeof ObjectRefSchema>;
 
+export const PIPE_FILE_KINDS = ['ConfigMap', 'Secret'] as const;
+export type PipeFileKind = (typeof PIPE_FILE_KINDS)[number];
+
+export const PipeFileSchema = described(
+  obj({
+  file: str({ minLength: 1 }),
+  kind: enumOf(PIPE_FILE_KINDS),
+  key: str({ minLength: 1 }),
+}),
+  'A file a Pipe task captures from its Pod into a ConfigMap or Secret.',
+  {
+  file: 'The file\'s absolute path in the Pod (under the mount of its one emptyDir volume).',
+  kind: 'ConfigMap or Secret: what the file is stored in (owned by the Instance).',
+  key: 'The name later templates of the plan use: {{ .Pipes.KEY }} is the stored object\'s name.',
+  },
+);
+export type PipeFile = Static<typeof PipeFileSchema>;
+
+/** A list of strings that may also be null (KUDO writes `resources:` with nothing after it). */
+const nullableStrings = () => Type.Unsafe<string[] | null>({ type: 'array', items: { type: 'string' }, nullable: true });
+
 export const TaskSpecSchema = described(
   obj(
   {
-    // Apply, Delete: template names from spec.templates
-    resources: opt(Type.Array(str())),
+    // Apply, Delete, Toggle: template names from spec.templates (null: none, as KUDO writes for Dummy)
+    resources: opt(nullableStrings()),
     // Wait: the object and the condition awaited
     object: opt(ObjectRefSchema),
     condition: opt(described(obj({ type: str(), status: opt(enumOf(CONDITION_STATUSES)) }), 'A condition of the object.', { type: 'The condition type, e.g. Available.', status: 'The status awaited (default True).' })),
@@ -177,12 +198,17 @@ export const TaskSpecSchema = described(
     fatal: opt(bool()),
     // Dummy: how long the task takes before it reports done
     durationSeconds: opt(Type.Number({ minimum: 0 })),
+    // Toggle: the boolean parameter that says whether resources are applied or deleted
+    parameter: opt(str()),
+    // Pipe: the template of the Pod that writes the files, and the files captured
+    pod: opt(str()),
+    pipe: opt(Type.Array(PipeFileSchema)),
   },
   { description: 'Task parameters; which fields apply depends on kind.' },
 ),
   'Task parameters; which fields apply depends on kind.',
   {
-  resources: 'Apply, Delete: names of templates in spec.templates whose objects are applied or deleted.',
+  resources: 'Apply, Delete, Toggle: names of templates in spec.templates whose objects are applied or deleted.',
   object: 'Wait: the object whose condition is awaited.',
   condition: 'Wait: the condition awaited (type, and status, default True).',
   timeoutSeconds: 'Wait: how long to wait before the step fails.',
@@ -190,6 +216,9 @@ export const TaskSpecSchema = described(
   wantErr: 'Dummy: fail transiently (retried with backoff).',
   fatal: 'Dummy: fail for good (the plan ends FATAL_ERROR).',
   durationSeconds: 'Dummy: how long the task takes before it reports done.',
+  parameter: 'Toggle: a boolean parameter; true applies the resources, false deletes them.',
+  pod: 'Pipe: the template (in spec.templates) of the Pod that writes the files: one init container, one emptyDir volume (docs/api.md).',
+  pipe: 'Pipe: the files captured from the Pod, each into a ConfigMap or Secret named {{ .Pipes.KEY }}.',
   },
 );
 export type TaskSpec = Static<typeof TaskSpecSchema>;
@@ -203,7 +232,7 @@ export const TaskSchema = described(
   'A unit of work steps refer to by name.',
   {
   name: 'The task\'s name, used in steps[].tasks.',
-  kind: 'Apply (server-side apply of templates, then health), Delete, Wait (for a condition) or Dummy (tests, demos).',
+  kind: 'Apply (server-side apply of templates, then health), Delete, Wait (for a condition), Toggle (apply or delete by a boolean parameter), Pipe (capture files a Pod writes) or Dummy (does nothing).',
   spec: 'The task\'s parameters; see its kind.',
   },
 );

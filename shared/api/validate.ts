@@ -18,7 +18,12 @@ function registerOnce(): void {
   if (!TypeRegistry.Has('Unsafe')) {
     TypeRegistry.Set('Unsafe', (schema: Record<string, unknown>, value: unknown) => {
       if (Array.isArray(schema.enum)) return typeof value === 'string' && schema.enum.includes(value);
+      if (schema.nullable === true && value === null) return true;
       if (schema.type === 'string') return typeof value === 'string';
+      if (schema.type === 'array') {
+        const items = schema.items as TSchema | undefined;
+        return Array.isArray(value) && (items === undefined || value.every((v) => (items.type === 'string' ? typeof v === 'string' : Value.Check(items, v))));
+      }
       if (schema.type !== 'object' || typeof value !== 'object' || value === null || Array.isArray(value)) return false;
       const values = schema.additionalProperties as TSchema | undefined;
       return values === undefined || Object.values(value).every((v) => Value.Check(values, v));

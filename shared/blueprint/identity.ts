@@ -22,16 +22,3 @@ export function renderIdentity(ov: {
   const stripped = ov.spec.version && name.endsWith(suffix) && name.length > suffix.length ? name.slice(0, -suffix.length) : name;
   return { operatorName: ov.spec.operatorName ?? stripped, appVersion: ov.spec.appVersion ?? '' };
 }
-
-/** Where a render happens in a run: .PlanName, .PhaseName, .StepName, .RunID (unset ones are left out). */
-export interface RunNames {
-  planName?: string;
-  phaseName?: string;
-  stepName?: string;
-  runId?: string;
-}
-
-/** `names` without its undefined fields, to spread into RenderVars. */
-export function runNames(names: RunNames): RunNames {
-  return Object.fromEntries(Object.entries(names).filter(([, v]) => v !== undefined));
-}

@@ -26,6 +26,7 @@ import {
   type TaskSpec,
 } from '../api/schema.ts';
 import { checkTemplateStructure } from '../template/render.ts';
+import { pipeFileProblems } from '../plan/pipe.ts';
 import { renderIdentity } from './identity.ts';
 import { checkTemplatesAnalyzed, checkTemplatesRender, key, templateEscapes, waitEscapes, type Escape } from './templates.ts';
 
@@ -59,7 +60,10 @@ const TASK_FIELDS: Record<TaskKind, readonly (keyof TaskSpec)[]> = {
   Apply: ['resources', 'timeoutSeconds'],
   Delete: ['resources', 'timeoutSeconds'],
   Wait: ['object', 'condition', 'timeoutSeconds'],
-  Dummy: ['done', 'wantErr', 'fatal', 'durationSeconds'],
+  // KUDO writes `resources:` (empty) on its Dummy tasks: accepted, and ignored.
+  Dummy: ['done', 'wantErr', 'fatal', 'durationSeconds', 'resources'],
+  Toggle: ['parameter', 'resources', 'timeoutSeconds'],
+  Pipe: ['pod', 'pipe', 'timeoutSeconds'],
 };
 
 // --- paths and wording ---
@@ -145,14 +149,18 @@ export const checkTaskReferences: SpecCheck = (spec) => {
 /** Every template a task applies or deletes is defined under spec.templates. */
 export const checkTemplateReferences: SpecCheck = (spec) => {
   const defined = templateNames(spec);
+  const named = (task: Task, t: number): [string, string][] => [
+    ...(task.spec?.resources ?? []).map((resource, r): [string, string] => [resource, `spec.tasks[${t}].spec.resources[${r}]`]),
+    ...(task.kind === 'Pipe' && task.spec?.pod ? [[task.spec.pod, `spec.tasks[${t}].spec.pod`] as [string, string]] : []),
+  ];
   return tasksOf(spec).flatMap((task, t) =>
-    (task.spec?.resources ?? []).flatMap((resource, r) =>
+    named(task, t).flatMap(([resource, path]) =>
       defined.includes(resource)
         ? []
         : [
             error(
               'ov.unknown-template',
-              `spec.tasks[${t}].spec.resources[${r}]`,
+              path,
               `template "${resource}" is not defined (templates: ${listed(defined)})`,
               `add "${resource}" under spec.templates or name an existing template`,
             ),
@@ -177,7 +185,9 @@ export const checkTaskKinds: SpecCheck = (spec) =>
     }
     const ts = task.spec ?? {};
     const out: Finding[] = [];
-    if ((task.kind === 'Apply' || task.kind === 'Delete') && (ts.resources ?? []).length === 0) {
+    if (task.kind === 'Toggle') out.push(...toggleProblems(spec, task, path));
+    if (task.kind === 'Pipe') out.push(...pipeSpecProblems(task, path));
+    if ((task.kind === 'Apply' || task.kind === 'Delete' || task.kind === 'Toggle') && (ts.resources ?? []).length === 0) {
       out.push(
         error(
           'ov.task-spec',
@@ -212,6 +222,62 @@ export const checkTaskKinds: SpecCheck = (spec) =>
     }
     return out;
   });
+
+/** A Toggle names a parameter that reads as a boolean: declared `type: boolean`, or untyped with default "true"/"false" (as KUDO packages write it). */
+function toggleProblems(spec: OperatorVersionSpec, task: Task, path: string): Finding[] {
+  const name = task.spec?.parameter;
+  if (!name) {
+    return [error('ov.toggle-parameter', `${path}.spec.parameter`, `Toggle task "${task.name}" names no parameter`, 'set spec.parameter to a boolean parameter: true applies its resources, false deletes them')];
+  }
+  const declared = (spec.parameters ?? []).find((p) => p.name === name);
+  if (!declared) {
+    return [
+      error(
+        'ov.toggle-parameter',
+        `${path}.spec.parameter`,
+        `Toggle task "${task.name}" reads parameter "${name}", which is not declared (parameters: ${listed((spec.parameters ?? []).map((p) => p.name))})`,
+        `declare "${name}" under spec.parameters with type: boolean`,
+      ),
+    ];
+  }
+  if (declared.type === 'boolean' || (declared.type === undefined && (declared.default === 'true' || declared.default === 'false'))) return [];
+  return [
+    error(
+      'ov.toggle-parameter',
+      `${path}.spec.parameter`,
+      `Toggle task "${task.name}" reads parameter "${name}", which is ${declared.type ? `of type ${declared.type}` : `untyped with ${declared.default === undefined ? 'no default' : `default ${JSON.stringify(declared.default)}`}`}, not a boolean`,
+      `declare "${name}" with type: boolean (or, untyped, with default "true" or "false")`,
+    ),
+  ];
+}
+
+/** A Pipe names its Pod template and captures what the termination-message route can carry (pipeFileProblems). */
+function pipeSpecProblems(task: Task, path: string): Finding[] {
+  const out: Finding[] = [];
+  if (!task.spec?.pod) {
+    out.push(error('ov.pipe-spec', `${path}.spec.pod`, `Pipe task "${task.name}" names no Pod template`, 'set spec.pod to the template of the Pod that writes the files'));
+  }
+  for (const p of pipeFileProblems(task.spec?.pipe ?? [])) {
+    out.push(error('ov.pipe-spec', `${path}.spec.pipe${p.index === undefined ? '' : `[${p.index}]`}`, `Pipe task "${task.name}": ${p.problem}`, p.fix));
+  }
+  return out;
+}
+
+/** Pipe keys are one name space per blueprint: {{ .Pipes.KEY }} means one object whatever the plan. */
+export const checkPipeKeys: SpecCheck = (spec) =>
+  duplicates(
+    'pipe key',
+    tasksOf(spec).flatMap((task) => (task.kind === 'Pipe' ? (task.spec?.pipe ?? []).map((f) => f.key) : [])),
+    (i) => {
+      let n = i;
+      for (const [t, task] of tasksOf(spec).entries()) {
+        const files = task.kind === 'Pipe' ? task.spec?.pipe ?? [] : [];
+        if (n < files.length) return `spec.tasks[${t}].spec.pipe[${n}].key`;
+        n -= files.length;
+      }
+      return 'spec.tasks';
+    },
+  );
 
 /** Plan and phase strategies are serial or parallel (absent means serial). */
 export const checkStrategies: SpecCheck = (spec) => {
@@ -479,6 +545,7 @@ export const SPEC_CHECKS: readonly SpecCheck[] = [
   checkTaskReferences,
   checkTaskKinds,
   checkTemplateReferences,
+  checkPipeKeys,
   checkParameterTriggers,
   checkParameterDeclarations,
   checkTargets,

@@ -32,7 +32,7 @@ export interface AccessRule {
   resourceName?: string;
 }
 
-/** Why a step needs its rules: Apply/Delete/Wait of a task, or the health checks between plans. */
+/** Why a step needs its rules: a task of that kind (Dummy makes no request), or the health checks between plans. */
 export type NeedKind = Exclude<TaskKind, 'Dummy'> | 'health';
 
 export interface TaskNeeds {
@@ -89,9 +89,16 @@ export const VERBS: Readonly<Record<NeedKind, readonly string[]>> = {
   // A read first (an object already on its way out is not deleted again), then DELETE.
   Delete: ['get', 'delete'],
   Wait: ['get'],
+  // Both sides, whatever the parameter says now: a change of it runs the plan again (Apply's and Delete's verbs).
+  Toggle: ['patch', 'create', 'get', 'delete'],
+  // The Pipe Pod: applied, read until it ends, deleted once its files are stored (or it failed).
+  Pipe: ['patch', 'create', 'get', 'delete'],
   // Between plans the controller re-reads what the Apply tasks applied (applied.ts): one GET each.
   health: ['get'],
 };
+
+/** The ConfigMaps/Secrets a Pipe task stores its files in: applied, and read to see whether this run filled them. */
+export const PIPE_CAPTURE_VERBS: readonly string[] = ['patch', 'create', 'get'];
 
 /** Objects a plan applies in its Instance's namespace are owned by the Instance with blockOwnerDeletion. */
 export const OWNER_FINALIZERS_RESOURCE = 'instances/finalizers';
@@ -166,15 +173,20 @@ export function tasksNeeds(plan: string, tasks: readonly PlannedTask[], home: Pi
     const key = JSON.stringify([t.phase, t.step, t.task]);
     const entry = byTask.get(key) ?? { apply: { ...where, kind: t.kind as NeedKind, rules: [] } };
     byTask.set(key, entry);
+    const verbs = VERBS[t.kind as NeedKind];
     const objects: Addressed[] = t.waitFor
-      ? [{ apiVersion: t.waitFor.apiVersion, kind: t.waitFor.kind, name: t.waitFor.name, ...(t.waitFor.namespace ? { namespace: t.waitFor.namespace } : {}) }]
-      : t.objects.map(({ template, object }) => ({
-          apiVersion: object.apiVersion,
-          kind: object.kind,
-          name: object.metadata.name ?? '',
-          ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),
-          template,
-        }));
+      ? [{ apiVersion: t.waitFor.apiVersion, kind: t.waitFor.kind, name: t.waitFor.name, ...(t.waitFor.namespace ? { namespace: t.waitFor.namespace } : {}), verbs }]
+      : [
+          ...t.objects.map(({ template, object }) => ({
+            apiVersion: object.apiVersion,
+            kind: object.kind,
+            name: object.metadata.name ?? '',
+            ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),
+            template,
+            verbs,
+          })),
+          ...(t.captures ?? []).map((c) => ({ apiVersion: c.apiVersion, kind: c.kind, name: c.name, ...(c.namespace ? { namespace: c.namespace } : {}), verbs: PIPE_CAPTURE_VERBS })),
+        ];
     for (const object of objects) {
       const info = resolveKind(object.apiVersion, object.kind);
       if (!info) {
@@ -183,11 +195,13 @@ export function tasksNeeds(plan: string, tasks: readonly PlannedTask[], home: Pi
       }
       const namespace = info.namespaced ? object.namespace || home.namespace : undefined;
       const base = { apiGroup: info.group, resource: info.resource, ...(namespace === undefined ? {} : { namespace }), ...(object.name ? { resourceName: object.name } : {}) };
-      for (const verb of VERBS[t.kind as NeedKind]) entry.apply.rules.push({ verb, ...base });
-      if (t.kind !== 'Apply') continue;
+      for (const verb of object.verbs) entry.apply.rules.push({ verb, ...base });
+      // What a task applies in the Instance's namespace is owned by the Instance.
+      if (t.kind !== 'Apply' && t.kind !== 'Toggle' && t.kind !== 'Pipe') continue;
       if (namespace !== undefined && namespace === home.namespace) {
         entry.apply.rules.push({ verb: 'update', apiGroup: GROUP, resource: OWNER_FINALIZERS_RESOURCE, namespace, resourceName: home.name });
       }
+      if (t.kind !== 'Apply') continue;
       // applied.ts judges the Apply tasks of steps without targets only.
       if (!t.fannedOut) {
         entry.health ??= { ...where, kind: 'health', rules: [] };
@@ -209,6 +223,7 @@ interface Addressed {
   name: string;
   namespace?: string;
   template?: string;
+  verbs: readonly string[];
 }
 
 const ruleKey = (r: AccessRule) => JSON.stringify([r.verb, r.apiGroup, r.resource, r.namespace ?? null, r.resourceName ?? null]);

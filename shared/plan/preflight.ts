@@ -8,7 +8,9 @@
 import type { ObjectRef, OperatorVersionSpec, ParameterType, Task, TaskKind } from '../api/schema.ts';
 import { renderResources, type RenderVars, type RenderedObject } from '../template/render.ts';
 import { resolveWaitRef } from './waitRef.ts';
-import { runNames, type RenderIdentity } from '../blueprint/identity.ts';
+import { toggleSide, type ToggleSide } from './toggle.ts';
+import { pipePodName, pipePodShape, planPipes, pipeObjectName } from './pipe.ts';
+import { runVars, type RunIdentity } from './runVars.ts';
 import {
   dns1123LabelProblem,
   labelValueProblem,
@@ -33,6 +35,10 @@ export interface PlannedTask {
   objects: RenderedObject[];
   /** Wait: the object awaited. */
   waitFor?: ObjectRef;
+  /** Toggle: the side these values take (both sides' rights are needed: needs.ts). */
+  toggle?: ToggleSide;
+  /** Pipe: the ConfigMaps/Secrets the files are stored in (objects holds the Pipe Pod). */
+  captures?: ObjectRef[];
 }
 
 export type PreflightProblem =
@@ -54,14 +60,12 @@ export interface PreflightInput {
   paramTypes?: Readonly<Record<string, ParameterType>>;
   /** The name every fan-out target renders with (the CLI's placeholder); default: the static nodes. */
   target?: string;
-  /** .OperatorName and .AppVersion (renderIdentity of the OperatorVersion); unset: not rendered. */
-  identity?: RenderIdentity;
-  /** .RunID; default RUN_ID_PLACEHOLDER (the run's id is chosen when it starts). */
-  runId?: string;
+  /** .OperatorName, .AppVersion and .RunID (default: from the spec; RUN_ID_PLACEHOLDER). */
+  identity?: Partial<RunIdentity>;
 }
 
-/** Stands for the id of a run that has not started yet. */
-export const RUN_ID_PLACEHOLDER = 'placeholder-run';
+/** Stands for the run's id, which the controller chooses when the run starts. */
+export const RUN_ID_PLACEHOLDER = 'preflight';
 
 const TARGET_ACTION = /\{\{-?\s*\.Target\b/;
 
@@ -69,7 +73,8 @@ const TARGET_ACTION = /\{\{-?\s*\.Target\b/;
 function usesTarget(task: Task, templates: Readonly<Record<string, string>>): boolean {
   const spec = task.spec;
   if (task.kind === 'Wait') return Object.values(spec?.object ?? {}).some((v) => typeof v === 'string' && TARGET_ACTION.test(v));
-  return (spec?.resources ?? []).some((name) => TARGET_ACTION.test(templates[name] ?? ''));
+  const sources = task.kind === 'Pipe' ? [spec?.pod ?? ''] : spec?.resources ?? [];
+  return sources.some((name) => TARGET_ACTION.test(templates[name] ?? ''));
 }
 
 function describe(object: RenderedObject['object']): string {
@@ -134,15 +139,15 @@ export function preflightPlan(input: PreflightInput): PreflightResult {
   const seen = new Set<string>();
   const plan = ov.plans?.[input.plan];
   if (!plan) return { tasks, problems };
-  const varsFor = (target: string | undefined, phaseName: string, stepName: string): RenderVars => ({
-    ...input.identity,
-    ...runNames({ planName: input.plan, phaseName, stepName, runId: input.runId ?? RUN_ID_PLACEHOLDER }),
+  const pipes = planPipes(ov, instance.name, input.plan);
+  const varsFor = (phase: string, step: string, target: string | undefined): RenderVars => ({
     params: input.values,
     name: instance.name,
     namespace: instance.namespace,
     operatorVersion: ov.version,
     ...(input.paramTypes ? { paramTypes: input.paramTypes } : {}),
     ...(target === undefined ? {} : { target }),
+    ...runVars(ov, { plan: input.plan, phase, step, runId: RUN_ID_PLACEHOLDER, pipes, ...input.identity }),
   });
   for (const phase of plan.phases ?? []) {
     for (const step of phase.steps ?? []) {
@@ -153,7 +158,7 @@ export function preflightPlan(input: PreflightInput): PreflightResult {
           problems.push({ kind: 'render', task: taskName, message: `task ${taskName} is not in the OperatorVersion's spec.tasks` });
           continue;
         }
-        if ((task.kind !== 'Apply' && task.kind !== 'Delete' && task.kind !== 'Wait')) continue;
+        if (task.kind === 'Dummy') continue;
         const perTarget = targets !== undefined && usesTarget(task, templates);
         for (const target of perTarget ? targets : [targets?.[0]]) {
           // A task used by several steps renders the same objects each time: judge it once.
@@ -161,7 +166,38 @@ export function preflightPlan(input: PreflightInput): PreflightResult {
           if (seen.has(key)) continue;
           seen.add(key);
           const planned: PlannedTask = { phase: phase.name, step: step.name, task: taskName, kind: task.kind, objects: [], ...(perTarget && target !== undefined ? { target } : {}), ...(targets ? { fannedOut: true as const } : {}) };
-          const vars = varsFor(target, phase.name, step.name);
+          const vars = varsFor(phase.name, step.name, target);
+          if (task.kind === 'Toggle') {
+            const side = toggleSide(task, input.values);
+            if ('error' in side) {
+              problems.push({ kind: 'render', task: taskName, message: side.error, ...(side.parameter ? { parameter: side.parameter } : {}) });
+              continue;
+            }
+            planned.toggle = side.side;
+          }
+          if (task.kind === 'Pipe') {
+            const at = { instance: instance.name, plan: input.plan, phase: phase.name, step: step.name, task: taskName };
+            const template = task.spec?.pod ?? '';
+            const rendered = renderResources(templates, [template], vars);
+            if (!rendered.ok) {
+              const { message, parameter } = rendered.error;
+              problems.push({ kind: 'render', task: taskName, template, message, ...(parameter ? { parameter } : {}) });
+              continue;
+            }
+            const files = task.spec?.pipe ?? [];
+            const pods = rendered.value;
+            const shape = pods.length === 1 ? pipePodShape(pods[0]!.object, files) : { problems: [`renders ${pods.length} objects, not one Pod`] };
+            if ('problems' in shape) {
+              problems.push({ kind: 'render', task: taskName, template, message: `template ${template} is not a Pipe Pod: ${shape.problems.join('; ')}` });
+              continue;
+            }
+            const pod = structuredClone(pods[0]!.object);
+            pod.metadata = { ...pod.metadata, name: pipePodName(at), namespace: instance.namespace };
+            planned.objects = [{ template, object: pod }];
+            planned.captures = files.map((f) => ({ apiVersion: 'v1', kind: f.kind, name: pipeObjectName(at, f.key), namespace: instance.namespace }));
+            tasks.push(planned);
+            continue;
+          }
           if (task.kind === 'Wait') {
             const ref = resolveWaitRef(taskName, task.spec, vars);
             if ('error' in ref) {

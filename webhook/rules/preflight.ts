@@ -15,9 +15,10 @@ import type { AccessAnswer, AccessAttributes, AccessSubject } from '../../shared
 import { allRules, OWNER_FINALIZERS_RESOURCE, rbacCommand, tasksNeeds, type AccessRule, type KindInfo } from '../../shared/plan/needs.ts';
 import { effectiveParameters } from '../../shared/plan/triggers.ts';
 import { requestToStart } from '../../shared/plan/policy.ts';
-import { describeProblem, preflightPlan } from '../../shared/plan/preflight.ts';
-import { parameterTypesOf } from '../../shared/template/render.ts';
+import { describeProblem, preflightPlan, type PlannedTask } from '../../shared/plan/preflight.ts';
+import { kindsNotServed, type KindNotServed, type KindServing } from '../../shared/plan/servedKinds.ts';
 import { renderIdentity } from '../../shared/blueprint/identity.ts';
+import { parameterTypesOf } from '../../shared/template/render.ts';
 import { objectRef } from '../../shared/refusal.ts';
 import { clipText, plural } from '../../shared/text.ts';
 import { factsOf, upgradeTarget, type InstanceAdmissionContext } from './instance.ts';
@@ -34,6 +35,24 @@ export interface PreflightDeps {
   accessBudgetMs: number;
   /** false: plans run with the controller's own rights (--no-impersonation), so no ServiceAccount is asked about. */
   checkAccess: boolean;
+  /** Discovery of the served versions of a kind (cached briefly); absent: kinds are not checked. */
+  servedKind?: (apiVersion: string, kind: string) => Promise<KindServing>;
+}
+
+/** The kinds of the run's objects the API server does not serve; undefined when discovery could not answer. */
+async function kindsNotServedBy(tasks: readonly PlannedTask[], servedKind: (apiVersion: string, kind: string) => Promise<KindServing>): Promise<KindNotServed[] | undefined> {
+  const answers = new Map<string, KindServing>();
+  const pairs = new Map<string, { apiVersion: string; kind: string }>();
+  for (const t of tasks) {
+    for (const r of [...t.objects.map((o) => o.object), ...(t.waitFor ? [t.waitFor] : [])]) pairs.set(`${r.apiVersion}\u0000${r.kind}`, { apiVersion: r.apiVersion, kind: r.kind });
+  }
+  try {
+    await Promise.all([...pairs].map(async ([key, p]) => answers.set(key, await servedKind(p.apiVersion, p.kind))));
+  } catch {
+    // Discovery failed (an aggregated API down, the API server busy): the run itself will tell.
+    return undefined;
+  }
+  return kindsNotServed(tasks, (apiVersion, kind) => answers.get(`${apiVersion}\u0000${kind}`));
 }
 
 /** How long the preflight's lookups may take: within the webhook's 4 s, beside its other reads. */
@@ -121,7 +140,23 @@ export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serv
       reason: 'Invalid',
     });
   }
-  // Only Apply, Delete and Wait act as the ServiceAccount: a plan of Dummy tasks needs none.
+  if (deps.servedKind && tasks.length > 0) {
+    const notServed = await withinBudget(kindsNotServedBy(tasks, deps.servedKind), deps.accessBudgetMs);
+    const refused = notServed === 'timeout' ? [] : (notServed ?? []).filter((n) => n.severity === 'error');
+    if (refused.length > 0) {
+      const shown = refused.slice(0, 3).map((n) => `task ${n.task}, ${n.message}`);
+      return deny({
+        rule: 'instance.preflight-kind-not-served',
+        object,
+        refused: what,
+        why: `plan "${run.plan}" would fail: ${shown.join('; ')}${refused.length > 3 ? ` and ${refused.length - 3} more` : ''}`,
+        fix: 'change the apiVersion in the OperatorVersion\'s templates to one the cluster serves (planwarden never rewrites it), or install what serves it',
+        code: 422,
+        reason: 'Invalid',
+      });
+    }
+  }
+  // Only tasks that act (all but Dummy) need the ServiceAccount's rights: a plan of Dummy tasks needs none.
   if (tasks.length === 0 || !deps.checkAccess) return allow();
   const subject = serviceAccountSubject(namespace, serviceAccount);
   const checked = await withinBudget(

@@ -81,6 +81,20 @@ describe('controller/executors/applied: the objects of the last completed plan',
     expect(applyTasksOf(ov, 'spread')).to.deep.equal([]);
   });
 
+  it('counts a Toggle task as applying only while its parameter is "true"', function () {
+    const toggled: OperatorVersion = {
+      ...ov,
+      spec: {
+        ...ov.spec,
+        tasks: [...ov.spec.tasks!, { name: 'metrics', kind: 'Toggle', spec: { parameter: 'METRICS', resources: ['config.yaml'] } }],
+        plans: { ...ov.spec.plans, deploy: { phases: [{ name: 'p', steps: [{ name: 'app', tasks: ['app', 'metrics'] }] }] } },
+      },
+    };
+    expect(applyTasksOf(toggled, 'deploy', { METRICS: 'true' }).map((t) => t.name)).to.deep.equal(['app', 'metrics']);
+    expect(applyTasksOf(toggled, 'deploy', { METRICS: 'false' }).map((t) => t.name)).to.deep.equal(['app']);
+    expect(applyTasksOf(toggled, 'deploy').map((t) => t.name)).to.deep.equal(['app']);
+  });
+
   it('says nothing for a plan that applies nothing', async function () {
     expect(await judge(kube({}).kube, ['backup'])).to.equal(undefined);
   });

@@ -40,20 +40,21 @@ describe('controller/executors/context', () => {
   };
 
   describe('renderVarsOf', () => {
-    it("gives templates the Instance's name and namespace, the OperatorVersion's version and name, the plan and the parameters", () => {
-      expect(renderVarsOf(ctx)).to.deep.equal({
-        params: { REPLICAS: '3' },
-        name: 'shop',
-        namespace: 'team-a',
-        operatorVersion: '1.2.0',
-        operatorName: 'kafka',
-        appVersion: '',
-        planName: 'deploy',
-        paramTypes: {},
-      });
+    it("gives templates the Instance's name and namespace, the OperatorVersion's version and the parameters", () => {
+      expect(renderVarsOf(ctx)).to.deep.include({ params: { REPLICAS: '3' }, name: 'shop', namespace: 'team-a', operatorVersion: '1.2.0', paramTypes: {} });
     });
-    it('gives templates the phase, the step and the run id when the run knows them', () => {
-      expect(renderVarsOf({ ...ctx, phaseName: 'main', stepName: 'app', runId: 'deploy-1' })).to.include({ planName: 'deploy', phaseName: 'main', stepName: 'app', runId: 'deploy-1' });
+    it("gives KUDO's run-time variables: plan, phase, step, run id, .OperatorName (metadata.name without -<version>) and the plan's .Pipes", () => {
+      const task = { name: 'certs', kind: 'Pipe' as const, spec: { pod: 'p.yaml', pipe: [{ file: '/o/c.pem', kind: 'Secret' as const, key: 'cert' }] } };
+      const spec = { version: '1.2.0', tasks: [task], plans: { deploy: { phases: [{ name: 'main', steps: [{ name: 'gen', tasks: ['certs'] }] }] } } };
+      const at = { ...ctx, operatorVersion: { ...ctx.operatorVersion, spec }, phase: 'main', step: 'gen', runId: 'r-7' };
+      expect(renderVarsOf(at)).to.deep.include({
+        planName: 'deploy',
+        phaseName: 'main',
+        stepName: 'gen',
+        runId: 'r-7',
+        operatorName: 'kafka',
+        pipes: { cert: 'shop.deploy.main.gen.certs.cert' },
+      });
     });
     it("gives the renderer the declared parameter types (an array/map value becomes that node; undeclared: string)", () => {
       const parameters = [{ name: 'REPLICAS', type: 'integer' as const }, { name: 'LABELS', type: 'map' as const }, { name: 'NOTE' }];
@@ -68,7 +69,7 @@ describe('controller/executors/context', () => {
   describe('createExecutors', () => {
     it('reports a fatal error for a kind it does not know', async () => {
       const obs = await createExecutors({ kube: {} as KubeClient }).executorFor('Frobnicate').execute(ctx);
-      expect(obs).to.deep.equal({ kind: 'fatalError', message: 'task app: unknown kind "Frobnicate" (known: Apply, Delete, Wait, Dummy)' });
+      expect(obs).to.deep.equal({ kind: 'fatalError', message: 'task app: unknown kind "Frobnicate" (known: Apply, Delete, Wait, Dummy, Toggle, Pipe)' });
     });
     it('turns a render error into a fatal observation before any API call', async () => {
       const withTemplate: ExecutionContext = {

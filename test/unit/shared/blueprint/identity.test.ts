@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { renderIdentity, runNames } from '../../../../shared/blueprint/identity.ts';
+import { renderIdentity } from '../../../../shared/blueprint/identity.ts';
 
 describe('renderIdentity', () => {
   const rows: { says: string; name?: string; spec: { version: string; operatorName?: string; appVersion?: string }; want: { operatorName: string; appVersion: string } }[] = [
@@ -16,8 +16,3 @@ describe('renderIdentity', () => {
   }
 });
 
-describe('runNames', () => {
-  it('leaves out the names that are not known', () => {
-    expect(runNames({ planName: 'deploy', phaseName: undefined, stepName: 'app' })).to.deep.equal({ planName: 'deploy', stepName: 'app' });
-  });
-});

@@ -25,6 +25,8 @@ const SERVED: Record<string, KindInfo> = {
   'v1 ConfigMap': { group: '', resource: 'configmaps', namespaced: true },
   'v1 Service': { group: '', resource: 'services', namespaced: true },
   'v1 Namespace': { group: '', resource: 'namespaces', namespaced: false },
+  'v1 Pod': { group: '', resource: 'pods', namespaced: true },
+  'v1 Secret': { group: '', resource: 'secrets', namespaced: true },
   'batch/v1 Job': { group: 'batch', resource: 'jobs', namespaced: true },
   'rbac.authorization.k8s.io/v1 ClusterRole': { group: 'rbac.authorization.k8s.io', resource: 'clusterroles', namespaced: false },
 };
@@ -116,6 +118,50 @@ describe('what a plan needs (shared/plan/needs.ts)', () => {
         expected: [
           { kind: 'Apply', rules: ['patch namespaces (cluster)/placeholder-instance-data', 'create namespaces (cluster)/placeholder-instance-data'] },
           { kind: 'health', rules: ['get namespaces (cluster)/placeholder-instance-data'] },
+        ],
+      },
+      {
+        says: 'a Toggle needs both sides whatever its parameter says now: apply (patch, create) and delete (get, delete), and owns what it applies',
+        spec: w('toggle', {
+          parameters: [{ name: 'METRICS', type: 'boolean', default: 'false' }],
+          templates: { 'cm.yaml': CM },
+          tasks: [{ name: 't', kind: 'Toggle', spec: { parameter: 'METRICS', resources: ['cm.yaml'] } }],
+          plans: { deploy: applyPlan(['t']) },
+        }).spec,
+        expected: [
+          {
+            kind: 'Toggle',
+            rules: [
+              'patch configmaps team-a/placeholder-instance-cm',
+              'create configmaps team-a/placeholder-instance-cm',
+              'get configmaps team-a/placeholder-instance-cm',
+              'delete configmaps team-a/placeholder-instance-cm',
+              'update planwarden.dev instances/finalizers team-a/placeholder-instance',
+            ],
+          },
+        ],
+      },
+      {
+        says: 'a Pipe creates, reads and deletes its Pod, and writes and reads the ConfigMap/Secret it stores each file in',
+        spec: w('pipe', {
+          templates: { 'pod.yaml': 'apiVersion: v1\nkind: Pod\nmetadata: {name: gen}\nspec:\n  volumes: [{name: out, emptyDir: {}}]\n  initContainers: [{name: g, image: x, volumeMounts: [{name: out, mountPath: /out}]}]\n' },
+          tasks: [{ name: 'certs', kind: 'Pipe', spec: { pod: 'pod.yaml', pipe: [{ file: '/out/c.pem', kind: 'Secret', key: 'cert' }] } }],
+          plans: { deploy: applyPlan(['certs']) },
+        }).spec,
+        expected: [
+          {
+            kind: 'Pipe',
+            rules: [
+              'patch pods team-a/placeholderinstance.deploy.p.s.certs.pipepod',
+              'create pods team-a/placeholderinstance.deploy.p.s.certs.pipepod',
+              'get pods team-a/placeholderinstance.deploy.p.s.certs.pipepod',
+              'delete pods team-a/placeholderinstance.deploy.p.s.certs.pipepod',
+              'update planwarden.dev instances/finalizers team-a/placeholder-instance',
+              'patch secrets team-a/placeholderinstance.deploy.p.s.certs.cert',
+              'create secrets team-a/placeholderinstance.deploy.p.s.certs.cert',
+              'get secrets team-a/placeholderinstance.deploy.p.s.certs.cert',
+            ],
+          },
         ],
       },
       {

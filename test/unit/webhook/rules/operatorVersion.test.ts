@@ -154,6 +154,96 @@ describe('admitOperatorVersion: one rule per row', () => {
       change: (s) => delete task(s, 'noop').spec,
     },
     {
+      says: "admits KUDO's Dummy task with an empty resources: (null), without a warning",
+      change: (s) => (task(s, 'noop').spec = { resources: null }),
+    },
+    {
+      says: 'admits a Toggle of a boolean parameter',
+      change: (s) => {
+        s.parameters!.push({ name: 'METRICS', type: 'boolean', default: 'false' });
+        s.tasks!.push({ name: 'metrics', kind: 'Toggle', spec: { parameter: 'METRICS', resources: ['service.yaml'] } });
+      },
+    },
+    {
+      says: 'admits a Toggle of an untyped parameter whose default is "true" (as KUDO packages write it)',
+      change: (s) => {
+        s.parameters!.push({ name: 'METRICS', default: 'true' });
+        s.tasks!.push({ name: 'metrics', kind: 'Toggle', spec: { parameter: 'METRICS', resources: ['service.yaml'] } });
+      },
+    },
+    {
+      says: 'refuses a Toggle of an untyped parameter whose default is not a boolean',
+      change: (s) => s.tasks!.push({ name: 'metrics', kind: 'Toggle', spec: { parameter: 'REPLICAS', resources: ['service.yaml'] } }),
+      rule: 'ov.toggle-parameter',
+      text: 'Toggle task "metrics" reads parameter "REPLICAS", which is untyped with default "3", not a boolean',
+    },
+    {
+      says: 'refuses a Toggle of an undeclared parameter, listing the parameters',
+      change: (s) => s.tasks!.push({ name: 'metrics', kind: 'Toggle', spec: { parameter: 'NOPE', resources: ['service.yaml'] } }),
+      rule: 'ov.toggle-parameter',
+      text: 'reads parameter "NOPE", which is not declared (parameters: REPLICAS, MEMORY)',
+    },
+    {
+      says: 'refuses a Toggle without resources',
+      change: (s) => {
+        s.parameters!.push({ name: 'METRICS', type: 'boolean' });
+        s.tasks!.push({ name: 'metrics', kind: 'Toggle', spec: { parameter: 'METRICS' } });
+      },
+      rule: 'ov.task-spec',
+      text: 'Toggle task "metrics" names no template',
+    },
+    {
+      says: 'refuses a Toggle whose resources name a template that does not exist',
+      change: (s) => {
+        s.parameters!.push({ name: 'METRICS', type: 'boolean' });
+        s.tasks!.push({ name: 'metrics', kind: 'Toggle', spec: { parameter: 'METRICS', resources: ['nope.yaml'] } });
+      },
+      rule: 'ov.unknown-template',
+      text: 'spec.tasks[4].spec.resources[0]: template "nope.yaml" is not defined',
+    },
+    {
+      says: 'admits a Pipe of one file into a Secret',
+      change: (s) => {
+        s.templates!['pod.yaml'] = 'kind: Pod';
+        s.tasks!.push({ name: 'certs', kind: 'Pipe', spec: { pod: 'pod.yaml', pipe: [{ file: '/out/cert.pem', kind: 'Secret', key: 'cert' }] } });
+      },
+    },
+    {
+      says: 'refuses a Pipe whose Pod template does not exist',
+      change: (s) => s.tasks!.push({ name: 'certs', kind: 'Pipe', spec: { pod: 'nope.yaml', pipe: [{ file: '/out/cert.pem', kind: 'Secret', key: 'cert' }] } }),
+      rule: 'ov.unknown-template',
+      text: 'spec.tasks[4].spec.pod: template "nope.yaml" is not defined',
+    },
+    {
+      says: 'refuses a Pipe of more files than the termination messages of one Pod can carry',
+      change: (s) => {
+        s.templates!['pod.yaml'] = 'kind: Pod';
+        const pipe = [1, 2, 3, 4].map((i) => ({ file: `/out/f${i}`, kind: 'ConfigMap' as const, key: `f${i}` }));
+        s.tasks!.push({ name: 'certs', kind: 'Pipe', spec: { pod: 'pod.yaml', pipe } });
+      },
+      rule: 'ov.pipe-spec',
+      text: 'captures 4 files; one Pod passes on at most 3',
+    },
+    {
+      says: 'refuses a Pipe key that .Pipes cannot name, and a relative file',
+      change: (s) => {
+        s.templates!['pod.yaml'] = 'kind: Pod';
+        s.tasks!.push({ name: 'certs', kind: 'Pipe', spec: { pod: 'pod.yaml', pipe: [{ file: 'out/cert.pem', kind: 'Secret', key: 'my-cert' }] } });
+      },
+      rule: 'ov.findings',
+      text: 'key "my-cert" cannot be read as {{ .Pipes.my-cert }}',
+    },
+    {
+      says: 'refuses two Pipe tasks that store under the same key',
+      change: (s) => {
+        s.templates!['pod.yaml'] = 'kind: Pod';
+        const pipe = [{ file: '/out/cert.pem', kind: 'Secret' as const, key: 'cert' }];
+        s.tasks!.push({ name: 'certs', kind: 'Pipe', spec: { pod: 'pod.yaml', pipe } }, { name: 'certs2', kind: 'Pipe', spec: { pod: 'pod.yaml', pipe } });
+      },
+      rule: 'ov.duplicate-name',
+      text: 'spec.tasks[5].spec.pipe[0].key: pipe key "cert" is also defined at spec.tasks[4].spec.pipe[0].key',
+    },
+    {
       says: 'admits, with a warning, a field the task kind ignores',
       change: (s) => (task(s, 'app').spec!.done = true),
       text: 'spec.tasks[0].spec.done: is ignored by Apply tasks',

@@ -53,6 +53,28 @@ function deps(denied: (a: AccessAttributes) => boolean = () => false, over: Part
 }
 
 describe('webhook/preflight', () => {
+  it('refuses a creation whose template names a kind in a version the cluster does not serve, naming the one it serves', async () => {
+    const withPdb = structuredClone(ov);
+    withPdb.spec.templates = { ...withPdb.spec.templates, 'pdb.yaml': 'apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata:\n  name: "{{ .Name }}-pdb"\nspec: {maxUnavailable: 1}\n' };
+    const app = withPdb.spec.tasks!.find((t) => t.kind === 'Apply')!;
+    app.spec = { ...app.spec, resources: [...(app.spec?.resources ?? []), 'pdb.yaml'] };
+    const servedKind = async (apiVersion: string) =>
+      apiVersion.startsWith('policy/') ? { served: apiVersion === 'policy/v1', groupServed: true, servedIn: ['policy/v1'] } : { served: true, groupServed: true, servedIn: [apiVersion] };
+    const v = await preflightInstanceWrite({ ...ctx(instance()), operatorVersion: withPdb }, 'planwarden-plans', deps(undefined, { servedKind }));
+    expect(v.allowed).to.equal(false);
+    if (v.allowed) return;
+    expect(v.rule).to.equal('instance.preflight-kind-not-served');
+    expect(v.message).to.contain('template pdb.yaml: PodDisruptionBudget policy/v1beta1 is not served by this cluster; it serves policy/v1');
+    expect(v.message).to.contain('removed in Kubernetes 1.25');
+  });
+
+  it('admits it when discovery cannot answer (the run itself will tell)', async () => {
+    const servedKind = async () => {
+      throw new Error('503');
+    };
+    expect((await preflightInstanceWrite(ctx(instance()), 'planwarden-plans', deps(undefined, { servedKind }))).allowed).to.equal(true);
+  });
+
   it('a creation runs deploy with the defaults: its rights are asked and it is admitted', async () => {
     const d = deps();
     const v = await preflightInstanceWrite(ctx(instance()), 'planwarden-plans', d);
