@@ -8,13 +8,14 @@ import { scheduleHelp, scheduleVerbSpecs, scheduleVerbs } from './commands/sched
 import { fleetHelp, fleetVerbSpecs, fleetVerbs } from './commands/fleet.ts';
 import { rbac, rbacVerbSpecs } from './commands/rbac.ts';
 import { updateHelp, updateVerbSpecs, updateVerbs } from './commands/update.ts';
+import { packageHelp, packageVerbSpecs, packageVerbs } from './commands/package.ts';
 import { completeCommand, completionCommand, completionHelp, SHELLS, type CommandTree } from './completion.ts';
 import { CliError, EXIT, type CliIO, type ExitCode } from './io.ts';
 
 type Command = (args: string[], io: CliIO) => Promise<ExitCode>;
 
 /** The commands with flags, as shell completion offers them. */
-const COMMANDS: CommandTree = { plan: planVerbSpecs, update: updateVerbSpecs, schedule: scheduleVerbSpecs, fleet: fleetVerbSpecs, rbac: rbacVerbSpecs };
+const COMMANDS: CommandTree = { plan: planVerbSpecs, update: updateVerbSpecs, schedule: scheduleVerbSpecs, fleet: fleetVerbSpecs, rbac: rbacVerbSpecs, package: packageVerbSpecs };
 
 /** Commands of one word (no verb). */
 const SINGLE: Record<string, Command> = { rbac };
@@ -24,6 +25,7 @@ const GROUPS: Record<string, { verbs: Record<string, Command>; help: string }> =
   update: { verbs: updateVerbs, help: updateHelp },
   schedule: { verbs: scheduleVerbs, help: scheduleHelp },
   fleet: { verbs: fleetVerbs, help: fleetHelp },
+  package: { verbs: packageVerbs, help: packageHelp },
   completion: {
     verbs: Object.fromEntries(SHELLS.map((shell) => [shell, async (_args: string[], io: CliIO) => completionCommand(COMMANDS, shell, io)])),
     help: completionHelp,
@@ -44,6 +46,7 @@ Usage:
   ${PROGRAM} schedule list --instance INSTANCE [-o json|yaml]
   ${PROGRAM} fleet status|pause|resume NAME
   ${PROGRAM} rbac --operator-version NAME [--service-account SA] [--plans p1,p2] [-o yaml|json] [--strict]
+  ${PROGRAM} package build|verify DIR
   ${PROGRAM} completion bash|zsh
 
 Every verb takes kubectl's --kubeconfig, --context and -n/--namespace, before or after the verb.
