@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 const PROCESS_DIRS = ['controller', 'webhook', 'cli'];
-const PURE_SHARED = ['shared/api/**', 'shared/plan/**', 'shared/conditions/**', 'shared/insights.ts', 'shared/text.ts', 'shared/refusal.ts', 'shared/reservations.ts'];
+const PURE_SHARED = ['shared/api/**', 'shared/blueprint/**', 'shared/plan/**', 'shared/conditions/**', 'shared/insights.ts', 'shared/text.ts', 'shared/refusal.ts', 'shared/reservations.ts'];
 const IO_MODULES = ['node:http', 'node:https', 'node:fs', 'node:fs/promises', 'node:net', 'node:child_process', 'pino', 'express', '@kubernetes/client-node'];
 
 /** One no-restricted-imports block per process folder and for shared/. */

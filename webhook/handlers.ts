@@ -18,7 +18,8 @@ import { admitInstance, type InstanceAdmissionContext } from './rules/instance.t
 import { preflightInstanceWrite } from './rules/preflight.ts';
 import { mutateInstance } from './rules/instanceMutate.ts';
 import { admitInstanceStatus, mutateInstanceStatus } from '../shared/conditions/statusAdmission.ts';
-import { admitOperatorVersion, NO_ALLOWANCE, type TenancyAllowance } from './rules/operatorVersion.ts';
+import { admitOperatorVersion } from './rules/operatorVersion.ts';
+import { NO_ALLOWANCE, type TenancyAllowance } from '../shared/blueprint/review.ts';
 import { admitServiceAccount, impersonationOf, serviceAccountToCheck } from './rules/tenancy.ts';
 import { admitUpdatePlan, duplicateTarget, needsOtherUpdatePlans, reportedInsightsOf, type UpdatePlanContext } from './rules/updatePlan.ts';
 import { isReservationStale, reservationName } from '../shared/reservations.ts';

@@ -7,6 +7,7 @@ import { apiErrorMessage, classifyApiError, type KubeClient } from '../../shared
 import { isObservation, planIdentity } from './context.ts';
 import { describeObject, judgeHealth } from './health.ts';
 import { parameterTypesOf, renderResources } from '../../shared/template/render.ts';
+import { renderIdentity } from '../../shared/blueprint/identity.ts';
 import { LOCKED_DOWN, type TenancyPolicy } from './tenancy.ts';
 
 /** How the applied objects are, worst first: one is gone, one failed, one could not be read, one is progressing, all current. */
@@ -44,6 +45,7 @@ export async function judgeAppliedObjects(
 ): Promise<AppliedHealth | undefined> {
   const { instance, operatorVersion: ov } = input;
   const vars = {
+    ...renderIdentity(ov),
     params: input.parameters,
     name: instance.metadata.name ?? '',
     namespace: instance.metadata.namespace ?? '',

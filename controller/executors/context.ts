@@ -4,6 +4,7 @@ import type { Instance, OperatorVersion, Task } from '../../shared/api/schema.ts
 import type { TaskOutcome } from '../engine/types.ts';
 import { apiErrorMessage, classifyApiError, KubeApiError, type KubeClient } from '../../shared/kube/client.ts';
 import { parameterTypesOf, type RenderVars } from '../../shared/template/render.ts';
+import { renderIdentity, runNames } from '../../shared/blueprint/identity.ts';
 import {
   bindingHint,
   explainForbidden,
@@ -29,6 +30,10 @@ export interface ExecutionContext {
   parameters: Readonly<Record<string, string>>;
   /** The fan-out target, for steps with targets. */
   target?: string;
+  /** The phase's and the step's names and the run's id ({{ .PhaseName }}, {{ .StepName }}, {{ .RunID }}). */
+  phaseName?: string;
+  stepName?: string;
+  runId?: string;
   /** When the current attempt at this task started: Wait timeouts and Dummy durations count from it. */
   taskStartedAt: string;
   now: string | Date;
@@ -99,6 +104,9 @@ export function observationForError(err: unknown, doing: string, identity?: Pick
 /** What the context's templates may refer to. */
 export function renderVarsOf(ctx: ExecutionContext): RenderVars {
   return {
+    // .OperatorName, .AppVersion, .PlanName …: the same names the webhook renders with (shared/blueprint).
+    ...renderIdentity(ctx.operatorVersion),
+    ...runNames({ planName: ctx.plan, phaseName: ctx.phaseName, stepName: ctx.stepName, runId: ctx.runId }),
     params: ctx.parameters,
     name: ctx.instance.metadata.name ?? '',
     namespace: ctx.instance.metadata.namespace ?? '',

@@ -284,6 +284,10 @@ export type DriftPolicy = (typeof DRIFT_POLICIES)[number];
 export const OperatorVersionSpecSchema = described(
   obj({
   version: str(),
+  // KUDO's operator.yaml name and appVersion: .OperatorName (default: metadata.name without
+  // a trailing -<version>, see shared/blueprint/identity.ts) and .AppVersion in templates.
+  operatorName: opt(str({ minLength: 1 })),
+  appVersion: opt(str()),
   parameters: opt(Type.Array(ParameterSchema)),
   templates: opt(mapOf(str())),
   tasks: opt(Type.Array(TaskSchema)),
@@ -303,6 +307,8 @@ export const OperatorVersionSpecSchema = described(
   'The blueprint of a service: parameters, templates, tasks and plans.',
   {
   version: 'The semver of this blueprint, e.g. 1.2.0.',
+  operatorName: 'The operator\'s name, {{ .OperatorName }} in templates; default: metadata.name without a trailing -<version> (kafka-1.2.0 → kafka).',
+  appVersion: 'The version of the software it runs, {{ .AppVersion }} in templates (e.g. 3.7.1); empty when unset.',
   parameters: 'The parameters an Instance may set.',
   templates: 'File name → manifest text, with {{ .Params.X }}, {{ .Name }}, {{ .Namespace }}, {{ .OperatorVersion }}, {{ .Target }}.',
   tasks: 'The tasks steps refer to.',

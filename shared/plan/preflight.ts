@@ -8,6 +8,7 @@
 import type { ObjectRef, OperatorVersionSpec, ParameterType, Task, TaskKind } from '../api/schema.ts';
 import { renderResources, type RenderVars, type RenderedObject } from '../template/render.ts';
 import { resolveWaitRef } from './waitRef.ts';
+import { runNames, type RenderIdentity } from '../blueprint/identity.ts';
 import {
   dns1123LabelProblem,
   labelValueProblem,
@@ -53,7 +54,14 @@ export interface PreflightInput {
   paramTypes?: Readonly<Record<string, ParameterType>>;
   /** The name every fan-out target renders with (the CLI's placeholder); default: the static nodes. */
   target?: string;
+  /** .OperatorName and .AppVersion (renderIdentity of the OperatorVersion); unset: not rendered. */
+  identity?: RenderIdentity;
+  /** .RunID; default RUN_ID_PLACEHOLDER (the run's id is chosen when it starts). */
+  runId?: string;
 }
+
+/** Stands for the id of a run that has not started yet. */
+export const RUN_ID_PLACEHOLDER = 'placeholder-run';
 
 const TARGET_ACTION = /\{\{-?\s*\.Target\b/;
 
@@ -126,7 +134,9 @@ export function preflightPlan(input: PreflightInput): PreflightResult {
   const seen = new Set<string>();
   const plan = ov.plans?.[input.plan];
   if (!plan) return { tasks, problems };
-  const varsFor = (target: string | undefined): RenderVars => ({
+  const varsFor = (target: string | undefined, phaseName: string, stepName: string): RenderVars => ({
+    ...input.identity,
+    ...runNames({ planName: input.plan, phaseName, stepName, runId: input.runId ?? RUN_ID_PLACEHOLDER }),
     params: input.values,
     name: instance.name,
     namespace: instance.namespace,
@@ -151,7 +161,7 @@ export function preflightPlan(input: PreflightInput): PreflightResult {
           if (seen.has(key)) continue;
           seen.add(key);
           const planned: PlannedTask = { phase: phase.name, step: step.name, task: taskName, kind: task.kind, objects: [], ...(perTarget && target !== undefined ? { target } : {}), ...(targets ? { fannedOut: true as const } : {}) };
-          const vars = varsFor(target);
+          const vars = varsFor(target, phase.name, step.name);
           if (task.kind === 'Wait') {
             const ref = resolveWaitRef(taskName, task.spec, vars);
             if ('error' in ref) {

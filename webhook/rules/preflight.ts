@@ -17,6 +17,7 @@ import { effectiveParameters } from '../../shared/plan/triggers.ts';
 import { requestToStart } from '../../shared/plan/policy.ts';
 import { describeProblem, preflightPlan } from '../../shared/plan/preflight.ts';
 import { parameterTypesOf } from '../../shared/template/render.ts';
+import { renderIdentity } from '../../shared/blueprint/identity.ts';
 import { objectRef } from '../../shared/refusal.ts';
 import { clipText, plural } from '../../shared/text.ts';
 import { factsOf, upgradeTarget, type InstanceAdmissionContext } from './instance.ts';
@@ -101,7 +102,8 @@ export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serv
   const instance = { name: ctx.object.metadata.name ?? '', namespace };
   const object = objectRef('Instance', { ...ctx.object.metadata, namespace });
   const what = ctx.operation === 'CREATE' ? 'creation' : upgradeTarget(ctx) ? `upgrade to OperatorVersion "${upgradeTarget(ctx)}"` : `run of plan "${run.plan}"`;
-  const { tasks, problems } = preflightPlan({ ov: run.ov, plan: run.plan, values: run.values, instance, paramTypes: parameterTypesOf(run.ov.parameters) });
+  const identity = ctx.operatorVersion ? renderIdentity(ctx.operatorVersion) : undefined;
+  const { tasks, problems } = preflightPlan({ ov: run.ov, plan: run.plan, values: run.values, instance, paramTypes: parameterTypesOf(run.ov.parameters), ...(identity ? { identity } : {}) });
   if (problems.length > 0) {
     const shown = problems.slice(0, 3).map(describeProblem);
     const more = problems.length > 3 ? ` and ${problems.length - 3} more` : '';

@@ -40,8 +40,20 @@ describe('controller/executors/context', () => {
   };
 
   describe('renderVarsOf', () => {
-    it("gives templates the Instance's name and namespace, the OperatorVersion's version and the parameters", () => {
-      expect(renderVarsOf(ctx)).to.deep.equal({ params: { REPLICAS: '3' }, name: 'shop', namespace: 'team-a', operatorVersion: '1.2.0', paramTypes: {} });
+    it("gives templates the Instance's name and namespace, the OperatorVersion's version and name, the plan and the parameters", () => {
+      expect(renderVarsOf(ctx)).to.deep.equal({
+        params: { REPLICAS: '3' },
+        name: 'shop',
+        namespace: 'team-a',
+        operatorVersion: '1.2.0',
+        operatorName: 'kafka',
+        appVersion: '',
+        planName: 'deploy',
+        paramTypes: {},
+      });
+    });
+    it('gives templates the phase, the step and the run id when the run knows them', () => {
+      expect(renderVarsOf({ ...ctx, phaseName: 'main', stepName: 'app', runId: 'deploy-1' })).to.include({ planName: 'deploy', phaseName: 'main', stepName: 'app', runId: 'deploy-1' });
     });
     it("gives the renderer the declared parameter types (an array/map value becomes that node; undeclared: string)", () => {
       const parameters = [{ name: 'REPLICAS', type: 'integer' as const }, { name: 'LABELS', type: 'map' as const }, { name: 'NOTE' }];

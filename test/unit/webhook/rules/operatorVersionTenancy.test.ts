@@ -2,7 +2,8 @@
 // namespace only, unless the blueprint declares more and the cluster admin allowed it.
 import { expect } from 'chai';
 import type { OperatorVersionSpec } from '../../../../shared/api/schema.ts';
-import { admitOperatorVersion, type TenancyAllowance } from '../../../../webhook/rules/operatorVersion.ts';
+import { admitOperatorVersion } from '../../../../webhook/rules/operatorVersion.ts';
+import type { TenancyAllowance } from '../../../../shared/blueprint/review.ts';
 
 const configMap = (metadata: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n${metadata}data: {a: b}\n`;
 
