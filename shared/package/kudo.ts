@@ -76,7 +76,7 @@ const TASK_SPEC_FIELDS: Record<string, readonly string[]> = {
 
 const PARAMETER_FIELDS = new Set(['name', 'description', 'default', 'required', 'immutable', 'trigger', 'type', 'enum']);
 const PARAMETER_DISPLAY_FIELDS = ['displayName', 'hint', 'group', 'advanced'] as const;
-const OPERATOR_DESCRIPTIVE_FIELDS = ['description', 'appVersion', 'kudoVersion', 'kubernetesVersion', 'maintainers', 'url'] as const;
+const OPERATOR_DESCRIPTIVE_FIELDS = ['description', 'kudoVersion', 'kubernetesVersion', 'maintainers', 'url'] as const;
 
 /** One YAML file parsed, with what is needed to say where a node is. */
 class Source {
@@ -466,21 +466,23 @@ export function readKudoPackage(files: readonly PackageFile[], options: ReadOpti
     if (v === undefined || v === null || v === '') continue;
     annotations[`${PACKAGE_ANNOTATION_PREFIX}${key.replace(/[A-Z]/g, (m) => `-${m.toLowerCase()}`)}`] = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : scalarText(source.nodeAt([key]), v);
   }
-  const known = new Set<string>(['apiVersion', 'name', 'operatorVersion', 'tasks', 'plans', ...OPERATOR_DESCRIPTIVE_FIELDS]);
+  const appVersion = stringField(c, top, 'appVersion', false);
+  const known = new Set<string>(['apiVersion', 'name', 'operatorVersion', 'appVersion', 'tasks', 'plans', ...OPERATOR_DESCRIPTIVE_FIELDS]);
   for (const key of Object.keys(top)) if (!known.has(key)) note(c, [key], `field ${key} is not used by planwarden: left out`);
   if (problems.length > 0 || name === undefined || version === undefined) return { ok: false, problems, notes };
 
-  annotations[`${PACKAGE_ANNOTATION_PREFIX}name`] = name;
   const ov: OperatorVersion = {
     apiVersion: API_VERSION,
     kind: 'OperatorVersion',
     metadata: {
       name: operatorVersionName(name, version),
       ...(options.namespace ? { namespace: options.namespace } : {}),
-      annotations: Object.fromEntries(Object.entries(annotations).sort(([a], [b]) => a.localeCompare(b))),
+      ...(Object.keys(annotations).length ? { annotations: Object.fromEntries(Object.entries(annotations).sort(([a], [b]) => a.localeCompare(b))) } : {}),
     },
     spec: {
       version,
+      operatorName: name,
+      ...(appVersion !== undefined ? { appVersion } : {}),
       ...(parameters.length ? { parameters } : {}),
       templates: Object.fromEntries([...templates.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, v.text])),
       // Kinds and spec fields beyond today's schema (Toggle, Pipe …) are kept as written;

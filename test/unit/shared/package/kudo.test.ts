@@ -79,10 +79,10 @@ describe('KUDO package reader', () => {
     const ov = result.operatorVersion;
     const param = (name: string) => ov.spec.parameters?.find((p) => p.name === name);
 
-    it('names the OperatorVersion <name>-<operatorVersion>, in the namespace asked for, with spec.version the operatorVersion', () => {
+    it('names the OperatorVersion <name>-<operatorVersion>, in the namespace asked for; spec.version, operatorName and appVersion as written (1.10 stays 1.10)', () => {
       expect(ov.metadata.name).to.equal('kv-0.2.0');
       expect(ov.metadata.namespace).to.equal('shop');
-      expect(ov.spec.version).to.equal('0.2.0');
+      expect(ov.spec).to.include({ version: '0.2.0', operatorName: 'kv', appVersion: '1.10' });
     });
 
     it('a default of any YAML type becomes its text, as written (1.10 stays 1.10)', () => {
@@ -112,9 +112,7 @@ describe('KUDO package reader', () => {
     it('displayName, hint, group, advanced and the package description fields are kept as annotations', () => {
       const a = ov.metadata.annotations ?? {};
       expect(JSON.parse(a['package.planwarden.dev/parameter-display']!)).to.deep.equal({ MODE: { displayName: 'Mode', hint: 'pick one', group: 'tuning', advanced: true } });
-      expect(a['package.planwarden.dev/app-version']).to.equal('1.10');
       expect(a['package.planwarden.dev/url']).to.equal('https://example.invalid');
-      expect(a['package.planwarden.dev/name']).to.equal('kv');
       expect(JSON.parse(a['package.planwarden.dev/maintainers']!)).to.deep.equal([{ name: 'a' }]);
     });
 
