@@ -50,10 +50,10 @@ export function readPackageFiles(dir: string): PackageFile[] {
   return files;
 }
 
-/** The folder's OperatorVersion; notes are written to `notes`, problems end the command (exit 1). */
-export function loadPackage(dir: string, namespace: string | undefined, notes: Output): OperatorVersion {
+/** The folder's OperatorVersion; notes are written to `notes` when given, problems end the command (exit 1). */
+export function loadPackage(dir: string, namespace: string | undefined, notes?: Output): OperatorVersion {
   const result = readKudoPackage(readPackageFiles(dir), namespace ? { namespace } : {});
-  for (const n of result.notes) notes.write(`note: ${dir}/${describeProblem(n)}\n`);
+  for (const n of notes ? result.notes : []) notes?.write(`note: ${dir}/${describeProblem(n)}\n`);
   if (!result.ok) {
     const lines = result.problems.map((p) => `  ${dir}/${describeProblem(p)} [${p.rule}]`);
     throw new CliError(`package ${dir} cannot be read:\n${lines.join('\n')}`);
