@@ -39,11 +39,29 @@ function corpus(): { name: string; source: string }[] {
         'plain.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p}\ndata:\n  level: {{ .Params.LEVEL }}\n  note: "{{ .Params.NOTE }}"\n  flow: {k: {{ .Params.LEVEL }}}\n  script: |\n    echo {{ .Params.NOTE }}\n    done\n',
       },
     },
+    {
+      // The new language: anchors and aliases, if/else, range, define/include | nindent.
+      name: 'language',
+      templates: {
+        'alias.yaml':
+          'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}\n  labels: &lbl\n    a: "{{ .Params.A }}"\n    b: {{ .Params.B }}\n  annotations: *lbl\ndata:\n  c: "{{ .Params.C }}"\n  list: &l [{{ .Params.A }}, x]\n  again: *l\n',
+        'control.yaml':
+          'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "{{ .Name }}-c"\ndata:\n{{- if eq .Params.MODE "on" }}\n  mode: {{ .Params.A }}\n{{- else }}\n  mode: off\n{{- end }}\n  items:\n{{- range $i := until 3 }}\n    - name: "{{ $.Params.B }}-{{ $i }}"\n      value: {{ $.Params.C }}\n{{- end }}\n',
+        'include.yaml':
+          '{{- define "labels" }}\napp: {{ .Name }}\ntier: "{{ .Params.A }}"\n{{- end }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: inc\n  labels:\n    {{- include "labels" . | nindent 4 }}\ndata:\n  b: |\n    {{ .Params.B }}\n  c: {{ .Params.C | default "x" | quote }}\n',
+      },
+    },
   ];
   return fixtures.flatMap((f) => Object.entries(f.templates).map(([t, source]) => ({ name: `${f.name} ${t}`, source })));
 }
 
-const paramsOf = (source: string) => [...new Set([...source.matchAll(/\.Params\.([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!))];
+/** Parameters an if/range/with reads: they choose the author's branches, so they are held fixed ("on"). */
+const conditionParams = (source: string) =>
+  new Set([...source.matchAll(/\{\{-?\s*(?:if|else if|range|with)\b[^}]*\}\}/g)].flatMap((m) => [...m[0].matchAll(/\.Params\.([A-Za-z_][A-Za-z0-9_]*)/g)].map((p) => p[1]!)));
+
+const allParamsOf = (source: string) => [...new Set([...source.matchAll(/\.Params\.([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!))];
+/** The parameters whose values the property varies: those no if/range/with reads. */
+const paramsOf = (source: string) => allParamsOf(source).filter((p) => !conditionParams(source).has(p));
 
 type Render = (template: string, source: string, vars: RenderVars) => RenderResult<unknown[]>;
 
@@ -80,7 +98,9 @@ const nasty = fc
       fc.constantFrom('\n  extra: added', '\nextra: added', '"\nextra: "x', '", extra: "', '\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: injected}\n', '}, extra: {', '\n- item'),
       fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)),
       fc.string({ unit: 'binary', maxLength: 6 }),
-      fc.constantFrom('a', 'x', '3', 'true', 'null', ''),
+      fc.constantFrom('a', 'x', '3', 'true', 'null', '', '0123', '.inf'),
+      // Shaped like the renderer's internal markers: a value must never reach one.
+      fc.constantFrom('PWVALUE0X', 'PWVALUE1X', 'PWVALUE2X', 'PWVALUE3X', 'PWVALUEE0X', 'PWVALUE', 'X'),
     ),
     { maxLength: 8 },
   )
@@ -89,7 +109,7 @@ const nasty = fc
 /** The property for one renderer: false (with a reason) when a value changed anything but its own scalars. */
 function valueStaysAValue(render: Render, template: { name: string; source: string }, param: string, value: string): true | string {
   const vars = (params: Record<string, string>): RenderVars => ({ params, name: 'inst', namespace: 'ns', operatorVersion: '1.0.0' });
-  const neutral = Object.fromEntries(paramsOf(template.source).map((p) => [p, 'n']));
+  const neutral = Object.fromEntries(allParamsOf(template.source).map((p) => [p, conditionParams(template.source).has(p) ? 'on' : 'n']));
   const base = render(template.name, template.source, vars(neutral));
   const other = render(template.name, template.source, vars({ ...neutral, [param]: 'm' }));
   if (!base.ok || !other.ok) throw new Error(`${template.name} does not render with neutral values: ${base.ok ? '' : base.error.message}`);
@@ -116,6 +136,7 @@ describe('shared/template/render: a value is never structure (property)', () => 
   it('the corpus holds the example, the docs, and the fixtures that read parameters', () => {
     expect(templates.map((t) => t.name)).to.include.members(['examples/webapp deployment.yaml', 'examples/webapp config.yaml']);
     expect(templates.some((t) => t.name.startsWith('docs/api.md'))).to.equal(true);
+    expect(templates.map((t) => t.name)).to.include.members(['language alias.yaml', 'language control.yaml', 'language include.yaml']);
     expect(cases.length).to.be.greaterThan(8);
   });
 

@@ -3,6 +3,8 @@
 import { expect } from 'chai';
 import { checkTemplateStructure, parseManifests, renderManifests, renderResources, renderTemplate, type RenderVars } from '../../../../shared/template/render.ts';
 
+const KNOWN = '.Params.X, .Name, .Namespace, .OperatorName, .OperatorVersion, .AppVersion, .PlanName, .PhaseName, .StepName, .Target, .Pipes.X, .RunID';
+
 const VARS: RenderVars = {
   params: { REPLICAS: '3', IMAGE: 'nginx:1.27', EMPTY: '', MODE: 'Fast' },
   name: 'shop',
@@ -63,19 +65,16 @@ describe('controller/executors/render', () => {
       ['an unset parameter, naming the template and the parameter', 'replicas: {{ .Params.REPLICAS_X }}', 'template t.yaml: parameter REPLICAS_X is not set (line 1)'],
       ['every unset parameter at once, at the line of the first', 'a: 1\nb: {{ .Params.A }}\nc: {{ .Params.B }}\nd: {{ .Params.A }}', 'template t.yaml: parameters A, B are not set (line 2)'],
       ['an unset parameter piped into a function other than default', '{{ .Params.NOPE | quote }}', 'template t.yaml: parameter NOPE is not set (line 1)'],
-      ['an unknown field', '{{ .Nme }}', 'template t.yaml: unknown field .Nme (known: .Params.X, .Name, .Namespace, .OperatorVersion, .Target) (line 1)'],
-      ['a nested field on .Name', '{{ .Name.First }}', 'unknown field .Name.First'],
-      ['.Params without a name', '{{ .Params }}', '.Params: write .Params.NAME'],
+      ['an unknown field', '{{ .Nme }}', `template t.yaml: unknown field .Nme (known: ${KNOWN}) (line 1)`],
+      ['a nested field on .Name', '{{ .Name.First }}', '.Name.First: a string has no fields'],
       ['.Target outside a fanned-out step', '{{ .Target }}', '.Target is only set in steps with targets'],
-      ['"." alone', '{{ . }}', '"." alone is not supported'],
-      ['if', '{{ if .Params.X }}a{{ end }}', 'unsupported action "if"'],
-      ['range', '{{ range .Params }}{{ end }}', 'unsupported action "range"'],
-      ['variables', '{{ $x := 1 }}', 'unsupported syntax "$x"'],
-      ['an unknown function', '{{ .Name | toYaml }}', 'unknown function toYaml (known: default, quote, lower, upper, trim)'],
+      ['"." alone at the top', '{{ . }}', '"." at the top is the template\'s variables, not a value'],
+      ['an unset parameter read by if', '{{ if .Params.X }}a{{ end }}', 'parameter X is not set'],
+      ['an unknown function, naming the known ones', '{{ .Name | frobnicate }}', 'unknown function frobnicate (known: add, and, b64dec, b64enc, contains, default, div, empty, eq, float64, ge, gt, hasPrefix, hasSuffix, include, indent, index, int, le, len, lower, lt, max, min, mod, mul, ne, nindent, not, or, printf, quote, replace, required, sha256sum, squote, sub, ternary, title, toJson, toString, toYaml, trim, trimPrefix, trimSuffix, trunc, until, upper)'],
       ['default without a fallback', '{{ .Params.X | default }}', 'default takes 2 arguments, got 1'],
-      ['a value followed by another value', '{{ .Name .Namespace }}', 'unexpected .Namespace after .Name'],
+      ['a value followed by another value', '{{ .Name .Namespace }}', '.Name is not a function; it takes no arguments'],
       ['a value after a pipe', '{{ .Name | .Namespace }}', 'only a function can follow "|"'],
-      ['an empty pipeline stage', '{{ .Name | }}', 'empty command in pipeline'],
+      ['an empty pipeline stage', '{{ .Name | }}', 'missing command after "|"'],
       ['an empty action', '{{ }}', 'empty action'],
       ['an unclosed action, at its line', 'a: 1\nb: {{ .Name', 'template t.yaml: unclosed action "{{" (line 2)'],
       ['an unterminated comment', '{{/* oops }}', 'a comment must end with "*/}}"'],
@@ -96,6 +95,7 @@ describe('controller/executors/render', () => {
         parameter: 'REPLICAS',
         parameters: ['REPLICAS', 'IMAGE'],
         line: 1,
+        code: 'template.parameter-unset',
       });
     });
 
@@ -183,15 +183,18 @@ describe('controller/executors/render: what templates can see (tenancy)', () => 
   const secretVars: RenderVars = { ...VARS, params: { PASSWORD: 's3cr3t-value: [' } };
 
   for (const field of ['.Env.HOME', '.Instance.spec', '.Controller', '.Values.x', '.Capabilities', '.Release.Namespace', '.Files']) {
-    it(`refuses ${field}: only .Params, .Name, .Namespace, .OperatorVersion and .Target exist`, () => {
+    it(`refuses ${field}: only KUDO's variables and .RunID exist`, () => {
       const message = refused(`x: {{ ${field} }}`);
       expect(message).to.match(/unknown field/);
-      expect(message).to.include('known: .Params.X, .Name, .Namespace, .OperatorVersion, .Target');
+      expect(message).to.include(`known: ${KNOWN}`);
     });
   }
 
-  it('exposes exactly those five', () => {
-    expect(rendered('{{ .Params.REPLICAS }} {{ .Name }} {{ .Namespace }} {{ .OperatorVersion }} {{ .Target }}', { ...VARS, target: 'w0' })).to.equal('3 shop team-a 1.2.0 w0');
+  it('exposes exactly those', () => {
+    const vars: RenderVars = { ...VARS, target: 'w0', operatorName: 'web', appVersion: '9.1', planName: 'deploy', phaseName: 'main', stepName: 'app', runId: 'r1', pipes: { cert: 'shop-cert' } };
+    expect(
+      rendered('{{ .Params.REPLICAS }} {{ .Name }} {{ .Namespace }} {{ .OperatorName }} {{ .OperatorVersion }} {{ .AppVersion }} {{ .PlanName }} {{ .PhaseName }} {{ .StepName }} {{ .Target }} {{ .Pipes.cert }} {{ .RunID }}', vars),
+    ).to.equal('3 shop team-a web 1.2.0 9.1 deploy main app w0 shop-cert r1');
   });
 
   it('a value that would break the YAML is placed as the string it is (it was spliced as text and broke the YAML before values were data)', () => {
@@ -259,13 +262,13 @@ describe('shared/template/render: values are data, never structure', () => {
     const rows: [string, string, string, unknown][] = [
       ['"3" alone in a plain value is the integer 3 (replicas: {{ .Params.REPLICAS }})', 'x: {{ .Params.V }}', '3', 3],
       ['"true" alone in a plain value is a boolean', 'x: {{ .Params.V }}', 'true', true],
-      ['"1.5" is a float, "0x10" an integer (YAML 1.2 core)', 'x: [{{ .Params.V }}, {{ .Params.W }}]', '1.5', [1.5, 16]],
+      ['"1.5" is a float; "0x10" is a string (only canonical decimal numbers are numbers)', 'x: [{{ .Params.V }}, {{ .Params.W }}]', '1.5', [1.5, '0x10']],
       ['"" alone in a plain value is null, as the empty plain scalar always was', 'x: {{ .Params.V }}', '', null],
       ['"yes" stays a string (YAML 1.2)', 'x: {{ .Params.V }}', 'yes', 'yes'],
       ['a value that is not a plain scalar is the string itself, character for character', 'x: {{ .Params.V }}', ' 3 # three', ' 3 # three'],
       ['a quoted YAML string is not unquoted: the value is the text', 'x: {{ .Params.V }}', '"3"', '"3"'],
       ['text and an action in a plain value give a string (image: repo/app:{{ .Params.TAG }})', 'x: repo/app:{{ .Params.V }}', '1.27', 'repo/app:1.27'],
-      ['text and actions that together read as a number are that number, as before', 'x: {{ .Params.V }}{{ .Params.V }}', '1', 11],
+      ['text and actions in one plain value are a string, even when they read as a number', 'x: {{ .Params.V }}{{ .Params.V }}', '1', '11'],
       ['a quoted value is a string, whatever it reads as', 'x: "{{ .Params.V }}"', '3', '3'],
       ['quote alone in a plain value gives the string value', 'x: {{ .Params.V | quote }}', '3', '3'],
       ['quote inside other text gives the quoted text, as before (a script in a block scalar)', 'x: |\n  echo {{ .Params.V | quote }}', 'a b', 'echo "a b"\n'],

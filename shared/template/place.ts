@@ -1,0 +1,427 @@
+// Places an executed manifest template's values into YAML built from the author's text only.
+// The skeleton is the author's text with a fresh marker per hole (a marker occurs nowhere in the
+// template's text, and values never enter the skeleton, so no value can form or equal one). The
+// skeleton is parsed (cached by its text; bounded by memory), each hole located in the one scalar
+// it sits in, and the objects are built by walking the parsed nodes: each hole's value goes into
+// its scalar exactly once; an alias is a deep copy of its anchor's built value (never
+// substituted again). A hole anywhere but inside a scalar value is refused.
+import { isAlias, isMap, isPair, isScalar, isSeq, parseAllDocuments, type Document, type Node as YamlNode, type Scalar } from 'yaml';
+import type { Segment } from './exec.ts';
+import { LineTable, TemplateProblem } from './parse.ts';
+import { Missing, ParamData, Quoted, Root, Unknown, Untyped, YamlOf, deepCopy, textOf, type Value } from './values.ts';
+
+/** Why a template's actions cannot all be values, and where. */
+export interface StructureProblem {
+  /** `syntax`: the template language; `yaml`: the YAML around the actions; `action`: an action sits in structure. */
+  kind: 'syntax' | 'yaml' | 'action';
+  line: number;
+  problem: string;
+  fix: string;
+  /** The RenderError code: template.syntax, template.structure, … */
+  code?: string;
+}
+
+export const VALUE_FIX =
+  'write each action where a value goes: after "key: ", as a list item, or inside a quoted or block (|) string; ' +
+  'a list or mapping from a parameter needs its type array or map and the action alone as the value ("key: {{ .Params.X }}")';
+
+export const PLACE_LIMITS = {
+  /** Nodes built per render (aliases' copies included): an alias bomb is a refusal. */
+  nodes: 1_000_000,
+  /** Aliases per template. */
+  aliases: 10_000,
+};
+
+class Refusal extends Error {
+  constructor(readonly problem: StructureProblem) {
+    super(problem.problem);
+  }
+}
+
+/** Where a hole's value goes. */
+interface Slot {
+  /** Index of the scalar (in walk order) it sits in; -1: in a comment (evaluated, adds nothing). */
+  scalar: number;
+  whole: boolean;
+  style: 'plain' | 'quoted' | 'block';
+}
+
+interface Skeleton {
+  docs: Document.Parsed[];
+  slots: Slot[];
+  problem?: StructureProblem;
+  /** Per scalar in walk order: the holes it holds (for building). */
+  scalarHoles: Map<Scalar, number[]>;
+  bytes: number;
+}
+
+/** A marker prefix occurring nowhere in `source` (it has no border, so it cannot be formed across edges). */
+export function markerPrefix(source: string): string {
+  let prefix = 'PWVALUE';
+  while (source.includes(prefix)) prefix += 'E';
+  return prefix;
+}
+
+// --- the skeleton cache: bounded by an estimate of the memory it holds ---
+
+const SKELETONS = new Map<string, Skeleton>();
+const CACHE_BYTES = 64 * 1024 * 1024;
+let cacheBytes = 0;
+
+function remember(key: string, s: Skeleton) {
+  if (s.bytes > CACHE_BYTES / 4) return;
+  while (SKELETONS.size && cacheBytes + s.bytes > CACHE_BYTES) {
+    const [oldest, old] = SKELETONS.entries().next().value as [string, Skeleton];
+    SKELETONS.delete(oldest);
+    cacheBytes -= old.bytes;
+  }
+  SKELETONS.set(key, s);
+  cacheBytes += s.bytes;
+}
+
+export interface Laid {
+  skeleton: string;
+  holes: { value: Value; line: number; at: number; len: number }[];
+  /** Maps a skeleton offset to a template line. */
+  lineAt(offset: number): number;
+}
+
+/** Lays segments out as skeleton text with markers; `lines` maps source offsets to lines. */
+export function layOut(segments: readonly Segment[], prefix: string, lines: LineTable): Laid {
+  const parts: string[] = [];
+  let at = 0;
+  const spans: { at: number; from: number; hole?: number; len: number }[] = [];
+  const holes: Laid['holes'] = [];
+  for (const s of segments) {
+    if (s.t === 'text') {
+      spans.push({ at, from: s.from, len: s.text.length });
+      parts.push(s.text);
+      at += s.text.length;
+    } else {
+      const marker = `${prefix}${holes.length}X`;
+      spans.push({ at, from: s.from, hole: holes.length, len: marker.length });
+      holes.push({ value: s.value, line: s.line, at, len: marker.length });
+      parts.push(marker);
+      at += marker.length;
+    }
+  }
+  const skeleton = parts.join('');
+  const lineAt = (offset: number): number => {
+    let lo = 0;
+    let hi = spans.length - 1;
+    if (hi < 0) return 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (spans[mid]!.at <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    const span = spans[lo]!;
+    if (span.hole !== undefined) return holes[span.hole]!.line;
+    // An error at the very end is on the template's last line, not past it.
+    const src = Math.min(span.from + Math.max(0, Math.min(offset - span.at, span.len - 1)), lines.text.trimEnd().length);
+    return lines.lineOf(Math.max(0, src));
+  };
+  return { skeleton, holes, lineAt };
+}
+
+function firstLine(message: string, markers: RegExp): string {
+  return message
+    .split('\n')[0]!
+    .replace(markers, '{{ … }}')
+    .replace(/ at line \d+, column \d+:?$/, '');
+}
+
+/** Parses and checks a skeleton (cached by its text). */
+function skeletonOf(laid: Laid, prefix: string): Skeleton {
+  const hit = SKELETONS.get(laid.skeleton);
+  if (hit) {
+    SKELETONS.delete(laid.skeleton);
+    SKELETONS.set(laid.skeleton, hit);
+    return hit;
+  }
+  const s = analyse(laid, prefix);
+  remember(laid.skeleton, s);
+  return s;
+}
+
+function analyse(laid: Laid, prefix: string): Skeleton {
+  const { skeleton, holes } = laid;
+  const markers = new RegExp(`${prefix}\\d+X`, 'g');
+  const base: Skeleton = { docs: [], slots: [], scalarHoles: new Map(), bytes: skeleton.length * 24 + 1024 };
+  let docs: Document.Parsed[];
+  try {
+    docs = parseAllDocuments(skeleton, { version: '1.2', merge: false, uniqueKeys: true, prettyErrors: false }) as Document.Parsed[];
+    if (!Array.isArray(docs)) docs = [];
+  } catch (err) {
+    base.problem = { kind: 'yaml', line: 1, problem: `is not valid YAML: ${err instanceof Error ? err.message.split('\n')[0] : 'unreadable'}`, fix: 'fix the YAML', code: 'template.structure' };
+    return base;
+  }
+  base.docs = docs;
+  const holeIn = (from: number, to: number): number => {
+    // The first hole starting in [from, to], by binary search.
+    let lo = 0;
+    let hi = holes.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (holes[mid]!.at < from) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < holes.length && holes[lo]!.at <= to ? lo : -1;
+  };
+  for (const doc of docs) {
+    const version = doc.directives?.yaml;
+    if (version?.explicit && version.version !== '1.2') {
+      base.problem = {
+        kind: 'yaml',
+        line: laid.lineAt(doc.range[0]),
+        problem: `declares %YAML ${version.version}: templates are YAML 1.2 (no << merges, no yes/no booleans)`,
+        fix: 'remove the %YAML directive',
+        code: 'template.structure',
+      };
+      return base;
+    }
+    const error = doc.errors.find((e) => holeIn(e.pos[0], e.pos[1]) >= 0) ?? doc.errors[0];
+    if (error) {
+      // An error near an action names it; an error in a document with actions says they were
+      // read as values; a document without actions is just not YAML.
+      const near = holeIn(error.pos[0], error.pos[1]);
+      const within = near >= 0 ? near : holeIn(doc.range[0], doc.range[2]);
+      base.problem =
+        within >= 0
+          ? {
+              kind: 'yaml',
+              line: near >= 0 ? holes[near]!.line : laid.lineAt(error.pos[0]),
+              problem: `is not valid YAML with its actions read as values: ${firstLine(error.message, markers)}`,
+              fix: `fix the YAML; ${VALUE_FIX}`,
+              code: 'template.structure',
+            }
+          : { kind: 'yaml', line: laid.lineAt(error.pos[0]), problem: `is not valid YAML: ${firstLine(error.message, markers)}`, fix: 'fix the YAML', code: 'template.structure' };
+      return base;
+    }
+  }
+  const slots: (Slot | undefined)[] = holes.map(() => undefined);
+  const inComment = new Set<number>();
+  const skeletonLines = new LineTable(skeleton);
+  let scalarIndex = 0;
+  let aliases = 0;
+  const noteComment = (c: string | null | undefined) => {
+    if (!c || !c.includes(prefix)) return;
+    for (const m of c.matchAll(new RegExp(`${prefix}(\\d+)X`, 'g'))) inComment.add(Number(m[1]));
+  };
+  const fail = (p: StructureProblem): never => {
+    throw new Refusal(p);
+  };
+  const scalar = (node: Scalar, inKey: boolean, root: boolean) => {
+    const index = scalarIndex++;
+    const [start, end] = node.range!;
+    let h = holeIn(start, end);
+    if (h < 0) return;
+    const owned: number[] = [];
+    while (h < holes.length && holes[h]!.at + holes[h]!.len <= end) owned.push(h++);
+    if (!owned.length) return;
+    const line = holes[owned[0]!]!.line;
+    const found = typeof node.value === 'string' ? (node.value.match(markers) ?? []).length : 0;
+    if (found !== owned.length) {
+      fail({ kind: 'action', line, problem: "an action is part of YAML syntax (a block scalar's header, an escape …), not of a value", fix: VALUE_FIX, code: 'template.structure' });
+    }
+    if (inKey) fail({ kind: 'action', line, problem: 'an action is in a mapping key: a value cannot name a key', fix: `write the key as text; ${VALUE_FIX}`, code: 'template.structure' });
+    if (root) fail({ kind: 'action', line, problem: 'an action is a whole document: a value cannot be an object', fix: `write the object's YAML in the template; ${VALUE_FIX}`, code: 'template.structure' });
+    const tag = node.tag;
+    if (tag !== undefined && tag !== 'tag:yaml.org,2002:str') {
+      fail({ kind: 'action', line, problem: `an action is in a value tagged ${tag.replace('tag:yaml.org,2002:', '!!')}: only !!str may tag a value from an action`, fix: 'remove the tag', code: 'template.structure' });
+    }
+    const type = node.type;
+    const style: Slot['style'] = type === 'BLOCK_LITERAL' || type === 'BLOCK_FOLDED' ? 'block' : type === 'PLAIN' && tag === undefined ? 'plain' : 'quoted';
+    for (const i of owned) {
+      if (style === 'plain') {
+        const lineStart = skeletonLines.lineStart(holes[i]!.at);
+        if (lineStart > start && /^[ \t]*$/.test(skeleton.slice(lineStart, holes[i]!.at))) {
+          fail({ kind: 'action', line: holes[i]!.line, problem: 'an action is a line of its own inside a value: a value cannot add lines of YAML', fix: `put the action on the key's line; ${VALUE_FIX}`, code: 'template.structure' });
+        }
+      }
+      slots[i] = { scalar: index, whole: owned.length === 1 && node.value === `${prefix}${i}X`, style };
+    }
+    base.scalarHoles.set(node, owned);
+  };
+  const walk = (node: unknown, inKey: boolean, root: boolean) => {
+    if (!node || typeof node !== 'object') return;
+    const n = node as YamlNode & { commentBefore?: string | null; comment?: string | null };
+    noteComment(n.commentBefore);
+    noteComment(n.comment);
+    if (isScalar(n)) scalar(n, inKey, root);
+    else if (isAlias(n)) {
+      if (++aliases > PLACE_LIMITS.aliases) fail({ kind: 'yaml', line: laid.lineAt(n.range?.[0] ?? 0), problem: `has more than ${PLACE_LIMITS.aliases} aliases`, fix: 'write the values out', code: 'template.too-large' });
+    } else if (isMap(n)) {
+      for (const pair of n.items) {
+        if (!isPair(pair)) continue;
+        const key = pair.key as (YamlNode & { commentBefore?: string }) | null;
+        noteComment(key?.commentBefore);
+        if (isScalar(key) && key.value === '<<' && key.type === 'PLAIN') {
+          fail({ kind: 'yaml', line: laid.lineAt(key.range?.[0] ?? 0), problem: 'has a merge key "<<": merges are not supported (templates are YAML 1.2)', fix: 'write the keys out, or repeat the mapping with an alias (key: *anchor)', code: 'template.structure' });
+        }
+        walk(pair.key, true, false);
+        walk(pair.value, inKey, false);
+      }
+    } else if (isSeq(n)) for (const item of n.items) walk(item, inKey, false);
+  };
+  try {
+    for (const doc of docs) {
+      noteComment(doc.commentBefore);
+      noteComment(doc.comment);
+      walk(doc.contents, false, true);
+    }
+    for (const [i, h] of holes.entries()) {
+      if (slots[i]) continue;
+      if (inComment.has(i)) {
+        slots[i] = { scalar: -1, whole: false, style: 'quoted' };
+        continue;
+      }
+      fail({ kind: 'action', line: h.line, problem: 'an action is outside any value (in a tag, an anchor, an alias or between tokens)', fix: VALUE_FIX, code: 'template.structure' });
+    }
+  } catch (err) {
+    if (!(err instanceof Refusal)) throw err;
+    base.problem = err.problem;
+    return base;
+  }
+  base.slots = slots as Slot[];
+  return base;
+}
+
+/** Checks where the holes of executed segments sit (no values needed). */
+export function structureOf(segments: readonly Segment[], prefix: string, lines: LineTable): StructureProblem | undefined {
+  const laid = layOut(segments, prefix, lines);
+  return skeletonOf(laid, prefix).problem;
+}
+
+// --- types of a whole value ---
+
+const CANONICAL_INT = /^[-+]?(0|[1-9][0-9]*)$/;
+const CANONICAL_FLOAT = /^[-+]?(0|[1-9][0-9]*)(\.[0-9]*)?([eE][-+]?[0-9]+)?$|^[-+]?\.[0-9]+([eE][-+]?[0-9]+)?$/;
+
+/**
+ * The text of a parameter declared with no type, alone as a plain scalar: an integer written
+ * canonically (no leading zero, within ±2^53), a finite decimal, `true`/`false` are those types
+ * (as KUDO's text would be); empty is null; anything else is that text, as a string.
+ */
+export function untypedValue(text: string): unknown {
+  if (text === '') return null;
+  if (CANONICAL_INT.test(text)) {
+    const n = Number(text);
+    return Number.isSafeInteger(n) ? (n === 0 ? 0 : n) : text;
+  }
+  if (CANONICAL_FLOAT.test(text) && /[.eE]/.test(text)) {
+    const n = Number(text);
+    return Number.isFinite(n) ? n : text;
+  }
+  if (text === 'true' || text === 'false') return text === 'true';
+  return text;
+}
+
+class Budget {
+  nodes = 0;
+  constructor(readonly line: () => number) {}
+  count(n = 1) {
+    this.nodes += n;
+    if (this.nodes > PLACE_LIMITS.nodes) throw new TemplateProblem('template.too-large', `the rendered objects have more than ${PLACE_LIMITS.nodes} nodes (an alias bomb?)`, this.line());
+  }
+  copy(v: unknown): unknown {
+    this.count();
+    if (Array.isArray(v)) return v.map((x) => this.copy(x));
+    if (v !== null && typeof v === 'object') {
+      const out: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) out[k] = this.copy(x);
+      return out;
+    }
+    return v;
+  }
+}
+
+function wholeValue(v: Value, line: number, budget: Budget): unknown {
+  if (v instanceof Unknown) return null;
+  if (v instanceof Untyped) return untypedValue(v.text);
+  if (v instanceof Quoted) return v.raw;
+  if (v instanceof YamlOf) return budget.copy(v.data);
+  if (v instanceof ParamData) return budget.copy(v.data(line));
+  if (v instanceof Missing || v instanceof Root) return textOf(v, line);
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) throw new TemplateProblem('template.value-type', 'a value is not a finite number', line);
+    if (Number.isInteger(v) && !Number.isSafeInteger(v)) throw new TemplateProblem('template.value-type', 'an integer outside ±2^53 would be rounded', line);
+    return v === 0 ? 0 : v;
+  }
+  if (v === undefined) return null;
+  if (v === null || typeof v === 'string' || typeof v === 'boolean') return v;
+  return budget.copy(v);
+}
+
+function splicedText(v: Value, line: number, style: Slot['style']): string {
+  if (v instanceof YamlOf && style === 'plain') {
+    throw new TemplateProblem(
+      'template.structure',
+      'toYaml/toJson output is spliced into other text: it may only be a whole value ("key: {{ toYaml .Params.X }}", or "{{- toYaml .Params.X | nindent N }}" on the line below its key), or inside a quoted or block string',
+      line,
+    );
+  }
+  return textOf(v, line);
+}
+
+/**
+ * Builds the documents of executed segments: each hole's value in its scalar, once. Returns the
+ * documents' values (null for an empty document) or throws a TemplateProblem / StructureProblem.
+ */
+export function placeValues(segments: readonly Segment[], prefix: string, lines: LineTable): { problem: StructureProblem } | { values: unknown[] } {
+  const laid = layOut(segments, prefix, lines);
+  const sk = skeletonOf(laid, prefix);
+  if (sk.problem) return { problem: sk.problem };
+  const { holes } = laid;
+  let currentLine = 1;
+  const budget = new Budget(() => currentLine);
+  const markerOf = new RegExp(`${prefix}(\\d+)X`, 'g');
+  const values: unknown[] = [];
+  for (const doc of sk.docs) {
+    const built = new Map<YamlNode, unknown>();
+    const build = (node: unknown): unknown => {
+      if (node === null || node === undefined) return null;
+      budget.count();
+      let out: unknown;
+      if (isAlias(node)) {
+        const target = node.resolve(doc);
+        if (!target || !built.has(target)) throw new TemplateProblem('template.structure', `alias *${node.source} has no anchor before it`, laid.lineAt(node.range?.[0] ?? 0));
+        out = budget.copy(built.get(target));
+      } else if (isScalar(node)) {
+        const owned = sk.scalarHoles.get(node);
+        if (!owned) out = node.value;
+        else {
+          const slot = sk.slots[owned[0]!]!;
+          currentLine = holes[owned[0]!]!.line;
+          if (slot.whole && slot.style === 'plain') out = wholeValue(holes[owned[0]!]!.value, currentLine, budget);
+          else {
+            // One pass over the scalar's string: each marker replaced by its hole's text; the
+            // replacement is never scanned again.
+            out = String(node.value).replace(markerOf, (_m, n: string) => {
+              const h = holes[Number(n)]!;
+              return splicedText(h.value, h.line, slot.style);
+            });
+          }
+        }
+      } else if (isMap(node)) {
+        const o: Record<string, unknown> = {};
+        for (const pair of node.items) {
+          const k = build(pair.key);
+          const key = typeof k === 'string' ? k : k === null || k === undefined ? '' : typeof k === 'object' ? JSON.stringify(k) : textOf(k);
+          Object.defineProperty(o, key, { value: build(pair.value), enumerable: true, writable: true, configurable: true });
+        }
+        out = o;
+      } else if (isSeq(node)) {
+        out = node.items.map((item) => build(item));
+      } else {
+        out = null;
+      }
+      built.set(node as YamlNode, out);
+      return out;
+    };
+    values.push(build(doc.contents));
+  }
+  return { values };
+}
+
+export { deepCopy };
