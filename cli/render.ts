@@ -1,6 +1,7 @@
 // What the CLI prints, as pure functions of API objects and a reference time: the status
 // tree (the engine's summarizeTree, with terminal colors and local clock times), the history
 // table, the one-line progress of a run, and an UpdatePlan's insights.
+import { stringify as stringifyYaml } from 'yaml';
 import { formatDuration } from '../shared/time.ts';
 import { summarizeTree } from './tree.ts';
 import { unacceptedRisks } from '../shared/insights.ts';
@@ -306,4 +307,51 @@ export function renderPreChecks(plan: UpdatePlan, options: Pick<RenderOptions, '
       : `${pending.length} ${pending.length === 1 ? 'insight needs' : 'insights need'} acceptance before the upgrade: ${pending.join(', ')}`,
   );
   return out.join('\n') + '\n';
+}
+
+/** One task of a plan as `render` prints it: where it runs, and what it applies or deletes. */
+export interface RenderedTask {
+  phase: string;
+  step: string;
+  task: string;
+  kind: string;
+  target?: string;
+  objects: readonly { template: string; object: Record<string, unknown> }[];
+  waitFor?: { apiVersion: string; kind: string; name: string; namespace?: string };
+}
+
+const objectName = (o: Record<string, unknown>) => {
+  const meta = (o.metadata ?? {}) as { name?: unknown; namespace?: unknown };
+  return `${String(o.kind)} ${typeof meta.namespace === 'string' ? `${meta.namespace}/` : ''}${typeof meta.name === 'string' ? meta.name : '?'}`;
+};
+
+/**
+ * `render`: a plan's objects as YAML documents in the order the plan applies them, each
+ * under a comment naming its template and task (as `helm template` names its Source). What
+ * a Delete task removes and what a Wait task awaits are comments, not documents: piping the
+ * output to `kubectl apply -f -` applies exactly what the plan's Apply tasks would.
+ */
+export function renderPlanYaml(plan: string, tasks: readonly RenderedTask[], header: readonly string[] = []): string {
+  const out: string[] = header.map((h) => `# ${h}`);
+  for (const t of tasks) {
+    const where = `plan ${plan}, phase ${t.phase}, step ${t.step}, task ${t.task} (${t.kind})${t.target !== undefined ? `, target ${t.target}` : ''}`;
+    if (t.kind === 'Delete') {
+      out.push(`# ${where} deletes:`, ...t.objects.map((o) => `#   ${objectName(o.object)} (template ${o.template})`));
+      continue;
+    }
+    if (t.kind === 'Wait') {
+      const w = t.waitFor;
+      out.push(`# ${where} waits for ${w ? `${w.kind} ${w.namespace ? `${w.namespace}/` : ''}${w.name}` : 'an object'}`);
+      continue;
+    }
+    if (t.objects.length === 0) out.push(`# ${where}: no objects`);
+    for (const o of t.objects) {
+      out.push('---', `# Source: ${o.template} (${where})`, toYamlText(o.object).trimEnd());
+    }
+  }
+  return `${out.join('\n')}\n`;
+}
+
+function toYamlText(value: unknown): string {
+  return stringifyYaml(value, { lineWidth: 0 });
 }

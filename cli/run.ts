@@ -8,22 +8,26 @@ import { scheduleHelp, scheduleVerbSpecs, scheduleVerbs } from './commands/sched
 import { fleetHelp, fleetVerbSpecs, fleetVerbs } from './commands/fleet.ts';
 import { rbac, rbacVerbSpecs } from './commands/rbac.ts';
 import { updateHelp, updateVerbSpecs, updateVerbs } from './commands/update.ts';
+import { packageHelp, packageVerbSpecs, packageVerbs } from './commands/package.ts';
+import { render, renderVerbSpecs } from './commands/render.ts';
+import { install, installVerbSpecs, upgrade, upgradeVerbSpecs } from './commands/install.ts';
 import { completeCommand, completionCommand, completionHelp, SHELLS, type CommandTree } from './completion.ts';
 import { CliError, EXIT, type CliIO, type ExitCode } from './io.ts';
 
 type Command = (args: string[], io: CliIO) => Promise<ExitCode>;
 
 /** The commands with flags, as shell completion offers them. */
-const COMMANDS: CommandTree = { plan: planVerbSpecs, update: updateVerbSpecs, schedule: scheduleVerbSpecs, fleet: fleetVerbSpecs, rbac: rbacVerbSpecs };
+const COMMANDS: CommandTree = { plan: planVerbSpecs, update: updateVerbSpecs, schedule: scheduleVerbSpecs, fleet: fleetVerbSpecs, rbac: rbacVerbSpecs, package: packageVerbSpecs, render: renderVerbSpecs, install: installVerbSpecs, upgrade: upgradeVerbSpecs };
 
 /** Commands of one word (no verb). */
-const SINGLE: Record<string, Command> = { rbac };
+const SINGLE: Record<string, Command> = { rbac, render, install, upgrade };
 
 const GROUPS: Record<string, { verbs: Record<string, Command>; help: string }> = {
   plan: { verbs: planVerbs, help: planHelp },
   update: { verbs: updateVerbs, help: updateHelp },
   schedule: { verbs: scheduleVerbs, help: scheduleHelp },
   fleet: { verbs: fleetVerbs, help: fleetHelp },
+  package: { verbs: packageVerbs, help: packageHelp },
   completion: {
     verbs: Object.fromEntries(SHELLS.map((shell) => [shell, async (_args: string[], io: CliIO) => completionCommand(COMMANDS, shell, io)])),
     help: completionHelp,
@@ -44,6 +48,10 @@ Usage:
   ${PROGRAM} schedule list --instance INSTANCE [-o json|yaml]
   ${PROGRAM} fleet status|pause|resume NAME
   ${PROGRAM} rbac --operator-version NAME [--service-account SA] [--plans p1,p2] [-o yaml|json] [--strict]
+  ${PROGRAM} package build|verify DIR
+  ${PROGRAM} render (DIR | --operatorversion NAME) --plan PLAN [--instance NAME] [-p KEY=VALUE]...
+  ${PROGRAM} install DIR --instance NAME [-p KEY=VALUE]... [--wait]
+  ${PROGRAM} upgrade DIR --instance NAME [-p KEY=VALUE]... [--wait]
   ${PROGRAM} completion bash|zsh
 
 Every verb takes kubectl's --kubeconfig, --context and -n/--namespace, before or after the verb.

@@ -361,7 +361,7 @@ export type RunEnd =
   | { kind: 'refused'; message: string }
   | { kind: 'timeout'; last?: string };
 
-interface AwaitedRun {
+export interface AwaitedRun {
   instance: string;
   plan: string;
   id: string;
@@ -398,7 +398,7 @@ export function runEnd(inst: Instance, awaited: Pick<AwaitedRun, 'plan' | 'id' |
   return undefined;
 }
 
-async function awaitRun(conn: Connection, io: CliIO, awaited: AwaitedRun): Promise<RunEnd> {
+export async function awaitRun(conn: Connection, io: CliIO, awaited: AwaitedRun): Promise<RunEnd> {
   const progress = startProgress(io.stderr, () => io.now());
   let last: string | undefined;
   try {
@@ -421,7 +421,7 @@ async function awaitRun(conn: Connection, io: CliIO, awaited: AwaitedRun): Promi
   }
 }
 
-function reportEnd(io: CliIO, end: RunEnd, opts: { plan: string; id: string; timeoutMs: number; succeedOn: PlanState }): ExitCode {
+export function reportEnd(io: CliIO, end: RunEnd, opts: { plan: string; id: string; timeoutMs: number; succeedOn: PlanState }): ExitCode {
   if (end.kind === 'timeout') {
     const seconds = Math.round(opts.timeoutMs / 1000);
     io.stderr.write(`error: timed out after ${seconds}s waiting for plan ${opts.plan} (id ${opts.id})${end.last ? `; last seen: ${end.last}` : ''}\n`);

@@ -113,7 +113,7 @@ export async function updatePreChecks(args: string[], io: CliIO): Promise<ExitCo
 }
 
 /** The namespace's UpdatePlan for `target` (at most one exists), else a new one named after it. */
-async function findOrCreatePlan(conn: Connection, target: string): Promise<{ plan: UpdatePlan; created: boolean }> {
+export async function findOrCreatePlan(conn: Connection, target: string): Promise<{ plan: UpdatePlan; created: boolean }> {
   const { client, namespace } = conn;
   const list = await client.list<UpdatePlan>(await client.pathFor(plans(namespace)));
   const existing = list.items.find((p) => p.spec.targetRelease === target);
@@ -140,7 +140,7 @@ export function isAnalysed(plan: UpdatePlan): boolean {
   return generation === undefined || analyzed.observedGeneration === undefined || analyzed.observedGeneration >= generation;
 }
 
-async function awaitAnalysis(conn: Connection, io: CliIO, plan: UpdatePlan, timeoutMs: number): Promise<{ done: boolean; plan: UpdatePlan }> {
+export async function awaitAnalysis(conn: Connection, io: CliIO, plan: UpdatePlan, timeoutMs: number): Promise<{ done: boolean; plan: UpdatePlan }> {
   if (isAnalysed(plan)) return { done: true, plan };
   const progress = startProgress(io.stderr, () => io.now());
   try {

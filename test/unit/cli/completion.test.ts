@@ -12,13 +12,15 @@ import { scheduleVerbSpecs } from '../../../cli/commands/schedule.ts';
 import { fleetVerbSpecs } from '../../../cli/commands/fleet.ts';
 import { rbacVerbSpecs } from '../../../cli/commands/rbac.ts';
 import { updateVerbSpecs } from '../../../cli/commands/update.ts';
+import { packageVerbSpecs } from '../../../cli/commands/package.ts';
+import { renderVerbSpecs } from '../../../cli/commands/render.ts';
 import { complete, completionScript, DIRECTIVE, type CommandTree, type LookupScope, type NameKind } from '../../../cli/completion.ts';
 import { EXIT, memoryIO } from '../../../cli/io.ts';
 import { run } from '../../../cli/run.ts';
 import { PROJECT_ROOT } from '../../controlplane/build.ts';
 
-const TREE: CommandTree = { plan: planVerbSpecs, update: updateVerbSpecs, schedule: scheduleVerbSpecs, fleet: fleetVerbSpecs, rbac: rbacVerbSpecs };
-const VERBS = ['plan trigger', 'plan status', 'plan history', 'plan abort', 'update pre-checks', 'schedule list', 'fleet status', 'fleet pause', 'fleet resume', 'completion bash', 'completion zsh'];
+const TREE: CommandTree = { plan: planVerbSpecs, update: updateVerbSpecs, schedule: scheduleVerbSpecs, fleet: fleetVerbSpecs, rbac: rbacVerbSpecs, package: packageVerbSpecs, render: renderVerbSpecs };
+const VERBS = ['plan trigger', 'plan status', 'plan history', 'plan abort', 'update pre-checks', 'schedule list', 'fleet status', 'fleet pause', 'fleet resume', 'package build', 'package verify', 'completion bash', 'completion zsh'];
 
 /** A cluster with two Instances in shop (web has plans), one in prod; records what was asked. */
 function fakeCluster() {
@@ -42,7 +44,7 @@ function completeLine(line: string, toComplete: string) {
 
 describe('cli completion: what __complete offers', () => {
   const rows: [string, string, string, string[]][] = [
-    ['the groups first', '', '', ['plan', 'update', 'schedule', 'fleet', 'rbac', 'completion']],
+    ['the groups first', '', '', ['plan', 'update', 'schedule', 'fleet', 'rbac', 'package', 'render', 'completion']],
     ['no verb after rbac (a command of one word)', 'rbac', '', []],
     ['the flags of rbac', 'rbac', '--', ['--operator-version', '--service-account', '--plans', '--output', '--strict', '--kubeconfig', '--context', '--namespace', '--as', '--as-group', '--help']],
     ['OperatorVersions after rbac --operator-version', 'rbac --operator-version', 'app-1.0', ['app-1.0.0']],
@@ -160,7 +162,7 @@ describe('cli completion: the scripts', () => {
 
   it('in bash, completes the command words without the plugin, and flags through it', function () {
     this.timeout(30_000);
-    expect(bashComplete(['p'])).to.deep.equal(['plan']);
+    expect(bashComplete(['p'])).to.deep.equal(['plan', 'package']);
     expect(bashComplete(['plan', ''])).to.deep.equal(['trigger', 'status', 'history', 'abort']);
     expect(bashComplete(['-n', 'shop', 'plan', 'status', '--ins'])).to.deep.equal(['--instance']);
     expect(bashComplete(['plan', 'status', '-o', ''])).to.deep.equal(['json', 'yaml']);

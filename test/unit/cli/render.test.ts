@@ -1,10 +1,8 @@
 // What the CLI prints, from fixed API objects (no cluster). The tree, the history table and
 // the pre-checks listing are compared with golden files in test/golden/cli/; run with
 // UPDATE_GOLDEN=1 to rewrite them after an intended change, and review the diff.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
+import { expectGolden as expectGoldenFile } from '../../support/golden.ts';
 import type { Instance, PlanStatus, UpdatePlan } from '../../../shared/api/schema.ts';
 import { degradedInsight } from '../../../controller/updates/insights.ts';
 import { skippedTickEntry } from '../../../shared/plan/history.ts';
@@ -19,24 +17,8 @@ import {
   table,
 } from '../../../cli/render.ts';
 
-const GOLDEN_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'golden', 'cli');
-
-/** `actual` must equal the golden file `name` (rewritten instead when UPDATE_GOLDEN=1). */
-function expectGolden(name: string, actual: string): void {
-  const file = join(GOLDEN_DIR, name);
-  if (process.env.UPDATE_GOLDEN === '1') {
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, actual);
-    return;
-  }
-  let expected: string;
-  try {
-    expected = readFileSync(file, 'utf8');
-  } catch {
-    throw new Error(`golden file ${file} is missing: run with UPDATE_GOLDEN=1 to create it`);
-  }
-  expect(actual, `differs from ${file} (UPDATE_GOLDEN=1 rewrites it)`).to.equal(expected);
-}
+/** `actual` must equal the golden file test/golden/cli/`name`. */
+const expectGolden = (name: string, actual: string) => expectGoldenFile(`cli/${name}`, actual);
 
 const NOW = new Date('2026-11-22T13:16:00Z');
 const opts = { now: NOW, utc: true };
