@@ -13,7 +13,8 @@
 // fires at the wall-clock times that exist: it skips those in the gap and fires on both
 // occurrences of a repeated time. A window's duration is elapsed time: a 2h window opened at
 // 01:30 CET on a fall-back day closes 2 real hours later, whatever the clock shows.
-import { Cron } from 'croner';
+import { Cron, CronPattern } from 'croner';
+import { firstFireAtOrAfter, lastFireAtOrBefore, wallPlan, windowRuns, type Run, type WallPlan } from './wallClock.ts';
 
 /** Windows and durations are bounded: a window longer than a week is no window. */
 export const MAX_WINDOW_MS = 7 * 24 * 3600_000;
@@ -90,6 +91,9 @@ export function parsePause(value: string | null | undefined): Pause {
   return Number.isNaN(at) ? { kind: 'invalid' } : { kind: 'until', at };
 }
 
+/** croner's rule for which expressions are fixed-time (see the DST rule above). */
+const FIXED_TIME_RULE = 'single-value' as const;
+
 const crons = new Map<string, Cron>();
 const MAX_CACHED_CRONS = 4096;
 
@@ -106,7 +110,7 @@ export function compileCron(schedule: string, timeZone: string = DEFAULT_TIME_ZO
   if (!isTimeZone(timeZone)) return { ok: false, why: `"${timeZone}" is not an IANA time zone name` };
   let cron: Cron;
   try {
-    cron = new Cron(schedule, { timezone: timeZone, mode: '5-part', paused: true });
+    cron = new Cron(schedule, { timezone: timeZone, mode: '5-part', paused: true, fixedTimeRule: FIXED_TIME_RULE });
   } catch (e) {
     const detail = (e as Error).message.replace(/^CronPattern: /, '').replace(/\.$/, '');
     const fields = schedule.trim().split(/\s+/).length;
@@ -194,26 +198,26 @@ export function governs(m: MaintenanceSpec | undefined, plan: string): boolean {
   return m.plans === undefined ? true : m.plans.includes(plan);
 }
 
-interface CompiledWindow {
-  cron: Cron;
-  ms: number;
-}
+const wallPlans = new Map<string, WallPlan>();
 
 /** The windows that can be evaluated (invalid ones were refused at admission; here they are ignored). */
-function compiledWindows(m: MaintenanceSpec): CompiledWindow[] {
-  const out: CompiledWindow[] = [];
+function compiledWindows(m: MaintenanceSpec): WallPlan[] {
+  const out: WallPlan[] = [];
   for (const w of m.windows ?? []) {
-    const c = compileCron(w.schedule, w.timeZone ?? DEFAULT_TIME_ZONE);
+    const zone = w.timeZone ?? DEFAULT_TIME_ZONE;
+    const c = compileCron(w.schedule, zone);
     const ms = parseGoDuration(w.duration);
-    if (c.ok && ms !== undefined && ms > 0 && ms <= MAX_WINDOW_MS) out.push({ cron: c.cron, ms });
+    if (!c.ok || ms === undefined || ms <= 0 || ms > MAX_WINDOW_MS) continue;
+    const key = `${zone}\u0000${w.schedule}\u0000${ms}`;
+    let plan = wallPlans.get(key);
+    if (!plan) {
+      plan = wallPlan(new CronPattern(w.schedule, zone, { mode: '5-part', fixedTimeRule: FIXED_TIME_RULE }), zone, ms);
+      if (wallPlans.size >= MAX_CACHED_CRONS) wallPlans.clear();
+      wallPlans.set(key, plan);
+    }
+    out.push(plan);
   }
   return out;
-}
-
-/** The end of the window `w` open at `t`, if one is. */
-function openUntil(w: CompiledWindow, t: number): number | undefined {
-  const start = fireAtOrBefore(w.cron, t);
-  return start !== undefined && t < start + w.ms ? start + w.ms : undefined;
 }
 
 export interface Span {
@@ -225,26 +229,32 @@ export interface Span {
 /**
  * The span of open windows (overlapping or touching windows merged) that contains `t`, if
  * any. Its start is `t` itself when it opened earlier (only the future matters to callers).
+ * Closed form: each window's runs come a day at a time (shared/wallClock.ts), and the merge
+ * reads each run once, so the work is linear in the windows and the days the span covers.
  */
-function openSpanAt(windows: CompiledWindow[], t: number): Span | undefined {
+function openSpanAt(windows: WallPlan[], t: number): Span | undefined {
+  const limit = t + OPEN_SPAN_LIMIT_MS;
+  const runs = windows.map((w) => windowRuns(w, t, limit));
+  const heads: (Run | undefined)[] = runs.map((r) => r.next().value ?? undefined);
   let end: number | undefined;
-  for (const w of windows) {
-    const e = openUntil(w, t);
-    if (e !== undefined && (end === undefined || e > end)) end = e;
-  }
+  for (const h of heads) if (h && h.start <= t && (end === undefined || h.end > end)) end = h.end;
   if (end === undefined) return undefined;
-  // Windows that open before (or as) this span closes prolong it.
-  for (let grown = true; grown && end - t < OPEN_SPAN_LIMIT_MS; ) {
+  // Runs that open before (or as) the span closes prolong it.
+  for (let grown = true; grown && end < limit; ) {
     grown = false;
-    for (const w of windows) {
-      const e = openUntil(w, end);
-      if (e !== undefined && e > end) {
-        end = e;
-        grown = true;
+    for (let i = 0; i < heads.length; i++) {
+      let h = heads[i];
+      while (h && h.start <= end) {
+        if (h.end > end) {
+          end = h.end;
+          grown = true;
+        }
+        h = runs[i]!.next().value ?? undefined;
       }
+      heads[i] = h;
     }
   }
-  return { start: t, end: Math.min(end, t + OPEN_SPAN_LIMIT_MS) };
+  return { start: t, end: Math.min(end, limit) };
 }
 
 /** The next span of open windows at or after `t`. */
@@ -253,17 +263,17 @@ export function nextWindowSpan(m: MaintenanceSpec, t: number): Span | undefined 
   if (windows.length === 0) return undefined;
   const open = openSpanAt(windows, t);
   if (open) {
-    // Report when it opened, for status: the latest start among the windows open now.
+    // Report when it opened, for status: the earliest start among the windows open now.
     let start = t;
     for (const w of windows) {
-      const s = fireAtOrBefore(w.cron, t);
+      const s = lastFireAtOrBefore(w, t);
       if (s !== undefined && t < s + w.ms) start = Math.min(start, s);
     }
     return { start, end: open.end };
   }
   let first: number | undefined;
   for (const w of windows) {
-    const s = fireAtOrAfter(w.cron, t);
+    const s = firstFireAtOrAfter(w, t);
     if (s !== undefined && (first === undefined || s < first)) first = s;
   }
   if (first === undefined) return undefined;
