@@ -53,6 +53,8 @@ export interface ScheduleSpec {
 export interface ScheduleMemory {
   lastScheduleTime?: string;
   nextScheduleTime?: string;
+  /** When the schedule was added or last edited: only ticks after it count (as CronJob counts from creation). */
+  notBefore?: string;
 }
 
 // --- parsing ---
@@ -375,19 +377,24 @@ const MAX_COUNTED_MISSES = 100;
 export const MAX_LISTED_MISSES = 10;
 
 /**
- * Which tick of `s` is due at `now`, given what status remembers. A schedule seen for the
- * first time (no memory) has nothing due: its first tick is the next one. Ticks in
- * (lastScheduleTime, now] are unhandled — or [nextScheduleTime, now] before any was handled;
- * only the latest runs, and only within the starting deadline (the CronJob rule).
+ * Which tick of `s` is due at `now`, given what status remembers. Ticks in
+ * (lastScheduleTime, now] and after notBefore (when the schedule was added or edited) are
+ * unhandled — or [nextScheduleTime, now] for a status written before notBefore existed; with
+ * no memory nothing is due. Only the latest runs, and only within the starting deadline (the
+ * CronJob rule).
  */
 export function dueTick(s: ScheduleSpec, memory: ScheduleMemory | undefined, now: number): TickVerdict {
   const compiled = compileCron(s.schedule, s.timeZone ?? DEFAULT_TIME_ZONE);
   if (!compiled.ok) return { late: false, passedOver: 0, passedOverTicks: [] };
   const cron = compiled.cron;
   const next = fireAtOrAfter(cron, now + 1);
-  const last = memory?.lastScheduleTime ? Date.parse(memory.lastScheduleTime) : undefined;
-  const expected = memory?.nextScheduleTime ? Date.parse(memory.nextScheduleTime) : undefined;
-  const after = last !== undefined && !Number.isNaN(last) ? last + 1 : expected !== undefined && !Number.isNaN(expected) ? expected : undefined;
+  const parsed = (x: string | undefined) => (x ? Date.parse(x) : NaN);
+  const last = parsed(memory?.lastScheduleTime);
+  const expected = parsed(memory?.nextScheduleTime);
+  const notBefore = parsed(memory?.notBefore);
+  // Ticks after the last handled one, and none before the schedule was added or edited.
+  const floors = [last + 1, notBefore + 1].filter((x) => !Number.isNaN(x));
+  const after = floors.length > 0 ? Math.max(...floors) : Number.isNaN(expected) ? undefined : expected;
   if (after === undefined) return { late: false, passedOver: 0, passedOverTicks: [], ...(next !== undefined ? { next } : {}) };
   const tick = fireAtOrBefore(cron, now);
   if (tick === undefined || tick < after) return { late: false, passedOver: 0, passedOverTicks: [], ...(next !== undefined ? { next } : {}) };
@@ -395,8 +402,17 @@ export function dueTick(s: ScheduleSpec, memory: ScheduleMemory | undefined, now
   for (let t = fireAtOrAfter(cron, after); t !== undefined && t < tick && passedOver < MAX_COUNTED_MISSES; t = fireAtOrAfter(cron, t + 1)) passedOver++;
   const passedOverTicks: number[] = [];
   for (let t = fireAtOrBefore(cron, tick - 1); t !== undefined && t >= after && passedOverTicks.length < MAX_LISTED_MISSES; t = fireAtOrBefore(cron, t - 1)) passedOverTicks.unshift(t);
-  const deadline = (s.startingDeadlineSeconds ?? DEFAULT_STARTING_DEADLINE_SECONDS) * 1000;
-  return { tick, late: now - tick > deadline, passedOver, passedOverTicks, ...(next !== undefined ? { next } : {}) };
+  return { tick, late: now - tick > startingDeadlineMs(s), passedOver, passedOverTicks, ...(next !== undefined ? { next } : {}) };
+}
+
+/** How long after its time a tick may still start (startingDeadlineSeconds, default 300 s), in ms. */
+export function startingDeadlineMs(s: ScheduleSpec): number {
+  return (s.startingDeadlineSeconds ?? DEFAULT_STARTING_DEADLINE_SECONDS) * 1000;
+}
+
+/** What an edit of a schedule is judged by: its zone and cron ("<timeZone> <schedule>"). */
+export function observedSchedule(s: ScheduleSpec): string {
+  return `${s.timeZone ?? DEFAULT_TIME_ZONE} ${s.schedule}`;
 }
 
 /** The run id of a tick: `<schedule>-<tick time>` (UTC, to the second). */
