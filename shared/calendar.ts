@@ -3,13 +3,14 @@
 // a bad window or schedule and the controller's holds and requeue times all come from here.
 // Cron arithmetic (IANA zones, DST) is croner's; nothing here reads a clock.
 //
-// The DST rule (docs/operations.md, "Time zones and DST"). A cron time is a wall-clock time
-// in its zone. A fixed-time expression (one minute and one hour, e.g. `30 2 * * *`):
+// The DST rule (docs/api.md, "Time zones and DST"), Vixie cron's. A cron time is a
+// wall-clock time in its zone. A fixed-time expression (minute and hour without a wildcard or
+// a step: one time, a list or a range, e.g. `30 2 * * *`, `30 2,14 * * *`, `0 1-3 * * *`):
 // - on a spring-forward day, a start that falls in the skipped hour happens at the first
 //   instant after the gap (02:30 in Europe/Berlin on 2026-03-29 opens at 03:00 CEST);
 // - on a fall-back day, a start in the repeated hour happens once, at its first occurrence
 //   (02:30 CEST on 2026-10-25, not again at 02:30 CET).
-// An expression with a wildcard, step, range or list in its minute or hour (`*/30 * * * *`)
+// An expression with a wildcard or a step in its minute or hour (`*/30 * * * *`)
 // fires at the wall-clock times that exist: it skips those in the gap and fires on both
 // occurrences of a repeated time. A window's duration is elapsed time: a 2h window opened at
 // 01:30 CET on a fall-back day closes 2 real hours later, whatever the clock shows.
@@ -20,6 +21,10 @@ import { firstFireAtOrAfter, lastFireAtOrBefore, wallPlan, windowRuns, type Run,
 export const MAX_WINDOW_MS = 7 * 24 * 3600_000;
 /** How far the open span of overlapping windows is followed before it counts as "always open". */
 const OPEN_SPAN_LIMIT_MS = MAX_WINDOW_MS + 24 * 3600_000;
+/** A window shorter than a minute is missed by a pass a moment late. */
+export const MIN_WINDOW_MS = 60_000;
+/** Below this a reconcile a moment late misses the tick (CronJob's docs warn below 10 s). */
+export const MIN_STARTING_DEADLINE_SECONDS = 10;
 export const DEFAULT_TIME_ZONE = 'UTC';
 export const DEFAULT_STARTING_DEADLINE_SECONDS = 300;
 /** The plan that never waits for maintenance (deletion runs it). */
@@ -71,7 +76,7 @@ export function parseGoDuration(text: string): number | undefined {
   return text.startsWith('-') ? -ms : ms;
 }
 
-/** Whether `zone` is an IANA time zone name this runtime knows. */
+/** Whether `zone` is a time zone name this runtime knows (any spelling Intl accepts). */
 export function isTimeZone(zone: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: zone });
@@ -81,7 +86,49 @@ export function isTimeZone(zone: string): boolean {
   }
 }
 
+/** Names ICU accepts that are not the tz database's: Java's three-letter ids, ambiguous (IST is India, Ireland or Israel). */
+const NOT_IANA = new Set(['ACT', 'AET', 'AGT', 'ART', 'AST', 'BET', 'BST', 'CAT', 'CNT', 'CST', 'CTT', 'EAT', 'ECT', 'IET', 'IST', 'JST', 'MIT', 'NET', 'NST', 'PLT', 'PNT', 'PRT', 'PST', 'SST', 'VST']);
+/** The tz database's short all-caps names, by their case-folded spelling. */
+const SHORT_NAMES = new Map(['UTC', 'UCT', 'GMT', 'EST', 'MST', 'HST', 'CET', 'EET', 'MET', 'WET', 'PRC', 'ROC', 'ROK', 'EST5EDT', 'CST6CDT', 'MST7MDT', 'PST8PDT'].map((n) => [n.toLowerCase(), n]));
+
+/**
+ * Why `zone` is not a tz database name as the tz database spells it, if it is not: unknown,
+ * an abbreviation ICU maps to a guess, or a spelling ICU folds (europe/berlin). Links such as
+ * Europe/Kiev or Asia/Calcutta are names too.
+ */
+export function zoneNameProblem(zone: string): { why: string; fix: string } | undefined {
+  if (!isTimeZone(zone)) return { why: `"${zone}" is not an IANA time zone name`, fix: 'use a name such as UTC, Europe/Berlin or Asia/Kolkata (the tz database)' };
+  const resolved = new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
+  if (NOT_IANA.has(zone.toUpperCase()) || zone.startsWith('SystemV/')) {
+    return { why: `"${zone}" is an abbreviation, not a tz database name (the runtime would guess ${resolved}; Go's LoadLocation, which Kubernetes uses, refuses it)`, fix: `name the place, e.g. ${resolved}` };
+  }
+  const short = SHORT_NAMES.get(zone.toLowerCase());
+  const segments = zone.split('/');
+  const casedLikeIana = short !== undefined ? short === zone : segments.every((seg) => /^[A-Z0-9]/.test(seg) && !(seg.length > 4 && /[A-Z]{5}/.test(seg) && seg === seg.toUpperCase()));
+  if (!casedLikeIana || (resolved !== zone && resolved.toLowerCase() === zone.toLowerCase())) {
+    const spelled = short ?? (resolved.toLowerCase() === zone.toLowerCase() ? resolved : undefined);
+    return { why: `"${zone}" is not spelled as the tz database spells it (names are case-sensitive)`, fix: spelled ? `write "${spelled}"` : 'write it as the tz database does, e.g. "Europe/Berlin"' };
+  }
+  return undefined;
+}
+
+/** What a fixed-offset zone name means, when it may be mistaken for a place's clock: EST is UTC−5 all year. */
+export function fixedOffsetMeaning(zone: string): string | undefined {
+  const fixed: Record<string, string> = { EST: 'UTC−5 all year (no daylight saving time; New York is America/New_York)', MST: 'UTC−7 all year (no daylight saving time; Denver is America/Denver, Phoenix America/Phoenix)', HST: 'UTC−10 all year (Honolulu is Pacific/Honolulu)' };
+  if (fixed[zone]) return `"${zone}" means ${fixed[zone]}`;
+  const etc = /^Etc\/GMT([+-])(\d{1,2})$/.exec(zone);
+  if (etc && etc[2] !== '0') return `"${zone}" means UTC${etc[1] === '-' ? '+' : '−'}${etc[2]} all year (POSIX signs: Etc/GMT${etc[1]}${etc[2]} is ${etc[2]}h ${etc[1] === '-' ? 'ahead of' : 'behind'} UTC)`;
+  return undefined;
+}
+
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** Whether an RFC 3339 time names a date and time that exist: no 30 February, no 24:00, no second 60. */
+function fieldsExist(value: string): boolean {
+  const [y, mo, d, h, mi, se] = [0, 5, 8, 11, 14, 17].map((i) => Number(value.slice(i, i + (i === 0 ? 4 : 2))));
+  const days = new Date(Date.UTC(y!, mo, 0)).getUTCDate();
+  return mo! >= 1 && mo! <= 12 && d! >= 1 && d! <= days && h! <= 23 && mi! <= 59 && se! <= 59;
+}
 
 export type Pause = { kind: 'none' } | { kind: 'indefinite' } | { kind: 'until'; at: number } | { kind: 'invalid' };
 
@@ -89,12 +136,12 @@ export type Pause = { kind: 'none' } | { kind: 'indefinite' } | { kind: 'until';
 export function parsePause(value: string | null | undefined): Pause {
   if (value === undefined || value === null || value === 'false') return { kind: 'none' };
   if (value === 'true') return { kind: 'indefinite' };
-  const at = RFC3339.test(value) ? Date.parse(value) : NaN;
+  const at = RFC3339.test(value) && fieldsExist(value) ? Date.parse(value) : NaN;
   return Number.isNaN(at) ? { kind: 'invalid' } : { kind: 'until', at };
 }
 
 /** croner's rule for which expressions are fixed-time (see the DST rule above). */
-const FIXED_TIME_RULE = 'single-value' as const;
+const FIXED_TIME_RULE = 'no-wildcard' as const;
 
 const crons = new Map<string, Cron>();
 const MAX_CACHED_CRONS = 4096;
@@ -145,14 +192,22 @@ export function fireAtOrBefore(cron: Cron, t: number): number | undefined {
 export interface CalendarProblem {
   /** The field path, e.g. spec.maintenance.windows[0].duration. */
   field: string;
+  /** A problem with a rule of its own (the webhook names it); else the field's general rule. */
+  kind?: 'zone-spelling' | 'extension' | 'too-short' | 'deadline';
   why: string;
   fix: string;
 }
 
+/** Day-field extensions croner reads but Vixie cron and Kubernetes CronJob do not: refused, so a spec means one thing. */
+const CRON_EXTENSIONS = /[LW#?]/i;
+
 function cronProblems(field: string, schedule: string, timeZone: string | undefined, now: number, what: string): CalendarProblem[] {
   const zone = timeZone ?? DEFAULT_TIME_ZONE;
-  if (!isTimeZone(zone)) {
-    return [{ field: `${field}.timeZone`, why: `"${zone}" is not an IANA time zone name`, fix: 'use a name such as UTC, Europe/Berlin or Asia/Kolkata (the tz database)' }];
+  const zoneProblem = zoneNameProblem(zone);
+  if (zoneProblem) return [{ field: `${field}.timeZone`, ...zoneProblem, ...(isTimeZone(zone) ? { kind: 'zone-spelling' as const } : {}) }];
+  const fields = schedule.trim().split(/\s+/);
+  if (!schedule.trim().startsWith('@') && fields.length === 5 && (CRON_EXTENSIONS.test(fields[2]!) || CRON_EXTENSIONS.test(fields[4]!.replace(/\b(SAT|WED|THU|TUE|MON|FRI|SUN)\b/gi, '')) || fields[4]!.startsWith('+'))) {
+    return [{ field: `${field}.schedule`, kind: 'extension', why: `"${schedule}" uses a day extension (L, W, #, ? or +) that Kubernetes CronJob and Vixie cron do not have`, fix: 'write the days as numbers, lists and ranges, e.g. "0 2 28-31 * *" or "0 2 * * 1-5"' }];
   }
   const compiled = compileCron(schedule, zone);
   if (!compiled.ok) {
@@ -169,7 +224,7 @@ export function maintenanceProblems(m: MaintenanceSpec | undefined, now: number)
   if (!m) return [];
   const out: CalendarProblem[] = [];
   if (parsePause(m.pausedUntil).kind === 'invalid') {
-    out.push({ field: 'spec.maintenance.pausedUntil', why: `"${String(m.pausedUntil)}" is neither "true", "false" nor an RFC 3339 time`, fix: 'write "true" (paused until set back), "false", or a time such as "2026-12-01T06:00:00Z"' });
+    out.push({ field: 'spec.maintenance.pausedUntil', why: `"${String(m.pausedUntil)}" is neither "true", "false" nor an RFC 3339 time that exists`, fix: 'write "true" (paused until set back), "false", or a time such as "2026-12-01T06:00:00Z"' });
   }
   (m.windows ?? []).forEach((w, i) => {
     const field = `spec.maintenance.windows[${i}]`;
@@ -177,6 +232,7 @@ export function maintenanceProblems(m: MaintenanceSpec | undefined, now: number)
     const ms = parseGoDuration(w.duration);
     if (ms === undefined) out.push({ field: `${field}.duration`, why: `"${w.duration}" is not a Go duration`, fix: 'write e.g. "2h", "90m" or "1h30m"' });
     else if (ms <= 0) out.push({ field: `${field}.duration`, why: `"${w.duration}" is not longer than zero, so the window never opens`, fix: 'give a positive duration, e.g. "2h"' });
+    else if (ms < MIN_WINDOW_MS) out.push({ field: `${field}.duration`, kind: 'too-short', why: `"${w.duration}" is shorter than a minute: a pass a moment late would find it closed until it next opens`, fix: 'give at least "1m" (cron opens windows on whole minutes)' });
     else if (ms > MAX_WINDOW_MS) out.push({ field: `${field}.duration`, why: `"${w.duration}" is longer than a week (168h)`, fix: 'use at most "168h"; for longer, pause with spec.maintenance.pausedUntil instead' });
   });
   return out;
@@ -186,8 +242,30 @@ export function maintenanceProblems(m: MaintenanceSpec | undefined, now: number)
 export function scheduleProblems(s: ScheduleSpec, index: number, now: number): CalendarProblem[] {
   const field = `spec.schedules[${index}]`;
   const out = cronProblems(field, s.schedule, s.timeZone, now, 'schedule');
-  if (s.startingDeadlineSeconds !== undefined && s.startingDeadlineSeconds < 0) {
-    out.push({ field: `${field}.startingDeadlineSeconds`, why: 'it is negative', fix: 'give seconds ≥ 0 (default 300)' });
+  if (s.startingDeadlineSeconds !== undefined && s.startingDeadlineSeconds < MIN_STARTING_DEADLINE_SECONDS) {
+    out.push({ field: `${field}.startingDeadlineSeconds`, kind: 'deadline', why: `${s.startingDeadlineSeconds} is below ${MIN_STARTING_DEADLINE_SECONDS}: a reconcile a moment late would miss every tick`, fix: `give seconds ≥ ${MIN_STARTING_DEADLINE_SECONDS} (default 300)` });
+  }
+  return out;
+}
+
+export interface CalendarWarning {
+  field: string;
+  kind: 'fixed-offset' | 'pause-past';
+  message: string;
+}
+
+/** What admission admits with a warning: a zone with a fixed offset, a pause already over. */
+export function calendarWarnings(m: MaintenanceSpec | undefined, schedules: ScheduleSpec[] | undefined, now: number): CalendarWarning[] {
+  const out: CalendarWarning[] = [];
+  const zone = (field: string, z: string | undefined) => {
+    const meaning = z === undefined ? undefined : fixedOffsetMeaning(z);
+    if (meaning) out.push({ field, kind: 'fixed-offset', message: `${field}: ${meaning}` });
+  };
+  (m?.windows ?? []).forEach((w, i) => zone(`spec.maintenance.windows[${i}].timeZone`, w.timeZone));
+  (schedules ?? []).forEach((s, i) => zone(`spec.schedules[${i}].timeZone`, s.timeZone));
+  const pause = parsePause(m?.pausedUntil);
+  if (pause.kind === 'until' && pause.at <= now) {
+    out.push({ field: 'spec.maintenance.pausedUntil', kind: 'pause-past', message: `spec.maintenance.pausedUntil: ${String(m?.pausedUntil)} is already past, so nothing is paused (did you mean a later date?)` });
   }
   return out;
 }
