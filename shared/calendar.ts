@@ -3,22 +3,28 @@
 // a bad window or schedule and the controller's holds and requeue times all come from here.
 // Cron arithmetic (IANA zones, DST) is croner's; nothing here reads a clock.
 //
-// The DST rule (docs/operations.md, "Time zones and DST"). A cron time is a wall-clock time
-// in its zone. A fixed-time expression (one minute and one hour, e.g. `30 2 * * *`):
+// The DST rule (docs/api.md, "Time zones and DST"), Vixie cron's. A cron time is a
+// wall-clock time in its zone. A fixed-time expression (minute and hour without a wildcard or
+// a step: one time, a list or a range, e.g. `30 2 * * *`, `30 2,14 * * *`, `0 1-3 * * *`):
 // - on a spring-forward day, a start that falls in the skipped hour happens at the first
 //   instant after the gap (02:30 in Europe/Berlin on 2026-03-29 opens at 03:00 CEST);
 // - on a fall-back day, a start in the repeated hour happens once, at its first occurrence
 //   (02:30 CEST on 2026-10-25, not again at 02:30 CET).
-// An expression with a wildcard, step, range or list in its minute or hour (`*/30 * * * *`)
+// An expression with a wildcard or a step in its minute or hour (`*/30 * * * *`)
 // fires at the wall-clock times that exist: it skips those in the gap and fires on both
 // occurrences of a repeated time. A window's duration is elapsed time: a 2h window opened at
 // 01:30 CET on a fall-back day closes 2 real hours later, whatever the clock shows.
-import { Cron } from 'croner';
+import { Cron, CronPattern } from 'croner';
+import { firstFireAtOrAfter, lastFireAtOrBefore, wallPlan, windowRuns, type Run, type WallPlan } from './wallClock.ts';
 
 /** Windows and durations are bounded: a window longer than a week is no window. */
 export const MAX_WINDOW_MS = 7 * 24 * 3600_000;
 /** How far the open span of overlapping windows is followed before it counts as "always open". */
 const OPEN_SPAN_LIMIT_MS = MAX_WINDOW_MS + 24 * 3600_000;
+/** A window shorter than a minute is missed by a pass a moment late. */
+export const MIN_WINDOW_MS = 60_000;
+/** Below this a reconcile a moment late misses the tick (CronJob's docs warn below 10 s). */
+export const MIN_STARTING_DEADLINE_SECONDS = 10;
 export const DEFAULT_TIME_ZONE = 'UTC';
 export const DEFAULT_STARTING_DEADLINE_SECONDS = 300;
 /** The plan that never waits for maintenance (deletion runs it). */
@@ -52,6 +58,8 @@ export interface ScheduleSpec {
 export interface ScheduleMemory {
   lastScheduleTime?: string;
   nextScheduleTime?: string;
+  /** When the schedule was added or last edited: only ticks after it count (as CronJob counts from creation). */
+  notBefore?: string;
 }
 
 // --- parsing ---
@@ -68,7 +76,7 @@ export function parseGoDuration(text: string): number | undefined {
   return text.startsWith('-') ? -ms : ms;
 }
 
-/** Whether `zone` is an IANA time zone name this runtime knows. */
+/** Whether `zone` is a time zone name this runtime knows (any spelling Intl accepts). */
 export function isTimeZone(zone: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: zone });
@@ -78,7 +86,49 @@ export function isTimeZone(zone: string): boolean {
   }
 }
 
+/** Names ICU accepts that are not the tz database's: Java's three-letter ids, ambiguous (IST is India, Ireland or Israel). */
+const NOT_IANA = new Set(['ACT', 'AET', 'AGT', 'ART', 'AST', 'BET', 'BST', 'CAT', 'CNT', 'CST', 'CTT', 'EAT', 'ECT', 'IET', 'IST', 'JST', 'MIT', 'NET', 'NST', 'PLT', 'PNT', 'PRT', 'PST', 'SST', 'VST']);
+/** The tz database's short all-caps names, by their case-folded spelling. */
+const SHORT_NAMES = new Map(['UTC', 'UCT', 'GMT', 'EST', 'MST', 'HST', 'CET', 'EET', 'MET', 'WET', 'PRC', 'ROC', 'ROK', 'EST5EDT', 'CST6CDT', 'MST7MDT', 'PST8PDT'].map((n) => [n.toLowerCase(), n]));
+
+/**
+ * Why `zone` is not a tz database name as the tz database spells it, if it is not: unknown,
+ * an abbreviation ICU maps to a guess, or a spelling ICU folds (europe/berlin). Links such as
+ * Europe/Kiev or Asia/Calcutta are names too.
+ */
+export function zoneNameProblem(zone: string): { why: string; fix: string } | undefined {
+  if (!isTimeZone(zone)) return { why: `"${zone}" is not an IANA time zone name`, fix: 'use a name such as UTC, Europe/Berlin or Asia/Kolkata (the tz database)' };
+  const resolved = new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
+  if (NOT_IANA.has(zone.toUpperCase()) || zone.startsWith('SystemV/')) {
+    return { why: `"${zone}" is an abbreviation, not a tz database name (the runtime would guess ${resolved}; Go's LoadLocation, which Kubernetes uses, refuses it)`, fix: `name the place, e.g. ${resolved}` };
+  }
+  const short = SHORT_NAMES.get(zone.toLowerCase());
+  const segments = zone.split('/');
+  const casedLikeIana = short !== undefined ? short === zone : segments.every((seg) => /^[A-Z0-9]/.test(seg) && !(seg.length > 4 && /[A-Z]{5}/.test(seg) && seg === seg.toUpperCase()));
+  if (!casedLikeIana || (resolved !== zone && resolved.toLowerCase() === zone.toLowerCase())) {
+    const spelled = short ?? (resolved.toLowerCase() === zone.toLowerCase() ? resolved : undefined);
+    return { why: `"${zone}" is not spelled as the tz database spells it (names are case-sensitive)`, fix: spelled ? `write "${spelled}"` : 'write it as the tz database does, e.g. "Europe/Berlin"' };
+  }
+  return undefined;
+}
+
+/** What a fixed-offset zone name means, when it may be mistaken for a place's clock: EST is UTC−5 all year. */
+export function fixedOffsetMeaning(zone: string): string | undefined {
+  const fixed: Record<string, string> = { EST: 'UTC−5 all year (no daylight saving time; New York is America/New_York)', MST: 'UTC−7 all year (no daylight saving time; Denver is America/Denver, Phoenix America/Phoenix)', HST: 'UTC−10 all year (Honolulu is Pacific/Honolulu)' };
+  if (fixed[zone]) return `"${zone}" means ${fixed[zone]}`;
+  const etc = /^Etc\/GMT([+-])(\d{1,2})$/.exec(zone);
+  if (etc && etc[2] !== '0') return `"${zone}" means UTC${etc[1] === '-' ? '+' : '−'}${etc[2]} all year (POSIX signs: Etc/GMT${etc[1]}${etc[2]} is ${etc[2]}h ${etc[1] === '-' ? 'ahead of' : 'behind'} UTC)`;
+  return undefined;
+}
+
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** Whether an RFC 3339 time names a date and time that exist: no 30 February, no 24:00, no second 60. */
+function fieldsExist(value: string): boolean {
+  const [y, mo, d, h, mi, se] = [0, 5, 8, 11, 14, 17].map((i) => Number(value.slice(i, i + (i === 0 ? 4 : 2))));
+  const days = new Date(Date.UTC(y!, mo, 0)).getUTCDate();
+  return mo! >= 1 && mo! <= 12 && d! >= 1 && d! <= days && h! <= 23 && mi! <= 59 && se! <= 59;
+}
 
 export type Pause = { kind: 'none' } | { kind: 'indefinite' } | { kind: 'until'; at: number } | { kind: 'invalid' };
 
@@ -86,9 +136,12 @@ export type Pause = { kind: 'none' } | { kind: 'indefinite' } | { kind: 'until';
 export function parsePause(value: string | null | undefined): Pause {
   if (value === undefined || value === null || value === 'false') return { kind: 'none' };
   if (value === 'true') return { kind: 'indefinite' };
-  const at = RFC3339.test(value) ? Date.parse(value) : NaN;
+  const at = RFC3339.test(value) && fieldsExist(value) ? Date.parse(value) : NaN;
   return Number.isNaN(at) ? { kind: 'invalid' } : { kind: 'until', at };
 }
+
+/** croner's rule for which expressions are fixed-time (see the DST rule above). */
+const FIXED_TIME_RULE = 'no-wildcard' as const;
 
 const crons = new Map<string, Cron>();
 const MAX_CACHED_CRONS = 4096;
@@ -106,7 +159,7 @@ export function compileCron(schedule: string, timeZone: string = DEFAULT_TIME_ZO
   if (!isTimeZone(timeZone)) return { ok: false, why: `"${timeZone}" is not an IANA time zone name` };
   let cron: Cron;
   try {
-    cron = new Cron(schedule, { timezone: timeZone, mode: '5-part', paused: true });
+    cron = new Cron(schedule, { timezone: timeZone, mode: '5-part', paused: true, fixedTimeRule: FIXED_TIME_RULE });
   } catch (e) {
     const detail = (e as Error).message.replace(/^CronPattern: /, '').replace(/\.$/, '');
     const fields = schedule.trim().split(/\s+/).length;
@@ -139,14 +192,22 @@ export function fireAtOrBefore(cron: Cron, t: number): number | undefined {
 export interface CalendarProblem {
   /** The field path, e.g. spec.maintenance.windows[0].duration. */
   field: string;
+  /** A problem with a rule of its own (the webhook names it); else the field's general rule. */
+  kind?: 'zone-spelling' | 'extension' | 'too-short' | 'deadline';
   why: string;
   fix: string;
 }
 
+/** Day-field extensions croner reads but Vixie cron and Kubernetes CronJob do not: refused, so a spec means one thing. */
+const CRON_EXTENSIONS = /[LW#?]/i;
+
 function cronProblems(field: string, schedule: string, timeZone: string | undefined, now: number, what: string): CalendarProblem[] {
   const zone = timeZone ?? DEFAULT_TIME_ZONE;
-  if (!isTimeZone(zone)) {
-    return [{ field: `${field}.timeZone`, why: `"${zone}" is not an IANA time zone name`, fix: 'use a name such as UTC, Europe/Berlin or Asia/Kolkata (the tz database)' }];
+  const zoneProblem = zoneNameProblem(zone);
+  if (zoneProblem) return [{ field: `${field}.timeZone`, ...zoneProblem, ...(isTimeZone(zone) ? { kind: 'zone-spelling' as const } : {}) }];
+  const fields = schedule.trim().split(/\s+/);
+  if (!schedule.trim().startsWith('@') && fields.length === 5 && (CRON_EXTENSIONS.test(fields[2]!) || CRON_EXTENSIONS.test(fields[4]!.replace(/\b(SAT|WED|THU|TUE|MON|FRI|SUN)\b/gi, '')) || fields[4]!.startsWith('+'))) {
+    return [{ field: `${field}.schedule`, kind: 'extension', why: `"${schedule}" uses a day extension (L, W, #, ? or +) that Kubernetes CronJob and Vixie cron do not have`, fix: 'write the days as numbers, lists and ranges, e.g. "0 2 28-31 * *" or "0 2 * * 1-5"' }];
   }
   const compiled = compileCron(schedule, zone);
   if (!compiled.ok) {
@@ -163,7 +224,7 @@ export function maintenanceProblems(m: MaintenanceSpec | undefined, now: number)
   if (!m) return [];
   const out: CalendarProblem[] = [];
   if (parsePause(m.pausedUntil).kind === 'invalid') {
-    out.push({ field: 'spec.maintenance.pausedUntil', why: `"${String(m.pausedUntil)}" is neither "true", "false" nor an RFC 3339 time`, fix: 'write "true" (paused until set back), "false", or a time such as "2026-12-01T06:00:00Z"' });
+    out.push({ field: 'spec.maintenance.pausedUntil', why: `"${String(m.pausedUntil)}" is neither "true", "false" nor an RFC 3339 time that exists`, fix: 'write "true" (paused until set back), "false", or a time such as "2026-12-01T06:00:00Z"' });
   }
   (m.windows ?? []).forEach((w, i) => {
     const field = `spec.maintenance.windows[${i}]`;
@@ -171,6 +232,7 @@ export function maintenanceProblems(m: MaintenanceSpec | undefined, now: number)
     const ms = parseGoDuration(w.duration);
     if (ms === undefined) out.push({ field: `${field}.duration`, why: `"${w.duration}" is not a Go duration`, fix: 'write e.g. "2h", "90m" or "1h30m"' });
     else if (ms <= 0) out.push({ field: `${field}.duration`, why: `"${w.duration}" is not longer than zero, so the window never opens`, fix: 'give a positive duration, e.g. "2h"' });
+    else if (ms < MIN_WINDOW_MS) out.push({ field: `${field}.duration`, kind: 'too-short', why: `"${w.duration}" is shorter than a minute: a pass a moment late would find it closed until it next opens`, fix: 'give at least "1m" (cron opens windows on whole minutes)' });
     else if (ms > MAX_WINDOW_MS) out.push({ field: `${field}.duration`, why: `"${w.duration}" is longer than a week (168h)`, fix: 'use at most "168h"; for longer, pause with spec.maintenance.pausedUntil instead' });
   });
   return out;
@@ -180,8 +242,30 @@ export function maintenanceProblems(m: MaintenanceSpec | undefined, now: number)
 export function scheduleProblems(s: ScheduleSpec, index: number, now: number): CalendarProblem[] {
   const field = `spec.schedules[${index}]`;
   const out = cronProblems(field, s.schedule, s.timeZone, now, 'schedule');
-  if (s.startingDeadlineSeconds !== undefined && s.startingDeadlineSeconds < 0) {
-    out.push({ field: `${field}.startingDeadlineSeconds`, why: 'it is negative', fix: 'give seconds ≥ 0 (default 300)' });
+  if (s.startingDeadlineSeconds !== undefined && s.startingDeadlineSeconds < MIN_STARTING_DEADLINE_SECONDS) {
+    out.push({ field: `${field}.startingDeadlineSeconds`, kind: 'deadline', why: `${s.startingDeadlineSeconds} is below ${MIN_STARTING_DEADLINE_SECONDS}: a reconcile a moment late would miss every tick`, fix: `give seconds ≥ ${MIN_STARTING_DEADLINE_SECONDS} (default 300)` });
+  }
+  return out;
+}
+
+export interface CalendarWarning {
+  field: string;
+  kind: 'fixed-offset' | 'pause-past';
+  message: string;
+}
+
+/** What admission admits with a warning: a zone with a fixed offset, a pause already over. */
+export function calendarWarnings(m: MaintenanceSpec | undefined, schedules: ScheduleSpec[] | undefined, now: number): CalendarWarning[] {
+  const out: CalendarWarning[] = [];
+  const zone = (field: string, z: string | undefined) => {
+    const meaning = z === undefined ? undefined : fixedOffsetMeaning(z);
+    if (meaning) out.push({ field, kind: 'fixed-offset', message: `${field}: ${meaning}` });
+  };
+  (m?.windows ?? []).forEach((w, i) => zone(`spec.maintenance.windows[${i}].timeZone`, w.timeZone));
+  (schedules ?? []).forEach((s, i) => zone(`spec.schedules[${i}].timeZone`, s.timeZone));
+  const pause = parsePause(m?.pausedUntil);
+  if (pause.kind === 'until' && pause.at <= now) {
+    out.push({ field: 'spec.maintenance.pausedUntil', kind: 'pause-past', message: `spec.maintenance.pausedUntil: ${String(m?.pausedUntil)} is already past, so nothing is paused (did you mean a later date?)` });
   }
   return out;
 }
@@ -194,26 +278,26 @@ export function governs(m: MaintenanceSpec | undefined, plan: string): boolean {
   return m.plans === undefined ? true : m.plans.includes(plan);
 }
 
-interface CompiledWindow {
-  cron: Cron;
-  ms: number;
-}
+const wallPlans = new Map<string, WallPlan>();
 
 /** The windows that can be evaluated (invalid ones were refused at admission; here they are ignored). */
-function compiledWindows(m: MaintenanceSpec): CompiledWindow[] {
-  const out: CompiledWindow[] = [];
+function compiledWindows(m: MaintenanceSpec): WallPlan[] {
+  const out: WallPlan[] = [];
   for (const w of m.windows ?? []) {
-    const c = compileCron(w.schedule, w.timeZone ?? DEFAULT_TIME_ZONE);
+    const zone = w.timeZone ?? DEFAULT_TIME_ZONE;
+    const c = compileCron(w.schedule, zone);
     const ms = parseGoDuration(w.duration);
-    if (c.ok && ms !== undefined && ms > 0 && ms <= MAX_WINDOW_MS) out.push({ cron: c.cron, ms });
+    if (!c.ok || ms === undefined || ms <= 0 || ms > MAX_WINDOW_MS) continue;
+    const key = `${zone}\u0000${w.schedule}\u0000${ms}`;
+    let plan = wallPlans.get(key);
+    if (!plan) {
+      plan = wallPlan(new CronPattern(w.schedule, zone, { mode: '5-part', fixedTimeRule: FIXED_TIME_RULE }), zone, ms);
+      if (wallPlans.size >= MAX_CACHED_CRONS) wallPlans.clear();
+      wallPlans.set(key, plan);
+    }
+    out.push(plan);
   }
   return out;
-}
-
-/** The end of the window `w` open at `t`, if one is. */
-function openUntil(w: CompiledWindow, t: number): number | undefined {
-  const start = fireAtOrBefore(w.cron, t);
-  return start !== undefined && t < start + w.ms ? start + w.ms : undefined;
 }
 
 export interface Span {
@@ -225,26 +309,32 @@ export interface Span {
 /**
  * The span of open windows (overlapping or touching windows merged) that contains `t`, if
  * any. Its start is `t` itself when it opened earlier (only the future matters to callers).
+ * Closed form: each window's runs come a day at a time (shared/wallClock.ts), and the merge
+ * reads each run once, so the work is linear in the windows and the days the span covers.
  */
-function openSpanAt(windows: CompiledWindow[], t: number): Span | undefined {
+function openSpanAt(windows: WallPlan[], t: number): Span | undefined {
+  const limit = t + OPEN_SPAN_LIMIT_MS;
+  const runs = windows.map((w) => windowRuns(w, t, limit));
+  const heads: (Run | undefined)[] = runs.map((r) => r.next().value ?? undefined);
   let end: number | undefined;
-  for (const w of windows) {
-    const e = openUntil(w, t);
-    if (e !== undefined && (end === undefined || e > end)) end = e;
-  }
+  for (const h of heads) if (h && h.start <= t && (end === undefined || h.end > end)) end = h.end;
   if (end === undefined) return undefined;
-  // Windows that open before (or as) this span closes prolong it.
-  for (let grown = true; grown && end - t < OPEN_SPAN_LIMIT_MS; ) {
+  // Runs that open before (or as) the span closes prolong it.
+  for (let grown = true; grown && end < limit; ) {
     grown = false;
-    for (const w of windows) {
-      const e = openUntil(w, end);
-      if (e !== undefined && e > end) {
-        end = e;
-        grown = true;
+    for (let i = 0; i < heads.length; i++) {
+      let h = heads[i];
+      while (h && h.start <= end) {
+        if (h.end > end) {
+          end = h.end;
+          grown = true;
+        }
+        h = runs[i]!.next().value ?? undefined;
       }
+      heads[i] = h;
     }
   }
-  return { start: t, end: Math.min(end, t + OPEN_SPAN_LIMIT_MS) };
+  return { start: t, end: Math.min(end, limit) };
 }
 
 /** The next span of open windows at or after `t`. */
@@ -253,17 +343,17 @@ export function nextWindowSpan(m: MaintenanceSpec, t: number): Span | undefined 
   if (windows.length === 0) return undefined;
   const open = openSpanAt(windows, t);
   if (open) {
-    // Report when it opened, for status: the latest start among the windows open now.
+    // Report when it opened, for status: the earliest start among the windows open now.
     let start = t;
     for (const w of windows) {
-      const s = fireAtOrBefore(w.cron, t);
+      const s = lastFireAtOrBefore(w, t);
       if (s !== undefined && t < s + w.ms) start = Math.min(start, s);
     }
     return { start, end: open.end };
   }
   let first: number | undefined;
   for (const w of windows) {
-    const s = fireAtOrAfter(w.cron, t);
+    const s = firstFireAtOrAfter(w, t);
     if (s !== undefined && (first === undefined || s < first)) first = s;
   }
   if (first === undefined) return undefined;
@@ -365,19 +455,24 @@ const MAX_COUNTED_MISSES = 100;
 export const MAX_LISTED_MISSES = 10;
 
 /**
- * Which tick of `s` is due at `now`, given what status remembers. A schedule seen for the
- * first time (no memory) has nothing due: its first tick is the next one. Ticks in
- * (lastScheduleTime, now] are unhandled — or [nextScheduleTime, now] before any was handled;
- * only the latest runs, and only within the starting deadline (the CronJob rule).
+ * Which tick of `s` is due at `now`, given what status remembers. Ticks in
+ * (lastScheduleTime, now] and after notBefore (when the schedule was added or edited) are
+ * unhandled — or [nextScheduleTime, now] for a status written before notBefore existed; with
+ * no memory nothing is due. Only the latest runs, and only within the starting deadline (the
+ * CronJob rule).
  */
 export function dueTick(s: ScheduleSpec, memory: ScheduleMemory | undefined, now: number): TickVerdict {
   const compiled = compileCron(s.schedule, s.timeZone ?? DEFAULT_TIME_ZONE);
   if (!compiled.ok) return { late: false, passedOver: 0, passedOverTicks: [] };
   const cron = compiled.cron;
   const next = fireAtOrAfter(cron, now + 1);
-  const last = memory?.lastScheduleTime ? Date.parse(memory.lastScheduleTime) : undefined;
-  const expected = memory?.nextScheduleTime ? Date.parse(memory.nextScheduleTime) : undefined;
-  const after = last !== undefined && !Number.isNaN(last) ? last + 1 : expected !== undefined && !Number.isNaN(expected) ? expected : undefined;
+  const parsed = (x: string | undefined) => (x ? Date.parse(x) : NaN);
+  const last = parsed(memory?.lastScheduleTime);
+  const expected = parsed(memory?.nextScheduleTime);
+  const notBefore = parsed(memory?.notBefore);
+  // Ticks after the last handled one, and none before the schedule was added or edited.
+  const floors = [last + 1, notBefore + 1].filter((x) => !Number.isNaN(x));
+  const after = floors.length > 0 ? Math.max(...floors) : Number.isNaN(expected) ? undefined : expected;
   if (after === undefined) return { late: false, passedOver: 0, passedOverTicks: [], ...(next !== undefined ? { next } : {}) };
   const tick = fireAtOrBefore(cron, now);
   if (tick === undefined || tick < after) return { late: false, passedOver: 0, passedOverTicks: [], ...(next !== undefined ? { next } : {}) };
@@ -385,8 +480,17 @@ export function dueTick(s: ScheduleSpec, memory: ScheduleMemory | undefined, now
   for (let t = fireAtOrAfter(cron, after); t !== undefined && t < tick && passedOver < MAX_COUNTED_MISSES; t = fireAtOrAfter(cron, t + 1)) passedOver++;
   const passedOverTicks: number[] = [];
   for (let t = fireAtOrBefore(cron, tick - 1); t !== undefined && t >= after && passedOverTicks.length < MAX_LISTED_MISSES; t = fireAtOrBefore(cron, t - 1)) passedOverTicks.unshift(t);
-  const deadline = (s.startingDeadlineSeconds ?? DEFAULT_STARTING_DEADLINE_SECONDS) * 1000;
-  return { tick, late: now - tick > deadline, passedOver, passedOverTicks, ...(next !== undefined ? { next } : {}) };
+  return { tick, late: now - tick > startingDeadlineMs(s), passedOver, passedOverTicks, ...(next !== undefined ? { next } : {}) };
+}
+
+/** How long after its time a tick may still start (startingDeadlineSeconds, default 300 s), in ms. */
+export function startingDeadlineMs(s: ScheduleSpec): number {
+  return (s.startingDeadlineSeconds ?? DEFAULT_STARTING_DEADLINE_SECONDS) * 1000;
+}
+
+/** What an edit of a schedule is judged by: its zone and cron ("<timeZone> <schedule>"). */
+export function observedSchedule(s: ScheduleSpec): string {
+  return `${s.timeZone ?? DEFAULT_TIME_ZONE} ${s.schedule}`;
 }
 
 /** The run id of a tick: `<schedule>-<tick time>` (UTC, to the second). */

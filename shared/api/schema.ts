@@ -942,6 +942,8 @@ export const ScheduleStatusSchema = described(
   lastScheduleTime: opt(dateTime()),
   nextScheduleTime: opt(dateTime()),
   lastRunId: opt(str()),
+  observedSchedule: opt(str()),
+  notBefore: opt(dateTime()),
   waitingTick: opt(dateTime()),
   lastSkip: opt(
     described(obj({ time: dateTime(), reason: enumOf(SCHEDULE_SKIP_REASONS), message: opt(str()) }), 'A tick that did not start its plan.', {
@@ -957,7 +959,9 @@ export const ScheduleStatusSchema = described(
   lastScheduleTime: 'The latest tick handled (started or reported): a tick at or before it never starts again.',
   nextScheduleTime: 'The next tick.',
   lastRunId: 'The id of the last run a tick started (<name>-<tick time>).',
-  waitingTick: 'A tick waiting to start (Wait behind another plan, or held by maintenance); one at most.',
+  observedSchedule: 'The schedule\'s timeZone and cron as the controller last judged them ("<timeZone> <schedule>"): a change of either is an edit.',
+  notBefore: 'When the schedule was added or last edited (schedule or timeZone): no tick before it is run or reported missed. For a schedule the Instance was created with, its creationTimestamp.',
+  waitingTick: 'A tick waiting to start (Wait behind another plan, or held by maintenance); one at most, the latest: a newer due tick takes its place, and it starts only within startingDeadlineSeconds of its time.',
   lastSkip: 'The latest tick that did not start its plan, and why (each such tick is also in history as SKIPPED once it is certain not to run).',
   },
 );

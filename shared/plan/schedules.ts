@@ -6,7 +6,7 @@
 // the Instance's resourceVersion), so a tick never starts twice and is recorded once: not
 // after a restart, not on a new leader.
 import type { Instance, OperatorVersionSpec, ScheduleSkipReason, ScheduleStatus } from '../api/schema.ts';
-import { calendarTime, dueTick, maintenanceHold, tickRunId } from '../calendar.ts';
+import { calendarTime, dueTick, maintenanceHold, observedSchedule, startingDeadlineMs, tickRunId } from '../calendar.ts';
 import { hasPlan } from './policy.ts';
 import type { TickSkip } from './history.ts';
 import type { PlanRequest } from './triggers.ts';
@@ -52,13 +52,14 @@ export function judgeTicks(ov: OperatorVersionSpec, inst: Instance, now: number,
   const previous = new Map((inst.status?.schedules ?? []).map((s) => [s.name, s]));
   const out: TickJudgement = { statuses: [], events: [], outcomes: [], skipped: [] };
   let busy = load.busy;
+  // A schedule the Instance was created with, judged for the first time: its ticks count from creation.
+  const created = inst.metadata.creationTimestamp ? Date.parse(inst.metadata.creationTimestamp) : NaN;
+  const neverJudged = (inst.status?.observedGeneration ?? 0) === 0 && !Number.isNaN(created) && created <= now;
   for (const s of inst.spec.schedules ?? []) {
-    const entry: ScheduleStatus = { ...(previous.get(s.name) ?? { name: s.name }) };
-    const verdict = dueTick(s, entry, now);
-    if (verdict.next !== undefined) {
-      entry.nextScheduleTime = calendarTime(verdict.next);
-      if (out.nextTick === undefined || verdict.next < out.nextTick) out.nextTick = verdict.next;
-    }
+    const stored = previous.get(s.name);
+    const entry: ScheduleStatus = { ...(stored ?? { name: s.name }) };
+    const words = `schedule "${s.name}" (plan "${s.plan}")`;
+    const deadline = startingDeadlineMs(s);
     const record = (tick: number, reason: ScheduleSkipReason, message: string) =>
       out.skipped.push({ schedule: s.name, plan: s.plan, id: tickRunId(s.name, tick), time: calendarTime(tick), reason, message });
     /** A tick that does not start now; unless it waits (`waits`), it never will: history gets it. */
@@ -68,6 +69,27 @@ export function judgeTicks(ov: OperatorVersionSpec, inst: Instance, now: number,
       out.outcomes.push(reason);
       if (!waits) record(tick, reason, message);
     };
+
+    // The not-before point: a new schedule counts from now (from creation if the Instance was
+    // created with it), an edit of its cron or zone from the edit. A status written before
+    // observedSchedule existed is taken as unedited.
+    const observed = observedSchedule(s);
+    if (stored === undefined) {
+      entry.notBefore = calendarTime(neverJudged ? created : now);
+    } else if (entry.observedSchedule !== undefined && entry.observedSchedule !== observed) {
+      entry.notBefore = calendarTime(now);
+      if (entry.waitingTick !== undefined) {
+        out.events.push({ type: 'Normal', reason: 'ScheduleChanged', message: `${words}: the tick ${entry.waitingTick} that waited is dropped: the schedule changed from "${entry.observedSchedule}" to "${observed}"` });
+        delete entry.waitingTick;
+      }
+    }
+    entry.observedSchedule = observed;
+
+    const verdict = dueTick(s, entry, now);
+    if (verdict.next !== undefined) {
+      entry.nextScheduleTime = calendarTime(verdict.next);
+      if (out.nextTick === undefined || verdict.next < out.nextTick) out.nextTick = verdict.next;
+    }
     const startTick = (tick: number) => {
       const id = tickRunId(s.name, tick);
       entry.lastRunId = id;
@@ -81,15 +103,23 @@ export function judgeTicks(ov: OperatorVersionSpec, inst: Instance, now: number,
       out.outcomes.push('Started');
       busy = `plan "${s.plan}" starts for schedule "${s.name}"`;
     };
-    const words = `schedule "${s.name}" (plan "${s.plan}")`;
+    const hold = maintenanceHold(inst.spec.maintenance, s.plan, now);
 
-    // A tick that waits (Wait behind another plan, or held by maintenance) starts first.
+    // A tick that waits (Wait behind another plan, or held by maintenance) may start only while
+    // it is the latest tick and within its deadline; else it is recorded with why it waited.
     if (entry.waitingTick !== undefined) {
       const tick = Date.parse(entry.waitingTick);
-      const hold = maintenanceHold(inst.spec.maintenance, s.plan, now);
+      const waitedBehindPlan = entry.lastSkip?.time === entry.waitingTick ? entry.lastSkip.reason === 'Waiting' : !hold.held && s.concurrencyPolicy === 'Wait';
+      const waitedFor: ScheduleSkipReason = waitedBehindPlan ? 'Forbidden' : 'Held';
       if (s.suspend === true) {
         delete entry.waitingTick;
         skip(tick, 'Suspended', `${words}: the tick ${calendarTime(tick)} that waited is dropped: the schedule is suspended`);
+      } else if (verdict.tick !== undefined) {
+        delete entry.waitingTick;
+        record(tick, waitedFor, `${words}: the tick ${calendarTime(tick)} that waited (${waitedFor === 'Held' ? 'held by maintenance' : 'behind another plan'}) is skipped: the newer tick ${calendarTime(verdict.tick)} takes its place (only the latest tick may start)`);
+      } else if (now - tick > deadline) {
+        delete entry.waitingTick;
+        skip(tick, 'Missed', `${words}: the tick ${calendarTime(tick)} that waited (${waitedFor === 'Held' ? 'held by maintenance' : 'behind another plan'}) is missed: it is more than ${deadline / 1000}s past (startingDeadlineSeconds) and does not run`);
       } else if (!hold.held && busy === undefined && hasPlan(ov, s.plan)) {
         delete entry.waitingTick;
         startTick(tick);
@@ -107,29 +137,26 @@ export function judgeTicks(ov: OperatorVersionSpec, inst: Instance, now: number,
           record(t, 'Missed', `${words}: tick ${calendarTime(t)} missed: it passed while the controller was not running (only the latest tick, ${calendarTime(tick)}, is judged)`);
         }
       }
-      const hold = maintenanceHold(inst.spec.maintenance, s.plan, now);
+      const wait = (reason: 'Held' | 'Waiting', why: string) => {
+        entry.waitingTick = calendarTime(tick);
+        skip(tick, reason, `${words}: ${at} waits: ${why}`, 'Normal', true);
+      };
       if (s.suspend === true) {
         skip(tick, 'Suspended', `${words}: ${at} skipped: the schedule is suspended`, 'Normal');
       } else if (verdict.late) {
-        skip(tick, 'Missed', `${words}: ${at} missed: it is more than ${s.startingDeadlineSeconds ?? 300}s past (startingDeadlineSeconds) and does not run`);
+        skip(tick, 'Missed', `${words}: ${at} missed: it is more than ${deadline / 1000}s past (startingDeadlineSeconds) and does not run`);
       } else if (!hasPlan(ov, s.plan)) {
         skip(tick, 'Refused', `${words}: ${at} not started: OperatorVersion "${inst.spec.operatorVersion.name}" has no plan "${s.plan}"`);
       } else if (hold.held) {
-        if (entry.waitingTick === undefined) {
-          entry.waitingTick = calendarTime(tick);
-          skip(tick, 'Held', `${words}: ${at} waits: ${hold.message}`, 'Normal', true);
+        // Held past its deadline for certain (the hold ends later): recorded now, not kept waiting.
+        if (hold.startsAt !== undefined && hold.startsAt - tick > deadline) {
+          skip(tick, 'Held', `${words}: ${at} skipped: ${hold.message}, more than ${deadline / 1000}s after the tick (startingDeadlineSeconds)`);
         } else {
-          skip(tick, 'Held', `${words}: ${at} skipped: maintenance holds the plan and the tick ${entry.waitingTick} already waits`);
+          wait('Held', hold.message);
         }
       } else if (busy !== undefined) {
-        if ((s.concurrencyPolicy ?? 'Forbid') === 'Wait' && entry.waitingTick === undefined) {
-          entry.waitingTick = calendarTime(tick);
-          skip(tick, 'Waiting', `${words}: ${at} waits: ${busy}; it starts when that is over (concurrencyPolicy: Wait)`, 'Normal', true);
-        } else if ((s.concurrencyPolicy ?? 'Forbid') === 'Wait') {
-          skip(tick, 'Forbidden', `${words}: ${at} skipped: ${busy}, and the tick ${entry.waitingTick} already waits (one waiting tick at most)`);
-        } else {
-          skip(tick, 'Forbidden', `${words}: ${at} skipped: ${busy} (concurrencyPolicy: Forbid)`);
-        }
+        if ((s.concurrencyPolicy ?? 'Forbid') === 'Wait') wait('Waiting', `${busy}; it starts when that is over, within ${deadline / 1000}s of its time (concurrencyPolicy: Wait)`);
+        else skip(tick, 'Forbidden', `${words}: ${at} skipped: ${busy} (concurrencyPolicy: Forbid)`);
       } else if (out.start === undefined) {
         startTick(tick);
       }

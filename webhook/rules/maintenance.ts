@@ -10,7 +10,7 @@
 // - "never fires" is judged from `now` (croner looks ahead for a matching date).
 import { describeDeclaration, showValue, valueProblem } from '../../shared/params/values.ts';
 import type { Instance, OperatorVersionSpec } from '../../shared/api/schema.ts';
-import { maintenanceHold, maintenanceProblems, scheduleProblems, type CalendarProblem } from '../../shared/calendar.ts';
+import { calendarWarnings, maintenanceHold, maintenanceProblems, scheduleProblems, type CalendarProblem } from '../../shared/calendar.ts';
 import { jsonEqual } from '../../shared/json.ts';
 import { hasPlan, triggerFacts } from '../../shared/plan/policy.ts';
 import { planNames } from '../../shared/plan/triggers.ts';
@@ -33,7 +33,29 @@ export const MAINTENANCE_RULES = {
   scheduleCleanup: 'instance.schedule-cleanup',
   scheduleDuplicateName: 'instance.schedule-duplicate-name',
   scheduleParameters: 'instance.schedule-parameters',
+  timeZoneSpelling: 'instance.time-zone-not-iana',
+  cronExtension: 'instance.cron-extension',
+  windowTooShort: 'instance.window-too-short',
+  scheduleDeadlineTooShort: 'instance.schedule-deadline-too-short',
+  timeZoneFixedOffset: 'instance.time-zone-fixed-offset',
+  pausePast: 'instance.pause-past',
 } as const;
+
+/** The rule of a calendar problem with a rule of its own, else `general` (the field's rule). */
+function ruleOf(p: CalendarProblem, general: string): string {
+  switch (p.kind) {
+    case 'zone-spelling':
+      return MAINTENANCE_RULES.timeZoneSpelling;
+    case 'extension':
+      return MAINTENANCE_RULES.cronExtension;
+    case 'too-short':
+      return MAINTENANCE_RULES.windowTooShort;
+    case 'deadline':
+      return MAINTENANCE_RULES.scheduleDeadlineTooShort;
+    default:
+      return general;
+  }
+}
 
 function objectOf(ctx: InstanceAdmissionContext): string {
   return objectRef('Instance', ctx.object.metadata);
@@ -62,7 +84,7 @@ export function maintenanceValid(ctx: InstanceAdmissionContext): Verdict {
   if (!changed(ctx, 'maintenance')) return allow();
   const problem = maintenanceProblems(ctx.object.spec.maintenance, Date.parse(ctx.now))[0];
   if (!problem) return allow();
-  const rule = problem.field.endsWith('pausedUntil') ? MAINTENANCE_RULES.pauseInvalid : MAINTENANCE_RULES.windowInvalid;
+  const rule = problem.field.endsWith('pausedUntil') ? MAINTENANCE_RULES.pauseInvalid : ruleOf(problem, MAINTENANCE_RULES.windowInvalid);
   return problemDenial(ctx, rule, problem);
 }
 
@@ -145,7 +167,7 @@ export function schedulesValid(ctx: InstanceAdmissionContext): Verdict {
     }
     seen.set(s.name, i);
     const problem = scheduleProblems(s, i, now)[0];
-    if (problem && changed(ctx, 'schedules')) return problemDenial(ctx, MAINTENANCE_RULES.scheduleInvalid, problem);
+    if (problem && changed(ctx, 'schedules')) return problemDenial(ctx, ruleOf(problem, MAINTENANCE_RULES.scheduleInvalid), problem);
     const ov = ctx.operatorVersion?.spec;
     if (!ov) continue;
     const refusal = planNameRefusal(ctx, ov, `spec.schedules[${i}].plan`, s.plan, { unknown: MAINTENANCE_RULES.scheduleUnknownPlan, cleanup: MAINTENANCE_RULES.scheduleCleanup });
@@ -185,4 +207,15 @@ export function heldTriggerWarning(ctx: InstanceAdmissionContext): Verdict {
   return allow(warnings);
 }
 
-export const MAINTENANCE_ADMISSION_RULES = [maintenanceValid, maintenancePlansKnown, schedulesValid, heldTriggerWarning] as const;
+/**
+ * Warnings for what is admitted but may not mean what was meant: a zone with a fixed offset
+ * (EST is UTC−5 in July too), a pausedUntil already past. Judged when the field changes.
+ */
+export function calendarWarning(ctx: InstanceAdmissionContext): Verdict {
+  const m = changed(ctx, 'maintenance') ? ctx.object.spec.maintenance : undefined;
+  const schedules = changed(ctx, 'schedules') ? ctx.object.spec.schedules : undefined;
+  const rules = { 'fixed-offset': MAINTENANCE_RULES.timeZoneFixedOffset, 'pause-past': MAINTENANCE_RULES.pausePast } as const;
+  return allow(calendarWarnings(m, schedules, Date.parse(ctx.now)).map((w) => clipText(`${w.message} [rule ${rules[w.kind]}]`, 240)));
+}
+
+export const MAINTENANCE_ADMISSION_RULES = [maintenanceValid, maintenancePlansKnown, schedulesValid, heldTriggerWarning, calendarWarning] as const;

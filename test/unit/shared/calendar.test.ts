@@ -8,6 +8,7 @@ import {
   nextMaintenanceEdge,
   nextWindowSpan,
   parseGoDuration,
+  calendarWarnings,
   parsePause,
   scheduleProblems,
   tickRunId,
@@ -51,6 +52,12 @@ describe('shared/calendar', function () {
       ['2026-12-01', 'invalid'],
       ['tomorrow', 'invalid'],
       ['TRUE', 'invalid'],
+      // Issue 36, item 5: times that do not exist are refused, not rolled over.
+      ['2026-02-30T00:00:00Z', 'invalid'],
+      ['2026-04-31T00:00:00Z', 'invalid'],
+      ['2026-12-01T24:00:00Z', 'invalid'],
+      ['2026-12-01T23:59:60Z', 'invalid'],
+      ['2028-02-29T00:00:00Z', 'until'],
     ];
     for (const [value, kind] of rows) {
       it(`pausedUntil ${JSON.stringify(value)} is ${kind}`, function () {
@@ -74,6 +81,22 @@ describe('shared/calendar', function () {
       ['"2 hours" is no Go duration', { windows: [{ schedule: '0 2 * * *', duration: '2 hours' }] }, 'windows[0].duration'],
       ['pausedUntil "yes" is refused', { pausedUntil: 'yes' }, 'pausedUntil'],
       ['pausedUntil an RFC 3339 time is valid', { pausedUntil: '2026-12-01T06:00:00Z' }, undefined],
+      // Issue 36, items 4 and 6.
+      ['PST is an abbreviation, not a tz name', { windows: [{ schedule: '0 2 * * *', duration: '1h', timeZone: 'PST' }] }, 'windows[0].timeZone'],
+      ['IST (India, Ireland or Israel) is refused', { windows: [{ schedule: '0 2 * * *', duration: '1h', timeZone: 'IST' }] }, 'windows[0].timeZone'],
+      ['CST is refused', { windows: [{ schedule: '0 2 * * *', duration: '1h', timeZone: 'CST' }] }, 'windows[0].timeZone'],
+      ['europe/berlin is not spelled as the tz database spells it', { windows: [{ schedule: '0 2 * * *', duration: '1h', timeZone: 'europe/berlin' }] }, 'windows[0].timeZone'],
+      ['ASIA/KOLKATA is refused', { windows: [{ schedule: '0 2 * * *', duration: '1h', timeZone: 'ASIA/KOLKATA' }] }, 'windows[0].timeZone'],
+      ['the link Europe/Kiev is a name', { windows: [{ schedule: '0 2 * * *', duration: '1h', timeZone: 'Europe/Kiev' }] }, undefined],
+      ['Europe/Kyiv and Asia/Kolkata are names', { windows: [{ schedule: '0 2 * * *', duration: '1h', timeZone: 'Europe/Kyiv' }, { schedule: '0 2 * * *', duration: '1h', timeZone: 'Asia/Kolkata' }] }, undefined],
+      ['EST is a name (with a warning)', { windows: [{ schedule: '0 2 * * *', duration: '1h', timeZone: 'EST' }] }, undefined],
+      ['a window of 1ms is refused', { windows: [{ schedule: '0 2 * * *', duration: '1ms' }] }, 'windows[0].duration'],
+      ['a window of 59s is refused', { windows: [{ schedule: '0 2 * * *', duration: '59s' }] }, 'windows[0].duration'],
+      ['a window of 1m is valid', { windows: [{ schedule: '* * * * *', duration: '1m' }] }, undefined],
+      ['L in day of month is refused', { windows: [{ schedule: '0 2 L * *', duration: '1h' }] }, 'windows[0].schedule'],
+      ['# in day of week is refused', { windows: [{ schedule: '0 2 * * 1#2', duration: '1h' }] }, 'windows[0].schedule'],
+      ['W in day of month is refused', { windows: [{ schedule: '0 2 15W * *', duration: '1h' }] }, 'windows[0].schedule'],
+      ['day names are not extensions', { windows: [{ schedule: '0 2 * * SAT,WED', duration: '1h' }] }, undefined],
     ];
     for (const [sentence, m, field] of rows) {
       it(sentence, function () {
@@ -88,6 +111,29 @@ describe('shared/calendar', function () {
       expect(scheduleProblems({ ...base, timeZone: 'Mars/Base' }, 1, now).map((p) => p.field)).to.deep.equal(['spec.schedules[1].timeZone']);
       expect(scheduleProblems({ ...base, schedule: '0 0 30 2 *' }, 0, now)[0]?.why).to.match(/never fires/);
     });
+    it('startingDeadlineSeconds below 10 is refused (a reconcile 50 ms late would miss the tick); 10 is not', function () {
+      const base: ScheduleSpec = { name: 'nightly', plan: 'backup', schedule: '0 3 * * *' };
+      expect(scheduleProblems({ ...base, startingDeadlineSeconds: 0 }, 0, now).map((p) => p.field)).to.deep.equal(['spec.schedules[0].startingDeadlineSeconds']);
+      expect(scheduleProblems({ ...base, startingDeadlineSeconds: 9 }, 0, now).map((p) => p.field)).to.deep.equal(['spec.schedules[0].startingDeadlineSeconds']);
+      expect(scheduleProblems({ ...base, startingDeadlineSeconds: 10 }, 0, now)).to.deep.equal([]);
+    });
+  });
+
+  describe('what admission warns about (calendarWarnings)', function () {
+    const now = t('2026-11-25T04:00:00Z');
+    const rows: [string, MaintenanceSpec | undefined, ScheduleSpec[] | undefined, RegExp[]][] = [
+      ['EST says it is UTC−5 all year', { windows: [{ schedule: '0 9 * * *', duration: '1h', timeZone: 'EST' }] }, undefined, [/"EST" means UTC−5 all year/]],
+      ['Etc/GMT-2 says it means UTC+2', undefined, [{ name: 'n', plan: 'backup', schedule: '0 3 * * *', timeZone: 'Etc/GMT-2' }], [/"Etc\/GMT-2" means UTC\+2 all year/]],
+      ['a pausedUntil already past says nothing is paused', { pausedUntil: '2026-11-24T00:00:00Z' }, undefined, [/already past, so nothing is paused/]],
+      ['Europe/Berlin and a future pause warn of nothing', { pausedUntil: '2026-12-24T00:00:00Z', windows: [{ schedule: '0 9 * * *', duration: '1h', timeZone: 'Europe/Berlin' }] }, undefined, []],
+    ];
+    for (const [sentence, m, schedules, messages] of rows) {
+      it(sentence, function () {
+        const warnings = calendarWarnings(m, schedules, now);
+        expect(warnings).to.have.length(messages.length);
+        messages.forEach((re, i) => expect(warnings[i]?.message).to.match(re));
+      });
+    }
   });
 
   describe('governs', function () {
@@ -124,6 +170,9 @@ describe('shared/calendar', function () {
       { sentence: 'of two windows the one opening first decides', m: { windows: [{ schedule: '0 20 * * *', duration: '1h' }, { schedule: '0 14 * * *', duration: '1h' }] }, now: '2026-11-25T12:00:00Z', held: 'AwaitingWindow', startsAt: '2026-11-25T14:00:00Z' },
       { sentence: 'spring forward: a 02:30 Berlin window opens at 03:00 CEST (01:00Z) on 2026-03-29', m: { windows: [{ schedule: '30 2 * * *', duration: '1h', timeZone: 'Europe/Berlin' }] }, now: '2026-03-28T12:00:00Z', held: 'AwaitingWindow', startsAt: '2026-03-29T01:00:00Z' },
       { sentence: 'fall back: a 02:30 Berlin window opens once, at 02:30 CEST (00:30Z) on 2026-10-25', m: { windows: [{ schedule: '30 2 * * *', duration: '30m', timeZone: 'Europe/Berlin' }] }, now: '2026-10-24T12:00:00Z', held: 'AwaitingWindow', startsAt: '2026-10-25T00:30:00Z' },
+      { sentence: 'spring forward: a list (30 2,14) keeps its 02:30 run, at 03:00 CEST (01:00Z), as a single time does', m: { windows: [{ schedule: '30 2,14 * * *', duration: '30m', timeZone: 'Europe/Berlin' }] }, now: '2026-03-28T14:00:00Z', held: 'AwaitingWindow', startsAt: '2026-03-29T01:00:00Z' },
+      { sentence: 'fall back: a list (30 2,14) opens once in the repeated hour, not again at 02:30 CET', m: { windows: [{ schedule: '30 2,14 * * *', duration: '30m', timeZone: 'Europe/Berlin' }] }, now: '2026-10-25T01:00:00Z', held: 'AwaitingWindow', startsAt: '2026-10-25T13:30:00Z' },
+      { sentence: 'EST is UTC−5 all year: 09:00 in July is 14:00Z', m: { windows: [{ schedule: '0 9 * * *', duration: '1h', timeZone: 'EST' }] }, now: '2026-07-15T12:00:00Z', held: 'AwaitingWindow', startsAt: '2026-07-15T14:00:00Z' },
       { sentence: 'fall back: 02:30 CET (01:30Z), the repeated hour, opens no second window', m: { windows: [{ schedule: '30 2 * * *', duration: '30m', timeZone: 'Europe/Berlin' }] }, now: '2026-10-25T01:30:00Z', held: 'AwaitingWindow', startsAt: '2026-10-26T01:30:00Z' },
     ];
     for (const row of rows) {

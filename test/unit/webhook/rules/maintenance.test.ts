@@ -62,6 +62,14 @@ describe('webhook/rules/maintenance', function () {
     ['a schedule in an unknown time zone is refused', update({}, { schedules: [{ ...nightly, timeZone: 'Mars/Base' }] }), 'instance.schedule-invalid', /spec\.schedules\[0\]\.timeZone/],
     ['a schedule giving a parameter not declared perRun is refused', update({}, { schedules: [{ ...nightly, parameters: { REPLICAS: '2' } }] }), 'instance.schedule-parameters', /not declared perRun: true/],
     ['a schedule giving an undeclared parameter is refused', update({}, { schedules: [{ ...nightly, parameters: { TARGT: 'x' } }] }), 'instance.schedule-parameters', /did you mean TARGET/],
+    // Issue 36: input that means one thing.
+    ['a window in "PST" is refused: an abbreviation, not a tz name', update({}, { maintenance: { windows: [{ schedule: '0 2 * * *', duration: '1h', timeZone: 'PST' }] } }), 'instance.time-zone-not-iana', /abbreviation.*America\/Los_Angeles/],
+    ['a schedule in "europe/berlin" is refused with the spelling to use', update({}, { schedules: [{ ...nightly, timeZone: 'europe/berlin' }] }), 'instance.time-zone-not-iana', /write "Europe\/Berlin"/],
+    ['pausedUntil 2026-02-30 is refused, not rolled over to 2 March', update({}, { maintenance: { pausedUntil: '2026-02-30T00:00:00Z' } }), 'instance.pause-invalid', /RFC 3339 time that exists/],
+    ['pausedUntil T24:00:00Z is refused', update({}, { maintenance: { pausedUntil: '2026-12-01T24:00:00Z' } }), 'instance.pause-invalid', /RFC 3339 time that exists/],
+    ['startingDeadlineSeconds 0 is refused', update({}, { schedules: [{ ...nightly, startingDeadlineSeconds: 0 }] }), 'instance.schedule-deadline-too-short', /below 10/],
+    ['a window of 1ms is refused', update({}, { maintenance: { windows: [{ schedule: '0 2 * * *', duration: '1ms' }] } }), 'instance.window-too-short', /shorter than a minute/],
+    ['a schedule with L is refused', update({}, { schedules: [{ ...nightly, schedule: '0 3 L * *' }] }), 'instance.cron-extension', /day extension/],
   ];
   for (const [sentence, ctx, rule, words] of refusals) {
     it(sentence, function () {
@@ -76,6 +84,8 @@ describe('webhook/rules/maintenance', function () {
   }
 
   const admitted: [string, InstanceAdmissionContext, string[]][] = [
+    ['a window in EST is admitted with what EST means', update({}, { maintenance: { windows: [{ schedule: '0 9 * * *', duration: '1h', timeZone: 'EST' }] } }), ['spec.maintenance.windows[0].timeZone: "EST" means UTC−5 all year (no daylight saving time; New York is America/New_York) [rule instance.time-zone-fixed-offset]']],
+    ['a pausedUntil already past is admitted with a warning', update({}, { maintenance: { pausedUntil: '2026-11-24T00:00:00Z' } }), ['spec.maintenance.pausedUntil: 2026-11-24T00:00:00Z is already past, so nothing is paused (did you mean a later date?) [rule instance.pause-past]']],
     ['a valid window and a daily schedule with a perRun value are admitted silently', update({}, { maintenance: saturday, schedules: [{ ...nightly, parameters: { TARGET: 's3://n' } }] }), []],
     ['an unchanged invalid-looking spec is not judged again (re-apply passes)', update({ maintenance: { pausedUntil: 'soon' } }, { maintenance: { pausedUntil: 'soon' } }), []],
     [
