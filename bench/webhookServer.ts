@@ -87,9 +87,6 @@ export function inMemoryLookups(ov: OperatorVersion): WebhookLookups {
     listInstances: async () => [],
     serviceAccountExists: async () => true,
     canI: async () => ({ kind: 'allowed' }),
-    getReservation: async () => undefined,
-    reserve: async () => ({ kind: 'reserved' }),
-    release: async () => {},
   };
 }
 

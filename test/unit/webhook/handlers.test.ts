@@ -39,7 +39,7 @@ function request(operation: 'CREATE' | 'UPDATE', object: UpdatePlan, oldObject: 
 describe('webhook handlers: UpdatePlan lookups', () => {
   it('judges an UPDATE that accepts nothing new from the request alone, and a CREATE against the namespace', async () => {
     const existing = plan('to-2');
-    const lookups = memoryLookups({ updatePlans: [existing] }, () => NOW);
+    const lookups = memoryLookups({ updatePlans: [existing] });
     const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups, now: () => NOW });
     const validate = routes[ROUTES.validateUpdatePlans]!;
 
@@ -50,6 +50,16 @@ describe('webhook handlers: UpdatePlan lookups', () => {
     const duplicate = await validate.handle(request('CREATE', plan('again'), null));
     expect(duplicate.allowed).to.equal(false);
     expect(lookups.calls.listUpdatePlans).to.equal(1);
+  });
+
+  it('admits a CREATE for a free target after one list and nothing else (admission writes nothing)', async () => {
+    const lookups = memoryLookups({ updatePlans: [plan('to-2')] });
+    const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups, now: () => NOW });
+    const free = { ...plan('to-3'), spec: { targetRelease: 'kafka-3.0.0' } };
+    const verdict = await routes[ROUTES.validateUpdatePlans]!.handle(request('CREATE', free, null));
+    expect(verdict.allowed).to.equal(true);
+    expect(lookups.calls).to.deep.equal({ listUpdatePlans: 1 });
+    expect([...lookups.updatePlans.keys()]).to.deep.equal(['shop/to-2']);
   });
 });
 
@@ -97,7 +107,7 @@ function instanceRequest(operation: 'CREATE' | 'UPDATE', object: Instance, oldOb
 
 /** In-memory lookups (the API) plus a cache holding `cached` (possibly older copies). */
 function cachedLookups(api: OperatorVersion[], cached: OperatorVersion[]) {
-  const lookups = memoryLookups({ operatorVersions: api, serviceAccounts: ['shop/planwarden-plans'] }, () => NOW);
+  const lookups = memoryLookups({ operatorVersions: api, serviceAccounts: ['shop/planwarden-plans'] });
   const copies = new Map(cached.map((o) => [o.metadata.name, o]));
   return Object.assign(lookups, {
     cachedOperatorVersion(_ns: string, name: string) {
@@ -177,7 +187,7 @@ describe('webhook handlers: the requested-by stamp of a FleetRollout\'s trigger'
   const CONTROLLER = 'system:serviceaccount:planwarden-system:planwarden-controller';
   const mark = (id: string) => (i: Instance) => void (i.metadata.annotations = { ...i.metadata.annotations, 'planwarden.dev/fleet-trigger': JSON.stringify({ rollout: 'pg', author: 'alice', id }) });
   async function stamp(username: string, object: Instance, oldObject: Instance): Promise<string | undefined> {
-    const lookups = memoryLookups({ operatorVersions: [operatorVersion('app-1.0.0', { plans: ['deploy', 'backup'] })] }, () => NOW);
+    const lookups = memoryLookups({ operatorVersions: [operatorVersion('app-1.0.0', { plans: ['deploy', 'backup'] })] });
     const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups, now: () => NOW });
     const v = await routes[ROUTES.mutateInstances]!.handle({ ...instanceRequest('UPDATE', object, oldObject), userInfo: { username, groups: [] } });
     const ops = (v.allowed ? (v.patch ?? []) : []) as { path: string; value?: unknown }[];
@@ -228,7 +238,6 @@ describe('webhook handlers: a FleetRollout\'s author, asked per matching namespa
         instances: [target('shop'), target('web')],
         access: (_s, a) => (answer(a.namespace) === 'unknown' ? { kind: 'unknown', reason: 'timed out' } : { kind: answer(a.namespace) as 'allowed' | 'denied' }),
       },
-      () => NOW,
     );
     const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups, now: () => NOW });
     return { verdict: await routes[ROUTES.validateFleetRollouts]!.handle(rolloutRequest(parameters)), lookups };
