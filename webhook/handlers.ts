@@ -247,15 +247,21 @@ export async function fleetTargetFacts(ctx: FleetRolloutContext, lookups: Webhoo
     ),
   );
   const target = spec.upgrade?.operatorVersion;
-  const [forbidden, withoutTarget] = await Promise.all([
+  const subject = { user: ctx.userInfo.username, groups: ctx.userInfo.groups };
+  const [forbidden, withoutTarget, hidden] = await Promise.all([
     // Fail closed: a namespace where the answer is unknown (not asked in time) counts as forbidden.
     Promise.all(
       names.map(async (ns) => {
-        const answer = await lookups.canI({ user: ctx.userInfo.username, groups: ctx.userInfo.groups }, { verb: 'patch', group: GROUP, resource: 'instances', namespace: ns });
+        const answer = await lookups.canI(subject, { verb: 'patch', group: GROUP, resource: 'instances', namespace: ns });
         return answer.kind === 'allowed' ? undefined : ns;
       }),
     ),
     target ? Promise.all(names.map(async (ns) => ((await read(ns, target)) ? undefined : ns))) : Promise.resolve([]),
+    // A refusal names only what its author may see: namespaces where the author may not list
+    // Instances (or the answer is unknown) are only counted in it.
+    Promise.all(
+      names.map(async (ns) => ((await lookups.canI(subject, { verb: 'list', group: GROUP, resource: 'instances', namespace: ns })).kind === 'allowed' ? undefined : ns)),
+    ),
   ]);
   return {
     instances: matching.map((i) => {
@@ -270,6 +276,7 @@ export async function fleetTargetFacts(ctx: FleetRolloutContext, lookups: Webhoo
     }),
     forbiddenNamespaces: forbidden.filter((n): n is string => n !== undefined),
     namespacesWithoutTarget: withoutTarget.filter((n): n is string => n !== undefined),
+    hiddenNamespaces: hidden.filter((n): n is string => n !== undefined),
   };
 }
 

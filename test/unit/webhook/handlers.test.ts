@@ -231,31 +231,43 @@ describe('webhook handlers: a FleetRollout\'s author, asked per matching namespa
   const target = (namespace: string): Instance => ({ ...deployed(), metadata: { name: 'db', namespace, labels: { app: 'db' } } });
   const ovIn = (namespace: string) => ({ ...operatorVersion('app-1.0.0', { plans: ['deploy', 'backup'] }), metadata: { name: 'app-1.0.0', namespace } });
 
-  async function judge(answer: (namespace: string | undefined) => 'allowed' | 'denied' | 'unknown', parameters?: Record<string, string>) {
+  async function judge(answer: (namespace: string | undefined, verb: string) => 'allowed' | 'denied' | 'unknown', parameters?: Record<string, string>) {
     const lookups = memoryLookups(
       {
         operatorVersions: [ovIn('shop'), ovIn('web')],
         instances: [target('shop'), target('web')],
-        access: (_s, a) => (answer(a.namespace) === 'unknown' ? { kind: 'unknown', reason: 'timed out' } : { kind: answer(a.namespace) as 'allowed' | 'denied' }),
+        access: (_s, a) => (answer(a.namespace, a.verb) === 'unknown' ? { kind: 'unknown', reason: 'timed out' } : { kind: answer(a.namespace, a.verb) as 'allowed' | 'denied' }),
       },
     );
     const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups, now: () => NOW });
     return { verdict: await routes[ROUTES.validateFleetRollouts]!.handle(rolloutRequest(parameters)), lookups };
   }
 
-  it('allows a rollout whose author may patch Instances in every matching namespace, asking once per namespace', async () => {
+  it('allows a rollout whose author may patch Instances in every matching namespace, asking once per namespace (patch, and list: what a refusal may name)', async () => {
     const { verdict, lookups } = await judge(() => 'allowed');
     expect(verdict.allowed, verdict.allowed ? '' : verdict.message).to.equal(true);
-    expect(lookups.accessReviews.map((r) => [r.subject.user, r.attributes.verb, r.attributes.resource, r.attributes.namespace])).to.deep.equal([
+    expect(lookups.accessReviews.map((r) => [r.subject.user, r.attributes.verb, r.attributes.resource, r.attributes.namespace])).to.have.deep.members([
       ['alice', 'patch', 'instances', 'shop'],
       ['alice', 'patch', 'instances', 'web'],
+      ['alice', 'list', 'instances', 'shop'],
+      ['alice', 'list', 'instances', 'web'],
     ]);
   });
 
-  it('refuses it naming the namespace where the answer is no', async () => {
-    const { verdict } = await judge((ns) => (ns === 'web' ? 'denied' : 'allowed'));
+  it('refuses it naming the namespace where the answer is no, when the author may list Instances there', async () => {
+    const { verdict } = await judge((ns, verb) => (ns === 'web' && verb === 'patch' ? 'denied' : 'allowed'));
     expect(verdict.allowed).to.equal(false);
     expect(verdict.allowed ? '' : verdict.message).to.include('fleetrollout.author-forbidden').and.include('web').and.not.include('shop,');
+  });
+
+  it('names no namespace nor Instance the author may not list Instances in: it only counts them', async () => {
+    const denied = await judge((ns) => (ns === 'web' ? 'denied' : 'allowed'));
+    expect(denied.verdict.allowed ? '' : denied.verdict.message).to.include('fleetrollout.author-forbidden').and.include('1 namespace you may not read').and.not.include('web');
+    const values = await judge((ns, verb) => (ns === 'web' && verb === 'list' ? 'denied' : 'allowed'), { SIZE: 'big' });
+    expect(values.verdict.allowed ? '' : values.verdict.message)
+      .to.include('[rule fleetrollout.parameters-invalid]')
+      .and.include('shop/db, and 1 Instance in 1 namespace you may not read')
+      .and.not.include('web');
   });
 
   it('refuses per-run values a target\'s trigger would be refused for, at creation, naming the targets and the trigger rule', async () => {
@@ -268,8 +280,11 @@ describe('webhook handlers: a FleetRollout\'s author, asked per matching namespa
   });
 
   it('refuses it where the answer is unknown (fail closed)', async () => {
-    const { verdict } = await judge((ns) => (ns === 'shop' ? 'unknown' : 'allowed'));
+    const { verdict } = await judge((ns, verb) => (ns === 'shop' && verb === 'patch' ? 'unknown' : 'allowed'));
     expect(verdict.allowed).to.equal(false);
     expect(verdict.allowed ? '' : verdict.message).to.include('fleetrollout.author-forbidden').and.include('shop');
+    // Unknown whether the author may list Instances there: counted, not named (fail closed too).
+    const hidden = await judge((ns) => (ns === 'shop' ? 'unknown' : 'allowed'));
+    expect(hidden.verdict.allowed ? '' : hidden.verdict.message).to.include('fleetrollout.author-forbidden').and.include('1 namespace you may not read').and.not.include('shop');
   });
 });
