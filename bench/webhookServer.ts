@@ -27,7 +27,7 @@ import { createLogger } from '../webhook/log.ts';
 import type { WebhookLookups } from '../webhook/lookups.ts';
 import type { OperatorVersion } from '../shared/api/schema.ts';
 import { createWebhookMetrics } from '../webhook/metrics.ts';
-import { expressMessageClasses, HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, startWebhookServer } from '../webhook/server.ts';
+import { DEFAULT_LIMITS, expressMessageClasses, KEEP_ALIVE_TIMEOUT_MS, startWebhookServer } from '../webhook/server.ts';
 
 export type ServerMode = 'webhook' | 'bare' | 'rules' | 'express';
 const MODES: readonly ServerMode[] = ['webhook', 'bare', 'rules', 'express'];
@@ -87,9 +87,6 @@ export function inMemoryLookups(ov: OperatorVersion): WebhookLookups {
     listInstances: async () => [],
     serviceAccountExists: async () => true,
     canI: async () => ({ kind: 'allowed' }),
-    getReservation: async () => undefined,
-    reserve: async () => ({ kind: 'reserved' }),
-    release: async () => {},
   };
 }
 
@@ -126,7 +123,7 @@ function send(res: http.ServerResponse, answer: object | undefined): void {
 
 async function listen(o: Options, options: https.ServerOptions, handler: http.RequestListener): Promise<void> {
   const [cert, key] = await Promise.all([readFile(o.certFile, 'utf8'), readFile(o.keyFile, 'utf8')]);
-  const server = https.createServer({ minVersion: 'TLSv1.2', cert, key, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, ...options }, handler);
+  const server = https.createServer({ minVersion: 'TLSv1.2', cert, key, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, headersTimeout: DEFAULT_LIMITS.headersTimeoutMs, ...options }, handler);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(o.port, '127.0.0.1', () => resolve());

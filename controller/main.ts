@@ -19,7 +19,7 @@ import { errorFields } from '../shared/log.ts';
 import { createLogger } from './log.ts';
 import { createControllerMetrics } from './metrics.ts';
 import { WorkQueue } from '../shared/kube/queue.ts';
-import { Reservations } from './updates/reservations.ts';
+import { deleteLegacyReservations } from './updates/legacyReservations.ts';
 import { LABEL_INSTANCE } from '../shared/api/names.ts';
 import { DEFAULT_WAIT_BOUND_MS } from './updates/reconciler.ts';
 import { needsUpgradeStatus } from './updates/upgrades.ts';
@@ -151,12 +151,10 @@ async function main(): Promise<void> {
   const enqueuePlan = (p: KubeObjectLike) => planQueue.add(objectKey(p));
   updatePlans.onAdd(enqueuePlan);
   updatePlans.onUpdate((_o, cur) => enqueuePlan(cur));
-  // The webhook reserves an UpdatePlan's target with a Lease in our namespace; free it
-  // when the UpdatePlan is gone (only the leader does, but any replica may: it is idempotent).
-  const reservations = new Reservations(kube, config.leaderNamespace);
+  // The oldest UpdatePlan of a target holds it (shared/updatePlanHolder.ts): when one goes,
+  // the others of its target are judged again (the next oldest takes over).
   updatePlans.onDelete((p) => {
-    if (!leading) return;
-    reservations.release(p).catch((err: unknown) => logger.warn({ ...errorFields(err), updatePlan: objectKey(p) }, 'could not release reservation'));
+    for (const other of updatePlans.list(p.metadata.namespace)) if (other.spec.targetRelease === p.spec.targetRelease) enqueuePlan(other);
   });
   const wakeAllPlans = () => {
     for (const p of updatePlans.list()) enqueuePlan(p);
@@ -261,9 +259,9 @@ async function main(): Promise<void> {
     for (const i of updateInformers.list()) enqueueInformer(i);
     for (const r of fleetRollouts.list()) enqueueRollout(r);
     wakeAllPlans();
-    reservations.sweep(updatePlans.list(), new Date().toISOString()).then(
-      (n) => n > 0 && logger.info({ released: n }, 'released orphaned UpdatePlan reservations'),
-      (err: unknown) => logger.warn(errorFields(err), 'could not sweep UpdatePlan reservations'),
+    deleteLegacyReservations(kube, config.leaderNamespace).then(
+      (n) => n > 0 && logger.info({ deleted: n }, 'deleted UpdatePlan reservation Leases of an earlier version'),
+      (err: unknown) => logger.warn(errorFields(err), 'could not delete legacy UpdatePlan reservation Leases'),
     );
     const running = [
       ...(config.certs.mode === 'self-signed'

@@ -1,6 +1,6 @@
 // Wires each admission webhook path to its rules: look up what the rules need, call the
-// pure rule, return its verdict. The UpdatePlan handler also holds the reservation that
-// makes "one UpdatePlan per target" hold under concurrent creates.
+// pure rule, return its verdict. Handlers only read: admission creates nothing (a review
+// sent straight to the webhook port, forged or not, changes nothing in the cluster).
 import type { KubeConfig } from '@kubernetes/client-node';
 import { GROUP, type FleetRollout, type Instance, type OperatorVersion, type UpdatePlan } from '../shared/api/schema.ts';
 import { DEFAULT_CONTROLLER_USER, fleetRequestedBy, type Author } from '../shared/fleet.ts';
@@ -9,7 +9,7 @@ import { admitFleetMark } from './rules/fleetMark.ts';
 import { admitFleetRollout, admitFleetTargets, mutateFleetRollout, type FleetRolloutContext, type FleetTargetFacts } from './rules/fleetRollout.ts';
 import { createKubeClient } from '../shared/kube/client.ts';
 import { DEFAULT_PLAN_SERVICE_ACCOUNT } from '../shared/api/names.ts';
-import { apiLookups, type Reservation, type WebhookLookups } from './lookups.ts';
+import { apiLookups, type WebhookLookups } from './lookups.ts';
 import type { WebhookMetrics } from './metrics.ts';
 import { OperatorVersionCache, ServiceAccountCache } from './operatorVersionCache.ts';
 import type { Logger } from '../shared/log.ts';
@@ -21,11 +21,9 @@ import { admitInstanceStatus, mutateInstanceStatus } from '../shared/conditions/
 import { admitOperatorVersion } from './rules/operatorVersion.ts';
 import { NO_ALLOWANCE, type TenancyAllowance } from '../shared/blueprint/review.ts';
 import { admitServiceAccount, impersonationOf, serviceAccountToCheck } from './rules/tenancy.ts';
-import { admitUpdatePlan, duplicateTarget, needsOtherUpdatePlans, reportedInsightsOf, type UpdatePlanContext } from './rules/updatePlan.ts';
-import { isReservationStale, reservationName } from '../shared/reservations.ts';
+import { admitUpdatePlan, needsOtherUpdatePlans, reportedInsightsOf, type UpdatePlanContext } from './rules/updatePlan.ts';
 import { allow, combine, type Verdict } from '../shared/verdict.ts';
 import { perRunParameterRefusal, rawParameterChanges } from '../shared/plan/policy.ts';
-import { objectRef } from '../shared/refusal.ts';
 import type { WebhookRoutes } from './server.ts';
 
 export interface HandlerDeps {
@@ -34,8 +32,6 @@ export interface HandlerDeps {
   lookups?: WebhookLookups;
   /** The clock; rules take the time as an argument. */
   now?: () => Date;
-  /** planwarden's own namespace, where UpdatePlan reservations are kept. */
-  reservationNamespace?: string;
   /** What OperatorVersions that declare it may reach beyond their namespace (webhook flags); nothing by default. */
   tenancy?: TenancyAllowance;
   /** The ServiceAccount plans act as when an Instance names none (the controller's flag of the same name). */
@@ -49,8 +45,6 @@ export interface HandlerDeps {
   /** Counts where the Instance webhook got its OperatorVersions. */
   metrics?: Pick<WebhookMetrics, 'countOperatorVersionRead'>;
 }
-
-export const DEFAULT_RESERVATION_NAMESPACE = 'planwarden-system';
 
 export interface BuiltHandlers {
   /** Route path (e.g. "/validate/instances") → webhook. */
@@ -136,65 +130,11 @@ function requesterName(req: AdmissionRequest, controllerUser: string): string | 
 }
 
 /**
- * Uniqueness of (namespace, targetRelease) that holds under racing creates, across any
- * number of webhook replicas: creating a Lease named after the key is atomic in the
- * apiserver, so exactly one UpdatePlan wins it. The controller deletes the reservation
- * when its UpdatePlan goes away; a reservation whose holder does not exist and that is
- * older than the grace period (its create was refused later in the chain, or the
- * controller was down) is reclaimed here. Dry-run requests only read.
+ * UpdatePlan writes, judged from the namespace's list: one UpdatePlan per target is refused
+ * here when the list shows the target held; two creates judged at the same moment are
+ * resolved by the controller (the oldest holds the target: shared/updatePlanHolder.ts).
  */
-export async function reserveTarget(
-  req: AdmissionRequest,
-  plan: UpdatePlan,
-  lookups: WebhookLookups,
-  now: string,
-): Promise<Verdict> {
-  const ns = req.namespace ?? plan.metadata.namespace ?? '';
-  const target = plan.spec.targetRelease;
-  const name = reservationName(ns, target);
-  const who = objectRef('UpdatePlan', { ...plan.metadata, namespace: ns });
-  const holderState = async (r: Reservation) => {
-    if (!r.holderName) return { exists: false, isSelf: false };
-    if (r.holderUid && r.holderUid === plan.metadata.uid) return { exists: true, isSelf: true };
-    const holder = await lookups.getUpdatePlan(r.holderNamespace ?? ns, r.holderName);
-    const exists = holder !== undefined && (!r.holderUid || holder.metadata.uid === r.holderUid);
-    return { exists, isSelf: false };
-  };
-  const refuse = (holderName: string | undefined, inFlight: boolean) =>
-    duplicateTarget({
-      object: who,
-      target,
-      holder: objectRef('UpdatePlan', { name: holderName ?? '?', namespace: ns }),
-      state: inFlight ? 'creating' : 'exists',
-    });
-
-  if (req.dryRun) {
-    const existing = await lookups.getReservation(name);
-    if (!existing) return allow();
-    const h = await holderState(existing);
-    if (h.isSelf || isReservationStale(existing, h.exists, now)) return allow();
-    return refuse(existing.holderName, !h.exists);
-  }
-
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const outcome = await lookups.reserve(name, {
-      kind: 'UpdatePlan',
-      namespace: ns,
-      name: plan.metadata.name ?? '',
-      uid: plan.metadata.uid,
-      targetRelease: target,
-    });
-    if (outcome.kind === 'reserved') return allow();
-    const existing = outcome.reservation;
-    const h = await holderState(existing);
-    if (h.isSelf) return allow();
-    if (!isReservationStale(existing, h.exists, now)) return refuse(existing.holderName, !h.exists);
-    await lookups.release(name, existing.uid);
-  }
-  return refuse(undefined, true);
-}
-
-async function handleUpdatePlan(req: AdmissionRequest, lookups: WebhookLookups, now: string): Promise<Verdict> {
+async function handleUpdatePlan(req: AdmissionRequest, lookups: WebhookLookups): Promise<Verdict> {
   const object = (req.object ?? req.oldObject) as unknown as UpdatePlan;
   const ns = req.namespace ?? object.metadata.namespace ?? '';
   if (req.operation === 'DELETE') return allow();
@@ -210,10 +150,7 @@ async function handleUpdatePlan(req: AdmissionRequest, lookups: WebhookLookups, 
     others,
     reportedInsights: reportedInsightsOf([...all, object]),
   };
-  const verdict = admitUpdatePlan(ctx);
-  if (!verdict.allowed || req.operation !== 'CREATE') return verdict;
-  const reserved = await reserveTarget(req, object, lookups, now);
-  return reserved.allowed ? { ...verdict, warnings: [...verdict.warnings, ...reserved.warnings] } : reserved;
+  return admitUpdatePlan(ctx);
 }
 
 /**
@@ -311,15 +248,21 @@ export async function fleetTargetFacts(ctx: FleetRolloutContext, lookups: Webhoo
     ),
   );
   const target = spec.upgrade?.operatorVersion;
-  const [forbidden, withoutTarget] = await Promise.all([
+  const subject = { user: ctx.userInfo.username, groups: ctx.userInfo.groups };
+  const [forbidden, withoutTarget, hidden] = await Promise.all([
     // Fail closed: a namespace where the answer is unknown (not asked in time) counts as forbidden.
     Promise.all(
       names.map(async (ns) => {
-        const answer = await lookups.canI({ user: ctx.userInfo.username, groups: ctx.userInfo.groups }, { verb: 'patch', group: GROUP, resource: 'instances', namespace: ns });
+        const answer = await lookups.canI(subject, { verb: 'patch', group: GROUP, resource: 'instances', namespace: ns });
         return answer.kind === 'allowed' ? undefined : ns;
       }),
     ),
     target ? Promise.all(names.map(async (ns) => ((await read(ns, target)) ? undefined : ns))) : Promise.resolve([]),
+    // A refusal names only what its author may see: namespaces where the author may not list
+    // Instances (or the answer is unknown) are only counted in it.
+    Promise.all(
+      names.map(async (ns) => ((await lookups.canI(subject, { verb: 'list', group: GROUP, resource: 'instances', namespace: ns })).kind === 'allowed' ? undefined : ns)),
+    ),
   ]);
   return {
     instances: matching.map((i) => {
@@ -334,6 +277,7 @@ export async function fleetTargetFacts(ctx: FleetRolloutContext, lookups: Webhoo
     }),
     forbiddenNamespaces: forbidden.filter((n): n is string => n !== undefined),
     namespacesWithoutTarget: withoutTarget.filter((n): n is string => n !== undefined),
+    hiddenNamespaces: hidden.filter((n): n is string => n !== undefined),
   };
 }
 
@@ -361,8 +305,7 @@ function apiserverLookups(deps: HandlerDeps): { lookups: WebhookLookups; caches:
   const serviceAccounts = new ServiceAccountCache({ source: kube, logger: deps.logger });
   operatorVersions.start();
   serviceAccounts.start();
-  const namespace = deps.reservationNamespace ?? DEFAULT_RESERVATION_NAMESPACE;
-  const lookups = apiLookups(kube, namespace, { operatorVersions, serviceAccounts, metrics: deps.metrics, impersonation: deps.impersonation ?? true });
+  const lookups = apiLookups(kube, { operatorVersions, serviceAccounts, metrics: deps.metrics, impersonation: deps.impersonation ?? true });
   return { lookups, caches: [operatorVersions, serviceAccounts] };
 }
 
@@ -403,7 +346,7 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
     },
     [ROUTES.validateUpdatePlans]: {
       kinds: ['UpdatePlan'],
-      handle: (req) => handleUpdatePlan(req, lookups, now()),
+      handle: (req) => handleUpdatePlan(req, lookups),
     },
     [ROUTES.validateFleetRollouts]: {
       kinds: ['FleetRollout'],

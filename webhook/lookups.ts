@@ -1,5 +1,6 @@
-// What the admission handlers read from (and, for UpdatePlan reservations, write to) the
-// Kubernetes API. Reads go to the apiserver; OperatorVersions may also come from a
+// What the admission handlers read from the Kubernetes API: reads and SubjectAccessReviews
+// only — admission writes nothing, so a review sent straight to the webhook port (forged or
+// not) changes nothing in the cluster (docs/operations.md, "Admission without side effects"). Reads go to the apiserver; OperatorVersions may also come from a
 // watch-backed cache (webhook/operatorVersionCache.ts), which the Instance handler asks
 // first only for writes it may judge from a copy, and which never answers "not found".
 import { classifyApiError, type KubeClient } from '../shared/kube/client.ts';
@@ -9,34 +10,8 @@ import { PREFLIGHT_ACCESS_TTL_MS, PREFLIGHT_BUDGET_MS, type PreflightDeps } from
 import type { WebhookMetrics } from './metrics.ts';
 import { servedKindsLookup } from './servedKinds.ts';
 import { GROUP, VERSION, type Instance, type OperatorVersion, type UpdatePlan } from '../shared/api/schema.ts';
-import {
-  HOLDER_ANNOTATION,
-  HOLDER_NAMESPACE_ANNOTATION,
-  HOLDER_UID_ANNOTATION,
-  RESERVATION_LABEL,
-  TARGET_ANNOTATION,
-} from '../shared/reservations.ts';
 
-export interface Reservation {
-  name: string;
-  uid: string;
-  creationTimestamp: string;
-  holderNamespace?: string;
-  holderName?: string;
-  holderUid?: string;
-}
-
-export interface ReservationHolder {
-  kind: string;
-  namespace: string;
-  name: string;
-  uid?: string;
-  targetRelease: string;
-}
-
-export type ReserveOutcome = { kind: 'reserved' } | { kind: 'held'; reservation: Reservation };
-
-/** The reads and the one write (reservations) admission needs. */
+/** The reads admission needs (and nothing that writes). */
 export interface WebhookLookups {
   /** Read live from the apiserver. */
   getOperatorVersion(namespace: string, name: string): Promise<OperatorVersion | undefined>;
@@ -62,30 +37,6 @@ export interface WebhookLookups {
   canI(subject: AccessSubject, attributes: AccessAttributes): Promise<AccessAnswer>;
   /** What the apply-time preflight asks (discovery, cached access reviews); absent: no preflight. */
   preflight?: PreflightDeps;
-  /** Reservations live in planwarden's own namespace, named by reservationName(). */
-  getReservation(name: string): Promise<Reservation | undefined>;
-  /** Atomically creates the reservation; `held` when it exists already. */
-  reserve(name: string, holder: ReservationHolder): Promise<ReserveOutcome>;
-  /** Deletes the reservation only if it still has `uid` (never someone else's). */
-  release(name: string, uid: string): Promise<void>;
-}
-
-interface LeaseObject {
-  apiVersion: string;
-  kind: string;
-  metadata: { name?: string; namespace?: string; uid?: string; creationTimestamp?: string; annotations?: Record<string, string>; labels?: Record<string, string> };
-  spec?: { holderIdentity?: string };
-}
-
-function toReservation(lease: LeaseObject): Reservation {
-  return {
-    name: lease.metadata.name ?? '',
-    uid: lease.metadata.uid ?? '',
-    creationTimestamp: lease.metadata.creationTimestamp ?? '',
-    holderNamespace: lease.metadata.annotations?.[HOLDER_NAMESPACE_ANNOTATION],
-    holderName: lease.metadata.annotations?.[HOLDER_ANNOTATION],
-    holderUid: lease.metadata.annotations?.[HOLDER_UID_ANNOTATION],
-  };
 }
 
 /**
@@ -100,14 +51,9 @@ export const ACCESS_REVIEW_TIMEOUT_MS = 2_500;
 /**
  * Lookups through the API, over the same keep-alive JSON client the controller uses (a
  * new TLS connection per admission lookup cost tens of milliseconds per write).
- * `reservationNamespace` is planwarden's own namespace: keeping reservations there (not
- * beside the UpdatePlan) confines the webhook's Lease writes to one namespace, and no owner
- * reference is set, because the garbage collector would delete a reservation whose owner
- * is still being created.
  */
 export function apiLookups(
   kube: KubeClient,
-  reservationNamespace: string,
   options: {
     operatorVersions?: OperatorVersionCache;
     /** Which ServiceAccounts exist (the preflight asks on every trigger). */
@@ -131,15 +77,9 @@ export function apiLookups(
     options.serviceAccounts?.get(ns, name) !== undefined || (await kube.get({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: ns, name })) !== undefined;
   // Which versions serve a kind: asked for every object of a run the preflight checks, kept 30 s.
   const servedKind = servedKindsLookup(kube);
-  const namespace = reservationNamespace;
   const get = <T>(ns: string, kind: string, name: string) => kube.get<T>({ apiVersion: `${GROUP}/${VERSION}`, kind, namespace: ns, name });
   const list = async <T>(ns: string, plural: string): Promise<T[]> =>
     (await kube.list<T>(`/apis/${GROUP}/${VERSION}/namespaces/${ns}/${plural}`)).items;
-  const leaseRef = (name: string) => ({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace, name });
-  const getReservation = async (name: string) => {
-    const lease = await kube.get<LeaseObject>(leaseRef(name));
-    return lease ? toReservation(lease) : undefined;
-  };
   return {
     getOperatorVersion: (ns, name) => {
       metrics?.countOperatorVersionRead('api');
@@ -184,51 +124,6 @@ export function apiLookups(
           throw err;
         }
       },
-    },
-    getReservation,
-    async reserve(name, holder) {
-      const body: LeaseObject = {
-        apiVersion: 'coordination.k8s.io/v1',
-        kind: 'Lease',
-        metadata: {
-          name,
-          namespace,
-          labels: { [RESERVATION_LABEL]: holder.kind.toLowerCase() },
-          annotations: {
-            [HOLDER_NAMESPACE_ANNOTATION]: holder.namespace,
-            [HOLDER_ANNOTATION]: holder.name,
-            ...(holder.uid ? { [HOLDER_UID_ANNOTATION]: holder.uid } : {}),
-            [TARGET_ANNOTATION]: holder.targetRelease,
-          },
-        },
-        spec: { holderIdentity: `${holder.kind}/${holder.namespace}/${holder.name}` },
-      };
-      for (let attempt = 0; attempt < 3; attempt++) {
-        try {
-          await kube.create(body);
-          return { kind: 'reserved' };
-        } catch (e) {
-          if (classifyApiError(e) !== 'conflict') throw e;
-          const existing = await getReservation(name);
-          // Deleted between our create and our read: try again.
-          if (existing) return { kind: 'held', reservation: existing };
-        }
-      }
-      throw new Error(`reservation ${namespace}/${name} keeps appearing and disappearing`);
-    },
-    async release(name, uid) {
-      try {
-        await kube.request({
-          method: 'DELETE',
-          path: `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${name}`,
-          body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid } },
-        });
-      } catch (e) {
-        // Gone already, or replaced by someone else's reservation: nothing of ours to release.
-        const c = classifyApiError(e);
-        if (c === 'notFound' || c === 'conflict') return;
-        throw e;
-      }
     },
   };
 }

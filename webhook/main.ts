@@ -16,8 +16,6 @@ interface Config {
   /** Empty: in-cluster service account, else $KUBECONFIG / ~/.kube/config. */
   kubeconfig: string;
   shutdownDelayMs: number;
-  /** planwarden's own namespace: UpdatePlan reservations (Leases) are kept there. */
-  reservationNamespace: string;
   /** OperatorVersions that declare spec.crossNamespace / spec.clusterScoped are admitted (docs/operations.md, "Tenancy"). */
   tenancy: { allowCrossNamespace: boolean; allowClusterScoped: boolean };
   /** Must match the controller's flag: the ServiceAccount Instances without spec.serviceAccountName use. */
@@ -39,6 +37,7 @@ function readConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
       'log-level': { type: 'string' },
       kubeconfig: { type: 'string' },
       'shutdown-delay-seconds': { type: 'string' },
+      // Accepted and ignored: admission no longer keeps UpdatePlan reservations (Leases).
       'reservation-namespace': { type: 'string' },
       'allow-cross-namespace': { type: 'boolean' },
       'allow-cluster-scoped': { type: 'boolean' },
@@ -58,7 +57,6 @@ function readConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
     keyFile: values['tls-key'] ?? env.PLANWARDEN_TLS_KEY_FILE ?? '/tls/tls.key',
     logLevel: values['log-level'] ?? env.PLANWARDEN_LOG_LEVEL ?? 'info',
     kubeconfig: values.kubeconfig ?? env.KUBECONFIG ?? '',
-    reservationNamespace: values['reservation-namespace'] ?? env.POD_NAMESPACE ?? 'planwarden-system',
     defaultServiceAccount: values['default-service-account'] || undefined,
     controllerUser: values['controller-user'] || undefined,
     impersonation: !(values['no-impersonation'] ?? false),
@@ -83,7 +81,6 @@ async function main(): Promise<void> {
   const metrics = createWebhookMetrics();
   const handlers = await buildHandlers({
     kubeConfig,
-    reservationNamespace: config.reservationNamespace,
     tenancy: config.tenancy,
     defaultServiceAccount: config.defaultServiceAccount,
     controllerUser: config.controllerUser,

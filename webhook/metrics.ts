@@ -6,7 +6,7 @@ import type { DecodeProblem } from './review.ts';
 export type VerdictLabel = 'allowed' | 'denied' | 'error';
 
 /** Why a body never reached a handler; a small fixed set, so label cardinality stays bounded. */
-export type BadRequestReason = DecodeProblem | 'too-large' | 'unsupported-media-type' | 'unreadable-body';
+export type BadRequestReason = DecodeProblem | 'too-large' | 'too-deep' | 'unsupported-media-type' | 'unreadable-body' | 'busy';
 
 export interface AdmissionLabels {
   /** The route path, e.g. "/validate/instances". */

@@ -10,7 +10,6 @@ import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import getRawBody from 'raw-body';
 import { boundWarnings, type Verdict } from '../shared/verdict.ts';
 import { admissionBindings, type Logger } from './log.ts';
 import type { BadRequestReason, VerdictLabel, WebhookMetrics } from './metrics.ts';
@@ -35,12 +34,60 @@ export interface WebhookRoute {
 export type WebhookRoutes = Record<string, WebhookRoute>;
 
 /**
- * An UPDATE carries both `object` and `oldObject`. etcd refuses values over 1.5 MiB, but a
- * built-in type stored as protobuf can grow ~2x when rendered as JSON, and the review adds
- * its envelope (userInfo, options, managedFields of both copies): 2 × 1.5 MiB × 2 plus
- * headroom gives 8 MiB. Above that the body is refused with 413 before it is parsed.
+ * The largest review the API server can send us. It refuses request bodies over 3 MiB
+ * (its MaxRequestBodyBytes), so no object it stores is larger than that as JSON — and our
+ * webhooks match only planwarden's own kinds, custom resources stored as JSON, so the 2×
+ * growth of a protobuf-stored built-in rendered as JSON does not apply. An UPDATE carries
+ * `object` and `oldObject`: 2 × 3 MiB, plus 1 MiB for the review's envelope (userInfo,
+ * options, managedFields) gives 7 MiB. Above that the body is refused with 413 before a
+ * byte of it is read (a declared Content-Length) or as soon as it grows past it.
  */
-export const DEFAULT_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+export const DEFAULT_BODY_LIMIT_BYTES = 7 * 1024 * 1024;
+
+/**
+ * What a flood of requests may hold at once (docs/operations.md, "The webhook's limits").
+ * The container's memory limit is 256 Mi; the process needs ~70 Mi idle. Bodies being read
+ * or judged hold their raw bytes (`maxBufferedBytes`), and a body's parse — where JSON grows
+ * several times over — happens only inside the review gate, whose weight is the bodies'
+ * bytes (`maxJudgedBytes`: one full-size review, or many ordinary ones of a few KiB, at a
+ * time): 32 MiB raw + ~10 × 8 MiB parsed stays well under the limit whatever is sent.
+ */
+export interface WebhookLimits {
+  /** Open connections at most (server.maxConnections): more are closed on accept. */
+  maxConnections: number;
+  /** Raw body bytes held at once, counted as they arrive; a chunk that does not fit gets 503 and the connection closes. */
+  maxBufferedBytes: number;
+  /**
+   * A lane of its own for bodies of at most SMALL_BODY_BYTES — nearly every real review —
+   * so that large bodies filling `maxBufferedBytes` never starve them.
+   */
+  maxSmallBufferedBytes: number;
+  /** Reviews decoded and judged at once. */
+  maxConcurrentReviews: number;
+  /** Body bytes of the reviews decoded and judged at once (a review weighs its body's length). */
+  maxJudgedBytes: number;
+  /** Reviews waiting for the gate; more get 429 at once. */
+  maxQueuedReviews: number;
+  /** How long a review waits for the gate before 429 (its handler gets the rest of its budget). */
+  queueWaitMs: number;
+  /** TLS handshake, headers, and the whole request must each arrive within these (slowloris). */
+  handshakeTimeoutMs: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+}
+
+export const DEFAULT_LIMITS: WebhookLimits = {
+  maxConnections: 512,
+  maxBufferedBytes: 32 * 1024 * 1024,
+  maxSmallBufferedBytes: 16 * 1024 * 1024,
+  maxConcurrentReviews: 32,
+  maxJudgedBytes: 8 * 1024 * 1024,
+  maxQueuedReviews: 256,
+  queueWaitMs: 1_000,
+  handshakeTimeoutMs: 5_000,
+  headersTimeoutMs: 5_000,
+  requestTimeoutMs: 10_000,
+};
 
 /**
  * The webhook configurations give each call 5 s (timeoutSeconds); answer with a readable
@@ -56,6 +103,8 @@ export interface WebhookAppOptions {
   ready?: () => boolean;
   bodyLimitBytes?: number;
   handlerTimeoutMs?: number;
+  /** Overrides of DEFAULT_LIMITS. */
+  limits?: Partial<WebhookLimits>;
 }
 
 interface AdmissionDeps {
@@ -159,6 +208,123 @@ export async function answerAdmission(
   return answer;
 }
 
+/** A body up to this size is counted in the small lane (WebhookLimits.maxSmallBufferedBytes). */
+export const SMALL_BODY_BYTES = 64 * 1024;
+
+/** Bytes held at once, counted as they are taken; never more than `capacity`. */
+export class ByteBudget {
+  private used = 0;
+  constructor(readonly capacity: number) {}
+  get held(): number {
+    return this.used;
+  }
+  take(n: number): boolean {
+    if (this.used + n > this.capacity) return false;
+    this.used += n;
+    return true;
+  }
+  give(n: number): void {
+    this.used = Math.max(0, this.used - n);
+  }
+}
+
+interface Waiter {
+  weight: number;
+  grant: (release: () => void) => void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * At most `maxConcurrent` holders whose weights sum to at most `maxWeight` (a single one
+ * heavier than that still gets in alone). Waiters are served first-fit in arrival order, so
+ * small reviews are not held behind a large one; at most `maxQueued` wait, each for at most
+ * `waitMs`, then `acquire` answers undefined (the caller answers 429).
+ */
+export class ReviewGate {
+  private count = 0;
+  private weight = 0;
+  private readonly waiting: Waiter[] = [];
+  constructor(private readonly limits: { maxConcurrent: number; maxWeight: number; maxQueued: number; waitMs: number }) {}
+
+  get inFlight(): number {
+    return this.count;
+  }
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  private fits(weight: number): boolean {
+    return this.count < this.limits.maxConcurrent && (this.count === 0 || this.weight + weight <= this.limits.maxWeight);
+  }
+
+  private enter(weight: number): () => void {
+    this.count++;
+    this.weight += weight;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.count--;
+      this.weight -= weight;
+      this.admitWaiting();
+    };
+  }
+
+  private admitWaiting(): void {
+    for (let i = 0; i < this.waiting.length; ) {
+      const w = this.waiting[i]!;
+      if (!this.fits(w.weight)) {
+        i++;
+        continue;
+      }
+      this.waiting.splice(i, 1);
+      clearTimeout(w.timer);
+      w.grant(this.enter(w.weight));
+    }
+  }
+
+  acquire(weight: number): Promise<(() => void) | undefined> {
+    if (this.waiting.length === 0 && this.fits(weight)) return Promise.resolve(this.enter(weight));
+    if (this.waiting.length >= this.limits.maxQueued) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        weight,
+        grant: resolve,
+        timer: setTimeout(() => {
+          const i = this.waiting.indexOf(waiter);
+          if (i >= 0) this.waiting.splice(i, 1);
+          resolve(undefined);
+        }, this.limits.waitMs),
+      };
+      this.waiting.push(waiter);
+    });
+  }
+}
+
+/**
+ * JSON nested deeper than any Kubernetes object is (the deepest CRD schemas stay far below
+ * this), refused before JSON.parse: 6 MiB of `[1,[1,[1,…` takes JSON.parse a second or more
+ * of the one thread that answers every review.
+ */
+export const MAX_JSON_DEPTH = 512;
+
+/** Whether `body`, read as JSON, opens more than `max` arrays/objects at once (strings skipped; one pass, no allocation). */
+export function jsonDeeperThan(body: Uint8Array, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]!;
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped byte
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
 function isJsonContentType(header: string | undefined): boolean {
   const mediaType = (header ?? '').split(';')[0]?.trim().toLowerCase();
   return mediaType === 'application/json';
@@ -166,36 +332,97 @@ function isJsonContentType(header: string | undefined): boolean {
 
 /** Why a body was not read, and the HTTP answer that says so. */
 interface BodyRefusal {
-  reason: Extract<BadRequestReason, 'too-large' | 'unsupported-media-type' | 'unreadable-body'>;
+  reason: Extract<BadRequestReason, 'too-large' | 'unsupported-media-type' | 'unreadable-body' | 'busy'>;
   status: number;
   error: string;
   detail: string;
 }
 
+/** A body read within the budget: its bytes stay counted until `release`. */
+interface HeldBody {
+  body: Buffer;
+  release: () => void;
+}
+
 /**
- * The raw body of a request that says it is JSON, at most `limit` bytes: any other media
- * type is refused unread, a declared Content-Length over the limit is
- * refused before a byte is read, a body that grows past it while streaming is cut off. The
- * apiserver never compresses review bodies; refusing encodings also rules out zip bombs.
+ * The raw body of a request that says it is JSON, at most `limit` bytes, each chunk counted
+ * against a budget as it arrives (so a slow sender holds only what it has sent) — the small
+ * lane while the body is at most SMALL_BODY_BYTES, the large one once it grows past: any other
+ * media type is refused unread, a declared Content-Length over the limit is refused before a
+ * byte is read, a body that grows past the limit or past what the budget has left is cut off.
+ * The apiserver never compresses review bodies; refusing encodings also rules out zip bombs.
  */
-async function readBody(req: Request, limit: number): Promise<Buffer | BodyRefusal> {
+function readBody(req: Request, limit: number, budgets: { small: ByteBudget; large: ByteBudget }): Promise<HeldBody | BodyRefusal> {
   const contentType = req.headers['content-type'];
   if (!isJsonContentType(contentType)) {
-    return { reason: 'unsupported-media-type', status: 415, error: `content-type must be application/json, got ${JSON.stringify(contentType ?? '')}`, detail: contentType ?? '' };
+    return Promise.resolve({ reason: 'unsupported-media-type', status: 415, error: `content-type must be application/json, got ${JSON.stringify(contentType ?? '')}`, detail: contentType ?? '' });
   }
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
   if (encoding !== 'identity') {
-    return { reason: 'unsupported-media-type', status: 415, error: `unsupported content encoding "${encoding}"`, detail: encoding };
+    return Promise.resolve({ reason: 'unsupported-media-type', status: 415, error: `unsupported content encoding "${encoding}"`, detail: encoding });
   }
-  try {
-    return await getRawBody(req, { length: req.headers['content-length'], limit });
-  } catch (e) {
-    const err = e as HttpError;
-    if (err.type === 'entity.too.large') {
-      return { reason: 'too-large', status: 413, error: `body exceeds the limit of ${limit} bytes`, detail: err.message ?? '' };
-    }
-    return { reason: 'unreadable-body', status: typeof err.status === 'number' && err.status < 500 ? err.status : 400, error: err.message ?? 'unreadable body', detail: err.type ?? '' };
-  }
+  const tooLarge = (detail: string): BodyRefusal => ({ reason: 'too-large', status: 413, error: `body exceeds the limit of ${limit} bytes`, detail });
+  const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
+  if (declared !== undefined && declared > limit) return Promise.resolve(tooLarge(`content-length ${declared}`));
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let held = 0;
+    let budget = budgets.small;
+    let done = false;
+    const finish = (outcome: HeldBody | BodyRefusal) => {
+      if (done) return;
+      done = true;
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+      if ('body' in outcome) {
+        resolve(outcome);
+        return;
+      }
+      budget.give(held);
+      chunks.length = 0;
+      // Stop reading: the refusal closes the connection, the rest of the body is never taken.
+      req.pause();
+      resolve(outcome);
+    };
+    const onData = (chunk: Buffer) => {
+      if (held + chunk.length > limit) return finish(tooLarge(`${held + chunk.length} bytes and more`));
+      const busy = (): BodyRefusal => ({ reason: 'busy', status: 503, error: 'the webhook holds as many request bytes as it may; retry', detail: `${budget.held} of ${budget.capacity} bytes held` });
+      if (budget === budgets.small && held + chunk.length > SMALL_BODY_BYTES) {
+        // Grown out of the small lane: everything it holds moves to the large one.
+        if (!budgets.large.take(held + chunk.length)) return finish(busy());
+        budgets.small.give(held);
+        budget = budgets.large;
+        held += chunk.length;
+        chunks.push(chunk);
+        return;
+      }
+      if (!budget.take(chunk.length)) return finish(busy());
+      held += chunk.length;
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      if (declared !== undefined && held !== declared) {
+        return finish({ reason: 'unreadable-body', status: 400, error: `request size did not match content length`, detail: `${held} of ${declared}` });
+      }
+      let given = false;
+      finish({
+        body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, held),
+        release: () => {
+          if (!given) budget.give(held);
+          given = true;
+        },
+      });
+    };
+    const onError = (err: Error) => finish({ reason: 'unreadable-body', status: 400, error: err.message, detail: 'stream error' });
+    // Aborted by the client, or cut by requestTimeout: nobody is left to answer.
+    const onClose = () => finish({ reason: 'unreadable-body', status: 400, error: 'request aborted', detail: 'aborted' });
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
 }
 
 /** One writeHead and one end: the body is serialised once, its length known up front. */
@@ -211,9 +438,9 @@ interface HttpError {
   message?: string;
 }
 
-function sendError(res: Response, status: number, error: string): void {
+function sendError(res: Response, status: number, error: string, headers: Record<string, string> = {}): void {
   if (res.headersSent) return;
-  res.status(status).json({ error });
+  res.set(headers).status(status).json({ error });
 }
 
 /** The express app: admission routes, /healthz, /readyz, /metrics. */
@@ -226,6 +453,14 @@ export function createWebhookApp(options: WebhookAppOptions): express.Express {
     handlerTimeoutMs: options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS,
   };
   const bodyLimit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+  const limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const budgets = { small: new ByteBudget(limits.maxSmallBufferedBytes), large: new ByteBudget(limits.maxBufferedBytes) };
+  const gate = new ReviewGate({
+    maxConcurrent: limits.maxConcurrentReviews,
+    maxWeight: limits.maxJudgedBytes,
+    maxQueued: limits.maxQueuedReviews,
+    waitMs: limits.queueWaitMs,
+  });
 
   const app = express();
   app.disable('x-powered-by');
@@ -248,14 +483,44 @@ export function createWebhookApp(options: WebhookAppOptions): express.Express {
   for (const [path, route] of Object.entries(handlers)) {
     if (!path.startsWith('/')) throw new Error(`webhook path ${JSON.stringify(path)} must start with "/"`);
     app.post(path, async (req: Request, res: Response) => {
-      const body = await readBody(req, bodyLimit);
-      if (!Buffer.isBuffer(body)) {
-        metrics.countBadRequest(path, body.reason);
-        logger.warn({ webhook: path, reason: body.reason, error: body.detail }, 'admission request refused before decoding');
-        sendError(res, body.status, body.error);
+      const arrived = performance.now();
+      const read = await readBody(req, bodyLimit, budgets);
+      if (!('body' in read)) {
+        metrics.countBadRequest(path, read.reason);
+        logger.warn({ webhook: path, reason: read.reason, error: read.detail }, 'admission request refused before decoding');
+        // The rest of a refused body is never read: the connection is cut once the answer is
+        // out (node would otherwise read and discard the rest of it, at the sender's pace).
+        req.pause();
+        res.once('finish', () => req.socket.destroy());
+        sendError(res, read.status, read.error, { connection: 'close', ...(read.status === 503 ? { 'retry-after': '1' } : {}) });
         return;
       }
-      sendJson(res, (await answerAdmission(path, route, body, deps)) satisfies ReviewAnswer);
+      try {
+        if (jsonDeeperThan(read.body, MAX_JSON_DEPTH)) {
+          metrics.countBadRequest(path, 'too-deep');
+          logger.warn({ webhook: path, reason: 'too-deep' }, 'admission request refused before decoding');
+          sendError(res, 400, `body nests JSON deeper than ${MAX_JSON_DEPTH} levels`);
+          return;
+        }
+        const leave = await gate.acquire(read.body.length);
+        if (!leave) {
+          metrics.countBadRequest(path, 'busy');
+          logger.warn({ webhook: path, reason: 'busy', inFlight: gate.inFlight, queued: gate.queued }, 'admission request refused: too many reviews at once');
+          sendError(res, 429, 'too many admission reviews at once; retry', { 'retry-after': '1' });
+          return;
+        }
+        try {
+          // Time spent waiting for the gate comes out of the handler's budget: the answer is
+          // still due before the apiserver's timeout.
+          const waited = performance.now() - arrived;
+          const timeout = Math.max(250, deps.handlerTimeoutMs - waited);
+          sendJson(res, (await answerAdmission(path, route, read.body, { ...deps, handlerTimeoutMs: timeout })) satisfies ReviewAnswer);
+        } finally {
+          leave();
+        }
+      } finally {
+        read.release();
+      }
     });
   }
 
@@ -472,12 +737,18 @@ export interface WebhookServer {
 
 /**
  * The apiserver's HTTP transport drops idle connections after 90 s. The server must keep them
- * longer, so that it is always the client that closes an idle connection: otherwise a request
- * can race a server-side close and fail with a reset. headersTimeout must exceed it too.
+ * longer, so that it is always the client that closes an idle connection: otherwise a POST
+ * can race a server-side close and fail with a reset (Go does not retry a POST). Idle
+ * connections cost a socket each; they are bounded by maxConnections and closed early
+ * when connections run short (IDLE_PRUNE_RATIO). In node ≥ 18 headersTimeout and
+ * requestTimeout count from a request's first byte (or the connection's start), not across
+ * keep-alive idle time, so they can be short (DEFAULT_LIMITS) without cutting idle connections.
  */
 export const KEEP_ALIVE_TIMEOUT_MS = 120_000;
-export const HEADERS_TIMEOUT_MS = 125_000;
-const REQUEST_TIMEOUT_MS = 130_000;
+/** Past this share of maxConnections, idle keep-alive connections are closed to make room. */
+export const IDLE_PRUNE_RATIO = 0.75;
+/** How often node checks headersTimeout and requestTimeout (its default, 30 s, would let a slowloris hold on 6× longer). */
+const CONNECTIONS_CHECK_MS = 1_000;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -518,15 +789,18 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   let stopping = false;
   const userReady = options.ready ?? (() => true);
   const app = createWebhookApp({ ...options, ready: () => !stopping && userReady() });
+  const limits = { ...DEFAULT_LIMITS, ...options.limits };
 
   const server = https.createServer(
     {
       ...TLS_OPTIONS,
       cert: initial.cert,
       key: initial.key,
+      handshakeTimeout: limits.handshakeTimeoutMs,
       keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-      headersTimeout: HEADERS_TIMEOUT_MS,
-      requestTimeout: REQUEST_TIMEOUT_MS,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      connectionsCheckingInterval: CONNECTIONS_CHECK_MS,
       ...expressMessageClasses(app),
     },
     (req, res) => {
@@ -536,8 +810,24 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     },
   );
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
-  server.headersTimeout = HEADERS_TIMEOUT_MS;
+  server.headersTimeout = limits.headersTimeoutMs;
+  server.maxConnections = limits.maxConnections;
   server.on('tlsClientError', (err) => logger.debug({ error: err.message }, 'TLS handshake failed'));
+  // Connections held open without requests (idle keep-alive ones) must not keep the
+  // apiserver out: past IDLE_PRUNE_RATIO of maxConnections, idle ones are closed.
+  let open = 0;
+  let lastPrune = 0;
+  server.on('connection', (socket: Socket) => {
+    open++;
+    socket.once('close', () => open--);
+    const now = Date.now();
+    if (open >= limits.maxConnections * IDLE_PRUNE_RATIO && now - lastPrune > 1_000) {
+      lastPrune = now;
+      server.closeIdleConnections();
+      logger.warn({ open, maxConnections: limits.maxConnections }, 'many connections open: closed the idle ones');
+    }
+  });
+  server.on('drop', () => logger.warn({ maxConnections: limits.maxConnections }, 'connection refused: maxConnections reached'));
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

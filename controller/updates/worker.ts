@@ -5,7 +5,7 @@
 // each informer's discovery said, by name) and read the cluster's identity (the
 // kube-system namespace's uid) for the requests.
 import { jsonEqual } from '../../shared/json.ts';
-import type { InformerCondition, Instance, OperatorVersion, UpdateInformer, UpdateInformerStatus, UpdatePlan } from '../../shared/api/schema.ts';
+import type { InformerCondition, Instance, OperatorVersion, UpdateInformer, UpdateInformerStatus, UpdatePlan, UpdatePlanStatus } from '../../shared/api/schema.ts';
 import { findCondition, setCondition } from '../../shared/conditions/conditions.ts';
 import type { ObjectCache } from '../../shared/kube/informer.ts';
 import { classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
@@ -16,6 +16,25 @@ import { queryInformer } from './client.ts';
 import { replaceInstanceStatus } from '../instances/statusWrite.ts';
 import { discoverInformer, discoveryCondition, reconcileUpdatePlan, type DiscoveryRecord } from './reconciler.ts';
 import { needsUpgradeStatus, reconcileUpgradeStatus, upgradeRunOf } from './upgrades.ts';
+import { DUPLICATE_TARGET_REASON, heldByAnother } from '../../shared/updatePlanHolder.ts';
+import { objectRef } from '../../shared/refusal.ts';
+
+/**
+ * The status of an UpdatePlan whose target an older one holds (two creates raced past the
+ * webhook): Analyzed=False, reason DuplicateTarget, naming the holder; nothing else of its
+ * status changes and no informer is asked about it.
+ */
+export function duplicateStatus(plan: UpdatePlan, holder: UpdatePlan, now: string): UpdatePlanStatus {
+  const target = plan.spec.targetRelease;
+  const message =
+    `${objectRef('UpdatePlan', holder.metadata)} was created first and holds targetRelease "${target}" (one UpdatePlan per namespace and target): ` +
+    `this one is not analysed and no upgrade is judged against it; delete it and use that one (kubectl planwarden update pre-checks --target ${target})`;
+  return {
+    ...plan.status,
+    conditions: setCondition(plan.status?.conditions, { type: 'Analyzed', status: 'False', reason: DUPLICATE_TARGET_REASON, message }, now),
+    observedGeneration: plan.metadata.generation,
+  };
+}
 
 /**
  * Runs the status writes of one reconcile: a conflict asks for a fresh evaluation, an
@@ -120,8 +139,18 @@ export function updatePlanWorker(deps: UpdatePlanWorkerDeps): (key: string) => P
   return async (key) => {
     const plan = deps.updatePlans.get(key);
     if (!plan || plan.metadata.deletionTimestamp) return;
-    const informers = deps.updateInformers.list();
     const namespace = plan.metadata.namespace ?? '';
+    const holder = heldByAnother(plan, deps.updatePlans.list(namespace));
+    if (holder !== undefined) {
+      const status = duplicateStatus(plan, holder, clock().toISOString());
+      if (findCondition(plan.status?.conditions, 'Analyzed')?.reason !== DUPLICATE_TARGET_REASON) {
+        deps.events?.record(plan, 'Warning', DUPLICATE_TARGET_REASON, findCondition(status.conditions, 'Analyzed')?.message ?? '');
+      }
+      return persist(async () => {
+        if (!same(plan.status, status)) await deps.kube.replace({ ...plan, status }, { subresource: 'status' });
+      }, undefined);
+    }
+    const informers = deps.updateInformers.list();
     const target = deps.operatorVersions.get(`${namespace}/${plan.spec.targetRelease}`);
     const currentName = currentVersionOf(deps.instances?.list() ?? [], namespace, plan.spec.targetRelease);
     const current = currentName === undefined ? undefined : deps.operatorVersions.get(`${namespace}/${currentName}`);

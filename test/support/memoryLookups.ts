@@ -1,9 +1,7 @@
 // WebhookLookups backed by plain maps, for driving the real admission handlers
-// (buildHandlers({ lookups })) without an apiserver: the same reads, and reservations
-// whose create is atomic like the apiserver's (a second reserve of a name is `held`).
-import { randomUUID } from 'node:crypto';
+// (buildHandlers({ lookups })) without an apiserver: the same reads.
 import type { Instance, OperatorVersion, UpdatePlan } from '../../shared/api/schema.ts';
-import type { Reservation, ReservationHolder, ReserveOutcome, WebhookLookups } from '../../webhook/lookups.ts';
+import type { WebhookLookups } from '../../webhook/lookups.ts';
 import type { AccessAnswer, AccessAttributes, AccessSubject } from '../../shared/kube/access.ts';
 
 /** Decides canI in memory; the default allows everything. */
@@ -15,7 +13,6 @@ export interface MemoryLookups extends WebhookLookups {
   instances: Map<string, Instance>;
   /** `namespace/name` of the ServiceAccounts that exist. */
   serviceAccounts: Set<string>;
-  reservations: Map<string, Reservation>;
   /** Namespace labels (namespaces not listed have none). */
   namespaceLabels: Map<string, Record<string, string>>;
   /** The access policy canI answers with; replace it to change the answers. */
@@ -33,13 +30,11 @@ const inNamespace = <T extends { metadata: { namespace?: string } }>(m: Map<stri
 /**
  * In-memory lookups. Objects are stored by reference and returned as deep copies, so a
  * handler that mutates what it read cannot change the store (nor the next case's input).
- * `now` stamps new reservations (default: the real clock).
  */
-export function memoryLookups(seed: { operatorVersions?: OperatorVersion[]; updatePlans?: UpdatePlan[]; instances?: Instance[]; serviceAccounts?: string[]; access?: AccessPolicy } = {}, now: () => Date = () => new Date()): MemoryLookups {
+export function memoryLookups(seed: { operatorVersions?: OperatorVersion[]; updatePlans?: UpdatePlan[]; instances?: Instance[]; serviceAccounts?: string[]; access?: AccessPolicy } = {}): MemoryLookups {
   const operatorVersions = new Map<string, OperatorVersion>();
   const updatePlans = new Map<string, UpdatePlan>();
   const instances = new Map<string, Instance>();
-  const reservations = new Map<string, Reservation>();
   const serviceAccounts = new Set(seed.serviceAccounts ?? []);
   const calls: Record<string, number> = {};
   const namespaceLabels = new Map<string, Record<string, string>>();
@@ -55,7 +50,6 @@ export function memoryLookups(seed: { operatorVersions?: OperatorVersion[]; upda
     updatePlans,
     instances,
     serviceAccounts,
-    reservations,
     calls,
     namespaceLabels,
     async listInstancesAcrossNamespaces() {
@@ -93,28 +87,6 @@ export function memoryLookups(seed: { operatorVersions?: OperatorVersion[]; upda
       count('canI');
       accessReviews.push(structuredClone({ subject, attributes }));
       return self.access(subject, attributes);
-    },
-    async getReservation(name) {
-      count('getReservation');
-      return copy(reservations.get(name));
-    },
-    async reserve(name: string, holder: ReservationHolder): Promise<ReserveOutcome> {
-      count('reserve');
-      const existing = reservations.get(name);
-      if (existing) return { kind: 'held', reservation: structuredClone(existing) };
-      reservations.set(name, {
-        name,
-        uid: randomUUID(),
-        creationTimestamp: now().toISOString(),
-        holderNamespace: holder.namespace,
-        holderName: holder.name,
-        ...(holder.uid ? { holderUid: holder.uid } : {}),
-      });
-      return { kind: 'reserved' };
-    },
-    async release(name, uid) {
-      count('release');
-      if (reservations.get(name)?.uid === uid) reservations.delete(name);
     },
   };
   return self;

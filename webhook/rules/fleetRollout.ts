@@ -49,6 +49,12 @@ export interface FleetTargetFacts {
   namespacesWithoutTarget: string[];
   /** Namespaces of matching Instances where the author may not patch Instances. */
   forbiddenNamespaces: string[];
+  /**
+   * Namespaces of matching Instances where the author may not list Instances: a refusal
+   * names nothing there (not the namespace, not an Instance), it only counts them.
+   * Absent: every namespace may be named.
+   */
+  hiddenNamespaces?: readonly string[];
 }
 
 const who = (ctx: FleetRolloutContext) => objectRef('FleetRollout', ctx.object.metadata);
@@ -56,6 +62,24 @@ const who = (ctx: FleetRolloutContext) => objectRef('FleetRollout', ctx.object.m
 function listed(names: readonly string[]): string {
   const shown = names.slice(0, MAX_LISTED).join(', ');
   return names.length > MAX_LISTED ? `${shown} and ${names.length - MAX_LISTED} more` : shown;
+}
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/**
+ * `items` as a refusal may name them to this author: those in namespaces the author may not
+ * list Instances in are only counted ("2 Instances in 1 namespace you may not read").
+ */
+function listedFor<T>(items: readonly T[], namespaceOf: (item: T) => string, name: (item: T) => string, hidden: readonly string[] | undefined, what: [string, string]): string {
+  const secret = new Set(hidden ?? []);
+  const visible = items.filter((i) => !secret.has(namespaceOf(i)));
+  const unseen = items.filter((i) => secret.has(namespaceOf(i)));
+  if (unseen.length === 0) return listed(visible.map(name));
+  const namespaces = new Set(unseen.map(namespaceOf)).size;
+  const counted = what[0] === 'namespace'
+    ? `${plural(namespaces, 'namespace')} you may not read`
+    : `${plural(unseen.length, what[0], what[1])} in ${plural(namespaces, 'namespace')} you may not read`;
+  return visible.length === 0 ? counted : `${listed(visible.map(name))}, and ${counted}`;
 }
 
 function checkSelectors(ctx: FleetRolloutContext): Verdict {
@@ -223,7 +247,7 @@ export function admitFleetTargets(ctx: FleetRolloutContext, facts: FleetTargetFa
       object: who(ctx),
       rule: FLEET_RULES.authorForbidden,
       refused: 'a rollout over Instances you may not patch',
-      why: `${ctx.userInfo.username} may not patch Instances in namespace(s) ${listed(facts.forbiddenNamespaces)}, where some match; the rollout acts with its author's rights, never more`,
+      why: `${ctx.userInfo.username} may not patch Instances in namespace(s) ${listedFor(facts.forbiddenNamespaces, (n) => n, (n) => n, facts.hiddenNamespaces, ['namespace', 'namespaces'])}, where some match; the rollout acts with its author's rights, never more`,
       fix: 'narrow namespaceSelector or instanceSelector to namespaces you may patch Instances in, or ask for patch on instances.planwarden.dev there',
     });
   }
@@ -232,20 +256,20 @@ export function admitFleetTargets(ctx: FleetRolloutContext, facts: FleetTargetFa
       object: who(ctx),
       rule: FLEET_RULES.operatorVersionMissing,
       refused: `upgrade to OperatorVersion "${spec.upgrade.operatorVersion}"`,
-      why: `namespace(s) ${listed(facts.namespacesWithoutTarget)} hold matching Instances but no OperatorVersion of that name`,
+      why: `namespace(s) ${listedFor(facts.namespacesWithoutTarget, (n) => n, (n) => n, facts.hiddenNamespaces, ['namespace', 'namespaces'])} hold matching Instances but no OperatorVersion of that name`,
       fix: `create OperatorVersion "${spec.upgrade.operatorVersion}" in those namespaces first, or narrow the selectors`,
       code: 422,
       reason: 'Invalid',
     });
   }
   if (spec.plan) {
-    const lacking = facts.instances.filter((i) => !(i.plans ?? []).includes(spec.plan!.name)).map((i) => `${i.namespace}/${i.name} (${i.operatorVersion})`);
+    const lacking = facts.instances.filter((i) => !(i.plans ?? []).includes(spec.plan!.name));
     if (lacking.length > 0) {
       return deny({
         object: who(ctx),
         rule: FLEET_RULES.planMissing,
         refused: `plan "${spec.plan.name}"`,
-        why: `the OperatorVersion of matching Instance(s) ${listed(lacking)} has no such plan (or is missing)`,
+        why: `the OperatorVersion of matching Instance(s) ${listedFor(lacking, (i) => i.namespace, (i) => `${i.namespace}/${i.name} (${i.operatorVersion})`, facts.hiddenNamespaces, ['Instance', 'Instances'])} has no such plan (or is missing)`,
         fix: 'narrow the selectors to Instances whose OperatorVersion has the plan, or upgrade those Instances first',
         code: 422,
         reason: 'Invalid',
@@ -254,12 +278,16 @@ export function admitFleetTargets(ctx: FleetRolloutContext, facts: FleetTargetFa
     // The per-run values, judged as each target's trigger will be (shared/plan/policy.ts).
     const refused = facts.instances.filter((i) => i.parameterRefusal);
     if (refused.length > 0) {
-      const first = refused[0]!;
+      // The example quoted is one the author may read, when there is one.
+      const secret = new Set(facts.hiddenNamespaces ?? []);
+      const first = refused.find((i) => !secret.has(i.namespace));
       return deny({
         object: who(ctx),
         rule: FLEET_RULES.parametersInvalid,
-        refused: `spec.plan.parameters for ${refused.length} target(s): ${listed(refused.map((i) => `${i.namespace}/${i.name}`))}`,
-        why: `each target's trigger would be refused; for ${first.namespace}/${first.name}: ${first.parameterRefusal!.refused} refused: ${first.parameterRefusal!.why} [rule ${first.parameterRefusal!.rule}]`,
+        refused: `spec.plan.parameters for ${refused.length} target(s): ${listedFor(refused, (i) => i.namespace, (i) => `${i.namespace}/${i.name}`, facts.hiddenNamespaces, ['Instance', 'Instances'])}`,
+        why: first
+          ? `each target's trigger would be refused; for ${first.namespace}/${first.name}: ${first.parameterRefusal!.refused} refused: ${first.parameterRefusal!.why} [rule ${first.parameterRefusal!.rule}]`
+          : `each target's trigger would be refused: ${refused[0]!.parameterRefusal!.why} [rule ${refused[0]!.parameterRefusal!.rule}]`,
         fix: 'give spec.plan.parameters only per-run parameters every target\'s OperatorVersion declares, with values that fit them',
         code: 422,
         reason: 'Invalid',

@@ -36,8 +36,8 @@
 // - A parameter change whose trigger plan is `cleanup` is refused like a manual cleanup.
 // - UpdatePlan pre-checks: insights of level warning, error and critical need an accepted
 //   (informer name + uid) entry unless remediation.resolved; Analyzed must be True. When
-//   several UpdatePlans name the target (the UpdatePlan webhook prevents it), the first by
-//   name is judged.
+//   several UpdatePlans name the target (two creates that raced past the UpdatePlan
+//   webhook), the one holding it — the oldest, shared/updatePlanHolder.ts — is judged.
 // - HTTP codes: 409 whenever the fix is "wait" (a plan runs, a request is pending, analysis
 //   runs); 422 for values the OperatorVersion makes invalid; 403 for the other policies.
 import type { Instance, InstanceSpec, OperatorVersion, OperatorVersionSpec, UpdatePlan } from '../../shared/api/schema.ts';
@@ -74,6 +74,7 @@ import { MAINTENANCE_ADMISSION_RULES } from './maintenance.ts';
 import { effectiveParameters } from '../../shared/plan/triggers.ts';
 import { describeDeclaration, exampleValue, PARAMETER_RULES, showValue, valueProblem } from '../../shared/params/values.ts';
 import { nextStamp, parseStamp, REQUESTED_BY_ANNOTATION, stampOf, stampText } from '../../shared/plan/requester.ts';
+import { targetHolder } from '../../shared/updatePlanHolder.ts';
 
 export interface InstanceAdmissionContext {
   operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
@@ -399,10 +400,7 @@ export function upgradePreChecks(ctx: InstanceAdmissionContext): Verdict {
   const refused = `upgrade to OperatorVersion "${target}"`;
   const preChecks = `\`kubectl planwarden update pre-checks --target ${target}\``;
   const skip = `(or annotate the Instance ${PRE_CHECKS_ANNOTATION}: "false" to skip the pre-checks)`;
-  const plan = ctx.updatePlans
-    .filter((up) => up.spec.targetRelease === target)
-    .filter((up) => !ns || !up.metadata.namespace || up.metadata.namespace === ns)
-    .sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''))[0];
+  const plan = targetHolder(ctx.updatePlans, ns || undefined, target);
   if (!plan) {
     return deny({
       rule: 'instance.upgrade-no-update-plan',

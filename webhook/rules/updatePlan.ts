@@ -2,10 +2,10 @@
 // release), a target that never changes, and acceptances only of insights an informer
 // actually reported.
 //
-// Uniqueness here is judged against a list of the namespace's UpdatePlans (`others`),
-// which two concurrent creates can both pass; the I/O layer (webhook/handlers.ts) closes
-// that race by creating a reservation named by `reservationName` (creation is atomic in
-// the apiserver) and reclaiming ones `isReservationStale` says were orphaned.
+// Uniqueness here is judged against a list of the namespace's UpdatePlans (`others`), and
+// admission writes nothing: two creates judged at the same moment can both pass, and the
+// oldest then holds the target (shared/updatePlanHolder.ts) — the controller marks the
+// other one Analyzed=False (DuplicateTarget) and the Instance rules judge only the holder.
 //
 // Choices where SPEC is silent:
 // - acceptances already stored are not re-judged: an insight that stopped being reported
@@ -111,21 +111,15 @@ export function targetReleaseUnique(ctx: UpdatePlanContext): Verdict {
   });
 }
 
-/**
- * The denial of a second UpdatePlan for a target, from the namespace's list (this rule) or from the
- * reservation the webhook shell takes on CREATE (`state: 'creating'` while the holder's own
- * create is in flight).
- */
-export function duplicateTarget(p: { object: string; target: string; holder: string; state: 'exists' | 'deleting' | 'creating' }): Denied {
+/** The denial of a second UpdatePlan for a target, from the namespace's list. */
+export function duplicateTarget(p: { object: string; target: string; holder: string; state: 'exists' | 'deleting' }): Denied {
   const why = {
     exists: `${p.holder} already analyses that release (one UpdatePlan per namespace and target)`,
     deleting: `${p.holder} for that release is being deleted and holds it until it is gone`,
-    creating: `${p.holder} for that release is being created right now`,
   }[p.state];
   const fix = {
     exists: `use that one (${preChecksCommand(p.target)}) or delete it first`,
     deleting: 'wait until it is deleted, then create again',
-    creating: 'retry in a few seconds',
   }[p.state];
   return deny({
     rule: 'updateplan.duplicate-target',
@@ -194,7 +188,7 @@ export function acceptedInsightsReported(ctx: UpdatePlanContext): Verdict {
   });
 }
 
-/** The validating webhook for UpdatePlans (the list-based half of uniqueness; the reservation is the atomic half). */
+/** The validating webhook for UpdatePlans (uniqueness as the list shows it; a race is settled by age, shared/updatePlanHolder.ts). */
 export function admitUpdatePlan(ctx: UpdatePlanContext): Verdict {
   if (ctx.operation === 'DELETE') return allow();
   return combine([

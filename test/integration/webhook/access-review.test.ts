@@ -30,7 +30,7 @@ describe('webhook: SubjectAccessReviews on the real apiserver', function () {
   });
 
   it('answers for the user and their groups as RBAC decides: edit allows, a Role by name allows its group only, nothing denies', async function () {
-    const lookups = apiLookups(kube, 'planwarden-system');
+    const lookups = apiLookups(kube);
     const ask = (user: string, groups: string[], name = 'strong') => lookups.canI({ user, groups }, impersonationOf(ns(), name)).then((a) => a.kind);
     expect(await ask('sam', ['system:authenticated'])).to.equal('allowed');
     expect(await ask('nobody', ['system:authenticated'])).to.equal('denied');
@@ -39,7 +39,7 @@ describe('webhook: SubjectAccessReviews on the real apiserver', function () {
   });
 
   it('a webhook that may not create reviews gets "unknown" with the apiserver’s words, and refuses the Instance as unchecked (503)', async function () {
-    const lookups = apiLookups(kube.as(READER), 'planwarden-system');
+    const lookups = apiLookups(kube.as(READER));
     const answer = await lookups.canI({ user: 'sam', groups: ['system:authenticated'] }, impersonationOf(ns(), 'strong'));
     expect(answer.kind).to.equal('unknown');
     expect(answer.reason).to.include('subjectaccessreviews');
@@ -65,7 +65,7 @@ describe('webhook: SubjectAccessReviews on the real apiserver', function () {
     expect(verdict.message).to.include('could not be checked');
 
     // The same request, judged by an identity that may ask: admitted (sam is bound to edit).
-    const { routes: asWebhook } = await buildHandlers({ kubeConfig: kubeConfig(), lookups: apiLookups(kube, 'planwarden-system') });
+    const { routes: asWebhook } = await buildHandlers({ kubeConfig: kubeConfig(), lookups: apiLookups(kube) });
     expect((await asWebhook[ROUTES.validateInstances]!.handle(req)).allowed).to.equal(true);
   });
 });

@@ -200,9 +200,9 @@ describe('Helm chart charts/planwarden', function () {
         }
       });
 
-      it('the same ServiceAccounts, Service, PodDisruptionBudget, TLS Secret and cert-manager objects', () => {
+      it('the same ServiceAccounts, Service, PodDisruptionBudget, NetworkPolicy, TLS Secret and cert-manager objects', () => {
         expect(fieldsByObject(have, ['ServiceAccount'], ['metadata'])).to.have.all.keys(Object.keys(fieldsByObject(want, ['ServiceAccount'], ['metadata'])));
-        const same = ['Service', 'PodDisruptionBudget', 'Issuer', 'Certificate'];
+        const same = ['Service', 'PodDisruptionBudget', 'NetworkPolicy', 'Issuer', 'Certificate'];
         expect(fieldsByObject(have, same, ['spec'])).to.deep.equal(fieldsByObject(want, same, ['spec']));
         expect(secrets(have)).to.deep.equal(secrets(want));
       });
@@ -295,6 +295,35 @@ describe('Helm chart charts/planwarden', function () {
       ['self-signed with only the CA leaves the Secret to you (certs/generate.ts --secret)', SELF_SIGNED_FILES.slice(0, 2), (o) => {
         expect(ofKind(o, 'Secret')).to.deep.equal([]);
         expect(Object.values(webhooks(o)).every((w) => typeof (w['clientConfig'] as { caBundle?: string }).caBundle === 'string')).to.equal(true);
+      }],
+      ['by default a NetworkPolicy admits the webhook port (8443) from outside the pod network only, for the webhook pods alone', [], (o) => {
+        const policy = one<K8sObject & { spec: Record<string, unknown> }>(o, 'NetworkPolicy', 'planwarden-webhook');
+        const webhookPods = one<Deployment>(o, 'Deployment', 'planwarden-webhook').spec.template;
+        expect(policy.spec['podSelector']).to.deep.equal(one<Deployment>(o, 'Deployment', 'planwarden-webhook').spec.selector);
+        expect((webhookPods as unknown as { metadata: { labels: Record<string, string> } }).metadata.labels).to.include((policy.spec['podSelector'] as { matchLabels: Record<string, string> }).matchLabels);
+        expect(policy.spec['policyTypes']).to.deep.equal(['Ingress']);
+        expect(policy.spec['ingress']).to.deep.equal([
+          {
+            ports: [{ port: 8443, protocol: 'TCP' }],
+            from: [{ ipBlock: { cidr: '0.0.0.0/0', except: ['10.244.0.0/16'] } }, { ipBlock: { cidr: '::/0' } }],
+          },
+        ]);
+        expect(ofKind(o, 'NetworkPolicy')).to.have.length(1);
+      }],
+      ['networkPolicy values set where the API server calls from, the pod CIDRs of each family taken out, and more peers', [
+        '--set', 'networkPolicy.apiServerCIDRs={172.16.0.0/28,fd12::/64}',
+        '--set', 'networkPolicy.podCIDRs={172.16.0.8/29,fd12::/96}',
+        '--set', 'networkPolicy.extraFrom[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name=monitoring',
+      ], (o) => {
+        const policy = one<K8sObject & { spec: { ingress: { from: unknown[] }[] } }>(o, 'NetworkPolicy', 'planwarden-webhook');
+        expect(policy.spec.ingress[0]!.from).to.deep.equal([
+          { ipBlock: { cidr: '172.16.0.0/28', except: ['172.16.0.8/29'] } },
+          { ipBlock: { cidr: 'fd12::/64', except: ['fd12::/96'] } },
+          { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
+        ]);
+      }],
+      ['networkPolicy.enabled=false renders no NetworkPolicy', ['--set', 'networkPolicy.enabled=false'], (o) => {
+        expect(ofKind(o, 'NetworkPolicy')).to.deep.equal([]);
       }],
     ];
     for (const [sentence, values, check] of rows) {

@@ -263,7 +263,7 @@ describe('install manifests', function () {
           ['instance-status.planwarden.dev', 'instances/status', ['UPDATE'], 'None'],
           ['operatorversions.planwarden.dev', 'operatorversions', ['CREATE', 'UPDATE'], 'None'],
           // It reserves the target with a Lease: a side effect, skipped on dry run.
-          ['updateplans.planwarden.dev', 'updateplans', ['CREATE', 'UPDATE'], 'NoneOnDryRun'],
+          ['updateplans.planwarden.dev', 'updateplans', ['CREATE', 'UPDATE'], 'None'],
           ['instance-defaults.planwarden.dev', 'instances', ['CREATE', 'UPDATE'], 'None'],
           ['instance-status-defaults.planwarden.dev', 'instances/status', ['UPDATE'], 'None'],
           // Cluster-scoped; SubjectAccessReviews at creation change nothing.
@@ -441,8 +441,8 @@ describe('install manifests', function () {
           ['the webhook reads UpdatePlans', 'planwarden-webhook', 'get', 'planwarden.dev', 'updateplans', undefined, true],
           ['the webhook lists UpdatePlans', 'planwarden-webhook', 'list', 'planwarden.dev', 'updateplans', undefined, true],
           ['the webhook does not read UpdateInformers', 'planwarden-webhook', 'list', 'planwarden.dev', 'updateinformers', undefined, false],
-          ['the webhook reserves UpdatePlan targets with Leases in planwarden-system', 'planwarden-webhook', 'create', 'coordination.k8s.io', 'leases', NAMESPACE, true],
-          ['the webhook reclaims stale reservations there', 'planwarden-webhook', 'delete', 'coordination.k8s.io', 'leases', NAMESPACE, true],
+          ['the webhook creates no Lease in planwarden-system (admission has no side effects)', 'planwarden-webhook', 'create', 'coordination.k8s.io', 'leases', NAMESPACE, false],
+          ['the webhook deletes no Lease there', 'planwarden-webhook', 'delete', 'coordination.k8s.io', 'leases', NAMESPACE, false],
           ['the webhook creates no Lease in a user namespace', 'planwarden-webhook', 'create', 'coordination.k8s.io', 'leases', 'team-a', false],
           ['the webhook deletes no Lease in kube-system', 'planwarden-webhook', 'delete', 'coordination.k8s.io', 'leases', 'kube-system', false],
           ['the webhook cannot update Leases (other components’ leader locks)', 'planwarden-webhook', 'update', 'coordination.k8s.io', 'leases', 'kube-system', false],
@@ -466,7 +466,7 @@ describe('install manifests', function () {
           ['the controller holds its leader Lease in planwarden-system', 'planwarden-controller', 'update', 'coordination.k8s.io', 'leases', NAMESPACE, true],
           ['the controller creates its leader Lease in planwarden-system', 'planwarden-controller', 'create', 'coordination.k8s.io', 'leases', NAMESPACE, true],
           ['the controller touches no Lease elsewhere', 'planwarden-controller', 'update', 'coordination.k8s.io', 'leases', 'kube-system', false],
-          ['the controller releases UpdatePlan reservations in planwarden-system', 'planwarden-controller', 'delete', 'coordination.k8s.io', 'leases', NAMESPACE, true],
+          ['the controller deletes reservation Leases earlier versions left in planwarden-system', 'planwarden-controller', 'delete', 'coordination.k8s.io', 'leases', NAMESPACE, true],
           ['the webhook reads ServiceAccounts (an Instance names one)', 'planwarden-webhook', 'get', '', 'serviceaccounts', 'team-a', true],
           ['the webhook watches ServiceAccounts (the preflight asks on every trigger whether one exists)', 'planwarden-webhook', 'watch', '', 'serviceaccounts', undefined, true],
           ['the webhook cannot create ServiceAccounts', 'planwarden-webhook', 'create', '', 'serviceaccounts', 'team-a', false],

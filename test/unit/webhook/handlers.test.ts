@@ -39,7 +39,7 @@ function request(operation: 'CREATE' | 'UPDATE', object: UpdatePlan, oldObject: 
 describe('webhook handlers: UpdatePlan lookups', () => {
   it('judges an UPDATE that accepts nothing new from the request alone, and a CREATE against the namespace', async () => {
     const existing = plan('to-2');
-    const lookups = memoryLookups({ updatePlans: [existing] }, () => NOW);
+    const lookups = memoryLookups({ updatePlans: [existing] });
     const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups, now: () => NOW });
     const validate = routes[ROUTES.validateUpdatePlans]!;
 
@@ -50,6 +50,16 @@ describe('webhook handlers: UpdatePlan lookups', () => {
     const duplicate = await validate.handle(request('CREATE', plan('again'), null));
     expect(duplicate.allowed).to.equal(false);
     expect(lookups.calls.listUpdatePlans).to.equal(1);
+  });
+
+  it('admits a CREATE for a free target after one list and nothing else (admission writes nothing)', async () => {
+    const lookups = memoryLookups({ updatePlans: [plan('to-2')] });
+    const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups, now: () => NOW });
+    const free = { ...plan('to-3'), spec: { targetRelease: 'kafka-3.0.0' } };
+    const verdict = await routes[ROUTES.validateUpdatePlans]!.handle(request('CREATE', free, null));
+    expect(verdict.allowed).to.equal(true);
+    expect(lookups.calls).to.deep.equal({ listUpdatePlans: 1 });
+    expect([...lookups.updatePlans.keys()]).to.deep.equal(['shop/to-2']);
   });
 });
 
@@ -97,7 +107,7 @@ function instanceRequest(operation: 'CREATE' | 'UPDATE', object: Instance, oldOb
 
 /** In-memory lookups (the API) plus a cache holding `cached` (possibly older copies). */
 function cachedLookups(api: OperatorVersion[], cached: OperatorVersion[]) {
-  const lookups = memoryLookups({ operatorVersions: api, serviceAccounts: ['shop/planwarden-plans'] }, () => NOW);
+  const lookups = memoryLookups({ operatorVersions: api, serviceAccounts: ['shop/planwarden-plans'] });
   const copies = new Map(cached.map((o) => [o.metadata.name, o]));
   return Object.assign(lookups, {
     cachedOperatorVersion(_ns: string, name: string) {
@@ -177,7 +187,7 @@ describe('webhook handlers: the requested-by stamp of a FleetRollout\'s trigger'
   const CONTROLLER = 'system:serviceaccount:planwarden-system:planwarden-controller';
   const mark = (id: string) => (i: Instance) => void (i.metadata.annotations = { ...i.metadata.annotations, 'planwarden.dev/fleet-trigger': JSON.stringify({ rollout: 'pg', author: 'alice', id }) });
   async function stamp(username: string, object: Instance, oldObject: Instance): Promise<string | undefined> {
-    const lookups = memoryLookups({ operatorVersions: [operatorVersion('app-1.0.0', { plans: ['deploy', 'backup'] })] }, () => NOW);
+    const lookups = memoryLookups({ operatorVersions: [operatorVersion('app-1.0.0', { plans: ['deploy', 'backup'] })] });
     const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups, now: () => NOW });
     const v = await routes[ROUTES.mutateInstances]!.handle({ ...instanceRequest('UPDATE', object, oldObject), userInfo: { username, groups: [] } });
     const ops = (v.allowed ? (v.patch ?? []) : []) as { path: string; value?: unknown }[];
@@ -221,32 +231,43 @@ describe('webhook handlers: a FleetRollout\'s author, asked per matching namespa
   const target = (namespace: string): Instance => ({ ...deployed(), metadata: { name: 'db', namespace, labels: { app: 'db' } } });
   const ovIn = (namespace: string) => ({ ...operatorVersion('app-1.0.0', { plans: ['deploy', 'backup'] }), metadata: { name: 'app-1.0.0', namespace } });
 
-  async function judge(answer: (namespace: string | undefined) => 'allowed' | 'denied' | 'unknown', parameters?: Record<string, string>) {
+  async function judge(answer: (namespace: string | undefined, verb: string) => 'allowed' | 'denied' | 'unknown', parameters?: Record<string, string>) {
     const lookups = memoryLookups(
       {
         operatorVersions: [ovIn('shop'), ovIn('web')],
         instances: [target('shop'), target('web')],
-        access: (_s, a) => (answer(a.namespace) === 'unknown' ? { kind: 'unknown', reason: 'timed out' } : { kind: answer(a.namespace) as 'allowed' | 'denied' }),
+        access: (_s, a) => (answer(a.namespace, a.verb) === 'unknown' ? { kind: 'unknown', reason: 'timed out' } : { kind: answer(a.namespace, a.verb) as 'allowed' | 'denied' }),
       },
-      () => NOW,
     );
     const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups, now: () => NOW });
     return { verdict: await routes[ROUTES.validateFleetRollouts]!.handle(rolloutRequest(parameters)), lookups };
   }
 
-  it('allows a rollout whose author may patch Instances in every matching namespace, asking once per namespace', async () => {
+  it('allows a rollout whose author may patch Instances in every matching namespace, asking once per namespace (patch, and list: what a refusal may name)', async () => {
     const { verdict, lookups } = await judge(() => 'allowed');
     expect(verdict.allowed, verdict.allowed ? '' : verdict.message).to.equal(true);
-    expect(lookups.accessReviews.map((r) => [r.subject.user, r.attributes.verb, r.attributes.resource, r.attributes.namespace])).to.deep.equal([
+    expect(lookups.accessReviews.map((r) => [r.subject.user, r.attributes.verb, r.attributes.resource, r.attributes.namespace])).to.have.deep.members([
       ['alice', 'patch', 'instances', 'shop'],
       ['alice', 'patch', 'instances', 'web'],
+      ['alice', 'list', 'instances', 'shop'],
+      ['alice', 'list', 'instances', 'web'],
     ]);
   });
 
-  it('refuses it naming the namespace where the answer is no', async () => {
-    const { verdict } = await judge((ns) => (ns === 'web' ? 'denied' : 'allowed'));
+  it('refuses it naming the namespace where the answer is no, when the author may list Instances there', async () => {
+    const { verdict } = await judge((ns, verb) => (ns === 'web' && verb === 'patch' ? 'denied' : 'allowed'));
     expect(verdict.allowed).to.equal(false);
     expect(verdict.allowed ? '' : verdict.message).to.include('fleetrollout.author-forbidden').and.include('web').and.not.include('shop,');
+  });
+
+  it('names no namespace nor Instance the author may not list Instances in: it only counts them', async () => {
+    const denied = await judge((ns) => (ns === 'web' ? 'denied' : 'allowed'));
+    expect(denied.verdict.allowed ? '' : denied.verdict.message).to.include('fleetrollout.author-forbidden').and.include('1 namespace you may not read').and.not.include('web');
+    const values = await judge((ns, verb) => (ns === 'web' && verb === 'list' ? 'denied' : 'allowed'), { SIZE: 'big' });
+    expect(values.verdict.allowed ? '' : values.verdict.message)
+      .to.include('[rule fleetrollout.parameters-invalid]')
+      .and.include('shop/db, and 1 Instance in 1 namespace you may not read')
+      .and.not.include('web');
   });
 
   it('refuses per-run values a target\'s trigger would be refused for, at creation, naming the targets and the trigger rule', async () => {
@@ -259,8 +280,11 @@ describe('webhook handlers: a FleetRollout\'s author, asked per matching namespa
   });
 
   it('refuses it where the answer is unknown (fail closed)', async () => {
-    const { verdict } = await judge((ns) => (ns === 'shop' ? 'unknown' : 'allowed'));
+    const { verdict } = await judge((ns, verb) => (ns === 'shop' && verb === 'patch' ? 'unknown' : 'allowed'));
     expect(verdict.allowed).to.equal(false);
     expect(verdict.allowed ? '' : verdict.message).to.include('fleetrollout.author-forbidden').and.include('shop');
+    // Unknown whether the author may list Instances there: counted, not named (fail closed too).
+    const hidden = await judge((ns) => (ns === 'shop' ? 'unknown' : 'allowed'));
+    expect(hidden.verdict.allowed ? '' : hidden.verdict.message).to.include('fleetrollout.author-forbidden').and.include('1 namespace you may not read').and.not.include('shop');
   });
 });

@@ -195,7 +195,6 @@ async function handlersFor(world: World) {
       serviceAccounts: world.serviceAccounts,
       updatePlans: updatePlans(world.analysed),
     },
-    () => NOW,
   );
   const cached = new Map(world.cached.filter((o): o is OperatorVersion => o !== undefined).map((o) => [o.metadata.name, o]));
   const withCache = Object.assign(lookups, { cachedOperatorVersion: (_ns: string, name: string) => cached.get(name) });

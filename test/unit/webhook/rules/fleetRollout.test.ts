@@ -97,6 +97,18 @@ describe('FleetRollout targets at creation', () => {
     expect(!v.allowed && v.message).to.include('alice may not patch Instances in namespace(s) web, billing');
   });
 
+  it('a refusal counts, and never names, what lies in namespaces the author may not list Instances in', () => {
+    const forbidden = admitFleetTargets(create(rollout()), facts({ forbiddenNamespaces: ['web', 'billing', 'hr'], hiddenNamespaces: ['billing', 'hr'] }));
+    expect(!forbidden.allowed && forbidden.message).to.include('namespace(s) web, and 2 namespaces you may not read').and.not.include('billing').and.not.include('hr,');
+    const lacking = admitFleetTargets(
+      create(rollout()),
+      facts({ instances: [{ namespace: 'web', name: 'a', operatorVersion: 'pg-13', plans: [] }, { namespace: 'billing', name: 'b', operatorVersion: 'pg-13', plans: [] }, { namespace: 'billing', name: 'c', operatorVersion: 'pg-13', plans: [] }], hiddenNamespaces: ['billing'] }),
+    );
+    expect(!lacking.allowed && lacking.message).to.include('Instance(s) web/a (pg-13), and 2 Instances in 1 namespace you may not read').and.not.include('billing');
+    const allHidden = admitFleetTargets(create(rollout({ plan: undefined, upgrade: { operatorVersion: 'pg-14.2' } })), facts({ namespacesWithoutTarget: ['billing'], hiddenNamespaces: ['billing'] }));
+    expect(!allHidden.allowed && allHidden.message).to.include('namespace(s) 1 namespace you may not read hold').and.not.include('billing');
+  });
+
   it('no matching Instance warns that the rollout has no targets', () => {
     expect(admitFleetTargets(create(rollout()), facts({ instances: [] })).warnings[0]).to.include('no Instance matches');
   });

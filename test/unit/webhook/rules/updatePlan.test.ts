@@ -7,7 +7,7 @@ import {
   type ReportedInsight,
   type UpdatePlanContext,
 } from '../../../../webhook/rules/updatePlan.ts';
-import { isReservationStale, reservationName } from '../../../../shared/reservations.ts';
+import { heldByAnother, targetHolder } from '../../../../shared/updatePlanHolder.ts';
 import type { Denied } from '../../../../shared/verdict.ts';
 
 function plan(
@@ -219,73 +219,40 @@ describe('admitUpdatePlan', () => {
   });
 });
 
-describe('reservationName', () => {
-  const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-  const rows: { says: string; namespace: string; target: string; check: (name: string) => void }[] = [
-    {
-      says: 'is a readable DNS-1123 label for an ordinary target',
-      namespace: 'shop',
-      target: 'kafka-1.3.0',
-      check: (name) => {
-        expect(name).to.match(dns1123Label);
-        expect(name).to.match(/^updateplan-kafka-1-3-0-[0-9a-f]{10}$/);
-      },
-    },
-    {
-      says: 'stays within 63 characters for a very long target',
-      namespace: 'shop',
-      target: `${'a'.repeat(200)}-1.0.0`,
-      check: (name) => {
-        expect(name.length).to.be.at.most(63);
-        expect(name).to.match(dns1123Label);
-      },
-    },
-    {
-      says: 'is still a valid label when the target has nothing usable in it',
-      namespace: 'shop',
-      target: '___',
-      check: (name) => expect(name).to.match(/^updateplan-[0-9a-f]{10}$/),
-    },
-    {
-      says: 'never ends in a dash when truncation lands on one',
-      namespace: 'shop',
-      target: `${'a'.repeat(40)}.b`,
-      check: (name) => expect(name).to.match(dns1123Label),
-    },
-  ];
-  for (const row of rows) it(row.says, () => row.check(reservationName(row.namespace, row.target)));
-
-  it('is the same for the same namespace and target', () => {
-    expect(reservationName('shop', 'kafka-1.3.0')).to.equal(reservationName('shop', 'kafka-1.3.0'));
+describe('targetHolder: the oldest UpdatePlan of a target holds it (a race past the webhook is settled by age)', () => {
+  const at = (p: UpdatePlan, creationTimestamp: string | undefined, uid?: string): UpdatePlan => ({
+    ...p,
+    metadata: { ...p.metadata, ...(creationTimestamp ? { creationTimestamp } : {}), ...(uid ? { uid } : {}) },
   });
-
-  it('differs between namespaces for the same target', () => {
-    expect(reservationName('shop', 'kafka-1.3.0')).not.to.equal(reservationName('blog', 'kafka-1.3.0'));
-  });
-
-  it('differs between targets that read the same once sanitised', () => {
-    expect(reservationName('shop', 'Kafka_1.3')).not.to.equal(reservationName('shop', 'kafka-1-3'));
-  });
-});
-
-describe('isReservationStale', () => {
-  const NOW = '2026-01-01T00:10:00Z';
-  const rows: { says: string; created: string; holderExists: boolean; grace?: number; stale: boolean }[] = [
-    { says: 'a reservation whose holder exists is never stale, however old', created: '2025-01-01T00:00:00Z', holderExists: true, stale: false },
-    { says: 'a young reservation without a holder is kept: its create may still be in flight', created: '2026-01-01T00:09:45Z', holderExists: false, stale: false },
-    { says: 'a reservation without a holder past the grace period is stale', created: '2026-01-01T00:09:00Z', holderExists: false, stale: true },
-    { says: 'a reservation exactly at the grace period is stale', created: '2026-01-01T00:09:30Z', holderExists: false, stale: true },
-    { says: 'a longer grace period keeps it', created: '2026-01-01T00:09:00Z', holderExists: false, grace: 120, stale: false },
-    { says: 'an unreadable creationTimestamp counts as old', created: 'yesterday', holderExists: false, stale: true },
-    { says: 'a creationTimestamp in the future (clock skew) counts as young', created: '2026-01-01T00:20:00Z', holderExists: false, stale: false },
+  const first = at(plan('zeta', '2.0.0'), '2026-01-01T00:00:00Z', 'u-zeta');
+  const second = at(plan('alpha', '2.0.0'), '2026-01-01T00:00:05Z', 'u-alpha');
+  const sameSecond = at(plan('beta', '2.0.0'), '2026-01-01T00:00:00Z', 'u-beta');
+  const otherTarget = at(plan('other', '3.0.0'), '2025-01-01T00:00:00Z', 'u-other');
+  const elsewhere = { ...at(plan('old', '2.0.0'), '2025-01-01T00:00:00Z', 'u-old'), metadata: { ...first.metadata, name: 'old', uid: 'u-old', namespace: 'blog', creationTimestamp: '2025-01-01T00:00:00Z' } };
+  const rows: { says: string; plans: UpdatePlan[]; holder: string | undefined }[] = [
+    { says: 'the older of two holds it, whatever their names', plans: [second, first], holder: 'zeta' },
+    { says: 'created in the same second, the first by name holds it', plans: [first, sameSecond], holder: 'beta' },
+    { says: 'an UpdatePlan of another target does not count', plans: [otherTarget, second], holder: 'alpha' },
+    { says: 'an UpdatePlan of another namespace does not count', plans: [elsewhere, second], holder: 'alpha' },
+    { says: 'one not yet stored (no creationTimestamp) is younger than any stored one', plans: [at(plan('aaa', '2.0.0'), undefined), second], holder: 'alpha' },
+    { says: 'nobody holds a target no UpdatePlan names', plans: [otherTarget], holder: undefined },
   ];
   for (const row of rows) {
     it(row.says, () => {
-      const reservation = { creationTimestamp: row.created, holderUid: 'uid-1' };
-      const got = row.grace === undefined ? isReservationStale(reservation, row.holderExists, NOW) : isReservationStale(reservation, row.holderExists, NOW, row.grace);
-      expect(got).to.equal(row.stale);
+      expect(targetHolder(row.plans, 'shop', '2.0.0')?.metadata.name).to.equal(row.holder);
+      expect(targetHolder([...row.plans].reverse(), 'shop', '2.0.0')?.metadata.name, 'the order given does not matter').to.equal(row.holder);
     });
   }
+
+  it('tells the younger one it is held by another, and the holder that it is not', () => {
+    expect(heldByAnother(second, [first, second])?.metadata.name).to.equal('zeta');
+    expect(heldByAnother(first, [first, second])).to.equal(undefined);
+  });
+
+  it('a re-created UpdatePlan of the same name (new uid) is held by the stored one', () => {
+    const recreated = at(plan('zeta', '2.0.0'), '2026-01-01T00:00:09Z', 'u-zeta-2');
+    expect(heldByAnother(recreated, [first, recreated])?.metadata.uid).to.equal('u-zeta');
+  });
 });
 
 describe('needsOtherUpdatePlans', () => {
