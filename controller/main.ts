@@ -2,6 +2,7 @@
 // Informers start at once (warm caches make fail-over fast); reconciling starts only while
 // this replica holds the leader Lease.
 import { judgeAppliedObjects } from './executors/applied.ts';
+import { apiGrantProbe, judgeImpersonationGrant } from './executors/impersonation.ts';
 import { jsonEqual } from '../shared/json.ts';
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
@@ -241,6 +242,8 @@ async function main(): Promise<void> {
     leading = true;
     logger.info({ identity: config.identity }, 'leading: reconciling Instances');
     await Promise.all(required.map((i) => i.waitForSync()));
+    // Uncached: a grant given (or taken away) counts for the very next start.
+    const grantProbe = apiGrantProbe(kube, { timeoutMs: 5_000 });
     const events = createEventRecorder(kube, logger, { instance: config.identity, onDrop: () => metrics.countDroppedEvent() });
     const reconciler = new InstanceReconciler({
       kube,
@@ -248,6 +251,7 @@ async function main(): Promise<void> {
       operatorVersions,
       executors: createExecutors({ kube, tenancy: config.tenancy }),
       judgeApplied: (input) => judgeAppliedObjects({ kube, tenancy: config.tenancy }, input),
+      impersonationGrant: (input) => judgeImpersonationGrant(grantProbe, { ...input, policy: config.tenancy }),
       events,
       logger,
       metrics,
