@@ -20,6 +20,8 @@ import { parameterTypesOf } from '../../shared/template/render.ts';
 import { objectRef } from '../../shared/refusal.ts';
 import { clipText, plural } from '../../shared/text.ts';
 import { factsOf, upgradeTarget, type InstanceAdmissionContext } from './instance.ts';
+import { impersonationOf } from './tenancy.ts';
+import { accountOfUser, controllerGrantCanI, controllerGrantCommands, controllerGrantName } from '../../shared/plan/controllerGrant.ts';
 import { allow, deny, type Verdict } from '../../shared/verdict.ts';
 
 export interface PreflightDeps {
@@ -33,6 +35,11 @@ export interface PreflightDeps {
   accessBudgetMs: number;
   /** false: plans run with the controller's own rights (--no-impersonation), so no ServiceAccount is asked about. */
   checkAccess: boolean;
+  /**
+   * The controller's user (--controller-user): whether the namespace let it impersonate the
+   * plan's ServiceAccount is asked too, so that an accepted trigger can run. Absent: not asked.
+   */
+  controllerUser?: string;
 }
 
 /** How long the preflight's lookups may take: within the webhook's 4 s, beside its other reads. */
@@ -53,6 +60,12 @@ export function runToCheck(ctx: InstanceAdmissionContext): { plan: string; value
   if (!request || request.plan === 'cleanup' || !ov.plans?.[request.plan]) return undefined;
   const perRun = request.kind === 'manual' ? spec.planExecution?.parameters ?? {} : {};
   return { plan: request.plan, values: { ...effectiveParameters(ov, spec.parameters), ...perRun }, ov };
+}
+
+/** The controller as a SubjectAccessReview subject: a ServiceAccount's user with its groups, or a bare user. */
+function controllerSubject(user: string): AccessSubject {
+  const account = accountOfUser(user);
+  return account ? serviceAccountSubject(account.namespace, account.name) : { user, groups: ['system:authenticated'] };
 }
 
 export function serviceAccountSubject(namespace: string, name: string): AccessSubject {
@@ -141,8 +154,10 @@ export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serv
       // admission plugin runs, which the webhook cannot see: a plan that would work must not
       // be refused, so the preflight leaves that rule to `kubectl planwarden rbac`.
       const rules = allRules(needs).filter((r) => r.resource !== OWNER_FINALIZERS_RESOURCE);
-      const [exists, answers] = await Promise.all([
+      const controller = deps.controllerUser;
+      const [exists, granted, answers] = await Promise.all([
         deps.serviceAccountExists(namespace, serviceAccount),
+        controller === undefined ? undefined : deps.canI(controllerSubject(controller), impersonationOf(namespace, serviceAccount)),
         Promise.all(
           rules.map(async (rule) => ({
             rule,
@@ -158,7 +173,7 @@ export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serv
         ),
       ]);
       const unknownKinds = [...new Set(needs.unknownKinds.map((u) => `${u.kind} (${u.apiVersion})`))];
-      return { exists, answers, unknownKinds };
+      return { exists, granted, answers, unknownKinds };
     })(),
     deps.accessBudgetMs,
   );
@@ -174,6 +189,23 @@ export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serv
       fix: `create it with the rights the blueprint's plans need: ${rbacCommand(ctx.object.spec.operatorVersion.name, namespace, serviceAccount)} | kubectl apply -f -`,
       code: 422,
       reason: 'Invalid',
+    });
+  }
+  if (checked.granted?.kind === 'denied' && deps.controllerUser !== undefined) {
+    const controller = accountOfUser(deps.controllerUser);
+    return deny({
+      rule: 'instance.controller-not-granted',
+      object,
+      refused: what,
+      why:
+        `plan "${run.plan}" runs as ServiceAccount "${serviceAccount}", and namespace "${namespace}" does not let planwarden's controller (${deps.controllerUser}) act as it: ` +
+        'the plan would wait instead of running (the controller holds no impersonation of its own)',
+      fix:
+        `the namespace grants it (Role and RoleBinding ${controllerGrantName(serviceAccount)}): ` +
+        `${rbacCommand(ctx.object.spec.operatorVersion.name, namespace, serviceAccount)} | kubectl apply -f - (it prints this grant with the plans' rights), or: ` +
+        `${controllerGrantCommands(namespace, serviceAccount, controller)}; \`${controllerGrantCanI(namespace, serviceAccount, controller)}\` checks it`,
+      code: 403,
+      reason: 'Forbidden',
     });
   }
   const warnings = checked.unknownKinds.map((k) => clipText(`plan "${run.plan}" uses ${k}, which the API server does not serve (yet); its rights were not checked`));
