@@ -2,6 +2,8 @@
 // Informers start at once (warm caches make fail-over fast); reconciling starts only while
 // this replica holds the leader Lease.
 import { judgeAppliedObjects } from './executors/applied.ts';
+import { apiGrantProbe, judgeImpersonationGrant } from './executors/impersonation.ts';
+import { OWNED_PATHS, ownedReference, ownerKey } from './owned.ts';
 import { jsonEqual } from '../shared/json.ts';
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
@@ -113,15 +115,15 @@ async function main(): Promise<void> {
   const updatePlans = informer<UpdatePlan>('/apis/planwarden.dev/v1alpha1/updateplans');
   const updateInformers = informer<UpdateInformer>('/apis/planwarden.dev/v1alpha1/updateinformers');
   // Objects planwarden applied, of the kinds whose progress matters most: their changes
-  // wake the owning Instance (others are re-checked while their task is in progress).
-  const owned = [
-    '/apis/apps/v1/deployments',
-    '/apis/apps/v1/statefulsets',
-    '/apis/apps/v1/daemonsets',
-    '/apis/batch/v1/jobs',
-  ].map((p) => informer<KubeResource>(p, LABEL_INSTANCE));
+  // wake the owning Instance (others are re-checked while their task is in progress). As
+  // metadata only, and only the label kept (controller/owned.ts): anyone may label objects
+  // of any size, and the cache must not grow with them.
+  const owned = OWNED_PATHS.map(
+    (path) => new Informer<KubeResource>({ source: kube, path, logger, metrics, labelSelector: LABEL_INSTANCE, metadataOnly: true, transform: ownedReference }),
+  );
   const fleetRollouts = informer<FleetRollout>('/apis/planwarden.dev/v1alpha1/fleetrollouts', config.fleetSelector || undefined);
   const all = [instances, operatorVersions, updatePlans, updateInformers, fleetRollouts, ...owned];
+  for (const inf of all) metrics.trackCachedObjects?.(inf.resourceName, () => inf.list().length);
   // Reconciling needs these; the owned-object informers only speed it up (their kinds may
   // be outside the RBAC an admin granted), so nothing waits for them.
   const required = [instances, operatorVersions, updatePlans, updateInformers, fleetRollouts];
@@ -139,8 +141,8 @@ async function main(): Promise<void> {
   operatorVersions.onDelete(wakeUsers);
   for (const inf of owned) {
     const wakeOwner = (obj: KubeResource) => {
-      const name = obj.metadata?.labels?.[LABEL_INSTANCE];
-      if (name) queue.add(`${obj.metadata?.namespace ?? ''}/${name}`);
+      const key = ownerKey(obj);
+      if (key) queue.add(key);
     };
     inf.onAdd(wakeOwner);
     inf.onUpdate((_o, cur) => wakeOwner(cur));
@@ -239,6 +241,8 @@ async function main(): Promise<void> {
     leading = true;
     logger.info({ identity: config.identity }, 'leading: reconciling Instances');
     await Promise.all(required.map((i) => i.waitForSync()));
+    // Uncached: a grant given (or taken away) counts for the very next start.
+    const grantProbe = apiGrantProbe(kube, { timeoutMs: 5_000 });
     const events = createEventRecorder(kube, logger, { instance: config.identity, onDrop: () => metrics.countDroppedEvent() });
     const reconciler = new InstanceReconciler({
       kube,
@@ -246,6 +250,7 @@ async function main(): Promise<void> {
       operatorVersions,
       executors: createExecutors({ kube, tenancy: config.tenancy }),
       judgeApplied: (input) => judgeAppliedObjects({ kube, tenancy: config.tenancy }, input),
+      impersonationGrant: (input) => judgeImpersonationGrant(grantProbe, { ...input, policy: config.tenancy }),
       events,
       logger,
       metrics,

@@ -32,6 +32,8 @@ export interface ControllerMetrics {
   countScheduleTick(outcome: string): void;
   /** A FleetRollout's targets by state (counts from its status), or none when it is gone. */
   setFleetTargets(rollout: string, counts: Record<string, number> | undefined): void;
+  /** Report `count()` — the objects an informer caches — for `resource` on every scrape. */
+  trackCachedObjects?(resource: string, count: () => number): void;
 }
 
 export interface MetricsOptions {
@@ -153,8 +155,21 @@ export function createControllerMetrics({ defaultMetrics = true }: MetricsOption
     },
   });
 
+  const cachedSources = new Map<string, () => number>();
+  new Gauge({
+    name: 'planwarden_informer_cached_objects',
+    help: 'Objects each informer caches, by resource (labelled Deployments, StatefulSets, DaemonSets and Jobs are cached as their key and label only).',
+    labelNames: ['resource'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const [resource, count] of cachedSources) this.set({ resource }, count());
+    },
+  });
+
   return {
     registry,
+    trackCachedObjects: (resource, count) => void cachedSources.set(resource, count),
     setFleetTargets: (rollout, counts) => void (counts === undefined ? fleets.delete(rollout) : fleets.set(rollout, counts)),
     setHeld: (key, reason) => void (reason === undefined ? held.delete(key) : held.set(key, reason)),
     countScheduleTick: (outcome) => scheduleTicks.inc({ outcome }),

@@ -193,7 +193,7 @@ async function handleInstance(req: AdmissionRequest, lookups: WebhookLookups, no
   // ServiceAccount do what it does? (webhook/rules/preflight.ts)
   if (!verdict.allowed || !lookups.preflight) return verdict;
   const planServiceAccount = object.spec?.serviceAccountName || defaultServiceAccount;
-  return combine([verdict, await preflightInstanceWrite(context, planServiceAccount, lookups.preflight)]);
+  return combine([verdict, await preflightInstanceWrite(context, planServiceAccount, { ...lookups.preflight, controllerUser })]);
 }
 
 async function handleOperatorVersion(req: AdmissionRequest, lookups: WebhookLookups, tenancy: TenancyAllowance): Promise<Verdict> {

@@ -17,6 +17,7 @@ import {
   type KindInfo,
   type PlanNeeds,
 } from '../../shared/plan/needs.ts';
+import { accountUser, controllerGrantObjects, DEFAULT_CONTROLLER_ACCOUNT, type ControllerAccount } from '../../shared/plan/controllerGrant.ts';
 import { CONNECTION_HELP, PROGRAM, defineVerb, parseVerb, required, usageError, type ParseArgsOptionsConfig, type Verb } from '../args.ts';
 import { connect } from '../connect.ts';
 import { CliError, EXIT, type CliIO, type ExitCode } from '../io.ts';
@@ -29,6 +30,7 @@ const rbacVerb = defineVerb({
     plans: { type: 'string' },
     output: { type: 'string', short: 'o' },
     strict: { type: 'boolean' },
+    'controller-service-account': { type: 'string' },
   },
   help: `Print the ServiceAccount, Role and RoleBinding an OperatorVersion's plans need in a
 namespace, and nothing more: every kind its templates render (read with the parameters'
@@ -38,6 +40,12 @@ its tasks use — Apply: patch, create (server-side apply), update on instances/
 object); between plans the controller reads what Apply applied: get. Plans act as the
 ServiceAccount; the Role and RoleBinding are named <service-account>-<operator-version>,
 so the rights of several blueprints in one namespace add up.
+
+Then what the namespace grants planwarden: a Role and RoleBinding named
+planwarden-controller-as-<service-account> that let planwarden's controller impersonate
+that ServiceAccount — by name, in this namespace only. The controller holds no
+impersonation of its own: a namespace without this grant runs no plans (its Instances say
+ImpersonationNotGranted, and the webhook refuses the trigger).
 
 What spec.crossNamespace or spec.clusterScoped would need is printed as a commented-out
 ClusterRole with a warning: a cluster admin decides, nothing is granted silently. A kind
@@ -56,6 +64,9 @@ Flags:
       --service-account SA      the ServiceAccount plans act as (default ${DEFAULT_PLAN_SERVICE_ACCOUNT}: an
                                 Instance without spec.serviceAccountName, with the default install)
       --plans p1,p2             only these plans (default: all of them)
+      --controller-service-account NS:NAME
+                                planwarden's controller, granted to act as the ServiceAccount
+                                (default ${DEFAULT_CONTROLLER_ACCOUNT.namespace}:${DEFAULT_CONTROLLER_ACCOUNT.name})
   -o, --output yaml|json        yaml (default; with comments) or json (a v1 List)
       --strict                  exit 1 when a kind is not served (instead of a warning)
 ${CONNECTION_HELP}
@@ -90,6 +101,8 @@ export interface RbacOptions {
   namespace: string;
   serviceAccount: string;
   plans?: string[];
+  /** planwarden's controller (default planwarden-system:planwarden-controller). */
+  controller?: ControllerAccount;
 }
 
 /** The needs of `ov`'s plans with kinds resolved by `kinds` (from discoverKinds). */
@@ -100,6 +113,8 @@ export function needsFor(ov: OperatorVersion, opts: RbacOptions, resolve: (apiVe
 interface Printed {
   /** The objects to apply: ServiceAccount, Role, RoleBinding. */
   items: Record<string, unknown>[];
+  /** What the namespace grants planwarden: the controller may impersonate the ServiceAccount (Role, RoleBinding). */
+  grant: Record<string, unknown>[];
   /** What only a cluster admin may grant (crossNamespace, clusterScoped), never applied. */
   beyondNamespace?: Record<string, unknown>;
   warnings: string[];
@@ -154,7 +169,8 @@ export function rbacObjects(needs: PlanNeeds, opts: RbacOptions): Printed {
       rules: mergeRules(beyond),
     };
   }
-  return { items, ...(beyondNamespace ? { beyondNamespace } : {}), warnings };
+  const grant = controllerGrantObjects(opts.namespace, opts.serviceAccount, opts.controller ?? DEFAULT_CONTROLLER_ACCOUNT, { labels, annotations });
+  return { items, grant, ...(beyondNamespace ? { beyondNamespace } : {}), warnings };
 }
 
 /** The YAML text: a header saying what each task needs, the objects, then the commented ClusterRole. */
@@ -169,11 +185,26 @@ export function rbacYaml(printed: Printed, needs: PlanNeeds, opts: RbacOptions):
   ];
   const docs = printed.items.map((o) => toYaml(o).trimEnd());
   let text = `${header.join('\n')}\n${docs.map((d) => `---\n${d}\n`).join('')}`;
+  const controller = opts.controller ?? DEFAULT_CONTROLLER_ACCOUNT;
+  text +=
+    '---\n' +
+    `# What the namespace grants planwarden: its controller (${accountUser(controller)}) may act as ServiceAccount ${opts.serviceAccount} —\n` +
+    '# this one, in this namespace, nothing else. Without it no plan of this namespace runs (ImpersonationNotGranted).\n' +
+    printed.grant.map((o) => toYaml(o).trimEnd()).join('\n---\n') +
+    '\n';
   if (printed.beyondNamespace) {
     const commented = toYaml(printed.beyondNamespace).trimEnd().split('\n').map((l) => `# ${l}`).join('\n');
     text += `---\n# NOT APPLIED — outside the namespace, a cluster admin decides (bind it with a ClusterRoleBinding or RoleBindings in the namespaces named):\n${commented}\n`;
   }
   return text;
+}
+
+/** --controller-service-account NS:NAME, or undefined when not given. */
+function parseAccount(raw: string | undefined): ControllerAccount | undefined {
+  if (raw === undefined) return undefined;
+  const m = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?):([a-z0-9]([-.a-z0-9]*[a-z0-9])?)$/.exec(raw);
+  if (!m) throw usageError(rbacVerb.name, `--controller-service-account ${JSON.stringify(raw)}: expected NAMESPACE:NAME, e.g. ${DEFAULT_CONTROLLER_ACCOUNT.namespace}:${DEFAULT_CONTROLLER_ACCOUNT.name}`);
+  return { namespace: m[1]!, name: m[3]! };
 }
 
 export async function rbac(args: string[], io: CliIO): Promise<ExitCode> {
@@ -189,7 +220,8 @@ export async function rbac(args: string[], io: CliIO): Promise<ExitCode> {
   const plans = values.plans?.split(',').map((p) => p.trim()).filter((p) => p);
   if (values.plans !== undefined && !plans?.length) throw usageError(rbacVerb.name, '--plans needs at least one plan name');
   const { client, namespace } = connect(values, io.stderr);
-  const opts: RbacOptions = { operatorVersion, namespace, serviceAccount: values['service-account'] || DEFAULT_PLAN_SERVICE_ACCOUNT, ...(plans ? { plans } : {}) };
+  const controller = parseAccount(values['controller-service-account']);
+  const opts: RbacOptions = { operatorVersion, namespace, serviceAccount: values['service-account'] || DEFAULT_PLAN_SERVICE_ACCOUNT, ...(plans ? { plans } : {}), ...(controller ? { controller } : {}) };
 
   const ov = await client.get<OperatorVersion>({ apiVersion: API_VERSION, kind: 'OperatorVersion', namespace, name: operatorVersion });
   if (!ov) throw new CliError(`OperatorVersion "${operatorVersion}" not found in namespace "${namespace}"`, EXIT.failed, `List them with: kubectl get operatorversions -n ${namespace}`);
@@ -207,7 +239,7 @@ export async function rbac(args: string[], io: CliIO): Promise<ExitCode> {
   const printed = rbacObjects(needs, opts);
   for (const w of printed.warnings) io.stderr.write(`Warning: ${w}\n`);
   if (output === 'json') {
-    io.stdout.write(`${JSON.stringify({ apiVersion: 'v1', kind: 'List', items: printed.items }, null, 2)}\n`);
+    io.stdout.write(`${JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [...printed.items, ...printed.grant] }, null, 2)}\n`);
   } else {
     io.stdout.write(rbacYaml(printed, needs, opts));
   }

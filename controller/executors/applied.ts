@@ -3,7 +3,7 @@
 // kstatus / `kubectl rollout status` rules the Apply executor uses — so that a deleted or
 // broken object shows as Available=False instead of a green status over a broken service.
 import type { Instance, OperatorVersion, Task } from '../../shared/api/schema.ts';
-import { apiErrorMessage, classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
+import { apiErrorMessage, classifyApiError, KubeApiError, type KubeClient } from '../../shared/kube/client.ts';
 import { isObservation, planIdentity } from './context.ts';
 import { describeObject, judgeHealth } from './health.ts';
 import { parameterTypesOf, renderResources, type RenderVars } from '../../shared/template/render.ts';
@@ -11,7 +11,7 @@ import { renderIdentity } from '../../shared/blueprint/identity.ts';
 import { planPipes } from '../../shared/plan/pipe.ts';
 import { runVars } from '../../shared/plan/runVars.ts';
 import { toggleSide } from '../../shared/plan/toggle.ts';
-import { LOCKED_DOWN, type TenancyPolicy } from './tenancy.ts';
+import { explainForbidden, LOCKED_DOWN, parseRbacRefusal, type TenancyPolicy } from './tenancy.ts';
 
 /** How the applied objects are, worst first: one is gone, one failed, one could not be read, one is progressing, all current. */
 export type AppliedState = 'missing' | 'failed' | 'unknown' | 'inProgress' | 'current';
@@ -90,7 +90,14 @@ export async function judgeAppliedObjects(
       judged.push({ state: health.status === 'failed' ? 'failed' : health.status, message: health.message });
     } catch (err) {
       const kind = classifyApiError(err);
-      const why = kind === 'notFound' ? `kind ${object.kind} (${object.apiVersion}) is no longer served` : apiErrorMessage(err);
+      // The namespace took back the controller's grant: say which, and how to give it back.
+      const refusal = err instanceof KubeApiError && err.statusCode === 403 ? parseRbacRefusal(apiErrorMessage(err)) : undefined;
+      const why =
+        kind === 'notFound'
+          ? `kind ${object.kind} (${object.apiVersion}) is no longer served`
+          : refusal?.verb === 'impersonate'
+            ? explainForbidden(refusal, identity, ov.metadata.name)
+            : apiErrorMessage(err);
       judged.push({ state: 'unknown', message: `${what} cannot be read: ${why}` });
     }
   }

@@ -7,6 +7,10 @@ import { DEFAULT_PLAN_SERVICE_ACCOUNT } from '../../shared/api/names.ts';
 import type { Instance, OperatorVersionSpec } from '../../shared/api/schema.ts';
 import { rbacCommand } from '../../shared/plan/needs.ts';
 import { classifyApiError, type ApiResource, type KubeClient } from '../../shared/kube/client.ts';
+import { accountOfUser, DEFAULT_CONTROLLER_ACCOUNT, notGrantedMessage } from '../../shared/plan/controllerGrant.ts';
+
+/** The condition reason (PlanRunning), Event reason and message prefix of a namespace that did not grant the controller impersonation. */
+export const IMPERSONATION_NOT_GRANTED = 'ImpersonationNotGranted';
 
 
 export interface TenancyPolicy {
@@ -121,9 +125,13 @@ export function explainForbidden(refusal: RbacRefusal, identity: Pick<PlanIdenti
   const where = refusal.namespace ? ` in namespace ${refusal.namespace}` : ' (cluster-wide)';
   const resource = refusal.group ? `${refusal.resource}.${refusal.group}` : refusal.resource;
   if (refusal.verb === 'impersonate') {
+    const sa = identity.serviceAccount;
+    if (sa) {
+      return `${IMPERSONATION_NOT_GRANTED}: ${notGrantedMessage({ namespace: sa.namespace, serviceAccount: sa.name, ...(operatorVersion ? { operatorVersion } : {}), controller: accountOfUser(refusal.user) ?? DEFAULT_CONTROLLER_ACCOUNT })}`;
+    }
     return (
       `the controller (${refusal.user}) may not impersonate ${resource}${where}, so it cannot act as the plan's ServiceAccount; ` +
-      'grant it impersonate on serviceaccounts (the install\'s ClusterRole planwarden-controller does)'
+      'the namespace grants it (Role and RoleBinding planwarden-controller-as-<sa>, printed by `kubectl planwarden rbac`)'
     );
   }
   const sa = identity.serviceAccount;

@@ -55,6 +55,11 @@ export interface InstanceReconcilerDeps {
   signal?: AbortSignal;
   /** Executor calls in flight at once for one Instance (parallel steps, fanned-out targets). */
   parallelism?: number;
+  /**
+   * Before a plan starts: a refusal when the Instance's namespace did not grant the
+   * controller impersonation of the plan's ServiceAccount (absent: not checked).
+   */
+  impersonationGrant?: (input: { instance: Instance; operatorVersion: OperatorVersion; plan: string }) => Promise<Report | undefined>;
   /** Between plans: judges the objects the last completed plan applied (absent: not judged). */
   judgeApplied?: (input: AppliedObjectsInput) => Promise<AppliedHealth | undefined>;
 }
@@ -306,6 +311,17 @@ export class InstanceReconciler {
       decision = { kind: 'start', request: ticks.start.request };
       applied = undefined;
     }
+    // The namespace must let the controller act as the plan's ServiceAccount: without that
+    // grant the plan waits, and the Instance says why (condition, Event), checked each pulse.
+    let notGranted = false;
+    if (decision.kind === 'start' && this.deps.impersonationGrant) {
+      const refused = await this.deps.impersonationGrant({ instance: inst, operatorVersion: ov, plan: decision.request.plan });
+      if (refused) {
+        decision = { kind: 'refuse', report: refused };
+        applied = undefined;
+        notGranted = true;
+      }
+    }
     const carried = this.carried.get(key);
     this.carried.delete(key);
     const observations = carried && carried.resourceVersion === inst.metadata.resourceVersion ? carried.observations : {};
@@ -360,6 +376,8 @@ export class InstanceReconciler {
 
     const work = actions.filter((a) => a.type !== 'event');
     const untilTick = ticks?.nextTick === undefined ? Infinity : Math.max(0, ticks.nextTick - now.getTime());
+    // A grant is not watched: look again at the not-ready pulse, even on a Ready Instance.
+    if (notGranted) requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, this.pulses.notReadyMs);
     if (work.length === 0) return { requeueAfterMs: Math.min(requeueAfterMs ?? this.pulseFor(next), this.untilCalendarEdge(inst, now), untilTick) };
     let observed = performed;
     if (!observed) {

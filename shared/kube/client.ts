@@ -80,9 +80,19 @@ export interface KubeRequest {
   body?: unknown;
   /** Defaults to application/json when there is a body. */
   contentType?: string;
+  /** The Accept header (default application/json), e.g. PARTIAL_METADATA_LIST. */
+  accept?: string;
   timeoutMs?: number;
   signal?: AbortSignal;
 }
+
+/**
+ * Accept headers that ask for objects as PartialObjectMetadata (meta.k8s.io/v1): metadata
+ * only, whatever the kind — for a list, and for a watch's events. A cache of other teams'
+ * objects holds no spec or status that way (what a tenant labels cannot fill it).
+ */
+export const PARTIAL_METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+export const PARTIAL_METADATA_WATCH = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
 
 export type PropagationPolicy = 'Foreground' | 'Background' | 'Orphan';
 export type PatchType = 'merge' | 'json' | 'strategic';
@@ -115,7 +125,7 @@ export interface KubeClient {
    * Every page of a collection. `each` is applied to every item as its page arrives, so that
    * a large collection is never held in full as the API sent it (an informer's compaction).
    */
-  list<T = KubeResource>(path: string, query?: Record<string, QueryValue>, signal?: AbortSignal, each?: (item: T) => T): Promise<KubeList<T>>;
+  list<T = KubeResource>(path: string, query?: Record<string, QueryValue>, signal?: AbortSignal, each?: (item: T) => T, accept?: string): Promise<KubeList<T>>;
   /**
    * Stream changes of a collection. `onClose` is called once, with the error if the stream
    * failed (HTTP status, network, stall) or without one when the server ended it.
@@ -125,6 +135,8 @@ export interface KubeClient {
     query: Record<string, QueryValue>,
     onEvent: (event: WatchEvent) => void,
     onClose: (err?: KubeApiError) => void,
+    /** The Accept header of the stream, e.g. PARTIAL_METADATA_WATCH (default application/json). */
+    accept?: string,
   ): WatchHandle;
   /**
    * The same client acting as `user` (Impersonate-User; for `system:serviceaccount:NS:SA`
@@ -306,6 +318,7 @@ class HttpKubeClient implements KubeClient {
       body = typeof req.body === 'string' ? req.body : JSON.stringify(req.body);
       headers['Content-Type'] = req.contentType ?? 'application/json';
     }
+    if (req.accept) headers['Accept'] = req.accept;
     const res = await this.send(req.method, req.path, req.query, headers, body, req.timeoutMs, req.signal);
     if (res.statusCode < 200 || res.statusCode > 299) throw errorFromResponse(req.method, req.path, res);
     return (res.body ? JSON.parse(res.body) : undefined) as T;
@@ -405,7 +418,7 @@ class HttpKubeClient implements KubeClient {
     }
   }
 
-  async list<T = KubeResource>(path: string, query: Record<string, QueryValue> = {}, signal?: AbortSignal, each?: (item: T) => T): Promise<KubeList<T>> {
+  async list<T = KubeResource>(path: string, query: Record<string, QueryValue> = {}, signal?: AbortSignal, each?: (item: T) => T, accept?: string): Promise<KubeList<T>> {
     const items: T[] = [];
     let page: KubeList<T> | undefined;
     let continueToken: string | undefined;
@@ -416,6 +429,7 @@ class HttpKubeClient implements KubeClient {
         // A continue token carries its own version: the API server refuses one beside it.
         query: { ...query, limit: LIST_PAGE_SIZE, continue: continueToken, ...(continueToken ? { resourceVersion: undefined } : {}) },
         signal,
+        ...(accept ? { accept } : {}),
       });
       for (const item of page.items ?? []) items.push(each ? each(item) : item);
       continueToken = page.metadata?.continue || undefined;
@@ -428,6 +442,7 @@ class HttpKubeClient implements KubeClient {
     query: Record<string, QueryValue>,
     onEvent: (event: WatchEvent) => void,
     onClose: (err?: KubeApiError) => void,
+    accept?: string,
   ): WatchHandle {
     let closed = false;
     let req: http.ClientRequest | undefined;
@@ -450,7 +465,7 @@ class HttpKubeClient implements KubeClient {
     }
 
     const start = async () => {
-      const { url, options, secure } = await this.prepare('GET', path, { ...query, watch: true }, {});
+      const { url, options, secure } = await this.prepare('GET', path, { ...query, watch: true }, accept ? { Accept: accept } : {});
       if (closed) return;
       req = (secure ? https : http).request(url, options, (res) => {
         const statusCode = res.statusCode ?? 0;

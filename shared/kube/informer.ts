@@ -4,7 +4,7 @@
 // last resourceVersion, with bookmarks), relists when the server says the version expired,
 // restarts failed lists and watches with jittered exponential backoff, and gives each watch
 // a server-side timeout plus a stall guard. It never polls.
-import { classifyApiError, KubeApiError, watchEventError, type KubeClient, type KubeObjectLike, type KubeStatus, type QueryValue, type WatchHandle } from './client.ts';
+import { classifyApiError, KubeApiError, PARTIAL_METADATA_LIST, PARTIAL_METADATA_WATCH, watchEventError, type KubeClient, type KubeObjectLike, type KubeStatus, type QueryValue, type WatchHandle } from './client.ts';
 import { errorFields, silentLogger, type Logger } from '../log.ts';
 
 /** The read side of a cache of objects: what a reconciler looks things up in. */
@@ -140,6 +140,11 @@ export interface InformerOptions<T = KubeObjectLike> {
    * cached or handed to handlers; e.g. compactObject (shared/kube/compact.ts).
    */
   transform?: (obj: T) => T;
+  /**
+   * Objects as PartialObjectMetadata (metadata only: no spec, no status), for caches whose
+   * handlers need no more — e.g. objects of other teams watched only to wake their owner.
+   */
+  metadataOnly?: boolean;
   /** Lists and watches; a KubeClient. */
   source: Pick<KubeClient, 'list' | 'watch'>;
   /** Collection path, e.g. "/apis/planwarden.dev/v1alpha1/instances" (all namespaces). */
@@ -194,6 +199,11 @@ export class Informer<T extends KubeObjectLike> implements ObjectCache<T> {
     this.logger = (options.logger ?? silentLogger()).child({ informer: this.resource });
     this.backoff = { ...DEFAULT_RESTART_BACKOFF, ...options.backoff };
     this.random = options.random ?? Math.random;
+  }
+
+  /** The resource in logs and metrics (e.g. "deployments"). */
+  get resourceName(): string {
+    return this.resource;
   }
 
   onAdd(handler: AddHandler<T>): () => void {
@@ -289,7 +299,13 @@ export class Informer<T extends KubeObjectLike> implements ObjectCache<T> {
   private async relist(): Promise<void> {
     this.listAbort = new AbortController();
     // The transform runs page by page, as items arrive: a large collection is never held in full as sent.
-    const list = await this.options.source.list<T>(this.options.path, this.selectors(), this.listAbort.signal, this.options.transform);
+    const list = await this.options.source.list<T>(
+      this.options.path,
+      this.selectors(),
+      this.listAbort.signal,
+      this.options.transform,
+      this.options.metadataOnly ? PARTIAL_METADATA_LIST : undefined,
+    );
     if (this.stopped) return;
     this.resourceVersion = list.metadata.resourceVersion ?? '';
     const delta = this.cache.replace(list.items);
@@ -341,6 +357,7 @@ export class Informer<T extends KubeObjectLike> implements ObjectCache<T> {
           if (version) this.resourceVersion = version;
         },
         (err) => settle(err),
+        this.options.metadataOnly ? PARTIAL_METADATA_WATCH : undefined,
       );
     });
   }

@@ -22,6 +22,8 @@ import { parameterTypesOf } from '../../shared/template/render.ts';
 import { objectRef } from '../../shared/refusal.ts';
 import { clipText, plural } from '../../shared/text.ts';
 import { factsOf, upgradeTarget, type InstanceAdmissionContext } from './instance.ts';
+import { impersonationOf } from './tenancy.ts';
+import { accountOfUser, controllerGrantCanI, controllerGrantCommands, controllerGrantName } from '../../shared/plan/controllerGrant.ts';
 import { allow, deny, type Verdict } from '../../shared/verdict.ts';
 
 export interface PreflightDeps {
@@ -37,6 +39,11 @@ export interface PreflightDeps {
   checkAccess: boolean;
   /** Discovery of the served versions of a kind (cached briefly); absent: kinds are not checked. */
   servedKind?: (apiVersion: string, kind: string) => Promise<KindServing>;
+  /**
+   * The controller's user (--controller-user): whether the namespace let it impersonate the
+   * plan's ServiceAccount is asked too, so that an accepted trigger can run. Absent: not asked.
+   */
+  controllerUser?: string;
 }
 
 /** The kinds of the run's objects the API server does not serve; undefined when discovery could not answer. */
@@ -73,6 +80,12 @@ export function runToCheck(ctx: InstanceAdmissionContext): { plan: string; value
   if (!request || request.plan === 'cleanup' || !ov.plans?.[request.plan]) return undefined;
   const perRun = request.kind === 'manual' ? spec.planExecution?.parameters ?? {} : {};
   return { plan: request.plan, values: { ...effectiveParameters(ov, spec.parameters), ...perRun }, ov };
+}
+
+/** The controller as a SubjectAccessReview subject: a ServiceAccount's user with its groups, or a bare user. */
+function controllerSubject(user: string): AccessSubject {
+  const account = accountOfUser(user);
+  return account ? serviceAccountSubject(account.namespace, account.name) : { user, groups: ['system:authenticated'] };
 }
 
 export function serviceAccountSubject(namespace: string, name: string): AccessSubject {
@@ -178,8 +191,10 @@ export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serv
       // admission plugin runs, which the webhook cannot see: a plan that would work must not
       // be refused, so the preflight leaves that rule to `kubectl planwarden rbac`.
       const rules = allRules(needs).filter((r) => r.resource !== OWNER_FINALIZERS_RESOURCE);
-      const [exists, answers] = await Promise.all([
+      const controller = deps.controllerUser;
+      const [exists, granted, answers] = await Promise.all([
         deps.serviceAccountExists(namespace, serviceAccount),
+        controller === undefined ? undefined : deps.canI(controllerSubject(controller), impersonationOf(namespace, serviceAccount)),
         Promise.all(
           rules.map(async (rule) => ({
             rule,
@@ -195,7 +210,7 @@ export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serv
         ),
       ]);
       const unknownKinds = [...new Set(needs.unknownKinds.map((u) => `${u.kind} (${u.apiVersion})`))];
-      return { exists, answers, unknownKinds };
+      return { exists, granted, answers, unknownKinds };
     })(),
     deps.accessBudgetMs,
   );
@@ -211,6 +226,23 @@ export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serv
       fix: `create it with the rights the blueprint's plans need: ${rbacCommand(ctx.object.spec.operatorVersion.name, namespace, serviceAccount)} | kubectl apply -f -`,
       code: 422,
       reason: 'Invalid',
+    });
+  }
+  if (checked.granted?.kind === 'denied' && deps.controllerUser !== undefined) {
+    const controller = accountOfUser(deps.controllerUser);
+    return deny({
+      rule: 'instance.controller-not-granted',
+      object,
+      refused: what,
+      why:
+        `plan "${run.plan}" runs as ServiceAccount "${serviceAccount}", and namespace "${namespace}" does not let planwarden's controller (${deps.controllerUser}) act as it: ` +
+        'the plan would wait instead of running (the controller holds no impersonation of its own)',
+      fix:
+        `the namespace grants it (Role and RoleBinding ${controllerGrantName(serviceAccount)}): ` +
+        `${rbacCommand(ctx.object.spec.operatorVersion.name, namespace, serviceAccount)} | kubectl apply -f - (it prints this grant with the plans' rights), or: ` +
+        `${controllerGrantCommands(namespace, serviceAccount, controller)}; \`${controllerGrantCanI(namespace, serviceAccount, controller)}\` checks it`,
+      code: 403,
+      reason: 'Forbidden',
     });
   }
   const warnings = checked.unknownKinds.map((k) => clipText(`plan "${run.plan}" uses ${k}, which the API server does not serve (yet); its rights were not checked`));

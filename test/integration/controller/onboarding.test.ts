@@ -164,12 +164,18 @@ describe('onboarding a team (built-in roles, kubectl planwarden rbac)', function
       expect(r.stderr).to.contain('unknown kind, not granted: Database');
     });
 
-    it('-o json prints a List of the ServiceAccount, the Role and the RoleBinding; --plans limits it', async () => {
+    it('-o json prints a List of the ServiceAccount, the Role and the RoleBinding, then the controller\'s grant; --plans limits it', async () => {
       const r = await planwarden(['rbac', '--operator-version', OV, '-n', ns, '-o', 'json', '--plans', 'deploy', '--service-account', 'deployer']);
       expect(r.code, r.stderr).to.equal(0);
       const list = JSON.parse(r.stdout) as { kind: string; items: { kind: string; metadata: { name: string }; rules?: { resources: string[]; verbs: string[] }[] }[] };
       expect(list.kind).to.equal('List');
-      expect(list.items.map((i) => `${i.kind} ${i.metadata.name}`)).to.deep.equal(['ServiceAccount deployer', `Role deployer-${OV}`, `RoleBinding deployer-${OV}`]);
+      expect(list.items.map((i) => `${i.kind} ${i.metadata.name}`)).to.deep.equal([
+        'ServiceAccount deployer',
+        `Role deployer-${OV}`,
+        `RoleBinding deployer-${OV}`,
+        'Role planwarden-controller-as-deployer',
+        'RoleBinding planwarden-controller-as-deployer',
+      ]);
       expect(list.items[1]!.rules!.flatMap((x) => x.verbs)).to.not.include('delete');
     });
   });

@@ -5,11 +5,13 @@
 //
 // The controller writes nothing that plans create: every request of a plan is made as a
 // ServiceAccount of the Instance's namespace (impersonation), so its own role holds only
-// `impersonate` (and `get`) on serviceaccounts, plus list/watch of the workload kinds it
-// watches to wake their Instance. The single-tenant opt-in (manifests/overlays/
+// `get` on serviceaccounts, plus list/watch of the workload kinds it watches to wake their
+// Instance; `impersonate` is granted by each namespace that runs plans, for its plan
+// ServiceAccounts by name (what `kubectl planwarden rbac` prints). The single-tenant opt-in (manifests/overlays/
 // single-tenant, planwarden-controller-apply) is not installed by default.
 import { expect } from 'chai';
-import { kubectl } from '../fixture.ts';
+import { kubectl, kubectlOk, useNamespace } from '../fixture.ts';
+import { controllerGrantObjects } from '../../../shared/plan/controllerGrant.ts';
 
 const CONTROLLER = 'system:serviceaccount:planwarden-system:planwarden-controller';
 const WEBHOOK = 'system:serviceaccount:planwarden-system:planwarden-webhook';
@@ -61,7 +63,10 @@ const ROWS: Row[] = [
   row('controller', true, 'delete', 'leases.coordination.k8s.io', 'planwarden-system', 'it deletes reservation Leases earlier versions left'),
   row('controller', false, 'create', 'leases.coordination.k8s.io', 'default', 'Leases only in planwarden-system'),
   row('controller', false, 'update', 'leases.coordination.k8s.io', 'kube-system', 'it cannot touch other components’ leader Leases'),
-  row('controller', true, 'impersonate', 'serviceaccounts', 'default', 'plans act as a ServiceAccount of their Instance’s namespace'),
+  row('controller', false, 'impersonate', 'serviceaccounts', 'default', 'plans act as a ServiceAccount of their Instance’s namespace only where that namespace granted it'),
+  named('controller', false, 'impersonate', 'serviceaccounts', 'namespace-controller', 'kube-system', 'its token cannot become a kube-system ServiceAccount'),
+  named('controller', false, 'impersonate', 'serviceaccounts', 'planwarden-plans', 'kube-system', 'nor one named like a plan ServiceAccount there'),
+  row('controller', false, 'impersonate', 'serviceaccounts', undefined, 'no impersonation cluster-wide'),
   row('controller', true, 'get', 'serviceaccounts', 'default', 'it checks that the plans’ ServiceAccount exists'),
   row('controller', false, 'create', 'deployments.apps', 'default', 'Apply tasks impersonate: the controller itself writes no workload'),
   row('controller', false, 'delete', 'configmaps', 'default', 'Delete tasks impersonate too'),
@@ -263,7 +268,7 @@ describe('reliability: RBAC of the controller and webhook ServiceAccounts (kubec
       'events.events.k8s.io',
       'nodes',
       'leases.coordination.k8s.io',
-      // plans act as the Instance's ServiceAccount
+      // that the plans' ServiceAccount exists
       'serviceaccounts',
       // watched (never written) to wake the Instance that applied them
       'deployments.apps',
@@ -283,7 +288,8 @@ describe('reliability: RBAC of the controller and webhook ServiceAccounts (kubec
     const WATCHED_ONLY = new Set(['deployments.apps', 'statefulsets.apps', 'daemonsets.apps', 'jobs.batch']);
     for (const x of rules) {
       if (WATCHED_ONLY.has(x.resource)) expect([...x.verbs].sort(), x.resource).to.deep.equal(['list', 'watch']);
-      if (x.resource === 'serviceaccounts') expect([...x.verbs].sort()).to.deep.equal(['get', 'impersonate']);
+      // get only: impersonation is each onboarded namespace's grant, not the controller's own.
+      if (x.resource === 'serviceaccounts') expect([...x.verbs].sort()).to.deep.equal(['get']);
       if (BY_NAME[x.resource]) expect([x.resourceNames, [...x.verbs].sort()], `${x.resource}:\n${r.stdout}`).to.deep.equal(BY_NAME[x.resource]);
       if (x.resource === 'namespaces') {
         // Informer requests carry the cluster id: kube-system's uid by name; a FleetRollout's
@@ -296,4 +302,26 @@ describe('reliability: RBAC of the controller and webhook ServiceAccounts (kubec
       expect(x.verbs, x.resource).to.not.include('*');
     }
   });
+});
+
+describe('reliability: a namespace grants the controller its plan ServiceAccounts, by name (kubectl auth can-i)', function () {
+  this.timeout(120_000);
+  // The suite's namespace holds the suite's wide grant; this one holds exactly what `kubectl planwarden rbac` prints.
+  const onboarded = `onboarded-${Math.random().toString(16).slice(2, 8)}`;
+  const suite = useNamespace('rbac-grant');
+
+  before(async function () {
+    await kubectlOk(['create', 'namespace', onboarded]);
+    await kubectlOk(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: controllerGrantObjects(onboarded, 'planwarden-plans') }) });
+  });
+  after(async function () {
+    await kubectl(['delete', 'namespace', onboarded, '--wait=false', '--ignore-not-found']);
+  });
+
+  const canI = async (ns: string, sa: string) => (await kubectl(['auth', 'can-i', 'impersonate', `serviceaccounts/${sa}`, '-n', ns, `--as=${CONTROLLER}`])).stdout.trim();
+  it('impersonate serviceaccounts/planwarden-plans in the onboarded namespace: yes', async () => expect(await canI(onboarded, 'planwarden-plans')).to.equal('yes'));
+  it('impersonate another ServiceAccount of that namespace: no (the grant names the plan ServiceAccount)', async () => expect(await canI(onboarded, 'default')).to.equal('no'));
+  it('impersonate serviceaccounts/namespace-controller -n kube-system: no', async () => expect(await canI('kube-system', 'namespace-controller')).to.equal('no'));
+  it('impersonate serviceaccounts/planwarden-webhook -n planwarden-system: no', async () => expect(await canI('planwarden-system', 'planwarden-webhook')).to.equal('no'));
+  it('the suite\'s own namespaces are onboarded (test/support/plan-rights.yaml): yes', async () => expect(await canI(suite(), 'planwarden-plans')).to.equal('yes'));
 });

@@ -13,6 +13,7 @@ import { parse } from 'yaml';
 import { PROJECT_ROOT, checkGo } from '../../controlplane/build.ts';
 import { CHART_DIR, CHART_NAMESPACE, SELF_SIGNED_FILES, helm, helmTemplate, parseObjects } from '../../support/chart.ts';
 import { chartCrdDrift } from '../../../scripts/sync-chart-crds.ts';
+import { controllerGrantObjects } from '../../../shared/plan/controllerGrant.ts';
 
 interface K8sObject {
   apiVersion: string;
@@ -275,7 +276,7 @@ describe('Helm chart charts/planwarden', function () {
         '--set', 'planRights.namespaces={team-a,team-b}',
         '--set', 'planRights.rules[0].apiGroups[0]=', '--set', 'planRights.rules[0].resources[0]=configmaps', '--set', 'planRights.rules[0].verbs={get,create,patch}',
       ], (o) => {
-        const trio = o.filter((x) => ['team-a', 'team-b'].includes(x.metadata.namespace ?? ''));
+        const trio = o.filter((x) => ['team-a', 'team-b'].includes(x.metadata.namespace ?? '') && !x.metadata.name.startsWith('planwarden-controller-as-'));
         expect(trio.map(key).sort()).to.deep.equal([
           'Role team-a/planwarden-plans', 'Role team-b/planwarden-plans',
           'RoleBinding team-a/planwarden-plans', 'RoleBinding team-b/planwarden-plans',
@@ -287,7 +288,23 @@ describe('Helm chart charts/planwarden', function () {
         expect(binding['subjects']).to.deep.equal([{ kind: 'ServiceAccount', name: 'planwarden-plans', namespace: 'team-b' }]);
       }],
       ['without planRights.serviceAccountName the trio is named after tenancy.defaultServiceAccount', ['--set', 'planRights.namespaces={team-a}', '--set', 'tenancy.defaultServiceAccount=runner'], (o) => {
-        expect(o.filter((x) => x.metadata.namespace === 'team-a').map(key).sort()).to.deep.equal(['Role team-a/runner', 'RoleBinding team-a/runner', 'ServiceAccount team-a/runner']);
+        expect(o.filter((x) => x.metadata.namespace === 'team-a').map(key).sort()).to.deep.equal([
+          'Role team-a/planwarden-controller-as-runner', 'Role team-a/runner',
+          'RoleBinding team-a/planwarden-controller-as-runner', 'RoleBinding team-a/runner',
+          'ServiceAccount team-a/runner',
+        ]);
+      }],
+      ['planRights grants the controller each namespace’s plan ServiceAccount, by name, as `kubectl planwarden rbac` prints it', ['--set', 'planRights.namespaces={team-a}'], (o) => {
+        const grant = o.filter((x) => x.metadata.namespace === 'team-a' && x.metadata.name.startsWith('planwarden-controller-as-'));
+        const printed = controllerGrantObjects('team-a', 'planwarden-plans', { namespace: CHART_NAMESPACE, name: 'planwarden-controller' }) as unknown as K8sObject[];
+        expect(grant.map(key).sort()).to.deep.equal(printed.map(key).sort());
+        for (const p of printed) {
+          const h = grant.find((g) => key(g) === key(p))!;
+          expect([h['rules'], h['roleRef'], h['subjects']]).to.deep.equal([p['rules'], p['roleRef'], p['subjects']]);
+        }
+      }],
+      ['tenancy.singleTenant: no namespace grants the controller impersonation (plans impersonate nobody)', ['--set', 'planRights.namespaces={team-a}', '--set', 'tenancy.singleTenant=true'], (o) => {
+        expect(o.filter((x) => x.metadata.name.startsWith('planwarden-controller-as-'))).to.deep.equal([]);
       }],
       ['no planRights.namespaces: no plans trio anywhere', [], (o) => {
         expect(o.filter((x) => x.metadata.labels?.['app.kubernetes.io/component'] === 'plans')).to.deep.equal([]);

@@ -53,6 +53,23 @@ describe('cli rbac: what it prints', () => {
     expect(printed.items[2]!.subjects).to.deep.equal([{ kind: 'ServiceAccount', name: 'planwarden-plans', namespace: 'team-a' }]);
   });
 
+  it('then what the namespace grants planwarden, marked as such: a Role letting the controller impersonate that ServiceAccount by name, bound to the controller', () => {
+    const blueprint = ov({ 'cm.yaml': CM });
+    const needs = needsFor(blueprint, opts, resolve);
+    const printed = rbacObjects(needs, opts);
+    expect(printed.grant.map((o) => `${o.kind as string} ${(o.metadata as { name: string; namespace: string }).namespace}/${(o.metadata as { name: string }).name}`)).to.deep.equal([
+      'Role team-a/planwarden-controller-as-planwarden-plans',
+      'RoleBinding team-a/planwarden-controller-as-planwarden-plans',
+    ]);
+    expect(printed.grant[0]!.rules).to.deep.equal([{ apiGroups: [''], resources: ['serviceaccounts'], resourceNames: ['planwarden-plans'], verbs: ['impersonate'] }]);
+    expect(printed.grant[1]!.subjects).to.deep.equal([{ kind: 'ServiceAccount', name: 'planwarden-controller', namespace: 'planwarden-system' }]);
+    const text = rbacYaml(printed, needs, opts);
+    expect(text).to.contain('# What the namespace grants planwarden: its controller (system:serviceaccount:planwarden-system:planwarden-controller) may act as ServiceAccount planwarden-plans');
+    // Another install's controller (--controller-service-account pw:pw-controller).
+    const other = rbacObjects(needs, { ...opts, controller: { namespace: 'pw', name: 'pw-controller' } });
+    expect(other.grant[1]!.subjects).to.deep.equal([{ kind: 'ServiceAccount', name: 'pw-controller', namespace: 'pw' }]);
+  });
+
   it('a clusterScoped blueprint: the cluster-scoped needs are a commented-out ClusterRole, with a warning saying a cluster admin decides', () => {
     const blueprint = ov({ 'cm.yaml': CM, 'ns.yaml': NS }, { clusterScoped: true });
     const needs = needsFor(blueprint, opts, resolve);
@@ -62,7 +79,7 @@ describe('cli rbac: what it prints', () => {
     const text = rbacYaml(printed, needs, opts);
     // Applied as it is, the text holds only the trio: the ClusterRole is in comments.
     const applied = parseAllDocuments(text).map((d) => d.toJS() as { kind: string } | null).filter((o) => o);
-    expect(applied.map((o) => o!.kind)).to.deep.equal(['ServiceAccount', 'Role', 'RoleBinding']);
+    expect(applied.map((o) => o!.kind)).to.deep.equal(['ServiceAccount', 'Role', 'RoleBinding', 'Role', 'RoleBinding']);
     expect(text).to.contain('# kind: ClusterRole').and.contain('#     resources: [namespaces]');
     expect(JSON.stringify(printed.items[1]!.rules)).to.not.contain('namespaces');
   });

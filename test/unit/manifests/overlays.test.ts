@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { ALL_KINDS, crdFor } from '../../../shared/api/crds.ts';
+import { controllerGrantObjects } from '../../../shared/plan/controllerGrant.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const NAMESPACE = 'planwarden-system';
@@ -476,7 +477,9 @@ describe('install manifests', function () {
           ['the controller asks whether a FleetRollout\'s author may patch a target (SubjectAccessReviews)', 'planwarden-controller', 'create', 'authorization.k8s.io', 'subjectaccessreviews', undefined, true],
           ['the controller lists namespaces (a FleetRollout\'s namespaceSelector)', 'planwarden-controller', 'list', '', 'namespaces', undefined, true],
           ['the controller cannot change a FleetRollout\'s spec (its author\'s)', 'planwarden-controller', 'update', 'planwarden.dev', 'fleetrollouts', undefined, false],
-          ['the controller impersonates ServiceAccounts (plans act as the Instance\'s)', 'planwarden-controller', 'impersonate', '', 'serviceaccounts', 'team-a', true],
+          ['the controller impersonates no ServiceAccount of its own (each namespace grants it for its plans)', 'planwarden-controller', 'impersonate', '', 'serviceaccounts', 'team-a', false],
+          ['the controller cannot become a kube-system ServiceAccount', 'planwarden-controller', 'impersonate', '', 'serviceaccounts', 'kube-system', false],
+          ['the controller cannot impersonate ServiceAccounts cluster-wide', 'planwarden-controller', 'impersonate', '', 'serviceaccounts', undefined, false],
           ['the controller checks that the ServiceAccount exists', 'planwarden-controller', 'get', '', 'serviceaccounts', 'team-a', true],
           ['the controller cannot impersonate users', 'planwarden-controller', 'impersonate', '', 'users', undefined, false],
           ['the controller cannot impersonate groups', 'planwarden-controller', 'impersonate', '', 'groups', undefined, false],
@@ -496,6 +499,21 @@ describe('install manifests', function () {
             expect(can(objects, sa, verb, group, resource, namespace)).to.equal(expected);
           });
         }
+
+        describe('onboarding a namespace grants the controller its plan ServiceAccounts, by name (what `kubectl planwarden rbac` prints)', () => {
+          // The install plus what `kubectl planwarden rbac -n team-a` prints for the default ServiceAccount.
+          const onboarded = () => [...objects, ...(controllerGrantObjects('team-a', 'planwarden-plans') as unknown as K8sObject[])];
+          const rows: [sentence: string, namespace: string | undefined, name: string, expected: boolean][] = [
+            ['impersonate serviceaccounts/planwarden-plans -n team-a: yes', 'team-a', 'planwarden-plans', true],
+            ['impersonate serviceaccounts/admin-sa -n team-a (not a plan ServiceAccount): no', 'team-a', 'admin-sa', false],
+            ['impersonate serviceaccounts/planwarden-plans -n team-b (not onboarded): no', 'team-b', 'planwarden-plans', false],
+            ['impersonate serviceaccounts/namespace-controller -n kube-system: no', 'kube-system', 'namespace-controller', false],
+            ['impersonate serviceaccounts/planwarden-plans -n kube-system: no', 'kube-system', 'planwarden-plans', false],
+          ];
+          for (const [sentence, namespace, name, expected] of rows) {
+            it(sentence, () => expect(can(onboarded(), 'planwarden-controller', 'impersonate', '', 'serviceaccounts', namespace, name)).to.equal(expected));
+          }
+        });
 
         it('no role uses a wildcard', () => {
           for (const role of [...ofKind<RoleObject>(objects, 'ClusterRole'), ...ofKind<RoleObject>(objects, 'Role')]) {
@@ -561,6 +579,9 @@ describe('install manifests', function () {
       const binding = ofKind<Binding>(objects, 'ClusterRoleBinding').find((b) => b.roleRef.name === 'planwarden-controller-apply');
       expect(binding?.subjects).to.deep.equal([{ kind: 'ServiceAccount', name: 'planwarden-controller', namespace: NAMESPACE }]);
       expect(can(objects, 'planwarden-controller', 'patch', 'apps', 'deployments', 'team-a')).to.equal(true);
+      // Cluster-wide as before: plans impersonate nobody, so no namespace grants anything.
+      expect(can(objects, 'planwarden-controller', 'patch', 'apps', 'deployments', 'team-b')).to.equal(true);
+      expect(can(objects, 'planwarden-controller', 'impersonate', '', 'serviceaccounts', 'team-a', 'planwarden-plans')).to.equal(false);
       const controller = one<Deployment>(objects, 'Deployment', 'planwarden-controller');
       expect(controller.spec.template.spec.containers[0]!.command).to.include('--no-impersonation');
     });

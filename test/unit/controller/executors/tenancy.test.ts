@@ -157,12 +157,14 @@ describe('controller/executors/tenancy', () => {
       expect(wait.obs.message).to.include('`kubectl planwarden rbac --operator-version ov -n tenant-a --service-account deployer | kubectl apply -f -`');
     });
 
-    it('a controller that may not impersonate gets a fatal step saying so', async () => {
+    it('a controller the namespace did not grant impersonation gets a fatal step saying so (ImpersonationNotGranted), with the grant that fixes it', async () => {
       const controller = 'system:serviceaccount:planwarden-system:planwarden-controller';
       const fake = fakeKube({ refuse: (c) => (c.as ? forbidden(controller, 'impersonate', 'serviceaccounts', 'tenant-a') : undefined) });
       const { obs } = await run('Apply', context(configMap()), fake);
       expect(obs.kind).to.equal('fatalError');
-      expect(obs.message).to.include(`the controller (${controller}) may not impersonate serviceaccounts in namespace tenant-a`);
+      expect(obs.message)
+        .to.include(`ImpersonationNotGranted: namespace "tenant-a" does not let planwarden's controller (${controller}) act as ServiceAccount "planwarden-plans"`)
+        .and.include('kubectl -n tenant-a create rolebinding planwarden-controller-as-planwarden-plans --role=planwarden-controller-as-planwarden-plans --serviceaccount=planwarden-system:planwarden-controller');
     });
 
     it('with impersonation turned off (single-tenant opt-in) uses the controller\'s client and reads no ServiceAccount', async () => {

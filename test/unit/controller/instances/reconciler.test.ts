@@ -9,7 +9,7 @@ import { MemoryCache, objectKey } from '../../../../shared/kube/informer.ts';
 import { silentLogger } from '../../../../shared/log.ts';
 import type { Observation } from '../../../../controller/executors/context.ts';
 import type { Executors } from '../../../../controller/executors/index.ts';
-import { InstanceReconciler } from '../../../../controller/instances/reconciler.ts';
+import { InstanceReconciler, type InstanceReconcilerDeps } from '../../../../controller/instances/reconciler.ts';
 
 const NS = 'shop';
 const KEY = `${NS}/db`;
@@ -104,7 +104,16 @@ interface Harness {
   sync(): void;
 }
 
-function harness(opts: { ov?: OperatorVersion; instance?: Partial<Instance['spec']>; writesNothing?: (kind: string) => boolean; finalizers?: string[]; clock?: () => Date } = {}): Harness {
+function harness(
+  opts: {
+    ov?: OperatorVersion;
+    instance?: Partial<Instance['spec']>;
+    writesNothing?: (kind: string) => boolean;
+    finalizers?: string[];
+    clock?: () => Date;
+    impersonationGrant?: InstanceReconcilerDeps['impersonationGrant'];
+  } = {},
+): Harness {
   const ov = opts.ov ?? operatorVersion();
   const store = new Store({
     apiVersion: 'planwarden.dev/v1alpha1',
@@ -137,6 +146,7 @@ function harness(opts: { ov?: OperatorVersion; instance?: Partial<Instance['spec
     events: { record: (_o, type, reason, message) => events.push(`${type} ${reason}: ${message}`) },
     logger: silentLogger(),
     clock: opts.clock ?? (() => new Date(T0 + 1000 * tick++)),
+    ...(opts.impersonationGrant ? { impersonationGrant: opts.impersonationGrant } : {}),
   });
   return { store, cache, reconciler, executed, events, storedAtExecution, sync: () => cache.upsert(structuredClone(store.instance)) };
 }
@@ -154,6 +164,25 @@ async function drain(h: Harness, opts: { sync?: boolean; max?: number } = {}) {
 }
 
 describe('controller/instances/reconciler: one pass per call', function () {
+  it('a namespace that did not grant the controller impersonation: the plan waits, PlanRunning says ImpersonationNotGranted, one Warning Event, the not-Ready pulse; granted, it runs', async function () {
+    let granted = false;
+    const message = 'plan "deploy" waits: namespace "shop" does not let planwarden\'s controller act as ServiceAccount "planwarden-plans"';
+    const h = harness({ impersonationGrant: async ({ plan }) => (granted ? undefined : { reason: 'ImpersonationNotGranted', message: `${message} (${plan})` }) });
+    const first = await drain(h, { sync: true });
+    expect(h.executed).to.deep.equal([]);
+    expect(h.store.instance.status?.activePlan).to.equal(undefined);
+    const running = h.store.instance.status?.conditions?.find((c) => c.type === 'PlanRunning');
+    expect(running).to.include({ status: 'False', reason: 'ImpersonationNotGranted', message: `${message} (deploy)` });
+    expect(first.result?.requeueAfterMs).to.equal(10_000);
+    // Asked again each pulse: the same message records no second Event.
+    await drain(h, { sync: true });
+    expect(h.events.filter((e) => e.startsWith('Warning ImpersonationNotGranted'))).to.deep.equal([`Warning ImpersonationNotGranted: ${message} (deploy)`]);
+    granted = true;
+    await drain(h, { sync: true });
+    expect(h.store.instance.status?.planStatus?.deploy?.status).to.equal('COMPLETE');
+    expect(h.executed).to.deep.equal(['deploy/work', 'deploy/work', 'deploy/work']);
+  });
+
   it('runs a new Instance to COMPLETE: finalizer, then one status write per step and a last one', async function () {
     const h = harness();
     const { result } = await drain(h, { sync: true });

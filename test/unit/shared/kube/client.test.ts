@@ -10,6 +10,8 @@ import {
   createKubeClient,
   groupVersionPath,
   KubeApiError,
+  PARTIAL_METADATA_LIST,
+  PARTIAL_METADATA_WATCH,
   resourceOfPath,
   resourcePath,
   warningText,
@@ -162,6 +164,29 @@ describe('controller/kube', () => {
       const seen: string[] = [];
       await createKubeClient({ kubeConfig: kc, onWarning: (t) => seen.push(t) }).request({ method: 'GET', path: '/api/v1/namespaces/a' });
       expect(seen).to.deep.equal(['first, with a comma', 'second']);
+    });
+  });
+
+  describe('metadata only (PartialObjectMetadata)', () => {
+    let server: Server;
+    after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    it('asks a list for PartialObjectMetadataList and a watch for PartialObjectMetadata; other requests for plain JSON', async () => {
+      const seen: string[] = [];
+      server = createServer((req, res) => {
+        const watch = new URL(req.url ?? '/', 'http://x').searchParams.get('watch') === 'true';
+        seen.push(`${watch ? 'watch' : req.method ?? ''} ${req.headers['accept'] ?? ''}`);
+        res.setHeader('Content-Type', 'application/json');
+        res.end(watch ? '' : '{"kind":"List","metadata":{"resourceVersion":"1"},"items":[]}');
+      });
+      const kube = createKubeClient({ kubeConfig: await kubeConfigFor(server) });
+      await kube.list('/apis/apps/v1/deployments', {}, undefined, undefined, PARTIAL_METADATA_LIST);
+      await new Promise<void>((resolve) => kube.watch('/apis/apps/v1/deployments', { timeoutSeconds: 5 }, () => undefined, () => resolve(), PARTIAL_METADATA_WATCH));
+      await kube.list('/apis/apps/v1/deployments');
+      expect(seen).to.deep.equal([
+        'GET application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
+        'watch application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1',
+        'GET application/json',
+      ]);
     });
   });
 

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { MemoryCache, objectKey, parseKey, restartDelayMs, Informer, DEFAULT_RESTART_BACKOFF } from '../../../../shared/kube/informer.ts';
 import { compactObject, StringInterner } from '../../../../shared/kube/compact.ts';
-import { KubeApiError, type KubeClient, type KubeList, type KubeResource, type QueryValue, type WatchEvent, type WatchHandle } from '../../../../shared/kube/client.ts';
+import { KubeApiError, PARTIAL_METADATA_LIST, PARTIAL_METADATA_WATCH, type KubeClient, type KubeList, type KubeResource, type QueryValue, type WatchEvent, type WatchHandle } from '../../../../shared/kube/client.ts';
 import { createControllerMetrics } from '../../../../controller/metrics.ts';
 
 const obj = (name: string, resourceVersion: string, namespace = 'n'): KubeResource => ({
@@ -25,8 +25,11 @@ class ScriptedSource implements Pick<KubeClient, 'list' | 'watch'> {
   readonly listCalls: Record<string, QueryValue>[] = [];
   readonly watches: WatchCall[] = [];
 
-  async list<T = KubeResource>(_path: string, query: Record<string, QueryValue> = {}, _signal?: AbortSignal, each?: (item: T) => T): Promise<KubeList<T>> {
+  readonly accepts: string[] = [];
+
+  async list<T = KubeResource>(_path: string, query: Record<string, QueryValue> = {}, _signal?: AbortSignal, each?: (item: T) => T, accept?: string): Promise<KubeList<T>> {
     this.listCalls.push(query);
+    this.accepts.push(`list ${accept ?? 'default'}`);
     const next = this.lists.shift();
     if (!next) throw new Error('unexpected list');
     if (next instanceof Error) throw next;
@@ -34,7 +37,8 @@ class ScriptedSource implements Pick<KubeClient, 'list' | 'watch'> {
     return each ? { ...answer, items: answer.items.map(each) } : answer;
   }
 
-  watch(_path: string, query: Record<string, QueryValue>, onEvent: (e: WatchEvent) => void, onClose: (err?: KubeApiError) => void): WatchHandle {
+  watch(_path: string, query: Record<string, QueryValue>, onEvent: (e: WatchEvent) => void, onClose: (err?: KubeApiError) => void, accept?: string): WatchHandle {
+    this.accepts.push(`watch ${accept ?? 'default'}`);
     const call: WatchCall = { query, emit: onEvent, close: (err) => !call.stopped && onClose(err), stopped: false };
     this.watches.push(call);
     return { stop: () => void (call.stopped = true) };
@@ -110,11 +114,12 @@ describe('shared/kube/informer', () => {
     let events: string[];
     const metrics = createControllerMetrics({ defaultMetrics: false });
 
-    function start(transform?: (o: KubeResource) => KubeResource): void {
+    function start(transform?: (o: KubeResource) => KubeResource, metadataOnly?: boolean): void {
       informer = new Informer({
         source,
         path: '/apis/planwarden.dev/v1alpha1/instances',
         ...(transform ? { transform } : {}),
+        ...(metadataOnly ? { metadataOnly } : {}),
         backoff: { initialMs: 2, maxMs: 4, resetAfterMs: 60_000 },
         minWatchMs: 0,
         metrics,
@@ -177,6 +182,19 @@ describe('shared/kube/informer', () => {
       expect(informer.get('n/a')?.metadata.resourceVersion).to.equal('12');
       expect(handed).to.deep.equal([undefined]);
       expect(events).to.deep.equal(['add a@5', 'update a@5->12']);
+    });
+
+    it('metadataOnly: lists and watches ask for PartialObjectMetadata; otherwise for whole objects', async () => {
+      source.lists.push(list('10'));
+      start(undefined, true);
+      await until(() => source.watches.length === 1, 'the watch');
+      expect(source.accepts).to.deep.equal([`list ${PARTIAL_METADATA_LIST}`, `watch ${PARTIAL_METADATA_WATCH}`]);
+      await informer.stop();
+      source = new ScriptedSource();
+      source.lists.push(list('10'));
+      start();
+      await until(() => source.watches.length === 1, 'the watch');
+      expect(source.accepts).to.deep.equal(['list default', 'watch default']);
     });
 
     it('resumes a watch the server ended from the last version seen (bookmarks included), without listing again', async () => {

@@ -110,6 +110,35 @@ describe('webhook/preflight', () => {
     expect(v.message).to.include('kubectl planwarden rbac --operator-version webapp-1.0.0 -n demo --service-account planwarden-plans | kubectl apply -f -');
   });
 
+  it('a namespace that did not let the controller act as the plan\'s ServiceAccount: refused (instance.controller-not-granted), naming the namespace, the ServiceAccount, the controller and the RoleBinding that fixes it', async () => {
+    const controllerUser = 'system:serviceaccount:planwarden-system:planwarden-controller';
+    const subjects: string[] = [];
+    const d = deps(undefined, {
+      controllerUser,
+      canI: async (s, a) => {
+        subjects.push(`${s.user} ${a.verb} ${a.resource}/${a.name ?? ''} -n ${a.namespace ?? ''}`);
+        return { kind: s.user === controllerUser ? 'denied' : 'allowed' };
+      },
+    });
+    const v = await preflightInstanceWrite(ctx(instance()), 'planwarden-plans', d);
+    expect(subjects).to.include(`${controllerUser} impersonate serviceaccounts/planwarden-plans -n demo`);
+    expect(v.allowed).to.equal(false);
+    if (v.allowed) return;
+    expect(v.rule).to.equal('instance.controller-not-granted');
+    expect(v.message)
+      .to.include(`plan "deploy" runs as ServiceAccount "planwarden-plans", and namespace "demo" does not let planwarden's controller (${controllerUser}) act as it`)
+      .and.include('kubectl planwarden rbac --operator-version webapp-1.0.0 -n demo --service-account planwarden-plans | kubectl apply -f -')
+      .and.include('kubectl -n demo create rolebinding planwarden-controller-as-planwarden-plans --role=planwarden-controller-as-planwarden-plans --serviceaccount=planwarden-system:planwarden-controller');
+  });
+
+  it('… granted: admitted; without --controller-user nothing is asked about the controller', async () => {
+    const controllerUser = 'system:serviceaccount:planwarden-system:planwarden-controller';
+    expect((await preflightInstanceWrite(ctx(instance()), 'planwarden-plans', deps(undefined, { controllerUser }))).allowed).to.equal(true);
+    const d = deps();
+    await preflightInstanceWrite(ctx(instance()), 'planwarden-plans', d);
+    expect(d.asked.filter((a) => a.verb === 'impersonate')).to.deep.equal([]);
+  });
+
   it('a kind the API server does not serve is not checked, with a warning', async () => {
     const v = await preflightInstanceWrite(ctx(instance()), 'planwarden-plans', deps(undefined, { resolveKind: async (apiVersion) => (apiVersion === 'v1' ? { group: '', resource: 'configmaps', namespaced: true } : undefined) }));
     expect(v.allowed).to.equal(true);
