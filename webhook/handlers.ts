@@ -20,6 +20,7 @@ import { mutateInstance } from './rules/instanceMutate.ts';
 import { admitInstanceStatus, mutateInstanceStatus } from '../shared/conditions/statusAdmission.ts';
 import { admitOperatorVersion, NO_ALLOWANCE, type TenancyAllowance } from './rules/operatorVersion.ts';
 import { admitServiceAccount, impersonationOf, serviceAccountToCheck } from './rules/tenancy.ts';
+import { admitBlueprintRights, bringsBlueprint, serviceAccountsToJudge } from './rules/blueprintRights.ts';
 import { admitUpdatePlan, duplicateTarget, needsOtherUpdatePlans, reportedInsightsOf, type UpdatePlanContext } from './rules/updatePlan.ts';
 import { isReservationStale, reservationName } from '../shared/reservations.ts';
 import { allow, combine, type Verdict } from '../shared/verdict.ts';
@@ -258,16 +259,32 @@ async function handleInstance(req: AdmissionRequest, lookups: WebhookLookups, no
   return combine([verdict, await preflightInstanceWrite(context, planServiceAccount, lookups.preflight)]);
 }
 
+/**
+ * The OperatorVersion's own rules, and — for a write that brings content to run (a creation,
+ * a change of spec) — whether its writer may act as every ServiceAccount the Instances using
+ * it name (webhook/rules/blueprintRights.ts): one SubjectAccessReview per ServiceAccount.
+ */
 async function handleOperatorVersion(req: AdmissionRequest, lookups: WebhookLookups, tenancy: TenancyAllowance): Promise<Verdict> {
   const object = (req.object ?? req.oldObject) as unknown as OperatorVersion;
   const oldObject = (req.oldObject ?? undefined) as unknown as OperatorVersion | undefined;
   const ns = req.namespace ?? object.metadata.namespace ?? '';
-  let instancesUsing: number | undefined;
-  if (req.operation !== 'CREATE') {
-    const name = object.metadata.name;
-    instancesUsing = (await lookups.listInstances(ns)).filter((i) => i.spec?.operatorVersion?.name === name).length;
-  }
-  return admitOperatorVersion({ operation: req.operation, oldObject, object, instancesUsing, namespace: ns, tenancy });
+  const judged = bringsBlueprint(req.operation, object, oldObject);
+  const name = object.metadata.name;
+  // A creation is judged too: an OperatorVersion deleted and made again under the same name
+  // is used by the Instances that named it.
+  const using = req.operation !== 'CREATE' || judged ? (await lookups.listInstances(ns)).filter((i) => i.spec?.operatorVersion?.name === name) : [];
+  const instancesUsing = req.operation === 'CREATE' ? undefined : using.length;
+  const verdict = admitOperatorVersion({ operation: req.operation, oldObject, object, instancesUsing, namespace: ns, tenancy });
+  if (!verdict.allowed || !judged) return verdict;
+  const users = using
+    .filter((i) => typeof i.spec?.serviceAccountName === 'string' && i.spec.serviceAccountName !== '')
+    .map((i) => ({ instance: i.metadata.name ?? '', serviceAccount: i.spec.serviceAccountName! }));
+  const user = req.userInfo.username ?? '';
+  const subject = { user, uid: req.userInfo.uid, groups: req.userInfo.groups, extra: req.userInfo.extra };
+  const accounts = serviceAccountsToJudge(users);
+  const answers = await Promise.all(accounts.map((sa) => lookups.canI(subject, impersonationOf(ns, sa))));
+  const access = Object.fromEntries(accounts.map((sa, i) => [sa, answers[i]!]));
+  return combine([verdict, admitBlueprintRights({ operation: req.operation, object, oldObject, namespace: ns, user, users, access })]);
 }
 
 function fleetContext(req: AdmissionRequest): FleetRolloutContext {
