@@ -61,6 +61,7 @@ interface Webhook {
   sideEffects: string;
   timeoutSeconds?: number;
   namespaceSelector?: { matchExpressions?: { key: string; operator: string; values?: string[] }[] };
+  objectSelector?: unknown;
 }
 
 interface WebhookConfiguration extends K8sObject {
@@ -311,12 +312,11 @@ describe('install manifests', function () {
           }
         });
 
-        it('every webhook skips kube-system and planwarden-system, so neither can be locked out', () => {
+        it('no webhook skips a namespace: they match only planwarden\'s kinds, and an Instance in kube-system or planwarden-system is judged too (issue 34)', () => {
           for (const w of webhooksOf(objects)) {
-            const excluded = (w.namespaceSelector?.matchExpressions ?? [])
-              .filter((e) => e.key === 'kubernetes.io/metadata.name' && e.operator === 'NotIn')
-              .flatMap((e) => e.values ?? []);
-            expect(excluded, w.name).to.include.members(['kube-system', NAMESPACE]);
+            expect(w.namespaceSelector, w.name).to.equal(undefined);
+            expect(w.objectSelector, w.name).to.equal(undefined);
+            expect(w.rules.flatMap((r) => r.apiGroups), w.name).to.deep.equal(['planwarden.dev']);
           }
         });
 
