@@ -3,7 +3,7 @@
 // makes "one UpdatePlan per target" hold under concurrent creates.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { GROUP, type FleetRollout, type Instance, type OperatorVersion, type UpdatePlan } from '../shared/api/schema.ts';
-import { DEFAULT_CONTROLLER_USER, fleetRequestedBy, type Author } from '../shared/fleet.ts';
+import { DEFAULT_CONTROLLER_USER, FLEET_MARK_ANNOTATION, fleetRequestedBy, parseMark, type Author } from '../shared/fleet.ts';
 import { matchesSelector, selectorQuery } from '../shared/labelSelector.ts';
 import { admitFleetMark } from './rules/fleetMark.ts';
 import { admitFleetRollout, admitFleetTargets, mutateFleetRollout, type FleetRolloutContext, type FleetTargetFacts } from './rules/fleetRollout.ts';
@@ -14,7 +14,9 @@ import type { WebhookMetrics } from './metrics.ts';
 import { OperatorVersionCache, ServiceAccountCache } from './operatorVersionCache.ts';
 import type { Logger } from '../shared/log.ts';
 import type { AdmissionRequest } from './review.ts';
-import { admitInstance, type InstanceAdmissionContext } from './rules/instance.ts';
+import { admitInstance, upgradeTarget, type InstanceAdmissionContext } from './rules/instance.ts';
+import { admitPreChecksOptOut, optOutToJudge, skipPreChecksOf } from './rules/preChecksOptOut.ts';
+import type { AccessSubject } from '../shared/kube/access.ts';
 import { preflightInstanceWrite } from './rules/preflight.ts';
 import { mutateInstance } from './rules/instanceMutate.ts';
 import { admitInstanceStatus, mutateInstanceStatus } from '../shared/conditions/statusAdmission.ts';
@@ -252,6 +254,12 @@ async function handleInstance(req: AdmissionRequest, lookups: WebhookLookups, no
     context = (await instanceContext(req, lookups, now, { live: true, controllerUser })).context;
     verdict = judge(context);
   }
+  // The pre-checks opt-out is a right of its own (webhook/rules/preChecksOptOut.ts).
+  if (verdict.allowed && optOutToJudge(req.operation, object, oldObject, upgradeTarget(context) !== undefined)) {
+    const subject = optOutSubject(req, controllerUser);
+    const optOutAccess = await lookups.canI(subject, skipPreChecksOf(namespace, object.metadata.name));
+    verdict = combine([verdict, admitPreChecksOptOut({ object, namespace, user: subject.user, judged: true, access: optOutAccess })]);
+  }
   // A write every rule admits and that starts a plan: can the plan work, and may its
   // ServiceAccount do what it does? (webhook/rules/preflight.ts)
   if (!verdict.allowed || !lookups.preflight) return verdict;
@@ -264,6 +272,18 @@ async function handleInstance(req: AdmissionRequest, lookups: WebhookLookups, no
  * a change of spec) — whether its writer may act as every ServiceAccount the Instances using
  * it name (webhook/rules/blueprintRights.ts): one SubjectAccessReview per ServiceAccount.
  */
+/**
+ * Whose right the pre-checks opt-out needs: the request's user; for the controller's write
+ * marked as a FleetRollout's, the rollout's recorded author (by name: the mark holds no groups).
+ */
+function optOutSubject(req: AdmissionRequest, controllerUser: string): AccessSubject {
+  const username = req.userInfo.username ?? '';
+  const object = req.object as unknown as Instance | null;
+  const mark = username === controllerUser ? parseMark(object?.metadata?.annotations?.[FLEET_MARK_ANNOTATION]) : undefined;
+  if (mark) return { user: mark.author };
+  return { user: username, uid: req.userInfo.uid, groups: req.userInfo.groups, extra: req.userInfo.extra };
+}
+
 async function handleOperatorVersion(req: AdmissionRequest, lookups: WebhookLookups, tenancy: TenancyAllowance): Promise<Verdict> {
   const object = (req.object ?? req.oldObject) as unknown as OperatorVersion;
   const oldObject = (req.oldObject ?? undefined) as unknown as OperatorVersion | undefined;
