@@ -23,6 +23,7 @@ import { admitInstanceStatus, mutateInstanceStatus } from '../shared/conditions/
 import { admitOperatorVersion, NO_ALLOWANCE, type TenancyAllowance } from './rules/operatorVersion.ts';
 import { admitServiceAccount, impersonationOf, serviceAccountToCheck } from './rules/tenancy.ts';
 import { admitBlueprintRights, bringsBlueprint, serviceAccountsToJudge } from './rules/blueprintRights.ts';
+import { admitChangedBlueprint, blueprintRecordPatch, changedBlueprintAccount, recordsBlueprint } from './rules/blueprintRecord.ts';
 import { admitUpdatePlan, duplicateTarget, needsOtherUpdatePlans, reportedInsightsOf, type UpdatePlanContext } from './rules/updatePlan.ts';
 import { isReservationStale, reservationName } from '../shared/reservations.ts';
 import { allow, combine, type Verdict } from '../shared/verdict.ts';
@@ -254,6 +255,17 @@ async function handleInstance(req: AdmissionRequest, lookups: WebhookLookups, no
     context = (await instanceContext(req, lookups, now, { live: true, controllerUser })).context;
     verdict = judge(context);
   }
+  // A trigger that accepts a blueprint changed since the last one needs the right to act as
+  // the Instance's ServiceAccount (webhook/rules/blueprintRecord.ts).
+  const changedFor = verdict.allowed ? changedBlueprintAccount(req.operation, object, oldObject, context.operatorVersion) : undefined;
+  if (changedFor !== undefined && context.operatorVersion) {
+    const subject = { user, uid: req.userInfo.uid, groups: req.userInfo.groups, extra: req.userInfo.extra };
+    const changedAccess = await lookups.canI(subject, impersonationOf(namespace, changedFor));
+    verdict = combine([
+      verdict,
+      admitChangedBlueprint({ object, oldObject, namespace, user, operatorVersion: context.operatorVersion, serviceAccount: changedFor, access: changedAccess }),
+    ]);
+  }
   // The pre-checks opt-out is a right of its own (webhook/rules/preChecksOptOut.ts).
   if (verdict.allowed && optOutToJudge(req.operation, object, oldObject, upgradeTarget(context) !== undefined)) {
     const subject = optOutSubject(req, controllerUser);
@@ -414,16 +426,26 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
     },
     [ROUTES.mutateInstances]: {
       kinds: ['Instance'],
-      // Filling in a trigger id and stamping who asked need no lookups.
-      handle: async (req) =>
-        mutateInstance({
+      // Filling in a trigger id and stamping who asked need no lookups; recording the
+      // blueprint of a write that introduces a run reads its OperatorVersion (the cache's).
+      handle: async (req) => {
+        const object = (req.object ?? req.oldObject) as unknown as Instance;
+        const oldObject = (req.oldObject ?? undefined) as unknown as Instance | undefined;
+        const verdict = mutateInstance({
           operation: req.operation,
-          object: (req.object ?? req.oldObject) as unknown as Instance,
-          oldObject: (req.oldObject ?? undefined) as unknown as Instance | undefined,
+          object,
+          oldObject,
           updatePlans: [],
           now: now(),
           user: requesterName(req, deps.controllerUser ?? DEFAULT_CONTROLLER_USER),
-        }),
+        });
+        if (!verdict.allowed || !recordsBlueprint(req.operation, object, oldObject)) return verdict;
+        const ns = req.namespace ?? object.metadata?.namespace ?? '';
+        const name = object.spec?.operatorVersion?.name;
+        const ov = typeof name === 'string' ? (lookups.cachedOperatorVersion?.(ns, name) ?? (await lookups.getOperatorVersion(ns, name))) : undefined;
+        const record = blueprintRecordPatch(object, ov, verdict.patch);
+        return record.length === 0 ? verdict : allow(verdict.warnings, [...verdict.patch, ...record]);
+      },
     },
     [ROUTES.validateInstanceStatus]: {
       kinds: ['Instance'],

@@ -5,7 +5,7 @@
 // blueprint changed since — in place, or deleted and made again under the same name — never
 // runs for that Instance unjudged. Pure: no I/O.
 import { createHash } from 'node:crypto';
-import type { OperatorVersion, OperatorVersionSpec } from '../api/schema.ts';
+import type { Instance, OperatorVersion, OperatorVersionSpec } from '../api/schema.ts';
 import { canonicalJson } from '../json.ts';
 
 /** On an Instance: `<OperatorVersion uid>/<digest>` of the blueprint its last accepted trigger was judged against. */
@@ -47,4 +47,29 @@ export function blueprintChange(recorded: string | undefined, ov: OperatorVersio
   if (r.uid !== uid) return `it was deleted and created again (uid ${r.uid || '?'} → ${uid || '?'}; spec ${r.digest} → ${digest})`;
   if (r.digest !== digest) return `its spec changed (${r.digest} → ${digest})`;
   return undefined;
+}
+
+/** PlanRunning reason of a run held because its blueprint changed since the last accepted trigger. */
+export const REASON_BLUEPRINT_CHANGED = 'BlueprintChanged';
+
+/**
+ * Whether the controller must hold a run of `inst` with `ov`: the Instance names a
+ * ServiceAccount (the default one needs no right, so any blueprint may run as it), recorded
+ * the blueprint of its last accepted trigger, and `ov` is no longer that blueprint. Then the
+ * message of the hold: what changed and what to do. Undefined: run.
+ */
+export function blueprintHold(inst: Instance, ov: OperatorVersion): { reason: string; message: string } | undefined {
+  const sa = inst.spec.serviceAccountName;
+  if (!sa) return undefined;
+  const recorded = inst.metadata.annotations?.[BLUEPRINT_ANNOTATION];
+  const change = blueprintChange(recorded, ov);
+  if (!change) return undefined;
+  const ns = inst.metadata.namespace ?? '';
+  return {
+    reason: REASON_BLUEPRINT_CHANGED,
+    message:
+      `OperatorVersion "${ov.metadata.name ?? ''}" changed since this Instance's last accepted trigger (${change}), and its plans run as ServiceAccount "${sa}": ` +
+      `no plan runs the new templates until a trigger judges them — trigger the plan again (a new spec.planExecution id, e.g. \`kubectl planwarden plan trigger\`) ` +
+      `as a user who may impersonate serviceaccounts/${sa} in namespace "${ns}"`,
+  };
 }
