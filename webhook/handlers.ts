@@ -369,7 +369,25 @@ export async function fleetTargetFacts(ctx: FleetRolloutContext, lookups: Webhoo
     ),
     target ? Promise.all(names.map(async (ns) => ((await read(ns, target)) ? undefined : ns))) : Promise.resolve([]),
   ]);
+  // The author must be allowed to act as each named ServiceAccount of the targets, as a
+  // manual upgrade's writer must (fail closed: an unknown answer counts as forbidden).
+  const author = { user: ctx.userInfo.username, groups: ctx.userInfo.groups };
+  const named = matching.filter((i) => typeof i.spec?.serviceAccountName === 'string' && i.spec.serviceAccountName !== '');
+  const accountKeys = [...new Set(named.map((i) => `${i.metadata.namespace ?? ''}/${i.spec.serviceAccountName!}`))];
+  const accountAnswers = new Map(
+    await Promise.all(
+      accountKeys.map(async (key) => {
+        const [ns, sa] = key.split('/') as [string, string];
+        return [key, (await lookups.canI(author, impersonationOf(ns, sa))).kind === 'allowed'] as const;
+      }),
+    ),
+  );
+  const forbiddenServiceAccounts = named
+    .filter((i) => !accountAnswers.get(`${i.metadata.namespace ?? ''}/${i.spec.serviceAccountName!}`))
+    .map((i) => `${i.metadata.namespace ?? ''}/${i.metadata.name ?? ''} as ${i.spec.serviceAccountName!}`)
+    .sort();
   return {
+    forbiddenServiceAccounts,
     instances: matching.map((i) => {
       const ov = ovs.get(`${i.metadata.namespace}/${i.spec?.operatorVersion?.name}`);
       return {

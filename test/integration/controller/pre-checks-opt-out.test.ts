@@ -34,8 +34,9 @@ describe('the pre-checks opt-out needs the skip-pre-checks right (admin, not edi
     await kubectlOk(['-n', ns, 'create', 'rolebinding', 'admin', '--clusterrole=admin', `--user=${ADMIN}`]);
     await kubectlOk(['-n', ns, 'create', 'serviceaccount', 'planwarden-plans']);
     // The aggregation controller copies the planwarden-* ClusterRoles into edit and admin on its own schedule.
-    for (let i = 0; i < 120 && (await kubectl(['auth', 'can-i', 'patch', 'instances.planwarden.dev', '-n', ns, `--as=${EDITOR}`])).stdout.trim() !== 'yes'; i++) await new Promise((r) => setTimeout(r, 500));
-    for (let i = 0; i < 60 && (await canI(ADMIN)) !== 'yes'; i++) await new Promise((r) => setTimeout(r, 500));
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline && (await kubectl(['auth', 'can-i', 'patch', 'instances.planwarden.dev', '-n', ns, `--as=${EDITOR}`])).stdout.trim() !== 'yes') await new Promise((r) => setTimeout(r, 500));
+    while (Date.now() < deadline && (await canI(ADMIN)) !== 'yes') await new Promise((r) => setTimeout(r, 500));
     await kubectlOk(['apply', '-f', '-'], { input: json(dummyOperatorVersion('app-1.0.0', ns)) });
     await kubectlOk(['apply', '-f', '-'], { input: json(dummyOperatorVersion('app-2.0.0', ns, { version: '2.0.0' })) });
     for (const name of ['by-editor', 'by-admin', 'marked-first']) {
