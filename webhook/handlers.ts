@@ -3,7 +3,7 @@
 // sent straight to the webhook port, forged or not, changes nothing in the cluster).
 import type { KubeConfig } from '@kubernetes/client-node';
 import { GROUP, type FleetRollout, type Instance, type OperatorVersion, type UpdatePlan } from '../shared/api/schema.ts';
-import { DEFAULT_CONTROLLER_USER, fleetRequestedBy, type Author } from '../shared/fleet.ts';
+import { DEFAULT_CONTROLLER_USER, FLEET_MARK_ANNOTATION, fleetRequestedBy, parseMark, type Author } from '../shared/fleet.ts';
 import { matchesSelector, selectorQuery } from '../shared/labelSelector.ts';
 import { admitFleetMark } from './rules/fleetMark.ts';
 import { admitFleetRollout, admitFleetTargets, mutateFleetRollout, type FleetRolloutContext, type FleetTargetFacts } from './rules/fleetRollout.ts';
@@ -14,7 +14,9 @@ import type { WebhookMetrics } from './metrics.ts';
 import { OperatorVersionCache, ServiceAccountCache } from './operatorVersionCache.ts';
 import type { Logger } from '../shared/log.ts';
 import type { AdmissionRequest } from './review.ts';
-import { admitInstance, type InstanceAdmissionContext } from './rules/instance.ts';
+import { admitInstance, upgradeTarget, type InstanceAdmissionContext } from './rules/instance.ts';
+import { admitPreChecksOptOut, optOutToJudge, skipPreChecksOf } from './rules/preChecksOptOut.ts';
+import type { AccessSubject } from '../shared/kube/access.ts';
 import { preflightInstanceWrite } from './rules/preflight.ts';
 import { mutateInstance } from './rules/instanceMutate.ts';
 import { admitInstanceStatus, mutateInstanceStatus } from '../shared/conditions/statusAdmission.ts';
@@ -22,6 +24,8 @@ import { admitOperatorVersion } from './rules/operatorVersion.ts';
 import { NO_ALLOWANCE, type TenancyAllowance } from '../shared/blueprint/review.ts';
 import { admitServiceAccount, impersonationOf, serviceAccountToCheck } from './rules/tenancy.ts';
 import { admitUpdatePlan, needsOtherUpdatePlans, reportedInsightsOf, type UpdatePlanContext } from './rules/updatePlan.ts';
+import { admitBlueprintRights, bringsBlueprint, serviceAccountsToJudge } from './rules/blueprintRights.ts';
+import { admitChangedBlueprint, blueprintRecordPatch, changedBlueprintAccount, recordsBlueprint } from './rules/blueprintRecord.ts';
 import { allow, combine, type Verdict } from '../shared/verdict.ts';
 import { perRunParameterRefusal, rawParameterChanges } from '../shared/plan/policy.ts';
 import type { WebhookRoutes } from './server.ts';
@@ -189,6 +193,23 @@ async function handleInstance(req: AdmissionRequest, lookups: WebhookLookups, no
     context = (await instanceContext(req, lookups, now, { live: true, controllerUser })).context;
     verdict = judge(context);
   }
+  // A trigger that accepts a blueprint changed since the last one needs the right to act as
+  // the Instance's ServiceAccount (webhook/rules/blueprintRecord.ts).
+  const changedFor = verdict.allowed ? changedBlueprintAccount(req.operation, object, oldObject, context.operatorVersion) : undefined;
+  if (changedFor !== undefined && context.operatorVersion) {
+    const subject = { user, uid: req.userInfo.uid, groups: req.userInfo.groups, extra: req.userInfo.extra };
+    const changedAccess = await lookups.canI(subject, impersonationOf(namespace, changedFor));
+    verdict = combine([
+      verdict,
+      admitChangedBlueprint({ object, oldObject, namespace, user, operatorVersion: context.operatorVersion, serviceAccount: changedFor, access: changedAccess }),
+    ]);
+  }
+  // The pre-checks opt-out is a right of its own (webhook/rules/preChecksOptOut.ts).
+  if (verdict.allowed && optOutToJudge(req.operation, object, oldObject, upgradeTarget(context) !== undefined)) {
+    const subject = optOutSubject(req, controllerUser);
+    const optOutAccess = await lookups.canI(subject, skipPreChecksOf(namespace, object.metadata.name));
+    verdict = combine([verdict, admitPreChecksOptOut({ object, namespace, user: subject.user, judged: true, access: optOutAccess })]);
+  }
   // A write every rule admits and that starts a plan: can the plan work, and may its
   // ServiceAccount do what it does? (webhook/rules/preflight.ts)
   if (!verdict.allowed || !lookups.preflight) return verdict;
@@ -196,16 +217,44 @@ async function handleInstance(req: AdmissionRequest, lookups: WebhookLookups, no
   return combine([verdict, await preflightInstanceWrite(context, planServiceAccount, { ...lookups.preflight, controllerUser })]);
 }
 
+/**
+ * The OperatorVersion's own rules, and — for a write that brings content to run (a creation,
+ * a change of spec) — whether its writer may act as every ServiceAccount the Instances using
+ * it name (webhook/rules/blueprintRights.ts): one SubjectAccessReview per ServiceAccount.
+ */
+/**
+ * Whose right the pre-checks opt-out needs: the request's user; for the controller's write
+ * marked as a FleetRollout's, the rollout's recorded author (by name: the mark holds no groups).
+ */
+function optOutSubject(req: AdmissionRequest, controllerUser: string): AccessSubject {
+  const username = req.userInfo.username ?? '';
+  const object = req.object as unknown as Instance | null;
+  const mark = username === controllerUser ? parseMark(object?.metadata?.annotations?.[FLEET_MARK_ANNOTATION]) : undefined;
+  if (mark) return { user: mark.author };
+  return { user: username, uid: req.userInfo.uid, groups: req.userInfo.groups, extra: req.userInfo.extra };
+}
+
 async function handleOperatorVersion(req: AdmissionRequest, lookups: WebhookLookups, tenancy: TenancyAllowance): Promise<Verdict> {
   const object = (req.object ?? req.oldObject) as unknown as OperatorVersion;
   const oldObject = (req.oldObject ?? undefined) as unknown as OperatorVersion | undefined;
   const ns = req.namespace ?? object.metadata.namespace ?? '';
-  let instancesUsing: number | undefined;
-  if (req.operation !== 'CREATE') {
-    const name = object.metadata.name;
-    instancesUsing = (await lookups.listInstances(ns)).filter((i) => i.spec?.operatorVersion?.name === name).length;
-  }
-  return admitOperatorVersion({ operation: req.operation, oldObject, object, instancesUsing, namespace: ns, tenancy });
+  const judged = bringsBlueprint(req.operation, object, oldObject);
+  const name = object.metadata.name;
+  // A creation is judged too: an OperatorVersion deleted and made again under the same name
+  // is used by the Instances that named it.
+  const using = req.operation !== 'CREATE' || judged ? (await lookups.listInstances(ns)).filter((i) => i.spec?.operatorVersion?.name === name) : [];
+  const instancesUsing = req.operation === 'CREATE' ? undefined : using.length;
+  const verdict = admitOperatorVersion({ operation: req.operation, oldObject, object, instancesUsing, namespace: ns, tenancy });
+  if (!verdict.allowed || !judged) return verdict;
+  const users = using
+    .filter((i) => typeof i.spec?.serviceAccountName === 'string' && i.spec.serviceAccountName !== '')
+    .map((i) => ({ instance: i.metadata.name ?? '', serviceAccount: i.spec.serviceAccountName! }));
+  const user = req.userInfo.username ?? '';
+  const subject = { user, uid: req.userInfo.uid, groups: req.userInfo.groups, extra: req.userInfo.extra };
+  const accounts = serviceAccountsToJudge(users);
+  const answers = await Promise.all(accounts.map((sa) => lookups.canI(subject, impersonationOf(ns, sa))));
+  const access = Object.fromEntries(accounts.map((sa, i) => [sa, answers[i]!]));
+  return combine([verdict, admitBlueprintRights({ operation: req.operation, object, oldObject, namespace: ns, user, users, access })]);
 }
 
 function fleetContext(req: AdmissionRequest): FleetRolloutContext {
@@ -264,7 +313,25 @@ export async function fleetTargetFacts(ctx: FleetRolloutContext, lookups: Webhoo
       names.map(async (ns) => ((await lookups.canI(subject, { verb: 'list', group: GROUP, resource: 'instances', namespace: ns })).kind === 'allowed' ? undefined : ns)),
     ),
   ]);
+  // The author must be allowed to act as each named ServiceAccount of the targets, as a
+  // manual upgrade's writer must (fail closed: an unknown answer counts as forbidden).
+  const author = { user: ctx.userInfo.username, groups: ctx.userInfo.groups };
+  const named = matching.filter((i) => typeof i.spec?.serviceAccountName === 'string' && i.spec.serviceAccountName !== '');
+  const accountKeys = [...new Set(named.map((i) => `${i.metadata.namespace ?? ''}/${i.spec.serviceAccountName!}`))];
+  const accountAnswers = new Map(
+    await Promise.all(
+      accountKeys.map(async (key) => {
+        const [ns, sa] = key.split('/') as [string, string];
+        return [key, (await lookups.canI(author, impersonationOf(ns, sa))).kind === 'allowed'] as const;
+      }),
+    ),
+  );
+  const forbiddenServiceAccounts = named
+    .filter((i) => !accountAnswers.get(`${i.metadata.namespace ?? ''}/${i.spec.serviceAccountName!}`))
+    .map((i) => `${i.metadata.namespace ?? ''}/${i.metadata.name ?? ''} as ${i.spec.serviceAccountName!}`)
+    .sort();
   return {
+    forbiddenServiceAccounts,
     instances: matching.map((i) => {
       const ov = ovs.get(`${i.metadata.namespace}/${i.spec?.operatorVersion?.name}`);
       return {
@@ -321,16 +388,26 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
     },
     [ROUTES.mutateInstances]: {
       kinds: ['Instance'],
-      // Filling in a trigger id and stamping who asked need no lookups.
-      handle: async (req) =>
-        mutateInstance({
+      // Filling in a trigger id and stamping who asked need no lookups; recording the
+      // blueprint of a write that introduces a run reads its OperatorVersion (the cache's).
+      handle: async (req) => {
+        const object = (req.object ?? req.oldObject) as unknown as Instance;
+        const oldObject = (req.oldObject ?? undefined) as unknown as Instance | undefined;
+        const verdict = mutateInstance({
           operation: req.operation,
-          object: (req.object ?? req.oldObject) as unknown as Instance,
-          oldObject: (req.oldObject ?? undefined) as unknown as Instance | undefined,
+          object,
+          oldObject,
           updatePlans: [],
           now: now(),
           user: requesterName(req, deps.controllerUser ?? DEFAULT_CONTROLLER_USER),
-        }),
+        });
+        if (!verdict.allowed || !recordsBlueprint(req.operation, object, oldObject)) return verdict;
+        const ns = req.namespace ?? object.metadata?.namespace ?? '';
+        const name = object.spec?.operatorVersion?.name;
+        const ov = typeof name === 'string' ? (lookups.cachedOperatorVersion?.(ns, name) ?? (await lookups.getOperatorVersion(ns, name))) : undefined;
+        const record = blueprintRecordPatch(object, ov, verdict.patch);
+        return record.length === 0 ? verdict : allow(verdict.warnings, [...verdict.patch, ...record]);
+      },
     },
     [ROUTES.validateInstanceStatus]: {
       kinds: ['Instance'],

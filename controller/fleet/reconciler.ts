@@ -168,6 +168,19 @@ async function writeTrigger(deps: FleetWorkerDeps, w: TriggerWrite): Promise<Wri
   }
   if (answer.kind === 'unknown') return { namespace: w.namespace, name: w.name, kind: 'error', message: `could not ask whether ${w.author.username} may patch it: ${answer.reason}` };
   const instance = deps.instances.get(`${w.namespace}/${w.name}`);
+  // Its plans run as the ServiceAccount it names: the author must be allowed to act as it,
+  // as a manual trigger of an upgrade must (asked before each trigger: a right taken away counts).
+  const sa = instance?.spec.serviceAccountName;
+  if (sa) {
+    const actAs = await deps.access.canI(
+      { user: w.author.username, groups: w.author.groups },
+      { verb: 'impersonate', group: '', resource: 'serviceaccounts', namespace: w.namespace, name: sa },
+    );
+    if (actAs.kind === 'denied') {
+      return { namespace: w.namespace, name: w.name, kind: 'forbidden', message: `${w.author.username} may not impersonate serviceaccounts "${sa}" in namespace "${w.namespace}", which its plans run as${actAs.reason ? ` (${actAs.reason})` : ''}` };
+    }
+    if (actAs.kind === 'unknown') return { namespace: w.namespace, name: w.name, kind: 'error', message: `could not ask whether ${w.author.username} may impersonate serviceaccounts "${sa}": ${actAs.reason}` };
+  }
   try {
     await deps.kube.patch({ apiVersion: API_VERSION, kind: 'Instance', namespace: w.namespace, name: w.name }, triggerPatch(w, instance), 'json', {
       fieldManager: FLEET_FIELD_MANAGER,

@@ -15,6 +15,7 @@ import type { WorkerResult } from '../../shared/kube/queue.ts';
 import { effectiveParameters, isRunning, runParameters } from '../../shared/plan/triggers.ts';
 import { requesterOf } from '../../shared/plan/requester.ts';
 import { selectorQuery } from '../../shared/labelSelector.ts';
+import { blueprintHold, REASON_BLUEPRINT_CHANGED } from '../../shared/blueprint/digest.ts';
 import { advancePlan, type Evaluation } from '../engine/advance.ts';
 import { holdPlan, releaseHeldPlans, startPlan, withdrawHeld } from '../engine/start.ts';
 import { maintenanceState, nextMaintenanceEdge } from '../../shared/calendar.ts';
@@ -297,16 +298,25 @@ export class InstanceReconciler {
     // Between plans: judge what the last completed plan applied; with drift: Reapply, an
     // object that is gone starts that plan again (a trigger of its own kind, with an Event).
     let applied = decision.kind === 'idle' ? await this.judgeApplied(inst, ov, inst.status ?? {}) : undefined;
+    // A blueprint changed since the last accepted trigger, for an Instance naming a
+    // ServiceAccount, runs nothing new until a trigger judges it (shared/blueprint/digest.ts):
+    // no start, no drift re-apply, no schedule tick. Cleanup on deletion is not held (no
+    // trigger can be written on an Instance being deleted).
+    const blueprintChanged = blueprintHold(inst, ov);
+    if (blueprintChanged && decision.kind === 'start' && decision.request.kind !== 'delete') decision = { kind: 'refuse', report: blueprintChanged };
     // The plan to run again: the last one if it applies objects, else the first completed one that does.
     const reapply = [inst.status?.activePlan?.name, ...completedPlans(inst.status ?? {})].find((p) => p !== undefined && applyTasksOf(ov, p).length > 0);
-    if (applied?.state === 'missing' && ov.spec.drift === 'Reapply' && reapply) {
+    if (applied?.state === 'missing' && ov.spec.drift === 'Reapply' && reapply && blueprintChanged) {
+      decision = { kind: 'refuse', report: { ...blueprintChanged, message: `${applied.message}; drift: Reapply would run plan ${reapply} again, held: ${blueprintChanged.message}` } };
+    } else if (applied?.state === 'missing' && ov.spec.drift === 'Reapply' && reapply) {
       this.deps.events.record(inst, 'Normal', 'DriftReapplied', `${applied.message}: running plan ${reapply} again (drift: Reapply)`);
       decision = { kind: 'start', request: { plan: reapply, kind: 'drift', id: `drift/${now.toISOString()}` } };
       applied = undefined;
     }
     // Schedule ticks: each due one starts its plan (only when nothing else would start or run)
     // or is reported; handled in the status write below, so a tick never starts twice.
-    const ticks = inst.spec.schedules?.length || inst.status?.schedules?.length ? judgeTicks(ov.spec, inst, now.getTime(), loadOf(inst, decision)) : undefined;
+    const load = blueprintChanged ? { busy: `the OperatorVersion changed since the last accepted trigger (${REASON_BLUEPRINT_CHANGED})` } : loadOf(inst, decision);
+    const ticks = inst.spec.schedules?.length || inst.status?.schedules?.length ? judgeTicks(ov.spec, inst, now.getTime(), load) : undefined;
     if (ticks?.start && (decision.kind === 'idle' || (decision.kind === 'held' && decision.request.kind === 'manual'))) {
       decision = { kind: 'start', request: ticks.start.request };
       applied = undefined;

@@ -29,6 +29,8 @@ export const FLEET_RULES = {
   planMissing: 'fleetrollout.plan-missing',
   operatorVersionMissing: 'fleetrollout.operator-version-missing',
   parametersInvalid: 'fleetrollout.parameters-invalid',
+  targetImpersonation: 'fleetrollout.target-impersonation',
+  updateNotAuthor: 'fleetrollout.update-not-author',
 } as const;
 
 /** At most this many names are listed in a refusal; the rest are counted. */
@@ -55,6 +57,11 @@ export interface FleetTargetFacts {
    * Absent: every namespace may be named.
    */
   hiddenNamespaces?: readonly string[];
+  /**
+   * Matching Instances (`namespace/name as ServiceAccount`) whose named ServiceAccount the
+   * author may not impersonate, or whose answer is unknown (fail closed).
+   */
+  forbiddenServiceAccounts?: string[];
 }
 
 const who = (ctx: FleetRolloutContext) => objectRef('FleetRollout', ctx.object.metadata);
@@ -231,10 +238,30 @@ export function checkAuthor(ctx: FleetRolloutContext): Verdict {
   return allow();
 }
 
+/**
+ * A rollout keeps acting with its author's rights, so only its author may steer it: a change
+ * of spec by anyone else is refused — but pausing (paused: true and nothing else), which
+ * never widens what the rollout does. (Simpler than judging the updater's rights over every
+ * target, and the same guarantee: nobody but the author makes it do more.)
+ */
+export function checkUpdater(ctx: FleetRolloutContext): Verdict {
+  if (ctx.operation !== 'UPDATE' || !ctx.oldObject || jsonEqual(ctx.oldObject.spec, ctx.object.spec)) return allow();
+  const author = parseAuthor(ctx.oldObject.metadata.annotations?.[AUTHOR_ANNOTATION]);
+  if (author !== undefined && author.username === ctx.userInfo.username) return allow();
+  if (ctx.object.spec?.paused === true && jsonEqual({ ...ctx.oldObject.spec, paused: true }, ctx.object.spec)) return allow();
+  return deny({
+    object: who(ctx),
+    rule: FLEET_RULES.updateNotAuthor,
+    refused: 'a change of spec other than pausing',
+    why: `the rollout acts with the rights of its author (${author?.username ?? 'unknown'}), and ${ctx.userInfo.username} is not its author: only the author may unpause it or change maxConcurrent or maxFailures`,
+    fix: 'ask the author to change it; anyone who may update it may pause it (paused: true); to act with your own rights, create a rollout of your own',
+  });
+}
+
 /** The spec and author rules, judged from the request alone. */
 export function admitFleetRollout(ctx: FleetRolloutContext): Verdict {
   if (ctx.operation !== 'CREATE' && ctx.operation !== 'UPDATE') return allow();
-  return combine([checkAuthor(ctx), checkSelectors(ctx), checkAction(ctx), checkNumbers(ctx), checkImmutable(ctx)]);
+  return combine([checkAuthor(ctx), checkUpdater(ctx), checkSelectors(ctx), checkAction(ctx), checkNumbers(ctx), checkImmutable(ctx)]);
 }
 
 /** At creation: what the targets' namespaces hold, and whether the author may act there. */
@@ -249,6 +276,16 @@ export function admitFleetTargets(ctx: FleetRolloutContext, facts: FleetTargetFa
       refused: 'a rollout over Instances you may not patch',
       why: `${ctx.userInfo.username} may not patch Instances in namespace(s) ${listedFor(facts.forbiddenNamespaces, (n) => n, (n) => n, facts.hiddenNamespaces, ['namespace', 'namespaces'])}, where some match; the rollout acts with its author's rights, never more`,
       fix: 'narrow namespaceSelector or instanceSelector to namespaces you may patch Instances in, or ask for patch on instances.planwarden.dev there',
+    });
+  }
+  const forbiddenAccounts = facts.forbiddenServiceAccounts ?? [];
+  if (forbiddenAccounts.length > 0) {
+    return deny({
+      object: who(ctx),
+      rule: FLEET_RULES.targetImpersonation,
+      refused: `a rollout over Instances whose ServiceAccount you may not act as`,
+      why: `${ctx.userInfo.username} may not impersonate the ServiceAccount of matching Instance(s) ${listed(forbiddenAccounts)} (or it could not be checked), and their plans run as it: the rollout acts with its author's rights, never more`,
+      fix: 'narrow the selectors to Instances whose ServiceAccount you may act as, or get impersonate on serviceaccounts/<name> in their namespaces (a Role and RoleBinding; the edit role holds it): kubectl -n NS create role act-as-SA --verb=impersonate --resource=serviceaccounts --resource-name=SA',
     });
   }
   if (spec.upgrade && facts.namespacesWithoutTarget.length > 0) {

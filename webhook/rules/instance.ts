@@ -399,7 +399,7 @@ export function upgradePreChecks(ctx: InstanceAdmissionContext): Verdict {
   const ns = namespaceOf(ctx);
   const refused = `upgrade to OperatorVersion "${target}"`;
   const preChecks = `\`kubectl planwarden update pre-checks --target ${target}\``;
-  const skip = `(or annotate the Instance ${PRE_CHECKS_ANNOTATION}: "false" to skip the pre-checks)`;
+  const skip = `(or, with the skip-pre-checks right on instances (the admin role), annotate the Instance ${PRE_CHECKS_ANNOTATION}: "false" to skip the pre-checks)`;
   const plan = targetHolder(ctx.updatePlans, ns || undefined, target);
   if (!plan) {
     return deny({

@@ -62,7 +62,7 @@ export function impersonationOf(namespace: string, name: string): AccessAttribut
 }
 
 /** The RoleBinding subject flag for `user` (a ServiceAccount's user name binds as the ServiceAccount). */
-function subjectFlag(user: string): string {
+export function subjectFlag(user: string): string {
   const sa = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(user);
   return sa ? `--serviceaccount=${sa[1]}:${sa[2]}` : `--user=${user}`;
 }

@@ -38,18 +38,14 @@ service:
 {{- end }}
 
 {{/*
-Every webhook fails closed, answers within 5 s, skips kube-system and planwarden's own
-namespace (so neither can be locked out) and matches equivalent versions.
+Every webhook fails closed, answers within 5 s and matches equivalent versions. No
+namespace is exempt: the webhooks match only planwarden's own kinds, so none can lock a
+namespace out, and an Instance in kube-system or the release namespace is judged too.
 */}}
 {{- define "planwarden.webhookPolicy" -}}
 failurePolicy: Fail
 matchPolicy: Equivalent
 timeoutSeconds: 5
-namespaceSelector:
-  matchExpressions:
-    - key: kubernetes.io/metadata.name
-      operator: NotIn
-      values: [kube-system, {{ .Release.Namespace }}]
 {{- end }}
 
 {{- define "planwarden.certManagerAnnotations" -}}

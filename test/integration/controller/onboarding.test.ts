@@ -42,6 +42,7 @@ describe('onboarding a team (built-in roles, kubectl planwarden rbac)', function
     }
     // The aggregation controller copies planwarden-edit's rules into edit on its own schedule.
     for (let i = 0; i < 120 && !(await canI(USERS.edit, 'create', 'instances.planwarden.dev', ns)); i++) await new Promise((r) => setTimeout(r, 500));
+    for (let i = 0; i < 60 && !(await canI(USERS.admin, 'skip-pre-checks', 'instances.planwarden.dev', ns)); i++) await new Promise((r) => setTimeout(r, 500));
   });
   after(async function () {
     await kubectl(['delete', 'namespace', ns, '--wait=false', '--ignore-not-found']);
@@ -65,6 +66,9 @@ describe('onboarding a team (built-in roles, kubectl planwarden rbac)', function
       ['admin', true, 'create', 'instances.planwarden.dev', 'admin has what edit has'],
       ['admin', true, 'delete', 'operatorversions.planwarden.dev', 'blueprints included'],
       ['admin', false, 'update', 'instances.planwarden.dev/status', 'status is not a person’s, not even an admin’s'],
+      ['admin', true, 'skip-pre-checks', 'instances.planwarden.dev', 'an admin may opt an Instance out of an upgrade’s pre-checks (issue 34)'],
+      ['edit', false, 'skip-pre-checks', 'instances.planwarden.dev', 'an editor may not: accepting risks stays apart from editing Instances'],
+      ['view', false, 'skip-pre-checks', 'instances.planwarden.dev', 'nor may a viewer'],
     ];
     for (const [who, can, verb, resource, why] of rows) {
       it(`${who} ${can ? 'can' : 'cannot'} ${verb} ${resource} (${why})`, async () => {

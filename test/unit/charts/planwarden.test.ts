@@ -348,15 +348,13 @@ describe('Helm chart charts/planwarden', function () {
       it(sentence, () => check(chart(values.some((v) => v.includes('selfSigned.caCert=')) ? values : [...SELF_SIGNED_FILES, ...values])));
     }
 
-    it('another release namespace: the Service, the selector that skips it, the certificate names follow', () => {
+    it('another release namespace: the Service and the certificate names follow; no webhook skips any namespace (issue 34)', () => {
       const r = helm(['template', 'pw', CHART_DIR, '--namespace', 'pw-system', '--set', 'certificate.mode=certManager']);
       expect(r.code, r.stderr).to.equal(0);
       const objects = parseObjects<K8sObject>(r.stdout, 'pw-system');
       for (const w of Object.values(webhooks(objects))) {
         expect(w['clientConfig']).to.have.nested.property('service.namespace', 'pw-system');
-        expect(w['namespaceSelector']).to.deep.equal({
-          matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'pw-system'] }],
-        });
+        expect(w['namespaceSelector'], 'an exempt namespace is one where Instances are never judged').to.equal(undefined);
       }
       const certificate = one(objects, 'Certificate', 'planwarden-webhook');
       expect(certificate['spec']).to.have.property('dnsNames').that.deep.equals(['planwarden-webhook.pw-system.svc', 'planwarden-webhook.pw-system.svc.cluster.local']);

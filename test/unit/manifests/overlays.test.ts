@@ -62,6 +62,7 @@ interface Webhook {
   sideEffects: string;
   timeoutSeconds?: number;
   namespaceSelector?: { matchExpressions?: { key: string; operator: string; values?: string[] }[] };
+  objectSelector?: unknown;
 }
 
 interface WebhookConfiguration extends K8sObject {
@@ -312,12 +313,11 @@ describe('install manifests', function () {
           }
         });
 
-        it('every webhook skips kube-system and planwarden-system, so neither can be locked out', () => {
+        it('no webhook skips a namespace: they match only planwarden\'s kinds, and an Instance in kube-system or planwarden-system is judged too (issue 34)', () => {
           for (const w of webhooksOf(objects)) {
-            const excluded = (w.namespaceSelector?.matchExpressions ?? [])
-              .filter((e) => e.key === 'kubernetes.io/metadata.name' && e.operator === 'NotIn')
-              .flatMap((e) => e.values ?? []);
-            expect(excluded, w.name).to.include.members(['kube-system', NAMESPACE]);
+            expect(w.namespaceSelector, w.name).to.equal(undefined);
+            expect(w.objectSelector, w.name).to.equal(undefined);
+            expect(w.rules.flatMap((r) => r.apiGroups), w.name).to.deep.equal(['planwarden.dev']);
           }
         });
 
@@ -546,6 +546,9 @@ describe('install manifests', function () {
             ['edit gets no UpdateInformers (cluster-scoped, a cluster admin’s)', 'edit', 'get', 'updateinformers', false],
             ['admin has what edit has', 'admin', 'create', 'instances', true],
             ['admin writes no status either', 'admin', 'patch', 'instances/status', false],
+            ['admin may skip-pre-checks instances (the pre-checks opt-out, issue 34)', 'admin', 'skip-pre-checks', 'instances', true],
+            ['edit may not skip-pre-checks instances: accepting risks stays apart from editing Instances', 'edit', 'skip-pre-checks', 'instances', false],
+            ['view may not skip-pre-checks instances', 'view', 'skip-pre-checks', 'instances', false],
             ['view lists Instances', 'view', 'list', 'instances', true],
             ['view watches UpdatePlans', 'view', 'watch', 'updateplans', true],
             ['view reads OperatorVersions', 'view', 'get', 'operatorversions', true],

@@ -9,6 +9,7 @@ import { MemoryCache, objectKey } from '../../../../shared/kube/informer.ts';
 import { silentLogger } from '../../../../shared/log.ts';
 import type { Observation } from '../../../../controller/executors/context.ts';
 import type { Executors } from '../../../../controller/executors/index.ts';
+import { BLUEPRINT_ANNOTATION, blueprintDigest, blueprintRecordOf } from '../../../../shared/blueprint/digest.ts';
 import { InstanceReconciler, type InstanceReconcilerDeps } from '../../../../controller/instances/reconciler.ts';
 
 const NS = 'shop';
@@ -362,5 +363,50 @@ describe('controller/instances/reconciler: one pass per call', function () {
     h.cache.remove({ metadata: { name: 'db', namespace: NS } });
     expect(await h.reconciler.reconcile(KEY)).to.equal(undefined);
     expect(objectKey(h.store.instance)).to.equal(KEY);
+  });
+});
+
+describe('controller/instances/reconciler: a blueprint changed since the last accepted trigger runs nothing (BlueprintChanged)', function () {
+  const judged = operatorVersion();
+  judged.metadata.uid = 'uid-1';
+  const changed = operatorVersion({ templates: { 'secret.yaml': 'kind: Secret' } });
+  changed.metadata.uid = 'uid-1';
+  const recreated = operatorVersion();
+  recreated.metadata.uid = 'uid-2';
+
+  /** An Instance that recorded `judged`, reconciled with `ov` as the cache has it now. */
+  async function run(ov: OperatorVersion, serviceAccountName: string | undefined) {
+    const h = harness({ ov, writesNothing: (kind) => kind === 'Dummy', finalizers: [FINALIZER], instance: serviceAccountName ? { serviceAccountName } : {} });
+    h.store.touch((i) => (i.metadata.annotations = { [BLUEPRINT_ANNOTATION]: blueprintRecordOf(judged) }));
+    h.sync();
+    await drain(h, { sync: true });
+    const running = h.store.instance.status?.conditions?.find((c) => c.type === 'PlanRunning');
+    return { h, running };
+  }
+
+  it('runs the deploy when the OperatorVersion is the one recorded', async function () {
+    const { h } = await run(judged, 'strong');
+    expect(h.store.instance.status?.planStatus?.deploy?.status).to.equal('COMPLETE');
+  });
+
+  it('holds it when the spec changed, naming the change, the ServiceAccount and what to do', async function () {
+    const { h, running } = await run(changed, 'strong');
+    expect(h.executed).to.deep.equal([]);
+    expect(running?.reason).to.equal('BlueprintChanged');
+    expect(running?.message).to.include(`its spec changed (${blueprintDigest(judged.spec)} → ${blueprintDigest(changed.spec)})`);
+    expect(running?.message).to.include('ServiceAccount "strong"');
+    expect(running?.message).to.include('trigger the plan again');
+    expect(h.events.some((e) => e.startsWith('Warning BlueprintChanged'))).to.equal(true);
+  });
+
+  it('holds it when the OperatorVersion was deleted and created again (same spec, new uid)', async function () {
+    const { h, running } = await run(recreated, 'strong');
+    expect(h.executed).to.deep.equal([]);
+    expect(running?.message).to.include('deleted and created again (uid uid-1 → uid-2');
+  });
+
+  it('runs it for an Instance that names no ServiceAccount: the default one needs no right', async function () {
+    const { h } = await run(changed, undefined);
+    expect(h.store.instance.status?.planStatus?.deploy?.status).to.equal('COMPLETE');
   });
 });

@@ -50,6 +50,13 @@ describe('FleetRollout admission', () => {
     ['a negative maxFailures is refused', create(rollout({ maxFailures: -1 })), 'fleetrollout.max-failures'],
     ['pausing is allowed', update(rollout({}, { [AUTHOR_ANNOTATION]: recorded }), rollout({ paused: true }, { [AUTHOR_ANNOTATION]: recorded })), 'allowed'],
     ['raising maxFailures and maxConcurrent is allowed', update(rollout({}, { [AUTHOR_ANNOTATION]: recorded }), rollout({ maxFailures: 3, maxConcurrent: 4 }, { [AUTHOR_ANNOTATION]: recorded })), 'allowed'],
+    ['the author may unpause it', update(rollout({ paused: true }, { [AUTHOR_ANNOTATION]: recorded }), rollout({ paused: false }, { [AUTHOR_ANNOTATION]: recorded })), 'allowed'],
+    ['another user may not unpause it (issue 34: it keeps acting with its author’s rights)', update(rollout({ paused: true }, { [AUTHOR_ANNOTATION]: recorded }), rollout({ paused: false }, { [AUTHOR_ANNOTATION]: recorded }), { username: 'mallory', groups: [] }), 'fleetrollout.update-not-author'],
+    ['another user may not raise maxConcurrent', update(rollout({ maxConcurrent: 1 }, { [AUTHOR_ANNOTATION]: recorded }), rollout({ maxConcurrent: 50 }, { [AUTHOR_ANNOTATION]: recorded }), { username: 'mallory', groups: [] }), 'fleetrollout.update-not-author'],
+    ['another user may not raise maxFailures', update(rollout({ maxFailures: 0 }, { [AUTHOR_ANNOTATION]: recorded }), rollout({ maxFailures: 9 }, { [AUTHOR_ANNOTATION]: recorded }), { username: 'mallory', groups: [] }), 'fleetrollout.update-not-author'],
+    ['another user may pause it: pausing never widens', update(rollout({}, { [AUTHOR_ANNOTATION]: recorded }), rollout({ paused: true }, { [AUTHOR_ANNOTATION]: recorded }), { username: 'mallory', groups: [] }), 'allowed'],
+    ['another user may not pause and raise maxConcurrent in one write', update(rollout({}, { [AUTHOR_ANNOTATION]: recorded }), rollout({ paused: true, maxConcurrent: 50 }, { [AUTHOR_ANNOTATION]: recorded }), { username: 'mallory', groups: [] }), 'fleetrollout.update-not-author'],
+    ['another user may relabel it (spec unchanged)', update(rollout({}, { [AUTHOR_ANNOTATION]: recorded }), { ...rollout({}, { [AUTHOR_ANNOTATION]: recorded }), metadata: { name: 'pg', labels: { a: 'b' }, annotations: { [AUTHOR_ANNOTATION]: recorded } } }, { username: 'mallory', groups: [] }), 'allowed'],
     ['changing the plan after creation is refused', update(rollout({}, { [AUTHOR_ANNOTATION]: recorded }), rollout({ plan: { name: 'restore' } }, { [AUTHOR_ANNOTATION]: recorded })), 'fleetrollout.spec-immutable'],
     ['changing the waves after creation is refused', update(rollout({}, { [AUTHOR_ANNOTATION]: recorded }), rollout({ waves: ['1', '100%'] }, { [AUTHOR_ANNOTATION]: recorded })), 'fleetrollout.spec-immutable'],
     ['an author written by the client that is someone else is refused', create(rollout({}, { [AUTHOR_ANNOTATION]: formatAuthor({ username: 'admin', groups: ['system:masters'] }) })), 'fleetrollout.author-forged'],
@@ -82,6 +89,7 @@ describe('FleetRollout targets at creation', () => {
   });
   const rows: [string, FleetRolloutContext, FleetTargetFacts, string][] = [
     ['targets the author may patch, whose OperatorVersion has the plan, are allowed', create(rollout()), facts({}), 'allowed'],
+    ['an author who may not act as a matching Instance’s ServiceAccount is refused (issue 34)', create(rollout({ plan: undefined, upgrade: { operatorVersion: 'pg-2' } })), facts({ forbiddenServiceAccounts: ['db/main as strong'] }), 'fleetrollout.target-impersonation'],
     ['an author who may not patch Instances in one matching namespace is refused', create(rollout()), facts({ forbiddenNamespaces: ['web'] }), 'fleetrollout.author-forbidden'],
     ['a plan one matching Instance\'s OperatorVersion lacks is refused', create(rollout()), facts({ instances: [{ namespace: 'shop', name: 'db', operatorVersion: 'pg-13', plans: ['deploy'] }] }), 'fleetrollout.plan-missing'],
     ['a matching Instance whose OperatorVersion is missing is refused for a plan', create(rollout()), facts({ instances: [{ namespace: 'shop', name: 'db', operatorVersion: 'gone' }] }), 'fleetrollout.plan-missing'],
