@@ -1,7 +1,8 @@
 // Places an executed manifest template's values into YAML built from the author's text only.
 // The skeleton is the author's text with a fresh marker per hole (a marker occurs nowhere in the
 // template's text, and values never enter the skeleton, so no value can form or equal one). The
-// skeleton is parsed (cached by its text; bounded by memory), each hole located in the one scalar
+// skeleton is parsed per document (cached by each document's text, bounded by memory, so a
+// render that changes one branch re-parses one document), each hole located in the one scalar
 // it sits in, and the objects are built by walking the parsed nodes: each hole's value goes into
 // its scalar exactly once; an alias is a deep copy of its anchor's built value (never
 // substituted again). A hole anywhere but inside a scalar value is refused.
@@ -124,6 +125,68 @@ export function layOut(segments: readonly Segment[], prefix: string, lines: Line
   return { skeleton, holes, lineAt };
 }
 
+const DOCUMENT_MARKER = /(?:^|\n)(?=(?:---|\.\.\.)(?:[ \t\r\n]|$))/g;
+
+/**
+ * Splits laid-out text at its document markers (a line starting with `---` or `...`: YAML
+ * ends every scalar and collection there), each part with its own marker numbers, so that a
+ * document whose text did not change between renders (other branches, other values) is a
+ * cache hit. A skeleton with directives (`%…`) stays whole.
+ */
+function chunksOf(laid: Laid): Laid[] {
+  const { skeleton, holes } = laid;
+  if (holes.length === 0 && skeleton.length < 4096) return [laid];
+  if (/(?:^|\n)%/.test(skeleton)) return [laid];
+  const cuts = [0];
+  for (const m of skeleton.matchAll(DOCUMENT_MARKER)) {
+    const at = m.index + m[0].length;
+    if (at > cuts[cuts.length - 1]!) cuts.push(at);
+  }
+  cuts.push(skeleton.length);
+  if (cuts.length <= 2) return [laid];
+  const prefixLength = holes.length ? holes[0]!.len - String(0).length - 1 : 0;
+  const out: Laid[] = [];
+  let h = 0;
+  for (let c = 0; c + 1 < cuts.length; c++) {
+    const start = cuts[c]!;
+    const end = cuts[c + 1]!;
+    const parts: string[] = [];
+    const local: Laid['holes'] = [];
+    // Per local hole: its global start, and the shift from local to global after it.
+    const shifts: { localAt: number; localEnd: number; globalEnd: number; line: number }[] = [];
+    let from = start;
+    let at = 0;
+    while (h < holes.length && holes[h]!.at < end) {
+      const g = holes[h]!;
+      parts.push(skeleton.slice(from, g.at));
+      at += g.at - from;
+      const marker = `${skeleton.slice(g.at, g.at + prefixLength)}${local.length}X`;
+      shifts.push({ localAt: at, localEnd: at + marker.length, globalEnd: g.at + g.len, line: g.line });
+      local.push({ value: g.value, line: g.line, at, len: marker.length });
+      parts.push(marker);
+      at += marker.length;
+      from = g.at + g.len;
+      h++;
+    }
+    parts.push(skeleton.slice(from, end));
+    const lineAt = (offset: number): number => {
+      let lo = -1;
+      let hi = shifts.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (shifts[mid]!.localAt <= offset) lo = mid;
+        else hi = mid - 1;
+      }
+      if (lo < 0) return laid.lineAt(start + offset);
+      const s = shifts[lo]!;
+      if (offset < s.localEnd) return s.line;
+      return laid.lineAt(s.globalEnd + (offset - s.localEnd));
+    };
+    out.push({ skeleton: parts.join(''), holes: local, lineAt });
+  }
+  return out;
+}
+
 function firstLine(message: string, markers: RegExp): string {
   return message
     .split('\n')[0]!
@@ -141,7 +204,8 @@ function skeletonOf(laid: Laid, prefix: string, uniqueKeys = true): Skeleton {
     return hit;
   }
   const s = analyse(laid, prefix, uniqueKeys);
-  remember(key, s);
+  // A problem names lines of this render; only problem-free analyses are shared.
+  if (!s.problem) remember(key, s);
   return s;
 }
 
@@ -293,8 +357,11 @@ function analyse(laid: Laid, prefix: string, uniqueKeys: boolean): Skeleton {
  * checked: without values, two branches no real values take together may both be taken.
  */
 export function structureOf(segments: readonly Segment[], prefix: string, lines: LineTable): StructureProblem | undefined {
-  const laid = layOut(segments, prefix, lines);
-  return skeletonOf(laid, prefix, false).problem;
+  for (const chunk of chunksOf(layOut(segments, prefix, lines))) {
+    const problem = skeletonOf(chunk, prefix, false).problem;
+    if (problem) return problem;
+  }
+  return undefined;
 }
 
 // --- types of a whole value ---
@@ -373,15 +440,21 @@ function splicedText(v: Value, line: number, style: Slot['style']): string {
  * documents' values (null for an empty document) or throws a TemplateProblem / StructureProblem.
  */
 export function placeValues(segments: readonly Segment[], prefix: string, lines: LineTable): { problem: StructureProblem } | { values: unknown[] } {
-  const laid = layOut(segments, prefix, lines);
-  const sk = skeletonOf(laid, prefix);
-  if (sk.problem) return { problem: sk.problem };
-  const { holes } = laid;
+  const chunks = chunksOf(layOut(segments, prefix, lines));
+  const skeletons: Skeleton[] = [];
+  for (const chunk of chunks) {
+    const sk = skeletonOf(chunk, prefix);
+    if (sk.problem) return { problem: sk.problem };
+    skeletons.push(sk);
+  }
   let currentLine = 1;
   const budget = new Budget(() => currentLine);
   const markerOf = new RegExp(`${prefix}(\\d+)X`, 'g');
   const values: unknown[] = [];
-  for (const doc of sk.docs) {
+  for (const [c, sk] of skeletons.entries()) {
+    const laid = chunks[c]!;
+    const { holes } = laid;
+    for (const doc of sk.docs) {
     const built = new Map<YamlNode, unknown>();
     const build = (node: unknown): unknown => {
       if (node === null || node === undefined) return null;
@@ -424,6 +497,7 @@ export function placeValues(segments: readonly Segment[], prefix: string, lines:
       return out;
     };
     values.push(build(doc.contents));
+    }
   }
   return { values };
 }

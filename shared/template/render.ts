@@ -122,8 +122,9 @@ function parsedOf(source: string): Parsed {
     // Text and key ×2 (UTF-16), the line table, and the tree: about 40 bytes a character.
     entry = { parsed, prefix: markerPrefix(source), bytes: source.length * 40 + parsed.actions * 400 + 1024 };
   } catch (err) {
-    if (!(err instanceof TemplateProblem)) throw err;
-    entry = { problem: err, prefix: '', bytes: source.length * 4 + 1024 };
+    const problem = err instanceof TemplateProblem ? err : err instanceof RangeError ? new TemplateProblem('template.too-large', 'is nested too deeply to read', 1) : undefined;
+    if (!problem) throw err;
+    entry = { problem, prefix: '', bytes: source.length * 4 + 1024 };
   }
   if (entry.bytes <= PARSED_BYTES / 4) {
     while (PARSED.size && parsedBytes + entry.bytes > PARSED_BYTES) {
@@ -193,7 +194,13 @@ export function checkTemplateStructure(source: string): StructureProblem | undef
       if (err instanceof TemplateProblem || err instanceof RangeError) continue;
       throw err;
     }
-    const found = structureOf(segments, p.prefix, p.parsed!.lines);
+    let found: StructureProblem | undefined;
+    try {
+      found = structureOf(segments, p.prefix, p.parsed!.lines);
+    } catch (err) {
+      if (!(err instanceof RangeError || err instanceof TemplateProblem)) throw err;
+      found = { kind: 'yaml', line: 1, problem: 'is nested too deeply to read', fix: 'flatten the YAML', code: 'template.too-large' };
+    }
     if (found) return found;
   }
   return undefined;
@@ -343,6 +350,15 @@ export interface DeclaredNames {
  * map, `template`/`include` of a name no `define` has, and define cycles. Each a RenderError with the line and a code; [] when none. Pure.
  */
 export function analyzeTemplate(name: string, source: string, declared: DeclaredNames): RenderError[] {
+  try {
+    return analyze(name, source, declared);
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    return [errorOf(name, 'is nested too deeply to analyse', undefined, 'template.too-large')];
+  }
+}
+
+function analyze(name: string, source: string, declared: DeclaredNames): RenderError[] {
   const p = parsedOf(source);
   if (p.problem) return [errorOf(name, p.problem.message, p.problem.line, p.problem.code)];
   const parsed = p.parsed!;

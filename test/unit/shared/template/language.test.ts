@@ -274,3 +274,17 @@ describe('shared/template: checkTemplateStructure takes every branch without val
     expect(checkTemplateStructure(`${HEAD}items:\n{{- range .Params.L }}\n  - {{ . }}\n{{- end }}\n`)).to.equal(undefined);
   });
 });
+
+describe('shared/template: deep nesting is a refusal, never an exception', () => {
+  const deepParens = `{{ ${'('.repeat(20000)}1${')'.repeat(20000)} }}`;
+  const deepIfs = `${'{{ if true }}'.repeat(20000)}x${'{{ end }}'.repeat(20000)}`;
+  const deepYaml = `${HEAD}x: ${'['.repeat(20000)}${']'.repeat(20000)}\n`;
+  for (const [what, source] of [['parentheses', deepParens], ['ifs', deepIfs], ['flow collections', deepYaml]] as const) {
+    it(`${what}: renderManifests, checkTemplateStructure and analyzeTemplate answer`, () => {
+      expect(() => renderManifests('t.yaml', source, VARS)).to.not.throw();
+      expect(() => checkTemplateStructure(source)).to.not.throw();
+      expect(() => analyzeTemplate('t.yaml', source, { params: [] })).to.not.throw();
+      expect(() => exploreTemplate('t.yaml', source, VARS, { maxPaths: 2 })).to.not.throw();
+    });
+  }
+});
