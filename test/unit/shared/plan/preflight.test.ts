@@ -25,6 +25,45 @@ function ov(templates: Record<string, string>, extra: Partial<OperatorVersionSpe
 
 const cm = (name: string, extra = '') => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n${extra}`;
 
+describe('shared/plan/preflight: KUDO task kinds and run-time variables', () => {
+  const toggleOv = ov({}, {
+    parameters: [{ name: 'METRICS', default: 'true' }],
+    templates: { 'm.yaml': cm('"{{ .Name }}-{{ .PlanName }}-{{ .StepName }}"') },
+    tasks: [{ name: 'm', kind: 'Toggle', spec: { parameter: 'METRICS', resources: ['m.yaml'] } }],
+    plans: { deploy: { phases: [{ name: 'main', steps: [{ name: 'metrics', tasks: ['m'] }] }] } },
+  });
+
+  it('renders a Toggle with the plan and step names, and says which side the values take', () => {
+    const on = preflightPlan({ ov: toggleOv, plan: 'deploy', values: { METRICS: 'true' }, instance });
+    expect(on.problems).to.deep.equal([]);
+    expect(on.tasks.map((t) => [t.toggle, t.objects[0]?.object.metadata.name])).to.deep.equal([['apply', 'shop-deploy-metrics']]);
+    expect(preflightPlan({ ov: toggleOv, plan: 'deploy', values: { METRICS: 'false' }, instance }).tasks[0]?.toggle).to.equal('delete');
+  });
+
+  it('refuses a Toggle value that is not "true" or "false", naming the parameter', () => {
+    const r = preflightPlan({ ov: toggleOv, plan: 'deploy', values: { METRICS: 'yes' }, instance });
+    expect(r.problems).to.deep.equal([{ kind: 'render', task: 'm', message: 'Toggle task m reads parameter METRICS, which is "yes", not "true" or "false"', parameter: 'METRICS' }]);
+  });
+
+  it('refuses a Pipe whose Pod template is not a Pipe Pod, and gives later templates the .Pipes names', () => {
+    const pod = 'apiVersion: v1\nkind: Pod\nmetadata: {name: g}\nspec:\n  volumes: [{name: out, emptyDir: {}}]\n  initContainers: [{name: g, image: x, volumeMounts: [{name: out, mountPath: /out}]}]\n';
+    const spec = ov({}, {
+      templates: { 'pod.yaml': pod, 'use.yaml': cm('"{{ .Pipes.cert }}-user"') },
+      tasks: [
+        { name: 'gen', kind: 'Pipe', spec: { pod: 'pod.yaml', pipe: [{ file: '/out/c.pem', kind: 'Secret', key: 'cert' }] } },
+        { name: 'use', kind: 'Apply', spec: { resources: ['use.yaml'] } },
+      ],
+      plans: { deploy: { phases: [{ name: 'main', steps: [{ name: 'gen', tasks: ['gen', 'use'] }] }] } },
+    });
+    const r = preflightPlan({ ov: spec, plan: 'deploy', values: {}, instance });
+    expect(r.problems).to.deep.equal([]);
+    expect(r.tasks.map((t) => t.objects.map((o) => o.object.metadata.name))).to.deep.equal([['shop.deploy.main.gen.gen.pipepod'], ['shop.deploy.main.gen.gen.cert-user']]);
+    expect(r.tasks[0]?.captures).to.deep.equal([{ apiVersion: 'v1', kind: 'Secret', name: 'shop.deploy.main.gen.gen.cert', namespace: 'demo' }]);
+    const bad = preflightPlan({ ov: { ...spec, templates: { ...spec.templates, 'pod.yaml': cm('x') } }, plan: 'deploy', values: {}, instance });
+    expect(bad.problems.map(describeProblem)).to.deep.equal(['task gen: template pod.yaml is not a Pipe Pod: renders ConfigMap (v1), not a Pod (v1)']);
+  });
+});
+
 describe('shared/plan/preflight', () => {
   it('renders the example deploy plan with its defaults and finds nothing wrong', () => {
     const r = preflightPlan({ ov: webapp, plan: 'deploy', values: effectiveParameters(webapp, {}), instance });
