@@ -27,7 +27,7 @@ import {
 } from '../api/schema.ts';
 import { checkTemplateStructure } from '../template/render.ts';
 import { renderIdentity } from './identity.ts';
-import { checkTemplatesAnalyzed, checkTemplatesRender, key, templateEscapes, waitEscapes, type Escape } from './templates.ts';
+import { checkTemplatesAnalyzed, checkTemplatesRender, key, structureMemo, templateEscapes, waitEscapes, type Escape, type StructureCheck } from './templates.ts';
 
 export { CLUSTER_SCOPED_KINDS } from './templates.ts';
 
@@ -377,20 +377,24 @@ export const checkTemplatePlaceholders: SpecCheck = (spec) => {
  * or part of YAML's syntax — the renderer places values into the scalars the template's own
  * YAML has, so an action elsewhere could only be structure, and it would refuse the template at run time.
  */
-export const checkTemplateValues: SpecCheck = (spec) =>
-  Object.entries(spec.templates ?? {})
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .flatMap(([name, text]) => {
-      const found = checkTemplateStructure(text);
-      if (!found) return [];
-      const path = `spec.templates${key(name)}`;
-      const problem = `line ${found.line}: ${found.problem}`;
-      return [
-        found.kind === 'action'
-          ? error('ov.template-action-not-a-value', path, problem, found.fix)
-          : error('ov.template-not-yaml', path, problem, found.fix),
-      ];
-    });
+export function checkTemplateValuesWith(structure: StructureCheck): SpecCheck {
+  return (spec) =>
+    Object.entries(spec.templates ?? {})
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .flatMap(([name, text]) => {
+        const found = structure(text);
+        if (!found) return [];
+        const path = `spec.templates${key(name)}`;
+        const problem = `line ${found.line}: ${found.problem}`;
+        return [
+          found.kind === 'action'
+            ? error('ov.template-action-not-a-value', path, problem, found.fix)
+            : error('ov.template-not-yaml', path, problem, found.fix),
+        ];
+      });
+}
+
+export const checkTemplateValues: SpecCheck = checkTemplateValuesWith(checkTemplateStructure);
 
 /** Plans, phases and steps that would do nothing are flagged. */
 export const checkEmptyPlans: SpecCheck = (spec) =>
@@ -509,10 +513,14 @@ export interface BlueprintContext {
  */
 export function reviewBlueprint(spec: OperatorVersionSpec, ctx: BlueprintContext): Finding[] {
   const templates = { namespace: ctx.namespace, identity: renderIdentity({ metadata: { name: ctx.name }, spec }) };
+  const structure = structureMemo();
+  const analyzed = checkTemplatesAnalyzed(spec, structure);
+  // A template the analysis refuses is not rendered too: its problem would be named twice.
+  const flawed = new Set(analyzed.map((f) => f.path));
   return [
-    ...reviewOperatorVersionSpec(spec),
-    ...checkTemplatesAnalyzed(spec),
-    ...checkTemplatesRender(spec, templates),
+    ...SPEC_CHECKS.flatMap((check) => (check === checkTemplateValues ? checkTemplateValuesWith(structure) : check)(spec)),
+    ...analyzed,
+    ...checkTemplatesRender(spec, templates, structure).filter((f) => !flawed.has(f.path)),
     ...checkTenancy(ctx)(spec),
   ];
 }
