@@ -223,7 +223,14 @@ async function handleUpdatePlan(req: AdmissionRequest, lookups: WebhookLookups, 
  * write names anew is looked up and the apiserver asked whether the request's user may act
  * as it, beside the OperatorVersion read.
  */
-async function handleInstance(req: AdmissionRequest, lookups: WebhookLookups, now: string, defaultServiceAccount: string, controllerUser: string): Promise<Verdict> {
+async function handleInstance(
+  req: AdmissionRequest,
+  lookups: WebhookLookups,
+  now: string,
+  defaultServiceAccount: string,
+  controllerUser: string,
+  tenancy: TenancyAllowance,
+): Promise<Verdict> {
   const object = (req.object ?? req.oldObject) as unknown as Instance;
   const oldObject = (req.oldObject ?? undefined) as unknown as Instance | undefined;
   const namespace = req.namespace ?? object.metadata.namespace ?? '';
@@ -256,7 +263,7 @@ async function handleInstance(req: AdmissionRequest, lookups: WebhookLookups, no
   // ServiceAccount do what it does? (webhook/rules/preflight.ts)
   if (!verdict.allowed || !lookups.preflight) return verdict;
   const planServiceAccount = object.spec?.serviceAccountName || defaultServiceAccount;
-  return combine([verdict, await preflightInstanceWrite(context, planServiceAccount, lookups.preflight)]);
+  return combine([verdict, await preflightInstanceWrite(context, planServiceAccount, lookups.preflight, tenancy)]);
 }
 
 async function handleOperatorVersion(req: AdmissionRequest, lookups: WebhookLookups, tenancy: TenancyAllowance): Promise<Verdict> {
@@ -374,7 +381,7 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
     [ROUTES.validateInstances]: {
       kinds: ['Instance'],
       handle: (req) =>
-        handleInstance(req, lookups, now(), deps.defaultServiceAccount ?? DEFAULT_PLAN_SERVICE_ACCOUNT, deps.controllerUser ?? DEFAULT_CONTROLLER_USER),
+        handleInstance(req, lookups, now(), deps.defaultServiceAccount ?? DEFAULT_PLAN_SERVICE_ACCOUNT, deps.controllerUser ?? DEFAULT_CONTROLLER_USER, deps.tenancy ?? NO_ALLOWANCE),
     },
     [ROUTES.mutateInstances]: {
       kinds: ['Instance'],

@@ -31,6 +31,7 @@ import {
 import { placeholderVars } from '../plan/needs.ts';
 import { TARGET_PLACEHOLDER, RUN_ID_PLACEHOLDER } from '../plan/preflight.ts';
 import type { RenderIdentity } from './identity.ts';
+import { CLUSTER_SCOPED_KINDS } from './kinds.ts';
 
 /** The variables a render may see (today's RenderVars and the new renderer's additions). */
 export type TemplateVars = RenderVars;
@@ -288,33 +289,7 @@ export function checkTemplatesRender(spec: OperatorVersionSpec, ctx: TemplateCon
 
 // --- tenancy: where the rendered objects land ---
 
-/** Kinds that are cluster-scoped in every cluster (a known list; the controller checks discovery too). */
-export const CLUSTER_SCOPED_KINDS: ReadonlySet<string> = new Set([
-  'Namespace',
-  'Node',
-  'PersistentVolume',
-  'StorageClass',
-  'CSIDriver',
-  'CSINode',
-  'VolumeAttachment',
-  'ClusterRole',
-  'ClusterRoleBinding',
-  'CustomResourceDefinition',
-  'APIService',
-  'MutatingWebhookConfiguration',
-  'ValidatingWebhookConfiguration',
-  'ValidatingAdmissionPolicy',
-  'ValidatingAdmissionPolicyBinding',
-  'MutatingAdmissionPolicy',
-  'MutatingAdmissionPolicyBinding',
-  'PriorityClass',
-  'RuntimeClass',
-  'IngressClass',
-  'CertificateSigningRequest',
-  'FlowSchema',
-  'PriorityLevelConfiguration',
-  'UpdateInformer',
-]);
+export { CLUSTER_SCOPED_KINDS };
 
 /** .Namespace in the probe render: a namespace that follows it came from {{ .Namespace }}. */
 export const PROBE_NAMESPACE = 'planwarden-probe-namespace';

@@ -9,6 +9,7 @@ import type { ObjectRef, OperatorVersionSpec, ParameterType, Task, TaskKind } fr
 import { renderResources, type RenderVars, type RenderedObject } from '../template/render.ts';
 import { resolveWaitRef } from './waitRef.ts';
 import { runNames, type RenderIdentity } from '../blueprint/identity.ts';
+import { CLUSTER_SCOPED_KINDS } from '../blueprint/kinds.ts';
 import {
   dns1123LabelProblem,
   labelValueProblem,
@@ -37,7 +38,10 @@ export interface PlannedTask {
 
 export type PreflightProblem =
   | { kind: 'render'; task: string; template?: string; parameter?: string; message: string }
-  | { kind: 'object'; task: string; template: string; object: string; field: string; message: string };
+  | { kind: 'object'; task: string; template: string; object: string; field: string; message: string; rule?: EscapeRule };
+
+/** The OperatorVersion tenancy rules an object rendered with a run's values can break. */
+export type EscapeRule = 'ov.cluster-scoped-kind' | 'ov.other-namespace';
 
 export interface PreflightResult {
   tasks: PlannedTask[];
@@ -58,6 +62,8 @@ export interface PreflightInput {
   identity?: RenderIdentity;
   /** .RunID; default RUN_ID_PLACEHOLDER (the run's id is chosen when it starts). */
   runId?: string;
+  /** Where objects may land beyond the Instance's namespace (declared and allowed); absent: not checked. */
+  tenancy?: { crossNamespace: boolean; clusterScoped: boolean };
 }
 
 /** Stands for the id of a run that has not started yet. */
@@ -110,6 +116,23 @@ export function objectProblems(object: RenderedObject['object']): { field: strin
     }
   }
   return out;
+}
+
+/**
+ * Whether `object`, rendered with the run's values, leaves the Instance's namespace — a branch
+ * the OperatorVersion's admission only warned about (shared/blueprint/templates.ts) is refused here.
+ */
+export function escapeProblem(
+  object: RenderedObject['object'],
+  namespace: string,
+  allowed: { crossNamespace: boolean; clusterScoped: boolean },
+): { field: string; message: string; rule: EscapeRule } | undefined {
+  if (CLUSTER_SCOPED_KINDS.has(object.kind)) {
+    return allowed.clusterScoped ? undefined : { field: 'kind', message: 'is cluster-scoped, and plans act only in their Instance\'s namespace', rule: 'ov.cluster-scoped-kind' };
+  }
+  const ns = object.metadata?.namespace;
+  if (ns === undefined || ns === null || ns === namespace || allowed.crossNamespace) return undefined;
+  return { field: 'metadata.namespace', message: `"${String(ns)}" is not the Instance's namespace "${namespace}"`, rule: 'ov.other-namespace' };
 }
 
 /** The targets a step's templates are rendered for: the static nodes, or one placeholder. */
@@ -181,6 +204,8 @@ export function preflightPlan(input: PreflightInput): PreflightResult {
               for (const p of objectProblems(object)) {
                 problems.push({ kind: 'object', task: taskName, template, object: describe(object), field: p.field, message: p.message });
               }
+              const escape = input.tenancy ? escapeProblem(object, instance.namespace, input.tenancy) : undefined;
+              if (escape) problems.push({ kind: 'object', task: taskName, template, object: describe(object), ...escape });
             }
           }
           tasks.push(planned);
