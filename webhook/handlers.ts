@@ -164,7 +164,14 @@ async function handleUpdatePlan(req: AdmissionRequest, lookups: WebhookLookups):
  * write names anew is looked up and the apiserver asked whether the request's user may act
  * as it, beside the OperatorVersion read.
  */
-async function handleInstance(req: AdmissionRequest, lookups: WebhookLookups, now: string, defaultServiceAccount: string, controllerUser: string): Promise<Verdict> {
+async function handleInstance(
+  req: AdmissionRequest,
+  lookups: WebhookLookups,
+  now: string,
+  defaultServiceAccount: string,
+  controllerUser: string,
+  tenancy: TenancyAllowance,
+): Promise<Verdict> {
   const object = (req.object ?? req.oldObject) as unknown as Instance;
   const oldObject = (req.oldObject ?? undefined) as unknown as Instance | undefined;
   const namespace = req.namespace ?? object.metadata.namespace ?? '';
@@ -214,14 +221,9 @@ async function handleInstance(req: AdmissionRequest, lookups: WebhookLookups, no
   // ServiceAccount do what it does? (webhook/rules/preflight.ts)
   if (!verdict.allowed || !lookups.preflight) return verdict;
   const planServiceAccount = object.spec?.serviceAccountName || defaultServiceAccount;
-  return combine([verdict, await preflightInstanceWrite(context, planServiceAccount, { ...lookups.preflight, controllerUser })]);
+  return combine([verdict, await preflightInstanceWrite(context, planServiceAccount, { ...lookups.preflight, controllerUser }, tenancy)]);
 }
 
-/**
- * The OperatorVersion's own rules, and — for a write that brings content to run (a creation,
- * a change of spec) — whether its writer may act as every ServiceAccount the Instances using
- * it name (webhook/rules/blueprintRights.ts): one SubjectAccessReview per ServiceAccount.
- */
 /**
  * Whose right the pre-checks opt-out needs: the request's user; for the controller's write
  * marked as a FleetRollout's, the rollout's recorded author (by name: the mark holds no groups).
@@ -234,6 +236,11 @@ function optOutSubject(req: AdmissionRequest, controllerUser: string): AccessSub
   return { user: username, uid: req.userInfo.uid, groups: req.userInfo.groups, extra: req.userInfo.extra };
 }
 
+/**
+ * The OperatorVersion's own rules, and — for a write that brings content to run (a creation,
+ * a change of spec) — whether its writer may act as every ServiceAccount the Instances using
+ * it name (webhook/rules/blueprintRights.ts): one SubjectAccessReview per ServiceAccount.
+ */
 async function handleOperatorVersion(req: AdmissionRequest, lookups: WebhookLookups, tenancy: TenancyAllowance): Promise<Verdict> {
   const object = (req.object ?? req.oldObject) as unknown as OperatorVersion;
   const oldObject = (req.oldObject ?? undefined) as unknown as OperatorVersion | undefined;
@@ -384,7 +391,7 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
     [ROUTES.validateInstances]: {
       kinds: ['Instance'],
       handle: (req) =>
-        handleInstance(req, lookups, now(), deps.defaultServiceAccount ?? DEFAULT_PLAN_SERVICE_ACCOUNT, deps.controllerUser ?? DEFAULT_CONTROLLER_USER),
+        handleInstance(req, lookups, now(), deps.defaultServiceAccount ?? DEFAULT_PLAN_SERVICE_ACCOUNT, deps.controllerUser ?? DEFAULT_CONTROLLER_USER, deps.tenancy ?? NO_ALLOWANCE),
     },
     [ROUTES.mutateInstances]: {
       kinds: ['Instance'],

@@ -14,21 +14,27 @@
 // - a template no task uses is analysed and judged for tenancy, not rendered per plan;
 // - the same problem found for several plans is reported once, naming the first plan step.
 import type { OperatorVersionSpec, ParameterType, Task } from '../api/schema.ts';
-import { checkTemplateStructure, parameterTypesOf, renderManifests, renderTemplate, type RenderError, type RenderResult, type RenderVars } from '../template/render.ts';
+import {
+  analyzeTemplate,
+  checkTemplateStructure,
+  exploreTemplate,
+  parameterTypesOf,
+  renderManifests,
+  renderTemplate,
+  type DeclaredNames,
+  type ExploredPath,
+  type RenderError,
+  type RenderResult,
+  type RenderVars,
+  type StructureProblem,
+} from '../template/render.ts';
 import { placeholderVars } from '../plan/needs.ts';
 import { TARGET_PLACEHOLDER, RUN_ID_PLACEHOLDER } from '../plan/preflight.ts';
 import type { RenderIdentity } from './identity.ts';
+import { CLUSTER_SCOPED_KINDS } from './kinds.ts';
 
 /** The variables a render may see (today's RenderVars and the new renderer's additions). */
-export type TemplateVars = RenderVars & {
-  operatorName?: string;
-  appVersion?: string;
-  planName?: string;
-  phaseName?: string;
-  stepName?: string;
-  runId?: string;
-  pipes?: Readonly<Record<string, string>>;
-};
+export type TemplateVars = RenderVars;
 
 type Objects = Extract<ReturnType<typeof renderManifests>, { ok: true }>['value'];
 type RenderedObject = Objects[number];
@@ -41,23 +47,19 @@ export const pipePlaceholder = (key: string) => `${INSTANCE_PLACEHOLDER}-pipe-${
 /** How many branch combinations of one template tenancy explores before it stops (and says so). */
 export const MAX_PATHS = 64;
 
-// --- the renderer, behind two small functions (switched to the engine's when it lands) ---
+// --- the renderer's analysis and exploration ---
 
-/** Every problem found in a template without values: syntax, unknown fields and functions, arity. */
-export function analyzeSource(_name: string, _source: string, _declared: { params: string[]; paramTypes: Record<string, ParameterType> }): RenderError[] {
-  // Today's renderer has no analysis without values: its render with the defaults finds the same.
-  return [];
+/** The declares-no-parameter problem: left to the ov.undeclared-parameter warning (an Instance may still set it). */
+const UNDECLARED_PARAMETER = /^template [^:]*: \.Params\.[A-Za-z_][A-Za-z0-9_]*: the OperatorVersion declares no parameter /;
+
+/** Every problem found in a template without values: syntax, unknown fields and functions, arity, undefined templates. */
+export function analyzeSource(name: string, source: string, declared: DeclaredNames): RenderError[] {
+  return analyzeTemplate(name, source, declared).filter((e) => !UNDECLARED_PARAMETER.test(e.message));
 }
 
-export interface ExploredPath {
-  /** The branch decisions this render took, as written (`line 12: if eq .Params.LISTENER "NodePort"`). */
-  conditions: string[];
-  result: RenderResult<Objects>;
-}
-
-/** One render per combination of branch decisions (today: the one the values take). */
-export function exploreSource(name: string, source: string, vars: TemplateVars, _maxPaths: number): { paths: ExploredPath[]; truncated: boolean } {
-  return { paths: [{ conditions: [], result: renderManifests(name, source, vars) }], truncated: false };
+/** One render per combination of if/with decisions, each naming its conditions. */
+export function exploreSource(name: string, source: string, vars: TemplateVars, maxPaths: number): { paths: ExploredPath[]; truncated: boolean } {
+  return exploreTemplate(name, source, vars, { maxPaths });
 }
 
 // --- rule ids ---
@@ -76,18 +78,9 @@ export const TEMPLATE_RULES: readonly { code: string; rule: string }[] = [
 /** Any other render failure with the defaults (a value of the wrong type, an object without a name, text YAML cannot read …). */
 export const RENDER_DEFAULT = { rule: 'ov.template-render-default' } as const;
 
-/** Today's renderer names no code: its messages, read once here (the engine's carry RenderError.code). */
-const MESSAGE_RULES: readonly [RegExp, string][] = [
-  [/unknown field|is only set in steps with targets/, 'template.unknown-field'],
-  [/unknown function|unsupported action/, 'template.unknown-function'],
-  [/takes \d+ arguments?, got/, 'template.arity'],
-  [/unclosed action|unsupported syntax|bad string literal|empty action|empty command|a comment must end|only a function can follow|unexpected|is a function; it cannot be an argument|"\." alone/, 'template.syntax'],
-];
-
 /** The admission rule id of a render problem. */
 export function ruleOfRenderError(error: RenderError): string {
-  const code = (error as RenderError & { code?: string }).code ?? MESSAGE_RULES.find(([re]) => re.test(error.message))?.[1];
-  return TEMPLATE_RULES.find((r) => r.code === code)?.rule ?? RENDER_DEFAULT.rule;
+  return TEMPLATE_RULES.find((r) => r.code === error.code)?.rule ?? RENDER_DEFAULT.rule;
 }
 
 // --- findings (the shape review.ts reports) ---
@@ -150,27 +143,50 @@ export interface TemplateContext {
   identity: RenderIdentity;
 }
 
-/** Templates that are not YAML with their actions read as values: review.ts reports those (checkTemplateValues). */
-function structurallyBroken(spec: OperatorVersionSpec): Set<string> {
-  return new Set(Object.entries(spec.templates ?? {}).flatMap(([name, text]) => (guardedStructure(text) ? [name] : [])));
+export type StructureCheck = (source: string) => StructureProblem | undefined;
+
+/** checkTemplateStructure, once per template text for one review (it renders every branch: not cheap on large templates). */
+export function structureMemo(): StructureCheck {
+  const seen = new Map<string, StructureProblem | undefined>();
+  return (source) => {
+    if (seen.has(source)) return seen.get(source);
+    let found: StructureProblem | undefined;
+    try {
+      found = checkTemplateStructure(source);
+    } catch (err) {
+      found = { kind: 'syntax', line: 1, problem: `cannot be read (${err instanceof Error ? err.message.split('\n')[0]! : String(err)})`, fix: 'simplify the template' };
+    }
+    seen.set(source, found);
+    return found;
+  };
 }
 
-function guardedStructure(text: string): boolean {
-  try {
-    return checkTemplateStructure(text) !== undefined;
-  } catch {
-    return true;
-  }
+/** Templates that are not YAML with their actions read as values: review.ts reports those (checkTemplateValues). */
+function structurallyBroken(spec: OperatorVersionSpec, structure: StructureCheck): Set<string> {
+  return new Set(Object.entries(spec.templates ?? {}).flatMap(([name, text]) => (structure(text) ? [name] : [])));
 }
 
 /** Every template analysed without values. */
-export function checkTemplatesAnalyzed(spec: OperatorVersionSpec): TemplateFinding[] {
-  const broken = structurallyBroken(spec);
-  const declared = { params: (spec.parameters ?? []).map((p) => p.name), paramTypes: parameterTypesOf(spec.parameters) };
+export function checkTemplatesAnalyzed(spec: OperatorVersionSpec, structure: StructureCheck = structureMemo()): TemplateFinding[] {
+  const broken = structurallyBroken(spec, structure);
+  const pipes = [...new Set(taskUses(spec).flatMap((u) => Object.keys(u.pipes)).concat(pipeKeys(spec)))];
+  const declared = { params: (spec.parameters ?? []).map((p) => p.name), paramTypes: parameterTypesOf(spec.parameters), pipes };
   return Object.entries(spec.templates ?? {})
     .sort(byName)
     .filter(([name]) => !broken.has(name))
     .flatMap(([name, text]) => analyzeSource(name, text, declared).map((e) => renderFinding(e, '')));
+}
+
+/** The keys a Pipe task (KUDO) declares: later templates read each as .Pipes.<key>. */
+function pipesOf(task: Task): string[] {
+  if ((task.kind as string) !== 'Pipe') return [];
+  const declared = (task.spec as { pipe?: { key?: unknown }[] } | undefined)?.pipe ?? [];
+  return declared.flatMap(({ key: k }) => (typeof k === 'string' ? [k] : []));
+}
+
+/** Every pipe key any Pipe task declares. */
+function pipeKeys(spec: OperatorVersionSpec): string[] {
+  return (spec.tasks ?? []).flatMap(pipesOf);
 }
 
 interface StepUse {
@@ -196,11 +212,7 @@ function taskUses(spec: OperatorVersionSpec): StepUse[] {
             if (!task) return [];
             const target = step.targets ? (step.targets.discovery?.static?.nodes?.[0] ?? TARGET_PLACEHOLDER) : undefined;
             const use: StepUse = { plan, phase: phase.name, step: step.name, pipes: { ...pipes }, task, ...(target === undefined ? {} : { target }) };
-            // A Pipe task (KUDO) names objects later templates read as .Pipes.<key>.
-            if ((task.kind as string) === 'Pipe') {
-              const declaredPipes = (task.spec as { pipe?: { key?: unknown }[] } | undefined)?.pipe ?? [];
-              for (const { key: k } of declaredPipes) if (typeof k === 'string') pipes[k] = pipePlaceholder(k);
-            }
+            for (const k of pipesOf(task)) pipes[k] = pipePlaceholder(k);
             return [use];
           }),
         ),
@@ -228,12 +240,12 @@ export function admissionVars(spec: OperatorVersionSpec, ctx: TemplateContext, u
 
 /** A render that failed only because a parameter without a default is not set: not a finding (see the header). */
 function unsetOnly(error: RenderError): boolean {
-  return error.parameter !== undefined || (error as RenderError & { code?: string }).code === 'template.parameter-unset';
+  return error.parameter !== undefined || error.code === 'template.parameter-unset';
 }
 
 /** Every template an Apply or Delete task uses, and every Wait task's object, rendered with the defaults for each plan step that uses it. */
-export function checkTemplatesRender(spec: OperatorVersionSpec, ctx: TemplateContext): TemplateFinding[] {
-  const broken = structurallyBroken(spec);
+export function checkTemplatesRender(spec: OperatorVersionSpec, ctx: TemplateContext, structure: StructureCheck = structureMemo()): TemplateFinding[] {
+  const broken = structurallyBroken(spec, structure);
   const templates = spec.templates ?? {};
   const out: TemplateFinding[] = [];
   const seen = new Set<string>();
@@ -277,33 +289,7 @@ export function checkTemplatesRender(spec: OperatorVersionSpec, ctx: TemplateCon
 
 // --- tenancy: where the rendered objects land ---
 
-/** Kinds that are cluster-scoped in every cluster (a known list; the controller checks discovery too). */
-export const CLUSTER_SCOPED_KINDS: ReadonlySet<string> = new Set([
-  'Namespace',
-  'Node',
-  'PersistentVolume',
-  'StorageClass',
-  'CSIDriver',
-  'CSINode',
-  'VolumeAttachment',
-  'ClusterRole',
-  'ClusterRoleBinding',
-  'CustomResourceDefinition',
-  'APIService',
-  'MutatingWebhookConfiguration',
-  'ValidatingWebhookConfiguration',
-  'ValidatingAdmissionPolicy',
-  'ValidatingAdmissionPolicyBinding',
-  'MutatingAdmissionPolicy',
-  'MutatingAdmissionPolicyBinding',
-  'PriorityClass',
-  'RuntimeClass',
-  'IngressClass',
-  'CertificateSigningRequest',
-  'FlowSchema',
-  'PriorityLevelConfiguration',
-  'UpdateInformer',
-]);
+export { CLUSTER_SCOPED_KINDS };
 
 /** .Namespace in the probe render: a namespace that follows it came from {{ .Namespace }}. */
 export const PROBE_NAMESPACE = 'planwarden-probe-namespace';

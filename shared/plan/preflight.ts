@@ -11,6 +11,7 @@ import { resolveWaitRef } from './waitRef.ts';
 import { toggleSide, type ToggleSide } from './toggle.ts';
 import { pipePodName, pipePodShape, planPipes, pipeObjectName } from './pipe.ts';
 import { runVars, type RunIdentity } from './runVars.ts';
+import { CLUSTER_SCOPED_KINDS } from '../blueprint/kinds.ts';
 import {
   dns1123LabelProblem,
   labelValueProblem,
@@ -43,7 +44,10 @@ export interface PlannedTask {
 
 export type PreflightProblem =
   | { kind: 'render'; task: string; template?: string; parameter?: string; message: string }
-  | { kind: 'object'; task: string; template: string; object: string; field: string; message: string };
+  | { kind: 'object'; task: string; template: string; object: string; field: string; message: string; rule?: EscapeRule };
+
+/** The OperatorVersion tenancy rules an object rendered with a run's values can break. */
+export type EscapeRule = 'ov.cluster-scoped-kind' | 'ov.other-namespace';
 
 export interface PreflightResult {
   tasks: PlannedTask[];
@@ -62,6 +66,8 @@ export interface PreflightInput {
   target?: string;
   /** .OperatorName, .AppVersion and .RunID (default: from the spec; RUN_ID_PLACEHOLDER). */
   identity?: Partial<RunIdentity>;
+  /** Where objects may land beyond the Instance's namespace (declared and allowed); absent: not checked. */
+  tenancy?: { crossNamespace: boolean; clusterScoped: boolean };
 }
 
 /** Stands for the run's id, which the controller chooses when the run starts. */
@@ -115,6 +121,23 @@ export function objectProblems(object: RenderedObject['object']): { field: strin
     }
   }
   return out;
+}
+
+/**
+ * Whether `object`, rendered with the run's values, leaves the Instance's namespace — a branch
+ * the OperatorVersion's admission only warned about (shared/blueprint/templates.ts) is refused here.
+ */
+export function escapeProblem(
+  object: RenderedObject['object'],
+  namespace: string,
+  allowed: { crossNamespace: boolean; clusterScoped: boolean },
+): { field: string; message: string; rule: EscapeRule } | undefined {
+  if (CLUSTER_SCOPED_KINDS.has(object.kind)) {
+    return allowed.clusterScoped ? undefined : { field: 'kind', message: 'is cluster-scoped, and plans act only in their Instance\'s namespace', rule: 'ov.cluster-scoped-kind' };
+  }
+  const ns = object.metadata?.namespace;
+  if (ns === undefined || ns === null || ns === namespace || allowed.crossNamespace) return undefined;
+  return { field: 'metadata.namespace', message: `"${String(ns)}" is not the Instance's namespace "${namespace}"`, rule: 'ov.other-namespace' };
 }
 
 /** The targets a step's templates are rendered for: the static nodes, or one placeholder. */
@@ -217,6 +240,8 @@ export function preflightPlan(input: PreflightInput): PreflightResult {
               for (const p of objectProblems(object)) {
                 problems.push({ kind: 'object', task: taskName, template, object: describe(object), field: p.field, message: p.message });
               }
+              const escape = input.tenancy ? escapeProblem(object, instance.namespace, input.tenancy) : undefined;
+              if (escape) problems.push({ kind: 'object', task: taskName, template, object: describe(object), ...escape });
             }
           }
           tasks.push(planned);

@@ -19,6 +19,7 @@ import { describeProblem, preflightPlan, type PlannedTask } from '../../shared/p
 import { kindsNotServed, type KindNotServed, type KindServing } from '../../shared/plan/servedKinds.ts';
 import { renderIdentity } from '../../shared/blueprint/identity.ts';
 import { parameterTypesOf } from '../../shared/template/render.ts';
+import { NO_ALLOWANCE, type TenancyAllowance } from '../../shared/blueprint/review.ts';
 import { objectRef } from '../../shared/refusal.ts';
 import { clipText, plural } from '../../shared/text.ts';
 import { factsOf, upgradeTarget, type InstanceAdmissionContext } from './instance.ts';
@@ -127,7 +128,7 @@ async function withinBudget<T>(work: Promise<T>, ms: number): Promise<T | 'timeo
 }
 
 /** The preflight verdict of an Instance write; `serviceAccount` is the one the plan acts as. */
-export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serviceAccount: string, deps: PreflightDeps): Promise<Verdict> {
+export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serviceAccount: string, deps: PreflightDeps, tenancy: TenancyAllowance = NO_ALLOWANCE): Promise<Verdict> {
   const run = runToCheck(ctx);
   if (!run) return allow();
   const namespace = ctx.object.metadata.namespace ?? ctx.oldObject?.metadata.namespace ?? '';
@@ -135,13 +136,18 @@ export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serv
   const object = objectRef('Instance', { ...ctx.object.metadata, namespace });
   const what = ctx.operation === 'CREATE' ? 'creation' : upgradeTarget(ctx) ? `upgrade to OperatorVersion "${upgradeTarget(ctx)}"` : `run of plan "${run.plan}"`;
   const identity = ctx.operatorVersion ? renderIdentity(ctx.operatorVersion) : undefined;
-  const { tasks, problems } = preflightPlan({ ov: run.ov, plan: run.plan, values: run.values, instance, paramTypes: parameterTypesOf(run.ov.parameters), ...(identity ? { identity } : {}) });
+  // Where objects may land: what the OperatorVersion declares and the cluster admin allows (as at its admission).
+  const allowed = { crossNamespace: run.ov.crossNamespace === true && tenancy.allowCrossNamespace, clusterScoped: run.ov.clusterScoped === true && tenancy.allowClusterScoped };
+  const { tasks, problems } = preflightPlan({ ov: run.ov, plan: run.plan, values: run.values, instance, paramTypes: parameterTypesOf(run.ov.parameters), ...(identity ? { identity } : {}), tenancy: allowed });
   if (problems.length > 0) {
     const shown = problems.slice(0, 3).map(describeProblem);
     const more = problems.length > 3 ? ` and ${problems.length - 3} more` : '';
     const parameter = problems.find((p) => p.kind === 'render' && p.parameter);
+    // An object that leaves the namespace with these values: the OperatorVersion's tenancy rule (its branch was only warned about).
+    const escape = problems.find((p) => p.kind === 'object' && p.rule !== undefined);
     return deny({
       rule: 'instance.preflight-invalid',
+      ...(escape?.kind === 'object' && escape.rule ? { rule: escape.rule } : {}),
       object,
       refused: what,
       why: `plan "${run.plan}" cannot work with these values: ${shown.join('; ')}${more}`,

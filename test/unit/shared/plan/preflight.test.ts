@@ -132,3 +132,26 @@ describe('shared/plan/preflight', () => {
     expect(r.problems).to.have.length(1);
   });
 });
+
+describe('shared/plan/preflight: the branch the values take stays in the namespace', () => {
+  const nodePort = ov(
+    { 'rbac.yaml': '{{ if eq .Params.LISTENER "NodePort" }}apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: nodes\n{{ end }}' },
+    { parameters: [{ name: 'LISTENER', default: 'ClusterIP' }] },
+  );
+  const locked = { crossNamespace: false, clusterScoped: false };
+  const rules = (values: Record<string, string>, tenancy = locked) =>
+    preflightPlan({ ov: nodePort, plan: 'deploy', values, instance, tenancy }).problems.map((p) => (p.kind === 'object' ? p.rule : undefined));
+  it('finds nothing when the values take the branch without the ClusterRole', () => {
+    expect(rules({ LISTENER: 'ClusterIP' })).to.deep.equal([]);
+  });
+  it('refuses the values that take the ClusterRole branch, under the OperatorVersion rule ov.cluster-scoped-kind', () => {
+    expect(rules({ LISTENER: 'NodePort' })).to.deep.equal(['ov.cluster-scoped-kind']);
+  });
+  it('admits them when the blueprint declares clusterScoped and the cluster admin allows it', () => {
+    expect(rules({ LISTENER: 'NodePort' }, { crossNamespace: false, clusterScoped: true })).to.deep.equal([]);
+  });
+  it('refuses an object a value puts in another namespace (ov.other-namespace)', () => {
+    const r = preflightPlan({ ov: ov({ 'cm.yaml': cm('x', '  namespace: "{{ .Params.NS }}"\n') }), plan: 'deploy', values: { NS: 'kube-system' }, instance, tenancy: locked });
+    expect(r.problems.map((p) => (p.kind === 'object' ? p.rule : p.message))).to.deep.equal(['ov.other-namespace']);
+  });
+});

@@ -594,8 +594,8 @@ describe('admitOperatorVersion: templates are evaluated at admission', () => {
       spec: spec(
         `${manifest('  a: "{{ .Name }}"\n')}${Array.from({ length: 12 }, (_, i) => `b${i}: &b${i} [${Array.from({ length: 10 }, () => (i === 0 ? 'x' : `*b${i - 1}`)).join(', ')}]`).join('\n')}\n`,
       ),
-      rule: 'ov.template-render-default',
-      text: 'cannot be read',
+      rule: 'ov.template-too-large',
+      text: 'an alias bomb',
     },
   ];
   for (const row of rows) {

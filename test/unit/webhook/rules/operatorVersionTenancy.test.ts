@@ -142,3 +142,26 @@ describe('admitOperatorVersion: tenancy', () => {
     });
   }
 });
+
+describe('admitOperatorVersion: tenancy in every branch', () => {
+  const listener = (body: string) =>
+    spec(`{{ if eq .Params.LISTENER "NodePort" }}${body}{{ end }}\n`, { parameters: [{ name: 'LISTENER', default: 'ClusterIP' }] });
+  it('admits with a warning naming the condition a ClusterRole created only for NodePort listeners', () => {
+    const verdict = admit(listener('apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: nodes\n'));
+    expect(verdict.allowed, verdict.allowed ? '' : verdict.message).to.equal(true);
+    expect(verdict.warnings.join('\n')).to.contain('ClusterRole nodes is cluster-scoped').and.to.contain('if eq .Params.LISTENER "NodePort"');
+  });
+  it('refuses a ClusterRole created in every branch', () => {
+    const t = '{{ if eq .Params.LISTENER "NodePort" }}# node port{{ else }}# cluster ip{{ end }}\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: nodes\n';
+    const verdict = admit(spec(t, { parameters: [{ name: 'LISTENER', default: 'ClusterIP' }] }));
+    expect(verdict.allowed).to.equal(false);
+    if (!verdict.allowed) expect(verdict.rule).to.equal('ov.cluster-scoped-kind');
+  });
+  it('admits .OperatorName, .PlanName, if and range in a template that stays in its namespace', () => {
+    const t =
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .OperatorName }}-{{ .PlanName }}\ndata:\n' +
+      '  items: "{{ range $i := until 2 }}{{ $i }}-{{ $.AppVersion }},{{ end }}"\n{{ if eq .Params.LISTENER "NodePort" }}  np: "yes"\n{{ end }}';
+    const verdict = admit(spec(t, { parameters: [{ name: 'LISTENER', default: 'ClusterIP' }] }));
+    expect(verdict.allowed, verdict.allowed ? '' : verdict.message).to.equal(true);
+  });
+});
