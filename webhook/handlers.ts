@@ -26,7 +26,7 @@ import { admitServiceAccount, impersonationOf, serviceAccountToCheck } from './r
 import { admitUpdatePlan, needsOtherUpdatePlans, reportedInsightsOf, type UpdatePlanContext } from './rules/updatePlan.ts';
 import { admitBlueprintRights, bringsBlueprint, serviceAccountsToJudge } from './rules/blueprintRights.ts';
 import { admitChangedBlueprint, blueprintRecordPatch, changedBlueprintAccount, recordsBlueprint } from './rules/blueprintRecord.ts';
-import { allow, combine, type Verdict } from '../shared/verdict.ts';
+import { allow, combine, deny, type Verdict } from '../shared/verdict.ts';
 import { perRunParameterRefusal, rawParameterChanges } from '../shared/plan/policy.ts';
 import type { WebhookRoutes } from './server.ts';
 
@@ -140,8 +140,22 @@ function requesterName(req: AdmissionRequest, controllerUser: string): string | 
  */
 async function handleUpdatePlan(req: AdmissionRequest, lookups: WebhookLookups): Promise<Verdict> {
   const object = (req.object ?? req.oldObject) as unknown as UpdatePlan;
-  const ns = req.namespace ?? object.metadata.namespace ?? '';
   if (req.operation === 'DELETE') return allow();
+  // Only the API server's reviews are judged; a name, namespace or target that is not a
+  // string comes from something else (the API server validates them first).
+  const text = (v: unknown) => v === undefined || typeof v === 'string';
+  if (!isRecord(object.spec) || typeof object.spec.targetRelease !== 'string' || !text(object.metadata.namespace) || !text(object.metadata.name)) {
+    return deny({
+      rule: 'webhook.malformed-review',
+      object: `AdmissionReview ${req.uid}`,
+      refused: 'request',
+      why: 'the UpdatePlan\'s metadata.name, metadata.namespace or spec.targetRelease is not a string',
+      fix: 'only the Kubernetes API server should call this webhook',
+      code: 400,
+      reason: 'BadRequest',
+    });
+  }
+  const ns = req.namespace || (object.metadata.namespace ?? '');
   const oldObject = (req.oldObject ?? undefined) as unknown as UpdatePlan | undefined;
   // Most writes need no lookup; and a consistent LIST right after writes to other kinds
   // waits for the apiserver's watch cache to catch up (tens of milliseconds).

@@ -302,11 +302,12 @@ export class ReviewGate {
 }
 
 /**
- * JSON nested deeper than any Kubernetes object is (the deepest CRD schemas stay far below
- * this), refused before JSON.parse: 6 MiB of `[1,[1,[1,…` takes JSON.parse a second or more
- * of the one thread that answers every review.
+ * JSON nested deeper than the API server can send, refused before JSON.parse: Go's
+ * encoding/json (which decodes every object the API server stores) stops at 10,000 levels,
+ * and 6 MiB of `[1,[1,[1,…` (2 million levels) takes JSON.parse a second or more of the one
+ * thread that answers every review.
  */
-export const MAX_JSON_DEPTH = 512;
+export const MAX_JSON_DEPTH = 10_000;
 
 /** Whether `body`, read as JSON, opens more than `max` arrays/objects at once (strings skipped; one pass, no allocation). */
 export function jsonDeeperThan(body: Uint8Array, max: number): boolean {

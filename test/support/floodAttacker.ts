@@ -84,7 +84,7 @@ async function trickle(port: number, ca: string, kind: 'headers' | 'body', stop:
   try {
     s = await connect(port, ca);
   } catch {
-    return true;
+    return false;
   }
   s.on('error', () => undefined);
   let closed = false;

@@ -22,7 +22,7 @@ import { buildHandlers, ROUTES } from '../../../webhook/handlers.ts';
 import { createLogger } from '../../../webhook/log.ts';
 import { createWebhookMetrics } from '../../../webhook/metrics.ts';
 import type { ReviewAnswer } from '../../../webhook/review.ts';
-import { answerAdmission, createWebhookApp, type WebhookRoutes } from '../../../webhook/server.ts';
+import { answerAdmission, createWebhookApp, jsonDeeperThan, MAX_JSON_DEPTH, type WebhookRoutes } from '../../../webhook/server.ts';
 import { memoryLookups, type MemoryLookups } from '../../support/memoryLookups.ts';
 import { scaled, SOAK } from '../../support/soak.ts';
 
@@ -702,6 +702,10 @@ describe('reliability: admission fuzzing of every webhook route', function () {
             expect(reply.status, where).to.equal(404);
           } else if (media !== 'application/json') {
             expect(reply.status, where).to.equal(415);
+          } else if (jsonDeeperThan(raw, MAX_JSON_DEPTH)) {
+            // Deeper than the API server can send: refused before it is parsed (webhook/server.ts).
+            expect(reply.status, where).to.equal(400);
+            expect(isRecord(json) && json.error, where).to.match(/deeper than/);
           } else {
             // What the server decoded: the UTF-8 bytes, as text.
             checkAnswer(served, raw.toString('utf8'), { status: reply.status, body: json });

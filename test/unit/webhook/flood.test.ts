@@ -85,7 +85,8 @@ function realReview(port: number, ca: string, uid: string): Promise<{ status: nu
 }
 
 describe('webhook/server under a flood', function () {
-  this.timeout(90_000);
+  // Generous: the attacker starts at the lowest CPU priority on a shared machine.
+  this.timeout(300_000);
   let dir: string;
   let srv: WebhookServer;
   let caPem: string;
@@ -139,10 +140,10 @@ describe('webhook/server under a flood', function () {
     loop.enable();
     const cpuBefore = process.cpuUsage();
     const started = Date.now();
-    // The attacker runs at the lowest CPU priority: on a cluster it runs in another pod, on
+    // The attacker runs at a lower CPU priority (nice 10, the test at 5): on a cluster it runs in another pod, on
     // CPU that is not the webhook's; here both share the test machine's cores, and what is
     // measured is what the flood costs the webhook, not who wins the scheduler.
-    const attacker = spawn('nice', ['-n', '19', process.execPath, '--import', 'tsx', fileURLToPath(new URL('../../support/floodAttacker.ts', import.meta.url)), '--flood'], {
+    const attacker = spawn('nice', ['-n', '10', process.execPath, '--import', 'tsx', fileURLToPath(new URL('../../support/floodAttacker.ts', import.meta.url)), '--flood'], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     let flooding!: () => void;
@@ -190,6 +191,8 @@ describe('webhook/server under a flood', function () {
       baseRssMiB: Math.round(base.rss / MiB),
     };
     console.log(`      flood figures: ${JSON.stringify(figures)}`);
+    // The flood did happen (an attacker that never got going proves nothing).
+    expect(sent.bigRequests, 'large-body requests the attacker made').to.be.at.least(FLOOD.bigConnections);
     expect(real.filter((a) => !answered.includes(a)), 'real reviews not answered').to.deep.equal([]);
     expect(cut, 'slowloris and slow-body connections the server cut').to.equal(FLOOD.slowloris + FLOOD.slowBodies);
     // What the flood made the process take on, on top of an idle webhook, stays under the
