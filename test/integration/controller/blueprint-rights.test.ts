@@ -4,9 +4,9 @@
 // in the namespace and nothing else; eve (edit) made Instance "vault" naming ServiceAccount
 // "strong", which may manage Secrets, with a blueprint that applies a ConfigMap and re-applies
 // it when it goes missing (drift: Reapply). ivan adds a Secret template to that blueprint —
-// in place, or by deleting and creating it again — hoping the drift re-apply makes it as
-// "strong". Both writes are refused; when the ConfigMap goes missing the plan runs again
-// with eve's templates, and no Secret appears.
+// in place, or by deleting and creating it again — hoping the next run (a drift re-apply, a
+// trigger by eve) makes it as "strong". Both writes are refused; the next run applies eve's
+// templates, and no Secret appears.
 import { expect } from 'chai';
 import type { Instance, OperatorVersion, PlanStatus } from '../../../shared/api/schema.ts';
 import { until } from '../../support/wait.ts';
@@ -44,16 +44,14 @@ describe('blueprint rights: content that runs as a ServiceAccount needs the righ
   const asEve = as(EVE);
   const secretExists = async () => (await kubectl(['-n', ns(), 'get', 'secret', 'minted', '-o', 'name'])).code === 0;
   const deployRun = async () => (JSON.parse(await kubectlOk(['-n', ns(), 'get', 'instance', 'vault', '-o', 'json'])) as Instance).status?.planStatus?.deploy;
-  /** Deletes the ConfigMap the deploy applied and waits until the drift re-apply made it again. */
-  const driftReapply = async () => {
-    const before = (await deployRun())?.id;
-    await kubectlOk(['-n', ns(), 'delete', 'configmap', 'settings']);
-    const deploy = await until('deploy run again by the drift re-apply, and over', async () => {
+  /** eve runs the deploy again (a new trigger id) and waits until it is over: it runs the templates stored now, as "strong". */
+  const rerun = async (id: string) => {
+    await asEve(['-n', ns(), 'patch', 'instance', 'vault', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'deploy', id } } })]).then((r) => expect(r.code, r.stderr).to.equal(0));
+    const deploy = await until(`deploy ${id} over`, async () => {
       const run: PlanStatus | undefined = await deployRun();
-      return run && run.id !== before && (run.status === 'COMPLETE' || run.status === 'FATAL_ERROR') ? run : undefined;
-    });
+      return run && run.id === id && (run.status === 'COMPLETE' || run.status === 'FATAL_ERROR') ? run : undefined;
+    }, 90_000);
     expect(deploy.status, JSON.stringify(deploy)).to.equal('COMPLETE');
-    await kubectlOk(['-n', ns(), 'get', 'configmap', 'settings']);
   };
 
   before(async function () {
@@ -88,8 +86,8 @@ describe('blueprint rights: content that runs as a ServiceAccount needs the righ
     expect(r.stderr).to.include(`kubectl -n ${ns()} create rolebinding act-as-strong --role=act-as-strong --user=ivan`);
   });
 
-  it('a drift re-apply after the edit runs eve’s templates: no Secret "minted"', async function () {
-    await driftReapply();
+  it('the next run as "strong" applies eve’s templates: no Secret "minted"', async function () {
+    await rerun('after-edit');
     expect(await secretExists(), 'Secret "minted" made as "strong"').to.equal(false);
   });
 
@@ -100,7 +98,7 @@ describe('blueprint rights: content that runs as a ServiceAccount needs the righ
     expect(r.stderr).to.include('[rule ov.blueprint-rights]');
     // eve may put it back (edit holds impersonate on the namespace's ServiceAccounts).
     await asEve(['create', '-f', '-'], json(blueprint(ns(), { 'cm.yaml': CONFIGMAP }))).then((x) => expect(x.code, x.stderr).to.equal(0));
-    await driftReapply();
+    await rerun('after-recreate');
     expect(await secretExists(), 'Secret "minted" made as "strong"').to.equal(false);
   });
 
