@@ -51,9 +51,13 @@ export function verifyPackage(ov: OperatorVersion, options: VerifyOptions): Veri
     findings.push({ severity: f.severity, rule: f.rule, where: f.path, message: f.fix ? `${f.problem}; ${f.fix}` : f.problem });
   }
   const name = options.instance ?? identity.operatorName;
-  const vars = placeholderVars(spec, options.namespace, name);
+  // A required parameter without a default renders with a placeholder (an Instance must set
+  // it); an optional one without a default stays unset, as on an Instance that sets nothing.
+  const placeholders = (spec.parameters ?? []).filter((p) => p.default === undefined && p.required === true).map((p) => p.name);
+  const unset = new Set((spec.parameters ?? []).filter((p) => p.default === undefined && p.required !== true).map((p) => p.name));
+  const all = placeholderVars(spec, options.namespace, name);
+  const vars = { ...all, params: Object.fromEntries(Object.entries(all.params).filter(([k]) => !unset.has(k))) };
   const paramTypes = parameterTypesOf(spec.parameters);
-  const placeholders = (spec.parameters ?? []).filter((p) => p.default === undefined).map((p) => p.name);
   const plans: string[] = [];
   for (const plan of Object.keys(spec.plans ?? {}).sort()) {
     const result = preflightPlan({ ov: spec, plan, values: vars.params, instance: { name, namespace: options.namespace }, paramTypes, identity });
@@ -63,6 +67,6 @@ export function verifyPackage(ov: OperatorVersion, options: VerifyOptions): Veri
     if (result.problems.length === 0) plans.push(plan);
   }
   const limits = ['API versions Kubernetes removed are not reported yet (removedApi comes with the tasks branch)'];
-  if (placeholders.length > 0) limits.push(`parameters without a default rendered with a placeholder value: ${placeholders.join(', ')}`);
+  if (placeholders.length > 0) limits.push(`required parameters without a default rendered with a placeholder value: ${placeholders.join(', ')}`);
   return { findings, plans, limits };
 }
