@@ -146,7 +146,7 @@ async function handleUpdatePlan(req: AdmissionRequest, lookups: WebhookLookups):
   const text = (v: unknown) => v === undefined || typeof v === 'string';
   if (!isRecord(object.spec) || typeof object.spec.targetRelease !== 'string' || !text(object.metadata.namespace) || !text(object.metadata.name)) {
     return deny({
-      rule: 'webhook.malformed-review',
+      rule: 'updateplan.malformed',
       object: `AdmissionReview ${req.uid}`,
       refused: 'request',
       why: 'the UpdatePlan\'s metadata.name, metadata.namespace or spec.targetRelease is not a string',
