@@ -14,12 +14,13 @@ import { rbacVerbSpecs } from '../../../cli/commands/rbac.ts';
 import { updateVerbSpecs } from '../../../cli/commands/update.ts';
 import { packageVerbSpecs } from '../../../cli/commands/package.ts';
 import { renderVerbSpecs } from '../../../cli/commands/render.ts';
+import { installVerbSpecs, upgradeVerbSpecs } from '../../../cli/commands/install.ts';
 import { complete, completionScript, DIRECTIVE, type CommandTree, type LookupScope, type NameKind } from '../../../cli/completion.ts';
 import { EXIT, memoryIO } from '../../../cli/io.ts';
 import { run } from '../../../cli/run.ts';
 import { PROJECT_ROOT } from '../../controlplane/build.ts';
 
-const TREE: CommandTree = { plan: planVerbSpecs, update: updateVerbSpecs, schedule: scheduleVerbSpecs, fleet: fleetVerbSpecs, rbac: rbacVerbSpecs, package: packageVerbSpecs, render: renderVerbSpecs };
+const TREE: CommandTree = { plan: planVerbSpecs, update: updateVerbSpecs, schedule: scheduleVerbSpecs, fleet: fleetVerbSpecs, rbac: rbacVerbSpecs, package: packageVerbSpecs, render: renderVerbSpecs, install: installVerbSpecs, upgrade: upgradeVerbSpecs };
 const VERBS = ['plan trigger', 'plan status', 'plan history', 'plan abort', 'update pre-checks', 'schedule list', 'fleet status', 'fleet pause', 'fleet resume', 'package build', 'package verify', 'completion bash', 'completion zsh'];
 
 /** A cluster with two Instances in shop (web has plans), one in prod; records what was asked. */
@@ -44,7 +45,7 @@ function completeLine(line: string, toComplete: string) {
 
 describe('cli completion: what __complete offers', () => {
   const rows: [string, string, string, string[]][] = [
-    ['the groups first', '', '', ['plan', 'update', 'schedule', 'fleet', 'rbac', 'package', 'render', 'completion']],
+    ['the groups first', '', '', ['plan', 'update', 'schedule', 'fleet', 'rbac', 'package', 'render', 'install', 'upgrade', 'completion']],
     ['no verb after rbac (a command of one word)', 'rbac', '', []],
     ['the flags of rbac', 'rbac', '--', ['--operator-version', '--service-account', '--plans', '--output', '--strict', '--controller-service-account', '--kubeconfig', '--context', '--namespace', '--as', '--as-group', '--help']],
     ['OperatorVersions after rbac --operator-version', 'rbac --operator-version', 'app-1.0', ['app-1.0.0']],
