@@ -15,7 +15,7 @@
 import { parseAllDocuments } from 'yaml';
 import type { ParameterType } from '../api/schema.ts';
 import type { KubeResource } from '../kube/client.ts';
-import { Executor, FIELDS_TEXT, ROOT_FIELDS, type Decision, type ExecOptions, type Oracle, type Segment } from './exec.ts';
+import { describeArg, Executor, FIELDS_TEXT, ROOT_FIELDS, type Decision, type ExecOptions, type Oracle, type Segment } from './exec.ts';
 import { arityOf, arityProblem, unknownFunction } from './functions.ts';
 import { TemplateProblem, parseTemplateSource, type Arg, type ParsedSource, type Pipeline, type TNode } from './parse.ts';
 import { markerPrefix, placeValues, structureOf, type StructureProblem } from './place.ts';
@@ -439,8 +439,8 @@ function analyze(name: string, source: string, declared: DeclaredNames): RenderE
         for (const a of rest) arg(a, pipe.line, dotIsRoot, dollarIsRoot, scope, from);
       } else {
         if (head) arg(head, pipe.line, dotIsRoot, dollarIsRoot, scope, from);
-        if (rest.length) report(new TemplateProblem('template.syntax', `${textOfArg(head!)} is not a function; it takes no arguments`, pipe.line));
-        if (i > 0) report(new TemplateProblem('template.syntax', `only a function can follow "|" (got ${textOfArg(head!)})`, pipe.line));
+        if (rest.length) report(new TemplateProblem('template.syntax', `${describeArg(head!)} is not a function; it takes no arguments`, pipe.line));
+        if (i > 0) report(new TemplateProblem('template.syntax', `only a function can follow "|" (got ${describeArg(head!)})`, pipe.line));
       }
     });
   };
@@ -521,27 +521,6 @@ function analyze(name: string, source: string, declared: DeclaredNames): RenderE
   return errors.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
 }
 
-function textOfArg(a: Arg): string {
-  switch (a.k) {
-    case 'string':
-    case 'number':
-      return a.src;
-    case 'field':
-      return `.${a.path.join('.')}`;
-    case 'var':
-      return [a.name, ...a.path].join('.');
-    case 'ident':
-      return a.name;
-    case 'dot':
-      return '.';
-    case 'nil':
-      return 'nil';
-    case 'bool':
-      return String(a.value);
-    case 'paren':
-      return `(${a.pipe.src})`;
-  }
-}
 
 // --- every branch with values ---
 
