@@ -9,6 +9,7 @@ import { reviewBlueprint, type TenancyAllowance } from '../blueprint/review.ts';
 import { placeholderVars } from '../plan/needs.ts';
 import { describeProblem as describePreflightProblem, preflightPlan } from '../plan/preflight.ts';
 import { parameterTypesOf } from '../template/render.ts';
+import { describeRemovedApi, removedApi } from '../api/removedApis.ts';
 
 export interface VerifyFinding {
   severity: 'error' | 'warning';
@@ -39,6 +40,8 @@ export interface VerifyOptions {
 export const VERIFY_RULES = {
   /** The same rule the webhook refuses an Instance with when its plan does not render. */
   preflight: 'instance.preflight-invalid',
+  /** A rendered object's apiVersion is one Kubernetes removed (shared/api/removedApis.ts). */
+  removedApi: 'package.api-removed',
 } as const;
 
 /** Verifies `ov` (as package build made it). */
@@ -59,14 +62,23 @@ export function verifyPackage(ov: OperatorVersion, options: VerifyOptions): Veri
   const vars = { ...all, params: Object.fromEntries(Object.entries(all.params).filter(([k]) => !unset.has(k))) };
   const paramTypes = parameterTypesOf(spec.parameters);
   const plans: string[] = [];
+  // Each template's removed kind is reported once, however many plans render it.
+  const seenRemoved = new Set<string>();
   for (const plan of Object.keys(spec.plans ?? {}).sort()) {
     const result = preflightPlan({ ov: spec, plan, values: vars.params, instance: { name, namespace: options.namespace }, paramTypes, identity });
     for (const p of result.problems) {
       findings.push({ severity: 'error', rule: VERIFY_RULES.preflight, where: `plan ${plan}`, message: describePreflightProblem(p) });
     }
     if (result.problems.length === 0) plans.push(plan);
+    for (const { template, object } of result.tasks.flatMap((t) => t.objects)) {
+      const removed = removedApi(object.apiVersion, object.kind);
+      const key = `${template}\u0000${object.apiVersion}\u0000${object.kind}`;
+      if (!removed || seenRemoved.has(key)) continue;
+      seenRemoved.add(key);
+      findings.push({ severity: 'error', rule: VERIFY_RULES.removedApi, where: `template ${template}`, message: describeRemovedApi(object.apiVersion, object.kind, removed) });
+    }
   }
-  const limits = ['API versions Kubernetes removed are not reported yet (removedApi comes with the tasks branch)'];
+  const limits: string[] = [];
   if (placeholders.length > 0) limits.push(`required parameters without a default rendered with a placeholder value: ${placeholders.join(', ')}`);
   return { findings, plans, limits };
 }

@@ -104,6 +104,15 @@ describe('cli package and render (offline, test packages)', () => {
     expect(r.out).to.match(/^kv-store-1\.0\.0: 4 problems, 1 warning$/m);
   });
 
+  it('package verify names an API version Kubernetes removed, the release and the replacement, and exits 1', async () => {
+    const dir = variant('removed-api', {
+      'templates/configmap.yaml': 'apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata:\n  name: {{ .Name }}\nspec:\n  maxUnavailable: 1\n',
+    });
+    const r = await cli('package', 'verify', dir);
+    expect(r.code).to.equal(EXIT.failed);
+    expect(r.out).to.match(/^error: package\.api-removed: template configmap\.yaml: policy\/v1beta1 PodDisruptionBudget was removed in Kubernetes 1\.25; use policy\/v1$/m);
+  });
+
   it('package build of a folder without operator.yaml: exit 1 with the file and the rule id', async () => {
     const r = await cli('package', 'build', join(KV, 'templates'));
     expect(r.code).to.equal(EXIT.failed);
