@@ -271,6 +271,21 @@ const FUNCTIONS: Record<string, FnDef> = {
       return Array.from({ length: Math.max(n, 0) }, (_, i) => i);
     },
   },
+  // sprig's untilStep START STOP STEP: START, START+STEP, … while before STOP (a STEP of 0,
+  // or one that never reaches STOP, is the empty list).
+  untilStep: {
+    min: 3,
+    max: 3,
+    fn: ([start, stop, step], c) => {
+      const [from, to, by] = [int(start, c.line, 'untilStep'), int(stop, c.line, 'untilStep'), int(step, c.line, 'untilStep')];
+      const count = by === 0 || (by > 0 && from >= to) || (by < 0 && from <= to) ? 0 : Math.ceil((to - from) / by);
+      if (count > LIMIT_UNTIL) throw problem('template.too-large', `untilStep ${from} ${to} ${by}: ${count} items, at most ${LIMIT_UNTIL}`, c.line);
+      c.spend(count);
+      return Array.from({ length: count }, (_, i) => from + i * by);
+    },
+  },
+  // sprig's list A B …: its arguments as a list (data, as every value).
+  list: { min: 0, max: Infinity, fn: (args, c) => (c.spend(args.length), [...args]) },
   // defaults and checks
   default: {
     min: 2,
