@@ -194,9 +194,9 @@ const FUNCTIONS: Record<string, FnDef> = {
   le: { min: 2, max: 2, fn: ([a, b], c) => order(a, b, c.line, 'le') <= 0 },
   gt: { min: 2, max: 2, fn: ([a, b], c) => order(a, b, c.line, 'gt') > 0 },
   ge: { min: 2, max: 2, fn: ([a, b], c) => order(a, b, c.line, 'ge') >= 0 },
-  and: { min: 1, max: Infinity, fn: (args, c) => args.find((a) => !truth(a, c.line)) ?? args[args.length - 1] },
-  or: { min: 1, max: Infinity, fn: (args, c) => args.find((a) => truth(a, c.line)) ?? args[args.length - 1] },
-  not: { min: 1, max: 1, fn: ([a], c) => !truth(a, c.line) },
+  and: { min: 1, max: Infinity, acceptsMissing: true, fn: (args, c) => args.find((a) => !truth(a, c.line)) ?? args[args.length - 1] },
+  or: { min: 1, max: Infinity, acceptsMissing: true, fn: (args, c) => args.find((a) => truth(a, c.line)) ?? args[args.length - 1] },
+  not: { min: 1, max: 1, acceptsMissing: true, fn: ([a], c) => !truth(a, c.line) },
   // arithmetic (integers, as sprig's)
   add: { min: 1, max: Infinity, fn: (args, c) => checked(args.reduce<number>((s, a) => s + int(a, c.line, 'add'), 0), c.line, 'add') },
   sub: { min: 2, max: 2, fn: ([a, b], c) => checked(int(a, c.line, 'sub') - int(b, c.line, 'sub'), c.line, 'sub') },

@@ -132,6 +132,9 @@ export function textOf(v: Value, line?: number): string {
 
 /** Go's truth: false, 0, "", nil, empty list or map are false. */
 export function truth(v: Value, line?: number): boolean {
+  // An unset parameter is false where only its truth is read (if, with, and, or, not), as
+  // KUDO reads an optional parameter without a default as nil; printing it is still an error.
+  if (v instanceof Missing) return false;
   if (v instanceof ParamData && v.text.trim() === '') return false;
   if (v instanceof Untyped) return v.text !== '';
   const p = v instanceof ParamData ? v.data(line) : v instanceof Missing ? plain(v, line) : v instanceof Root ? true : plain(v, line);

@@ -48,6 +48,7 @@ describe('shared/template: the language', () => {
       ['index reads list items and map keys', '{{ index .Params.LIST 1 }} {{ index .Params.MAP "y" }}', 'b two'],
       ['default FALLBACK VALUE: the fallback for an empty value', '{{ default "d" .Params.EMPTY }} {{ .Params.MODE | default "d" }}', 'd fast'],
       ['default for an unset parameter', '{{ .Params.UNSET | default "x" }}', 'x'],
+      ['an unset parameter is false where only its truth is read (KUDO: nil)', '{{ if .Params.UNSET }}set{{ else }}unset{{ end }} {{ with .Params.UNSET }}x{{ else }}none{{ end }} {{ not .Params.UNSET }}', 'unset none true'],
       ['empty is true for "", 0, false, empty lists and unset parameters', '{{ empty "" }} {{ empty 0 }} {{ empty .Params.OFF }} {{ empty .Params.UNSET }} {{ empty "a" }}', 'true true true true false'],
       ['required MESSAGE VALUE passes a set value through', '{{ required "N is needed" .Params.N }}', '3'],
       ['ternary A B COND', '{{ ternary "yes" "no" .Params.ENABLED }} {{ ternary "yes" "no" false }}', 'yes no'],
