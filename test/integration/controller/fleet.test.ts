@@ -68,7 +68,7 @@ describe('FleetRollout: one plan or upgrade across Instances, in waves, as its a
   before(async function () {
     for (const ns of [nsA(), nsB()]) await kubectlOk(['apply', '-f', '-'], { input: json(dummyOperatorVersion('db-1.0.0', ns)) });
     // Who may create rollouts (a cluster admin grants it by name; edit/view do not).
-    await kubectlOk(['create', 'clusterrole', `fleet-author-${run()}`, '--verb=create,get,list,watch', '--resource=fleetrollouts.planwarden.dev']);
+    await kubectlOk(['create', 'clusterrole', `fleet-author-${run()}`, '--verb=create,get,list,watch,patch,update', '--resource=fleetrollouts.planwarden.dev']);
   });
   after(async function () {
     for (const name of rollouts) await kubectl(['delete', 'fleetrollout', name, '--ignore-not-found', '--wait=false']);
@@ -166,7 +166,8 @@ describe('FleetRollout: one plan or upgrade across Instances, in waves, as its a
     const paused = await rolloutWhere(name, 'Paused=True with its targets resolved', (r) => condition(r, 'Paused')?.status === 'True' && r.status?.counts?.total === 2);
     expect(paused.status?.counts).to.include({ pending: 2, running: 0 });
     await kubectlOk(['-n', nsB(), 'delete', 'rolebinding', 'carol-patches']);
-    const resumed = await plugin(['fleet', 'resume', name]);
+    // Only the author may resume (fleetrollout.update-not-author): carol resumes her own rollout.
+    const resumed = await plugin(['fleet', 'resume', name, '--as', carol]);
     expect(resumed.code, resumed.stderr).to.equal(0);
     const done = await rolloutWhere(name, 'both targets ended', (r) => (r.status?.counts?.completed ?? 0) + (r.status?.counts?.failed ?? 0) === 2, 120_000);
     expect(target(done, nsB(), 'c2')).to.include({ state: 'Failed' });
