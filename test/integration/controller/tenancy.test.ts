@@ -84,7 +84,7 @@ describe('tenancy: plans act with the tenant’s rights, never the controller’
   it('refuses at admission a template that names another namespace, one whose namespace is a parameter, and a cluster-scoped kind', async function () {
     const cases: [string, string][] = [
       [`apiVersion: v1\nkind: ConfigMap\nmetadata: {name: precious, namespace: ${victim}}\ndata: {v: stolen}\n`, 'ov.other-namespace'],
-      ['apiVersion: v1\nkind: ConfigMap\nmetadata: {name: precious, namespace: "{{ .Params.META }}"}\ndata: {v: stolen}\n', 'ov.templated-namespace'],
+      ['apiVersion: v1\nkind: ConfigMap\nmetadata: {name: precious, namespace: "{{ .Name }}"}\ndata: {v: stolen}\n', 'ov.templated-namespace'],
       ['apiVersion: v1\nkind: Namespace\nmetadata: {name: grabbed}\n', 'ov.cluster-scoped-kind'],
     ];
     for (const [template, rule] of cases) {
@@ -103,27 +103,23 @@ describe('tenancy: plans act with the tenant’s rights, never the controller’
     expect(r.stderr).to.include(`--as=system:serviceaccount:${ns()}:nobody`);
   });
 
-  it('a namespace hidden from the webhook (the whole metadata from a parameter) is refused at run time even where RBAC would allow it: Apply and Delete are FATAL, nothing outside is written', async function () {
-    // The webhook cannot see a namespace inside a parameter value (META is declared map); the controller checks every rendered object.
+  it('a namespace hidden in a parameter (the whole metadata from a map parameter) is refused at apply time even where RBAC would allow it: nothing is stored, nothing outside is written', async function () {
+    // The OperatorVersion's own text names no namespace (META is declared map, its default
+    // names none), so it is admitted; the Instance's values would put the object in another
+    // namespace, which the apply-time preflight renders and refuses. (The controller still
+    // checks every rendered object before acting: controller/executors/tenancy.ts.)
     const ov = blueprint('sneaky-1.0.0', ns(), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {{ .Params.META }}\ndata: {v: stolen}\n');
     await asAlice(['apply', '-f', '-'], json(ov)).then((r) => expect(r.code, r.stderr).to.equal(0));
-    // RBAC alone would let the plans' ServiceAccount write there (so the apply-time preflight,
-    // which asks RBAC, admits the write): only the controller's tenancy rule stands in the way.
+    // RBAC alone would let the plans' ServiceAccount write there: only tenancy stands in the way.
     await kubectlOk(['-n', victim, 'create', 'role', 'careless', '--verb=get,create,patch,delete', '--resource=configmaps']);
     await kubectlOk(['-n', victim, 'create', 'rolebinding', 'careless', '--role=careless', `--serviceaccount=${ns()}:planwarden-plans`]);
     const meta = `{name: precious, namespace: ${victim}}`;
     const r = await asAlice(['apply', '-f', '-'], json(instance('sneaky', ns(), 'sneaky-1.0.0', { parameters: { META: meta } })));
-    expect(r.code, r.stderr).to.equal(0);
-    const deploy = await planOf(ns(), 'sneaky', 'deploy', terminal);
-    expect(deploy.status).to.equal('FATAL_ERROR');
-    expect(stepMessages(deploy)).to.include(`refused: namespace "${victim}" is not the Instance's namespace "${ns()}"`);
-
-    await asAlice(['-n', ns(), 'patch', 'instance', 'sneaky', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'remove' } } })]).then((x) =>
-      expect(x.code, x.stderr).to.equal(0),
-    );
-    const remove = await planOf(ns(), 'sneaky', 'remove', terminal);
-    expect(remove.status).to.equal('FATAL_ERROR');
-    expect(stepMessages(remove)).to.include(`delete configmap precious (template cm.yaml): refused: namespace "${victim}"`);
+    expect(r.code, r.stdout).to.not.equal(0);
+    expect(r.stderr).to.include('[rule ov.other-namespace]');
+    expect(r.stderr).to.include(`metadata.namespace "${victim}" is not the Instance's namespace "${ns()}"`);
+    expect((await kubectl(['-n', ns(), 'get', 'instance', 'sneaky'])).code, 'nothing stored').to.not.equal(0);
+    expect(await precious(), 'nothing written outside: the ConfigMap there is unchanged').to.equal(original);
   });
 
   it('an Instance whose ServiceAccount lacks a right its plan needs is refused at apply time, naming it, until the ServiceAccount is bound; then it works', async function () {
