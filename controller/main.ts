@@ -151,13 +151,18 @@ async function main(): Promise<void> {
 
   const planQueue = new WorkQueue({ name: 'updateplans', concurrency: 2, logger, metrics });
   const enqueuePlan = (p: KubeObjectLike) => planQueue.add(objectKey(p));
-  updatePlans.onAdd(enqueuePlan);
-  updatePlans.onUpdate((_o, cur) => enqueuePlan(cur));
-  // The oldest UpdatePlan of a target holds it (shared/updatePlanHolder.ts): when one goes,
-  // the others of its target are judged again (the next oldest takes over).
-  updatePlans.onDelete((p) => {
+  // The oldest UpdatePlan of a target holds it (shared/updatePlanHolder.ts): when one comes
+  // or goes, every UpdatePlan of its target is judged again. Two creates in the same second
+  // may reach the cache younger-first (the tie is broken by name), so one that was judged the
+  // holder alone may not be once the other arrives; when the holder goes, the next oldest
+  // takes over.
+  const enqueueTarget = (p: UpdatePlan) => {
+    enqueuePlan(p);
     for (const other of updatePlans.list(p.metadata.namespace)) if (other.spec.targetRelease === p.spec.targetRelease) enqueuePlan(other);
-  });
+  };
+  updatePlans.onAdd(enqueueTarget);
+  updatePlans.onUpdate((_o, cur) => enqueuePlan(cur));
+  updatePlans.onDelete(enqueueTarget);
   const wakeAllPlans = () => {
     for (const p of updatePlans.list()) enqueuePlan(p);
   };

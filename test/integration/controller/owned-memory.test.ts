@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { LABEL_INSTANCE } from '../../../shared/api/names.ts';
-import { createKubeClient, type KubeClient } from '../../../shared/kube/client.ts';
+import { createKubeClient, PARTIAL_METADATA_LIST, type KubeClient } from '../../../shared/kube/client.ts';
 import { kubeConfig, testStack, useNamespace } from '../fixture.ts';
 
 const COUNT = 2_000;
@@ -100,17 +100,28 @@ describe('controller memory: 2,000 large labelled Deployments (issue 34, hole 7)
     );
     const createdIn = (Date.now() - started) / 1000;
 
-    // The controller has seen them all (and woke the Instance "ghost" for each).
+    // The controller has seen them all (and woke the Instance "ghost" for each): its cache
+    // holds exactly the labelled Deployments that exist. Compared with a list, not with the
+    // count before, because earlier tests' namespaces may still be deleting theirs.
+    const existing = async () =>
+      (await kube.list('/apis/apps/v1/deployments', { labelSelector: LABEL_INSTANCE }, undefined, undefined, PARTIAL_METADATA_LIST)).items.length;
     const deadline = Date.now() + 300_000;
-    while ((await cachedDeployments(port)) - cachedBefore < COUNT && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1_000));
-    const seen = (await cachedDeployments(port)) - cachedBefore;
+    let cached = await cachedDeployments(port);
+    let exist = await existing();
+    while (cached !== exist && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 1_000));
+      [cached, exist] = [await cachedDeployments(port), await existing()];
+    }
+    const ours = (await kube.list(`/apis/apps/v1/namespaces/${ns()}/deployments`, { labelSelector: LABEL_INSTANCE }, undefined, undefined, PARTIAL_METADATA_LIST)).items.length;
+    const seen = cached - cachedBefore;
     const loaded = await sample(10);
     const growth = loaded - idle;
     console.log(
       `      (controller RSS idle ${idle.toFixed(1)} MiB, with ${COUNT} labelled Deployments ${loaded.toFixed(1)} MiB: +${growth.toFixed(1)} MiB; ` +
         `created in ${createdIn.toFixed(0)} s; cached +${seen})`,
     );
-    expect(seen, 'the controller saw every labelled Deployment').to.be.at.least(COUNT);
+    expect(ours, 'every Deployment was created').to.equal(COUNT);
+    expect(cached, 'the controller holds every labelled Deployment that exists, and no other').to.equal(exist);
     expect(growth, `RSS growth in MiB (idle ${idle.toFixed(1)}, loaded ${loaded.toFixed(1)})`).to.be.lessThan(MAX_GROWTH_MIB);
   });
 });

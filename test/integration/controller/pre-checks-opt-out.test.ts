@@ -41,7 +41,8 @@ describe('the pre-checks opt-out needs the skip-pre-checks right (admin, not edi
     await kubectlOk(['apply', '-f', '-'], { input: json(dummyOperatorVersion('app-2.0.0', ns, { version: '2.0.0' })) });
     for (const name of ['by-editor', 'by-admin', 'marked-first']) {
       await kubectlOk(['apply', '-f', '-'], { input: json(instance(name, ns, 'app-1.0.0')) });
-      await kubectlOk(['-n', ns, 'wait', `instance/${name}`, '--for=jsonpath={.status.applied.operatorVersion}=app-1.0.0', '--timeout=90s']);
+      // Deployed, not just started: an upgrade waits for a running plan (instance.upgrade-while-running).
+      await kubectlOk(['-n', ns, 'wait', `instance/${name}`, '--for=jsonpath={.status.planStatus.deploy.status}=COMPLETE', '--timeout=90s']);
     }
   });
 
@@ -54,11 +55,7 @@ describe('the pre-checks opt-out needs the skip-pre-checks right (admin, not edi
     expect(await canI(EDITOR)).to.equal('no');
   });
 
-  // Skipped, known broken on main (issue 34 note, 2026-11-26): after the merge, an edit user's
-  // upgrade that carries the opt-out is intermittently admitted ("pre-checks skipped"), and
-  // without it the refusal is sometimes a 409 instead of upgrade-no-update-plan. Passed on the
-  // authz branch. Hole 4 is not closed on main until these pass again.
-  it.skip('refuses an edit user’s upgrade that opts out of the pre-checks, naming the right and the fix', async function () {
+  it('refuses an edit user’s upgrade that opts out of the pre-checks, naming the right and the fix', async function () {
     const r = await upgrade(EDITOR, 'by-editor', true);
     expect(r.code, r.stdout).to.not.equal(0);
     expect(r.stderr).to.include('[rule instance.pre-checks-opt-out-forbidden]');
@@ -66,23 +63,14 @@ describe('the pre-checks opt-out needs the skip-pre-checks right (admin, not edi
     expect(await kubectlOk(['-n', ns, 'get', 'instance', 'by-editor', '-o', 'jsonpath={.spec.operatorVersion.name}'])).to.equal('app-1.0.0');
   });
 
-  // Skipped, known broken on main (issue 34 note, 2026-11-26): after the merge, an edit user's
-  // upgrade that carries the opt-out is intermittently admitted ("pre-checks skipped"), and
-  // without it the refusal is sometimes a 409 instead of upgrade-no-update-plan. Passed on the
-  // authz branch. Hole 4 is not closed on main until these pass again.
-  it.skip('refuses it too when the annotation was set by a metadata-only write first: the upgrade that uses it is judged', async function () {
+  it('refuses it too when the annotation was set by a metadata-only write first: the upgrade that uses it is judged', async function () {
     await kubectlOk([`--as=${EDITOR}`, '-n', ns, 'annotate', 'instance', 'marked-first', `${PRE_CHECKS_ANNOTATION}=false`]);
     const r = await upgrade(EDITOR, 'marked-first', false);
     expect(r.code, r.stdout).to.not.equal(0);
     expect(r.stderr).to.include('[rule instance.pre-checks-opt-out-forbidden]');
   });
 
-  // Skipped, known broken on main (issue 34 note, 2026-11-26): after the merge, an edit user's
-  // upgrade that carries the opt-out is intermittently admitted ("pre-checks skipped"), and
-  // without it the refusal is sometimes a 409 instead of upgrade-no-update-plan. Passed on the
-  // authz branch. Hole 4 is not closed on main until these pass again.
-  it.skip('without the opt-out the edit user’s upgrade meets the pre-checks (no UpdatePlan)', async function () {
-    // The annotation may be absent (the test before is skipped): removing it is then a no-op.
+  it('without the opt-out the edit user’s upgrade meets the pre-checks (no UpdatePlan)', async function () {
     await kubectl([`--as=${EDITOR}`, '-n', ns, 'annotate', 'instance', 'marked-first', `${PRE_CHECKS_ANNOTATION}-`]);
     const r = await upgrade(EDITOR, 'marked-first', false);
     expect(r.code, r.stdout).to.not.equal(0);
