@@ -192,6 +192,7 @@ export function historyRows(instance: Instance, plan?: string): HistoryEntry[] {
       trigger: run?.id === active.id ? run.trigger : undefined,
       requestedBy: run?.id === active.id ? run.requestedBy : undefined,
       parameters: run?.id === active.id ? run.parameters : undefined,
+      parametersFrom: run?.id === active.id ? run.parametersFrom : undefined,
       startedAt: active.startedAt ?? (run?.id === active.id ? run.startedAt : undefined),
     });
   }

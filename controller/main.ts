@@ -2,6 +2,7 @@
 // Informers start at once (warm caches make fail-over fast); reconciling starts only while
 // this replica holds the leader Lease.
 import { judgeAppliedObjects } from './executors/applied.ts';
+import { secretReader } from './executors/secrets.ts';
 import { apiGrantProbe, judgeImpersonationGrant } from './executors/impersonation.ts';
 import { OWNED_PATHS, ownedReference, ownerKey } from './owned.ts';
 import { jsonEqual } from '../shared/json.ts';
@@ -255,6 +256,7 @@ async function main(): Promise<void> {
       operatorVersions,
       executors: createExecutors({ kube, tenancy: config.tenancy }),
       judgeApplied: (input) => judgeAppliedObjects({ kube, tenancy: config.tenancy }, input),
+      readSecrets: secretReader({ kube, tenancy: config.tenancy }),
       impersonationGrant: (input) => judgeImpersonationGrant(grantProbe, { ...input, policy: config.tenancy }),
       events,
       logger,

@@ -1,6 +1,7 @@
 // `plan trigger|status|history|abort`: a plan is started and stopped by writing
 // spec.planExecution (the admission webhook judges the write, the controller runs it), and
 // followed through status.planStatus / status.history.
+import type { ParametersFrom } from '../../shared/params/secrets.ts';
 import { randomBytes } from 'node:crypto';
 import { stringify as toYaml } from 'yaml';
 import {
@@ -51,7 +52,7 @@ or the API refused the request; 2 usage error; 3 --timeout passed.`;
 
 const triggerVerb = defineVerb({
   name: 'plan trigger',
-  options: { instance: { type: 'string' }, wait: { type: 'boolean' }, timeout: { type: 'string' }, param: { type: 'string', short: 'p', multiple: true } },
+  options: { instance: { type: 'string' }, wait: { type: 'boolean' }, timeout: { type: 'string' }, param: { type: 'string', short: 'p', multiple: true }, 'param-from': { type: 'string', multiple: true } },
   help: `Start a plan on an Instance (sets spec.planExecution with a fresh id; the admission webhook
 decides whether it may run).
 
@@ -68,6 +69,10 @@ Flags:
       --instance NAME        the Instance (required)
   -p, --param KEY=VALUE      a value for this run only, for a parameter declared perRun: true
                              (repeatable; spec.planExecution.parameters; spec.parameters stay)
+      --param-from KEY=SECRET/KEY
+                             a secret parameter (secret: true, perRun: true) for this run,
+                             read from a key of a Secret in the namespace (repeatable;
+                             spec.planExecution.parametersFrom; the value is never shown)
 ${WAIT_HELP}
 ${CONNECTION_HELP}
 
@@ -206,6 +211,20 @@ export function parseRunParameters(verb: string, flags: readonly string[] | unde
   return out;
 }
 
+/** `--param-from KEY=SECRET/KEY` flags as spec.planExecution.parametersFrom; undefined when none. */
+export function parseRunParametersFrom(verb: string, flags: readonly string[] | undefined): ParametersFrom | undefined {
+  if (!flags || flags.length === 0) return undefined;
+  const out: ParametersFrom = {};
+  for (const flag of flags) {
+    const m = /^([^=]+)=([^/]+)\/(.+)$/.exec(flag);
+    if (!m) throw usageError(verb, `--param-from expects KEY=SECRET/KEY, got ${JSON.stringify(flag)}`);
+    const [, key, name, secretKey] = m as unknown as [string, string, string, string];
+    if (Object.hasOwn(out, key)) throw usageError(verb, `--param-from ${key} given twice`);
+    out[key] = { secretKeyRef: { name, key: secretKey } };
+  }
+  return out;
+}
+
 export async function planTrigger(args: string[], io: CliIO): Promise<ExitCode> {
   const { values, positionals } = parseVerb(triggerVerb, args);
   if (values.help) return help(io, triggerVerb.help);
@@ -216,12 +235,13 @@ export async function planTrigger(args: string[], io: CliIO): Promise<ExitCode> 
   const instance = required(triggerVerb.name, values.instance, '--instance');
   const timeoutMs = parseDuration(triggerVerb.name, '--timeout', values.timeout ?? DEFAULT_TIMEOUT);
   const parameters = parseRunParameters(triggerVerb.name, values.param);
+  const parametersFrom = parseRunParametersFrom(triggerVerb.name, values['param-from']);
   const conn = connect(values, io.stderr);
 
   const id = freshTriggerId(plan, io.now());
   // The whole planExecution is replaced (JSON patch): per-run values of an earlier trigger
   // must not merge into this one's.
-  const planExecution = { planName: plan, id, abort: false, ...(parameters ? { parameters } : {}) };
+  const planExecution = { planName: plan, id, abort: false, ...(parameters ? { parameters } : {}), ...(parametersFrom ? { parametersFrom } : {}) };
   const patched = await conn.client.patch<Instance>(
     instanceRef(conn.namespace, instance),
     [{ op: 'add', path: '/spec/planExecution', value: planExecution }],

@@ -4,7 +4,7 @@
 // OperatorVersion, asks discovery which resource serves each kind, and prints.
 import { Document, isScalar, visit } from 'yaml';
 import { DEFAULT_PLAN_SERVICE_ACCOUNT } from '../../shared/api/names.ts';
-import { API_VERSION, type OperatorVersion } from '../../shared/api/schema.ts';
+import { API_VERSION, type Instance, type OperatorVersion } from '../../shared/api/schema.ts';
 import { classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
 import {
   allRules,
@@ -16,7 +16,9 @@ import {
   type AccessRule,
   type KindInfo,
   type PlanNeeds,
+  type PolicyRule,
 } from '../../shared/plan/needs.ts';
+import { secretParameterNames } from '../../shared/params/secrets.ts';
 import { accountUser, controllerGrantObjects, DEFAULT_CONTROLLER_ACCOUNT, type ControllerAccount } from '../../shared/plan/controllerGrant.ts';
 import { CONNECTION_HELP, PROGRAM, defineVerb, parseVerb, required, usageError, type ParseArgsOptionsConfig, type Verb } from '../args.ts';
 import { connect } from '../connect.ts';
@@ -31,6 +33,8 @@ const rbacVerb = defineVerb({
     output: { type: 'string', short: 'o' },
     strict: { type: 'boolean' },
     'controller-service-account': { type: 'string' },
+    secret: { type: 'string', multiple: true },
+    instance: { type: 'string' },
   },
   help: `Print the ServiceAccount, Role and RoleBinding an OperatorVersion's plans need in a
 namespace, and nothing more: every kind its templates render (read with the parameters'
@@ -67,6 +71,9 @@ Flags:
       --controller-service-account NS:NAME
                                 planwarden's controller, granted to act as the ServiceAccount
                                 (default ${DEFAULT_CONTROLLER_ACCOUNT.namespace}:${DEFAULT_CONTROLLER_ACCOUNT.name})
+      --secret NAME             a Secret the plans read secret parameters from: get on exactly
+                                it (resourceNames; repeatable)
+      --instance NAME           the Secrets the Instance's spec.parametersFrom names, as --secret
   -o, --output yaml|json        yaml (default; with comments) or json (a v1 List)
       --strict                  exit 1 when a kind is not served (instead of a warning)
 ${CONNECTION_HELP}
@@ -103,11 +110,19 @@ export interface RbacOptions {
   plans?: string[];
   /** planwarden's controller (default planwarden-system:planwarden-controller). */
   controller?: ControllerAccount;
+  /** Secrets the plans read secret parameters from: get on exactly these. */
+  secrets?: string[];
 }
 
-/** The needs of `ov`'s plans with kinds resolved by `kinds` (from discoverKinds). */
-export function needsFor(ov: OperatorVersion, opts: RbacOptions, resolve: (apiVersion: string, kind: string) => KindInfo | undefined): PlanNeeds {
-  return planNeeds({ spec: ov.spec, ...(opts.plans ? { plans: opts.plans } : {}), vars: placeholderVars(ov.spec, opts.namespace), resolveKind: resolve });
+/** The needs of `ov`'s plans with kinds resolved by `kinds` (from discoverKinds), and its secret parameters. */
+export function needsFor(ov: OperatorVersion, opts: RbacOptions, resolve: (apiVersion: string, kind: string) => KindInfo | undefined): PlanNeeds & { secretParameters?: string[] } {
+  const needs = planNeeds({ spec: ov.spec, ...(opts.plans ? { plans: opts.plans } : {}), vars: placeholderVars(ov.spec, opts.namespace), resolveKind: resolve });
+  return { ...needs, secretParameters: [...secretParameterNames(ov.spec)].sort() };
+}
+
+/** get on exactly the Secrets secret parameters are read from (none: no rule). */
+export function secretRules(secrets: readonly string[] | undefined): PolicyRule[] {
+  return secrets && secrets.length > 0 ? [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: [...secrets].sort() }] : [];
 }
 
 interface Printed {
@@ -134,7 +149,7 @@ function toYaml(value: unknown): string {
 const describeRule = (r: AccessRule) => `${r.verb} ${r.apiGroup ? `${r.resource}.${r.apiGroup}` : r.resource}${r.namespace ? ` in namespace ${r.namespace}` : ' (cluster-scoped)'}`;
 
 /** The objects and warnings for `needs` (pure). */
-export function rbacObjects(needs: PlanNeeds, opts: RbacOptions): Printed {
+export function rbacObjects(needs: PlanNeeds & { secretParameters?: string[] }, opts: RbacOptions): Printed {
   const rules = allRules(needs);
   const inNamespace = rules.filter((r) => scopeOf(r, opts.namespace) === 'namespace');
   const beyond = rules.filter((r) => scopeOf(r, opts.namespace) !== 'namespace');
@@ -143,7 +158,12 @@ export function rbacObjects(needs: PlanNeeds, opts: RbacOptions): Printed {
   const annotations = { 'planwarden.dev/generated-by': rbacCommand(opts.operatorVersion, opts.namespace, opts.serviceAccount) + (opts.plans ? ` --plans ${opts.plans.join(',')}` : '') };
   const items: Record<string, unknown>[] = [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: opts.serviceAccount, namespace: opts.namespace } },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name, namespace: opts.namespace, labels, annotations }, rules: mergeRules(inNamespace) },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name, namespace: opts.namespace, labels, annotations },
+      rules: [...mergeRules(inNamespace), ...secretRules(opts.secrets)],
+    },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'RoleBinding',
@@ -153,6 +173,10 @@ export function rbacObjects(needs: PlanNeeds, opts: RbacOptions): Printed {
     },
   ];
   const warnings: string[] = [];
+  const secret = (needs.secretParameters ?? []).filter(() => !opts.secrets?.length);
+  if (secret.length > 0) {
+    warnings.push(`secret ${secret.length === 1 ? 'parameter' : 'parameters'} ${secret.join(', ')} ${secret.length === 1 ? 'is' : 'are'} read from Secrets as the ServiceAccount: give --instance NAME (or --secret NAME) to grant get on exactly those Secrets`);
+  }
   for (const u of needs.unknownKinds) {
     warnings.push(`unknown kind, not granted: ${u.kind} (${u.apiVersion})${u.template ? ` in template ${u.template}` : ''} (plan ${u.plan}, step ${u.step}, task ${u.task}): the API server does not serve it; install its CRD and run this again`);
   }
@@ -221,7 +245,20 @@ export async function rbac(args: string[], io: CliIO): Promise<ExitCode> {
   if (values.plans !== undefined && !plans?.length) throw usageError(rbacVerb.name, '--plans needs at least one plan name');
   const { client, namespace } = connect(values, io.stderr);
   const controller = parseAccount(values['controller-service-account']);
-  const opts: RbacOptions = { operatorVersion, namespace, serviceAccount: values['service-account'] || DEFAULT_PLAN_SERVICE_ACCOUNT, ...(plans ? { plans } : {}), ...(controller ? { controller } : {}) };
+  const secrets = new Set(values.secret ?? []);
+  if (values.instance !== undefined) {
+    const inst = await client.get<Instance>({ apiVersion: API_VERSION, kind: 'Instance', namespace, name: values.instance });
+    if (!inst) throw new CliError(`Instance "${values.instance}" not found in namespace "${namespace}"`);
+    for (const source of Object.values(inst.spec.parametersFrom ?? {})) if (source?.secretKeyRef?.name) secrets.add(source.secretKeyRef.name);
+  }
+  const opts: RbacOptions = {
+    operatorVersion,
+    namespace,
+    serviceAccount: values['service-account'] || DEFAULT_PLAN_SERVICE_ACCOUNT,
+    ...(plans ? { plans } : {}),
+    ...(controller ? { controller } : {}),
+    ...(secrets.size > 0 ? { secrets: [...secrets].sort() } : {}),
+  };
 
   const ov = await client.get<OperatorVersion>({ apiVersion: API_VERSION, kind: 'OperatorVersion', namespace, name: operatorVersion });
   if (!ov) throw new CliError(`OperatorVersion "${operatorVersion}" not found in namespace "${namespace}"`, EXIT.failed, `List them with: kubectl get operatorversions -n ${namespace}`);

@@ -2,6 +2,7 @@
 // `helm template`), or from an OperatorVersion (and an Instance's values) in the cluster.
 // The objects come from the Instance preflight's own walk over the plan (preflightPlan), so
 // what is printed is what the webhook judges and the controller applies.
+import { comparedParameters } from '../../shared/params/secrets.ts';
 import { API_VERSION, type Instance, type OperatorVersion, type OperatorVersionSpec } from '../../shared/api/schema.ts';
 import { renderIdentity } from '../../shared/blueprint/identity.ts';
 import { valueProblem } from '../../shared/params/values.ts';
@@ -67,6 +68,12 @@ export function planValues(spec: OperatorVersionSpec, instanceValues: Readonly<R
   const values = effectiveParameters(spec, { ...instanceValues, ...overrides });
   const problems: string[] = [];
   for (const p of spec.parameters ?? []) {
+    if (p.secret === true) {
+      // Shown as its reference (the Instance's), never read: `<secret: mysql-creds/password>`.
+      if (overrides !== undefined && Object.hasOwn(overrides, p.name)) problems.push(`parameter ${p.name} is secret: it is read from a Secret at run time and never given on the command line`);
+      else if (values[p.name] === undefined || !values[p.name]!.startsWith('<secret: ')) values[p.name] = `<secret: ${p.name}>`;
+      continue;
+    }
     const v = values[p.name];
     if (v === undefined) {
       if (p.required === true) problems.push(`parameter ${p.name} is required and has no default: give it with -p ${p.name}=VALUE`);
@@ -136,7 +143,7 @@ export async function render(args: string[], io: CliIO): Promise<ExitCode> {
     if (values.instance !== undefined) {
       const inst = await conn.client.get<Instance>({ apiVersion: API_VERSION, kind: 'Instance', namespace, name: values.instance });
       if (!inst) throw new CliError(`instance "${values.instance}" not found in namespace "${namespace}"`);
-      instanceValues = inst.spec.parameters;
+      instanceValues = comparedParameters(inst.spec.parameters, inst.spec.parametersFrom);
     }
   }
   const instance = values.instance ?? renderIdentity(ov).operatorName;

@@ -56,6 +56,7 @@ export function startPlan(input: StartPlanInput): InstanceStatus {
   if (plan) run.strategy = plan.strategy ?? 'serial';
   run.trigger = request.kind;
   if (request.runParameters !== undefined) run.parameters = { ...request.runParameters };
+  if (request.runParametersFrom !== undefined) run.parametersFrom = structuredClone(request.runParametersFrom);
   if (input.requestedBy !== undefined) run.requestedBy = input.requestedBy;
   if (ov.metadata.name !== undefined) run.operatorVersion = ov.metadata.name;
   run.startedAt = now;
@@ -85,6 +86,7 @@ function appliedAfterStart(
   const applied: Applied = {
     operatorVersion: instance.spec.operatorVersion.name,
     parameters: { ...(instance.spec.parameters ?? {}) },
+    ...parametersFromOf(instance.spec),
   };
   const pe = instance.spec.planExecution;
   if (request.kind === 'manual') {
@@ -168,7 +170,16 @@ export function withdrawHeld(input: { ov: OperatorVersion; instance: Pick<Instan
       ...status.applied,
       ...(consume === 'upgrade' ? { operatorVersion: inst.spec.operatorVersion.name } : {}),
       parameters: { ...(inst.spec.parameters ?? {}) },
+      parametersFrom: undefined,
+      ...parametersFromOf(inst.spec),
     };
+    if (status.applied.parametersFrom === undefined) delete status.applied.parametersFrom;
   }
   return status;
+}
+
+/** spec.parametersFrom as status.applied records it (references only), when there are any. */
+function parametersFromOf(spec: Instance['spec']): Pick<Applied, 'parametersFrom'> {
+  const from = spec.parametersFrom;
+  return from !== undefined && Object.keys(from).length > 0 ? { parametersFrom: structuredClone(from) } : {};
 }

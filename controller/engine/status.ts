@@ -102,6 +102,7 @@ export function historyEntryOf(plan: string, run: PlanStatus): HistoryEntry | un
   if (run.finishedAt !== undefined) entry.finishedAt = run.finishedAt;
   if (run.message !== undefined) entry.message = run.message;
   if (run.parameters !== undefined) entry.parameters = { ...run.parameters };
+  if (run.parametersFrom !== undefined) entry.parametersFrom = structuredClone(run.parametersFrom);
   if (run.requestedBy !== undefined) entry.requestedBy = run.requestedBy;
   return entry;
 }

@@ -7,12 +7,14 @@
 // bring that write back (the written object is used until the cache has it).
 import { randomBytes } from 'node:crypto';
 import { FINALIZER } from '../../shared/api/names.ts';
-import type { Instance, InstanceStatus, LabelSelector, OperatorVersion } from '../../shared/api/schema.ts';
+import type { Instance, InstanceStatus, LabelSelector, OperatorVersion, SecretKeyRef } from '../../shared/api/schema.ts';
 import { jsonEqual } from '../../shared/json.ts';
 import { apiErrorMessage, classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
 import { objectKey, type ObjectCache } from '../../shared/kube/informer.ts';
 import type { WorkerResult } from '../../shared/kube/queue.ts';
 import { effectiveParameters, isRunning, runParameters } from '../../shared/plan/triggers.ts';
+import { Redactor, runSecretRefs, secretParameterNames, type ResolvedSecret } from '../../shared/params/secrets.ts';
+import type { SecretReader, SecretsRead } from '../executors/secrets.ts';
 import { requesterOf } from '../../shared/plan/requester.ts';
 import { selectorQuery } from '../../shared/labelSelector.ts';
 import { blueprintHold, REASON_BLUEPRINT_CHANGED } from '../../shared/blueprint/digest.ts';
@@ -63,6 +65,8 @@ export interface InstanceReconcilerDeps {
   impersonationGrant?: (input: { instance: Instance; operatorVersion: OperatorVersion; plan: string }) => Promise<Report | undefined>;
   /** Between plans: judges the objects the last completed plan applied (absent: not judged). */
   judgeApplied?: (input: AppliedObjectsInput) => Promise<AppliedHealth | undefined>;
+  /** Reads secret parameters' Secrets as the plan's ServiceAccount (absent: a run that names one fails). */
+  readSecrets?: SecretReader;
 }
 
 const INSTANCES = { apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance' };
@@ -258,13 +262,26 @@ export class InstanceReconciler {
    */
   private async judgeApplied(inst: Instance, ov: OperatorVersion, status: InstanceStatus): Promise<AppliedHealth | undefined> {
     if (!this.deps.judgeApplied || status.activePlan?.status !== 'COMPLETE') return undefined;
-    return this.deps.judgeApplied({
+    // Rendered again with the same references, read the same way as a run reads them; a
+    // Secret that is gone makes the verdict unknown, saying which.
+    const secrets = await this.readSecrets(inst, ov, runSecretRefs(ov.spec, inst.spec.parametersFrom, undefined));
+    if (!secrets.ok) return { state: 'unknown', message: secrets.outcome.message ?? 'a secret parameter could not be read', objects: 0 };
+    const redactor = new Redactor(secrets.secrets);
+    const health = await this.deps.judgeApplied({
       instance: inst,
       operatorVersion: ov,
       plans: completedPlans(status),
-      parameters: effectiveParameters(ov.spec, inst.spec.parameters),
+      parameters: withSecrets(ov, effectiveParameters(ov.spec, inst.spec.parameters), secrets.secrets),
       signal: this.deps.signal,
     });
+    return health === undefined ? undefined : redactor.deep(health);
+  }
+
+  /** The run's secret parameters, read as its ServiceAccount (nothing to read: none). */
+  private async readSecrets(inst: Instance, ov: OperatorVersion, refs: [string, SecretKeyRef][]): Promise<SecretsRead> {
+    if (refs.length === 0) return { ok: true, secrets: [] };
+    if (!this.deps.readSecrets) return { ok: false, outcome: { kind: 'fatalError', message: `OperatorVersion ${ov.metadata.name ?? ''} has secret parameters, and this controller cannot read Secrets` } };
+    return this.deps.readSecrets(inst, refs, this.deps.signal);
   }
 
   /** An Event when the controller's verdict on the applied objects turns, naming them. */
@@ -497,7 +514,14 @@ export class InstanceReconciler {
     // The run's own per-run values (recorded when it started) over the Instance's.
     const active = inst.status?.activePlan;
     const perRun = active ? inst.status?.planStatus?.[active.name]?.parameters : undefined;
-    const parameters = runParameters(ov.spec, inst.spec.parameters, perRun);
+    const perRunFrom = active ? inst.status?.planStatus?.[active.name]?.parametersFrom : undefined;
+    // Secret parameters: read only when a task runs, as the plan's ServiceAccount; every
+    // message the tasks report goes through the redactor before it is kept anywhere.
+    const refs = runSecretRefs(ov.spec, inst.spec.parametersFrom, perRunFrom);
+    const secrets = actions.some((a) => a.type === 'executeTask') ? await this.readSecrets(inst, ov, refs) : ({ ok: true, secrets: [] } as SecretsRead);
+    const unreadable = secrets.ok ? undefined : secrets.outcome;
+    const redactor = new Redactor(secrets.ok ? secrets.secrets : []);
+    const parameters = withSecrets(ov, runParameters(ov.spec, inst.spec.parameters, perRun), secrets.ok ? secrets.secrets : []);
     // A target is a Node (k0s autopilot's signal node): one that does not exist, or no longer
     // does while its step runs, fails that target for good (MissingSignalNode) instead of
     // running a task for nobody; a Node that cannot be read is a transient error.
@@ -522,7 +546,7 @@ export class InstanceReconciler {
           if (resolved) targetsResolved.push(resolved);
         } else if (a.type === 'executeTask') {
           const task = (ov.spec.tasks ?? []).find((t) => t.name === a.taskName);
-          const missing = a.target === undefined ? undefined : await targetProblem(a.target);
+          const missing = unreadable ?? (a.target === undefined ? undefined : await targetProblem(a.target));
           const outcome = missing
             ? missing
             : task
@@ -539,7 +563,7 @@ export class InstanceReconciler {
                 signal: this.deps.signal,
               })
             : { kind: 'fatalError' as const, message: `task "${a.taskName}" is not defined in OperatorVersion ${ov.metadata.name ?? ''}` };
-          tasks.push({ phase: a.phase, step: a.step, taskIndex: a.taskIndex, target: a.target, outcome });
+          tasks.push({ phase: a.phase, step: a.step, taskIndex: a.taskIndex, target: a.target, outcome: redactor.deep(outcome) });
         }
       }
     });
@@ -568,4 +592,16 @@ function runPlace(ov: OperatorVersion, inst: Instance, a: { plan: string; phase:
   const step = phase?.steps?.[a.step];
   const runId = inst.status?.planStatus?.[a.plan]?.id;
   return { ...(phase ? { phase: phase.name } : {}), ...(step ? { step: step.name } : {}), ...(runId ? { runId } : {}) };
+}
+
+/**
+ * The values a run renders with, secret parameters taken only from what was read from their
+ * Secrets: a value written for one in spec.parameters (before the blueprint declared it
+ * secret) is never used.
+ */
+function withSecrets(ov: OperatorVersion, values: Record<string, string>, secrets: readonly ResolvedSecret[]): Record<string, string> {
+  const out = { ...values };
+  for (const name of secretParameterNames(ov.spec)) delete out[name];
+  for (const s of secrets) out[s.parameter] = s.value;
+  return out;
 }

@@ -126,6 +126,7 @@ export const ParameterSchema = described(
   minimum: opt(Type.Number()),
   maximum: opt(Type.Number()),
   perRun: opt(bool()),
+  secret: opt(bool()),
 }),
   'A parameter of the blueprint: set on the Instance in spec.parameters, read by templates as {{ .Params.NAME }}.',
   {
@@ -141,9 +142,27 @@ export const ParameterSchema = described(
   minimum: 'For integer and number: the smallest allowed value.',
   maximum: 'For integer and number: the largest allowed value.',
   perRun: 'true: a trigger may give a value for one run in spec.planExecution.parameters (it never changes spec.parameters).',
+  secret: 'true: the value is a password, token or key. It may only come from a Secret (spec.parametersFrom, or spec.planExecution.parametersFrom when perRun), read at run time as the plan\'s ServiceAccount; it is never written in the Instance, its status, Events or logs. No default, enum, pattern, minimum or maximum; type string.',
   },
 );
 export type Parameter = Static<typeof ParameterSchema>;
+
+export const SecretKeyRefSchema = described(
+  obj({
+  name: str({ minLength: 1, maxLength: 253 }),
+  key: str({ minLength: 1, maxLength: 253 }),
+}),
+  'A key of a Secret in the Instance\'s namespace.',
+  { name: 'The Secret\'s name.', key: 'The key in its data.' },
+);
+export type SecretKeyRef = Static<typeof SecretKeyRefSchema>;
+
+export const ParameterSourceSchema = described(
+  obj({ secretKeyRef: SecretKeyRefSchema }),
+  'Where a secret parameter\'s value comes from.',
+  { secretKeyRef: 'A Secret key in the Instance\'s namespace, read at run time as the plan\'s ServiceAccount (which needs get on it).' },
+);
+export type ParameterSource = Static<typeof ParameterSourceSchema>;
 
 export const ObjectRefSchema = described(
   obj({
@@ -379,6 +398,7 @@ export const PlanExecutionSchema = described(
   id: opt(str({ minLength: 1, maxLength: 253 })),
   abort: opt(bool()),
   parameters: opt(mapOf(str())),
+  parametersFrom: opt(mapOf(ParameterSourceSchema)),
 }),
   'A manual trigger (KEP-20): the request to run one plan, or to abort the running one.',
   {
@@ -386,6 +406,7 @@ export const PlanExecutionSchema = described(
   id: 'The trigger\'s identity: a new id runs the plan again; the same id never runs twice. Filled in when absent.',
   abort: 'true: stop the running plan (acts once, when it turns true). A new trigger needs abort: false.',
   parameters: 'Values for this one run, for parameters declared perRun: true; they override spec.parameters for the run only and never change them.',
+  parametersFrom: 'Secret references for this one run, for parameters declared perRun: true and secret: true (e.g. RESTORE_KEY: {secretKeyRef: {name: restore-key, key: k}}).',
   },
 );
 export type PlanExecution = Static<typeof PlanExecutionSchema>;
@@ -455,6 +476,7 @@ export const InstanceSpecSchema = described(
   obj({
   operatorVersion: described(obj({ name: str({ minLength: 1 }) }), 'An OperatorVersion in the Instance\'s namespace.', { name: 'Its name, e.g. kafka-1.2.0.' }),
   parameters: opt(mapOf(str())),
+  parametersFrom: opt(mapOf(ParameterSourceSchema)),
   planExecution: opt(PlanExecutionSchema),
   maintenance: opt(MaintenanceSchema),
   schedules: opt(Type.Array(ScheduleSchema, { maxItems: 20 })),
@@ -470,7 +492,8 @@ export const InstanceSpecSchema = described(
   'What a service should be: its blueprint, its parameters and an optional manual trigger.',
   {
   operatorVersion: 'The OperatorVersion (in this namespace) the Instance runs; changing it is an upgrade.',
-  parameters: 'Parameter values; a change runs the parameter\'s trigger plan.',
+  parameters: 'Parameter values; a change runs the parameter\'s trigger plan. A parameter declared secret: true may not be set here.',
+  parametersFrom: 'Values of parameters declared secret: true, by reference: PASSWORD: {secretKeyRef: {name: mysql-creds, key: password}}. Read at run time as the plan\'s ServiceAccount; a changed reference runs the parameter\'s trigger plan, a change of the Secret\'s content alone does not.',
   planExecution: 'A manual trigger of a plan, or an abort of the running one.',
   maintenance: 'When plans may start: a pause and maintenance windows (docs/operations.md).',
   schedules: 'Plans run on cron schedules.',
@@ -572,6 +595,7 @@ export const PlanStatusSchema = described(
   lastUpdatedTimestamp: opt(dateTime()),
   message: opt(str()),
   parameters: opt(mapOf(str())),
+  parametersFrom: opt(mapOf(ParameterSourceSchema)),
   requestedBy: opt(str()),
   phases: opt(Type.Array(PhaseStatusSchema)),
 }),
@@ -587,6 +611,7 @@ export const PlanStatusSchema = described(
   lastUpdatedTimestamp: 'When this entry last changed.',
   message: 'A summary, e.g. why it failed.',
   parameters: 'The per-run values the run was given (spec.planExecution.parameters), if any.',
+  parametersFrom: 'The per-run Secret references the run was given (spec.planExecution.parametersFrom), if any: references, never values.',
   requestedBy: 'Who asked for the run: the user whose write introduced the trigger, or what did (create, drift, schedule:<name> …). Taken from the admission request, never from the client.',
   phases: 'Per-phase progress.',
   },
@@ -635,6 +660,7 @@ export const HistoryEntrySchema = described(
   finishedAt: opt(dateTime()),
   message: opt(str()),
   parameters: opt(mapOf(str())),
+  parametersFrom: opt(mapOf(ParameterSourceSchema)),
   requestedBy: opt(str()),
   tick: opt(SkippedTickSchema),
 }),
@@ -649,6 +675,7 @@ export const HistoryEntrySchema = described(
   finishedAt: 'When it ended (absent for a skipped tick).',
   message: 'A summary; for a skipped tick, why it did not start.',
   parameters: 'The per-run values the run was given, if any.',
+  parametersFrom: 'The per-run Secret references the run was given, if any (never values).',
   requestedBy: 'Who asked for the run (as planStatus.<plan>.requestedBy); schedule:<name> for a tick.',
   tick: 'For a SKIPPED entry: the schedule, the tick and the reason.',
   },
@@ -677,6 +704,7 @@ export const AppliedSchema = described(
   obj({
   operatorVersion: opt(str()),
   parameters: opt(mapOf(str())),
+  parametersFrom: opt(mapOf(ParameterSourceSchema)),
   /** The last manual trigger consumed (planName + id). */
   planExecution: opt(described(obj({ planName: str(), id: str() }), 'A consumed trigger.', { planName: 'The plan.', id: 'The trigger\'s id.' })),
   /** metadata.generation of the spec that was consumed. */
@@ -691,6 +719,7 @@ export const AppliedSchema = described(
   {
   operatorVersion: 'The OperatorVersion of the last start.',
   parameters: 'The parameter values of the last start.',
+  parametersFrom: 'The Secret references of the last start (spec.parametersFrom): a changed reference is a parameter change.',
   planExecution: 'The last manual trigger consumed (planName + id).',
   generation: 'The metadata.generation that was consumed.',
   abort: 'spec.planExecution.abort as last consumed: an abort acts once, when it turns true.',

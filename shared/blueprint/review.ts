@@ -17,6 +17,7 @@
 //   re-checks every rendered object against discovery before acting, so a kind missing
 //   here (a cluster-scoped CRD of some operator) still never gets applied.
 import { declarationProblems, PARAMETER_RULES } from '../params/values.ts';
+import { SECRET_PARAMETER_RULES } from '../params/secretRules.ts';
 import {
   STRATEGIES,
   TASK_KINDS,
@@ -541,6 +542,78 @@ export const checkParameterDeclarations: SpecCheck = (spec) =>
     ),
   );
 
+/**
+ * Secret parameters (issue 35): the value comes only from a Secret, at run time, so nothing
+ * in the blueprint may stand for it or judge it where a message would have to quote it — no
+ * default, no enum, pattern, minimum or maximum, type string.
+ */
+export const checkSecretParameters: SpecCheck = (spec) =>
+  (spec.parameters ?? []).flatMap((p, i): Finding[] => {
+    if (p.secret !== true) return [];
+    const path = `spec.parameters[${i}]`;
+    const out: Finding[] = [];
+    if (p.default !== undefined) {
+      out.push(
+        error(
+          SECRET_PARAMETER_RULES.default,
+          `${path}.default`,
+          `secret parameter ${p.name} has a default: a default is written in the blueprint, readable by everyone who may read it`,
+          `remove the default; each Instance names a Secret in spec.parametersFrom.${p.name}`,
+        ),
+      );
+    }
+    const constraints: string[] = (['enum', 'pattern', 'minimum', 'maximum'] as const).filter((k) => p[k] !== undefined);
+    if ((p.type ?? 'string') !== 'string') constraints.push('type');
+    if (constraints.length > 0) {
+      out.push(
+        error(
+          SECRET_PARAMETER_RULES.constraint,
+          path,
+          `secret parameter ${p.name} declares ${constraints.join(', ')}: its value is read only at run time and never shown, so it cannot be judged at apply time or quoted when it does not fit`,
+          `remove ${constraints.join(', ')} from ${p.name} (a secret parameter is a string)`,
+        ),
+      );
+    }
+    return out;
+  });
+
+/**
+ * A warning where a template puts a secret parameter into an object that is not a Secret:
+ * the value will be readable by whoever may read that object (a ConfigMap, a Pod's env).
+ * Judged on the template's text, one YAML document at a time, by its literal kind.
+ */
+export const checkSecretPlacement: SpecCheck = (spec) => {
+  const secret = new Set((spec.parameters ?? []).filter((p) => p.secret === true).map((p) => p.name));
+  if (secret.size === 0) return [];
+  return Object.entries(spec.templates ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .flatMap(([name, text]) => {
+      const out: Finding[] = [];
+      let line = 1;
+      for (const doc of text.split(/^---[^\n]*$/m)) {
+        const kind = /^kind:\s*["']?([A-Za-z0-9]+)/m.exec(doc)?.[1];
+        if (kind !== 'Secret') {
+          for (const action of doc.matchAll(/\{\{(.*?)\}\}/gs)) {
+            for (const ref of (action[1] ?? '').matchAll(/\.Params\.([A-Za-z_][A-Za-z0-9_]*)/g)) {
+              const param = ref[1] ?? '';
+              if (!secret.has(param)) continue;
+              const at = line + (doc.slice(0, action.index).match(/\n/g)?.length ?? 0);
+              out.push(
+                warning(
+                  SECRET_PARAMETER_RULES.inObject,
+                  `spec.templates${key(name)}`,
+                  `line ${at} puts secret parameter ${param} into ${kind ? `a ${kind}` : 'an object'}, not a Secret: its value will be readable by whoever may read that object (put it in a Secret and refer to the Secret instead)`,
+                ),
+              );
+            }
+          }
+        }
+        line += doc.match(/\n/g)?.length ?? 0;
+      }
+      return out;
+    });
+};
+
 export const SPEC_CHECKS: readonly SpecCheck[] = [
   checkVersion,
   checkDuplicateNames,
@@ -552,6 +625,8 @@ export const SPEC_CHECKS: readonly SpecCheck[] = [
   checkPipeKeys,
   checkParameterTriggers,
   checkParameterDeclarations,
+  checkSecretParameters,
+  checkSecretPlacement,
   checkTargets,
   checkTemplatePlaceholders,
   checkTemplateValues,

@@ -74,7 +74,8 @@ const TASK_SPEC_FIELDS: Record<string, readonly string[]> = {
   KudoOperator: ['package', 'instanceName', 'appVersion', 'operatorVersion', 'parameterFile'],
 };
 
-const PARAMETER_FIELDS = new Set(['name', 'description', 'default', 'required', 'immutable', 'trigger', 'type', 'enum']);
+// secret and perRun are planwarden's (KUDO has neither): a package written for planwarden may use them.
+const PARAMETER_FIELDS = new Set(['name', 'description', 'default', 'required', 'immutable', 'trigger', 'type', 'enum', 'secret', 'perRun']);
 const PARAMETER_DISPLAY_FIELDS = ['displayName', 'hint', 'group', 'advanced'] as const;
 const OPERATOR_DESCRIPTIVE_FIELDS = ['description', 'kudoVersion', 'kubernetesVersion', 'maintainers', 'url'] as const;
 
@@ -274,6 +275,11 @@ function readParameters(c: Conversion, top: Record<string, unknown>, annotations
     if (raw.immutable !== undefined) {
       if (typeof raw.immutable !== 'boolean') problem(c, [...at, 'immutable'], `parameter ${name}: immutable must be true or false`);
       else if (raw.immutable) p.immutable = true;
+    }
+    for (const flag of ['secret', 'perRun'] as const) {
+      if (raw[flag] === undefined) continue;
+      if (typeof raw[flag] !== 'boolean') problem(c, [...at, flag], `parameter ${name}: ${flag} must be true or false`);
+      else if (raw[flag]) p[flag] = true;
     }
     const trigger = text('trigger');
     if (trigger !== undefined) p.trigger = trigger;

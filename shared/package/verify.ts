@@ -57,7 +57,8 @@ export function verifyPackage(ov: OperatorVersion, options: VerifyOptions): Veri
   // A required parameter without a default renders with a placeholder (an Instance must set
   // it); an optional one without a default stays unset, as on an Instance that sets nothing.
   const placeholders = (spec.parameters ?? []).filter((p) => p.default === undefined && p.required === true).map((p) => p.name);
-  const unset = new Set((spec.parameters ?? []).filter((p) => p.default === undefined && p.required !== true).map((p) => p.name));
+  // A secret parameter renders as a reference's token (an Instance names its Secret).
+  const unset = new Set((spec.parameters ?? []).filter((p) => p.default === undefined && p.required !== true && p.secret !== true).map((p) => p.name));
   const all = placeholderVars(spec, options.namespace, name);
   const vars = { ...all, params: Object.fromEntries(Object.entries(all.params).filter(([k]) => !unset.has(k))) };
   const paramTypes = parameterTypesOf(spec.parameters);

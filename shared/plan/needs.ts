@@ -116,6 +116,7 @@ export function placeholderVars(spec: Pick<OperatorVersionSpec, 'parameters' | '
 }
 
 function placeholderOf(p: Parameter): string {
+  if (p.secret === true) return `<secret: ${p.name}>`;
   if (p.enum?.length) return p.enum[0]!;
   switch (p.type) {
     case 'integer':

@@ -9,6 +9,7 @@
 // spec.planExecution.abort turns true; it consumes the planExecution it carries, which
 // therefore never runs. A later write that names a new (planName, id) while abort is still
 // true is refused (`instance.abort-still-set`): the fix is abort: false in the same write.
+import { comparedParameters } from '../params/secrets.ts';
 import type { Instance, InstanceSpec, OperatorVersionSpec, PlanState } from '../api/schema.ts';
 import type { Refusal } from '../refusal.ts';
 import { jsonEqual } from '../json.ts';
@@ -118,8 +119,9 @@ export function hasPlan(ov: OperatorVersionSpec, plan: string): boolean {
   return ov.plans !== undefined && Object.hasOwn(ov.plans, plan);
 }
 
+/** The written values and, for secret parameters, their references' tokens (shared/params/secrets.ts). */
 function paramsOf(spec: InstanceSpec | undefined): Record<string, string> {
-  return spec?.parameters ?? {};
+  return comparedParameters(spec?.parameters, spec?.parametersFrom) ?? {};
 }
 
 /** Parameters whose written value differs (no OperatorVersion needed: no defaults). */

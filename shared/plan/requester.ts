@@ -7,6 +7,7 @@
 //
 // The stamp is never read from a value the client chose: the webhook computes the whole
 // annotation from the stored one and the admission request's userInfo.
+import { comparedParameters } from '../params/secrets.ts';
 import { createHash } from 'node:crypto';
 import type { Instance, InstanceSpec } from '../api/schema.ts';
 import type { PlanRequest } from './triggers.ts';
@@ -99,7 +100,7 @@ export function requesterOf(request: PlanRequest, instance: Pick<Instance, 'meta
     case 'manual':
       return stamp.manual && stamp.manual.trigger === triggerIdentity({ planName: request.plan, id: request.id }) ? stamp.manual.user : UNKNOWN_REQUESTER;
     case 'parameter':
-      return stamp.parameters && stamp.parameters.digest === parametersDigest(instance.spec.parameters) ? stamp.parameters.user : UNKNOWN_REQUESTER;
+      return stamp.parameters && stamp.parameters.digest === parametersDigest(comparedParameters(instance.spec.parameters, instance.spec.parametersFrom)) ? stamp.parameters.user : UNKNOWN_REQUESTER;
     case 'upgrade':
       return stamp.upgrade && stamp.upgrade.to === instance.spec.operatorVersion.name ? stamp.upgrade.user : UNKNOWN_REQUESTER;
     default:

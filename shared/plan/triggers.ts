@@ -8,6 +8,7 @@ import type {
   PlanState,
   TriggerKind,
 } from '../api/schema.ts';
+import { comparedParameters, type ParametersFrom } from '../params/secrets.ts';
 
 export const TRIGGER_PLAN_FALLBACK = ['update', 'deploy'] as const;
 export const UPGRADE_PLAN_ORDER = ['upgrade', 'update', 'deploy'] as const;
@@ -22,12 +23,15 @@ export interface PlanRequest {
   parameters?: string[];
   /** Per-run values a manual trigger carries (spec.planExecution.parameters). */
   runParameters?: Record<string, string>;
+  /** Per-run Secret references a manual trigger carries (spec.planExecution.parametersFrom). */
+  runParametersFrom?: ParametersFrom;
 }
 
 /** The request a manual trigger is, with the per-run values it carries. */
-export function manualRequest(pe: { planName: string; id?: string; parameters?: Record<string, string> }): PlanRequest {
+export function manualRequest(pe: { planName: string; id?: string; parameters?: Record<string, string>; parametersFrom?: ParametersFrom }): PlanRequest {
   const request: PlanRequest = { plan: pe.planName, kind: 'manual', id: pe.id ?? '' };
   if (pe.parameters !== undefined && Object.keys(pe.parameters).length > 0) request.runParameters = { ...pe.parameters };
+  if (pe.parametersFrom !== undefined && Object.keys(pe.parametersFrom).length > 0) request.runParametersFrom = structuredClone(pe.parametersFrom);
   return request;
 }
 
@@ -152,7 +156,9 @@ export function requestedPlans(
     const plan = upgradePlanOf(ov);
     if (plan) out.push({ plan, kind: 'upgrade', id: `upgrade/${spec.operatorVersion.name}` });
   } else {
-    for (const [plan, parameters] of parameterTriggeredPlans(ov, applied.parameters, spec.parameters)) {
+    const before = comparedParameters(applied.parameters, applied.parametersFrom);
+    const after = comparedParameters(spec.parameters, spec.parametersFrom);
+    for (const [plan, parameters] of parameterTriggeredPlans(ov, before, after)) {
       out.push({ plan, kind: 'parameter', id: `parameters/${parameters.join(',')}`, parameters });
     }
   }

@@ -75,6 +75,8 @@ import { effectiveParameters } from '../../shared/plan/triggers.ts';
 import { describeDeclaration, exampleValue, PARAMETER_RULES, showValue, valueProblem } from '../../shared/params/values.ts';
 import { nextStamp, parseStamp, REQUESTED_BY_ANNOTATION, stampOf, stampText } from '../../shared/plan/requester.ts';
 import { targetHolder } from '../../shared/updatePlanHolder.ts';
+import { comparedParameters } from '../../shared/params/secrets.ts';
+import { secretParameters } from './secretParameters.ts';
 
 export interface InstanceAdmissionContext {
   operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
@@ -148,7 +150,7 @@ function oldOvSpec(ctx: InstanceAdmissionContext): OperatorVersionSpec | undefin
 }
 
 function paramsOf(spec: InstanceSpec | undefined): Record<string, string> {
-  return spec?.parameters ?? {};
+  return comparedParameters(spec?.parameters, spec?.parametersFrom) ?? {};
 }
 
 /** A written value; own keys only, so a parameter named like an Object method reads as unset. */
@@ -575,6 +577,8 @@ export function undeclaredParameters(ctx: InstanceAdmissionContext): Verdict {
 export const INSTANCE_RULES: readonly InstanceRule[] = [
   noTriggersWhileDeleting,
   operatorVersionExists,
+  // First of the parameter rules: no later rule may quote a secret parameter's value.
+  secretParameters,
   triggerNamesKnownPlan,
   cleanupNotManual,
   requiredParametersPresent,

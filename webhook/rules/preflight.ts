@@ -10,7 +10,9 @@
 // lookup that cannot be answered in time admits the write with a warning (this is a
 // courtesy check: the plan's requests are still bounded by the ServiceAccount's RBAC when
 // they run), unlike the authority check on naming a ServiceAccount, which fails closed.
-import type { OperatorVersionSpec } from '../../shared/api/schema.ts';
+import type { OperatorVersionSpec, SecretKeyRef } from '../../shared/api/schema.ts';
+import { comparedParameters, referenceValues, runSecretRefs } from '../../shared/params/secrets.ts';
+import { SECRET_PARAMETER_RULES } from '../../shared/params/secretRules.ts';
 import type { AccessAnswer, AccessAttributes, AccessSubject } from '../../shared/kube/access.ts';
 import { allRules, OWNER_FINALIZERS_RESOURCE, rbacCommand, tasksNeeds, type AccessRule, type KindInfo } from '../../shared/plan/needs.ts';
 import { effectiveParameters } from '../../shared/plan/triggers.ts';
@@ -69,18 +71,35 @@ export const PREFLIGHT_BUDGET_MS = 1_500;
 export const PREFLIGHT_ACCESS_TTL_MS = 10_000;
 
 /** The plan this write will start and the values its run will use, or undefined when it starts none. */
-export function runToCheck(ctx: InstanceAdmissionContext): { plan: string; values: Record<string, string>; ov: OperatorVersionSpec } | undefined {
+export function runToCheck(ctx: InstanceAdmissionContext): RunToCheck | undefined {
   const ov = ctx.operatorVersion?.spec;
   if (!ov) return undefined;
   const spec = ctx.object.spec;
+  // Secret parameters render as their references' tokens: data, never a value read here.
+  const values = effectiveParameters(ov, comparedParameters(spec.parameters, spec.parametersFrom));
   if (ctx.operation === 'CREATE') {
-    return ov.plans?.deploy ? { plan: 'deploy', values: effectiveParameters(ov, spec.parameters), ov } : undefined;
+    return ov.plans?.deploy ? { plan: 'deploy', values, ov, secrets: runSecretRefs(ov, spec.parametersFrom, undefined) } : undefined;
   }
   if (ctx.operation !== 'UPDATE' || ctx.object.metadata.deletionTimestamp) return undefined;
   const request = requestToStart(factsOf(ctx));
   if (!request || request.plan === 'cleanup' || !ov.plans?.[request.plan]) return undefined;
-  const perRun = request.kind === 'manual' ? spec.planExecution?.parameters ?? {} : {};
-  return { plan: request.plan, values: { ...effectiveParameters(ov, spec.parameters), ...perRun }, ov };
+  const manual = request.kind === 'manual';
+  const perRun = manual ? { ...(spec.planExecution?.parameters ?? {}), ...referenceValues(spec.planExecution?.parametersFrom) } : {};
+  return { plan: request.plan, values: { ...values, ...perRun }, ov, secrets: runSecretRefs(ov, spec.parametersFrom, manual ? spec.planExecution?.parametersFrom : undefined) };
+}
+
+export interface RunToCheck {
+  plan: string;
+  values: Record<string, string>;
+  ov: OperatorVersionSpec;
+  /** The Secret keys the run reads (secret parameters), by parameter. */
+  secrets: [string, SecretKeyRef][];
+}
+
+/** What reading the run's Secrets takes: get on each, by name. */
+export function secretReadRules(secrets: readonly [string, SecretKeyRef][], namespace: string): AccessRule[] {
+  const names = [...new Set(secrets.map(([, ref]) => ref.name))].sort();
+  return names.map((name) => ({ verb: 'get', apiGroup: '', resource: 'secrets', namespace, resourceName: name }));
 }
 
 /** The controller as a SubjectAccessReview subject: a ServiceAccount's user with its groups, or a bare user. */
@@ -176,7 +195,8 @@ export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serv
     }
   }
   // Only tasks that act (all but Dummy) need the ServiceAccount's rights: a plan of Dummy tasks needs none.
-  if (tasks.length === 0 || !deps.checkAccess) return allow();
+  if ((tasks.length === 0 && run.secrets.length === 0) || !deps.checkAccess) return allow();
+  const secretRules = secretReadRules(run.secrets, namespace);
   const subject = serviceAccountSubject(namespace, serviceAccount);
   const checked = await withinBudget(
     (async () => {
@@ -196,7 +216,7 @@ export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serv
       // instances/finalizers is needed only where the OwnerReferencesPermissionEnforcement
       // admission plugin runs, which the webhook cannot see: a plan that would work must not
       // be refused, so the preflight leaves that rule to `kubectl planwarden rbac`.
-      const rules = allRules(needs).filter((r) => r.resource !== OWNER_FINALIZERS_RESOURCE);
+      const rules = [...secretRules, ...allRules(needs).filter((r) => r.resource !== OWNER_FINALIZERS_RESOURCE)];
       const controller = deps.controllerUser;
       const [exists, granted, answers] = await Promise.all([
         deps.serviceAccountExists(namespace, serviceAccount),
@@ -255,6 +275,23 @@ export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serv
   const unknown = checked.answers.flatMap((a) => (a.answer.kind === 'unknown' ? [a.answer.reason] : []));
   if (unknown.length > 0) warnings.push(clipText(`some rights of ServiceAccount "${serviceAccount}" could not be checked (${unknown[0]})`));
   const missing = checked.answers.filter((a) => a.answer.kind === 'denied').map((a) => a.rule);
+  const unreadable = missing.filter((r) => secretRules.includes(r));
+  if (unreadable.length > 0) {
+    const names = unreadable.map((r) => r.resourceName ?? '');
+    const params = run.secrets.filter(([, ref]) => names.includes(ref.name)).map(([p, ref]) => `${p} (Secret ${ref.name}, key ${ref.key})`);
+    return deny({
+      rule: SECRET_PARAMETER_RULES.notReadable,
+      object,
+      refused: what,
+      why: `plan "${run.plan}" reads ${params.join(', ')} as ServiceAccount "${serviceAccount}", which may not get ${plural(names.length, 'Secret', 'Secrets')} ${names.map((n) => `"${n}"`).join(', ')} (planwarden reads a secret parameter with the plan's rights, never its own)`,
+      fix:
+        `grant get on exactly ${plural(names.length, 'that Secret', 'those Secrets')}: kubectl -n ${namespace} create role ${serviceAccount}-secrets --verb=get --resource=secrets ${names.map((n) => `--resource-name=${n}`).join(' ')}; ` +
+        `kubectl -n ${namespace} create rolebinding ${serviceAccount}-secrets --role=${serviceAccount}-secrets --serviceaccount=${namespace}:${serviceAccount}`,
+      code: 403,
+      reason: 'Forbidden',
+      warnings,
+    });
+  }
   if (missing.length === 0) return allow(warnings);
   return deny({
     rule: 'instance.preflight-forbidden',

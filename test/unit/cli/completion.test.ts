@@ -47,7 +47,7 @@ describe('cli completion: what __complete offers', () => {
   const rows: [string, string, string, string[]][] = [
     ['the groups first', '', '', ['plan', 'update', 'schedule', 'fleet', 'rbac', 'package', 'render', 'install', 'upgrade', 'completion']],
     ['no verb after rbac (a command of one word)', 'rbac', '', []],
-    ['the flags of rbac', 'rbac', '--', ['--operator-version', '--service-account', '--plans', '--output', '--strict', '--controller-service-account', '--kubeconfig', '--context', '--namespace', '--as', '--as-group', '--help']],
+    ['the flags of rbac', 'rbac', '--', ['--operator-version', '--service-account', '--plans', '--output', '--strict', '--controller-service-account', '--secret', '--instance', '--kubeconfig', '--context', '--namespace', '--as', '--as-group', '--help']],
     ['OperatorVersions after rbac --operator-version', 'rbac --operator-version', 'app-1.0', ['app-1.0.0']],
     ['output formats after rbac -o', 'rbac --operator-version app-1.0.0 -o', '', ['json', 'yaml']],
     ['a group by its prefix', '', 'pl', ['plan']],

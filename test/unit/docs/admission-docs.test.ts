@@ -22,6 +22,8 @@ const SOURCES = [
   join('shared', 'plan', 'policy.ts'),
   // Typed parameters: their ids live in PARAMETER_RULES (the policy and the rules use them).
   join('shared', 'params', 'values.ts'),
+  // Secret parameters: SECRET_PARAMETER_RULES (the Instance rules, the preflight and the blueprint review use them).
+  join('shared', 'params', 'secretRules.ts'),
   // Status writes: the status webhooks and the controller's seal run the same rules.
   join('shared', 'conditions', 'statusAdmission.ts'),
   // OperatorVersion checks: the webhook and `kubectl planwarden package verify` run the same ones.
@@ -47,6 +49,8 @@ interface SourceIds {
   file: string;
   ids: string[];
   callsDeny: boolean;
+  /** Denies only with ids of a rules map defined in another source (e.g. SECRET_PARAMETER_RULES.value). */
+  usesRulesMap: boolean;
 }
 
 const sources: SourceIds[] = SOURCES.map((file) => {
@@ -55,6 +59,7 @@ const sources: SourceIds[] = SOURCES.map((file) => {
     file,
     ids: [...captures(text, RULE_PROPERTY), ...captures(text, FINDING), ...captures(text, POLICY_ENTRY)],
     callsDeny: (/\bdeny\(/.test(text) && !/export function deny\(/.test(text)) || /\bTRIGGER_RULES\b/.test(text),
+    usesRulesMap: /\brule:\s*[A-Z_]+_RULES\.[a-zA-Z]+/.test(text),
   };
 });
 const ruleIds = [...new Set(sources.flatMap((s) => s.ids))].sort();
@@ -68,7 +73,7 @@ function documents(id: string): boolean {
 describe('docs/admission.md', function () {
   describe('the rule ids are found in the source', function () {
     it('finds ids in every file that builds a denial (the regex has not gone stale)', function () {
-      for (const s of sources.filter((x) => x.callsDeny)) expect(s.ids, s.file).to.not.be.empty;
+      for (const s of sources.filter((x) => x.callsDeny && !x.usesRulesMap)) expect(s.ids, s.file).to.not.be.empty;
     });
 
     it('finds the ids of every guarded resource and of the webhook shell', function () {
