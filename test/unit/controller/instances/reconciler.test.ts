@@ -7,7 +7,8 @@ import type { Instance, OperatorVersion } from '../../../../shared/api/schema.ts
 import { KubeApiError, type KubeClient, type KubeObjectLike } from '../../../../shared/kube/client.ts';
 import { MemoryCache, objectKey } from '../../../../shared/kube/informer.ts';
 import { silentLogger } from '../../../../shared/log.ts';
-import type { Observation } from '../../../../controller/executors/context.ts';
+import type { ExecutionContext, Observation } from '../../../../controller/executors/context.ts';
+import fc from 'fast-check';
 import type { Executors } from '../../../../controller/executors/index.ts';
 import { BLUEPRINT_ANNOTATION, blueprintDigest, blueprintRecordOf } from '../../../../shared/blueprint/digest.ts';
 import { InstanceReconciler, type InstanceReconcilerDeps } from '../../../../controller/instances/reconciler.ts';
@@ -113,6 +114,9 @@ function harness(
     finalizers?: string[];
     clock?: () => Date;
     impersonationGrant?: InstanceReconcilerDeps['impersonationGrant'];
+    /** What each task observes (default: done). */
+    observe?: (ctx: ExecutionContext) => Observation;
+    readSecrets?: InstanceReconcilerDeps['readSecrets'];
   } = {},
 ): Harness {
   const ov = opts.ov ?? operatorVersion();
@@ -133,7 +137,7 @@ function harness(
         // What the API server had stored when the task ran: the step must be on record first.
         const stored = store.instance.status?.planStatus?.[ctx.plan]?.phases?.flatMap((p) => p.steps.map((st) => `${st.name}:${st.status}`));
         storedAtExecution.push(`${ctx.task.name} ${(stored ?? []).join(' ')}`);
-        return { kind: 'done' };
+        return opts.observe ? opts.observe(ctx) : { kind: 'done' };
       },
     }),
     ...(opts.writesNothing ? { writesNothing: opts.writesNothing } : {}),
@@ -148,6 +152,7 @@ function harness(
     logger: silentLogger(),
     clock: opts.clock ?? (() => new Date(T0 + 1000 * tick++)),
     ...(opts.impersonationGrant ? { impersonationGrant: opts.impersonationGrant } : {}),
+    ...(opts.readSecrets ? { readSecrets: opts.readSecrets } : {}),
   });
   return { store, cache, reconciler, executed, events, storedAtExecution, sync: () => cache.upsert(structuredClone(store.instance)) };
 }
@@ -408,5 +413,62 @@ describe('controller/instances/reconciler: a blueprint changed since the last ac
   it('runs it for an Instance that names no ServiceAccount: the default one needs no right', async function () {
     const { h } = await run(changed, undefined);
     expect(h.store.instance.status?.planStatus?.deploy?.status).to.equal('COMPLETE');
+  });
+});
+
+describe('controller/instances/reconciler: secret parameters (issue 35)', function () {
+  const ov = operatorVersion({ parameters: [{ name: 'PASSWORD', secret: true }] });
+  const withRef = { parametersFrom: { PASSWORD: { secretKeyRef: { name: 'creds', key: 'password' } } } };
+
+  it('renders with the value read as the plan’s ServiceAccount, and a value written in spec.parameters is never used', async function () {
+    const seen: string[] = [];
+    const h = harness({
+      ov,
+      instance: { ...withRef, parameters: { PASSWORD: 'from-spec' } },
+      readSecrets: async (_inst, refs) => ({ ok: true, secrets: refs.map(([parameter, ref]) => ({ parameter, ref, value: 'from-secret' })) }),
+      observe: (ctx) => (seen.push(ctx.parameters.PASSWORD ?? '-'), { kind: 'done' }),
+    });
+    await drain(h, { sync: true });
+    expect(seen).to.deep.equal(['from-secret', 'from-secret', 'from-secret']);
+    expect(h.store.instance.status?.applied?.parametersFrom).to.deep.equal(withRef.parametersFrom);
+  });
+
+  it('a Secret that cannot be read fails the run, naming the reference', async function () {
+    const h = harness({
+      ov,
+      instance: withRef,
+      readSecrets: async () => ({ ok: false, outcome: { kind: 'fatalError', message: 'read parameter PASSWORD from Secret shop/creds (key password): Secret "creds" does not exist' } }),
+    });
+    await drain(h, { sync: true });
+    expect(h.executed).to.deep.equal([]);
+    expect(h.store.instance.status?.planStatus?.deploy?.status).to.equal('FATAL_ERROR');
+    expect(JSON.stringify(h.store.instance.status)).to.include('Secret \\"creds\\" does not exist');
+  });
+
+  // Property: whatever the secret, and however a task's failure quotes it (raw, as an API
+  // error quotes the refused object, in base64), neither status nor any Event of the run holds
+  // its bytes or its base64. Without the redaction of task outcomes in perform() this fails.
+  it('property: no status field or Event of a run holds the secret', async function () {
+    await fc.assert(
+      fc.asyncProperty(fc.string({ minLength: 6, maxLength: 24 }).filter((v) => v.trim().length >= 6), fc.integer({ min: 0, max: 2 }), async (value, form) => {
+        const b64 = Buffer.from(value).toString('base64');
+        const quoted = [value, `Invalid value: ${JSON.stringify(value)}`, `data: {password: ${b64}}`][form]!;
+        const h = harness({
+          ov,
+          instance: withRef,
+          readSecrets: async (_inst, refs) => ({ ok: true, secrets: refs.map(([parameter, ref]) => ({ parameter, ref, value })) }),
+          observe: () => ({ kind: 'fatalError', message: `apply secret creds: ${quoted}` }),
+        });
+        await drain(h, { sync: true });
+        const kept = JSON.stringify(h.store.instance) + h.events.join('\n');
+        return (
+          h.store.instance.status?.planStatus?.deploy?.status === 'FATAL_ERROR' &&
+          kept.includes('<secret: creds/password>') &&
+          !kept.includes(JSON.stringify(value).slice(1, -1)) &&
+          !kept.includes(b64.replace(/=+$/, ''))
+        );
+      }),
+      { numRuns: 60 },
+    );
   });
 });
