@@ -12,6 +12,7 @@ import {
   type PlanStatus,
 } from '../../shared/api/schema.ts';
 import { runsOf, type RunEntry } from '../../shared/plan/history.ts';
+import { planPreview, previewVerb } from './preview.ts';
 import { isRunning } from '../../shared/plan/triggers.ts';
 import {
   CONNECTION_HELP,
@@ -166,6 +167,7 @@ export const planVerbSpecs: Record<string, Verb<ParseArgsOptionsConfig>> = {
   status: statusVerb,
   history: historyVerb,
   abort: abortVerb,
+  preview: previewVerb,
 };
 
 export const planVerbs: Record<string, (args: string[], io: CliIO) => Promise<ExitCode>> = {
@@ -173,6 +175,7 @@ export const planVerbs: Record<string, (args: string[], io: CliIO) => Promise<Ex
   status: planStatus,
   history: planHistory,
   abort: planAbort,
+  preview: planPreview,
 };
 
 const instanceRef = (namespace: string, name: string) => ({ apiVersion: API_VERSION, kind: 'Instance', namespace, name });

@@ -18,38 +18,10 @@ import {
 } from './context.ts';
 import { combineHealth, describeObject, judgeHealth, type Health } from './health.ts';
 import { renderResources } from '../../shared/template/render.ts';
-import { LABEL_INSTANCE, LABEL_PLAN } from '../../shared/api/names.ts';
+import { prepareObject } from '../../shared/plan/prepare.ts';
 
 
-export interface PrepareOptions {
-  instance: Pick<Instance, 'apiVersion' | 'kind' | 'metadata'>;
-  plan: string;
-  /** Whether the object's kind is namespaced (from discovery). */
-  namespaced: boolean;
-}
-
-/**
- * The object as planwarden applies it: namespace defaulted to the Instance's (dropped for
- * cluster-scoped kinds), labelled with the Instance and plan, and — when it lives in the
- * Instance's namespace — controlled by the Instance, so that deleting the Instance collects
- * it. (An owner reference across namespaces or from a cluster-scoped object is invalid.)
- */
-export function prepareObject(obj: KubeResource, { instance, plan, namespaced }: PrepareOptions): KubeResource {
-  const out = structuredClone(obj);
-  const metadata = out.metadata;
-  if (namespaced) metadata.namespace ??= instance.metadata.namespace;
-  else delete metadata.namespace;
-  metadata.labels = { ...metadata.labels, [LABEL_INSTANCE]: instance.metadata.name ?? '', [LABEL_PLAN]: plan };
-  const uid = instance.metadata.uid;
-  if (namespaced && uid && metadata.namespace === instance.metadata.namespace) {
-    const others = (metadata.ownerReferences ?? []).filter((ref) => ref.uid !== uid);
-    metadata.ownerReferences = [
-      ...others,
-      { apiVersion: instance.apiVersion, kind: instance.kind, name: instance.metadata.name ?? '', uid, controller: true, blockOwnerDeletion: true },
-    ];
-  }
-  return out;
-}
+export { prepareObject, type PrepareOptions } from '../../shared/plan/prepare.ts';
 
 /** Health as an observation. */
 export function observationForHealth(health: Health): Observation {

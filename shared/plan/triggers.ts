@@ -3,12 +3,13 @@
 // so a write the webhook admitted is exactly the work the controller then starts.
 import type {
   Instance,
+  InstanceSpec,
   InstanceStatus,
   OperatorVersionSpec,
   PlanState,
   TriggerKind,
 } from '../api/schema.ts';
-import { comparedParameters, type ParametersFrom } from '../params/secrets.ts';
+import { comparedParameters, referenceValues, type ParametersFrom } from '../params/secrets.ts';
 
 export const TRIGGER_PLAN_FALLBACK = ['update', 'deploy'] as const;
 export const UPGRADE_PLAN_ORDER = ['upgrade', 'update', 'deploy'] as const;
@@ -45,6 +46,24 @@ export function runParameters(
   perRun: Record<string, string> | undefined,
 ): Record<string, string> {
   return { ...effectiveParameters(ov, values), ...(perRun ?? {}) };
+}
+
+/**
+ * The values a run is judged and previewed with before it starts: the Instance's effective
+ * values and the run's own, secret parameters as their references' tokens (data, never a
+ * value read). The webhook's preflight and `plan preview` both use it, and the digest of a
+ * preview is computed from it.
+ */
+export function referenceRenderValues(
+  ov: OperatorVersionSpec,
+  spec: Pick<InstanceSpec, 'parameters' | 'parametersFrom'>,
+  run?: { parameters?: Record<string, string>; parametersFrom?: ParametersFrom },
+): Record<string, string> {
+  return {
+    ...effectiveParameters(ov, comparedParameters(spec.parameters, spec.parametersFrom)),
+    ...(run?.parameters ?? {}),
+    ...referenceValues(run?.parametersFrom),
+  };
 }
 
 /**

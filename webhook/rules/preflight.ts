@@ -11,11 +11,11 @@
 // courtesy check: the plan's requests are still bounded by the ServiceAccount's RBAC when
 // they run), unlike the authority check on naming a ServiceAccount, which fails closed.
 import type { OperatorVersionSpec, SecretKeyRef } from '../../shared/api/schema.ts';
-import { comparedParameters, referenceValues, runSecretRefs } from '../../shared/params/secrets.ts';
+import { runSecretRefs } from '../../shared/params/secrets.ts';
 import { SECRET_PARAMETER_RULES } from '../../shared/params/secretRules.ts';
 import type { AccessAnswer, AccessAttributes, AccessSubject } from '../../shared/kube/access.ts';
 import { allRules, OWNER_FINALIZERS_RESOURCE, rbacCommand, tasksNeeds, type AccessRule, type KindInfo } from '../../shared/plan/needs.ts';
-import { effectiveParameters } from '../../shared/plan/triggers.ts';
+import { referenceRenderValues } from '../../shared/plan/triggers.ts';
 import { requestToStart } from '../../shared/plan/policy.ts';
 import { describeProblem, preflightPlan, type PlannedTask } from '../../shared/plan/preflight.ts';
 import { kindsNotServed, type KindNotServed, type KindServing } from '../../shared/plan/servedKinds.ts';
@@ -76,7 +76,7 @@ export function runToCheck(ctx: InstanceAdmissionContext): RunToCheck | undefine
   if (!ov) return undefined;
   const spec = ctx.object.spec;
   // Secret parameters render as their references' tokens: data, never a value read here.
-  const values = effectiveParameters(ov, comparedParameters(spec.parameters, spec.parametersFrom));
+  const values = referenceRenderValues(ov, spec);
   if (ctx.operation === 'CREATE') {
     return ov.plans?.deploy ? { plan: 'deploy', values, ov, secrets: runSecretRefs(ov, spec.parametersFrom, undefined) } : undefined;
   }
@@ -84,8 +84,7 @@ export function runToCheck(ctx: InstanceAdmissionContext): RunToCheck | undefine
   const request = requestToStart(factsOf(ctx));
   if (!request || request.plan === 'cleanup' || !ov.plans?.[request.plan]) return undefined;
   const manual = request.kind === 'manual';
-  const perRun = manual ? { ...(spec.planExecution?.parameters ?? {}), ...referenceValues(spec.planExecution?.parametersFrom) } : {};
-  return { plan: request.plan, values: { ...values, ...perRun }, ov, secrets: runSecretRefs(ov, spec.parametersFrom, manual ? spec.planExecution?.parametersFrom : undefined) };
+  return { plan: request.plan, values: manual ? referenceRenderValues(ov, spec, spec.planExecution) : values, ov, secrets: runSecretRefs(ov, spec.parametersFrom, manual ? spec.planExecution?.parametersFrom : undefined) };
 }
 
 export interface RunToCheck {

@@ -51,7 +51,7 @@ describe('cli completion: what __complete offers', () => {
     ['OperatorVersions after rbac --operator-version', 'rbac --operator-version', 'app-1.0', ['app-1.0.0']],
     ['output formats after rbac -o', 'rbac --operator-version app-1.0.0 -o', '', ['json', 'yaml']],
     ['a group by its prefix', '', 'pl', ['plan']],
-    ['the verbs of plan', 'plan', '', ['trigger', 'status', 'history', 'abort']],
+    ['the verbs of plan', 'plan', '', ['trigger', 'status', 'history', 'abort', 'preview']],
     ['the verbs of update', 'update', '', ['pre-checks']],
     ['the shells of completion', 'completion', '', ['bash', 'zsh']],
     ['the verbs after global flags', '-n shop --context kind plan', 'st', ['status']],
@@ -164,7 +164,7 @@ describe('cli completion: the scripts', () => {
   it('in bash, completes the command words without the plugin, and flags through it', function () {
     this.timeout(30_000);
     expect(bashComplete(['p'])).to.deep.equal(['plan', 'package']);
-    expect(bashComplete(['plan', ''])).to.deep.equal(['trigger', 'status', 'history', 'abort']);
+    expect(bashComplete(['plan', ''])).to.deep.equal(['trigger', 'status', 'history', 'abort', 'preview']);
     expect(bashComplete(['-n', 'shop', 'plan', 'status', '--ins'])).to.deep.equal(['--instance']);
     expect(bashComplete(['plan', 'status', '-o', ''])).to.deep.equal(['json', 'yaml']);
   });
