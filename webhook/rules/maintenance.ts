@@ -16,7 +16,7 @@ import { hasPlan, triggerFacts } from '../../shared/plan/policy.ts';
 import { planNames } from '../../shared/plan/triggers.ts';
 import { objectRef } from '../../shared/refusal.ts';
 import { clipText, closestName } from '../../shared/text.ts';
-import type { InstanceAdmissionContext } from './instance.ts';
+import type { InstanceAdmissionContext } from './instanceContext.ts';
 import { allow, deny, type Verdict } from '../../shared/verdict.ts';
 
 /**
