@@ -192,7 +192,7 @@ export function operatorVersionExists(ctx: InstanceAdmissionContext): Verdict {
   const where = ns ? ` in namespace "${ns}"` : '';
   const list = `\`kubectl get ov${ns ? ` -n ${ns}` : ''}\``;
   const base = {
-    rule: 'instance.operator-version-not-found',
+    rule: 'instance.operator-version-not-found' as const,
     object: objectOf(ctx),
     code: 422,
     reason: 'Invalid' as const,
@@ -239,7 +239,7 @@ export function requiredParametersPresent(ctx: InstanceAdmissionContext): Verdic
   const missing = declared.filter((p) => p.required === true && unset(p.name, p.default)).map((p) => p.name);
   const ovRef = `OperatorVersion "${newOvName(ctx)}"`;
   const setFix = (names: readonly string[]) => `set ${names.map((n) => `spec.parameters.${n}`).join(', ')}`;
-  const base = { rule: 'instance.required-parameter-missing', object: objectOf(ctx), code: 422, reason: 'Invalid' as const };
+  const base = { rule: 'instance.required-parameter-missing' as const, object: objectOf(ctx), code: 422, reason: 'Invalid' as const };
 
   if (ctx.operation === 'CREATE') {
     if (missing.length === 0) return allow();
