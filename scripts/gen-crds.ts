@@ -258,7 +258,7 @@ function staleFiles(root: string, files: Map<string, string>): string[] {
 
 /** The span between the common head and the common tail, as one hunk: `-` committed,
  *  `+` generated, at most `limit` lines of each. */
-function lineDiff(have: string, want: string, limit = 10): string {
+export function lineDiff(have: string, want: string, limit = 10): string {
   const a = have.split('\n');
   const b = want.split('\n');
   let head = 0;

@@ -76,6 +76,7 @@ async function main(): Promise<number> {
     await stage('typecheck', 'npx', ['tsc', '--noEmit', '-p', '.'], false);
     await stage('lint', 'npx', ['eslint', '.'], false);
     await stage('CRDs match the API types', 'npx', ['tsx', 'scripts/gen-crds.ts', '--check'], false);
+    await stage('webhook configurations match the route table', 'npx', ['tsx', 'scripts/gen-webhooks.ts', '--check'], false);
   }
   const helm = await helmBuild;
   if (helm.code !== 0) console.log(`\n(building helm failed; the chart tests say why)\n${helm.output.trim().split('\n').slice(-5).join('\n')}`);

@@ -1,6 +1,7 @@
 // What the webhook and the controller agree on about FleetRollouts: waves, label selectors,
 // the recorded author and the mark on the controller's trigger writes. Pure: no I/O.
 import { WAVE_PATTERN, type FleetRolloutSpec } from './api/schema.ts';
+import { controllerUserIn, DEFAULT_INSTALL_NAMESPACE } from './api/webhookRoutes.ts';
 
 /**
  * The author of a rollout, as the webhook took it from the admission request that created it
@@ -147,7 +148,7 @@ export function waveOf(index: number, ends: readonly number[]): number {
 export const MUTABLE_SPEC_FIELDS = ['paused', 'maxFailures', 'maxConcurrent'] as const;
 
 /** The controller's user when planwarden is installed as manifests/ does it (the webhook's --controller-user default). */
-export const DEFAULT_CONTROLLER_USER = 'system:serviceaccount:planwarden-system:planwarden-controller';
+export const DEFAULT_CONTROLLER_USER = controllerUserIn(DEFAULT_INSTALL_NAMESPACE);
 
 /** The trigger a write introduces, by id: a manual trigger's id, or upgrade/<OperatorVersion>. */
 export function introducedTriggerId(

@@ -2,6 +2,7 @@
 // controller's Event and PlanRunning condition. One format, so the same refusal reads the
 // same on both sides and greps to the one rule that produced it.
 import { clipText } from './text.ts';
+import type { RuleId } from './ruleIds.ts';
 
 export type DenyReason = 'Forbidden' | 'Invalid' | 'Conflict' | 'BadRequest' | 'AlreadyExists' | 'InternalError' | 'ServiceUnavailable';
 
@@ -11,7 +12,7 @@ export const MAX_MESSAGE_LENGTH = 4096;
 /** What a rule refuses, without the object it is about. */
 export interface Refusal {
   /** Stable id of the rule, e.g. "instance.unknown-plan". */
-  rule: string;
+  rule: RuleId;
   /** What was refused, e.g. `trigger of plan "bakup"`. */
   refused: string;
   /** Why, e.g. `OperatorVersion "kafka-1.2.0" has no plan "bakup"`. */

@@ -3,6 +3,7 @@
 import type { Operation } from 'rfc6902';
 import { refusalMessage, type DenyReason, type Refusal } from './refusal.ts';
 import { clipText } from './text.ts';
+import type { RuleId } from './ruleIds.ts';
 
 export interface Allowed {
   allowed: true;
@@ -16,7 +17,7 @@ export interface Denied {
   code: number;
   reason: DenyReason;
   /** Stable rule id, also printed in the message so a denial greps to its rule. */
-  rule: string;
+  rule: RuleId;
   message: string;
   warnings: string[];
 }

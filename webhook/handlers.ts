@@ -9,7 +9,7 @@ import { admitFleetMark } from './rules/fleetMark.ts';
 import { admitFleetRollout, admitFleetTargets, mutateFleetRollout, type FleetRolloutContext, type FleetTargetFacts } from './rules/fleetRollout.ts';
 import { createKubeClient } from '../shared/kube/client.ts';
 import { DEFAULT_PLAN_SERVICE_ACCOUNT } from '../shared/api/names.ts';
-import { apiLookups, type WebhookLookups } from './lookups.ts';
+import { apiLookups, preflightInstanceWrite, type WebhookLookups } from './lookups.ts';
 import type { WebhookMetrics } from './metrics.ts';
 import { OperatorVersionCache, ServiceAccountCache } from './operatorVersionCache.ts';
 import type { Logger } from '../shared/log.ts';
@@ -17,7 +17,6 @@ import type { AdmissionRequest } from './review.ts';
 import { admitInstance, upgradeTarget, type InstanceAdmissionContext } from './rules/instance.ts';
 import { admitPreChecksOptOut, optOutToJudge, skipPreChecksOf } from './rules/preChecksOptOut.ts';
 import type { AccessSubject } from '../shared/kube/access.ts';
-import { preflightInstanceWrite } from './rules/preflight.ts';
 import { mutateInstance } from './rules/instanceMutate.ts';
 import { admitInstanceStatus, mutateInstanceStatus } from '../shared/conditions/statusAdmission.ts';
 import { admitOperatorVersion } from './rules/operatorVersion.ts';
@@ -28,7 +27,8 @@ import { admitBlueprintRights, bringsBlueprint, serviceAccountsToJudge } from '.
 import { admitChangedBlueprint, blueprintRecordPatch, changedBlueprintAccount, recordsBlueprint } from './rules/blueprintRecord.ts';
 import { allow, combine, deny, type Verdict } from '../shared/verdict.ts';
 import { perRunParameterRefusal, rawParameterChanges } from '../shared/plan/policy.ts';
-import type { WebhookRoutes } from './server.ts';
+import type { WebhookRoute, WebhookRoutes } from './server.ts';
+import { ROUTES, WEBHOOK_ROUTES, type WebhookPath } from '../shared/api/webhookRoutes.ts';
 
 export interface HandlerDeps {
   kubeConfig: KubeConfig;
@@ -57,16 +57,8 @@ export interface BuiltHandlers {
   stop(): Promise<void>;
 }
 
-export const ROUTES = {
-  validateInstances: '/validate/instances',
-  validateInstanceStatus: '/validate/instances-status',
-  validateOperatorVersions: '/validate/operatorversions',
-  validateUpdatePlans: '/validate/updateplans',
-  mutateInstances: '/mutate/instances',
-  mutateInstanceStatus: '/mutate/instances-status',
-  validateFleetRollouts: '/validate/fleetrollouts',
-  mutateFleetRollouts: '/mutate/fleetrollouts',
-} as const;
+/** Route key → path, from the route table the webhook configurations are generated from. */
+export { ROUTES };
 
 /**
  * Whether judging this Instance write needs the OperatorVersion as etcd has it now, not a
@@ -401,60 +393,39 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
   const { lookups, caches } = deps.lookups ? { lookups: deps.lookups, caches: [] } : apiserverLookups(deps);
   const clock = deps.now ?? (() => new Date());
   const now = () => clock().toISOString();
-  const routes: WebhookRoutes = {
-    [ROUTES.validateInstances]: {
-      kinds: ['Instance'],
-      handle: (req) =>
-        handleInstance(req, lookups, now(), deps.defaultServiceAccount ?? DEFAULT_PLAN_SERVICE_ACCOUNT, deps.controllerUser ?? DEFAULT_CONTROLLER_USER, deps.tenancy ?? NO_ALLOWANCE),
+  // One handler per path of the table (shared/api/webhookRoutes.ts): a path without one, or
+  // one the table does not have, does not typecheck.
+  const handle: Record<WebhookPath, WebhookRoute['handle']> = {
+    [ROUTES.validateInstances]: (req) =>
+      handleInstance(req, lookups, now(), deps.defaultServiceAccount ?? DEFAULT_PLAN_SERVICE_ACCOUNT, deps.controllerUser ?? DEFAULT_CONTROLLER_USER, deps.tenancy ?? NO_ALLOWANCE),
+    // Filling in a trigger id and stamping who asked need no lookups; recording the
+    // blueprint of a write that introduces a run reads its OperatorVersion (the cache's).
+    [ROUTES.mutateInstances]: async (req) => {
+      const object = (req.object ?? req.oldObject) as unknown as Instance;
+      const oldObject = (req.oldObject ?? undefined) as unknown as Instance | undefined;
+      const verdict = mutateInstance({
+        operation: req.operation,
+        object,
+        oldObject,
+        updatePlans: [],
+        now: now(),
+        user: requesterName(req, deps.controllerUser ?? DEFAULT_CONTROLLER_USER),
+      });
+      if (!verdict.allowed || !recordsBlueprint(req.operation, object, oldObject)) return verdict;
+      const ns = req.namespace ?? object.metadata?.namespace ?? '';
+      const name = object.spec?.operatorVersion?.name;
+      const ov = typeof name === 'string' ? (lookups.cachedOperatorVersion?.(ns, name) ?? (await lookups.getOperatorVersion(ns, name))) : undefined;
+      const record = blueprintRecordPatch(object, ov, verdict.patch);
+      return record.length === 0 ? verdict : allow(verdict.warnings, [...verdict.patch, ...record]);
     },
-    [ROUTES.mutateInstances]: {
-      kinds: ['Instance'],
-      // Filling in a trigger id and stamping who asked need no lookups; recording the
-      // blueprint of a write that introduces a run reads its OperatorVersion (the cache's).
-      handle: async (req) => {
-        const object = (req.object ?? req.oldObject) as unknown as Instance;
-        const oldObject = (req.oldObject ?? undefined) as unknown as Instance | undefined;
-        const verdict = mutateInstance({
-          operation: req.operation,
-          object,
-          oldObject,
-          updatePlans: [],
-          now: now(),
-          user: requesterName(req, deps.controllerUser ?? DEFAULT_CONTROLLER_USER),
-        });
-        if (!verdict.allowed || !recordsBlueprint(req.operation, object, oldObject)) return verdict;
-        const ns = req.namespace ?? object.metadata?.namespace ?? '';
-        const name = object.spec?.operatorVersion?.name;
-        const ov = typeof name === 'string' ? (lookups.cachedOperatorVersion?.(ns, name) ?? (await lookups.getOperatorVersion(ns, name))) : undefined;
-        const record = blueprintRecordPatch(object, ov, verdict.patch);
-        return record.length === 0 ? verdict : allow(verdict.warnings, [...verdict.patch, ...record]);
-      },
-    },
-    [ROUTES.validateInstanceStatus]: {
-      kinds: ['Instance'],
-      handle: async (req) => (req.operation === 'UPDATE' ? admitInstanceStatus(statusContext(req, now())) : allow()),
-    },
-    [ROUTES.mutateInstanceStatus]: {
-      kinds: ['Instance'],
-      handle: async (req) => (req.operation === 'UPDATE' ? mutateInstanceStatus(statusContext(req, now())) : allow()),
-    },
-    [ROUTES.validateOperatorVersions]: {
-      kinds: ['OperatorVersion'],
-      handle: (req) => handleOperatorVersion(req, lookups, deps.tenancy ?? NO_ALLOWANCE),
-    },
-    [ROUTES.validateUpdatePlans]: {
-      kinds: ['UpdatePlan'],
-      handle: (req) => handleUpdatePlan(req, lookups),
-    },
-    [ROUTES.validateFleetRollouts]: {
-      kinds: ['FleetRollout'],
-      handle: (req) => handleFleetRollout(req, lookups),
-    },
-    [ROUTES.mutateFleetRollouts]: {
-      kinds: ['FleetRollout'],
-      handle: async (req) => mutateFleetRollout(fleetContext(req)),
-    },
+    [ROUTES.validateInstanceStatus]: async (req) => (req.operation === 'UPDATE' ? admitInstanceStatus(statusContext(req, now())) : allow()),
+    [ROUTES.mutateInstanceStatus]: async (req) => (req.operation === 'UPDATE' ? mutateInstanceStatus(statusContext(req, now())) : allow()),
+    [ROUTES.validateOperatorVersions]: (req) => handleOperatorVersion(req, lookups, deps.tenancy ?? NO_ALLOWANCE),
+    [ROUTES.validateUpdatePlans]: (req) => handleUpdatePlan(req, lookups),
+    [ROUTES.validateFleetRollouts]: (req) => handleFleetRollout(req, lookups),
+    [ROUTES.mutateFleetRollouts]: async (req) => mutateFleetRollout(fleetContext(req)),
   };
+  const routes: WebhookRoutes = Object.fromEntries(WEBHOOK_ROUTES.map((r) => [r.path, { kinds: [r.kind], handle: handle[r.path] }]));
   return { routes, stop: async () => void (await Promise.all(caches.map((c) => c.stop()))) };
 }
 

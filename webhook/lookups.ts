@@ -6,10 +6,15 @@
 import { classifyApiError, type KubeClient } from '../shared/kube/client.ts';
 import { subjectAccessReviewer, type AccessAnswer, type AccessAttributes, type AccessSubject } from '../shared/kube/access.ts';
 import type { OperatorVersionCache, ServiceAccountCache } from './operatorVersionCache.ts';
-import { PREFLIGHT_ACCESS_TTL_MS, PREFLIGHT_BUDGET_MS, type PreflightDeps } from './rules/preflight.ts';
+import { accessQuestions, accessVerdict, kindKey, kindsNamed, preflightPlanOf, servedKindsVerdict, type AccessAnswers } from './rules/preflight.ts';
+import type { InstanceAdmissionContext } from './rules/instanceContext.ts';
+import type { KindInfo } from '../shared/plan/needs.ts';
+import { kindsNotServed, type KindNotServed, type KindServing } from '../shared/plan/servedKinds.ts';
+import { NO_ALLOWANCE, type TenancyAllowance } from '../shared/blueprint/review.ts';
 import type { WebhookMetrics } from './metrics.ts';
 import { servedKindsLookup } from './servedKinds.ts';
 import { GROUP, VERSION, type Instance, type OperatorVersion, type UpdatePlan } from '../shared/api/schema.ts';
+import { allow, type Verdict } from '../shared/verdict.ts';
 
 /** The reads admission needs (and nothing that writes). */
 export interface WebhookLookups {
@@ -37,6 +42,90 @@ export interface WebhookLookups {
   canI(subject: AccessSubject, attributes: AccessAttributes): Promise<AccessAnswer>;
   /** What the apply-time preflight asks (discovery, cached access reviews); absent: no preflight. */
   preflight?: PreflightDeps;
+}
+
+export interface PreflightDeps {
+  /** Discovery: the resource serving a kind, or undefined when the API server serves none. */
+  resolveKind(apiVersion: string, kind: string): Promise<KindInfo | undefined>;
+  /** A SubjectAccessReview (cached briefly: the preflight is a courtesy check, webhook/rules/preflight.ts). */
+  canI(subject: AccessSubject, attributes: AccessAttributes): Promise<AccessAnswer>;
+  /** Whether the plan's ServiceAccount exists. */
+  serviceAccountExists(namespace: string, name: string): Promise<boolean>;
+  /** How long discovery and the access checks may take in all. */
+  accessBudgetMs: number;
+  /** false: plans run with the controller's own rights (--no-impersonation), so no ServiceAccount is asked about. */
+  checkAccess: boolean;
+  /** Discovery of the served versions of a kind (cached briefly); absent: kinds are not checked. */
+  servedKind?: (apiVersion: string, kind: string) => Promise<KindServing>;
+  /**
+   * The controller's user (--controller-user): whether the namespace let it impersonate the
+   * plan's ServiceAccount is asked too, so that an accepted trigger can run. Absent: not asked.
+   */
+  controllerUser?: string;
+}
+
+/** How long the preflight's lookups may take: within the webhook's 4 s, beside its other reads. */
+export const PREFLIGHT_BUDGET_MS = 1_500;
+/** How long an access answer for a plan's ServiceAccount is reused. */
+export const PREFLIGHT_ACCESS_TTL_MS = 10_000;
+
+async function withinBudget<T>(work: Promise<T>, ms: number): Promise<T | 'timeout'> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The kinds of the run's objects the API server does not serve; undefined when discovery could not answer. */
+async function kindsNotServedBy(check: { tasks: Parameters<typeof kindsNotServed>[0] }, servedKind: (apiVersion: string, kind: string) => Promise<KindServing>): Promise<KindNotServed[] | undefined> {
+  const answers = new Map<string, KindServing>();
+  try {
+    await Promise.all(kindsNamed(check.tasks).map(async (p) => answers.set(kindKey(p.apiVersion, p.kind), await servedKind(p.apiVersion, p.kind))));
+  } catch {
+    // Discovery failed (an aggregated API down, the API server busy): the run itself will tell.
+    return undefined;
+  }
+  return kindsNotServed(check.tasks, (apiVersion, kind) => answers.get(kindKey(apiVersion, kind)));
+}
+
+/**
+ * The apply-time preflight of an Instance write (webhook/rules/preflight.ts judges; this asks):
+ * discovery and the access reviews of the plan's ServiceAccount, each part within
+ * `deps.accessBudgetMs`. `serviceAccount` is the one the plan acts as.
+ */
+export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serviceAccount: string, deps: PreflightDeps, tenancy: TenancyAllowance = NO_ALLOWANCE): Promise<Verdict> {
+  const planned = preflightPlanOf(ctx, tenancy);
+  if ('verdict' in planned) return planned.verdict;
+  const { check } = planned;
+  if (deps.servedKind && check.tasks.length > 0) {
+    const refused = servedKindsVerdict(check, await withinBudget(kindsNotServedBy(check, deps.servedKind), deps.accessBudgetMs));
+    if (refused) return refused;
+  }
+  // Only tasks that act (all but Dummy) need the ServiceAccount's rights: a plan of Dummy tasks needs none.
+  // Reading secret parameters needs the ServiceAccount's get on their Secrets, whatever the tasks.
+  if ((check.tasks.length === 0 && check.secrets.length === 0) || !deps.checkAccess) return allow();
+  const checked = await withinBudget(
+    (async (): Promise<AccessAnswers> => {
+      // Discovery is asynchronous, "what a plan needs" is pure: resolve every kind the
+      // rendered tasks name first, then ask the questions that follow from the answers.
+      const kinds = new Map<string, KindInfo | undefined>();
+      await Promise.all(kindsNamed(check.tasks).map(async (r) => kinds.set(kindKey(r.apiVersion, r.kind), await deps.resolveKind(r.apiVersion, r.kind))));
+      const questions = accessQuestions(check, serviceAccount, (apiVersion, kind) => kinds.get(kindKey(apiVersion, kind)), deps.controllerUser);
+      const [exists, granted, answers] = await Promise.all([
+        deps.serviceAccountExists(check.namespace, serviceAccount),
+        questions.controller ? deps.canI(questions.controller.subject, questions.controller.attributes) : undefined,
+        Promise.all(questions.rights.map(async ({ rule, attributes }) => ({ rule, answer: await deps.canI(questions.subject, attributes) }))),
+      ]);
+      return { exists, granted, answers, unknownKinds: questions.unknownKinds };
+    })(),
+    deps.accessBudgetMs,
+  );
+  return accessVerdict(ctx, check, serviceAccount, deps.controllerUser, checked);
 }
 
 /**

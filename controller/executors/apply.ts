@@ -3,8 +3,6 @@
 // what the API returned — done once every object is current. Every request is the
 // Instance's ServiceAccount's, and an object outside the Instance's namespace is refused
 // before any request (tenancy.ts).
-import type { Instance } from '../../shared/api/schema.ts';
-import type { KubeResource } from '../../shared/kube/client.ts';
 import {
   FIELD_MANAGER,
   isObservation,

@@ -26,6 +26,7 @@ import { heldPlans, isRunning, type PlanRequest } from '../../shared/plan/trigge
 import { maintenanceHold } from '../../shared/calendar.ts';
 import { objectRef, refusalMessage, type Refusal } from '../../shared/refusal.ts';
 import { FINALIZER, FORCE_DELETE_ANNOTATION } from '../../shared/api/names.ts';
+import type { RuleId } from '../../shared/ruleIds.ts';
 
 /** The controller's own entry in status.adapters. */
 export const CONTROLLER_ADAPTER = 'planwarden-controller';
@@ -35,7 +36,7 @@ export interface Report {
   reason: string;
   message: string;
   /** The policy rule that refused (shared/plan/policy.ts), when one did. */
-  rule?: string;
+  rule?: RuleId;
 }
 
 /** PlanRunning reason of a request the policy refuses: it stays unstarted until the spec changes. */

@@ -30,6 +30,7 @@ import { checkTemplateStructure } from '../template/render.ts';
 import { pipeFileProblems } from '../plan/pipe.ts';
 import { renderIdentity } from './identity.ts';
 import { checkTemplatesAnalyzed, checkTemplatesRender, key, structureMemo, templateEscapes, waitEscapes, type Escape, type StructureCheck } from './templates.ts';
+import type { RuleId } from '../ruleIds.ts';
 
 export { CLUSTER_SCOPED_KINDS } from './templates.ts';
 
@@ -43,7 +44,7 @@ export const NO_ALLOWANCE: TenancyAllowance = { allowCrossNamespace: false, allo
 /** One problem found in a spec, pointing at the offending path. */
 export interface Finding {
   severity: 'error' | 'warning';
-  rule: string;
+  rule: RuleId;
   /** e.g. `spec.plans.deploy.phases[0].steps[1].tasks[0]`. */
   path: string;
   problem: string;
@@ -78,11 +79,11 @@ function listed(names: readonly string[]): string {
   return names.length > 0 ? names.join(', ') : 'none';
 }
 
-function error(rule: string, path: string, problem: string, fix: string): Finding {
+function error(rule: RuleId, path: string, problem: string, fix: string): Finding {
   return { severity: 'error', rule, path, problem, fix };
 }
 
-function warning(rule: string, path: string, problem: string): Finding {
+function warning(rule: RuleId, path: string, problem: string): Finding {
   return { severity: 'warning', rule, path, problem };
 }
 

@@ -32,6 +32,7 @@ import { placeholderVars } from '../plan/needs.ts';
 import { TARGET_PLACEHOLDER, RUN_ID_PLACEHOLDER } from '../plan/preflight.ts';
 import type { RenderIdentity } from './identity.ts';
 import { CLUSTER_SCOPED_KINDS } from './kinds.ts';
+import type { RuleId } from '../ruleIds.ts';
 
 /** The variables a render may see (today's RenderVars and the new renderer's additions). */
 export type TemplateVars = RenderVars;
@@ -65,7 +66,7 @@ export function exploreSource(name: string, source: string, vars: TemplateVars, 
 // --- rule ids ---
 
 /** The renderer's problem codes (RenderError.code) as OperatorVersion admission rule ids: one table. */
-export const TEMPLATE_RULES: readonly { code: string; rule: string }[] = [
+export const TEMPLATE_RULES: readonly { code: string; rule: RuleId }[] = [
   { code: 'template.syntax', rule: 'ov.template-syntax' },
   { code: 'template.unknown-field', rule: 'ov.template-unknown-field' },
   { code: 'template.unknown-function', rule: 'ov.template-unknown-function' },
@@ -79,7 +80,7 @@ export const TEMPLATE_RULES: readonly { code: string; rule: string }[] = [
 export const RENDER_DEFAULT = { rule: 'ov.template-render-default' } as const;
 
 /** The admission rule id of a render problem. */
-export function ruleOfRenderError(error: RenderError): string {
+export function ruleOfRenderError(error: RenderError): RuleId {
   return TEMPLATE_RULES.find((r) => r.code === error.code)?.rule ?? RENDER_DEFAULT.rule;
 }
 
@@ -87,7 +88,7 @@ export function ruleOfRenderError(error: RenderError): string {
 
 export interface TemplateFinding {
   severity: 'error' | 'warning';
-  rule: string;
+  rule: RuleId;
   path: string;
   problem: string;
   fix?: string;
@@ -110,7 +111,7 @@ function guarded<T>(name: string, work: () => RenderResult<T>): RenderResult<T> 
   }
 }
 
-function fixOf(rule: string): string {
+function fixOf(rule: RuleId): string {
   switch (rule) {
     case 'ov.template-unknown-field':
       return 'use the variables of docs/api.md ("Templates") — .Params.X of a declared parameter, .Name, .Namespace, .OperatorName …';

@@ -1,4 +1,6 @@
 // The rule ids of secret parameters (issue 35), documented in docs/admission.md.
+import type { RuleId } from '../ruleIds.ts';
+
 export const SECRET_PARAMETER_RULES = {
   /** OperatorVersion: a secret parameter with a default. */
   default: 'ov.parameter-secret-default',
@@ -16,4 +18,4 @@ export const SECRET_PARAMETER_RULES = {
   notPerRun: 'instance.run-parameters-from-not-per-run',
   /** Instance: the plan's ServiceAccount may not get a Secret the write names. */
   notReadable: 'instance.secret-not-readable',
-} as const;
+} as const satisfies Record<string, RuleId>;

@@ -17,6 +17,7 @@ import { isAlias, isNode, parseDocument, visit } from 'yaml';
 import type { Parameter, ParameterType } from '../api/schema.ts';
 import { PARAMETER_TYPES } from '../api/schema.ts';
 import { clipText } from '../text.ts';
+import type { RuleId } from '../ruleIds.ts';
 
 /** Rule ids of typed parameters; each is defined here only. */
 export const PARAMETER_RULES = {
@@ -26,7 +27,7 @@ export const PARAMETER_RULES = {
   perRunNotAllowed: 'instance.per-run-parameter-not-allowed',
   /** An OperatorVersion parameter declaration that contradicts itself. */
   declarationInvalid: 'ov.parameter-declaration-invalid',
-} as const;
+} as const satisfies Record<string, RuleId>;
 
 /** The longest value (UTF-8 bytes) any parameter may have. */
 export const VALUE_MAX_BYTES = 64 * 1024;

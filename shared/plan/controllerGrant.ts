@@ -6,6 +6,7 @@
 // after it, so that the grants of several blueprints in a namespace are the same objects.
 // `kubectl planwarden rbac` prints them; the chart's planRights renders them; the controller
 // and the webhook name them when a namespace did not grant it.
+import { CONTROLLER_SERVICE_ACCOUNT, DEFAULT_INSTALL_NAMESPACE } from '../api/webhookRoutes.ts';
 
 /** The controller's ServiceAccount, as the install creates it. */
 export interface ControllerAccount {
@@ -13,7 +14,7 @@ export interface ControllerAccount {
   name: string;
 }
 
-export const DEFAULT_CONTROLLER_ACCOUNT: Readonly<ControllerAccount> = { namespace: 'planwarden-system', name: 'planwarden-controller' };
+export const DEFAULT_CONTROLLER_ACCOUNT: Readonly<ControllerAccount> = { namespace: DEFAULT_INSTALL_NAMESPACE, name: CONTROLLER_SERVICE_ACCOUNT };
 
 /** The user name of a ServiceAccount (`system:serviceaccount:NS:NAME`). */
 export function accountUser(account: ControllerAccount): string {

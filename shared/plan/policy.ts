@@ -28,6 +28,7 @@ import {
   triggerIdentity,
   type PlanRequest,
 } from './triggers.ts';
+import type { RuleId } from '../ruleIds.ts';
 
 /** Rule ids of the trigger policy. Each is defined here only. */
 export const TRIGGER_RULES = {
@@ -47,7 +48,7 @@ export const TRIGGER_RULES = {
   notReentrant: 'instance.not-reentrant',
   perRunNotAllowed: PARAMETER_RULES.perRunNotAllowed,
   parameterInvalid: PARAMETER_RULES.valueInvalid,
-} as const;
+} as const satisfies Record<string, RuleId>;
 
 /** A write as the webhook sees it. */
 export interface AdmissionView {

@@ -1,31 +1,26 @@
-// The matchConditions of planwarden's Instance webhook configurations, as written in
-// manifests/base/webhook/*-webhook-configuration.yaml, and what each expresses, written again
-// in TypeScript: for a write whose predicate is false the apiserver does not call the webhook.
-// test/unit/webhook/matchConditions.test.ts checks that the manifests hold exactly these
-// expressions and that the real handlers have nothing to say about any write they skip; the
-// integration suite checks the apiserver agrees (test/integration/webhook/match-conditions.test.ts).
+// The matchConditions of planwarden's Instance webhooks, taken from the route table the
+// configurations are generated from (shared/api/webhookRoutes.ts), and what each expresses,
+// written again in TypeScript: for a write whose predicate is false the apiserver does not
+// call the webhook. test/unit/webhook/matchConditions.test.ts checks that the real handlers
+// have nothing to say about any write they skip; the integration suite checks the apiserver
+// evaluates the CEL as these predicates do (test/integration/webhook/match-conditions.test.ts).
+// The predicates are a hand translation of the CEL: evaluating the strings themselves would
+// take a CEL library, which the project does not have.
 
-import { DEFAULT_CONTROLLER_USER } from '../../shared/fleet.ts';
+import { controllerUserIn, DEFAULT_INSTALL_NAMESPACE, MATCH_CONDITIONS, type MatchCondition } from '../../shared/api/webhookRoutes.ts';
 
-export const VALIDATION_CONDITION = {
-  name: 'create-or-spec-changed',
-  expression: "request.operation != 'UPDATE' || !has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec",
-} as const;
+/** A condition as the manifests write it (installed in planwarden-system). */
+const asInstalled = (c: MatchCondition) => ({ name: c.name, expression: c.expression(DEFAULT_INSTALL_NAMESPACE) });
 
-export const MUTATION_CONDITION = {
-  name: 'finalizer-or-id-missing-or-request-or-stamp',
-  expression:
-    "(request.operation == 'CREATE' && !(has(object.metadata.finalizers) && 'planwarden.dev/cleanup' in object.metadata.finalizers)) || (has(object.spec) && type(object.spec) == map && has(object.spec.planExecution) && type(object.spec.planExecution) == map && (!has(object.spec.planExecution.id) || object.spec.planExecution.id == null)) || (request.operation == 'UPDATE' && (!has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec || (has(object.metadata.annotations) && 'planwarden.dev/requested-by' in object.metadata.annotations ? object.metadata.annotations['planwarden.dev/requested-by'] : '') != (has(oldObject.metadata.annotations) && 'planwarden.dev/requested-by' in oldObject.metadata.annotations ? oldObject.metadata.annotations['planwarden.dev/requested-by'] : '')))",
-} as const;
+export const VALIDATION_CONDITION = asInstalled(MATCH_CONDITIONS.createOrSpecChanged);
+
+export const MUTATION_CONDITION = asInstalled(MATCH_CONDITIONS.finalizerOrIdMissingOrRequestOrStamp);
 
 /** The controller, as the manifests name it (planwarden-system); the Helm chart writes its release namespace. */
-export const CONTROLLER_USERNAME = DEFAULT_CONTROLLER_USER;
+export const CONTROLLER_USERNAME = controllerUserIn(DEFAULT_INSTALL_NAMESPACE);
 
 /** On both instances/status webhooks: every writer but the controller, which seals its own writes. */
-export const STATUS_CONDITION = {
-  name: 'not-the-controller',
-  expression: `request.userInfo.username != '${CONTROLLER_USERNAME}'`,
-} as const;
+export const STATUS_CONDITION = asInstalled(MATCH_CONDITIONS.notTheController);
 
 type Json = unknown;
 

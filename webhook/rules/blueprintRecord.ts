@@ -16,11 +16,12 @@ import { objectRef } from '../../shared/refusal.ts';
 import { clipText } from '../../shared/text.ts';
 import { allow, deny, type Verdict } from '../../shared/verdict.ts';
 import { subjectFlag } from './tenancy.ts';
+import type { RuleId } from '../../shared/ruleIds.ts';
 
 export const BLUEPRINT_RECORD_RULES = {
   forbidden: 'instance.blueprint-changed-forbidden',
   unchecked: 'instance.blueprint-changed-unchecked',
-} as const;
+} as const satisfies Record<string, RuleId>;
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -16,11 +16,12 @@ import { objectRef } from '../../shared/refusal.ts';
 import { clipText } from '../../shared/text.ts';
 import { allow, deny, type Verdict } from '../../shared/verdict.ts';
 import { subjectFlag } from './tenancy.ts';
+import type { RuleId } from '../../shared/ruleIds.ts';
 
 export const BLUEPRINT_RIGHTS_RULES = {
   notAllowed: 'ov.blueprint-rights',
   unchecked: 'ov.blueprint-unchecked',
-} as const;
+} as const satisfies Record<string, RuleId>;
 
 /** An Instance that uses the OperatorVersion and the ServiceAccount it names. */
 export interface BlueprintUser {

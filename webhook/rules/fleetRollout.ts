@@ -14,6 +14,7 @@ import { isEmptySelector, selectorProblems } from '../../shared/labelSelector.ts
 import { jsonEqual } from '../../shared/json.ts';
 import { objectRef, type Refusal } from '../../shared/refusal.ts';
 import { allow, combine, deny, type Verdict } from '../../shared/verdict.ts';
+import type { RuleId } from '../../shared/ruleIds.ts';
 
 export const FLEET_RULES = {
   selectorEmpty: 'fleetrollout.selector-empty',
@@ -31,7 +32,7 @@ export const FLEET_RULES = {
   parametersInvalid: 'fleetrollout.parameters-invalid',
   targetImpersonation: 'fleetrollout.target-impersonation',
   updateNotAuthor: 'fleetrollout.update-not-author',
-} as const;
+} as const satisfies Record<string, RuleId>;
 
 /** At most this many names are listed in a refusal; the rest are counted. */
 const MAX_LISTED = 10;

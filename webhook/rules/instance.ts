@@ -40,7 +40,7 @@
 //   webhook), the one holding it — the oldest, shared/updatePlanHolder.ts — is judged.
 // - HTTP codes: 409 whenever the fix is "wait" (a plan runs, a request is pending, analysis
 //   runs); 422 for values the OperatorVersion makes invalid; 403 for the other policies.
-import type { Instance, InstanceSpec, OperatorVersion, OperatorVersionSpec, UpdatePlan } from '../../shared/api/schema.ts';
+import type { InstanceSpec, OperatorVersionSpec } from '../../shared/api/schema.ts';
 import {
   ABORT_CHECKS,
   checkAbortStillSet,
@@ -71,6 +71,7 @@ import type { Verdict } from '../../shared/verdict.ts';
 import { PRE_CHECKS_ANNOTATION } from '../../shared/api/names.ts';
 import { jsonEqual } from '../../shared/json.ts';
 import { MAINTENANCE_ADMISSION_RULES } from './maintenance.ts';
+import type { InstanceAdmissionContext } from './instanceContext.ts';
 import { effectiveParameters } from '../../shared/plan/triggers.ts';
 import { describeDeclaration, exampleValue, PARAMETER_RULES, showValue, valueProblem } from '../../shared/params/values.ts';
 import { nextStamp, parseStamp, REQUESTED_BY_ANNOTATION, stampOf, stampText } from '../../shared/plan/requester.ts';
@@ -78,23 +79,7 @@ import { targetHolder } from '../../shared/updatePlanHolder.ts';
 import { comparedParameters } from '../../shared/params/secrets.ts';
 import { secretParameters } from './secretParameters.ts';
 
-export interface InstanceAdmissionContext {
-  operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
-  /** undefined on CREATE */
-  oldObject?: Instance;
-  /** the new object */
-  object: Instance;
-  /** The OperatorVersion the NEW spec names (undefined = not found). */
-  operatorVersion?: OperatorVersion;
-  /** The OperatorVersion the OLD spec names (UPDATE). */
-  oldOperatorVersion?: OperatorVersion;
-  /** UpdatePlans in the Instance's namespace. */
-  updatePlans: UpdatePlan[];
-  /** ISO time. */
-  now: string;
-  /** The admission request's userInfo.username (who is writing). */
-  user?: string;
-}
+export type { InstanceAdmissionContext };
 
 export type InstanceRule = (ctx: InstanceAdmissionContext) => Verdict;
 
@@ -209,7 +194,7 @@ export function operatorVersionExists(ctx: InstanceAdmissionContext): Verdict {
   const where = ns ? ` in namespace "${ns}"` : '';
   const list = `\`kubectl get ov${ns ? ` -n ${ns}` : ''}\``;
   const base = {
-    rule: 'instance.operator-version-not-found',
+    rule: 'instance.operator-version-not-found' as const,
     object: objectOf(ctx),
     code: 422,
     reason: 'Invalid' as const,
@@ -256,7 +241,7 @@ export function requiredParametersPresent(ctx: InstanceAdmissionContext): Verdic
   const missing = declared.filter((p) => p.required === true && unset(p.name, p.default)).map((p) => p.name);
   const ovRef = `OperatorVersion "${newOvName(ctx)}"`;
   const setFix = (names: readonly string[]) => `set ${names.map((n) => `spec.parameters.${n}`).join(', ')}`;
-  const base = { rule: 'instance.required-parameter-missing', object: objectOf(ctx), code: 422, reason: 'Invalid' as const };
+  const base = { rule: 'instance.required-parameter-missing' as const, object: objectOf(ctx), code: 422, reason: 'Invalid' as const };
 
   if (ctx.operation === 'CREATE') {
     if (missing.length === 0) return allow();

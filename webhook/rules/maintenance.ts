@@ -16,8 +16,9 @@ import { hasPlan, triggerFacts } from '../../shared/plan/policy.ts';
 import { planNames } from '../../shared/plan/triggers.ts';
 import { objectRef } from '../../shared/refusal.ts';
 import { clipText, closestName } from '../../shared/text.ts';
-import type { InstanceAdmissionContext } from './instance.ts';
+import type { InstanceAdmissionContext } from './instanceContext.ts';
 import { allow, deny, type Verdict } from '../../shared/verdict.ts';
+import type { RuleId } from '../../shared/ruleIds.ts';
 
 /**
  * Rule ids of maintenance and schedules (spec.maintenance, spec.schedules): what admission
@@ -39,10 +40,10 @@ export const MAINTENANCE_RULES = {
   scheduleDeadlineTooShort: 'instance.schedule-deadline-too-short',
   timeZoneFixedOffset: 'instance.time-zone-fixed-offset',
   pausePast: 'instance.pause-past',
-} as const;
+} as const satisfies Record<string, RuleId>;
 
 /** The rule of a calendar problem with a rule of its own, else `general` (the field's rule). */
-function ruleOf(p: CalendarProblem, general: string): string {
+function ruleOf(p: CalendarProblem, general: RuleId): RuleId {
   switch (p.kind) {
     case 'zone-spelling':
       return MAINTENANCE_RULES.timeZoneSpelling;
@@ -75,7 +76,7 @@ function ovChanged(ctx: InstanceAdmissionContext): boolean {
   return old !== undefined && old.spec.operatorVersion.name !== ctx.object.spec.operatorVersion.name;
 }
 
-function problemDenial(ctx: InstanceAdmissionContext, rule: string, p: CalendarProblem): Verdict {
+function problemDenial(ctx: InstanceAdmissionContext, rule: RuleId, p: CalendarProblem): Verdict {
   return deny({ rule, object: objectOf(ctx), refused: p.field, why: p.why, fix: p.fix, code: 422, reason: 'Invalid' });
 }
 
@@ -89,7 +90,7 @@ export function maintenanceValid(ctx: InstanceAdmissionContext): Verdict {
 }
 
 /** A plan name in maintenance.plans or a schedule: one the OperatorVersion has, never cleanup. */
-function planNameRefusal(ctx: InstanceAdmissionContext, ov: OperatorVersionSpec, field: string, plan: string, rules: { unknown: string; cleanup: string }): Verdict | undefined {
+function planNameRefusal(ctx: InstanceAdmissionContext, ov: OperatorVersionSpec, field: string, plan: string, rules: { unknown: RuleId; cleanup: RuleId }): Verdict | undefined {
   if (plan === 'cleanup') {
     return deny({
       rule: rules.cleanup,

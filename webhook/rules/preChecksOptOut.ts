@@ -16,6 +16,7 @@ import { objectRef } from '../../shared/refusal.ts';
 import { clipText } from '../../shared/text.ts';
 import { allow, deny, type Verdict } from '../../shared/verdict.ts';
 import { subjectFlag } from './tenancy.ts';
+import type { RuleId } from '../../shared/ruleIds.ts';
 
 /** The custom verb that grants the opt-out (aggregated to admin only). */
 export const SKIP_PRE_CHECKS_VERB = 'skip-pre-checks';
@@ -23,7 +24,7 @@ export const SKIP_PRE_CHECKS_VERB = 'skip-pre-checks';
 export const PRE_CHECKS_OPT_OUT_RULES = {
   forbidden: 'instance.pre-checks-opt-out-forbidden',
   unchecked: 'instance.pre-checks-opt-out-unchecked',
-} as const;
+} as const satisfies Record<string, RuleId>;
 
 /** Whether these annotations opt out of the pre-checks (the value "false", any case, trimmed). */
 export function optsOut(annotations: Record<string, string> | undefined): boolean {

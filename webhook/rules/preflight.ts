@@ -6,10 +6,12 @@
 // SubjectAccessReview per rule). What will not happen is refused here, with a reason,
 // instead of failing as a FATAL_ERROR step after the write was accepted.
 //
-// Time: the webhook answers within its budget. Access answers are cached briefly; a
-// lookup that cannot be answered in time admits the write with a warning (this is a
-// courtesy check: the plan's requests are still bounded by the ServiceAccount's RBAC when
-// they run), unlike the authority check on naming a ServiceAccount, which fails closed.
+// This module is pure: it says what to ask (preflightPlanOf, accessQuestions) and judges the
+// answers (servedKindsVerdict, accessVerdict). Asking — discovery and access reviews within
+// a time budget — is the webhook's lookups' (preflightInstanceWrite in webhook/lookups.ts).
+// An answer that did not come in time admits the write with a warning (this is a courtesy
+// check: the plan's requests are still bounded by the ServiceAccount's RBAC when they run),
+// unlike the authority check on naming a ServiceAccount, which fails closed.
 import type { OperatorVersionSpec, SecretKeyRef } from '../../shared/api/schema.ts';
 import { runSecretRefs } from '../../shared/params/secrets.ts';
 import { SECRET_PARAMETER_RULES } from '../../shared/params/secretRules.ts';
@@ -18,7 +20,7 @@ import { allRules, OWNER_FINALIZERS_RESOURCE, rbacCommand, tasksNeeds, type Acce
 import { referenceRenderValues } from '../../shared/plan/triggers.ts';
 import { requestToStart } from '../../shared/plan/policy.ts';
 import { describeProblem, preflightPlan, type PlannedTask } from '../../shared/plan/preflight.ts';
-import { kindsNotServed, type KindNotServed, type KindServing } from '../../shared/plan/servedKinds.ts';
+import type { KindNotServed } from '../../shared/plan/servedKinds.ts';
 import { renderIdentity } from '../../shared/blueprint/identity.ts';
 import { parameterTypesOf } from '../../shared/template/render.ts';
 import { NO_ALLOWANCE, type TenancyAllowance } from '../../shared/blueprint/review.ts';
@@ -28,47 +30,6 @@ import { factsOf, upgradeTarget, type InstanceAdmissionContext } from './instanc
 import { impersonationOf } from './tenancy.ts';
 import { accountOfUser, controllerGrantCanI, controllerGrantCommands, controllerGrantName } from '../../shared/plan/controllerGrant.ts';
 import { allow, deny, type Verdict } from '../../shared/verdict.ts';
-
-export interface PreflightDeps {
-  /** Discovery: the resource serving a kind, or undefined when the API server serves none. */
-  resolveKind(apiVersion: string, kind: string): Promise<KindInfo | undefined>;
-  /** A SubjectAccessReview (cached briefly: this is a courtesy check, see the header). */
-  canI(subject: AccessSubject, attributes: AccessAttributes): Promise<AccessAnswer>;
-  /** Whether the plan's ServiceAccount exists. */
-  serviceAccountExists(namespace: string, name: string): Promise<boolean>;
-  /** How long discovery and the access checks may take in all. */
-  accessBudgetMs: number;
-  /** false: plans run with the controller's own rights (--no-impersonation), so no ServiceAccount is asked about. */
-  checkAccess: boolean;
-  /** Discovery of the served versions of a kind (cached briefly); absent: kinds are not checked. */
-  servedKind?: (apiVersion: string, kind: string) => Promise<KindServing>;
-  /**
-   * The controller's user (--controller-user): whether the namespace let it impersonate the
-   * plan's ServiceAccount is asked too, so that an accepted trigger can run. Absent: not asked.
-   */
-  controllerUser?: string;
-}
-
-/** The kinds of the run's objects the API server does not serve; undefined when discovery could not answer. */
-async function kindsNotServedBy(tasks: readonly PlannedTask[], servedKind: (apiVersion: string, kind: string) => Promise<KindServing>): Promise<KindNotServed[] | undefined> {
-  const answers = new Map<string, KindServing>();
-  const pairs = new Map<string, { apiVersion: string; kind: string }>();
-  for (const t of tasks) {
-    for (const r of [...t.objects.map((o) => o.object), ...(t.waitFor ? [t.waitFor] : [])]) pairs.set(`${r.apiVersion}\u0000${r.kind}`, { apiVersion: r.apiVersion, kind: r.kind });
-  }
-  try {
-    await Promise.all([...pairs].map(async ([key, p]) => answers.set(key, await servedKind(p.apiVersion, p.kind))));
-  } catch {
-    // Discovery failed (an aggregated API down, the API server busy): the run itself will tell.
-    return undefined;
-  }
-  return kindsNotServed(tasks, (apiVersion, kind) => answers.get(`${apiVersion}\u0000${kind}`));
-}
-
-/** How long the preflight's lookups may take: within the webhook's 4 s, beside its other reads. */
-export const PREFLIGHT_BUDGET_MS = 1_500;
-/** How long an access answer for a plan's ServiceAccount is reused. */
-export const PREFLIGHT_ACCESS_TTL_MS = 10_000;
 
 /** The plan this write will start and the values its run will use, or undefined when it starts none. */
 export function runToCheck(ctx: InstanceAdmissionContext): RunToCheck | undefined {
@@ -84,7 +45,12 @@ export function runToCheck(ctx: InstanceAdmissionContext): RunToCheck | undefine
   const request = requestToStart(factsOf(ctx));
   if (!request || request.plan === 'cleanup' || !ov.plans?.[request.plan]) return undefined;
   const manual = request.kind === 'manual';
-  return { plan: request.plan, values: manual ? referenceRenderValues(ov, spec, spec.planExecution) : values, ov, secrets: runSecretRefs(ov, spec.parametersFrom, manual ? spec.planExecution?.parametersFrom : undefined) };
+  return {
+    plan: request.plan,
+    values: manual ? referenceRenderValues(ov, spec, spec.planExecution) : values,
+    ov,
+    secrets: runSecretRefs(ov, spec.parametersFrom, manual ? spec.planExecution?.parametersFrom : undefined),
+  };
 }
 
 export interface RunToCheck {
@@ -133,22 +99,28 @@ export function grantCommands(namespace: string, serviceAccount: string, missing
   );
 }
 
-async function withinBudget<T>(work: Promise<T>, ms: number): Promise<T | 'timeout'> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), ms);
-  });
-  try {
-    return await Promise.race([work, late]);
-  } finally {
-    clearTimeout(timer);
-  }
+/** A write whose plan renders: what the preflight asks the cluster about it. */
+export interface PreflightCheck {
+  plan: string;
+  namespace: string;
+  instance: { name: string; namespace: string };
+  /** The Instance as refusals name it. */
+  object: string;
+  /** What is refused: the creation, the upgrade, the run of a plan. */
+  what: string;
+  /** The run's rendered tasks that act (all but Dummy). */
+  tasks: PlannedTask[];
+  /** The Secret keys the run reads: its ServiceAccount needs get on each Secret. */
+  secrets: [string, SecretKeyRef][];
 }
 
-/** The preflight verdict of an Instance write; `serviceAccount` is the one the plan acts as. */
-export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serviceAccount: string, deps: PreflightDeps, tenancy: TenancyAllowance = NO_ALLOWANCE): Promise<Verdict> {
+/**
+ * The first part of the preflight, which needs no answers: allowed when the write starts no
+ * plan, refused when the plan cannot render with these values, otherwise what to ask about.
+ */
+export function preflightPlanOf(ctx: InstanceAdmissionContext, tenancy: TenancyAllowance = NO_ALLOWANCE): { verdict: Verdict } | { check: PreflightCheck } {
   const run = runToCheck(ctx);
-  if (!run) return allow();
+  if (!run) return { verdict: allow() };
   const namespace = ctx.object.metadata.namespace ?? ctx.oldObject?.metadata.namespace ?? '';
   const instance = { name: ctx.object.metadata.name ?? '', namespace };
   const object = objectRef('Instance', { ...ctx.object.metadata, namespace });
@@ -163,104 +135,125 @@ export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serv
     const parameter = problems.find((p) => p.kind === 'render' && p.parameter);
     // An object that leaves the namespace with these values: the OperatorVersion's tenancy rule (its branch was only warned about).
     const escape = problems.find((p) => p.kind === 'object' && p.rule !== undefined);
-    return deny({
-      rule: 'instance.preflight-invalid',
-      ...(escape?.kind === 'object' && escape.rule ? { rule: escape.rule } : {}),
-      object,
-      refused: what,
-      why: `plan "${run.plan}" cannot work with these values: ${shown.join('; ')}${more}`,
-      fix:
-        parameter && parameter.kind === 'render'
-          ? `set spec.parameters.${parameter.parameter} (or fix the OperatorVersion's template)`
-          : 'change the values so that every object gets a valid name, namespace and labels (or fix the OperatorVersion\'s templates)',
-      code: 422,
-      reason: 'Invalid',
-    });
-  }
-  if (deps.servedKind && tasks.length > 0) {
-    const notServed = await withinBudget(kindsNotServedBy(tasks, deps.servedKind), deps.accessBudgetMs);
-    const refused = notServed === 'timeout' ? [] : (notServed ?? []).filter((n) => n.severity === 'error');
-    if (refused.length > 0) {
-      const shown = refused.slice(0, 3).map((n) => `task ${n.task}, ${n.message}`);
-      return deny({
-        rule: 'instance.preflight-kind-not-served',
+    return {
+      verdict: deny({
+        rule: 'instance.preflight-invalid',
+        ...(escape?.kind === 'object' && escape.rule ? { rule: escape.rule } : {}),
         object,
         refused: what,
-        why: `plan "${run.plan}" would fail: ${shown.join('; ')}${refused.length > 3 ? ` and ${refused.length - 3} more` : ''}`,
-        fix: 'change the apiVersion in the OperatorVersion\'s templates to one the cluster serves (planwarden never rewrites it), or install what serves it',
+        why: `plan "${run.plan}" cannot work with these values: ${shown.join('; ')}${more}`,
+        fix:
+          parameter && parameter.kind === 'render'
+            ? `set spec.parameters.${parameter.parameter} (or fix the OperatorVersion's template)`
+            : 'change the values so that every object gets a valid name, namespace and labels (or fix the OperatorVersion\'s templates)',
         code: 422,
         reason: 'Invalid',
-      });
-    }
+      }),
+    };
   }
-  // Only tasks that act (all but Dummy) need the ServiceAccount's rights: a plan of Dummy tasks needs none.
-  if ((tasks.length === 0 && run.secrets.length === 0) || !deps.checkAccess) return allow();
-  const secretRules = secretReadRules(run.secrets, namespace);
-  const subject = serviceAccountSubject(namespace, serviceAccount);
-  const checked = await withinBudget(
-    (async () => {
-      // Discovery is asynchronous, "what a plan needs" is pure: resolve every kind the
-      // rendered tasks name first, then ask shared/plan/needs.ts with the answers.
-      const kinds = new Map<string, KindInfo | undefined>();
-      const refs = tasks.flatMap((t) => [...t.objects.map((o) => o.object), ...(t.waitFor ? [t.waitFor] : [])]);
-      await Promise.all(
-        refs.map(async (r) => {
-          const key = `${r.apiVersion}\u0000${r.kind}`;
-          if (kinds.has(key)) return;
-          kinds.set(key, undefined);
-          kinds.set(key, await deps.resolveKind(r.apiVersion, r.kind));
-        }),
-      );
-      const needs = tasksNeeds(run.plan, tasks, instance, (apiVersion, kind) => kinds.get(`${apiVersion}\u0000${kind}`));
-      // instances/finalizers is needed only where the OwnerReferencesPermissionEnforcement
-      // admission plugin runs, which the webhook cannot see: a plan that would work must not
-      // be refused, so the preflight leaves that rule to `kubectl planwarden rbac`.
-      const rules = [...secretRules, ...allRules(needs).filter((r) => r.resource !== OWNER_FINALIZERS_RESOURCE)];
-      const controller = deps.controllerUser;
-      const [exists, granted, answers] = await Promise.all([
-        deps.serviceAccountExists(namespace, serviceAccount),
-        controller === undefined ? undefined : deps.canI(controllerSubject(controller), impersonationOf(namespace, serviceAccount)),
-        Promise.all(
-          rules.map(async (rule) => ({
-            rule,
-            answer: await deps.canI(subject, {
-              verb: rule.verb,
-              group: rule.apiGroup,
-              resource: rule.resource.split('/')[0]!,
-              ...(rule.resource.includes('/') ? { subresource: rule.resource.split('/')[1]! } : {}),
-              ...(rule.namespace ? { namespace: rule.namespace } : {}),
-              ...(rule.resourceName ? { name: rule.resourceName } : {}),
-            }),
-          })),
-        ),
-      ]);
-      const unknownKinds = [...new Set(needs.unknownKinds.map((u) => `${u.kind} (${u.apiVersion})`))];
-      return { exists, granted, answers, unknownKinds };
-    })(),
-    deps.accessBudgetMs,
-  );
+  return { check: { plan: run.plan, namespace, instance, object, what, tasks, secrets: run.secrets } };
+}
+
+/** Every kind the run's objects and waits name, once each (discovery is asked about these). */
+export function kindsNamed(tasks: readonly PlannedTask[]): { apiVersion: string; kind: string }[] {
+  const pairs = new Map<string, { apiVersion: string; kind: string }>();
+  for (const t of tasks) {
+    for (const r of [...t.objects.map((o) => o.object), ...(t.waitFor ? [t.waitFor] : [])]) pairs.set(kindKey(r.apiVersion, r.kind), { apiVersion: r.apiVersion, kind: r.kind });
+  }
+  return [...pairs.values()];
+}
+
+export const kindKey = (apiVersion: string, kind: string): string => `${apiVersion}\u0000${kind}`;
+
+/**
+ * The served-versions check: refused when an object's kind is served by no version the
+ * cluster has; undefined (nothing to say) otherwise, also when discovery failed or was late.
+ */
+export function servedKindsVerdict(check: PreflightCheck, notServed: readonly KindNotServed[] | undefined | 'timeout'): Verdict | undefined {
+  const refused = notServed === 'timeout' ? [] : (notServed ?? []).filter((n) => n.severity === 'error');
+  if (refused.length === 0) return undefined;
+  const shown = refused.slice(0, 3).map((n) => `task ${n.task}, ${n.message}`);
+  return deny({
+    rule: 'instance.preflight-kind-not-served',
+    object: check.object,
+    refused: check.what,
+    why: `plan "${check.plan}" would fail: ${shown.join('; ')}${refused.length > 3 ? ` and ${refused.length - 3} more` : ''}`,
+    fix: 'change the apiVersion in the OperatorVersion\'s templates to one the cluster serves (planwarden never rewrites it), or install what serves it',
+    code: 422,
+    reason: 'Invalid',
+  });
+}
+
+/** The access reviews the preflight asks, once discovery has said what each kind is. */
+export interface AccessQuestions {
+  /** The plan's ServiceAccount as a subject, and each right its tasks need. */
+  subject: AccessSubject;
+  rights: { rule: AccessRule; attributes: AccessAttributes }[];
+  /** May the controller impersonate that ServiceAccount (asked when the controller's user is known). */
+  controller?: { subject: AccessSubject; attributes: AccessAttributes };
+  /** Kinds discovery does not know: their rights cannot be asked about. */
+  unknownKinds: string[];
+}
+
+export function accessQuestions(check: PreflightCheck, serviceAccount: string, kindOf: (apiVersion: string, kind: string) => KindInfo | undefined, controllerUser?: string): AccessQuestions {
+  const needs = tasksNeeds(check.plan, check.tasks, check.instance, kindOf);
+  // instances/finalizers is needed only where the OwnerReferencesPermissionEnforcement
+  // admission plugin runs, which the webhook cannot see: a plan that would work must not
+  // be refused, so the preflight leaves that rule to `kubectl planwarden rbac`.
+  const rules = [...secretReadRules(check.secrets, check.namespace), ...allRules(needs).filter((r) => r.resource !== OWNER_FINALIZERS_RESOURCE)];
+  return {
+    subject: serviceAccountSubject(check.namespace, serviceAccount),
+    rights: rules.map((rule) => ({
+      rule,
+      attributes: {
+        verb: rule.verb,
+        group: rule.apiGroup,
+        resource: rule.resource.split('/')[0]!,
+        ...(rule.resource.includes('/') ? { subresource: rule.resource.split('/')[1]! } : {}),
+        ...(rule.namespace ? { namespace: rule.namespace } : {}),
+        ...(rule.resourceName ? { name: rule.resourceName } : {}),
+      },
+    })),
+    ...(controllerUser === undefined ? {} : { controller: { subject: controllerSubject(controllerUser), attributes: impersonationOf(check.namespace, serviceAccount) } }),
+    unknownKinds: [...new Set(needs.unknownKinds.map((u) => `${u.kind} (${u.apiVersion})`))],
+  };
+}
+
+/** What the cluster answered to the access questions. */
+export interface AccessAnswers {
+  /** Whether the plan's ServiceAccount exists. */
+  exists: boolean;
+  /** May the controller impersonate it (undefined: not asked). */
+  granted: AccessAnswer | undefined;
+  answers: { rule: AccessRule; answer: AccessAnswer }[];
+  unknownKinds: string[];
+}
+
+/** The access part of the preflight, from the answers ('timeout': they did not come in time). */
+export function accessVerdict(ctx: InstanceAdmissionContext, check: PreflightCheck, serviceAccount: string, controllerUser: string | undefined, checked: AccessAnswers | 'timeout'): Verdict {
+  const { plan, namespace, object, what } = check;
   if (checked === 'timeout') {
-    return allow([clipText(`the rights of ServiceAccount "${serviceAccount}" for plan "${run.plan}" could not be checked in time; the plan runs with them as they are`)]);
+    return allow([clipText(`the rights of ServiceAccount "${serviceAccount}" for plan "${plan}" could not be checked in time; the plan runs with them as they are`)]);
   }
   if (!checked.exists) {
     return deny({
       rule: 'instance.plan-service-account-missing',
       object,
       refused: what,
-      why: `plan "${run.plan}" runs as ServiceAccount "${serviceAccount}", which does not exist in namespace "${namespace}"`,
+      why: `plan "${plan}" runs as ServiceAccount "${serviceAccount}", which does not exist in namespace "${namespace}"`,
       fix: `create it with the rights the blueprint's plans need: ${rbacCommand(ctx.object.spec.operatorVersion.name, namespace, serviceAccount)} | kubectl apply -f -`,
       code: 422,
       reason: 'Invalid',
     });
   }
-  if (checked.granted?.kind === 'denied' && deps.controllerUser !== undefined) {
-    const controller = accountOfUser(deps.controllerUser);
+  if (checked.granted?.kind === 'denied' && controllerUser !== undefined) {
+    const controller = accountOfUser(controllerUser);
     return deny({
       rule: 'instance.controller-not-granted',
       object,
       refused: what,
       why:
-        `plan "${run.plan}" runs as ServiceAccount "${serviceAccount}", and namespace "${namespace}" does not let planwarden's controller (${deps.controllerUser}) act as it: ` +
+        `plan "${plan}" runs as ServiceAccount "${serviceAccount}", and namespace "${namespace}" does not let planwarden's controller (${controllerUser}) act as it: ` +
         'the plan would wait instead of running (the controller holds no impersonation of its own)',
       fix:
         `the namespace grants it (Role and RoleBinding ${controllerGrantName(serviceAccount)}): ` +
@@ -270,19 +263,19 @@ export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serv
       reason: 'Forbidden',
     });
   }
-  const warnings = checked.unknownKinds.map((k) => clipText(`plan "${run.plan}" uses ${k}, which the API server does not serve (yet); its rights were not checked`));
+  const warnings = checked.unknownKinds.map((k) => clipText(`plan "${plan}" uses ${k}, which the API server does not serve (yet); its rights were not checked`));
   const unknown = checked.answers.flatMap((a) => (a.answer.kind === 'unknown' ? [a.answer.reason] : []));
   if (unknown.length > 0) warnings.push(clipText(`some rights of ServiceAccount "${serviceAccount}" could not be checked (${unknown[0]})`));
   const missing = checked.answers.filter((a) => a.answer.kind === 'denied').map((a) => a.rule);
-  const unreadable = missing.filter((r) => secretRules.includes(r));
+  const unreadable = missing.filter((r) => r.resource === 'secrets' && r.verb === 'get' && check.secrets.some(([, ref]) => ref.name === r.resourceName));
   if (unreadable.length > 0) {
     const names = unreadable.map((r) => r.resourceName ?? '');
-    const params = run.secrets.filter(([, ref]) => names.includes(ref.name)).map(([p, ref]) => `${p} (Secret ${ref.name}, key ${ref.key})`);
+    const params = check.secrets.filter(([, ref]) => names.includes(ref.name)).map(([p, ref]) => `${p} (Secret ${ref.name}, key ${ref.key})`);
     return deny({
       rule: SECRET_PARAMETER_RULES.notReadable,
       object,
       refused: what,
-      why: `plan "${run.plan}" reads ${params.join(', ')} as ServiceAccount "${serviceAccount}", which may not get ${plural(names.length, 'Secret', 'Secrets')} ${names.map((n) => `"${n}"`).join(', ')} (planwarden reads a secret parameter with the plan's rights, never its own)`,
+      why: `plan "${plan}" reads ${params.join(', ')} as ServiceAccount "${serviceAccount}", which may not get ${plural(names.length, 'Secret', 'Secrets')} ${names.map((n) => `"${n}"`).join(', ')} (planwarden reads a secret parameter with the plan's rights, never its own)`,
       fix:
         `grant get on exactly ${plural(names.length, 'that Secret', 'those Secrets')}: kubectl -n ${namespace} create role ${serviceAccount}-secrets --verb=get --resource=secrets ${names.map((n) => `--resource-name=${n}`).join(' ')}; ` +
         `kubectl -n ${namespace} create rolebinding ${serviceAccount}-secrets --role=${serviceAccount}-secrets --serviceaccount=${namespace}:${serviceAccount}`,
@@ -296,7 +289,7 @@ export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serv
     rule: 'instance.preflight-forbidden',
     object,
     refused: what,
-    why: `plan "${run.plan}" runs as ServiceAccount "${serviceAccount}", which may not ${missing.map(ruleText).join(', ')} (${plural(missing.length, 'a right', 'rights')} its tasks need)`,
+    why: `plan "${plan}" runs as ServiceAccount "${serviceAccount}", which may not ${missing.map(ruleText).join(', ')} (${plural(missing.length, 'a right', 'rights')} its tasks need)`,
     fix: `grant ${plural(missing.length, 'it', 'them')}: ${grantCommands(namespace, serviceAccount, missing)} (or for the whole blueprint: ${rbacCommand(ctx.object.spec.operatorVersion.name, namespace, serviceAccount)} | kubectl apply -f -)`,
     warnings,
   });

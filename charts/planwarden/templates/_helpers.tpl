@@ -37,17 +37,6 @@ service:
   port: 443
 {{- end }}
 
-{{/*
-Every webhook fails closed, answers within 5 s and matches equivalent versions. No
-namespace is exempt: the webhooks match only planwarden's own kinds, so none can lock a
-namespace out, and an Instance in kube-system or the release namespace is judged too.
-*/}}
-{{- define "planwarden.webhookPolicy" -}}
-failurePolicy: Fail
-matchPolicy: Equivalent
-timeoutSeconds: 5
-{{- end }}
-
 {{- define "planwarden.certManagerAnnotations" -}}
 {{- if eq .Values.certificate.mode "certManager" }}
 annotations:

@@ -1,68 +1,41 @@
-// docs/admission.md cannot fall behind the admission rules: every rule id the webhook can
-// put into a denial (read out of the source with a regex, as a person would grep it) is
-// documented there, and every rule the page gives a section of its own still exists.
+// docs/admission.md cannot fall behind the admission rules: every rule id of the registry
+// (shared/ruleIds.ts; refusals are typed with it, so code cannot use another) is documented
+// there, the code uses every id of the registry and no id-shaped string outside it, and
+// every rule the page gives a section of its own is in the registry.
 import { expect } from 'chai';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { RULE_IDS } from '../../../shared/ruleIds.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const RULES_DIR = join(REPO_ROOT, 'webhook', 'rules');
 const DOC = join(REPO_ROOT, 'docs', 'admission.md');
-
-/** Where denials are built: the rule modules, the handlers, and the AdmissionReview codec. */
-const SOURCES = [
-  ...readdirSync(RULES_DIR)
-    .filter((f) => f.endsWith('.ts'))
-    .sort()
-    .map((f) => join('webhook', 'rules', f)),
-  join('webhook', 'handlers.ts'),
-  join('webhook', 'review.ts'),
-  // The trigger policy both the webhook and the controller apply: its ids live in TRIGGER_RULES.
-  join('shared', 'plan', 'policy.ts'),
-  // Typed parameters: their ids live in PARAMETER_RULES (the policy and the rules use them).
-  join('shared', 'params', 'values.ts'),
-  // Secret parameters: SECRET_PARAMETER_RULES (the Instance rules, the preflight and the blueprint review use them).
-  join('shared', 'params', 'secretRules.ts'),
-  // Status writes: the status webhooks and the controller's seal run the same rules.
-  join('shared', 'conditions', 'statusAdmission.ts'),
-  // OperatorVersion checks: the webhook and `kubectl planwarden package verify` run the same ones.
-  join('shared', 'blueprint', 'review.ts'),
-  join('shared', 'blueprint', 'templates.ts'),
-];
+const REGISTRY = join('shared', 'ruleIds.ts');
 
 const RULE_ID = String.raw`[a-z]+(?:\.[a-z0-9]+(?:-[a-z0-9]+)*)+`;
-/** `rule: 'instance.unknown-plan'` — inside deny({ … }) or a base object spread into it. */
-const RULE_PROPERTY = new RegExp(String.raw`\brule:\s*'(${RULE_ID})'`, 'g');
-/** `error('ov.undefined-task', …)` / `warning('ov.empty', …)`: OperatorVersion findings, whose id becomes the denial's rule. */
-const FINDING = new RegExp(String.raw`\b(?:error|warning)\(\s*'(${RULE_ID})'`, 'g');
-/** `  unknownPlan: 'instance.unknown-plan',`: an entry of the trigger policy's TRIGGER_RULES. */
-const POLICY_ENTRY = new RegExp(String.raw`^\s+[a-zA-Z]+:\s*'(${RULE_ID})',$`, 'gm');
 /** `### \`instance.unknown-plan\` — 422 Invalid`: a rule's own section in the page. */
 const SECTION = new RegExp(String.raw`^###\s+\`(${RULE_ID})\``, 'gm');
+/** The areas rule ids are in (the part before the dot). */
+const AREAS = [...new Set(RULE_IDS.map((id) => id.slice(0, id.indexOf('.'))))];
+/** A quoted string shaped like a rule id of one of the areas: `'instance.unknown-plan'`. */
+const QUOTED_ID = new RegExp(String.raw`'((?:${AREAS.join('|')})\.[a-z0-9]+(?:-[a-z0-9]+)*)'`, 'g');
 
 function captures(text: string, pattern: RegExp): string[] {
   return [...text.matchAll(pattern)].map((m) => m[1]).filter((id): id is string => id !== undefined);
 }
 
-interface SourceIds {
-  file: string;
-  ids: string[];
-  callsDeny: boolean;
-  /** Denies only with ids of a rules map defined in another source (e.g. SECRET_PARAMETER_RULES.value). */
-  usesRulesMap: boolean;
+/** Every TypeScript file of the code (not the tests), relative to the repository. */
+function codeFiles(dir: string): string[] {
+  return readdirSync(join(REPO_ROOT, dir), { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? codeFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
-const sources: SourceIds[] = SOURCES.map((file) => {
-  const text = readFileSync(join(REPO_ROOT, file), 'utf8');
-  return {
-    file,
-    ids: [...captures(text, RULE_PROPERTY), ...captures(text, FINDING), ...captures(text, POLICY_ENTRY)],
-    callsDeny: (/\bdeny\(/.test(text) && !/export function deny\(/.test(text)) || /\bTRIGGER_RULES\b/.test(text),
-    usesRulesMap: /\brule:\s*[A-Z_]+_RULES\.[a-zA-Z]+/.test(text),
-  };
-});
-const ruleIds = [...new Set(sources.flatMap((s) => s.ids))].sort();
+const code = ['shared', 'webhook', 'controller', 'cli']
+  .flatMap(codeFiles)
+  .filter((f) => f !== REGISTRY)
+  .map((file) => ({ file, ids: captures(readFileSync(join(REPO_ROOT, file), 'utf8'), QUOTED_ID) }));
+const ruleIds: readonly string[] = RULE_IDS;
 const doc = readFileSync(DOC, 'utf8');
 
 /** Documented means named as code (`id`) or quoted as a denial would print it ([rule id]). */
@@ -71,20 +44,26 @@ function documents(id: string): boolean {
 }
 
 describe('docs/admission.md', function () {
-  describe('the rule ids are found in the source', function () {
-    it('finds ids in every file that builds a denial (the regex has not gone stale)', function () {
-      for (const s of sources.filter((x) => x.callsDeny && !x.usesRulesMap)) expect(s.ids, s.file).to.not.be.empty;
-    });
-
-    it('finds the ids of every guarded resource and of the webhook shell', function () {
-      for (const prefix of ['instance.', 'status.', 'ov.', 'updateplan.', 'webhook.']) {
+  describe('the registry (shared/ruleIds.ts) is the code\'s', function () {
+    it('holds the ids of every guarded resource and of the webhook shell', function () {
+      for (const prefix of ['instance.', 'status.', 'ov.', 'updateplan.', 'fleetrollout.', 'webhook.']) {
         expect(ruleIds.some((id) => id.startsWith(prefix)), prefix).to.equal(true);
       }
       expect(ruleIds).to.include.members(['instance.unknown-plan', 'updateplan.duplicate-target', 'ov.findings']);
     });
+
+    it('every id the code quotes is in the registry', function () {
+      const unknown = code.flatMap((f) => f.ids.filter((id) => !ruleIds.includes(id)).map((id) => `${f.file}: ${id}`));
+      expect(unknown).to.deep.equal([]);
+    });
+
+    it('every id of the registry is used by the code (no id outlives its rule)', function () {
+      const used = new Set(code.flatMap((f) => f.ids));
+      expect(ruleIds.filter((id) => !used.has(id))).to.deep.equal([]);
+    });
   });
 
-  describe('documents every rule id used in webhook/rules/*.ts, webhook/handlers.ts and webhook/review.ts', function () {
+  describe('documents every rule id of the registry', function () {
     for (const id of ruleIds) {
       it(`documents ${id}`, function () {
         expect(documents(id), `${id} is missing from docs/admission.md`).to.equal(true);
@@ -93,12 +72,8 @@ describe('docs/admission.md', function () {
   });
 
   it('has unique rule ids, none a prefix of another (one grep finds one rule)', function () {
-    const all = sources.flatMap((s) => s.ids);
-    const definedTwice = [...new Set(all.filter((id, i) => all.indexOf(id) !== i))].filter(
-      // A rule may deny in several shapes from one file (e.g. a base object and its uses).
-      (id) => new Set(sources.filter((s) => s.ids.includes(id)).map((s) => s.file)).size > 1,
-    );
-    expect(definedTwice, 'rule ids defined in more than one file').to.deep.equal([]);
+    expect(ruleIds.filter((id, i) => ruleIds.indexOf(id) !== i), 'ids listed twice').to.deep.equal([]);
+    for (const id of ruleIds) expect(id, 'a rule id is <area>.<name>').to.match(new RegExp(`^${RULE_ID}$`));
     const prefixes = ruleIds.flatMap((a) => ruleIds.filter((b) => a !== b && b.startsWith(`${a}-`)).map((b) => `${a} < ${b}`));
     expect(prefixes, 'rule ids that are prefixes of others').to.deep.equal([]);
   });
@@ -106,6 +81,6 @@ describe('docs/admission.md', function () {
   it('gives a section only to rules that exist', function () {
     const sections = captures(doc, SECTION);
     expect(sections).to.not.be.empty;
-    expect(sections.filter((id) => !ruleIds.includes(id)), 'sections for rule ids no source uses').to.deep.equal([]);
+    expect(sections.filter((id) => !ruleIds.includes(id)), 'sections for rule ids not in the registry').to.deep.equal([]);
   });
 });

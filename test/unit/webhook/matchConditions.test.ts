@@ -3,14 +3,13 @@
 // generated writes the conditions skip — each judged by the real handlers, as the apiserver
 // would have called them, against any status, metadata, OperatorVersion (or none, or a stale
 // copy from the cache) and ServiceAccount — the answer is exactly that. The predicates are
-// the manifests' CEL expressions written in TypeScript (test/support/matchConditions.ts);
+// the route table's CEL expressions written in TypeScript (test/support/matchConditions.ts);
 // the integration suite checks the apiserver evaluates them the same way.
 import { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { readFileSync } from 'node:fs';
-import { parseAllDocuments } from 'yaml';
 import { PRE_CHECKS_ANNOTATION } from '../../../shared/api/names.ts';
+import { DEFAULT_INSTALL_NAMESPACE, WEBHOOK_ROUTES } from '../../../shared/api/webhookRoutes.ts';
 import { API_VERSION, type Instance, type InstanceSpec, type InstanceStatus, type OperatorVersion, type Parameter, type Plan, type PlanState, type UpdatePlan } from '../../../shared/api/schema.ts';
 import { buildHandlers, needsLiveOperatorVersion, ROUTES } from '../../../webhook/handlers.ts';
 import type { AdmissionRequest } from '../../../webhook/review.ts';
@@ -215,42 +214,35 @@ function deepFreeze<T>(v: T): T {
   return v;
 }
 
-// --- the manifests hold the expressions mirrored here ---
+// --- the route table gives each webhook the condition mirrored here ---
 
-interface Webhook {
-  name: string;
-  matchConditions?: { name: string; expression: string }[];
-}
-
-function manifestWebhooks(file: string): Webhook[] {
-  return parseAllDocuments(readFileSync(file, 'utf8')).flatMap((d) => ((d.toJS() as { webhooks?: Webhook[] }).webhooks ?? []));
-}
+/** The conditions of the webhook named `name`, as the manifests write them. */
+const conditionsOf = (name: string) =>
+  WEBHOOK_ROUTES.find((w) => w.name === name)?.matchConditions.map((c) => ({ name: c.name, expression: c.expression(DEFAULT_INSTALL_NAMESPACE) }));
 
 describe('Instance webhook matchConditions: the writes not sent could not have changed a verdict', function () {
   this.timeout(120_000);
 
-  describe('the manifests', () => {
-    const validating = manifestWebhooks('manifests/base/webhook/validating-webhook-configuration.yaml');
-    const mutating = manifestWebhooks('manifests/base/webhook/mutating-webhook-configuration.yaml');
-
+  // The manifests and the chart are generated from the table (test/unit/api/webhookRoutes.test.ts).
+  describe('the route table', () => {
     it('the validating Instance webhook carries exactly the condition mirrored in TypeScript', () => {
-      expect(validating.find((w) => w.name === 'instances.planwarden.dev')?.matchConditions).to.deep.equal([VALIDATION_CONDITION]);
+      expect(conditionsOf('instances.planwarden.dev')).to.deep.equal([VALIDATION_CONDITION]);
     });
 
     it('the mutating Instance webhook carries exactly the condition mirrored in TypeScript', () => {
-      expect(mutating.find((w) => w.name === 'instance-defaults.planwarden.dev')?.matchConditions).to.deep.equal([MUTATION_CONDITION]);
+      expect(conditionsOf('instance-defaults.planwarden.dev')).to.deep.equal([MUTATION_CONDITION]);
     });
 
     it('both status webhooks skip only the controller, whose writes are sealed (test/unit/shared/conditions/statusAdmission.test.ts)', () => {
-      expect(validating.find((w) => w.name === 'instance-status.planwarden.dev')?.matchConditions).to.deep.equal([STATUS_CONDITION]);
-      expect(mutating.find((w) => w.name === 'instance-status-defaults.planwarden.dev')?.matchConditions).to.deep.equal([STATUS_CONDITION]);
+      expect(conditionsOf('instance-status.planwarden.dev')).to.deep.equal([STATUS_CONDITION]);
+      expect(conditionsOf('instance-status-defaults.planwarden.dev')).to.deep.equal([STATUS_CONDITION]);
     });
 
     it('no other webhook has conditions (OperatorVersion, UpdatePlan and FleetRollout webhooks see every write they register)', () => {
       const conditioned = ['instances.planwarden.dev', 'instance-defaults.planwarden.dev', 'instance-status.planwarden.dev', 'instance-status-defaults.planwarden.dev'];
-      const others = [...validating, ...mutating].filter((w) => !conditioned.includes(w.name));
+      const others = WEBHOOK_ROUTES.filter((w) => !conditioned.includes(w.name));
       expect(others).to.have.length(4);
-      for (const w of others) expect(w.matchConditions, w.name).to.equal(undefined);
+      for (const w of others) expect(w.matchConditions, w.name).to.deep.equal([]);
     });
   });
 

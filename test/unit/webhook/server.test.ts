@@ -26,6 +26,7 @@ import {
   type WebhookRoutes,
   type WebhookServer,
 } from '../../../webhook/server.ts';
+import type { RuleId } from '../../../shared/ruleIds.ts';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const UID = '705ab4f5-6393-11e8-b7cc-42010a800002';
@@ -160,7 +161,7 @@ describe('webhook/server', function () {
         handle: async (req) => {
           seen.push(req);
           if (req.name === 'refused') {
-            return deny({ rule: 'instance.test', object: 'Instance "shop/refused"', refused: 'UPDATE', why: 'it is a test', fix: 'do not' });
+            return deny({ rule: 'instance.test' as RuleId, object: 'Instance "shop/refused"', refused: 'UPDATE', why: 'it is a test', fix: 'do not' });
           }
           return allow(['plan "deploy" will run'], [{ op: 'add', path: '/metadata/labels', value: { checked: 'yes' } }]);
         },

@@ -6,7 +6,8 @@ import { expect } from 'chai';
 import { parse } from 'yaml';
 import type { Instance, OperatorVersion } from '../../../../shared/api/schema.ts';
 import type { InstanceAdmissionContext } from '../../../../webhook/rules/instance.ts';
-import { preflightInstanceWrite, runToCheck, type PreflightDeps } from '../../../../webhook/rules/preflight.ts';
+import { runToCheck } from '../../../../webhook/rules/preflight.ts';
+import { preflightInstanceWrite, type PreflightDeps } from '../../../../webhook/lookups.ts';
 import type { AccessAttributes } from '../../../../shared/kube/access.ts';
 
 const ov = parse(readFileSync(new URL('../../../../examples/webapp/operatorversion.yaml', import.meta.url), 'utf8')) as OperatorVersion;
