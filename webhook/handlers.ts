@@ -1,6 +1,7 @@
 // Wires each admission webhook path to its rules: look up what the rules need, call the
 // pure rule, return its verdict. Handlers only read: admission creates nothing (a review
 // sent straight to the webhook port, forged or not, changes nothing in the cluster).
+import type { Operation } from 'rfc6902';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { GROUP, type FleetRollout, type Instance, type OperatorVersion, type UpdatePlan } from '../shared/api/schema.ts';
 import { DEFAULT_CONTROLLER_USER, FLEET_MARK_ANNOTATION, fleetRequestedBy, parseMark, type Author } from '../shared/fleet.ts';
@@ -24,7 +25,7 @@ import { NO_ALLOWANCE, type TenancyAllowance } from '../shared/blueprint/review.
 import { admitServiceAccount, impersonationOf, serviceAccountToCheck } from './rules/tenancy.ts';
 import { admitUpdatePlan, needsOtherUpdatePlans, reportedInsightsOf, type UpdatePlanContext } from './rules/updatePlan.ts';
 import { admitBlueprintRights, bringsBlueprint, serviceAccountsToJudge } from './rules/blueprintRights.ts';
-import { admitChangedBlueprint, blueprintRecordPatch, changedBlueprintAccount, recordsBlueprint } from './rules/blueprintRecord.ts';
+import { admitChangedBlueprint, blueprintRecordPatch, blueprintRestorePatch, changedBlueprintAccount, recordsBlueprint } from './rules/blueprintRecord.ts';
 import { allow, combine, deny, type Verdict } from '../shared/verdict.ts';
 import { perRunParameterRefusal, rawParameterChanges } from '../shared/plan/policy.ts';
 import type { WebhookRoute, WebhookRoutes } from './server.ts';
@@ -411,7 +412,11 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
         now: now(),
         user: requesterName(req, deps.controllerUser ?? DEFAULT_CONTROLLER_USER),
       });
-      if (!verdict.allowed || !recordsBlueprint(req.operation, object, oldObject)) return verdict;
+      if (!verdict.allowed) return verdict;
+      if (!recordsBlueprint(req.operation, object, oldObject)) {
+        const restore = blueprintRestorePatch(req.operation, object, oldObject);
+        return restore.length === 0 ? verdict : allow(verdict.warnings, [...mergeAnnotationPatches(verdict.patch, restore)]);
+      }
       const ns = req.namespace ?? object.metadata?.namespace ?? '';
       const name = object.spec?.operatorVersion?.name;
       const ov = typeof name === 'string' ? (lookups.cachedOperatorVersion?.(ns, name) ?? (await lookups.getOperatorVersion(ns, name))) : undefined;
@@ -431,4 +436,22 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Two patches that may each add the annotations object (the requested-by stamp and the
+ * blueprint record): a second `add /metadata/annotations` would replace the first's, so the
+ * second one's value is added key by key instead.
+ */
+function mergeAnnotationPatches(first: readonly Operation[], second: readonly Operation[]): Operation[] {
+  const addsObject = first.some((op) => op.op === 'add' && op.path === '/metadata/annotations');
+  if (!addsObject) return [...first, ...second];
+  return [
+    ...first,
+    ...second.flatMap((op): Operation[] =>
+      op.op === 'add' && op.path === '/metadata/annotations'
+        ? Object.entries(op.value as Record<string, string>).map(([k, v]) => ({ op: 'add', path: `/metadata/annotations/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, value: v }))
+        : [op],
+    ),
+  ];
 }

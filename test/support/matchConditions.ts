@@ -51,12 +51,13 @@ export function validationSent(operation: string, object: Json, oldObject: Json)
 }
 
 const STAMP = 'planwarden.dev/requested-by';
+const BLUEPRINT = 'planwarden.dev/blueprint';
 
-/** The requested-by annotation as the condition reads it ('' when absent). */
-function stampSeen(object: Json): Json {
+/** The requested-by annotation (or another of planwarden's records) as the condition reads it ('' when absent). */
+function stampSeen(object: Json, key = STAMP): Json {
   const meta = isMap(object) ? object.metadata : undefined;
   const annotations = isMap(meta) && has(meta, 'annotations') ? meta.annotations : undefined;
-  return isMap(annotations) && has(annotations, STAMP) ? annotations[STAMP] : '';
+  return isMap(annotations) && has(annotations, key) ? annotations[key] : '';
 }
 
 /**
@@ -70,7 +71,7 @@ export function mutationSent(operation: string, object: Json, oldObject: Json): 
   if (operation !== 'UPDATE') return false;
   if (!has(object, 'spec') || !has(oldObject, 'spec')) return true;
   if (!celEquals((object as Record<string, Json>).spec, (oldObject as Record<string, Json>).spec)) return true;
-  return !celEquals(stampSeen(object), stampSeen(oldObject));
+  return !celEquals(stampSeen(object), stampSeen(oldObject)) || !celEquals(stampSeen(object, BLUEPRINT), stampSeen(oldObject, BLUEPRINT));
 }
 
 /** has(object.metadata.finalizers) && 'planwarden.dev/cleanup' in object.metadata.finalizers */

@@ -57,6 +57,24 @@ export function blueprintRecordPatch(object: Instance, ov: OperatorVersion | und
 }
 
 /**
+ * On a write that does not record the blueprint (a metadata-only write, a spec change that
+ * introduces no run), the record as stored: a client's own value is replaced, a removal
+ * restored. Otherwise a metadata-only write could set the record of a changed blueprint and
+ * lift the controller's BlueprintChanged hold without the judgement a trigger gets.
+ */
+export function blueprintRestorePatch(operation: string, object: Instance | undefined, oldObject: Instance | undefined): Operation[] {
+  if (operation !== 'UPDATE' || recordsBlueprint(operation, object, oldObject)) return [];
+  const annotationsOf = (o: Instance | undefined): unknown => (isObject(o?.metadata) ? o.metadata.annotations : undefined);
+  const valueOf = (a: unknown) => (isObject(a) && typeof a[BLUEPRINT_ANNOTATION] === 'string' ? a[BLUEPRINT_ANNOTATION] : undefined);
+  const now = annotationsOf(object);
+  const stored = valueOf(annotationsOf(oldObject));
+  const present = isObject(now) && Object.hasOwn(now, BLUEPRINT_ANNOTATION);
+  if (valueOf(now) === stored && (present || stored === undefined)) return [];
+  if (stored === undefined) return present ? [{ op: 'remove', path: BLUEPRINT_PATH }] : [];
+  return isObject(now) ? [{ op: 'add', path: BLUEPRINT_PATH, value: stored }] : [{ op: 'add', path: '/metadata/annotations', value: { [BLUEPRINT_ANNOTATION]: stored } }];
+}
+
+/**
  * The ServiceAccount whose right this write needs because it accepts a changed blueprint: an
  * update that records one (recordsBlueprint), keeps the OperatorVersion's name (an upgrade is
  * judged by instance.service-account-not-allowed) and names a ServiceAccount, when the

@@ -106,4 +106,16 @@ describe('blueprint rights: content that runs as a ServiceAccount needs the righ
     const r = await asEve(['apply', '--dry-run=server', '-f', '-'], json(blueprint(ns(), { 'cm.yaml': CONFIGMAP, 'secret.yaml': SECRET })));
     expect(r.code, r.stderr).to.equal(0);
   });
+
+  it('the blueprint record cannot be set or removed by a metadata-only write: it is restored (the hold stays planwarden’s)', async function () {
+    const record = async () => (JSON.parse(await kubectlOk(['-n', ns(), 'get', 'instance', 'vault', '-o', 'json'])) as Instance).metadata.annotations?.['planwarden.dev/blueprint'];
+    const stored = await record();
+    expect(stored, 'the record of the last accepted trigger').to.match(/\/sha256:/);
+    const set = await asIvan(['-n', ns(), 'annotate', '--overwrite', 'instance', 'vault', 'planwarden.dev/blueprint=forged/sha256:0000000000000000']);
+    expect(set.code, set.stderr).to.equal(0);
+    expect(await record()).to.equal(stored);
+    const removed = await asIvan(['-n', ns(), 'annotate', 'instance', 'vault', 'planwarden.dev/blueprint-']);
+    expect(removed.code, removed.stderr).to.equal(0);
+    expect(await record()).to.equal(stored);
+  });
 });

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import type { Instance, OperatorVersion } from '../../../../shared/api/schema.ts';
 import { BLUEPRINT_ANNOTATION, blueprintChange, blueprintDigest, blueprintRecordOf } from '../../../../shared/blueprint/digest.ts';
-import { admitChangedBlueprint, blueprintRecordPatch, changedBlueprintAccount, recordsBlueprint } from '../../../../webhook/rules/blueprintRecord.ts';
+import { admitChangedBlueprint, blueprintRecordPatch, blueprintRestorePatch, changedBlueprintAccount, recordsBlueprint } from '../../../../webhook/rules/blueprintRecord.ts';
 
 const ov = (uid: string, template = 'a: 1'): OperatorVersion => ({
   apiVersion: 'planwarden.dev/v1alpha1',
@@ -78,3 +78,17 @@ describe('webhook/rules/blueprintRecord', () => {
     expect(rule(admitChangedBlueprint({ ...base, access: { kind: 'allowed' } }))).to.equal('admitted');
   });
 });
+
+describe('webhook/rules/blueprintRecord: a write that records no blueprint keeps the stored record', () => {
+  const rows: [string, Instance, Instance, unknown[]][] = [
+    ['a metadata-only write that sets another record gets the stored one back', inst({ record: 'u1/sha256:a' }), inst({ record: 'forged/sha256:b' }), [{ op: 'add', path: '/metadata/annotations/planwarden.dev~1blueprint', value: 'u1/sha256:a' }]],
+    ['one that removes it (no annotations left) gets it back', inst({ record: 'u1/sha256:a' }), inst(), [{ op: 'add', path: '/metadata/annotations', value: { [BLUEPRINT_ANNOTATION]: 'u1/sha256:a' } }]],
+    ['one that plants a record where none was has it removed', inst(), inst({ record: 'u1/sha256:a' }), [{ op: 'remove', path: '/metadata/annotations/planwarden.dev~1blueprint' }]],
+    ['one that leaves it as stored needs nothing', inst({ record: 'u1/sha256:a' }), inst({ record: 'u1/sha256:a' }), []],
+    ['a trigger records the blueprint itself (blueprintRecordPatch): nothing restored', inst({ record: 'u1/sha256:a' }), inst({ record: 'x', trigger: 't1' }), []],
+  ];
+  for (const [sentence, before, after, patch] of rows) {
+    it(sentence, () => expect(blueprintRestorePatch('UPDATE', after, before)).to.deep.equal(patch));
+  }
+});
+
