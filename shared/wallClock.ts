@@ -64,9 +64,12 @@ function zoneDay(zone: string, day: number): ZoneDay {
       if (offsetMinutes(zone, mid) === before) lo = mid;
       else hi = mid;
     }
-    // The change may fall just outside the day's own instants: then one offset rules all of it.
-    if (hi <= base - after * MINUTE) out.before = after;
-    else if (hi >= base + DAY - before * MINUTE) out.after = before;
+    // The change may fall just outside the day's own instants — before the first of them or
+    // after the last, whichever offset each is read with: then one offset rules all of it. A
+    // fall-back at the day's end (America/Santiago: midnight becomes 23:00 again) repeats the
+    // day's last hour, so the day ends with the later of its two ends.
+    if (hi <= base - Math.max(before, after) * MINUTE) out.before = after;
+    else if (hi >= base + DAY - Math.min(before, after) * MINUTE) out.after = before;
     else out.change = hi;
   }
   if (zoneDays.size >= MAX_CACHED_DAYS) zoneDays.clear();
