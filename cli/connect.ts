@@ -1,7 +1,7 @@
 // From kubectl's connection flags to an API client and a namespace, the way kubectl
 // resolves them: --kubeconfig, else $KUBECONFIG / ~/.kube/config; --context, else the
 // current context; -n, else the context's namespace, else "default".
-import { createKubeClient, loadKubeConfig, type KubeClient } from '../shared/kube/client.ts';
+import { createKubeClient, loadKubeConfig, type ApiRequestMetrics, type KubeClient } from '../shared/kube/client.ts';
 import type { ConnectionFlags } from './args.ts';
 import { CliError, type Output } from './io.ts';
 
@@ -40,7 +40,23 @@ export function connect(flags: ConnectionFlags, warnings?: Output): Connection {
     kubeConfig: kc,
     userAgent: 'kubectl-planwarden',
     onWarning,
+    ...(process.env.PLANWARDEN_API_STATS ? { metrics: apiStats(warnings) } : {}),
     ...(flags.as ? { impersonateUser: flags.as, impersonateGroups: groups } : {}),
   });
   return { client, namespace, context };
+}
+
+/**
+ * PLANWARDEN_API_STATS=1: how many API requests the command made and how long it ran, on
+ * stderr when it exits (what `plan preview` costs, docs/cli.md).
+ */
+function apiStats(out: Output | undefined): ApiRequestMetrics {
+  const started = performance.now();
+  const counts = new Map<string, number>();
+  process.once('exit', () => {
+    const total = [...counts.values()].reduce((a, b) => a + b, 0);
+    const byMethod = [...counts].sort().map(([m, n]) => `${m} ${n}`).join(', ');
+    (out ?? process.stderr).write(`kubectl-planwarden: ${total} API requests (${byMethod}) in ${Math.round(performance.now() - started)} ms\n`);
+  });
+  return { countApiRequest: (method) => void counts.set(method, (counts.get(method) ?? 0) + 1) };
 }

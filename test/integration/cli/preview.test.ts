@@ -3,6 +3,9 @@
 // Delete task lists what exists; nothing in the cluster changes; a person who may not act as
 // the plan's ServiceAccount is told which right is missing.
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PROJECT_ROOT } from '../../controlplane/build.ts';
 import { expect } from 'chai';
 import type { OperatorVersion } from '../../../shared/api/schema.ts';
 import type { Preview } from '../../../shared/plan/preview.ts';
@@ -115,4 +118,44 @@ describe('kubectl planwarden plan preview (real apiserver, webhook and controlle
     expect(r.code).to.equal(1);
     expect(r.stdout.split('\n')[1]).to.match(/^The trigger would be REFUSED: .*instance\.per-run-parameter-not-allowed/);
   });
+
+  // What a preview costs (issue 37's note): the webapp example's update, and a plan of 100
+  // objects. Figures are logged, not asserted; the request count is a property of the code.
+  it('costs one read and one dry run per object, plus a fixed few (figures logged)', async function () {
+    const objects = 100;
+    const templates = Object.fromEntries(Array.from({ length: objects }, (_, i) => [`cm-${i}.yaml`, `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: many-${i}\ndata:\n  v: "{{ .Params.REPLICAS }}"\n`]));
+    const many = blueprint(ns);
+    many.metadata.name = 'many-1.0.0';
+    many.spec.templates = { ...many.spec.templates, ...templates };
+    many.spec.tasks = [...(many.spec.tasks ?? []), { name: 'many', kind: 'Apply', spec: { resources: Object.keys(templates) } }];
+    many.spec.plans = { ...many.spec.plans, fill: { phases: [{ name: 'main', steps: [{ name: 'fill', tasks: ['many'] }] }] } };
+    await kubectlOk(['apply', '-f', '-'], { input: json(many) });
+    const rights = await planwarden(['rbac', '--operator-version', 'many-1.0.0', '-n', ns]);
+    await kubectlOk(['apply', '-f', '-'], { input: rights.stdout });
+    await kubectlOk(['apply', '-f', '-'], { input: json({ apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance', metadata: { name: 'many', namespace: ns }, spec: { operatorVersion: { name: 'many-1.0.0' } } }) });
+    await kubectlOk(['-n', ns, 'wait', 'instance/many', '--for=jsonpath={.status.planStatus.deploy.status}=COMPLETE', '--timeout=120s']);
+    // The example as a user applies it (examples/webapp), in this namespace.
+    const example = (f: string) => readFileSync(join(PROJECT_ROOT, 'examples', 'webapp', f), 'utf8').replaceAll('namespace: demo', `namespace: ${ns}`).replaceAll(' demo', ` ${ns}`);
+    await kubectlOk(['apply', '-f', '-'], { input: example('operatorversion.yaml') });
+    await kubectlOk(['apply', '-f', '-'], { input: example('plan-rights.yaml') });
+    await kubectlOk(['apply', '-f', '-'], { input: example('instance.yaml') });
+    await kubectlOk(['-n', ns, 'wait', 'instance/shop', '--for=jsonpath={.status.planStatus.deploy.status}=COMPLETE', '--timeout=120s']);
+    process.env.PLANWARDEN_API_STATS = '1';
+    try {
+      const stats = (stderr: string) => /(\d+) API requests \(([^)]*)\) in (\d+) ms/.exec(stderr);
+      const one = await planwarden(['plan', 'preview', '--instance', 'shop', '-n', ns, '--set', 'REPLICAS=3', '-o', 'json']);
+      expect(one.code, one.stderr).to.equal(0);
+      const hundred = await planwarden(['plan', 'preview', 'fill', '--instance', 'many', '-n', ns, '-o', 'json']);
+      expect(hundred.code, hundred.stderr).to.equal(0);
+      expect((JSON.parse(hundred.stdout) as Preview).counts.create).to.equal(objects);
+      const [s1, s100] = [stats(one.stderr), stats(hundred.stderr)];
+      const webapp = JSON.parse(one.stdout) as Preview;
+      console.log(`      (preview of examples/webapp --set REPLICAS=3 (${Object.values(webapp.counts).reduce((a, b) => a + b, 0)} objects): ${s1?.[1]} API requests (${s1?.[2]}), ${s1?.[3]} ms; of ${objects} objects: ${s100?.[1]} API requests (${s100?.[2]}), ${s100?.[3]} ms)`);
+      // Per object: a GET of the live object and a dry-run PATCH; discovery once per kind.
+      expect(Number(s100?.[1])).to.be.at.most(2 * objects + 12);
+    } finally {
+      delete process.env.PLANWARDEN_API_STATS;
+    }
+  });
 });
+
