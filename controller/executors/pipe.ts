@@ -8,6 +8,7 @@ import type { PipeFile } from '../../shared/api/schema.ts';
 import type { KubeClient, KubeResource } from '../../shared/kube/client.ts';
 import { PIPE_RUN_ANNOTATION, pipeObject, pipeObjectName, pipePod, pipePodName, pipePodShape, readPipeCapture, type PipeRunAt } from '../../shared/plan/pipe.ts';
 import { renderResources } from '../../shared/template/render.ts';
+import { PIPE_POD_RENDER } from '../../shared/plan/preflight.ts';
 import { prepareObject } from './apply.ts';
 import {
   FIELD_MANAGER,
@@ -33,7 +34,7 @@ export class PipeExecutor extends TenantExecutor {
     const task = ctx.task;
     const files = task.spec?.pipe ?? [];
     const template = task.spec?.pod ?? '';
-    const rendered = renderResources(ctx.operatorVersion.spec.templates, [template], renderVarsOf(ctx));
+    const rendered = renderResources(ctx.operatorVersion.spec.templates, [template], renderVarsOf(ctx), PIPE_POD_RENDER);
     if (!rendered.ok) return { kind: 'fatalError', message: rendered.error.message };
     const objects = rendered.value;
     const shape = objects.length === 1 ? pipePodShape(objects[0]!.object, files) : { problems: [`renders ${objects.length} objects, not one Pod`] };

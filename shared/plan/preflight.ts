@@ -70,6 +70,9 @@ export interface PreflightInput {
   tenancy?: { crossNamespace: boolean; clusterScoped: boolean };
 }
 
+/** A Pipe Pod is named by planwarden (pipePodName): its template, like KUDO's, may leave the name out. */
+export const PIPE_POD_RENDER = { nameOptional: true } as const;
+
 /** Stands for the run's id, which the controller chooses when the run starts. */
 export const RUN_ID_PLACEHOLDER = 'preflight';
 
@@ -201,7 +204,7 @@ export function preflightPlan(input: PreflightInput): PreflightResult {
           if (task.kind === 'Pipe') {
             const at = { instance: instance.name, plan: input.plan, phase: phase.name, step: step.name, task: taskName };
             const template = task.spec?.pod ?? '';
-            const rendered = renderResources(templates, [template], vars);
+            const rendered = renderResources(templates, [template], vars, PIPE_POD_RENDER);
             if (!rendered.ok) {
               const { message, parameter } = rendered.error;
               problems.push({ kind: 'render', task: taskName, template, message, ...(parameter ? { parameter } : {}) });

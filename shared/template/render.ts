@@ -237,8 +237,14 @@ function* coverageOracles(max: number): Generator<Oracle> {
   }
 }
 
+/** What a rendering asks of its objects. */
+export interface ManifestOptions {
+  /** A Pipe Pod's name is planwarden's (shared/plan/pipe.ts pipePodName): its template may have none, as KUDO's have none. */
+  nameOptional?: boolean;
+}
+
 /** Checks that every document is an object with apiVersion, kind and name; empty documents are skipped. */
-function objectsOf(template: string, values: readonly unknown[]): RenderResult<KubeResource[]> {
+function objectsOf(template: string, values: readonly unknown[], opts: ManifestOptions = {}): RenderResult<KubeResource[]> {
   const objects: KubeResource[] = [];
   for (const [index, value] of values.entries()) {
     const which = values.length > 1 ? ` document ${index + 1}` : '';
@@ -248,7 +254,7 @@ function objectsOf(template: string, values: readonly unknown[]): RenderResult<K
     const missing = [
       typeof obj.apiVersion === 'string' && obj.apiVersion ? undefined : 'apiVersion',
       typeof obj.kind === 'string' && obj.kind ? undefined : 'kind',
-      typeof obj.metadata?.name === 'string' && obj.metadata.name ? undefined : 'metadata.name',
+      opts.nameOptional || (typeof obj.metadata?.name === 'string' && obj.metadata.name) ? undefined : 'metadata.name',
     ].filter((f) => f !== undefined);
     if (missing.length) return fail(template, `${which.trim() || 'the object'} has no ${missing.join(', ')}`, undefined, 'template.object');
     objects.push(obj as KubeResource);
@@ -281,11 +287,11 @@ export function parseManifests(template: string, text: string): RenderResult<Kub
   return objectsOf(template, values);
 }
 
-function manifestsOf(template: string, segments: readonly Segment[], p: Parsed): RenderResult<KubeResource[]> {
+function manifestsOf(template: string, segments: readonly Segment[], p: Parsed, opts: ManifestOptions = {}): RenderResult<KubeResource[]> {
   try {
     const placed = placeValues(segments, p.prefix, p.parsed!.lines);
     if ('problem' in placed) return fail(template, `${placed.problem.problem}; ${placed.problem.fix}`, placed.problem.line, placed.problem.code ?? 'template.structure');
-    return objectsOf(template, placed.values);
+    return objectsOf(template, placed.values, opts);
   } catch (err) {
     return problemResult(template, err);
   }
@@ -304,10 +310,10 @@ function manifestsOf(template: string, segments: readonly Segment[], p: Parsed):
  *   toJson of data (also through indent/nindent) is that list or mapping, as data.
  * A template whose actions are not all values is refused (checkTemplateStructure).
  */
-export function renderManifests(template: string, source: string, vars: RenderVars): RenderResult<KubeResource[]> {
+export function renderManifests(template: string, source: string, vars: RenderVars, opts: ManifestOptions = {}): RenderResult<KubeResource[]> {
   const run = execute(template, source, vars, { mode: 'manifest' });
   if (!run.ok) return run;
-  return manifestsOf(template, run.value.segments, run.value.parsed);
+  return manifestsOf(template, run.value.segments, run.value.parsed, opts);
 }
 
 /** An object and the template it came from (messages name both). */
@@ -321,12 +327,13 @@ export function renderResources(
   templates: Readonly<Record<string, string>> | undefined,
   names: readonly string[],
   vars: RenderVars,
+  opts: ManifestOptions = {},
 ): RenderResult<RenderedObject[]> {
   const out: RenderedObject[] = [];
   for (const name of names) {
     const source = templates?.[name];
     if (source === undefined) return fail(name, "not found in the OperatorVersion's spec.templates", undefined, 'template.not-found');
-    const objects = renderManifests(name, source, vars);
+    const objects = renderManifests(name, source, vars, opts);
     if (!objects.ok) return objects;
     for (const object of objects.value) out.push({ template: name, object });
   }

@@ -89,6 +89,13 @@ describe('controller/executors/pipe', () => {
     expect(spec.containers[0]!.securityContext).to.deep.equal({ runAsNonRoot: true });
   });
 
+  it('takes a Pod template without metadata.name, as KUDO packages write them (kafka, cowsay): planwarden names it', async () => {
+    const fake = memoryKube([SA]);
+    const obs = await pipe(fake).execute(context(undefined, POD.replace('metadata:\n  name: ignored\n', 'metadata:\n  labels: {app: gen}\n')));
+    expect(obs).to.deep.equal({ kind: 'inProgress', message: `pipe pod ${POD_NAME} created` });
+    expect(fake.object('Pod', 'team-a', POD_NAME)?.metadata.labels?.app).to.equal('gen');
+  });
+
   it('waits while the Pod runs', async () => {
     const fake = memoryKube([SA]);
     await pipe(fake).execute(context());
