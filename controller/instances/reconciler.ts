@@ -333,7 +333,7 @@ export class InstanceReconciler {
     // Schedule ticks: each due one starts its plan (only when nothing else would start or run)
     // or is reported; handled in the status write below, so a tick never starts twice.
     const load = blueprintChanged ? { busy: `the OperatorVersion changed since the last accepted trigger (${REASON_BLUEPRINT_CHANGED})` } : loadOf(inst, decision);
-    const ticks = inst.spec.schedules?.length || inst.status?.schedules?.length ? judgeTicks(ov.spec, inst, now.getTime(), load) : undefined;
+    let ticks = inst.spec.schedules?.length || inst.status?.schedules?.length ? judgeTicks(ov.spec, inst, now.getTime(), load) : undefined;
     if (ticks?.start && (decision.kind === 'idle' || (decision.kind === 'held' && decision.request.kind === 'manual'))) {
       decision = { kind: 'start', request: ticks.start.request };
       applied = undefined;
@@ -342,11 +342,15 @@ export class InstanceReconciler {
     // grant the plan waits, and the Instance says why (condition, Event), checked each pulse.
     let notGranted = false;
     if (decision.kind === 'start' && this.deps.impersonationGrant) {
+      const fromTick = decision.request.kind === 'schedule';
       const refused = await this.deps.impersonationGrant({ instance: inst, operatorVersion: ov, plan: decision.request.plan });
       if (refused) {
         decision = { kind: 'refuse', report: refused };
         applied = undefined;
         notGranted = true;
+        // A tick that cannot start is judged again as one the Instance is busy for: skipped
+        // and recorded (Forbid), or waiting within its deadline (Wait) — never taken as started.
+        if (fromTick) ticks = judgeTicks(ov.spec, inst, now.getTime(), { busy: `${refused.message} (${refused.reason})` });
       }
     }
     const carried = this.carried.get(key);

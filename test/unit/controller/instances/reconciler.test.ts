@@ -189,6 +189,25 @@ describe('controller/instances/reconciler: one pass per call', function () {
     expect(h.executed).to.deep.equal(['deploy/work', 'deploy/work', 'deploy/work']);
   });
 
+  it('a schedule tick whose plan the namespace did not grant is recorded as skipped (Forbidden, naming why), never taken as started', async function () {
+    let nowMs = T0;
+    const h = harness({
+      ov: operatorVersion({ plans: { ...operatorVersion().spec.plans, backup: { phases: [{ name: 'main', steps: [{ name: 'b', tasks: ['work'] }] }] } } }),
+      instance: { schedules: [{ name: 'hourly', plan: 'backup', schedule: '0 * * * *' }] },
+      clock: () => new Date(nowMs),
+      impersonationGrant: async ({ plan }) => (plan === 'backup' ? { reason: 'ImpersonationNotGranted', message: 'namespace "shop" does not let planwarden\'s controller act as ServiceAccount "planwarden-plans"' } : undefined),
+    });
+    await drain(h, { sync: true });
+    expect(h.store.instance.status?.planStatus?.deploy?.status).to.equal('COMPLETE');
+    nowMs = T0 + 3600_000 + 30_000;
+    await drain(h, { sync: true });
+    const status = h.store.instance.status!;
+    expect(status.planStatus?.backup?.status ?? 'NEVER_RUN').to.equal('NEVER_RUN');
+    expect(status.schedules?.[0]?.lastSkip).to.include({ time: '2026-11-23T11:00:00Z', reason: 'Forbidden' });
+    expect(status.schedules?.[0]?.lastSkip?.message).to.include('(ImpersonationNotGranted)');
+    expect((status.history ?? []).filter((e) => e.status === 'SKIPPED').map((e) => e.tick?.reason)).to.deep.equal(['Forbidden']);
+  });
+
   it('runs a new Instance to COMPLETE: finalizer, then one status write per step and a last one', async function () {
     const h = harness();
     const { result } = await drain(h, { sync: true });
