@@ -45,6 +45,8 @@ interface Slot {
   scalar: number;
   whole: boolean;
   style: 'plain' | 'quoted' | 'block';
+  /** In a mapping key: the value names the key, as text (a label from a map parameter's range). */
+  key?: true;
 }
 
 interface Skeleton {
@@ -276,7 +278,7 @@ function analyse(laid: Laid, prefix: string, uniqueKeys: boolean): Skeleton {
   const fail = (p: StructureProblem): never => {
     throw new Refusal(p);
   };
-  const scalar = (node: Scalar, inKey: boolean, root: boolean) => {
+  const scalar = (node: Scalar, inKey: boolean, root: boolean, complexKey: boolean) => {
     const index = scalarIndex++;
     const [start, end] = node.range!;
     let h = holeIn(start, end);
@@ -289,7 +291,7 @@ function analyse(laid: Laid, prefix: string, uniqueKeys: boolean): Skeleton {
     if (found !== owned.length) {
       fail({ kind: 'action', line, problem: "an action is part of YAML syntax (a block scalar's header, an escape …), not of a value", fix: VALUE_FIX, code: 'template.structure' });
     }
-    if (inKey) fail({ kind: 'action', line, problem: 'an action is in a mapping key: a value cannot name a key', fix: `write the key as text; ${VALUE_FIX}`, code: 'template.structure' });
+    if (complexKey) fail({ kind: 'action', line, problem: 'an action is in a mapping key that is a list or a mapping: a value can name a plain key only', fix: `write the key as text; ${VALUE_FIX}`, code: 'template.structure' });
     if (root) fail({ kind: 'action', line, problem: 'an action is a whole document: a value cannot be an object', fix: `write the object's YAML in the template; ${VALUE_FIX}`, code: 'template.structure' });
     const tag = node.tag;
     if (tag !== undefined && tag !== 'tag:yaml.org,2002:str') {
@@ -304,16 +306,16 @@ function analyse(laid: Laid, prefix: string, uniqueKeys: boolean): Skeleton {
           fail({ kind: 'action', line: holes[i]!.line, problem: 'an action is a line of its own inside a value: a value cannot add lines of YAML', fix: `put the action on the key's line; ${VALUE_FIX}`, code: 'template.structure' });
         }
       }
-      slots[i] = { scalar: index, whole: owned.length === 1 && node.value === `${prefix}${i}X`, style };
+      slots[i] = { scalar: index, whole: owned.length === 1 && node.value === `${prefix}${i}X`, style, ...(inKey ? { key: true as const } : {}) };
     }
     base.scalarHoles.set(node, owned);
   };
-  const walk = (node: unknown, inKey: boolean, root: boolean) => {
+  const walk = (node: unknown, inKey: boolean, root: boolean, complexKey = false) => {
     if (!node || typeof node !== 'object') return;
     const n = node as YamlNode & { commentBefore?: string | null; comment?: string | null };
     noteComment(n.commentBefore);
     noteComment(n.comment);
-    if (isScalar(n)) scalar(n, inKey, root);
+    if (isScalar(n)) scalar(n, inKey, root, complexKey);
     else if (isAlias(n)) {
       if (++aliases > PLACE_LIMITS.aliases) fail({ kind: 'yaml', line: laid.lineAt(n.range?.[0] ?? 0), problem: `has more than ${PLACE_LIMITS.aliases} aliases`, fix: 'write the values out', code: 'template.too-large' });
     } else if (isMap(n)) {
@@ -324,10 +326,10 @@ function analyse(laid: Laid, prefix: string, uniqueKeys: boolean): Skeleton {
         if (isScalar(key) && key.value === '<<' && key.type === 'PLAIN') {
           fail({ kind: 'yaml', line: laid.lineAt(key.range?.[0] ?? 0), problem: 'has a merge key "<<": merges are not supported (templates are YAML 1.2)', fix: 'write the keys out, or repeat the mapping with an alias (key: *anchor)', code: 'template.structure' });
         }
-        walk(pair.key, true, false);
-        walk(pair.value, inKey, false);
+        walk(pair.key, true, false, complexKey || !isScalar(pair.key));
+        walk(pair.value, inKey, false, complexKey);
       }
-    } else if (isSeq(n)) for (const item of n.items) walk(item, inKey, false);
+    } else if (isSeq(n)) for (const item of n.items) walk(item, inKey, false, complexKey);
   };
   try {
     for (const doc of docs) {
@@ -424,6 +426,16 @@ function wholeValue(v: Value, line: number, budget: Budget): unknown {
   return budget.copy(v);
 }
 
+/** A value that names a key: text only. */
+function keyText(v: Value, line: number): string {
+  if (v instanceof YamlOf || v instanceof ParamData || (v !== null && typeof v === 'object' && !(v instanceof Quoted) && !(v instanceof Untyped) && !(v instanceof Missing) && !(v instanceof Unknown))) {
+    throw new TemplateProblem('template.structure', 'an action that names a key gives a list or a mapping: a key is text', line);
+  }
+  const text = textOf(v, line);
+  if (text === '') throw new TemplateProblem('template.structure', 'an action that names a key gives empty text', line);
+  return text;
+}
+
 function splicedText(v: Value, line: number, style: Slot['style']): string {
   if (v instanceof YamlOf && style === 'plain') {
     throw new TemplateProblem(
@@ -470,7 +482,11 @@ export function placeValues(segments: readonly Segment[], prefix: string, lines:
         else {
           const slot = sk.slots[owned[0]!]!;
           currentLine = holes[owned[0]!]!.line;
-          if (slot.whole && slot.style === 'plain') out = wholeValue(holes[owned[0]!]!.value, currentLine, budget);
+          if (slot.key) {
+            // A key from a value is its text: it names the key the author's line writes, never
+            // more (a list or mapping cannot be a key).
+            out = String(node.value).replace(markerOf, (_m, n: string) => keyText(holes[Number(n)]!.value, holes[Number(n)]!.line));
+          } else if (slot.whole && slot.style === 'plain') out = wholeValue(holes[owned[0]!]!.value, currentLine, budget);
           else {
             // One pass over the scalar's string: each marker replaced by its hole's text; the
             // replacement is never scanned again.
@@ -485,6 +501,8 @@ export function placeValues(segments: readonly Segment[], prefix: string, lines:
         for (const pair of node.items) {
           const k = build(pair.key);
           const key = typeof k === 'string' ? k : k === null || k === undefined ? '' : typeof k === 'object' ? JSON.stringify(k) : textOf(k);
+          // The author's own keys are unique (the parser checks); one named by a value may meet another.
+          if (Object.hasOwn(o, key)) throw new TemplateProblem('template.structure', `the key ${JSON.stringify(key.length > 60 ? `${key.slice(0, 60)}…` : key)} appears twice in one mapping (a key named by a value meets another key)`, laid.lineAt((pair.key as YamlNode | null)?.range?.[0] ?? 0));
           Object.defineProperty(o, key, { value: build(pair.value), enumerable: true, writable: true, configurable: true });
         }
         out = o;

@@ -177,10 +177,22 @@ describe('shared/template: values in manifests', () => {
       expect(out.spec).to.deep.equal({ labels: { app: 'shop', v: '1.2.0' } });
     });
 
-    it('a value from range cannot name a key', () => {
-      const r = renderManifests('cm.yaml', `${HEAD}data:\n{{- range $k, $v := .Params.MAP }}\n  {{ $k }}: x\n{{- end }}\n`, VARS);
+    it('a value from range names a key the author’s line writes, as text (KUDO cassandra’s node labels)', () => {
+      const out = manifest(`data:\n{{- range $k, $v := .Params.MAP }}\n  {{ $k }}: x\n{{- end }}\n`);
+      expect(out.data).to.deep.equal({ x: 'x', y: 'x' });
+    });
+
+    it('a key named by a value that meets another key is refused, naming it', () => {
+      const r = renderManifests('cm.yaml', `${HEAD}data:\n  a: fixed\n  {{ .Params.K }}: x\n`, { ...VARS, params: { ...VARS.params, K: 'a' } });
       expect(!r.ok && r.error.code).to.equal('template.structure');
-      expect(!r.ok && r.error.message).to.include('an action is in a mapping key');
+      expect(!r.ok && r.error.message).to.include('the key "a" appears twice in one mapping');
+    });
+
+    it('a key cannot be a list or a mapping from a value, nor empty', () => {
+      const list = renderManifests('cm.yaml', `${HEAD}data:\n  {{ .Params.MAP }}: x\n`, VARS);
+      expect(!list.ok && list.error.message).to.include('a key is text');
+      const empty = renderManifests('cm.yaml', `${HEAD}data:\n  {{ .Params.K }}: x\n`, { ...VARS, params: { ...VARS.params, K: '' } });
+      expect(!empty.ok && empty.error.message).to.include('names a key gives empty text');
     });
 
     it('toYaml spliced into other text in a plain scalar is refused', () => {
@@ -259,14 +271,14 @@ describe('shared/template: exploreTemplate renders every branch', () => {
 });
 
 describe('shared/template: checkTemplateStructure takes every branch without values', () => {
-  it('finds an action in a key inside an else branch', () => {
-    const found = checkTemplateStructure(`${HEAD}{{ if .Params.X }}\na: b\n{{ else }}\n{{ .Params.K }}: v\n{{ end }}\n`);
+  it('finds an action in a complex key inside an else branch', () => {
+    const found = checkTemplateStructure(`${HEAD}{{ if .Params.X }}\na: b\n{{ else }}\n? [{{ .Params.K }}]\n: v\n{{ end }}\n`);
     expect(found?.line).to.equal(8);
     expect(found?.problem).to.include('mapping key');
   });
 
   it('finds one inside a nested branch', () => {
-    const found = checkTemplateStructure(`${HEAD}{{ if .Params.X }}\na: b\n{{ else }}\n{{ if .Params.Y }}\nc: d\n{{ else }}\n{{ .Params.K }}: v\n{{ end }}\n{{ end }}\n`);
+    const found = checkTemplateStructure(`${HEAD}{{ if .Params.X }}\na: b\n{{ else }}\n{{ if .Params.Y }}\nc: d\n{{ else }}\n? [{{ .Params.K }}]\n: v\n{{ end }}\n{{ end }}\n`);
     expect(found?.problem).to.include('mapping key');
   });
 
