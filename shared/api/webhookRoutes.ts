@@ -72,6 +72,7 @@ fail the condition (an error refuses the write under failurePolicy Fail).`,
 
 const REQUESTED_BY = "'planwarden.dev/requested-by'";
 const BLUEPRINT = "'planwarden.dev/blueprint'";
+const SCHEDULE_EDITS = "'planwarden.dev/schedule-edits'";
 const annotationOf = (o: string, key: string) => `(has(${o}.metadata.annotations) && ${key} in ${o}.metadata.annotations ? ${o}.metadata.annotations[${key}] : '')`;
 const stampOf = (o: string) => annotationOf(o, REQUESTED_BY);
 
@@ -83,16 +84,18 @@ const FINALIZER_OR_ID_MISSING_OR_REQUEST_OR_STAMP: MatchCondition = {
     ' && (!has(object.spec.planExecution.id) || object.spec.planExecution.id == null))' +
     " || (request.operation == 'UPDATE' && (!has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec" +
     ` || ${stampOf('object')} != ${stampOf('oldObject')}` +
-    ` || ${annotationOf('object', BLUEPRINT)} != ${annotationOf('oldObject', BLUEPRINT)}))`,
+    ` || ${annotationOf('object', BLUEPRINT)} != ${annotationOf('oldObject', BLUEPRINT)}` +
+    ` || ${annotationOf('object', SCHEDULE_EDITS)} != ${annotationOf('oldObject', SCHEDULE_EDITS)}))`,
   why: `Called for a CREATE whose finalizers lack planwarden.dev/cleanup (it is added, so the
 controller need not write it before the first run); when there is an id to fill in:
 spec.planExecution is an object whose id is absent or null (server-side apply passes
 "id": null through to mutating admission; create, update and patch drop it before);
 and on an UPDATE that changes spec (it may introduce a request, whose writer is stamped
-in planwarden.dev/requested-by) or that changes that annotation or
-planwarden.dev/blueprint (their stored values are restored: both are planwarden's
-records, and a metadata-only write that set the blueprint record would lift the
-BlueprintChanged hold without the judgement a trigger gets). Mutating admission runs before the schema is checked, so the type() tests
+in planwarden.dev/requested-by) or that changes that annotation,
+planwarden.dev/blueprint or planwarden.dev/schedule-edits (their stored values are
+restored: they are planwarden's records; a metadata-only write that set the blueprint
+record would lift the BlueprintChanged hold without the judgement a trigger gets, and
+one that set the schedule stamp could move where a schedule's ticks count from). Mutating admission runs before the schema is checked, so the type() tests
 keep a malformed spec from failing the condition: it reaches the schema, which refuses
 it with its own message.`,
 };

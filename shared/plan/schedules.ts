@@ -10,6 +10,7 @@ import { calendarTime, dueTick, maintenanceHold, observedSchedule, startingDeadl
 import { hasPlan } from './policy.ts';
 import type { TickSkip } from './history.ts';
 import type { PlanRequest } from './triggers.ts';
+import { parseScheduleEdits, SCHEDULE_EDITS_ANNOTATION, stampedEdit } from './scheduleEdits.ts';
 
 export interface TickEvent {
   type: 'Normal' | 'Warning';
@@ -55,6 +56,7 @@ export function judgeTicks(ov: OperatorVersionSpec, inst: Instance, now: number,
   // A schedule the Instance was created with, judged for the first time: its ticks count from creation.
   const created = inst.metadata.creationTimestamp ? Date.parse(inst.metadata.creationTimestamp) : NaN;
   const neverJudged = (inst.status?.observedGeneration ?? 0) === 0 && !Number.isNaN(created) && created <= now;
+  const edits = parseScheduleEdits(inst.metadata.annotations?.[SCHEDULE_EDITS_ANNOTATION]);
   for (const s of inst.spec.schedules ?? []) {
     const stored = previous.get(s.name);
     const entry: ScheduleStatus = { ...(stored ?? { name: s.name }) };
@@ -73,11 +75,13 @@ export function judgeTicks(ov: OperatorVersionSpec, inst: Instance, now: number,
     // The not-before point: a new schedule counts from now (from creation if the Instance was
     // created with it), an edit of its cron or zone from the edit. A status written before
     // observedSchedule existed is taken as unedited.
+    // The webhook's stamp says when a write gave the schedule this form (scheduleEdits.ts):
+    // a schedule added or edited while the controller was not running counts from then.
     const observed = observedSchedule(s);
     if (stored === undefined) {
-      entry.notBefore = calendarTime(neverJudged ? created : now);
+      entry.notBefore = calendarTime(neverJudged ? created : stampedEdit(edits, s, now, now));
     } else if (entry.observedSchedule !== undefined && entry.observedSchedule !== observed) {
-      entry.notBefore = calendarTime(now);
+      entry.notBefore = calendarTime(stampedEdit(edits, s, now, now));
       if (entry.waitingTick !== undefined) {
         out.events.push({ type: 'Normal', reason: 'ScheduleChanged', message: `${words}: the tick ${entry.waitingTick} that waited is dropped: the schedule changed from "${entry.observedSchedule}" to "${observed}"` });
         delete entry.waitingTick;

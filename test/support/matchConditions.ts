@@ -52,6 +52,7 @@ export function validationSent(operation: string, object: Json, oldObject: Json)
 
 const STAMP = 'planwarden.dev/requested-by';
 const BLUEPRINT = 'planwarden.dev/blueprint';
+const SCHEDULE_EDITS = 'planwarden.dev/schedule-edits';
 
 /** The requested-by annotation (or another of planwarden's records) as the condition reads it ('' when absent). */
 function stampSeen(object: Json, key = STAMP): Json {
@@ -71,7 +72,7 @@ export function mutationSent(operation: string, object: Json, oldObject: Json): 
   if (operation !== 'UPDATE') return false;
   if (!has(object, 'spec') || !has(oldObject, 'spec')) return true;
   if (!celEquals((object as Record<string, Json>).spec, (oldObject as Record<string, Json>).spec)) return true;
-  return !celEquals(stampSeen(object), stampSeen(oldObject)) || !celEquals(stampSeen(object, BLUEPRINT), stampSeen(oldObject, BLUEPRINT));
+  return [STAMP, BLUEPRINT, SCHEDULE_EDITS].some((key) => !celEquals(stampSeen(object, key), stampSeen(oldObject, key)));
 }
 
 /** has(object.metadata.finalizers) && 'planwarden.dev/cleanup' in object.metadata.finalizers */

@@ -12,6 +12,7 @@
 import { expectedStamp, type InstanceAdmissionContext } from './instance.ts';
 import { REQUESTED_BY_ANNOTATION } from '../../shared/plan/requester.ts';
 import { FINALIZER } from '../../shared/api/names.ts';
+import { expectedScheduleEdits, SCHEDULE_EDITS_ANNOTATION } from '../../shared/plan/scheduleEdits.ts';
 import type { Operation } from 'rfc6902';
 import { allow } from '../../shared/verdict.ts';
 import type { Verdict } from '../../shared/verdict.ts';
@@ -68,6 +69,26 @@ export function requesterPatch(ctx: InstanceAdmissionContext, filledId: string |
   return [{ op: 'add', path: REQUESTED_BY_PATH, value: expected }];
 }
 
+export const SCHEDULE_EDITS_PATH = `/metadata/annotations/${pointer(SCHEDULE_EDITS_ANNOTATION)}`;
+
+/**
+ * The patch that makes planwarden.dev/schedule-edits what planwarden computes
+ * (shared/plan/scheduleEdits.ts), after `earlier` (which may have added the annotations
+ * object): a client's own value is replaced, a removal restored.
+ */
+export function scheduleEditsPatch(ctx: InstanceAdmissionContext, earlier: readonly Operation[]): Operation[] {
+  if (ctx.operation !== 'CREATE' && ctx.operation !== 'UPDATE') return [];
+  if (!isObject(ctx.object?.spec) || !isObject(ctx.object.metadata)) return [];
+  const expected = expectedScheduleEdits(ctx.operation === 'UPDATE' && isObject(ctx.oldObject?.metadata) ? ctx.oldObject : undefined, ctx.object, ctx.now);
+  const annotations: unknown = ctx.object.metadata.annotations;
+  const present = isObject(annotations) && Object.hasOwn(annotations, SCHEDULE_EDITS_ANNOTATION);
+  const current = present ? (annotations)[SCHEDULE_EDITS_ANNOTATION] : undefined;
+  if (current === expected) return [];
+  if (expected === undefined) return present ? [{ op: 'remove', path: SCHEDULE_EDITS_PATH }] : [];
+  const hasObject = isObject(annotations) || earlier.some((op) => op.op === 'add' && op.path === '/metadata/annotations');
+  return hasObject ? [{ op: 'add', path: SCHEDULE_EDITS_PATH, value: expected }] : [{ op: 'add', path: '/metadata/annotations', value: { [SCHEDULE_EDITS_ANNOTATION]: expected } }];
+}
+
 export const FINALIZERS_PATH = '/metadata/finalizers';
 
 /**
@@ -93,5 +114,6 @@ export function mutateInstance(ctx: InstanceAdmissionContext): Verdict {
   const patch: Operation[] = finalizerPatch(ctx);
   if (id !== undefined) patch.push({ op: 'add', path: PLAN_EXECUTION_ID_PATH, value: id });
   patch.push(...requesterPatch(ctx, id));
+  patch.push(...scheduleEditsPatch(ctx, patch));
   return patch.length === 0 ? allow() : allow([], patch);
 }

@@ -3,6 +3,7 @@
 import { expect } from 'chai';
 import type { Instance, OperatorVersionSpec, Schedule, ScheduleStatus } from '../../../../shared/api/schema.ts';
 import { judgeTicks, type InstanceLoad } from '../../../../shared/plan/schedules.ts';
+import { expectedScheduleEdits, SCHEDULE_EDITS_ANNOTATION } from '../../../../shared/plan/scheduleEdits.ts';
 
 const ov: OperatorVersionSpec = {
   version: '1.0.0',
@@ -75,6 +76,58 @@ describe('shared/plan/schedules judgeTicks', function () {
       for (const t of j.skipped) expect(t).to.include({ id: `minutely-${t.time}`, schedule: 'minutely', plan: row.schedule?.plan ?? 'backup' });
     });
   }
+
+  // Issue 36: a schedule added (or edited) while the controller was not running counts from
+  // the webhook's stamp of that write (shared/plan/scheduleEdits.ts), not from when the
+  // controller first saw it.
+  describe('the webhook’s stamp of when a schedule took its form', function () {
+    const daily: Schedule = { name: 'nightly', plan: 'backup', schedule: '0 3 * * *' };
+    const deployed = (stamp: string | undefined, status: ScheduleStatus[] = []): Instance => ({
+      ...instance([daily], status, undefined, '2026-11-01T00:00:00Z'),
+      metadata: { name: 'db', namespace: 'shop', creationTimestamp: '2026-11-01T00:00:00Z', ...(stamp ? { annotations: { [SCHEDULE_EDITS_ANNOTATION]: stamp } } : {}) },
+      status: { observedGeneration: 4, schedules: status },
+    });
+    const stamped = (at: string, schedule = 'UTC 0 3 * * *') => JSON.stringify({ nightly: { schedule, at } });
+
+    it('added at 02:59 while the controller was down, seen first at 03:02: the 03:00 tick starts (within its deadline)', function () {
+      const j = judgeTicks(ov, deployed(stamped('2026-11-25T02:59:00Z')), at('2026-11-25T03:02:00Z'), free);
+      expect(j.start?.request.id).to.equal('nightly-2026-11-25T03:00:00Z');
+    });
+    it('without a stamp it counts from when the controller first saw it: nothing starts', function () {
+      expect(judgeTicks(ov, deployed(undefined), at('2026-11-25T03:02:00Z'), free).start).to.equal(undefined);
+    });
+    it('a stamp of another form (the schedule changed since) is not used', function () {
+      expect(judgeTicks(ov, deployed(stamped('2026-11-25T02:59:00Z', 'UTC 0 4 * * *')), at('2026-11-25T03:02:00Z'), free).start).to.equal(undefined);
+    });
+    it('an edit stamped at 02:59 from "0 4" to "0 3", seen at 03:02: the 03:00 tick starts', function () {
+      const j = judgeTicks(ov, deployed(stamped('2026-11-25T02:59:00Z'), [{ name: 'nightly', observedSchedule: 'UTC 0 4 * * *', lastScheduleTime: '2026-11-24T04:00:00Z' }]), at('2026-11-25T03:02:00Z'), free);
+      expect(j.start?.request.id).to.equal('nightly-2026-11-25T03:00:00Z');
+    });
+    it('a stamp in the future is not used', function () {
+      expect(judgeTicks(ov, deployed(stamped('2026-11-26T00:00:00Z')), at('2026-11-25T03:02:00Z'), free).start).to.equal(undefined);
+    });
+  });
+
+  describe('expectedScheduleEdits: what the mutating webhook stamps', function () {
+    const inst = (schedules: Schedule[], stamp?: string) => ({ metadata: { annotations: stamp ? { [SCHEDULE_EDITS_ANNOTATION]: stamp } : {} }, spec: { operatorVersion: { name: 'x' }, schedules } }) as unknown as Instance;
+    const NOW = '2026-11-25T10:00:00.000Z';
+    const a: Schedule = { name: 'a', plan: 'backup', schedule: '0 3 * * *' };
+    const b: Schedule = { name: 'b', plan: 'backup', schedule: '0 4 * * *', timeZone: 'Europe/Berlin' };
+    const old = JSON.stringify({ a: { schedule: 'UTC 0 3 * * *', at: '2026-11-01T00:00:00Z' } });
+    it('a new schedule is stamped now; an unchanged one keeps its stamp; a removed one drops out', function () {
+      expect(JSON.parse(expectedScheduleEdits(inst([a], old), inst([a, b]), NOW)!)).to.deep.equal({ a: { schedule: 'UTC 0 3 * * *', at: '2026-11-01T00:00:00Z' }, b: { schedule: 'Europe/Berlin 0 4 * * *', at: NOW } });
+      expect(expectedScheduleEdits(inst([a, b], old), inst([]), NOW)).to.equal(undefined);
+    });
+    it('a change of cron or zone is stamped now', function () {
+      expect(JSON.parse(expectedScheduleEdits(inst([a], old), inst([{ ...a, timeZone: 'Asia/Kolkata' }]), NOW)!)).to.deep.equal({ a: { schedule: 'Asia/Kolkata 0 3 * * *', at: NOW } });
+    });
+    it('a schedule stored before stamps existed, unchanged, gets none (the controller counts it as before)', function () {
+      expect(expectedScheduleEdits(inst([a]), inst([a]), NOW)).to.equal(undefined);
+    });
+    it('a creation stamps every schedule now', function () {
+      expect(JSON.parse(expectedScheduleEdits(undefined, inst([a]), NOW)!)).to.deep.equal({ a: { schedule: 'UTC 0 3 * * *', at: NOW } });
+    });
+  });
 
   it('starts at most one tick per pass: the second schedule due at once is Forbidden', function () {
     const two = instance([everyMinute, { ...everyMinute, name: 'other' }], [seen, { ...seen, name: 'other' }]);

@@ -1,12 +1,13 @@
 // Table test of the Instance mutating rule: a manual trigger without an id gets one,
 // re-applying a spec without an id keeps the stored identity instead of re-triggering, and a
 // new Instance gets the cleanup finalizer (so the controller need not write it).
+import { SCHEDULE_EDITS_ANNOTATION } from '../../../../shared/plan/scheduleEdits.ts';
 import { expect } from 'chai';
 import { API_VERSION } from '../../../../shared/api/schema.ts';
 import type { Instance, PlanExecution } from '../../../../shared/api/schema.ts';
 import type { InstanceAdmissionContext } from '../../../../webhook/rules/instance.ts';
 import { FINALIZER } from '../../../../shared/api/names.ts';
-import { FINALIZERS_PATH, mutateInstance, PLAN_EXECUTION_ID_PATH } from '../../../../webhook/rules/instanceMutate.ts';
+import { FINALIZERS_PATH, mutateInstance, PLAN_EXECUTION_ID_PATH, SCHEDULE_EDITS_PATH } from '../../../../webhook/rules/instanceMutate.ts';
 
 const NOW = '2026-11-22T10:05:00.000Z';
 
@@ -160,4 +161,26 @@ describe('mutateInstance', () => {
     mutateInstance(ctx);
     expect(ctx.object).to.deep.equal(before);
   });
+
+  describe('planwarden.dev/schedule-edits: when each schedule took its form (issue 36)', () => {
+    const nightly = { name: 'nightly', plan: 'backup', schedule: '0 3 * * *' };
+    const stamp = (at: string) => JSON.stringify({ nightly: { schedule: 'UTC 0 3 * * *', at } });
+    const withStamp = (i: Instance, value: string | undefined): Instance => ({ ...i, metadata: { ...i.metadata, annotations: value === undefined ? {} : { [SCHEDULE_EDITS_ANNOTATION]: value } } });
+    const scheduleOps = (ctx: InstanceAdmissionContext) => {
+      const v = mutateInstance(ctx);
+      return (v.allowed ? v.patch : []).filter((op) => op.path.includes('schedule-edits') || op.path === '/metadata/annotations');
+    };
+    it('a write that adds a schedule stamps it with the request’s time', () => {
+      expect(scheduleOps(update(withStamp(instance(), undefined), withStamp(instance(undefined, { schedules: [nightly] }), undefined)))).to.deep.equal([{ op: 'add', path: SCHEDULE_EDITS_PATH, value: stamp(NOW) }]);
+    });
+    it('a metadata-only write that moves the stamp gets the stored one back', () => {
+      const stored = withStamp(instance(undefined, { schedules: [nightly] }), stamp('2026-11-01T00:00:00Z'));
+      expect(scheduleOps(update(stored, withStamp(instance(undefined, { schedules: [nightly] }), stamp('2026-11-22T10:04:00Z'))))).to.deep.equal([{ op: 'add', path: SCHEDULE_EDITS_PATH, value: stamp('2026-11-01T00:00:00Z') }]);
+    });
+    it('a write that keeps the schedule and the stamp needs nothing', () => {
+      const stored = withStamp(instance(undefined, { schedules: [nightly] }), stamp('2026-11-01T00:00:00Z'));
+      expect(scheduleOps(update(stored, structuredClone(stored)))).to.deep.equal([]);
+    });
+  });
 });
+
