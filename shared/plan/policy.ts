@@ -688,8 +688,8 @@ export function reusedIdWarning(f: TriggerFacts): string | undefined {
 export const REQUEST_CHECKS: readonly TriggerCheck[] = [
   checkDeleting,
   checkKnownPlan,
-  checkPerRunParameters,
   checkCleanupNotManual,
+  checkPerRunParameters,
   checkSinglePlan,
   checkAbortStillSet,
   checkUpgradeNotBusy,

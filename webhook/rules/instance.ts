@@ -322,59 +322,59 @@ export function immutableParametersUnchanged(ctx: InstanceAdmissionContext): Ver
   });
 }
 
-/** A manual trigger names a plan the OperatorVersion has; a parameter's trigger plan exists. */
-export function triggerNamesKnownPlan(ctx: InstanceAdmissionContext): Verdict {
-  return policyRule(ctx, checkKnownPlan);
+/** An Instance rule that is the trigger policy's checks (shared/plan/policy.ts), which it carries. */
+export type PolicyBackedRule = InstanceRule & { readonly checks: readonly TriggerCheck[] };
+
+/**
+ * A rule judged by `checks` (the first refusal), then `after` (warnings on an allowed write).
+ * The checks it carries are the ones it runs: the order test holds the webhook's order of
+ * policy checks to the controller's REQUEST_CHECKS by what the rules run, not by a list kept beside them.
+ */
+function policyBacked(checks: readonly TriggerCheck[], after?: (ctx: InstanceAdmissionContext, verdict: Verdict) => Verdict): PolicyBackedRule {
+  const rule = (ctx: InstanceAdmissionContext) => {
+    const verdict = policyRule(ctx, ...checks);
+    return after ? after(ctx, verdict) : verdict;
+  };
+  return Object.assign(rule, { checks });
 }
+
+/** A manual trigger names a plan the OperatorVersion has; a parameter's trigger plan exists. */
+export const triggerNamesKnownPlan = policyBacked([checkKnownPlan]);
 
 /** `cleanup` runs on deletion only: neither a manual trigger nor a parameter change starts it. */
-export function cleanupNotManual(ctx: InstanceAdmissionContext): Verdict {
-  return policyRule(ctx, checkCleanupNotManual);
-}
+export const cleanupNotManual = policyBacked([checkCleanupNotManual]);
 
 /** One write starts at most one plan: no two parameter plans, no trigger plus another plan. */
-export function singlePlanPerChange(ctx: InstanceAdmissionContext): Verdict {
-  return policyRule(ctx, checkSinglePlan);
-}
+export const singlePlanPerChange = policyBacked([checkSinglePlan]);
 
 /** A new trigger while abort: true is left from an earlier abort is refused, not dropped. */
-export function noTriggerWhileAbortSet(ctx: InstanceAdmissionContext): Verdict {
-  return policyRule(ctx, checkAbortStillSet);
-}
+export const noTriggerWhileAbortSet = policyBacked([checkAbortStillSet]);
 
 /** An Instance being deleted runs its cleanup only: no new trigger, parameter change or upgrade. */
-export function noTriggersWhileDeleting(ctx: InstanceAdmissionContext): Verdict {
-  return policyRule(ctx, checkDeleting);
-}
+export const noTriggersWhileDeleting = policyBacked([checkDeleting]);
 
 /**
  * Setting spec.planExecution.abort is accepted only while a plan runs, and starts nothing;
  * a warning when the planExecution it keeps names another plan than the running one.
  */
-export function abortOnlyWhileRunning(ctx: InstanceAdmissionContext): Verdict {
+export const abortOnlyWhileRunning = policyBacked(ABORT_CHECKS, (ctx, refused) => {
   const facts = factsOf(ctx);
-  const refused = policyRule(ctx, ...ABORT_CHECKS);
   const pe = ctx.object.spec.planExecution;
   if (!refused.allowed || !facts.abortEdge || !facts.running || !pe || pe.planName === facts.running.name) return refused;
   return allow([clipText(`abort stops the running plan "${facts.running.name}", not "${pe.planName}" named in spec.planExecution`)]);
-}
+});
 
 /** An upgrade starts only when no plan runs and no trigger waits to start. */
-export function noUpgradeWhileBusy(ctx: InstanceAdmissionContext): Verdict {
-  return policyRule(ctx, checkUpgradeNotBusy);
-}
+export const noUpgradeWhileBusy = policyBacked([checkUpgradeNotBusy]);
 
 /** A different plan cannot start while one runs or while a request waits to start. */
-export function onePlanAtATime(ctx: InstanceAdmissionContext): Verdict {
-  return policyRule(ctx, checkOnePlanAtATime);
-}
+export const onePlanAtATime = policyBacked([checkOnePlanAtATime]);
 
 /** Restarting the running plan is allowed (with a warning) unless the plan is `reentrant: false`. */
-export function reentrancy(ctx: InstanceAdmissionContext): Verdict {
-  const refused = policyRule(ctx, checkReentrant);
+export const reentrancy = policyBacked([checkReentrant], (ctx, refused) => {
   const warning = refused.allowed ? restartWarning(factsOf(ctx)) : undefined;
   return warning ? allow([clipText(warning)]) : refused;
-}
+});
 
 /** An upgrade needs an analysed UpdatePlan for its target with every risk accepted. */
 export function upgradePreChecks(ctx: InstanceAdmissionContext): Verdict {
@@ -493,9 +493,7 @@ export function parameterValuesFit(ctx: InstanceAdmissionContext): Verdict {
 }
 
 /** Per-run values: only for perRun parameters, each fitting (shared/plan/policy.ts). */
-export function perRunParameters(ctx: InstanceAdmissionContext): Verdict {
-  return policyRule(ctx, checkPerRunParameters);
-}
+export const perRunParameters = policyBacked([checkPerRunParameters]);
 
 /**
  * The requested-by stamp (shared/plan/requester.ts) is the webhook's: after the mutating
