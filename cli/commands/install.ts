@@ -123,17 +123,25 @@ async function waitForNextRun(conn: Connection, io: CliIO, instance: string, pre
   return reportEnd(io, end, { plan, id, timeoutMs: remaining, succeedOn: 'COMPLETE' });
 }
 
-export async function install(args: string[], io: CliIO): Promise<ExitCode> {
-  const { values, positionals } = parseVerb(installVerb, args);
+/** install's and upgrade's arguments: the package folder read, the Instance, its values; undefined after --help. */
+function packageArgs(verb: typeof installVerb, args: string[], io: CliIO) {
+  const { values, positionals } = parseVerb(verb, args);
   if (values.help) {
-    io.stdout.write(installVerb.help);
-    return EXIT.ok;
+    io.stdout.write(verb.help);
+    return undefined;
   }
-  const dir = oneDir(installVerb.name, positionals);
-  const name = required(installVerb.name, values.instance, '--instance');
-  const parameters = parseRunParameters(installVerb.name, values.param);
-  const timeoutMs = parseDuration(installVerb.name, '--timeout', values.timeout ?? DEFAULT_TIMEOUT);
+  const dir = oneDir(verb.name, positionals);
+  const name = required(verb.name, values.instance, '--instance');
+  const parameters = parseRunParameters(verb.name, values.param);
+  const timeoutMs = parseDuration(verb.name, '--timeout', values.timeout ?? DEFAULT_TIMEOUT);
   const ov = loadPackage(dir, undefined, io.stderr);
+  return { values, dir, name, parameters, timeoutMs, ov };
+}
+
+export async function install(args: string[], io: CliIO): Promise<ExitCode> {
+  const parsed = packageArgs(installVerb, args, io);
+  if (parsed === undefined) return EXIT.ok;
+  const { values, name, parameters, timeoutMs, ov } = parsed;
   const conn = connect(values, io.stderr);
   await applyOperatorVersion(conn, io, ov);
   const instance: Instance = {
@@ -149,16 +157,9 @@ export async function install(args: string[], io: CliIO): Promise<ExitCode> {
 }
 
 export async function upgrade(args: string[], io: CliIO): Promise<ExitCode> {
-  const { values, positionals } = parseVerb(upgradeVerb, args);
-  if (values.help) {
-    io.stdout.write(upgradeVerb.help);
-    return EXIT.ok;
-  }
-  const dir = oneDir(upgradeVerb.name, positionals);
-  const name = required(upgradeVerb.name, values.instance, '--instance');
-  const parameters = parseRunParameters(upgradeVerb.name, values.param);
-  const timeoutMs = parseDuration(upgradeVerb.name, '--timeout', values.timeout ?? DEFAULT_TIMEOUT);
-  const ov = loadPackage(dir, undefined, io.stderr);
+  const parsed = packageArgs(upgradeVerb, args, io);
+  if (parsed === undefined) return EXIT.ok;
+  const { values, dir, name, parameters, timeoutMs, ov } = parsed;
   const target = ov.metadata.name ?? '';
   const conn = connect(values, io.stderr);
   const current = await conn.client.get<Instance>(instanceRef(conn.namespace, name));

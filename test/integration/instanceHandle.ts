@@ -30,3 +30,23 @@ export function instanceHandle(ns: () => string, name: string): InstanceHandle {
     },
   };
 }
+
+/** The Instance as stored, or undefined while kubectl cannot read it (not yet there, a failed call). */
+export async function getInstance(ns: string, name: string): Promise<Instance | undefined> {
+  const r = await kubectl(['-n', ns, 'get', 'instance', name, '-o', 'json']);
+  return r.code === 0 ? (JSON.parse(r.stdout) as Instance) : undefined;
+}
+
+/** Polls until `plan`'s status satisfies `done`; throws with the last status after `timeoutMs`. */
+export async function waitForPlan(ns: string, name: string, plan: string, done: (run: PlanStatus) => boolean, timeoutMs = 90_000): Promise<PlanStatus> {
+  const until = Date.now() + timeoutMs;
+  let last: Instance | undefined;
+  while (Date.now() < until) {
+    last = await getInstance(ns, name);
+    const run = last?.status?.planStatus?.[plan];
+    if (run && done(run)) return run;
+    await sleep(500);
+  }
+  throw new Error(`timed out waiting for plan ${plan} of ${ns}/${name}; status: ${JSON.stringify(last?.status?.planStatus?.[plan] ?? last?.status)}`);
+}
+

@@ -3,29 +3,14 @@
 // per-run value reaches the run's objects, its status and history, never spec.parameters;
 // requestedBy is the user of the write (kubectl --as), not what a client writes.
 import { expect } from 'chai';
-import type { Instance, OperatorVersion, PlanStatus } from '../../../shared/api/schema.ts';
+import type { OperatorVersion, PlanStatus } from '../../../shared/api/schema.ts';
 import { kubectl, kubectlOk, useNamespace } from '../fixture.ts';
 import { runPlugin as plugin } from '../../support/plugin.ts';
 import { instance, json, webOperatorVersion } from '../objects.ts';
+import { getInstance, waitForPlan } from '../instanceHandle.ts';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function getInstance(ns: string, name: string): Promise<Instance | undefined> {
-  const r = await kubectl(['-n', ns, 'get', 'instance', name, '-o', 'json']);
-  return r.code === 0 ? (JSON.parse(r.stdout) as Instance) : undefined;
-}
-
-async function waitForRun(ns: string, name: string, plan: string, done: (run: PlanStatus) => boolean, timeoutMs = 60_000): Promise<PlanStatus> {
-  const until = Date.now() + timeoutMs;
-  let last: Instance | undefined;
-  while (Date.now() < until) {
-    last = await getInstance(ns, name);
-    const run = last?.status?.planStatus?.[plan];
-    if (run && done(run)) return run;
-    await sleep(500);
-  }
-  throw new Error(`timed out waiting for plan ${plan}; status: ${JSON.stringify(last?.status?.planStatus?.[plan])}`);
-}
+/** The wait for a run, with this file's 60 s default. */
+const waitForRun = (ns: string, name: string, plan: string, done: (run: PlanStatus) => boolean, timeoutMs = 60_000) => waitForPlan(ns, name, plan, done, timeoutMs);
 
 
 /** The web blueprint with typed parameters: REPLICAS an integer 1..5, LOG_LEVEL an enum given per run. */

@@ -4,29 +4,13 @@
 // kubelet's part — the capture container's termination message — is played by the test, as
 // kwok runs no container); a template in policy/v1beta1 is refused at apply time.
 import { expect } from 'chai';
-import type { Instance, OperatorVersion, PlanStatus } from '../../../shared/api/schema.ts';
+import type { OperatorVersion } from '../../../shared/api/schema.ts';
 import { API_VERSION } from '../../../shared/api/schema.ts';
 import { kubectl, kubectlOk, useNamespace } from '../fixture.ts';
 import { instance, json } from '../objects.ts';
+import { waitForPlan } from '../instanceHandle.ts';
+import { sleep } from '../../support/wait.ts';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function getInstance(ns: string, name: string): Promise<Instance | undefined> {
-  const r = await kubectl(['-n', ns, 'get', 'instance', name, '-o', 'json']);
-  return r.code === 0 ? (JSON.parse(r.stdout) as Instance) : undefined;
-}
-
-async function waitForPlan(ns: string, name: string, plan: string, done: (run: PlanStatus) => boolean, timeoutMs = 90_000): Promise<PlanStatus> {
-  const until = Date.now() + timeoutMs;
-  let last: Instance | undefined;
-  while (Date.now() < until) {
-    last = await getInstance(ns, name);
-    const run = last?.status?.planStatus?.[plan];
-    if (run && done(run)) return run;
-    await sleep(500);
-  }
-  throw new Error(`timed out waiting for plan ${plan} of ${ns}/${name}; status: ${JSON.stringify(last?.status?.planStatus?.[plan] ?? last?.status)}`);
-}
 
 const ov = (name: string, namespace: string, spec: Omit<OperatorVersion['spec'], 'version'>): OperatorVersion => ({
   apiVersion: API_VERSION,
