@@ -44,6 +44,8 @@ const STATE_COLORS: Record<PlanState | TargetState, string> = {
   Failed: ANSI.bold + ANSI.red,
   ABORTED: ANSI.magenta,
   Aborted: ANSI.magenta,
+  REJECTED: ANSI.bold + ANSI.red,
+  EXPIRED: ANSI.yellow,
 };
 
 /** `label` in the color of `state` when colors are on. */

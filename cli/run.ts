@@ -6,6 +6,7 @@ import { PROGRAM, splitCommandLine } from './args.ts';
 import { planHelp, planVerbSpecs, planVerbs } from './commands/plan.ts';
 import { scheduleHelp, scheduleVerbSpecs, scheduleVerbs } from './commands/schedule.ts';
 import { fleetHelp, fleetVerbSpecs, fleetVerbs } from './commands/fleet.ts';
+import { policyHelp, policyList, policyVerbSpecs } from './commands/approve.ts';
 import { rbac, rbacVerbSpecs } from './commands/rbac.ts';
 import { updateHelp, updateVerbSpecs, updateVerbs } from './commands/update.ts';
 import { packageHelp, packageVerbSpecs, packageVerbs } from './commands/package.ts';
@@ -17,7 +18,7 @@ import { CliError, EXIT, type CliIO, type ExitCode } from './io.ts';
 type Command = (args: string[], io: CliIO) => Promise<ExitCode>;
 
 /** The commands with flags, as shell completion offers them. */
-const COMMANDS: CommandTree = { plan: planVerbSpecs, update: updateVerbSpecs, schedule: scheduleVerbSpecs, fleet: fleetVerbSpecs, rbac: rbacVerbSpecs, package: packageVerbSpecs, render: renderVerbSpecs, install: installVerbSpecs, upgrade: upgradeVerbSpecs };
+const COMMANDS: CommandTree = { plan: planVerbSpecs, update: updateVerbSpecs, schedule: scheduleVerbSpecs, fleet: fleetVerbSpecs, policy: policyVerbSpecs, rbac: rbacVerbSpecs, package: packageVerbSpecs, render: renderVerbSpecs, install: installVerbSpecs, upgrade: upgradeVerbSpecs };
 
 /** Commands of one word (no verb). */
 const SINGLE: Record<string, Command> = { rbac, render, install, upgrade };
@@ -27,6 +28,7 @@ const GROUPS: Record<string, { verbs: Record<string, Command>; help: string }> =
   update: { verbs: updateVerbs, help: updateHelp },
   schedule: { verbs: scheduleVerbs, help: scheduleHelp },
   fleet: { verbs: fleetVerbs, help: fleetHelp },
+  policy: { verbs: { list: policyList }, help: policyHelp },
   package: { verbs: packageVerbs, help: packageHelp },
   completion: {
     verbs: Object.fromEntries(SHELLS.map((shell) => [shell, async (_args: string[], io: CliIO) => completionCommand(COMMANDS, shell, io)])),
@@ -44,6 +46,10 @@ Usage:
   ${PROGRAM} plan status --instance INSTANCE [--plan NAME] [--wait] [-o json|yaml]
   ${PROGRAM} plan history --instance INSTANCE [--plan NAME] [-o json|yaml]
   ${PROGRAM} plan abort --instance INSTANCE [--wait]
+  ${PROGRAM} plan preview [PLAN] --instance INSTANCE [-p KEY=VALUE]... [--set KEY=VALUE]...
+  ${PROGRAM} plan approve|reject --instance INSTANCE [--run ID] [--comment TEXT] [--yes]
+  ${PROGRAM} plan pending [-A]
+  ${PROGRAM} policy list
   ${PROGRAM} update pre-checks --target OPERATORVERSION [--accept UID...] [--accept-all]
   ${PROGRAM} schedule list --instance INSTANCE [-o json|yaml]
   ${PROGRAM} fleet status|pause|resume NAME

@@ -8,7 +8,7 @@ import { OWNED_PATHS, ownedReference, ownerKey } from './owned.ts';
 import { jsonEqual } from '../shared/json.ts';
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
-import type { FleetRollout, Instance, OperatorVersion, UpdateInformer, UpdatePlan } from '../shared/api/schema.ts';
+import type { FleetRollout, Instance, OperatorVersion, PlanApproval, PlanPolicy, UpdateInformer, UpdatePlan } from '../shared/api/schema.ts';
 import { subjectAccessReviewer } from '../shared/kube/access.ts';
 import { FLEET_WAKE_BATCH_MS, FleetTargetIndex, fleetWorker } from './fleet/reconciler.ts';
 import { createEventRecorder } from './events.ts';
@@ -123,11 +123,16 @@ async function main(): Promise<void> {
     (path) => new Informer<KubeResource>({ source: kube, path, logger, metrics, labelSelector: LABEL_INSTANCE, metadataOnly: true, transform: ownedReference }),
   );
   const fleetRollouts = informer<FleetRollout>('/apis/planwarden.dev/v1alpha1/fleetrollouts', config.fleetSelector || undefined);
-  const all = [instances, operatorVersions, updatePlans, updateInformers, fleetRollouts, ...owned];
+  // Change governance: PlanPolicies (few, cluster-scoped), PlanApprovals, and the labels of
+  // namespaces (a policy's namespaceSelector), as metadata only.
+  const planPolicies = informer<PlanPolicy>('/apis/planwarden.dev/v1alpha1/planpolicies');
+  const planApprovals = informer<PlanApproval>('/apis/planwarden.dev/v1alpha1/planapprovals');
+  const namespaces = new Informer<KubeResource>({ source: kube, path: '/api/v1/namespaces', logger, metrics, metadataOnly: true });
+  const all = [instances, operatorVersions, updatePlans, updateInformers, fleetRollouts, planPolicies, planApprovals, namespaces, ...owned];
   for (const inf of all) metrics.trackCachedObjects?.(inf.resourceName, () => inf.list().length);
   // Reconciling needs these; the owned-object informers only speed it up (their kinds may
   // be outside the RBAC an admin granted), so nothing waits for them.
-  const required = [instances, operatorVersions, updatePlans, updateInformers, fleetRollouts];
+  const required = [instances, operatorVersions, updatePlans, updateInformers, fleetRollouts, planPolicies, planApprovals, namespaces];
 
   const queue = new WorkQueue({ name: 'instances', concurrency: config.concurrency, logger, metrics });
   const enqueue = (obj: KubeObjectLike) => queue.add(objectKey(obj));
@@ -138,6 +143,21 @@ async function main(): Promise<void> {
     for (const inst of instances.list(ov.metadata.namespace)) if (inst.spec.operatorVersion.name === ov.metadata.name) enqueue(inst);
   };
   operatorVersions.onAdd(wakeUsers);
+  // A decision wakes its Instance; a policy or a namespace's labels may govern any Instance
+  // (rare writes): every Instance of the namespace, or of the cluster, is judged again.
+  const wakeApproved = (a: PlanApproval) => queue.add(`${a.metadata.namespace ?? ''}/${a.spec.instance}`);
+  planApprovals.onAdd(wakeApproved);
+  planApprovals.onDelete(wakeApproved);
+  const wakeAll = () => {
+    for (const inst of instances.list()) enqueue(inst);
+  };
+  planPolicies.onAdd(wakeAll);
+  planPolicies.onUpdate(wakeAll);
+  planPolicies.onDelete(wakeAll);
+  namespaces.onUpdate((old, cur) => {
+    if (JSON.stringify(old.metadata.labels ?? {}) === JSON.stringify(cur.metadata.labels ?? {})) return;
+    for (const inst of instances.list(cur.metadata.name)) enqueue(inst);
+  });
   operatorVersions.onUpdate((_o, cur) => wakeUsers(cur));
   operatorVersions.onDelete(wakeUsers);
   for (const inf of owned) {
@@ -257,6 +277,11 @@ async function main(): Promise<void> {
       executors: createExecutors({ kube, tenancy: config.tenancy }),
       judgeApplied: (input) => judgeAppliedObjects({ kube, tenancy: config.tenancy }, input),
       readSecrets: secretReader({ kube, tenancy: config.tenancy }),
+      governance: {
+        policies: () => planPolicies.list(),
+        namespaceLabels: (ns) => namespaces.get(ns)?.metadata.labels,
+        approvals: (ns, name) => planApprovals.list(ns).filter((a) => a.spec.instance === name),
+      },
       impersonationGrant: (input) => judgeImpersonationGrant(grantProbe, { ...input, policy: config.tenancy }),
       events,
       logger,

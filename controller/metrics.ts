@@ -30,6 +30,8 @@ export interface ControllerMetrics {
   setHeld(key: string, reason: string | undefined): void;
   /** A schedule tick handled: Started, Forbidden, Waiting, Held, Missed, Suspended or Refused. */
   countScheduleTick(outcome: string): void;
+  /** A governed request's outcome: Approved (started with approvals), Rejected, Expired or BreakGlass (passed a freeze). */
+  countGovernance?(outcome: 'Approved' | 'Rejected' | 'Expired' | 'BreakGlass'): void;
   /** A FleetRollout's targets by state (counts from its status), or none when it is gone. */
   setFleetTargets(rollout: string, counts: Record<string, number> | undefined): void;
   /** Report `count()` — the objects an informer caches — for `resource` on every scrape. */
@@ -141,6 +143,14 @@ export function createControllerMetrics({ defaultMetrics = true }: MetricsOption
   // Every outcome from 0, so a rate exists before the first tick of each kind.
   for (const outcome of ['Started', 'Forbidden', 'Waiting', 'Held', 'Missed', 'Suspended', 'Refused']) scheduleTicks.inc({ outcome }, 0);
 
+  const governance = new Counter({
+    name: 'planwarden_governed_runs_total',
+    help: 'Requests a PlanPolicy governed, by outcome: Approved (started with the approvals it needed), Rejected, Expired, BreakGlass (started past a freeze by break-glass).',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  for (const outcome of ['Approved', 'Rejected', 'Expired', 'BreakGlass']) governance.inc({ outcome }, 0);
+
   const fleets = new Map<string, Record<string, number>>();
   new Gauge({
     name: 'planwarden_fleet_targets',
@@ -173,6 +183,7 @@ export function createControllerMetrics({ defaultMetrics = true }: MetricsOption
     setFleetTargets: (rollout, counts) => void (counts === undefined ? fleets.delete(rollout) : fleets.set(rollout, counts)),
     setHeld: (key, reason) => void (reason === undefined ? held.delete(key) : held.set(key, reason)),
     countScheduleTick: (outcome) => scheduleTicks.inc({ outcome }),
+    countGovernance: (outcome) => governance.inc({ outcome }),
     countInformerRestart: (resource) => informerRestarts.inc({ resource }),
     trackQueueDepth: (queue, depth) => void depthSources.set(queue, depth),
     observeReconcile: (name, result, seconds) => reconcileDuration.observe({ name, result }, seconds),

@@ -3,7 +3,7 @@
 // sent straight to the webhook port, forged or not, changes nothing in the cluster).
 import type { Operation } from 'rfc6902';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { GROUP, type FleetRollout, type Instance, type OperatorVersion, type UpdatePlan } from '../shared/api/schema.ts';
+import { GROUP, type FleetRollout, type Instance, type OperatorVersion, type PlanApproval, type PlanPolicy, type UpdatePlan } from '../shared/api/schema.ts';
 import { DEFAULT_CONTROLLER_USER, FLEET_MARK_ANNOTATION, fleetRequestedBy, parseMark, type Author } from '../shared/fleet.ts';
 import { matchesSelector, selectorQuery } from '../shared/labelSelector.ts';
 import { admitFleetMark } from './rules/fleetMark.ts';
@@ -18,7 +18,10 @@ import type { AdmissionRequest } from './review.ts';
 import { admitInstance, upgradeTarget, type InstanceAdmissionContext } from './rules/instance.ts';
 import { admitPreChecksOptOut, optOutToJudge, skipPreChecksOf } from './rules/preChecksOptOut.ts';
 import type { AccessSubject } from '../shared/kube/access.ts';
-import { mutateInstance } from './rules/instanceMutate.ts';
+import { introducesRequest, mutateInstance } from './rules/instanceMutate.ts';
+import { admitGovernedSchedules, admitPlanApproval, admitPlanPolicy, judgeBreakGlass, mutatePlanApproval, type ApprovalAuthor } from './rules/governance.ts';
+import { BREAK_GLASS_ANNOTATION } from '../shared/plan/governance.ts';
+import { jsonEqual } from '../shared/json.ts';
 import { admitInstanceStatus, mutateInstanceStatus } from '../shared/conditions/statusAdmission.ts';
 import { admitOperatorVersion } from './rules/operatorVersion.ts';
 import { NO_ALLOWANCE, type TenancyAllowance } from '../shared/blueprint/review.ts';
@@ -224,6 +227,11 @@ async function handleInstance(
     const optOutAccess = await lookups.canI(subject, skipPreChecksOf(namespace, object.metadata.name));
     verdict = combine([verdict, admitPreChecksOptOut({ object, namespace, user: subject.user, judged: true, access: optOutAccess })]);
   }
+  // A new schedule of a plan a PlanPolicy requires approval for (webhook/rules/governance.ts).
+  if (verdict.allowed && schedulesChanged(object, oldObject)) {
+    const facts = await governanceFacts(object, lookups);
+    if (facts) verdict = combine([verdict, admitGovernedSchedules({ object, oldObject, ...facts, now: Date.parse(now) })]);
+  }
   // A write every rule admits and that starts a plan: can the plan work, and may its
   // ServiceAccount do what it does? (webhook/rules/preflight.ts)
   if (!verdict.allowed || !lookups.preflight) return verdict;
@@ -370,6 +378,40 @@ async function handleFleetRollout(req: AdmissionRequest, lookups: WebhookLookups
   return combine([verdict, targets]);
 }
 
+function authorOf(req: AdmissionRequest): ApprovalAuthor {
+  return { username: req.userInfo.username ?? '', groups: req.userInfo.groups ?? [] };
+}
+
+/** A PlanApproval: its run and this approver's earlier decisions, read live (never from a cache). */
+async function handlePlanApproval(req: AdmissionRequest, lookups: WebhookLookups): Promise<Verdict> {
+  const object = (req.object ?? req.oldObject) as unknown as PlanApproval;
+  const oldObject = (req.oldObject ?? undefined) as unknown as PlanApproval | undefined;
+  const user = authorOf(req);
+  const first = admitPlanApproval({ operation: req.operation, object, oldObject, user });
+  if (!first.allowed || req.operation !== 'CREATE') return first;
+  if (!lookups.getInstance || !lookups.listPlanApprovals) throw new Error('PlanApproval admission needs to read Instances and PlanApprovals');
+  const ns = req.namespace ?? object.metadata.namespace ?? '';
+  const [instance, approvals] = await Promise.all([lookups.getInstance(ns, object.spec.instance), lookups.listPlanApprovals(ns)]);
+  return admitPlanApproval({ operation: req.operation, object, user, facts: { instance, approvals } });
+}
+
+/**
+ * Governance on an Instance write (webhook/rules/governance.ts): a break-glass on a write that
+ * introduces a request, a new schedule of a plan a PlanPolicy requires approval for. Looks
+ * up policies only when the write has one of those.
+ */
+async function governanceFacts(object: Instance, lookups: WebhookLookups): Promise<{ policies: PlanPolicy[]; namespaceLabels: Record<string, string> } | undefined> {
+  if (!lookups.listPlanPolicies || !lookups.labelsOfNamespace) return undefined;
+  const policies = await lookups.listPlanPolicies();
+  if (policies.length === 0) return { policies, namespaceLabels: {} };
+  return { policies, namespaceLabels: await lookups.labelsOfNamespace(object.metadata?.namespace ?? '') };
+}
+
+function schedulesChanged(object: Instance, oldObject: Instance | undefined): boolean {
+  const now = object.spec?.schedules ?? [];
+  return now.length > 0 && !jsonEqual(now, oldObject?.spec?.schedules ?? []);
+}
+
 function statusContext(req: AdmissionRequest, now: string) {
   return {
     oldObject: req.oldObject as unknown as Instance,
@@ -404,15 +446,21 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
     [ROUTES.mutateInstances]: async (req) => {
       const object = (req.object ?? req.oldObject) as unknown as Instance;
       const oldObject = (req.oldObject ?? undefined) as unknown as Instance | undefined;
-      const verdict = mutateInstance({
+      const ctx: InstanceAdmissionContext = {
         operation: req.operation,
         object,
         oldObject,
         updatePlans: [],
         now: now(),
         user: requesterName(req, deps.controllerUser ?? DEFAULT_CONTROLLER_USER),
-      });
-      if (!verdict.allowed) return verdict;
+      };
+      // A break-glass is judged with the request it comes with, and stamped with it.
+      const glass = req.operation === 'UPDATE' && object.metadata?.annotations?.[BREAK_GLASS_ANNOTATION] !== undefined ? await governanceFacts(object, lookups) : undefined;
+      const judged = glass ? judgeBreakGlass({ object, user: authorOf(req), ...glass, now: clock().getTime(), introducesRequest: introducesRequest(ctx) }) : undefined;
+      if (judged && !judged.verdict.allowed) return judged.verdict;
+      const mutated = mutateInstance({ ...ctx, ...(judged?.stamp ? { breakGlass: judged.stamp } : {}) });
+      if (!mutated.allowed) return mutated;
+      const verdict = judged && judged.verdict.warnings.length > 0 ? allow([...judged.verdict.warnings, ...mutated.warnings], mutated.patch) : mutated;
       if (!recordsBlueprint(req.operation, object, oldObject)) {
         const restore = blueprintRestorePatch(req.operation, object, oldObject);
         return restore.length === 0 ? verdict : allow(verdict.warnings, [...mergeAnnotationPatches(verdict.patch, restore)]);
@@ -429,6 +477,9 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
     [ROUTES.validateUpdatePlans]: (req) => handleUpdatePlan(req, lookups),
     [ROUTES.validateFleetRollouts]: (req) => handleFleetRollout(req, lookups),
     [ROUTES.mutateFleetRollouts]: async (req) => mutateFleetRollout(fleetContext(req)),
+    [ROUTES.validatePlanPolicies]: async (req) => admitPlanPolicy({ object: req.object as unknown as PlanPolicy, now: clock().getTime() }),
+    [ROUTES.mutatePlanApprovals]: async (req) => mutatePlanApproval({ operation: req.operation, object: req.object as unknown as PlanApproval, user: authorOf(req) }),
+    [ROUTES.validatePlanApprovals]: (req) => handlePlanApproval(req, lookups),
   };
   const routes: WebhookRoutes = Object.fromEntries(WEBHOOK_ROUTES.map((r) => [r.path, { kinds: [r.kind], handle: handle[r.path] }]));
   return { routes, stop: async () => void (await Promise.all(caches.map((c) => c.stop()))) };

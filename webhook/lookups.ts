@@ -13,7 +13,7 @@ import { kindsNotServed, type KindNotServed, type KindServing } from '../shared/
 import { NO_ALLOWANCE, type TenancyAllowance } from '../shared/blueprint/review.ts';
 import type { WebhookMetrics } from './metrics.ts';
 import { servedKindsLookup } from './servedKinds.ts';
-import { GROUP, VERSION, type Instance, type OperatorVersion, type UpdatePlan } from '../shared/api/schema.ts';
+import { GROUP, VERSION, type Instance, type OperatorVersion, type PlanApproval, type PlanPolicy, type UpdatePlan } from '../shared/api/schema.ts';
 import { allow, type Verdict } from '../shared/verdict.ts';
 
 /** The reads admission needs (and nothing that writes). */
@@ -32,6 +32,14 @@ export interface WebhookLookups {
   listInstancesAcrossNamespaces?(labelSelector: string): Promise<Instance[]>;
   /** Every namespace's name and labels. */
   listNamespaces?(): Promise<{ name: string; labels: Record<string, string> }[]>;
+  /** Every PlanPolicy (cluster-scoped; few). Absent: governance is not judged at admission. */
+  listPlanPolicies?(): Promise<PlanPolicy[]>;
+  /** The labels of one namespace (PlanPolicy namespaceSelector). */
+  labelsOfNamespace?(name: string): Promise<Record<string, string>>;
+  /** One Instance, read live (a PlanApproval's run). */
+  getInstance?(namespace: string, name: string): Promise<Instance | undefined>;
+  /** The PlanApprovals of a namespace (an approver's earlier decisions). */
+  listPlanApprovals?(namespace: string): Promise<PlanApproval[]>;
   /** Whether a ServiceAccount exists (an Instance's spec.serviceAccountName). */
   serviceAccountExists(namespace: string, name: string): Promise<boolean>;
   /**
@@ -196,6 +204,10 @@ export function apiLookups(
         name: n.metadata.name ?? '',
         labels: n.metadata.labels ?? {},
       })),
+    listPlanPolicies: async () => (await kube.list<PlanPolicy>(`/apis/${GROUP}/${VERSION}/planpolicies`)).items,
+    labelsOfNamespace: async (name) => (await kube.get<{ metadata: { labels?: Record<string, string> } }>({ apiVersion: 'v1', kind: 'Namespace', name }))?.metadata.labels ?? {},
+    getInstance: (ns, name) => get<Instance>(ns, 'Instance', name),
+    listPlanApprovals: (ns) => list<PlanApproval>(ns, 'planapprovals'),
     serviceAccountExists,
     canI: (subject, attributes) => reviewer.canI(subject, attributes),
     preflight: {

@@ -4,6 +4,7 @@
 import type { ParametersFrom } from '../../shared/params/secrets.ts';
 import { randomBytes } from 'node:crypto';
 import { stringify as toYaml } from 'yaml';
+import { governancePlanVerbSpecs, planApprove, planPending, planReject } from './approve.ts';
 import {
   API_VERSION,
   TERMINAL_STATES,
@@ -157,6 +158,9 @@ Usage:
   ${PROGRAM} plan status --instance INSTANCE [--plan NAME] [--wait] [-o json|yaml]
   ${PROGRAM} plan history --instance INSTANCE [--plan NAME] [-o json|yaml]
   ${PROGRAM} plan abort --instance INSTANCE [--wait]
+  ${PROGRAM} plan preview [PLAN] --instance INSTANCE [-p KEY=VALUE]... [--set KEY=VALUE]...
+  ${PROGRAM} plan approve|reject --instance INSTANCE [--run ID] [--comment TEXT] [--yes]
+  ${PROGRAM} plan pending [-A]
 
 Run '${PROGRAM} plan <verb> --help' for a verb's flags.
 `;
@@ -168,6 +172,7 @@ export const planVerbSpecs: Record<string, Verb<ParseArgsOptionsConfig>> = {
   history: historyVerb,
   abort: abortVerb,
   preview: previewVerb,
+  ...governancePlanVerbSpecs,
 };
 
 export const planVerbs: Record<string, (args: string[], io: CliIO) => Promise<ExitCode>> = {
@@ -176,6 +181,9 @@ export const planVerbs: Record<string, (args: string[], io: CliIO) => Promise<Ex
   history: planHistory,
   abort: planAbort,
   preview: planPreview,
+  approve: planApprove,
+  reject: planReject,
+  pending: planPending,
 };
 
 const instanceRef = (namespace: string, name: string) => ({ apiVersion: API_VERSION, kind: 'Instance', namespace, name });

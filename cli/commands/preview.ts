@@ -9,22 +9,20 @@ import { stringify as toYaml } from 'yaml';
 import { API_VERSION, type Instance, type OperatorVersion } from '../../shared/api/schema.ts';
 import { DEFAULT_PLAN_SERVICE_ACCOUNT } from '../../shared/api/names.ts';
 import { apiErrorMessage, classifyApiError, KubeApiError, type KubeClient, type KubeResource } from '../../shared/kube/client.ts';
-import { preflightPlan, describeProblem, type PlannedTask } from '../../shared/plan/preflight.ts';
+import { describeProblem, type PlannedTask } from '../../shared/plan/preflight.ts';
 import { prepareObject } from '../../shared/plan/prepare.ts';
 import {
   comparable,
   countObjects,
   diffObjects,
-  planDigest,
   renderPreviewDiff,
   renderPreviewTree,
   type Preview,
   type PreviewObject,
   type PreviewTask,
 } from '../../shared/plan/preview.ts';
-import { referenceRenderValues, requestedPlans, upgradePlanOf } from '../../shared/plan/triggers.ts';
-import { renderIdentity } from '../../shared/blueprint/identity.ts';
-import { parameterTypesOf } from '../../shared/template/render.ts';
+import { requestedPlans, upgradePlanOf } from '../../shared/plan/triggers.ts';
+import { runDigest } from '../../shared/plan/runDigest.ts';
 import { CONNECTION_HELP, PROGRAM, defineVerb, parseVerb, required, usageError, type ParseArgsOptionsConfig, type Verb } from '../args.ts';
 import { connect } from '../connect.ts';
 import { CliError, EXIT, type CliIO, type ExitCode } from '../io.ts';
@@ -138,13 +136,10 @@ export async function planPreview(args: string[], io: CliIO): Promise<ExitCode> 
 
   // The run's values and rendering: what the webhook's preflight judges.
   const run = trigger === 'manual trigger' ? { ...(runParameters ? { parameters: runParameters } : {}), ...(runParametersFrom ? { parametersFrom: runParametersFrom } : {}) } : undefined;
-  const renderValues = referenceRenderValues(ov.spec, spec, run);
-  const identity = renderIdentity(ov);
-  const rendered = preflightPlan({ ov: ov.spec, plan, values: renderValues, instance: { name, namespace }, paramTypes: parameterTypesOf(ov.spec.parameters), identity });
+  const { rendered, digest } = runDigest({ ov, instance: { name, namespace, spec }, plan, ...(run ? { run } : {}) });
   if (rendered.problems.length > 0) {
     throw new CliError(`plan ${plan} does not render with these values:\n${rendered.problems.map((p) => `  ${describeProblem(p)}`).join('\n')}`);
   }
-  const digest = planDigest({ operatorVersion: { name: ovName, uid: ov.metadata.uid, generation: ov.metadata.generation }, plan, values: renderValues, tasks: rendered.tasks });
 
   // As the plan's ServiceAccount, only where the person may impersonate it.
   const serviceAccount = inst.spec.serviceAccountName || DEFAULT_PLAN_SERVICE_ACCOUNT;

@@ -9,6 +9,10 @@ import { toTimestamp } from './time.ts';
 import { engineOptions, type EngineOptions } from './types.ts';
 
 export interface StartPlanInput {
+  /** Approvers whose PlanApprovals let the run start (a PlanPolicy required them). */
+  approvedBy?: string[];
+  /** The break-glass reason the run passed a freeze with. */
+  breakGlass?: string;
   ov: OperatorVersion;
   instance: Pick<Instance, 'metadata' | 'spec' | 'status'>;
   request: PlanRequest;
@@ -58,6 +62,8 @@ export function startPlan(input: StartPlanInput): InstanceStatus {
   if (request.runParameters !== undefined) run.parameters = { ...request.runParameters };
   if (request.runParametersFrom !== undefined) run.parametersFrom = structuredClone(request.runParametersFrom);
   if (input.requestedBy !== undefined) run.requestedBy = input.requestedBy;
+  if (input.approvedBy !== undefined && input.approvedBy.length > 0) run.approvedBy = [...input.approvedBy];
+  if (input.breakGlass !== undefined) run.breakGlass = input.breakGlass;
   if (ov.metadata.name !== undefined) run.operatorVersion = ov.metadata.name;
   run.startedAt = now;
   run.lastUpdatedTimestamp = now;
@@ -99,6 +105,43 @@ function appliedAfterStart(
   }
   if (instance.metadata.generation !== undefined) applied.generation = instance.metadata.generation;
   return applied;
+}
+
+/**
+ * The Instance status with a governed `request` ended without running: REJECTED by an
+ * approver or EXPIRED waiting for approvals. Filed in history with its run id, who asked and
+ * who rejected; the request is consumed as a start consumes it (status.applied moves to the
+ * spec), so it does not ask again. The run holding the Instance, if any, is left as it is.
+ */
+export function endHeldRequest(input: {
+  ov: OperatorVersion;
+  instance: Pick<Instance, 'metadata' | 'spec' | 'status'>;
+  request: PlanRequest;
+  state: 'REJECTED' | 'EXPIRED';
+  runID: string;
+  message: string;
+  requestedBy?: string;
+  by?: string[];
+  now: string | Date;
+  options?: Partial<EngineOptions>;
+}): InstanceStatus {
+  const now = toTimestamp(input.now);
+  const options = engineOptions(input.options);
+  const status = ensurePlanStatusEntries(input.ov, input.instance.status);
+  const runs = status.planStatus!;
+  const plan = input.request.plan;
+  const previous = runs[plan];
+  if (previous && !isHeldPlaceholder(previous) && !isRunning(previous.status)) recordHistory(status, plan, previous, options);
+  const ended: PlanStatus = { status: input.state, id: input.runID, trigger: input.request.kind, message: input.message, finishedAt: now, lastUpdatedTimestamp: now };
+  if (input.requestedBy !== undefined) ended.requestedBy = input.requestedBy;
+  if (input.by !== undefined && input.by.length > 0) ended.approvedBy = [...input.by];
+  if (input.ov.metadata.name !== undefined) ended.operatorVersion = input.ov.metadata.name;
+  if (input.request.runParameters !== undefined) ended.parameters = { ...input.request.runParameters };
+  recordHistory(status, plan, ended, options);
+  // A run in flight keeps its entry; the ended request is in history.
+  if (!(previous && isRunning(previous.status) && !isHeldPlaceholder(previous))) runs[plan] = ended;
+  status.applied = appliedAfterStart(input.instance, input.request, status.applied);
+  return status;
 }
 
 /**
@@ -155,7 +198,8 @@ export function withdrawHeld(input: { ov: OperatorVersion; instance: Pick<Instan
   for (const [plan, run] of Object.entries(status.planStatus ?? {})) {
     if (!isHeldPlaceholder(run)) continue;
     const pe = input.instance.spec.planExecution;
-    const id = run.trigger === 'manual' && pe?.planName === plan && pe.id ? pe.id : `withdrawn-${now}`;
+    const waiting = status.pendingApproval?.plan === plan ? status.pendingApproval.runID : undefined;
+    const id = waiting ?? (run.trigger === 'manual' && pe?.planName === plan && pe.id ? pe.id : `withdrawn-${now}`);
     const withdrawn: PlanStatus = { ...run, id, status: 'ABORTED', finishedAt: now, lastUpdatedTimestamp: now, message: `withdrawn by an abort while held (${run.message ?? 'maintenance'})` };
     recordHistory(status, plan, withdrawn, options);
     status.planStatus![plan] = withdrawn;

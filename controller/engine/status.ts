@@ -104,6 +104,8 @@ export function historyEntryOf(plan: string, run: PlanStatus): HistoryEntry | un
   if (run.parameters !== undefined) entry.parameters = { ...run.parameters };
   if (run.parametersFrom !== undefined) entry.parametersFrom = structuredClone(run.parametersFrom);
   if (run.requestedBy !== undefined) entry.requestedBy = run.requestedBy;
+  if (run.approvedBy !== undefined) entry.approvedBy = [...run.approvedBy];
+  if (run.breakGlass !== undefined) entry.breakGlass = run.breakGlass;
   return entry;
 }
 

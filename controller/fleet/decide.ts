@@ -34,7 +34,7 @@ export const TRIGGER_GRACE_MS = 30_000;
 export const RETRY_BASE_MS = 5_000;
 export const RETRY_MAX_MS = 5 * 60_000;
 /** Reasons of an Instance's PlanRunning condition while its plan is held (issue 23: maintenance windows, pause). */
-export const HELD_REASONS: readonly string[] = ['Paused', 'AwaitingWindow'];
+export const HELD_REASONS: readonly string[] = ['Paused', 'AwaitingWindow', 'AwaitingApproval', 'Frozen'];
 
 const LETTER: Record<FleetTargetState, string> = { Pending: 'P', Waiting: 'W', Running: 'R', Completed: 'C', Failed: 'F', Skipped: 'S' };
 const STATE_OF: Record<string, FleetTargetState> = Object.fromEntries(Object.entries(LETTER).map(([s, l]) => [l, s as FleetTargetState]));

@@ -57,6 +57,8 @@ export type Decision =
   /** An abort while nothing runs withdraws the requests maintenance holds (history: ABORTED). */
   | { kind: 'withdraw'; plans: string[] }
   | { kind: 'refuse'; report: Report }
+  /** A governed request ends without running: REJECTED by an approver or EXPIRED (shared/plan/governance.ts). */
+  | { kind: 'end'; request: PlanRequest; state: 'REJECTED' | 'EXPIRED'; runID: string; requestedBy: string; by?: string[]; report: Report }
   | { kind: 'missingOperatorVersion'; message: string };
 
 const ovName = (i: Instance) => i.spec.operatorVersion.name;

@@ -7,7 +7,9 @@
 // bring that write back (the written object is used until the cache has it).
 import { randomBytes } from 'node:crypto';
 import { FINALIZER } from '../../shared/api/names.ts';
-import type { Instance, InstanceStatus, LabelSelector, OperatorVersion, SecretKeyRef } from '../../shared/api/schema.ts';
+import type { Instance, InstanceStatus, LabelSelector, OperatorVersion, PlanApproval, PlanPolicy, SecretKeyRef } from '../../shared/api/schema.ts';
+import { governanceOf, governanceStep, REASON_AWAITING_APPROVAL, type ApprovalRecord, type GovernanceStep } from '../../shared/plan/governance.ts';
+import { runDigest } from '../../shared/plan/runDigest.ts';
 import { jsonEqual } from '../../shared/json.ts';
 import { apiErrorMessage, classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
 import { objectKey, type ObjectCache } from '../../shared/kube/informer.ts';
@@ -15,11 +17,11 @@ import type { WorkerResult } from '../../shared/kube/queue.ts';
 import { effectiveParameters, isRunning, runParameters } from '../../shared/plan/triggers.ts';
 import { Redactor, runSecretRefs, secretParameterNames, type ResolvedSecret } from '../../shared/params/secrets.ts';
 import type { SecretReader, SecretsRead } from '../executors/secrets.ts';
-import { requesterOf } from '../../shared/plan/requester.ts';
+import { breakGlassOf, requesterOf } from '../../shared/plan/requester.ts';
 import { selectorQuery } from '../../shared/labelSelector.ts';
 import { blueprintHold, REASON_BLUEPRINT_CHANGED } from '../../shared/blueprint/digest.ts';
 import { advancePlan, type Evaluation } from '../engine/advance.ts';
-import { holdPlan, releaseHeldPlans, startPlan, withdrawHeld } from '../engine/start.ts';
+import { endHeldRequest, holdPlan, releaseHeldPlans, startPlan, withdrawHeld } from '../engine/start.ts';
 import { maintenanceState, nextMaintenanceEdge } from '../../shared/calendar.ts';
 import { judgeTicks, type InstanceLoad, type TickJudgement } from '../../shared/plan/schedules.ts';
 import { recordSkippedTicks } from '../../shared/plan/history.ts';
@@ -67,6 +69,30 @@ export interface InstanceReconcilerDeps {
   judgeApplied?: (input: AppliedObjectsInput) => Promise<AppliedHealth | undefined>;
   /** Reads secret parameters' Secrets as the plan's ServiceAccount (absent: a run that names one fails). */
   readSecrets?: SecretReader;
+  /** PlanPolicies, namespace labels and PlanApprovals from the caches (absent: nothing is governed). */
+  governance?: GovernanceSource;
+}
+
+/** What change governance reads, from watch-backed caches. */
+export interface GovernanceSource {
+  policies(): PlanPolicy[];
+  namespaceLabels(namespace: string): Record<string, string> | undefined;
+  /** The PlanApprovals of the namespace that name the Instance. */
+  approvals(namespace: string, instance: string): PlanApproval[];
+}
+
+/** A PlanApproval as governance counts it (an approval without a stamped approver counts for nobody). */
+function approvalRecord(a: PlanApproval): ApprovalRecord {
+  return {
+    name: a.metadata.name ?? '',
+    runID: a.spec.runID,
+    decision: a.spec.decision,
+    digest: a.spec.digest,
+    approver: a.spec.approver?.username ?? '',
+    groups: a.spec.approver?.groups ?? [],
+    ...(a.spec.comment ? { comment: a.spec.comment } : {}),
+    at: Date.parse(a.metadata.creationTimestamp ?? '') || 0,
+  };
 }
 
 const INSTANCES = { apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance' };
@@ -334,10 +360,21 @@ export class InstanceReconciler {
     // or is reported; handled in the status write below, so a tick never starts twice.
     const load = blueprintChanged ? { busy: `the OperatorVersion changed since the last accepted trigger (${REASON_BLUEPRINT_CHANGED})` } : loadOf(inst, decision);
     let ticks = inst.spec.schedules?.length || inst.status?.schedules?.length ? judgeTicks(ov.spec, inst, now.getTime(), load) : undefined;
+    const beforeTick = decision;
     if (ticks?.start && (decision.kind === 'idle' || (decision.kind === 'held' && decision.request.kind === 'manual'))) {
       decision = { kind: 'start', request: ticks.start.request };
       applied = undefined;
     }
+    // Change governance (PlanPolicy): approvals, then freezes, before the Instance's own
+    // maintenance and the start. A tick does not wait for a person or a freeze: it is judged
+    // again as one the Instance is busy for (skipped and recorded, or waiting within its deadline).
+    let governed = this.govern(inst, ov, decision, now, ticks?.start?.requestedBy);
+    if (governed.tickBusy) {
+      ticks = judgeTicks(ov.spec, inst, now.getTime(), { busy: governed.tickBusy });
+      governed = this.govern(inst, ov, beforeTick, now);
+    }
+    decision = governed.decision;
+    const go = governed.step?.kind === 'go' ? governed.step : undefined;
     // The namespace must let the controller act as the plan's ServiceAccount: without that
     // grant the plan waits, and the Instance says why (condition, Event), checked each pulse.
     let notGranted = false;
@@ -360,13 +397,23 @@ export class InstanceReconciler {
     let status: InstanceStatus = ensurePlanStatusEntries(ov, inst.status);
     if (decision.kind === 'start') {
       const request = decision.request;
-      const id = (request.kind === 'manual' || request.kind === 'schedule') && request.id ? request.id : runId(request.plan, now);
+      const id = go?.runID ?? ((request.kind === 'manual' || request.kind === 'schedule') && request.id ? request.id : runId(request.plan, now));
       // A schedule's tick runs with the schedule's per-run values and says which schedule asked.
       const scheduled = request.kind === 'schedule' ? ticks?.start : undefined;
       const requestedBy = scheduled?.requestedBy ?? requesterOf(request, inst);
       const started = scheduled?.parameters && Object.keys(scheduled.parameters).length > 0 ? { ...request, runParameters: { ...scheduled.parameters } } : request;
-      status = startPlan({ ov, instance: { ...inst, status }, request: started, now, id, requestedBy });
-      this.log(inst).info({ plan: request.plan, id, trigger: request.kind, requestedBy }, 'plan started');
+      status = startPlan({ ov, instance: { ...inst, status }, request: started, now, id, requestedBy, ...(go?.approvedBy ? { approvedBy: go.approvedBy } : {}), ...(go?.breakGlass ? { breakGlass: go.breakGlass.reason } : {}) });
+      this.log(inst).info({ plan: request.plan, id, trigger: request.kind, requestedBy, ...(go?.approvedBy ? { approvedBy: go.approvedBy } : {}), ...(go?.breakGlass ? { breakGlass: go.breakGlass.policies } : {}) }, 'plan started');
+    }
+    if (decision.kind === 'end') {
+      status = endHeldRequest({ ov, instance: { ...inst, status }, request: decision.request, state: decision.state, runID: decision.runID, message: decision.report.message, requestedBy: decision.requestedBy, ...(decision.by ? { by: decision.by } : {}), now });
+    }
+    // status.pendingApproval: the request waiting for approvals now, else none.
+    const pending = governed.step?.kind === 'wait' ? governed.step.pending : undefined;
+    if (pending) status = { ...status, pendingApproval: pending };
+    else if (status.pendingApproval !== undefined) {
+      status = { ...status };
+      delete status.pendingApproval;
     }
     if (decision.kind === 'withdraw') {
       status = withdrawHeld({ ov, instance: { ...inst, status }, now });
@@ -399,6 +446,7 @@ export class InstanceReconciler {
     const written = await this.writeStatus(key, inst, next, now.toISOString());
     if (written === 'conflict') return 'conflict';
     this.recordReport(inst, refusal);
+    this.recordGovernance(inst, decision, go);
     for (const e of ticks?.events ?? []) this.deps.events.record(inst, e.type, e.reason, e.message);
     for (const outcome of ticks?.outcomes ?? []) this.deps.metrics?.countScheduleTick(outcome);
     this.recordHealthChange(inst, inst.status, next);
@@ -409,7 +457,8 @@ export class InstanceReconciler {
     const untilTick = ticks?.nextTick === undefined ? Infinity : Math.max(0, ticks.nextTick - now.getTime());
     // A grant is not watched: look again at the not-ready pulse, even on a Ready Instance.
     if (notGranted) requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, this.pulses.notReadyMs);
-    if (work.length === 0) return { requeueAfterMs: Math.min(requeueAfterMs ?? this.pulseFor(next), this.untilCalendarEdge(inst, now), untilTick) };
+    const untilGoverned = governed.step?.kind === 'wait' && governed.step.until !== undefined ? Math.max(0, governed.step.until - now.getTime()) : Infinity;
+    if (work.length === 0) return { requeueAfterMs: Math.min(requeueAfterMs ?? this.pulseFor(next), this.untilCalendarEdge(inst, now), untilTick, untilGoverned) };
     let observed = performed;
     if (!observed) {
       // Nothing was written, so optimistic concurrency did not check that our copy is current;
@@ -509,6 +558,62 @@ export class InstanceReconciler {
         }
       }),
     );
+  }
+
+  /**
+   * What change governance makes of a request about to start or held by maintenance
+   * (shared/plan/governance.ts governanceStep): unchanged when nothing governs its plan; held
+   * (AwaitingApproval, Frozen); ended (REJECTED, EXPIRED). A schedule tick of a governed plan
+   * that would wait is returned as `tickBusy`. Cleanup is never governed.
+   */
+  private govern(inst: Instance, ov: OperatorVersion, decision: Decision, now: Date, tickRequester?: string): { decision: Decision; step?: GovernanceStep; tickBusy?: string } {
+    const source = this.deps.governance;
+    if (!source || (decision.kind !== 'start' && decision.kind !== 'held') || decision.request.kind === 'delete') return { decision };
+    const request = decision.request;
+    const ns = inst.metadata.namespace ?? '';
+    const governance = governanceOf(source.policies(), { namespace: { name: ns, labels: source.namespaceLabels(ns) ?? {} }, instanceLabels: inst.metadata.labels ?? {} }, request.plan, now.getTime());
+    if (!governance.approval && governance.freezes.length === 0) return { decision };
+    const requestedBy = request.kind === 'schedule' ? (tickRequester ?? 'schedule') : requesterOf(request, inst);
+    const breakGlass = breakGlassOf(request, inst);
+    const run = request.kind === 'manual' ? { ...(request.runParameters ? { parameters: request.runParameters } : {}), ...(request.runParametersFrom ? { parametersFrom: request.runParametersFrom } : {}) } : undefined;
+    const digest = governance.approval ? runDigest({ ov, instance: { name: inst.metadata.name ?? '', namespace: ns, spec: inst.spec }, plan: request.plan, ...(run ? { run } : {}) }).digest : '';
+    const step = governanceStep({
+      governance,
+      request: { plan: request.plan, trigger: request.kind, requestedBy, ...(request.kind === 'manual' && request.id ? { triggerRunID: request.id } : {}) },
+      pending: inst.status?.pendingApproval,
+      digest,
+      approvals: governance.approval ? source.approvals(ns, inst.metadata.name ?? '').map(approvalRecord) : [],
+      ...(breakGlass ? { breakGlass } : {}),
+      newRunID: runId(request.plan, now),
+      now: now.getTime(),
+    });
+    if (request.kind === 'schedule' && step.kind !== 'go') {
+      return { decision, tickBusy: step.kind === 'wait' && step.reason !== REASON_AWAITING_APPROVAL ? step.message : `plan "${request.plan}" needs approval (${governance.approval?.policies.join(', ') ?? ''}): a schedule tick does not wait for one` };
+    }
+    switch (step.kind) {
+      case 'go':
+        return { decision, step };
+      case 'wait':
+        return { decision: { kind: 'held', request, report: { reason: step.reason, message: step.message }, ...(step.until !== undefined ? { startsAt: step.until } : {}) }, step };
+      case 'end':
+        return {
+          decision: { kind: 'end', request, state: step.state, runID: step.runID, requestedBy, ...(step.by ? { by: step.by } : {}), report: { reason: step.state === 'REJECTED' ? 'PlanRejected' : 'PlanExpired', message: `plan "${request.plan}" run ${step.runID} ${step.state}: ${step.message}` } },
+          step,
+        };
+    }
+  }
+
+  /** Events and metrics of governance, after the status write: a break-glass start, a governed run's end. */
+  private recordGovernance(inst: Instance, decision: Decision, go: Extract<GovernanceStep, { kind: 'go' }> | undefined): void {
+    if (decision.kind === 'start' && go?.breakGlass) {
+      this.deps.events.record(inst, 'Warning', 'BreakGlass', `plan "${decision.request.plan}" started past the freeze of ${go.breakGlass.policies.join(', ')} by break-glass: ${go.breakGlass.reason}`);
+      this.deps.metrics?.countGovernance?.('BreakGlass');
+    }
+    if (decision.kind === 'start' && go?.approvedBy) {
+      this.deps.events.record(inst, 'Normal', 'PlanApproved', `plan "${decision.request.plan}" run ${go.runID ?? ''} approved by ${go.approvedBy.join(', ')}`);
+      this.deps.metrics?.countGovernance?.('Approved');
+    }
+    if (decision.kind === 'end') this.deps.metrics?.countGovernance?.(decision.state === 'REJECTED' ? 'Rejected' : 'Expired');
   }
 
   /** Runs the engine's actions (bounded parallelism) and collects what they observed. */

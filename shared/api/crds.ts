@@ -94,6 +94,35 @@ export const KINDS: Record<Kind, KindInfo> = {
       age,
     ],
   },
+  PlanPolicy: {
+    plural: 'planpolicies',
+    singular: 'planpolicy',
+    shortNames: ['pp'],
+    scope: 'Cluster',
+    description: 'Change governance across namespaces: runs of governed plans wait for approvals by people other than the requester (a two-person rule), and a freeze holds them (break-glass for named groups). Cluster-scoped: only cluster admins write them.',
+    categories: ['planwarden'],
+    columns: [
+      { name: 'Plans', type: 'string', jsonPath: '.spec.plans', description: 'absent: every plan but cleanup' },
+      { name: 'Approvals', type: 'integer', jsonPath: '.spec.approval.required' },
+      { name: 'Frozen-Until', type: 'string', jsonPath: '.spec.freeze.pausedUntil' },
+      age,
+    ],
+  },
+  PlanApproval: {
+    plural: 'planapprovals',
+    singular: 'planapproval',
+    shortNames: ['pa'],
+    scope: 'Namespaced',
+    description: 'One person\'s decision (Approve or Reject) on a run waiting for approval, for the digest of what they saw. The approver is stamped by the webhook.',
+    categories: ['planwarden'],
+    columns: [
+      { name: 'Instance', type: 'string', jsonPath: '.spec.instance' },
+      { name: 'Run', type: 'string', jsonPath: '.spec.runID' },
+      { name: 'Decision', type: 'string', jsonPath: '.spec.decision' },
+      { name: 'Approver', type: 'string', jsonPath: '.spec.approver.username' },
+      age,
+    ],
+  },
 };
 
 /** A schema as plain JSON: TypeBox's symbol keys dropped, key order kept. */

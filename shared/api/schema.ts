@@ -378,6 +378,8 @@ export const PLAN_STATES = [
   'ERROR',
   'FATAL_ERROR',
   'ABORTED',
+  'REJECTED',
+  'EXPIRED',
 ] as const;
 export type PlanState = (typeof PLAN_STATES)[number];
 /**
@@ -387,7 +389,7 @@ export type PlanState = (typeof PLAN_STATES)[number];
 export const HISTORY_STATES = [...PLAN_STATES, 'SKIPPED'] as const;
 export type HistoryState = (typeof HISTORY_STATES)[number];
 /** A plan in one of these is over: another plan may start. */
-export const TERMINAL_STATES: readonly PlanState[] = ['COMPLETE', 'FATAL_ERROR', 'ABORTED', 'NEVER_RUN'];
+export const TERMINAL_STATES: readonly PlanState[] = ['COMPLETE', 'FATAL_ERROR', 'ABORTED', 'NEVER_RUN', 'REJECTED', 'EXPIRED'];
 
 export const TARGET_STATES = ['Pending', 'SignalSent', 'Completed', 'Failed', 'Aborted'] as const;
 export type TargetState = (typeof TARGET_STATES)[number];
@@ -597,11 +599,13 @@ export const PlanStatusSchema = described(
   parameters: opt(mapOf(str())),
   parametersFrom: opt(mapOf(ParameterSourceSchema)),
   requestedBy: opt(str()),
+  approvedBy: opt(Type.Array(str(), { maxItems: 20 })),
+  breakGlass: opt(str()),
   phases: opt(Type.Array(PhaseStatusSchema)),
 }),
   'The latest run of one plan.',
   {
-  status: 'NEVER_RUN, PENDING, IN_PROGRESS, COMPLETE, ERROR, FATAL_ERROR or ABORTED.',
+  status: 'NEVER_RUN, PENDING, IN_PROGRESS, COMPLETE, ERROR, FATAL_ERROR, ABORTED, or for a request that never started: REJECTED (an approver said no) or EXPIRED (not approved in time).',
   id: 'The run\'s id (a manual trigger\'s id, else generated).',
   strategy: 'serial or parallel.',
   trigger: 'What started it: create, manual, parameter, upgrade, delete, drift or schedule.',
@@ -613,6 +617,8 @@ export const PlanStatusSchema = described(
   parameters: 'The per-run values the run was given (spec.planExecution.parameters), if any.',
   parametersFrom: 'The per-run Secret references the run was given (spec.planExecution.parametersFrom), if any: references, never values.',
   requestedBy: 'Who asked for the run: the user whose write introduced the trigger, or what did (create, drift, schedule:<name> …). Taken from the admission request, never from the client.',
+  approvedBy: 'The approvers whose PlanApprovals let the run start (a PlanPolicy required them); for a REJECTED run, who rejected it.',
+  breakGlass: 'The break-glass reason the run passed a freeze with (annotation planwarden.dev/break-glass, by a member of the freeze\'s breakGlass groups).',
   phases: 'Per-phase progress.',
   },
 );
@@ -662,6 +668,8 @@ export const HistoryEntrySchema = described(
   parameters: opt(mapOf(str())),
   parametersFrom: opt(mapOf(ParameterSourceSchema)),
   requestedBy: opt(str()),
+  approvedBy: opt(Type.Array(str(), { maxItems: 20 })),
+  breakGlass: opt(str()),
   tick: opt(SkippedTickSchema),
 }),
   'A finished run, or a schedule tick that did not start its plan (status SKIPPED), kept for history.',
@@ -677,6 +685,8 @@ export const HistoryEntrySchema = described(
   parameters: 'The per-run values the run was given, if any.',
   parametersFrom: 'The per-run Secret references the run was given, if any (never values).',
   requestedBy: 'Who asked for the run (as planStatus.<plan>.requestedBy); schedule:<name> for a tick.',
+  approvedBy: 'Who approved the run (REJECTED: who rejected it), as planStatus.<plan>.approvedBy.',
+  breakGlass: 'The break-glass reason the run passed a freeze with, if any.',
   tick: 'For a SKIPPED entry: the schedule, the tick and the reason.',
   },
 );
@@ -1013,6 +1023,37 @@ const OBSERVED_GENERATION_NEVER_DECREASES = {
     'a decrease or removal of status.observedGeneration refused: status.observedGeneration never decreases; re-read the Instance and write the stored status.observedGeneration or later [rule status.observed-generation-regressed]',
 };
 
+export const PendingApprovalSchema = described(
+  obj({
+  plan: str(),
+  runID: str(),
+  trigger: opt(enumOf(TRIGGER_KINDS)),
+  requestedBy: opt(str()),
+  requestedAt: dateTime(),
+  digest: str(),
+  required: int32({ minimum: 1 }),
+  approverGroups: opt(Type.Array(str())),
+  policies: Type.Array(str()),
+  expiresAt: opt(dateTime()),
+  approvedBy: opt(Type.Array(str())),
+}),
+  'A request a PlanPolicy governs, waiting for approvals (PlanApprovals) before it may start.',
+  {
+  plan: 'The plan asked for.',
+  runID: 'The id the run will have: a PlanApproval names it (spec.runID).',
+  trigger: 'What asked for it (manual, parameter, upgrade, schedule, drift …).',
+  requestedBy: 'Who asked for it; they may not approve it.',
+  requestedAt: 'When it began to wait.',
+  digest: 'The digest of what the run would apply now (kubectl planwarden plan preview shows the same); an approval counts only for this digest.',
+  required: 'Distinct approvals needed (the strictest governing policy\'s).',
+  approverGroups: 'Approvers must be in one of these groups (every governing policy\'s groups must be met).',
+  policies: 'The PlanPolicies that require approval.',
+  expiresAt: 'When the request ends EXPIRED if it is not approved by then.',
+  approvedBy: 'The approvals that count now (for the current digest), by approver.',
+  },
+);
+export type PendingApproval = Static<typeof PendingApprovalSchema>;
+
 export const InstanceStatusSchema = described(
   obj({
   observedGeneration: opt(int64({ minimum: 0 })),
@@ -1028,6 +1069,7 @@ export const InstanceStatusSchema = described(
   updateStatus: opt(UpdateStatusSchema),
   maintenance: opt(MaintenanceStatusSchema),
   schedules: opt(Type.Array(ScheduleStatusSchema, { maxItems: 20, 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] })),
+  pendingApproval: opt(PendingApprovalSchema),
 }, { 'x-kubernetes-validations': [OBSERVED_GENERATION_NEVER_DECREASES] }),
   'What the Instance is: the plans\' runs, the adapters\' reports and the root conditions.',
   {
@@ -1041,6 +1083,7 @@ export const InstanceStatusSchema = described(
   updateStatus: 'The informers\' insights about the upgrade that runs or ran last.',
   maintenance: 'What maintenance governs now: paused, and the next (or open) window.',
   schedules: 'Per schedule: the last and next tick, the last run, the last skipped tick.',
+  pendingApproval: 'The request waiting for approvals a PlanPolicy requires (absent when none waits).',
   },
 );
 export type InstanceStatus = Static<typeof InstanceStatusSchema>;
@@ -1258,6 +1301,66 @@ export const FleetRolloutStatusSchema = described(
 );
 export type FleetRolloutStatus = Static<typeof FleetRolloutStatusSchema>;
 
+// --- PlanPolicy and PlanApproval (change governance) ---
+
+/** A Go-style duration of hours, minutes and seconds ("4h", "90m", "1h30m"). */
+export const APPROVAL_TIMEOUT_PATTERN = '^([0-9]+h)?([0-9]+m)?([0-9]+s)?$';
+
+export const PlanPolicySpecSchema = described(
+  obj({
+  namespaceSelector: opt(LabelSelectorSchema),
+  instanceSelector: opt(LabelSelectorSchema),
+  plans: opt(Type.Array(str({ minLength: 1 }), { maxItems: 50 })),
+  approval: opt(
+    described(
+      obj({ required: int32({ minimum: 1, maximum: 10 }), approverGroups: opt(Type.Array(str({ minLength: 1 }), { maxItems: 20 })), timeout: opt(str({ pattern: APPROVAL_TIMEOUT_PATTERN, minLength: 2 })) }),
+      'Runs of a governed plan wait for this many approvals (PlanApprovals) by people other than the requester.',
+      { required: 'Distinct approvers needed (1–10); none of them may be the requester.', approverGroups: 'Approvers must be in one of these groups; absent: anyone allowed to create PlanApprovals in the namespace.', timeout: 'A request not approved within this long ends EXPIRED (e.g. 4h); absent: it waits until approved, rejected or aborted.' },
+    ),
+  ),
+  freeze: opt(
+    described(
+      obj({ pausedUntil: str({ minLength: 1 }), reason: opt(str({ maxLength: 1024 })), breakGlass: opt(obj({ groups: Type.Array(str({ minLength: 1 }), { minItems: 1, maxItems: 20 }) })) }),
+      'No governed plan starts while the freeze holds: requests are admitted and held PENDING (reason Frozen) until it ends.',
+      { pausedUntil: '"true" (until the freeze is removed) or an RFC 3339 time, as an Instance\'s spec.maintenance.pausedUntil.', reason: 'Why, shown on every held Instance.', breakGlass: 'groups: members may pass the freeze with annotation planwarden.dev/break-glass: "<reason>" on their trigger (not approvals).' },
+    ),
+  ),
+}),
+  'Change governance over the Instances its selectors match: approvals (a two-person rule) and a freeze.',
+  {
+  namespaceSelector: 'Which namespaces (their labels); absent: every namespace.',
+  instanceSelector: 'Which Instances (their labels); absent: every Instance of those namespaces.',
+  plans: 'The governed plans; absent: every plan but cleanup. cleanup may not be governed (deletion must not hang on a person).',
+  approval: 'Approvals required before a governed run starts.',
+  freeze: 'A freeze of governed plans.',
+  },
+);
+export type PlanPolicySpec = Static<typeof PlanPolicySpecSchema>;
+
+export const APPROVAL_DECISIONS = ['Approve', 'Reject'] as const;
+export type ApprovalDecision = (typeof APPROVAL_DECISIONS)[number];
+
+export const PlanApprovalSpecSchema = described(
+  obj({
+  instance: str({ minLength: 1 }),
+  runID: str({ minLength: 1 }),
+  decision: enumOf(APPROVAL_DECISIONS),
+  digest: str({ minLength: 1 }),
+  comment: opt(str({ maxLength: 2048 })),
+  approver: opt(described(obj({ username: str(), groups: opt(Type.Array(str())) }), 'Who decided, as the API server authenticated them.', { username: 'The user name.', groups: 'Their groups.' })),
+}),
+  'One person\'s decision on a run waiting for approval.',
+  {
+  instance: 'The Instance (in this namespace).',
+  runID: 'The waiting run\'s id (status.pendingApproval.runID).',
+  decision: 'Approve or Reject.',
+  digest: 'The digest of what the approver saw (kubectl planwarden plan preview); it must be the run\'s current one.',
+  comment: 'Why.',
+  approver: 'Stamped by the webhook from the admission request; a client-written one is refused.',
+  },
+);
+export type PlanApprovalSpec = Static<typeof PlanApprovalSpecSchema>;
+
 // --- the informer protocol (request and answer bodies; not CRDs) ---
 
 /**
@@ -1315,6 +1418,8 @@ export type Instance = KubeObject<InstanceSpec, InstanceStatus>;
 export type UpdatePlan = KubeObject<UpdatePlanSpec, UpdatePlanStatus>;
 export type UpdateInformer = KubeObject<UpdateInformerSpec, UpdateInformerStatus>;
 export type FleetRollout = KubeObject<FleetRolloutSpec, FleetRolloutStatus>;
+export type PlanPolicy = KubeObject<PlanPolicySpec>;
+export type PlanApproval = KubeObject<PlanApprovalSpec>;
 
 export const specSchemas = {
   OperatorVersion: OperatorVersionSpecSchema,
@@ -1322,6 +1427,8 @@ export const specSchemas = {
   UpdatePlan: UpdatePlanSpecSchema,
   UpdateInformer: UpdateInformerSpecSchema,
   FleetRollout: FleetRolloutSpecSchema,
+  PlanPolicy: PlanPolicySpecSchema,
+  PlanApproval: PlanApprovalSpecSchema,
 } as const;
 
 export const statusSchemas = {
@@ -1330,6 +1437,8 @@ export const statusSchemas = {
   UpdatePlan: UpdatePlanStatusSchema,
   UpdateInformer: UpdateInformerStatusSchema,
   FleetRollout: FleetRolloutStatusSchema,
+  PlanPolicy: obj({}, { description: 'Empty: what a policy governs now is shown by kubectl planwarden policy list.' }),
+  PlanApproval: obj({}, { description: 'Empty: the Instance\'s status.pendingApproval says which approvals count.' }),
 } as const;
 
 export type Kind = keyof typeof specSchemas;

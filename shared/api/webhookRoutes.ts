@@ -35,7 +35,7 @@ export interface WebhookRouteSpec {
   name: string;
   mutating: boolean;
   /** The request kind (request.kind.kind) the handler accepts. */
-  kind: 'Instance' | 'OperatorVersion' | 'UpdatePlan' | 'FleetRollout';
+  kind: 'Instance' | 'OperatorVersion' | 'UpdatePlan' | 'FleetRollout' | 'PlanPolicy' | 'PlanApproval';
   /** The resource (or subresource) registered, in GROUP/VERSION. */
   resource: string;
   scope: 'Namespaced' | 'Cluster';
@@ -184,6 +184,31 @@ intercepted (deletes work with the webhook down).`,
 creation the author's rights over the targets (SubjectAccessReviews, which change nothing).`,
   },
   {
+    key: 'validatePlanPolicies',
+    path: '/validate/planpolicies',
+    name: 'planpolicies.planwarden.dev',
+    mutating: false,
+    kind: 'PlanPolicy',
+    resource: 'planpolicies',
+    scope: 'Cluster',
+    operations: ['CREATE', 'UPDATE'],
+    matchConditions: [],
+    purpose: 'PlanPolicies: selectors, a freeze time and a timeout that parse, no governed cleanup.',
+  },
+  {
+    key: 'validatePlanApprovals',
+    path: '/validate/planapprovals',
+    name: 'planapprovals.planwarden.dev',
+    mutating: false,
+    kind: 'PlanApproval',
+    resource: 'planapprovals',
+    scope: 'Namespaced',
+    operations: ['CREATE', 'UPDATE'],
+    matchConditions: [],
+    purpose: `A decision on a run awaiting approval: not by its requester, by a member of the
+approver groups, once per approver, for the run's current digest; never edited.`,
+  },
+  {
     key: 'mutateInstances',
     path: '/mutate/instances',
     name: 'instance-defaults.planwarden.dev',
@@ -220,6 +245,19 @@ the requested-by stamp of a write that introduces a request.`,
     matchConditions: [],
     purpose: `A FleetRollout's author, recorded from the request that creates it (annotation
 planwarden.dev/author); a client-written author that is not the requester is refused.`,
+  },
+  {
+    key: 'mutatePlanApprovals',
+    path: '/mutate/planapprovals',
+    name: 'planapproval-approver.planwarden.dev',
+    mutating: true,
+    kind: 'PlanApproval',
+    resource: 'planapprovals',
+    scope: 'Namespaced',
+    operations: ['CREATE'],
+    matchConditions: [],
+    purpose: `A PlanApproval's approver (spec.approver), stamped from the request that creates it;
+a client-written approver is refused.`,
   },
 ] as const satisfies readonly WebhookRouteSpec[];
 

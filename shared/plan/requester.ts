@@ -26,6 +26,11 @@ export interface RequesterStamp {
   parameters?: { user: string; digest: string };
   /** The OperatorVersion an upgrade moved to. */
   upgrade?: { user: string; to: string };
+  /**
+   * A break-glass the webhook admitted with the request `for` names (requestKey): the freezes
+   * (PlanPolicy names) its writer was allowed to pass, and why.
+   */
+  breakGlass?: { user: string; for: string; reason: string; policies: string[] };
 }
 
 /** A digest of the Instance's parameter values (order-independent). */
@@ -60,12 +65,16 @@ export function parseStamp(text: string | undefined): RequesterStamp {
   if (manual) out.manual = manual;
   if (parameters) out.parameters = parameters;
   if (upgrade) out.upgrade = upgrade;
+  const bg = r.breakGlass as Record<string, unknown> | undefined;
+  if (typeof bg === 'object' && bg !== null && typeof bg.user === 'string' && typeof bg.for === 'string' && typeof bg.reason === 'string' && Array.isArray(bg.policies) && bg.policies.every((p) => typeof p === 'string')) {
+    out.breakGlass = { user: bg.user, for: bg.for, reason: bg.reason, policies: [...(bg.policies)] };
+  }
   return out;
 }
 
 /** The annotation text of a stamp (undefined for an empty stamp: no annotation). */
 export function stampText(stamp: RequesterStamp): string | undefined {
-  return stamp.manual || stamp.parameters || stamp.upgrade ? JSON.stringify(stamp) : undefined;
+  return stamp.manual || stamp.parameters || stamp.upgrade || stamp.breakGlass ? JSON.stringify(stamp) : undefined;
 }
 
 export function stampOf(meta: { annotations?: Record<string, string> } | undefined): string | undefined {
@@ -82,6 +91,8 @@ export interface IntroducedByWrite {
   parameters?: Record<string, string>;
   /** The write changes spec.operatorVersion.name to this. */
   upgradeTo?: string;
+  /** The write carries a break-glass its user may use: the reason and the freezes it passes. */
+  breakGlass?: { reason: string; policies: string[] };
 }
 
 /** The stamp after a write: the stored one, with what this write introduced in its user's name. */
@@ -90,7 +101,35 @@ export function nextStamp(stored: RequesterStamp, write: IntroducedByWrite): Req
   if (write.manual) out.manual = { user: write.user, trigger: triggerIdentity(write.manual)! };
   if (write.parameters) out.parameters = { user: write.user, digest: parametersDigest(write.parameters) };
   if (write.upgradeTo !== undefined) out.upgrade = { user: write.user, to: write.upgradeTo };
+  // A break-glass belongs to the one request the write introduced (a manual trigger first);
+  // a new request without one leaves none standing.
+  const key = write.manual ? `manual:${triggerIdentity(write.manual)!}` : write.upgradeTo !== undefined ? `upgrade:${write.upgradeTo}` : write.parameters ? `parameters:${parametersDigest(write.parameters)}` : undefined;
+  if (key !== undefined) {
+    if (write.breakGlass) out.breakGlass = { user: write.user, for: key, reason: write.breakGlass.reason, policies: [...write.breakGlass.policies] };
+    else delete out.breakGlass;
+  }
   return out;
+}
+
+/** The stamp's key of `request` on `instance` (what a break-glass is bound to); undefined for runs nobody wrote. */
+function requestKey(request: PlanRequest, instance: { spec: InstanceSpec }): string | undefined {
+  switch (request.kind) {
+    case 'manual':
+      return `manual:${triggerIdentity({ planName: request.plan, id: request.id })!}`;
+    case 'parameter':
+      return `parameters:${parametersDigest(comparedParameters(instance.spec.parameters, instance.spec.parametersFrom))}`;
+    case 'upgrade':
+      return `upgrade:${instance.spec.operatorVersion.name}`;
+    default:
+      return undefined;
+  }
+}
+
+/** The break-glass admitted with `request` (its reason and the freezes it passes), if any. */
+export function breakGlassOf(request: PlanRequest, instance: Pick<Instance, 'metadata'> & { spec: InstanceSpec }): { user: string; reason: string; policies: string[] } | undefined {
+  const bg = parseStamp(stampOf(instance.metadata)).breakGlass;
+  const key = requestKey(request, instance);
+  return bg && key !== undefined && bg.for === key ? { user: bg.user, reason: bg.reason, policies: bg.policies } : undefined;
 }
 
 /** Who asked for `request` on `instance` (its stored spec and stamp). */

@@ -1,6 +1,6 @@
 // WebhookLookups backed by plain maps, for driving the real admission handlers
 // (buildHandlers({ lookups })) without an apiserver: the same reads.
-import type { Instance, OperatorVersion, UpdatePlan } from '../../shared/api/schema.ts';
+import type { Instance, OperatorVersion, PlanApproval, PlanPolicy, UpdatePlan } from '../../shared/api/schema.ts';
 import type { WebhookLookups } from '../../webhook/lookups.ts';
 import type { AccessAnswer, AccessAttributes, AccessSubject } from '../../shared/kube/access.ts';
 
@@ -15,6 +15,8 @@ export interface MemoryLookups extends WebhookLookups {
   serviceAccounts: Set<string>;
   /** Namespace labels (namespaces not listed have none). */
   namespaceLabels: Map<string, Record<string, string>>;
+  planPolicies: PlanPolicy[];
+  planApprovals: PlanApproval[];
   /** The access policy canI answers with; replace it to change the answers. */
   access: AccessPolicy;
   /** Every question canI was asked, in order. */
@@ -52,6 +54,24 @@ export function memoryLookups(seed: { operatorVersions?: OperatorVersion[]; upda
     serviceAccounts,
     calls,
     namespaceLabels,
+    planPolicies: [],
+    planApprovals: [],
+    async listPlanPolicies() {
+      count('listPlanPolicies');
+      return structuredClone(self.planPolicies);
+    },
+    async labelsOfNamespace(name) {
+      count('labelsOfNamespace');
+      return { 'kubernetes.io/metadata.name': name, ...namespaceLabels.get(name) };
+    },
+    async getInstance(namespace, name) {
+      count('getInstance');
+      return copy(instances.get(key(namespace, name)));
+    },
+    async listPlanApprovals(namespace) {
+      count('listPlanApprovals');
+      return structuredClone(self.planApprovals.filter((a) => a.metadata.namespace === namespace));
+    },
     async listInstancesAcrossNamespaces() {
       count('listInstancesAcrossNamespaces');
       return structuredClone([...instances.values()]);

@@ -530,6 +530,7 @@ export function expectedStamp(ctx: InstanceAdmissionContext): string | undefined
     manual: manual ? { planName: manual.plan, id: manual.id } : undefined,
     parameters: before && rawParameterChanges(before, after).length > 0 ? paramsOf(after) : undefined,
     upgradeTo: before && before.operatorVersion.name !== after.operatorVersion.name ? after.operatorVersion.name : undefined,
+    ...(ctx.breakGlass ? { breakGlass: ctx.breakGlass } : {}),
   });
   return stampText(next);
 }

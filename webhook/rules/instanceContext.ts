@@ -19,4 +19,6 @@ export interface InstanceAdmissionContext {
   now: string;
   /** The admission request's userInfo.username (who is writing). */
   user?: string;
+  /** A break-glass the write may use (judged by webhook/rules/governance.ts): stamped with its request. */
+  breakGlass?: { reason: string; policies: string[] };
 }

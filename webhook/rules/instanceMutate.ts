@@ -10,7 +10,7 @@
 // To run the same plan again, set a new id (the CLI does). Only ever one `add` of
 // /spec/planExecution/id; a field the user set is never touched.
 import { expectedStamp, type InstanceAdmissionContext } from './instance.ts';
-import { REQUESTED_BY_ANNOTATION } from '../../shared/plan/requester.ts';
+import { parseStamp, REQUESTED_BY_ANNOTATION, stampOf } from '../../shared/plan/requester.ts';
 import { FINALIZER } from '../../shared/api/names.ts';
 import { expectedScheduleEdits, SCHEDULE_EDITS_ANNOTATION } from '../../shared/plan/scheduleEdits.ts';
 import type { Operation } from 'rfc6902';
@@ -67,6 +67,17 @@ export function requesterPatch(ctx: InstanceAdmissionContext, filledId: string |
   if (expected === undefined) return present ? [{ op: 'remove', path: REQUESTED_BY_PATH }] : [];
   if (!isObject(annotations)) return [{ op: 'add', path: '/metadata/annotations', value: { [REQUESTED_BY_ANNOTATION]: expected } }];
   return [{ op: 'add', path: REQUESTED_BY_PATH, value: expected }];
+}
+
+/** Whether the write introduces a request (a manual trigger, a parameter change, an upgrade) its user is stamped for. */
+export function introducesRequest(ctx: InstanceAdmissionContext): boolean {
+  const stored = parseStamp(stampOf(ctx.oldObject?.metadata));
+  const patch = requesterPatch({ ...ctx, breakGlass: undefined }, missingPlanExecutionId(ctx));
+  const op = patch.find((o) => o.op === 'add');
+  if (!op) return false;
+  const value: unknown = op.path === REQUESTED_BY_PATH ? op.value : (op.value as Record<string, unknown>)[REQUESTED_BY_ANNOTATION];
+  const next = parseStamp(typeof value === 'string' ? value : undefined);
+  return (['manual', 'parameters', 'upgrade'] as const).some((k) => JSON.stringify(next[k]) !== JSON.stringify(stored[k]));
 }
 
 export const SCHEDULE_EDITS_PATH = `/metadata/annotations/${pointer(SCHEDULE_EDITS_ANNOTATION)}`;

@@ -139,6 +139,18 @@ const ROWS: Row[] = [
   row('controller', true, 'patch', 'instances.planwarden.dev', 'default', 'a FleetRollout’s triggers (after its author’s right is confirmed)'),
   row('webhook', true, 'list', 'namespaces', undefined, 'a FleetRollout’s creation is judged in the namespaces its namespaceSelector matches'),
   row('webhook', false, 'get', 'fleetrollouts.planwarden.dev', undefined, 'it reads no rollouts: the admission request carries them'),
+  // change governance
+  row('controller', true, 'watch', 'planpolicies.planwarden.dev', undefined, 'runs of governed plans wait for approvals and freezes'),
+  row('controller', true, 'watch', 'planapprovals.planwarden.dev', undefined, 'a decision wakes the Instance whose run waits'),
+  row('controller', false, 'create', 'planapprovals.planwarden.dev', 'default', 'it never approves: a person does'),
+  row('controller', false, 'update', 'planpolicies.planwarden.dev', undefined, 'policies are cluster admins’'),
+  row('controller', true, 'watch', 'namespaces', undefined, 'a PlanPolicy’s namespaceSelector: namespace labels, watched as metadata'),
+  row('webhook', true, 'list', 'planpolicies.planwarden.dev', undefined, 'a break-glass and a new schedule are judged against the policies'),
+  row('webhook', true, 'list', 'planapprovals.planwarden.dev', 'default', 'an approver’s earlier decision on a run is refused'),
+  row('webhook', true, 'get', 'instances.planwarden.dev', 'default', 'a PlanApproval is judged against the run its Instance has waiting'),
+  row('webhook', true, 'get', 'namespaces', undefined, 'the labels of an Instance’s namespace'),
+  row('webhook', false, 'create', 'planapprovals.planwarden.dev', 'default', 'it stamps approvers, never approves'),
+  row('webhook', false, 'watch', 'planapprovals.planwarden.dev', undefined, 'read live, never cached'),
 ];
 
 function sentence(r: Row): string {
@@ -211,12 +223,15 @@ describe('reliability: RBAC of the controller and webhook ServiceAccounts (kubec
   const PLANWARDEN = ['instances.planwarden.dev', 'operatorversions.planwarden.dev', 'updateplans.planwarden.dev', 'updateinformers.planwarden.dev', 'fleetrollouts.planwarden.dev'];
   /** What the webhook may do with planwarden's kinds: exactly what its lookups use. */
   const WEBHOOK_READS: Record<string, string[]> = {
-    'instances.planwarden.dev': ['list'],
+    'instances.planwarden.dev': ['get', 'list'],
     'operatorversions.planwarden.dev': ['get', 'list', 'watch'],
+    // change governance: policies over an Instance, an approver's earlier decisions
+    'planpolicies.planwarden.dev': ['list'],
+    'planapprovals.planwarden.dev': ['list'],
     'updateplans.planwarden.dev': ['get', 'list'],
     serviceaccounts: ['get', 'list', 'watch'],
-    // a FleetRollout's namespaceSelector, judged at its creation
-    namespaces: ['list'],
+    // a FleetRollout's namespaceSelector, judged at its creation; a PlanPolicy's, for one namespace
+    namespaces: ['get', 'list'],
     // not a read: a question (may this user impersonate that ServiceAccount?)
     'subjectaccessreviews.authorization.k8s.io': ['create'],
   };
@@ -257,6 +272,9 @@ describe('reliability: RBAC of the controller and webhook ServiceAccounts (kubec
     const allowed = new Set([
       ...PLANWARDEN,
       ...SELF_REVIEWS,
+      // change governance, watched
+      'planpolicies.planwarden.dev',
+      'planapprovals.planwarden.dev',
       'instances.planwarden.dev/status',
       'updateplans.planwarden.dev/status',
       'updateinformers.planwarden.dev/status',
@@ -294,7 +312,7 @@ describe('reliability: RBAC of the controller and webhook ServiceAccounts (kubec
       if (x.resource === 'namespaces') {
         // Informer requests carry the cluster id: kube-system's uid by name; a FleetRollout's
         // namespaceSelector needs the list (labels), and nothing else of namespaces.
-        expect([x.resourceNames, x.verbs], `namespaces:\n${r.stdout}`).to.deep.equal(x.resourceNames === 'kube-system' ? ['kube-system', ['get']] : ['', ['list']]);
+        expect([x.resourceNames, [...x.verbs].sort()], `namespaces:\n${r.stdout}`).to.deep.equal(x.resourceNames === 'kube-system' ? ['kube-system', ['get']] : ['', ['list', 'watch']]);
         continue;
       }
       expect(allowed.has(x.resource), `unexpected grant ${x.resource} [${x.verbs.join(' ')}]:\n${r.stdout}`).to.equal(true);

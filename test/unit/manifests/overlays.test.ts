@@ -22,6 +22,9 @@ const ROUTES: Record<string, string> = {
   'instance-status-defaults.planwarden.dev': '/mutate/instances-status',
   'fleetrollouts.planwarden.dev': '/validate/fleetrollouts',
   'fleetrollout-author.planwarden.dev': '/mutate/fleetrollouts',
+  'planpolicies.planwarden.dev': '/validate/planpolicies',
+  'planapprovals.planwarden.dev': '/validate/planapprovals',
+  'planapproval-approver.planwarden.dev': '/mutate/planapprovals',
 };
 
 // --- the shapes read below ---
@@ -234,6 +237,8 @@ describe('install manifests', function () {
           'updateplans.planwarden.dev',
           'fleetrollouts.planwarden.dev',
           'updateinformers.planwarden.dev',
+          'planpolicies.planwarden.dev',
+          'planapprovals.planwarden.dev',
         ]);
         for (const kind of ALL_KINDS) {
           const want = crdFor(kind) as { metadata: { name: string }; spec: unknown };
@@ -252,11 +257,14 @@ describe('install manifests', function () {
             'operatorversions.planwarden.dev',
             'updateplans.planwarden.dev',
             'fleetrollouts.planwarden.dev',
+            'planpolicies.planwarden.dev',
+            'planapprovals.planwarden.dev',
           ]);
           expect(mutating.webhooks.map((w) => w.name)).to.have.members([
             'instance-defaults.planwarden.dev',
             'instance-status-defaults.planwarden.dev',
             'fleetrollout-author.planwarden.dev',
+            'planapproval-approver.planwarden.dev',
           ]);
         });
 
@@ -271,6 +279,11 @@ describe('install manifests', function () {
           // Cluster-scoped; SubjectAccessReviews at creation change nothing.
           ['fleetrollouts.planwarden.dev', 'fleetrollouts', ['CREATE', 'UPDATE'], 'None'],
           ['fleetrollout-author.planwarden.dev', 'fleetrollouts', ['CREATE'], 'None'],
+          // Cluster-scoped; admission reads nothing.
+          ['planpolicies.planwarden.dev', 'planpolicies', ['CREATE', 'UPDATE'], 'None'],
+          // Reads the Instance and the namespace's PlanApprovals; writes nothing.
+          ['planapprovals.planwarden.dev', 'planapprovals', ['CREATE', 'UPDATE'], 'None'],
+          ['planapproval-approver.planwarden.dev', 'planapprovals', ['CREATE'], 'None'],
         ];
         for (const [name, resource, operations, sideEffects] of expectations) {
           it(`${name} guards ${operations.join('/')} of ${resource}, fails closed within 5 s, side effects ${sideEffects}`, () => {
@@ -283,7 +296,7 @@ describe('install manifests', function () {
                 apiVersions: ['v1alpha1'],
                 resources: [resource],
                 operations,
-                scope: resource === 'fleetrollouts' ? 'Cluster' : 'Namespaced',
+                scope: resource === 'fleetrollouts' || resource === 'planpolicies' ? 'Cluster' : 'Namespaced',
               },
             ]);
             expect(w.failurePolicy).to.equal('Fail');

@@ -154,8 +154,10 @@ const GVK = {
   OperatorVersion: { group: 'planwarden.dev', version: 'v1alpha1', kind: 'OperatorVersion' },
   UpdatePlan: { group: 'planwarden.dev', version: 'v1alpha1', kind: 'UpdatePlan' },
   FleetRollout: { group: 'planwarden.dev', version: 'v1alpha1', kind: 'FleetRollout' },
+  PlanPolicy: { group: 'planwarden.dev', version: 'v1alpha1', kind: 'PlanPolicy' },
+  PlanApproval: { group: 'planwarden.dev', version: 'v1alpha1', kind: 'PlanApproval' },
 };
-const RESOURCE = { Instance: 'instances', OperatorVersion: 'operatorversions', UpdatePlan: 'updateplans', FleetRollout: 'fleetrollouts' };
+const RESOURCE = { Instance: 'instances', OperatorVersion: 'operatorversions', UpdatePlan: 'updateplans', FleetRollout: 'fleetrollouts', PlanPolicy: 'planpolicies', PlanApproval: 'planapprovals' };
 type Kind = keyof typeof GVK;
 
 let uidCounter = 0;
@@ -258,6 +260,23 @@ function basesFor(route: string): (() => Json)[] {
         () => review('FleetRollout', 'CREATE', rollout({ plan: undefined, upgrade: { operatorVersion: OV2_NAME } }, author), null, { namespace: undefined }),
         () => review('FleetRollout', 'UPDATE', rollout({ paused: true }, author), rollout({}, author), { namespace: undefined }),
         () => review('FleetRollout', 'UPDATE', rollout({ waves: ['100%'] }, author), rollout({}, author), { namespace: undefined }),
+      ];
+    }
+    case ROUTES.validatePlanPolicies: {
+      const policy = (spec: Record<string, unknown>) => ({ apiVersion: 'planwarden.dev/v1alpha1', kind: 'PlanPolicy', metadata: { name: 'prod' }, spec: { namespaceSelector: { matchLabels: { env: 'prod' } }, plans: ['restore'], approval: { required: 2, approverGroups: ['sre'], timeout: '4h' }, ...spec } });
+      return [
+        () => review('PlanPolicy', 'CREATE', policy({}), null, { namespace: undefined }),
+        () => review('PlanPolicy', 'UPDATE', policy({ freeze: { pausedUntil: '2027-01-04T08:00:00Z', breakGlass: { groups: ['leads'] } } }), policy({}), { namespace: undefined }),
+      ];
+    }
+    case ROUTES.validatePlanApprovals:
+    case ROUTES.mutatePlanApprovals: {
+      const approval = (spec: Record<string, unknown>) => ({ apiVersion: 'planwarden.dev/v1alpha1', kind: 'PlanApproval', metadata: { name: 'a1', namespace: NS }, spec: { instance: 'idle', runID: 'backup-1', decision: 'Approve', digest: 'sha256:00', ...spec } });
+      const stamped = { approver: { username: 'alice', groups: [] } };
+      return [
+        () => review('PlanApproval', 'CREATE', approval(route === ROUTES.mutatePlanApprovals ? {} : stamped), null),
+        () => review('PlanApproval', 'CREATE', approval({ ...stamped, decision: 'Reject', comment: 'no' }), null),
+        () => review('PlanApproval', 'UPDATE', approval({ ...stamped, comment: 'edited' }), approval(stamped)),
       ];
     }
     default:
@@ -447,7 +466,7 @@ describe('reliability: admission fuzzing of every webhook route', function () {
   const allRoutes = Object.values(ROUTES);
 
   before(async function () {
-    expect(allRoutes).to.have.length(8);
+    expect(allRoutes).to.have.length(11);
     lookups = memoryLookups(
       {
         operatorVersions: [ov1, ov2],

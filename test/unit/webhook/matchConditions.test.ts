@@ -238,10 +238,10 @@ describe('Instance webhook matchConditions: the writes not sent could not have c
       expect(conditionsOf('instance-status-defaults.planwarden.dev')).to.deep.equal([STATUS_CONDITION]);
     });
 
-    it('no other webhook has conditions (OperatorVersion, UpdatePlan and FleetRollout webhooks see every write they register)', () => {
+    it('no other webhook has conditions (OperatorVersion, UpdatePlan, FleetRollout, PlanPolicy and PlanApproval webhooks see every write they register)', () => {
       const conditioned = ['instances.planwarden.dev', 'instance-defaults.planwarden.dev', 'instance-status.planwarden.dev', 'instance-status-defaults.planwarden.dev'];
       const others = WEBHOOK_ROUTES.filter((w) => !conditioned.includes(w.name));
-      expect(others).to.have.length(4);
+      expect(others).to.have.length(7);
       for (const w of others) expect(w.matchConditions, w.name).to.deep.equal([]);
     });
   });
