@@ -1,21 +1,24 @@
 // The one calendar of planwarden: when maintenance lets a plan start and which schedule ticks
 // are due, as pure functions of (spec, status, now). The webhook's warnings, its refusals of
 // a bad window or schedule and the controller's holds and requeue times all come from here.
-// Cron arithmetic (IANA zones, DST) is croner's; nothing here reads a clock.
+// croner parses cron expressions and matches days; the minutes and the DST rule are
+// shared/wallClock.ts's, for windows and ticks alike; nothing here reads a clock.
 //
 // The DST rule (docs/api.md, "Time zones and DST"), Vixie cron's. A cron time is a
 // wall-clock time in its zone. A fixed-time expression (minute and hour without a wildcard or
 // a step: one time, a list or a range, e.g. `30 2 * * *`, `30 2,14 * * *`, `0 1-3 * * *`):
 // - on a spring-forward day, a start that falls in the skipped hour happens at the first
-//   instant after the gap (02:30 in Europe/Berlin on 2026-03-29 opens at 03:00 CEST);
+//   instant after the gap (02:30 in Europe/Berlin on 2026-03-29 opens at 03:00 CEST), also
+//   when that instant is the next day's midnight (23:30 in America/Nuuk on 2026-03-28 fires
+//   at 00:00 on 03-29; croner alone would drop it);
 // - on a fall-back day, a start in the repeated hour happens once, at its first occurrence
 //   (02:30 CEST on 2026-10-25, not again at 02:30 CET).
 // An expression with a wildcard or a step in its minute or hour (`*/30 * * * *`)
 // fires at the wall-clock times that exist: it skips those in the gap and fires on both
 // occurrences of a repeated time. A window's duration is elapsed time: a 2h window opened at
 // 01:30 CET on a fall-back day closes 2 real hours later, whatever the clock shows.
-import { Cron, CronPattern } from 'croner';
-import { firstFireAtOrAfter, lastFireAtOrBefore, wallPlan, windowRuns, type Run, type WallPlan } from './wallClock.ts';
+import { CronPattern } from 'croner';
+import { firstFireAtOrAfter, lastFireAtOrBefore, latestFireAtOrBefore, wallPlan, windowRuns, type Run, type WallPlan } from './wallClock.ts';
 
 /** Windows and durations are bounded: a window longer than a week is no window. */
 export const MAX_WINDOW_MS = 7 * 24 * 3600_000;
@@ -143,10 +146,13 @@ export function parsePause(value: string | null | undefined): Pause {
 /** croner's rule for which expressions are fixed-time (see the DST rule above). */
 const FIXED_TIME_RULE = 'no-wildcard' as const;
 
-const crons = new Map<string, Cron>();
+const crons = new Map<string, WallPlan>();
 const MAX_CACHED_CRONS = 4096;
 
-export type CronResult = { ok: true; cron: Cron } | { ok: false; why: string };
+const cronPattern = (schedule: string, zone: string) => new CronPattern(schedule, zone, { mode: '5-part', fixedTimeRule: FIXED_TIME_RULE });
+
+/** A compiled expression: croner's parse, its fires as day arithmetic (shared/wallClock.ts). */
+export type CronResult = { ok: true; cron: WallPlan } | { ok: false; why: string };
 
 /**
  * A 5-field cron expression (or @daily, @weekly …) in `timeZone`, compiled once. Day of month
@@ -157,9 +163,9 @@ export function compileCron(schedule: string, timeZone: string = DEFAULT_TIME_ZO
   const hit = crons.get(key);
   if (hit) return { ok: true, cron: hit };
   if (!isTimeZone(timeZone)) return { ok: false, why: `"${timeZone}" is not an IANA time zone name` };
-  let cron: Cron;
+  let cron: WallPlan;
   try {
-    cron = new Cron(schedule, { timezone: timeZone, mode: '5-part', paused: true, fixedTimeRule: FIXED_TIME_RULE });
+    cron = wallPlan(cronPattern(schedule, timeZone), timeZone, 0);
   } catch (e) {
     const detail = (e as Error).message.replace(/^CronPattern: /, '').replace(/\.$/, '');
     const fields = schedule.trim().split(/\s+/).length;
@@ -170,21 +176,14 @@ export function compileCron(schedule: string, timeZone: string = DEFAULT_TIME_ZO
   return { ok: true, cron };
 }
 
-/** The first time `cron` fires at or after `t` (ms), if it ever does. */
-export function fireAtOrAfter(cron: Cron, t: number): number | undefined {
-  // nextRun is strictly after its (second-truncated) reference; cron times are whole minutes.
-  let next = cron.nextRun(new Date(t - 1000));
-  while (next && next.getTime() < t) next = cron.nextRun(next);
-  return next ? next.getTime() : undefined;
+/** The first time `cron` fires at or after `t` (ms), if it does within five years. */
+export function fireAtOrAfter(cron: WallPlan, t: number): number | undefined {
+  return firstFireAtOrAfter(cron, t);
 }
 
-/** The last time `cron` fired at or before `t` (ms), if it did. */
-export function fireAtOrBefore(cron: Cron, t: number): number | undefined {
-  // previousRuns excludes its reference; one second later includes a run at t itself.
-  return cron
-    .previousRuns(2, new Date(t + 1000))
-    .map((d) => d.getTime())
-    .find((x) => x <= t);
+/** The last time `cron` fired at or before `t` (ms), if it did within five years. */
+export function fireAtOrBefore(cron: WallPlan, t: number): number | undefined {
+  return latestFireAtOrBefore(cron, t);
 }
 
 // --- validation: what admission refuses, as field → problem ---
@@ -291,7 +290,7 @@ function compiledWindows(m: MaintenanceSpec): WallPlan[] {
     const key = `${zone}\u0000${w.schedule}\u0000${ms}`;
     let plan = wallPlans.get(key);
     if (!plan) {
-      plan = wallPlan(new CronPattern(w.schedule, zone, { mode: '5-part', fixedTimeRule: FIXED_TIME_RULE }), zone, ms);
+      plan = wallPlan(cronPattern(w.schedule, zone), zone, ms);
       if (wallPlans.size >= MAX_CACHED_CRONS) wallPlans.clear();
       wallPlans.set(key, plan);
     }

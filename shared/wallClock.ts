@@ -1,8 +1,10 @@
-// A cron expression's fires as arithmetic on local days, for maintenance windows: croner
-// parses the expression and says which days match (its own day rules: the OR of day of month
-// and day of week); the minutes of a day and the DST rule are computed here, so a window's
-// open spans cost work per day, not per fire. test/unit/shared/wallClock.test.ts checks that
-// every fire computed here is one croner computes, DST days included.
+// A cron expression's fires as arithmetic on local days, for maintenance windows and schedule
+// ticks alike: croner parses the expression and says which days match (its own day rules: the
+// OR of day of month and day of week); the minutes of a day and the DST rule are computed
+// here, so a window's open spans cost work per day, not per fire. test/unit/shared/
+// wallClock.test.ts checks that every fire computed here is one croner computes, DST days
+// included — except a fixed time in a gap that ends at midnight (America/Nuuk's 23:00 → 00:00),
+// which croner drops and Vixie cron's rule, applied here, fires at the gap's end.
 import { CronDate, type CronPattern } from 'croner';
 
 const MINUTE = 60_000;
@@ -96,6 +98,8 @@ export interface WallPlan {
   matchesDay: (day: number) => boolean;
   /** The next local day after `day` in a month the expression names (months it leaves out are skipped whole). */
   nextDay: (day: number) => number;
+  /** The local day before `day` in a month the expression names. */
+  previousDay: (day: number) => number;
   /** The fires of days with an offset change, by the day's base (a few per year). */
   changeDays: Map<number, number[]>;
 }
@@ -128,7 +132,13 @@ export function wallPlan(pattern: CronPattern, zone: string, ms: number): WallPl
     for (let i = 0; i < 12 && !pattern.month[d.getUTCMonth()]; i++) d = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
     return Math.floor(d.getTime() / DAY);
   };
-  return { zone, ms, fixed: pattern.isFixedTime, minutes, runs, matchesDay, nextDay, changeDays: new Map() };
+  const previousDay = (day: number): number => {
+    let d = new Date((day - 1) * DAY);
+    // Day 0 of a month is the last day of the month before.
+    for (let i = 0; i < 12 && !pattern.month[d.getUTCMonth()]; i++) d = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 0));
+    return Math.floor(d.getTime() / DAY);
+  };
+  return { zone, ms, fixed: pattern.isFixedTime, minutes, runs, matchesDay, nextDay, previousDay, changeDays: new Map() };
 }
 
 /** Every fire on a local day with an offset change, ascending: the DST rule applied minute by minute of the pattern. */
@@ -146,8 +156,10 @@ function changeDayFires(p: WallPlan, z: ZoneDay): number[] {
     const secondExists = second >= change;
     if (firstExists) out.push(first);
     if (secondExists && !(firstExists && p.fixed)) out.push(second);
-    // A time the clock skips: a fixed-time expression fires when the clock has jumped, if that is still this day.
-    if (!firstExists && !secondExists && p.fixed && Math.floor((change + z.after * MINUTE) / DAY) * DAY === z.base) out.push(change);
+    // A time the clock skips: a fixed-time expression fires when the clock has jumped (Vixie
+    // cron's rule), even when the jump lands on the next day (America/Nuuk: 23:00 → 00:00).
+    // The next day's own fires are never earlier, so days stay in order.
+    if (!firstExists && !secondExists && p.fixed) out.push(change);
   }
   out.sort((a, b) => a - b);
   const fires = out.filter((t, i) => i === 0 || t !== out[i - 1]);
@@ -232,6 +244,19 @@ export function* windowRuns(p: WallPlan, from: number, until: number): Generator
 /** The last fire at or before `t`, looking back one duration (enough to tell whether the window is open at `t`). */
 export function lastFireAtOrBefore(p: WallPlan, t: number): number | undefined {
   for (let day = localDay(p.zone, t) + 1, stop = localDay(p.zone, t - p.ms) - 1; day >= stop; day--) {
+    const f = dayFireNear(p, day, t, -1);
+    if (f !== undefined) return f;
+  }
+  return undefined;
+}
+
+/**
+ * The last fire at or before `t` however far back (within five years), by days: a schedule's
+ * latest tick. It and firstFireAtOrAfter list the same fires, so "the latest tick ≤ now" and
+ * "the next tick" agree, DST days included.
+ */
+export function latestFireAtOrBefore(p: WallPlan, t: number): number | undefined {
+  for (let day = localDay(p.zone, t) + 1, stop = day - MAX_DAYS_AHEAD; day >= stop; day = p.previousDay(day)) {
     const f = dayFireNear(p, day, t, -1);
     if (f !== undefined) return f;
   }

@@ -7,7 +7,10 @@ import { TemplateProblem, type Arg, type ParsedSource, type Pipeline, type TNode
 import { Missing, ParamData, Root, Unknown, Untyped, YamlOf, dataOf, describeType, plain, readParam, textOf, truth, type Value } from './values.ts';
 import type { ParameterType } from '../api/schema.ts';
 
-export type Segment = { t: 'text'; text: string; from: number } | { t: 'hole'; value: Value; line: number; from: number };
+export type Segment =
+  | { t: 'text'; text: string; from: number }
+  /** `block`: the action's last command was indent/nindent N (the pad is author text before the hole). */
+  | { t: 'hole'; value: Value; line: number; from: number; block?: true };
 
 export const LIMITS = {
   /** Characters of output (text and values) per render. */
@@ -117,9 +120,9 @@ export class Executor {
     this.out.push({ t: 'text', text, from });
   }
 
-  private emitHole(value: Value, line: number, from: number) {
+  private emitHole(value: Value, line: number, from: number, block = false) {
     if (!(value instanceof Unknown)) this.spend(textOf(value, line).length, line);
-    this.out.push({ t: 'hole', value, line, from });
+    this.out.push({ t: 'hole', value, line, from, ...(block ? { block: true as const } : {}) });
   }
 
   private miss(param: string, line: number) {
@@ -286,7 +289,7 @@ export class Executor {
         }
         const v = this.tolerant(() => this.pipeline(special.inner, frame), '');
         this.emitText(pad, from);
-        this.emitHole(v, line, from);
+        this.emitHole(v, line, from, true);
         return;
       }
       const inc = includeForm(pipe);

@@ -1,5 +1,5 @@
 // Parses a template's text (Go text/template syntax) into a tree: text, actions, if/range/with,
-// define/template, variables, pipelines. One linear pass over the text; line numbers come from
+// define/template/block, variables, pipelines. One linear pass over the text; line numbers come from
 // a table of line starts (binary search), never from rescanning. Nothing here evaluates.
 
 /** A problem with a template, with the rule-like code RenderError carries. */
@@ -453,7 +453,7 @@ export function parseTemplateSource(source: string): ParsedSource {
 
   // Build the tree with a stack of open blocks.
   type Frame = {
-    kind: 'root' | 'if' | 'with' | 'range' | 'define';
+    kind: 'root' | 'if' | 'with' | 'range' | 'define' | 'block';
     node?: TNode;
     body: TNode[];
     line: number;
@@ -519,9 +519,9 @@ export function parseTemplateSource(source: string): ParsedSource {
       case 'end': {
         if (rest.trim()) throw new TemplateProblem('template.syntax', `unexpected "${rest.trim()}" after end`, line);
         const f = top();
-        if (f.kind === 'root') throw new TemplateProblem('template.syntax', 'unexpected {{ end }}: no if, range, with or define is open', line);
+        if (f.kind === 'root') throw new TemplateProblem('template.syntax', 'unexpected {{ end }}: no if, range, with, define or block is open', line);
         stack.pop();
-        if (f.kind === 'define') {
+        if (f.kind === 'define' || f.kind === 'block') {
           if (defines.has(f.name!)) throw new TemplateProblem('template.syntax', `template "${f.name!}" is defined twice (lines ${defines.get(f.name!)!.line} and ${f.line})`, f.line);
           defines.set(f.name!, { body: f.body, line: f.line });
         }
@@ -546,12 +546,25 @@ export function parseTemplateSource(source: string): ParsedSource {
         top().body.push({ k: 'template', name: nameTok.value, ...(pipe ? { pipe } : {}), line, from });
         break;
       }
-      case 'block':
-        throw new TemplateProblem('template.syntax', '{{ block }} is not supported: write {{ define "name" }} … {{ end }} and {{ template "name" . }}', line);
+      case 'block': {
+        // Go's shorthand: {{ block "name" PIPE }} T {{ end }} is {{ define "name" }} T {{ end }}
+        // plus {{ template "name" PIPE }} in its place (anywhere, as in Go; the body sees only
+        // the pipeline's value as `.` and `$`, as a define's does).
+        const s = new TokStream(lexAction(rest, line), line);
+        const nameTok = s.next();
+        if (nameTok?.t !== 'string' || !s.peek()) throw new TemplateProblem('template.syntax', 'write {{ block "name" . }} … {{ end }} (a name and a value)', line);
+        const pipe = parsePipelineTokens(s, false, false, rest);
+        if (s.peek()) throw new TemplateProblem('template.syntax', 'unexpected ")" in action', line);
+        top().body.push({ k: 'template', name: nameTok.value, pipe, line, from });
+        stack.push({ kind: 'block', body: [], line, name: nameTok.value, inElse: false });
+        break;
+      }
       case 'break':
       case 'continue': {
         if (rest.trim()) throw new TemplateProblem('template.syntax', `unexpected "${rest.trim()}" after ${word}`, line);
-        if (!stack.some((f) => f.kind === 'range')) throw new TemplateProblem('template.syntax', `{{ ${word} }} outside a range`, line);
+        // A block's body is a template of its own: a range around the block is not its range.
+        const own = stack.slice(stack.findLastIndex((f) => f.kind === 'define' || f.kind === 'block') + 1);
+        if (!own.some((f) => f.kind === 'range')) throw new TemplateProblem('template.syntax', `{{ ${word} }} outside a range`, line);
         top().body.push({ k: word, line });
         break;
       }

@@ -47,6 +47,12 @@ interface Slot {
   style: 'plain' | 'quoted' | 'block';
   /** In a mapping key: the value names the key, as text (a label from a map parameter's range). */
   key?: true;
+  /**
+   * An indent/nindent action alone on its line at its key's own column (`tolerations:` then
+   * `{{ toYaml .Params.T | indent 2 }}` with the key at column 2): as text, YAML reads only a
+   * list there as the key's value, so only a non-empty list is placed (indentlessLayout).
+   */
+  indentless?: true;
 }
 
 interface Skeleton {
@@ -84,7 +90,7 @@ function remember(key: string, s: Skeleton) {
 
 export interface Laid {
   skeleton: string;
-  holes: { value: Value; line: number; at: number; len: number }[];
+  holes: { value: Value; line: number; at: number; len: number; block?: true }[];
   /** Maps a skeleton offset to a template line. */
   lineAt(offset: number): number;
 }
@@ -103,7 +109,7 @@ export function layOut(segments: readonly Segment[], prefix: string, lines: Line
     } else {
       const marker = `${prefix}${holes.length}X`;
       spans.push({ at, from: s.from, hole: holes.length, len: marker.length });
-      holes.push({ value: s.value, line: s.line, at, len: marker.length });
+      holes.push({ value: s.value, line: s.line, at, len: marker.length, ...(s.block ? { block: true as const } : {}) });
       parts.push(marker);
       at += marker.length;
     }
@@ -164,7 +170,7 @@ function chunksOf(laid: Laid): Laid[] {
       at += g.at - from;
       const marker = `${skeleton.slice(g.at, g.at + prefixLength)}${local.length}X`;
       shifts.push({ localAt: at, localEnd: at + marker.length, globalEnd: g.at + g.len, line: g.line });
-      local.push({ value: g.value, line: g.line, at, len: marker.length });
+      local.push({ value: g.value, line: g.line, at, len: marker.length, ...(g.block ? { block: true as const } : {}) });
       parts.push(marker);
       at += marker.length;
       from = g.at + g.len;
@@ -197,21 +203,22 @@ function firstLine(message: string, markers: RegExp): string {
 }
 
 /** Parses and checks a skeleton (cached by its text). */
-function skeletonOf(laid: Laid, prefix: string, uniqueKeys = true): Skeleton {
-  const key = uniqueKeys ? laid.skeleton : `\u0000${laid.skeleton}`;
+function skeletonOf(laid: Laid, prefix: string, uniqueKeys = true, indentless?: ReadonlySet<number>): Skeleton {
+  const shifted = indentless ? `\u0001${[...indentless].join(',')}\u0001` : '';
+  const key = `${shifted}${uniqueKeys ? '' : '\u0000'}${laid.skeleton}`;
   const hit = SKELETONS.get(key);
   if (hit) {
     SKELETONS.delete(key);
     SKELETONS.set(key, hit);
     return hit;
   }
-  const s = analyse(laid, prefix, uniqueKeys);
+  const s = analyse(laid, prefix, uniqueKeys, indentless);
   // A problem names lines of this render; only problem-free analyses are shared.
   if (!s.problem) remember(key, s);
   return s;
 }
 
-function analyse(laid: Laid, prefix: string, uniqueKeys: boolean): Skeleton {
+function analyse(laid: Laid, prefix: string, uniqueKeys: boolean, indentless?: ReadonlySet<number>): Skeleton {
   const { skeleton, holes } = laid;
   const markers = new RegExp(`${prefix}\\d+X`, 'g');
   const base: Skeleton = { docs: [], slots: [], scalarHoles: new Map(), bytes: skeleton.length * 24 + 1024 };
@@ -271,6 +278,9 @@ function analyse(laid: Laid, prefix: string, uniqueKeys: boolean): Skeleton {
   const skeletonLines = new LineTable(skeleton);
   let scalarIndex = 0;
   let aliases = 0;
+  /** Scalars that are the value of a mapping pair, and the scalar each hole sits in. */
+  const mapValues = new Set<Scalar>();
+  const holeScalar = new Map<number, Scalar>();
   const noteComment = (c: string | null | undefined) => {
     if (!c || !c.includes(prefix)) return;
     for (const m of c.matchAll(new RegExp(`${prefix}(\\d+)X`, 'g'))) inComment.add(Number(m[1]));
@@ -307,6 +317,7 @@ function analyse(laid: Laid, prefix: string, uniqueKeys: boolean): Skeleton {
         }
       }
       slots[i] = { scalar: index, whole: owned.length === 1 && node.value === `${prefix}${i}X`, style, ...(inKey ? { key: true as const } : {}) };
+      holeScalar.set(i, node);
     }
     base.scalarHoles.set(node, owned);
   };
@@ -327,6 +338,7 @@ function analyse(laid: Laid, prefix: string, uniqueKeys: boolean): Skeleton {
           fail({ kind: 'yaml', line: laid.lineAt(key.range?.[0] ?? 0), problem: 'has a merge key "<<": merges are not supported (templates are YAML 1.2)', fix: 'write the keys out, or repeat the mapping with an alias (key: *anchor)', code: 'template.structure' });
         }
         walk(pair.key, true, false, complexKey || !isScalar(pair.key));
+        if (isScalar(pair.value)) mapValues.add(pair.value);
         walk(pair.value, inKey, false, complexKey);
       }
     } else if (isSeq(n)) for (const item of n.items) walk(item, inKey, false, complexKey);
@@ -345,6 +357,15 @@ function analyse(laid: Laid, prefix: string, uniqueKeys: boolean): Skeleton {
       }
       fail({ kind: 'action', line: h.line, problem: 'an action is outside any value (in a tag, an anchor, an alias or between tokens)', fix: VALUE_FIX, code: 'template.structure' });
     }
+    // A hole moved off its key's column must have become that key's whole value, nothing else.
+    for (const i of indentless ?? []) {
+      const slot = slots[i]!;
+      const node = holeScalar.get(i);
+      if (!slot.whole || slot.style !== 'plain' || slot.key || !node || !mapValues.has(node)) {
+        fail({ kind: 'action', line: holes[i]!.line, problem: 'an action at its key\'s column is not that key\'s whole value', fix: VALUE_FIX, code: 'template.structure' });
+      }
+      slot.indentless = true;
+    }
   } catch (err) {
     if (!(err instanceof Refusal)) throw err;
     base.problem = err.problem;
@@ -354,13 +375,95 @@ function analyse(laid: Laid, prefix: string, uniqueKeys: boolean): Skeleton {
   return base;
 }
 
+/** A line's end (the offset of its newline, or the text's end). */
+function lineEnd(text: string, at: number): number {
+  const nl = text.indexOf('\n', at);
+  return nl < 0 ? text.length : nl;
+}
+
+/** The key line an action alone on its line belongs to: the last line above it that is not blank or a comment. */
+const KEY_LINE = /^( *(?:- +)*)[^ #-].*:[ \t]*(?:[ \t]#.*)?$/;
+
+/**
+ * KUDO's and Helm's way of placing a list: an indent/nindent action alone on its line at the
+ * column of the key above it —
+ *
+ *       tolerations:
+ *     {{ toYaml .Params.TOLERATIONS | indent 6 }}
+ *
+ * — renders, as text, `- item` lines at the key's column, which YAML reads as the key's value
+ * (a list may start at its key's column). With a marker in its place the skeleton is not YAML
+ * ("implicit keys"). This lays such holes out one column deeper, where a marker is the key's
+ * value; the skeleton's analysis then checks that each moved hole became exactly the whole
+ * value of that key, and placing it checks that the value is a non-empty list — what text
+ * substitution would have read there. A mapping's keys would land beside the key (structure
+ * from a value): refused. Holes anywhere else, and every other byte, stay as they are.
+ * Undefined when no hole qualifies.
+ */
+function indentlessLayout(laid: Laid): { laid: Laid; moved: Set<number> } | undefined {
+  const { skeleton, holes } = laid;
+  const moved = new Set<number>();
+  for (const [i, h] of holes.entries()) {
+    if (!h.block) continue;
+    const lineStart = skeleton.lastIndexOf('\n', h.at - 1) + 1;
+    const column = h.at - lineStart;
+    if (!/^ *$/.test(skeleton.slice(lineStart, h.at))) continue;
+    if (!/^[ \t]*(?:#.*)?$/.test(skeleton.slice(h.at + h.len, lineEnd(skeleton, h.at)))) continue;
+    // The line above that is neither blank nor a comment.
+    let end = lineStart - 1;
+    let above: string | undefined;
+    while (end > 0) {
+      const start = skeleton.lastIndexOf('\n', end - 1) + 1;
+      const line = skeleton.slice(start, end);
+      end = start - 1;
+      if (/^[ \t]*(?:#.*)?$/.test(line)) continue;
+      above = line;
+      break;
+    }
+    const key = above === undefined ? undefined : KEY_LINE.exec(above);
+    if (key && key[1]!.length === column) moved.add(i);
+  }
+  if (moved.size === 0) return undefined;
+  const parts: string[] = [];
+  const shifts: number[] = [];
+  let from = 0;
+  const out: Laid['holes'] = holes.map((h, i) => {
+    if (!moved.has(i)) return { ...h, at: h.at + shifts.length };
+    parts.push(skeleton.slice(from, h.at), ' ');
+    from = h.at;
+    shifts.push(h.at + shifts.length);
+    return { ...h, at: h.at + shifts.length };
+  });
+  parts.push(skeleton.slice(from));
+  // A moved offset maps back past the spaces inserted before it.
+  const lineAt = (offset: number): number => {
+    let before = 0;
+    while (before < shifts.length && shifts[before]! < offset) before++;
+    return laid.lineAt(offset - before);
+  };
+  return { laid: { skeleton: parts.join(''), holes: out, lineAt }, moved };
+}
+
+/**
+ * A chunk's skeleton: as laid out; when that is not YAML, with the holes indentlessLayout
+ * moves, if that is — a template that parses as written is read as written.
+ */
+function chunkSkeleton(chunk: Laid, prefix: string, uniqueKeys: boolean): { sk: Skeleton; laid: Laid } {
+  const sk = skeletonOf(chunk, prefix, uniqueKeys);
+  if (!sk.problem) return { sk, laid: chunk };
+  const alt = indentlessLayout(chunk);
+  if (!alt) return { sk, laid: chunk };
+  const moved = skeletonOf(alt.laid, prefix, uniqueKeys, alt.moved);
+  return moved.problem ? { sk, laid: chunk } : { sk: moved, laid: alt.laid };
+}
+
 /**
  * Checks where the holes of executed segments sit (no values needed). Duplicate keys are not
  * checked: without values, two branches no real values take together may both be taken.
  */
 export function structureOf(segments: readonly Segment[], prefix: string, lines: LineTable): StructureProblem | undefined {
   for (const chunk of chunksOf(layOut(segments, prefix, lines))) {
-    const problem = skeletonOf(chunk, prefix, false).problem;
+    const problem = chunkSkeleton(chunk, prefix, false).sk.problem;
     if (problem) return problem;
   }
   return undefined;
@@ -426,6 +529,18 @@ function wholeValue(v: Value, line: number, budget: Budget): unknown {
   return budget.copy(v);
 }
 
+/** An indentless hole's value (see indentlessLayout): a non-empty list, as the text would have been read. */
+function indentlessValue(v: Value, line: number, budget: Budget): unknown {
+  const data = v instanceof YamlOf ? v.data : v instanceof ParamData && v.type === 'array' ? v.data(line) : undefined;
+  if (Array.isArray(data) && data.length > 0) return budget.copy(data);
+  const what = v instanceof YamlOf || v instanceof ParamData ? (Array.isArray(data) ? 'an empty list' : data !== null && typeof data === 'object' ? 'a mapping' : 'a single value') : 'text';
+  throw new TemplateProblem(
+    'template.structure',
+    `an indent/nindent action on its own line at its key's column gives ${what}: there, as text, only "- item" lines are the key's value (a mapping's keys would land beside the key, other text is not YAML); indent it deeper than the key, or write it after "key: "`,
+    line,
+  );
+}
+
 /** A value that names a key: text only. */
 function keyText(v: Value, line: number): string {
   if (v instanceof YamlOf || v instanceof ParamData || (v !== null && typeof v === 'object' && !(v instanceof Quoted) && !(v instanceof Untyped) && !(v instanceof Missing) && !(v instanceof Unknown))) {
@@ -452,11 +567,12 @@ function splicedText(v: Value, line: number, style: Slot['style']): string {
  * documents' values (null for an empty document) or throws a TemplateProblem / StructureProblem.
  */
 export function placeValues(segments: readonly Segment[], prefix: string, lines: LineTable): { problem: StructureProblem } | { values: unknown[] } {
-  const chunks = chunksOf(layOut(segments, prefix, lines));
+  const chunks: Laid[] = [];
   const skeletons: Skeleton[] = [];
-  for (const chunk of chunks) {
-    const sk = skeletonOf(chunk, prefix);
+  for (const chunk of chunksOf(layOut(segments, prefix, lines))) {
+    const { sk, laid } = chunkSkeleton(chunk, prefix, true);
     if (sk.problem) return { problem: sk.problem };
+    chunks.push(laid);
     skeletons.push(sk);
   }
   let currentLine = 1;
@@ -486,7 +602,8 @@ export function placeValues(segments: readonly Segment[], prefix: string, lines:
             // A key from a value is its text: it names the key the author's line writes, never
             // more (a list or mapping cannot be a key).
             out = String(node.value).replace(markerOf, (_m, n: string) => keyText(holes[Number(n)]!.value, holes[Number(n)]!.line));
-          } else if (slot.whole && slot.style === 'plain') out = wholeValue(holes[owned[0]!]!.value, currentLine, budget);
+          } else if (slot.indentless) out = indentlessValue(holes[owned[0]!]!.value, currentLine, budget);
+          else if (slot.whole && slot.style === 'plain') out = wholeValue(holes[owned[0]!]!.value, currentLine, budget);
           else {
             // One pass over the scalar's string: each marker replaced by its hole's text; the
             // replacement is never scanned again.

@@ -1,5 +1,5 @@
 // Renders an OperatorVersion's templates: Go text/template's language (if/else/range/with,
-// variables, define/template/include, trim markers, comments) with KUDO's variables and the
+// variables, define/template/include/block, trim markers, comments) with KUDO's variables and the
 // sprig functions real packages use — one pure, structure-safe renderer for the webhook, the
 // controller and the CLI (parse.ts: syntax; exec.ts: evaluation; functions.ts; place.ts).
 //

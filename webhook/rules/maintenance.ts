@@ -7,7 +7,7 @@
 // - Only what a write changes is judged: an unchanged spec.maintenance or spec.schedules is
 //   not judged again (a re-apply always passes), except that plan names are checked again when
 //   spec.operatorVersion changes (an upgrade to a blueprint without a scheduled plan).
-// - "never fires" is judged from `now` (croner looks ahead for a matching date).
+// - "never fires" is judged from `now` (shared/wallClock.ts looks five years ahead for a matching date).
 import { describeDeclaration, showValue, valueProblem } from '../../shared/params/values.ts';
 import type { Instance, OperatorVersionSpec } from '../../shared/api/schema.ts';
 import { calendarWarnings, maintenanceHold, maintenanceProblems, scheduleProblems, type CalendarProblem } from '../../shared/calendar.ts';

@@ -1,10 +1,11 @@
-// The window arithmetic agrees with croner fire by fire (DST days included), and a window's
-// hold, edge and state cost work per day and per window, never per minute.
+// The window and tick arithmetic agrees with croner fire by fire (DST days included; croner
+// drops a fixed time whose gap ends at midnight, which test/unit/shared/calendar-dst.test.ts
+// covers), and a window's hold, edge and state cost work per day and per window, never per minute.
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { Cron, CronPattern } from 'croner';
 import { maintenanceHold, maintenanceState, nextMaintenanceEdge, type MaintenanceSpec } from '../../../shared/calendar.ts';
-import { firstFireAtOrAfter, lastFireAtOrBefore, wallClockWork, wallPlan } from '../../../shared/wallClock.ts';
+import { firstFireAtOrAfter, lastFireAtOrBefore, latestFireAtOrBefore, wallClockWork, wallPlan } from '../../../shared/wallClock.ts';
 
 const t = (s: string) => Date.parse(s);
 
@@ -42,6 +43,14 @@ describe('shared/wallClock', function () {
     const fixed = wallPlan(new CronPattern('30 23 * * *', 'America/Santiago', { mode: '5-part', fixedTimeRule: 'no-wildcard' }), 'America/Santiago', 3600_000);
     expect(new Date(firstFireAtOrAfter(fixed, t('2026-04-05T00:00:00Z'))!).toISOString()).to.equal('2026-04-05T02:30:00.000Z');
     expect(new Date(firstFireAtOrAfter(fixed, t('2026-04-05T02:31:00Z'))!).toISOString()).to.equal('2026-04-06T03:30:00.000Z');
+  });
+
+  it('a schedule\'s latest tick looks back by the days of the months it names: 29 February, two years back, in 58 steps', function () {
+    const plan = wallPlan(new CronPattern('0 0 29 2 *', 'Europe/Berlin', { mode: '5-part', fixedTimeRule: 'no-wildcard' }), 'Europe/Berlin', 0);
+    const before = wallClockWork.steps;
+    expect(new Date(latestFireAtOrBefore(plan, t('2026-11-27T01:00:00Z'))!).toISOString()).to.equal('2024-02-28T23:00:00.000Z');
+    // The day it starts from, February 2026 and 2025 (28 days each), then 29 February 2024.
+    expect(wallClockWork.steps - before).to.be.at.most(60);
   });
 
   describe('windows in closed form: the work is per day and per window', function () {

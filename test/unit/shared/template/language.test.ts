@@ -90,6 +90,10 @@ describe('shared/template: the language', () => {
       ['a map parameter\'s keys are fields', '{{ .Params.MAP.y }}', 'two'],
       ['define and template', '{{ define "n" }}[{{ .Name }}]{{ end }}{{ template "n" . }}', '[shop]'],
       ['include returns a string for a pipeline', '{{ define "n" }}{{ .Name }}{{ end }}{{ include "n" . | upper }}', 'SHOP'],
+      ['block defines a template and runs it in place with its value as "."', 'a{{ block "b" .Params.MAP }}[{{ .y }}]{{ end }}z', 'a[two]z'],
+      ['a block\'s template can be run again by name', '{{ block "n" . }}<{{ .Name }}>{{ end }}{{ template "n" . }}{{ include "n" . | upper }}', '<shop><shop><SHOP>'],
+      ['a block inside a range runs once per item; $ in its body is its value', '{{ range .Params.LIST }}{{ block "item" . }}({{ $ }}){{ end }}{{ end }}', '(a)(b)'],
+      ['break in a block\'s own range', '{{ block "b" . }}{{ range until 5 }}{{ if eq . 2 }}{{ break }}{{ end }}{{ . }}{{ end }}{{ end }}', '01'],
       ['trim markers and comments', 'a {{- /* gone */ -}} b {{- 1 }}', 'ab1'],
       ['KUDO\'s variables and .RunID', '{{ .OperatorName }} {{ .AppVersion }} {{ .PlanName }} {{ .PhaseName }} {{ .StepName }} {{ .Pipes.cert }} {{ .RunID }}', 'web 9.1 deploy main app shop-cert r-1'],
       ['a parenthesised pipeline as an argument', '{{ add (len .Params.LIST) 1 }}', '3'],
@@ -118,6 +122,10 @@ describe('shared/template: the language', () => {
       ['untilStep beyond its limit', '{{ range untilStep 0 1000000000 1 }}x{{ end }}', 'template.too-large', 'at most 10000'],
       ['nested loops beyond the iteration budget', '{{ range until 10000 }}{{ range until 10000 }}{{ end }}{{ end }}', 'template.too-large', 'range iterations'],
       ['a template calling itself', '{{ define "r" }}{{ template "r" . }}{{ end }}{{ template "r" . }}', 'template.too-large', 'levels deep'],
+      ['a block without a value (Go requires one)', '{{ block "b" }}x{{ end }}', 'template.syntax', 'write {{ block "name" . }}'],
+      ['a block without end', '{{ block "b" . }}x', 'template.syntax', 'the {{ block }} at line 1 has no {{ end }}'],
+      ['a block named as a define', '{{ define "b" }}x{{ end }}{{ block "b" . }}y{{ end }}', 'template.syntax', 'template "b" is defined twice'],
+      ['break in a block inside a range: the block is a template of its own', '{{ range until 2 }}{{ block "b" . }}{{ break }}{{ end }}{{ end }}', 'template.syntax', '{{ break }} outside a range'],
       ['an integer parameter outside ±2^53', '{{ .Params.BIG }}', 'template.value-type', 'outside ±2^53'],
       ['division by zero', '{{ div 1 0 }}', 'template.value-type', 'division by zero'],
     ];
@@ -172,6 +180,11 @@ describe('shared/template: values in manifests', () => {
   });
 
   describe('structure from the author', () => {
+    it('a block\'s text is author text in place (labels written once, reused by template), its values data', () => {
+      const out = manifest('spec:\n  labels:\n    {{- block "labels" . }}\n    app: {{ .Name }}\n    v: "{{ .OperatorVersion }}"\n    {{- end }}\n  selector:\n    {{- template "labels" . }}\n');
+      expect(out.spec).to.deep.equal({ labels: { app: 'shop', v: '1.2.0' }, selector: { app: 'shop', v: '1.2.0' } });
+    });
+
     it('include | nindent places the defined template\'s text as structure and its values as data', () => {
       const out = manifest('{{- define "labels" }}\napp: {{ .Name }}\nv: "{{ .OperatorVersion }}"\n{{- end }}\nspec:\n  labels:\n    {{- include "labels" . | nindent 4 }}\n');
       expect(out.spec).to.deep.equal({ labels: { app: 'shop', v: '1.2.0' } });
@@ -238,6 +251,8 @@ describe('shared/template: analyzeTemplate finds what needs no values', () => {
     ['a wrong argument count, piped value included', '{{ "a" | replace "x" }}', ['template.arity']],
     ['an include of an undefined name', '{{ include "x" . }}', ['template.undefined-template']],
     ['a cycle of defines', '{{ define "a" }}{{ template "b" . }}{{ end }}{{ define "b" }}{{ include "a" . }}{{ end }}', ['template.cycle']],
+    ['a block\'s body is checked as a define\'s: its fields are of its value', '{{ block "b" .Params.MAP }}{{ .k }}{{ $.Nope }}{{ frob }}{{ end }}', ['template.unknown-function']],
+    ['a block that calls itself is a cycle', '{{ block "b" . }}{{ template "b" . }}{{ end }}', ['template.cycle']],
     ['an undefined variable', '{{ $x }}', ['template.syntax']],
     ['a range over a parameter declared string or integer', '{{ range .Params.MODE }}{{ end }}{{ range $.Params.N }}{{ end }}', ['template.range-non-list', 'template.range-non-list']],
     ['an if without end', '{{ if .Params.N }}', ['template.syntax']],
