@@ -1320,7 +1320,7 @@ export const PlanPolicySpecSchema = described(
   ),
   freeze: opt(
     described(
-      obj({ pausedUntil: str({ minLength: 1 }), reason: opt(str({ maxLength: 1024 })), breakGlass: opt(obj({ groups: Type.Array(str({ minLength: 1 }), { minItems: 1, maxItems: 20 }) })) }),
+      obj({ pausedUntil: str({ minLength: 1 }), reason: opt(str({ maxLength: 1024 })), breakGlass: opt(described(obj({ groups: Type.Array(str({ minLength: 1 }), { minItems: 1, maxItems: 20 }) }), 'Who may pass the freeze with a break-glass.', { groups: 'Members of any of these groups may pass it.' })) }),
       'No governed plan starts while the freeze holds: requests are admitted and held PENDING (reason Frozen) until it ends.',
       { pausedUntil: '"true" (until the freeze is removed) or an RFC 3339 time, as an Instance\'s spec.maintenance.pausedUntil.', reason: 'Why, shown on every held Instance.', breakGlass: 'groups: members may pass the freeze with annotation planwarden.dev/break-glass: "<reason>" on their trigger (not approvals).' },
     ),

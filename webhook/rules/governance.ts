@@ -11,6 +11,10 @@ import { approvalProblem, BREAK_GLASS_ANNOTATION, breakGlassPolicies, governance
 import { objectRef } from '../../shared/refusal.ts';
 import { jsonEqual } from '../../shared/json.ts';
 import { allow, deny, type Verdict } from '../../shared/verdict.ts';
+import type { RuleId } from '../../shared/ruleIds.ts';
+
+/** A warning that names its rule, as refusals do. */
+const ruled = (rule: RuleId, text: string) => `${text} [rule ${rule}]`;
 
 // --- PlanPolicy ---
 
@@ -39,7 +43,7 @@ export function admitPlanPolicy(input: { object: PlanPolicy; now: number }): Ver
       return deny({ object: who, rule: 'policy.freeze-invalid', refused: `spec.freeze.pausedUntil "${spec.freeze.pausedUntil}"`, why: 'it is neither "true" nor an RFC 3339 time that exists', fix: 'write "true" (until the freeze is removed) or a time such as 2027-01-04T08:00:00Z', code: 422, reason: 'Invalid' });
     }
     if (pause.kind === 'until' && pause.at <= now) {
-      warnings.push(`${who}: spec.freeze.pausedUntil ${spec.freeze.pausedUntil} is past: the freeze holds nothing [rule policy.freeze-past]`);
+      warnings.push(ruled('policy.freeze-past', `${who}: spec.freeze.pausedUntil ${spec.freeze.pausedUntil} is past: the freeze holds nothing`));
     }
   }
   return allow(warnings);
@@ -122,7 +126,7 @@ export function judgeBreakGlass(input: { object: Instance; user: ApprovalAuthor;
     return { verdict: deny({ object: who, rule: 'instance.break-glass-forbidden', refused: `annotation ${BREAK_GLASS_ANNOTATION}`, why: 'it has no reason', fix: `write why: ${BREAK_GLASS_ANNOTATION}: "<ticket and reason>"`, code: 422, reason: 'Invalid' }) };
   }
   if (frozen.length === 0) {
-    return { verdict: allow([`${who}: annotation ${BREAK_GLASS_ANNOTATION} is ignored: no freeze holds this Instance now [rule instance.break-glass-unused]`]) };
+    return { verdict: allow([ruled('instance.break-glass-unused', `${who}: annotation ${BREAK_GLASS_ANNOTATION} is ignored: no freeze holds this Instance now`)]) };
   }
   if (passes.length === 0) {
     return {
@@ -135,7 +139,7 @@ export function judgeBreakGlass(input: { object: Instance; user: ApprovalAuthor;
       }),
     };
   }
-  const warnings = [`${who}: BREAK-GLASS by ${input.user.username} passes the freeze of ${passes.join(', ')} ("${reason}"); this is recorded on the run, in an Event and a metric [rule instance.break-glass-used]`];
+  const warnings = [ruled('instance.break-glass-used', `${who}: BREAK-GLASS by ${input.user.username} passes the freeze of ${passes.join(', ')} ("${reason}"); this is recorded on the run, in an Event and a metric`)];
   if (refused.length > 0) warnings.push(`${who}: the freeze of ${refused.join(', ')} still holds: ${input.user.username} is not in its breakGlass groups`);
   return { verdict: allow(warnings), stamp: { reason, policies: passes } };
 }

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { planVerbSpecs } from '../../../cli/commands/plan.ts';
 import { scheduleVerbSpecs } from '../../../cli/commands/schedule.ts';
 import { fleetVerbSpecs } from '../../../cli/commands/fleet.ts';
+import { policyVerbSpecs } from '../../../cli/commands/approve.ts';
 import { rbacVerbSpecs } from '../../../cli/commands/rbac.ts';
 import { updateVerbSpecs } from '../../../cli/commands/update.ts';
 import { packageVerbSpecs } from '../../../cli/commands/package.ts';
@@ -20,8 +21,8 @@ import { EXIT, memoryIO } from '../../../cli/io.ts';
 import { run } from '../../../cli/run.ts';
 import { PROJECT_ROOT } from '../../controlplane/build.ts';
 
-const TREE: CommandTree = { plan: planVerbSpecs, update: updateVerbSpecs, schedule: scheduleVerbSpecs, fleet: fleetVerbSpecs, rbac: rbacVerbSpecs, package: packageVerbSpecs, render: renderVerbSpecs, install: installVerbSpecs, upgrade: upgradeVerbSpecs };
-const VERBS = ['plan trigger', 'plan status', 'plan history', 'plan abort', 'update pre-checks', 'schedule list', 'fleet status', 'fleet pause', 'fleet resume', 'package build', 'package verify', 'completion bash', 'completion zsh'];
+const TREE: CommandTree = { plan: planVerbSpecs, update: updateVerbSpecs, schedule: scheduleVerbSpecs, fleet: fleetVerbSpecs, policy: policyVerbSpecs, rbac: rbacVerbSpecs, package: packageVerbSpecs, render: renderVerbSpecs, install: installVerbSpecs, upgrade: upgradeVerbSpecs };
+const VERBS = ['plan trigger', 'plan status', 'plan history', 'plan abort', 'plan approve', 'plan reject', 'plan pending', 'policy list', 'update pre-checks', 'schedule list', 'fleet status', 'fleet pause', 'fleet resume', 'package build', 'package verify', 'completion bash', 'completion zsh'];
 
 /** A cluster with two Instances in shop (web has plans), one in prod; records what was asked. */
 function fakeCluster() {
@@ -45,13 +46,13 @@ function completeLine(line: string, toComplete: string) {
 
 describe('cli completion: what __complete offers', () => {
   const rows: [string, string, string, string[]][] = [
-    ['the groups first', '', '', ['plan', 'update', 'schedule', 'fleet', 'rbac', 'package', 'render', 'install', 'upgrade', 'completion']],
+    ['the groups first', '', '', ['plan', 'update', 'schedule', 'fleet', 'policy', 'rbac', 'package', 'render', 'install', 'upgrade', 'completion']],
     ['no verb after rbac (a command of one word)', 'rbac', '', []],
     ['the flags of rbac', 'rbac', '--', ['--operator-version', '--service-account', '--plans', '--output', '--strict', '--controller-service-account', '--secret', '--instance', '--kubeconfig', '--context', '--namespace', '--as', '--as-group', '--help']],
     ['OperatorVersions after rbac --operator-version', 'rbac --operator-version', 'app-1.0', ['app-1.0.0']],
     ['output formats after rbac -o', 'rbac --operator-version app-1.0.0 -o', '', ['json', 'yaml']],
     ['a group by its prefix', '', 'pl', ['plan']],
-    ['the verbs of plan', 'plan', '', ['trigger', 'status', 'history', 'abort', 'preview']],
+    ['the verbs of plan', 'plan', '', ['trigger', 'status', 'history', 'abort', 'preview', 'approve', 'reject', 'pending']],
     ['the verbs of update', 'update', '', ['pre-checks']],
     ['the shells of completion', 'completion', '', ['bash', 'zsh']],
     ['the verbs after global flags', '-n shop --context kind plan', 'st', ['status']],
@@ -163,8 +164,8 @@ describe('cli completion: the scripts', () => {
 
   it('in bash, completes the command words without the plugin, and flags through it', function () {
     this.timeout(30_000);
-    expect(bashComplete(['p'])).to.deep.equal(['plan', 'package']);
-    expect(bashComplete(['plan', ''])).to.deep.equal(['trigger', 'status', 'history', 'abort', 'preview']);
+    expect(bashComplete(['p'])).to.deep.equal(['plan', 'policy', 'package']);
+    expect(bashComplete(['plan', ''])).to.deep.equal(['trigger', 'status', 'history', 'abort', 'preview', 'approve', 'reject', 'pending']);
     expect(bashComplete(['-n', 'shop', 'plan', 'status', '--ins'])).to.deep.equal(['--instance']);
     expect(bashComplete(['plan', 'status', '-o', ''])).to.deep.equal(['json', 'yaml']);
   });

@@ -96,7 +96,7 @@ describe('cli: dispatch, help and exit codes', () => {
     ['no command prints the overview on stderr, a usage error', [], EXIT.usage, 'err', /Usage:\n {2}kubectl planwarden plan trigger NAME/],
     ['a group without verb lists its verbs', ['plan'], EXIT.usage, 'err', /kubectl planwarden plan history --instance INSTANCE/],
     ['an unknown command is a usage error', ['plans', 'status'], EXIT.usage, 'err', /^error: unknown command "plans"\nSee 'kubectl planwarden --help' for usage\.\n$/],
-    ['an unknown verb names the known ones', ['plan', 'stop'], EXIT.usage, 'err', /^error: unknown command "plan stop" \(known: trigger, status, history, abort, preview\)/],
+    ['an unknown verb names the known ones', ['plan', 'stop'], EXIT.usage, 'err', /^error: unknown command "plan stop" \(known: trigger, status, history, abort, preview, approve, reject, pending\)/],
     ['plan trigger --help', ['plan', 'trigger', '--help'], EXIT.ok, 'out', /^Start a plan on an Instance[\s\S]*--timeout DURATION[\s\S]*-n, --namespace NS/],
     ['plan status --help', ['plan', 'status', '-h'], EXIT.ok, 'out', /-o, --output FORMAT/],
     ['plan history --help', ['plan', 'history', '--help'], EXIT.ok, 'out', /status\.history/],

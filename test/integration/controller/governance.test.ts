@@ -1,0 +1,217 @@
+// Change governance on the real control plane (issue 38), with people as `--as` users bound to
+// the built-in roles: a restore waits for two approvals by members of sre other than the
+// requester — the requester's own approval and a second one by the same approver are refused
+// at apply time — then runs, and its history names the approvers; a reject ends a request
+// REJECTED; a freeze over a labelled namespace holds an upgrade until a member of its
+// breakGlass group triggers with planwarden.dev/break-glass, which passes it, recorded; a
+// FleetRollout's target held by the freeze is Waiting with the policy's reason; RBAC: admin may
+// create PlanApprovals, edit may not.
+import { randomBytes } from 'node:crypto';
+import { expect } from 'chai';
+import type { FleetRollout, Instance, PlanStatus } from '../../../shared/api/schema.ts';
+import { kubectl, kubectlOk, useNamespace } from '../fixture.ts';
+import { dummyOperatorVersion, instance, json } from '../objects.ts';
+import { runPlugin as planwarden } from '../../support/plugin.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const OV = 'db-1.0.0';
+
+async function getInstance(ns: string, name: string): Promise<Instance> {
+  return JSON.parse(await kubectlOk(['-n', ns, 'get', 'instance', name, '-o', 'json'])) as Instance;
+}
+
+async function waitFor<T>(what: string, read: () => Promise<{ value: T | undefined; seen: unknown }>, timeoutMs = 90_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  let seen: unknown;
+  while (Date.now() < until) {
+    const r = await read();
+    if (r.value !== undefined) return r.value;
+    seen = r.seen;
+    await sleep(300);
+  }
+  throw new Error(`timed out waiting for ${what}: ${JSON.stringify(seen)}`);
+}
+
+const instanceWhere = <T>(ns: string, name: string, pick: (i: Instance) => T | undefined) => async () => {
+  const i = await getInstance(ns, name);
+  return { value: pick(i), seen: i.status };
+};
+const planIs = (plan: string, done: (r: PlanStatus) => boolean) => (i: Instance) => {
+  const r = i.status?.planStatus?.[plan];
+  return r && done(r) ? r : undefined;
+};
+
+describe('change governance: approvals and freezes (real apiserver, webhook and controller)', function () {
+  this.timeout(300_000);
+  const ns = useNamespace('gov');
+  const tag = randomBytes(3).toString('hex');
+  const approvals = `gov-approvals-${tag}`;
+  const freeze = `gov-freeze-${tag}`;
+  const as = (user: string, ...groups: string[]) => [`--as=${user}`, ...groups.map((g) => `--as-group=${g}`)];
+
+  before(async function () {
+    await kubectlOk(['label', 'namespace', ns(), `pw-gov=${tag}`]);
+    for (const [user, role] of [['alice', 'admin'], ['bob', 'admin'], ['carol', 'admin'], ['erin', 'edit'], ['lee', 'edit']] as const) {
+      await kubectlOk(['-n', ns(), 'create', 'rolebinding', `${user}-${role}`, `--clusterrole=${role}`, `--user=${user}`]);
+    }
+    const ov = dummyOperatorVersion(OV, ns());
+    ov.spec.plans.restore = { phases: [{ name: 'main', steps: [{ name: 'work', tasks: ['work'] }] }] };
+    await kubectlOk(['apply', '-f', '-'], { input: json(ov) });
+    const ov2 = dummyOperatorVersion('db-2.0.0', ns(), { version: '2.0.0' });
+    await kubectlOk(['apply', '-f', '-'], { input: json(ov2) });
+    await kubectlOk(['apply', '-f', '-'], {
+      input: json({
+        apiVersion: 'planwarden.dev/v1alpha1',
+        kind: 'PlanPolicy',
+        metadata: { name: approvals },
+        spec: { namespaceSelector: { matchLabels: { 'pw-gov': tag } }, plans: ['restore'], approval: { required: 2, approverGroups: ['sre'], timeout: '1h' } },
+      }),
+    });
+    for (const name of ['shop', 'fleet-a']) {
+      await kubectlOk(['apply', '-f', '-'], { input: json(instance(name, ns(), OV, {}, { app: `gov-${tag}` })) });
+    }
+    for (const name of ['shop', 'fleet-a']) await waitFor(`${name} deploy`, instanceWhere(ns(), name, planIs('deploy', (r) => r.status === 'COMPLETE')));
+    for (let i = 0; i < 120 && (await kubectl(['auth', 'can-i', 'create', 'planapprovals.planwarden.dev', '-n', ns(), '--as=bob'])).stdout.trim() !== 'yes'; i++) await sleep(500);
+  });
+
+  after(async function () {
+    await kubectl(['delete', 'planpolicy', approvals, freeze, '--ignore-not-found']);
+    await kubectl(['delete', 'fleetrollout', `gov-fleet-${tag}`, '--ignore-not-found']);
+  });
+
+  it('RBAC: the admin role may create PlanApprovals, edit may not; view may read them', async function () {
+    expect((await kubectl(['auth', 'can-i', 'create', 'planapprovals.planwarden.dev', '-n', ns(), '--as=bob'])).stdout.trim()).to.equal('yes');
+    expect((await kubectl(['auth', 'can-i', 'create', 'planapprovals.planwarden.dev', '-n', ns(), '--as=erin'])).stdout.trim()).to.equal('no');
+    expect((await kubectl(['auth', 'can-i', 'list', 'planapprovals.planwarden.dev', '-n', ns(), '--as=erin'])).stdout.trim()).to.equal('yes');
+    expect((await kubectl(['auth', 'can-i', 'create', 'planpolicies.planwarden.dev', '--as=bob'])).stdout.trim()).to.equal('no');
+  });
+
+  it('a restore waits for two sre approvals, not the requester’s nor a second of the same person, then runs and names them', async function () {
+    const trigger = await planwarden(['plan', 'trigger', 'restore', '--instance', 'shop', '-n', ns(), ...as('alice', 'sre')]);
+    expect(trigger.code, trigger.stderr).to.equal(0);
+    const waiting = await waitFor('the restore to await approval', instanceWhere(ns(), 'shop', (i) => (i.status?.pendingApproval ? i : undefined)));
+    const pending = waiting.status!.pendingApproval!;
+    expect(pending).to.include({ plan: 'restore', requestedBy: 'alice', required: 2 });
+    expect(pending.digest).to.match(/^sha256:[0-9a-f]{32}$/);
+    expect(waiting.status?.planStatus?.restore?.status).to.equal('PENDING');
+    const cond = waiting.status?.conditions?.find((c) => c.type === 'PlanRunning');
+    expect(cond?.reason).to.equal('AwaitingApproval');
+    expect(cond?.message).to.contain('0 of 2 approvals; approvers: sre, not alice');
+
+    // What the approver previews is what the controller recorded.
+    const preview = await planwarden(['plan', 'preview', 'restore', '--instance', 'shop', '-n', ns(), '-o', 'json']);
+    expect((JSON.parse(preview.stdout) as { digest: string }).digest).to.equal(pending.digest);
+
+    const listed = await planwarden(['plan', 'pending', '-n', ns(), ...as('bob', 'sre')]);
+    expect(listed.code, listed.stderr).to.equal(0);
+    expect(listed.stdout).to.contain('shop').and.contain(pending.runID).and.contain('0/2');
+
+    const self = await planwarden(['plan', 'approve', '--instance', 'shop', '-n', ns(), '--yes', ...as('alice', 'sre')]);
+    expect(self.code).to.equal(1);
+    expect(self.stderr).to.contain('approval.self');
+
+    const outsider = await planwarden(['plan', 'approve', '--instance', 'shop', '-n', ns(), '--yes', ...as('carol', 'dev')]);
+    expect(outsider.code).to.equal(1);
+    expect(outsider.stderr).to.contain('approval.not-approver');
+
+    const bob = await planwarden(['plan', 'approve', '--instance', 'shop', '-n', ns(), '--run', pending.runID, '--yes', '--comment', 'restore point checked', ...as('bob', 'sre')]);
+    expect(bob.code, bob.stderr).to.equal(0);
+    expect(bob.stdout).to.contain(`digest: ${pending.digest}`).and.contain('approved run').and.contain('as bob');
+
+    const twice = await planwarden(['plan', 'approve', '--instance', 'shop', '-n', ns(), '--yes', ...as('bob', 'sre')]);
+    expect(twice.code).to.equal(1);
+    expect(twice.stderr).to.contain('approval.already-decided');
+
+    // A client-written approver is refused, whoever writes it.
+    const forged = await kubectl(['apply', '-f', '-', ...as('carol', 'sre')], {
+      input: json({ apiVersion: 'planwarden.dev/v1alpha1', kind: 'PlanApproval', metadata: { name: 'forged', namespace: ns() }, spec: { instance: 'shop', runID: pending.runID, decision: 'Approve', digest: pending.digest, approver: { username: 'bob', groups: ['sre'] } } }),
+    });
+    expect(forged.code).to.not.equal(0);
+    expect(forged.stderr).to.contain('approval.approver-forged');
+
+    await waitFor('1 of 2 approvals', instanceWhere(ns(), 'shop', (i) => (i.status?.pendingApproval?.approvedBy?.length === 1 ? true : undefined)));
+    const carol = await planwarden(['plan', 'approve', '--instance', 'shop', '-n', ns(), '--yes', ...as('carol', 'sre')]);
+    expect(carol.code, carol.stderr).to.equal(0);
+
+    const done = await waitFor('the approved restore', instanceWhere(ns(), 'shop', planIs('restore', (r) => r.status === 'COMPLETE')));
+    expect(done.id).to.equal(pending.runID);
+    expect(done.requestedBy).to.equal('alice');
+    expect(done.approvedBy).to.deep.equal(['bob', 'carol']);
+    const after = await getInstance(ns(), 'shop');
+    expect(after.status?.pendingApproval).to.equal(undefined);
+  });
+
+  it('a Reject ends the request REJECTED, in history with who and why; nothing runs', async function () {
+    const trigger = await planwarden(['plan', 'trigger', 'restore', '--instance', 'shop', '-n', ns(), ...as('alice', 'sre')]);
+    expect(trigger.code, trigger.stderr).to.equal(0);
+    const pending = await waitFor('a new restore to await approval', instanceWhere(ns(), 'shop', (i) => (i.status?.pendingApproval && i.status.planStatus?.restore?.status === 'PENDING' ? i.status.pendingApproval : undefined)));
+    const reject = await planwarden(['plan', 'reject', '--instance', 'shop', '-n', ns(), '--yes', '--comment', 'not during the sale', ...as('bob', 'sre')]);
+    expect(reject.code, reject.stderr).to.equal(0);
+    const ended = await waitFor('REJECTED', instanceWhere(ns(), 'shop', planIs('restore', (r) => r.status === 'REJECTED')));
+    expect(ended).to.include({ id: pending.runID, requestedBy: 'alice', message: 'rejected by bob: not during the sale' });
+    expect(ended.approvedBy).to.deep.equal(['bob']);
+    const i = await getInstance(ns(), 'shop');
+    expect(i.status?.history?.find((h) => h.id === pending.runID)?.status).to.equal('REJECTED');
+    expect(i.status?.pendingApproval).to.equal(undefined);
+    expect(i.status?.activePlan?.name).to.equal('restore');
+    expect(i.status?.activePlan?.status, 'the last run that ran is still the active one').to.equal('COMPLETE');
+  });
+
+  it('a freeze over the labelled namespace holds an upgrade; a break-glass by a member of its group passes it, recorded', async function () {
+    await kubectlOk(['apply', '-f', '-'], {
+      input: json({
+        apiVersion: 'planwarden.dev/v1alpha1',
+        kind: 'PlanPolicy',
+        metadata: { name: freeze },
+        spec: { namespaceSelector: { matchLabels: { 'pw-gov': tag } }, plans: ['upgrade', 'update', 'deploy', 'backup'], freeze: { pausedUntil: 'true', reason: 'year-end freeze', breakGlass: { groups: ['sre-leads'] } } },
+      }),
+    });
+    const up = await kubectl(['-n', ns(), 'patch', 'instance', 'shop', '--type=merge', '-p', json({ spec: { operatorVersion: { name: 'db-2.0.0' } } }), ...as('erin')]);
+    expect(up.code, up.stderr).to.equal(0);
+    const held = await waitFor('the frozen upgrade', instanceWhere(ns(), 'shop', (i) => {
+      const c = i.status?.conditions?.find((x) => x.type === 'PlanRunning');
+      return c?.reason === 'Frozen' ? c : undefined;
+    }));
+    expect(held.message).to.contain(`frozen by ${freeze} (year-end freeze) until the freeze is lifted`);
+
+    // Outside the breakGlass groups: refused at apply time.
+    const denied = await kubectl(['-n', ns(), 'patch', 'instance', 'fleet-a', '--type=merge', '-p', json({ metadata: { annotations: { 'planwarden.dev/break-glass': 'INC-1' } }, spec: { planExecution: { planName: 'backup', id: 'bg-1' } } }), ...as('erin', 'dev')]);
+    expect(denied.code).to.not.equal(0);
+    expect(denied.stderr).to.contain('instance.break-glass-forbidden');
+
+    // A member passes it: the write is warned, the run records the reason, an Event and a metric say so.
+    const glass = await kubectl(['-n', ns(), 'patch', 'instance', 'fleet-a', '--type=merge', '-p', json({ metadata: { annotations: { 'planwarden.dev/break-glass': 'INC-2 disk full' } }, spec: { planExecution: { planName: 'backup', id: 'bg-2' } } }), ...as('lee', 'sre-leads')]);
+    expect(glass.code, glass.stderr).to.equal(0);
+    expect(glass.stderr).to.contain('BREAK-GLASS by lee');
+    const ran = await waitFor('the break-glass backup', instanceWhere(ns(), 'fleet-a', planIs('backup', (r) => r.status === 'COMPLETE' && r.id === 'bg-2')));
+    expect(ran.breakGlass).to.equal('INC-2 disk full');
+    const events = JSON.parse(await kubectlOk(['-n', ns(), 'get', 'events', '--field-selector', 'involvedObject.name=fleet-a,reason=BreakGlass', '-o', 'json'])) as { items: { message: string }[] };
+    expect(events.items.map((e) => e.message).join()).to.contain(`past the freeze of ${freeze}`);
+
+    // The upgrade of shop is still held.
+    expect((await getInstance(ns(), 'shop')).status?.applied?.operatorVersion).to.equal(OV);
+  });
+
+  it('a FleetRollout’s target held by the freeze is Waiting with the policy’s reason', async function () {
+    const rollout: FleetRollout = {
+      apiVersion: 'planwarden.dev/v1alpha1',
+      kind: 'FleetRollout',
+      metadata: { name: `gov-fleet-${tag}` },
+      spec: { instanceSelector: { matchLabels: { app: `gov-${tag}` } }, plan: { name: 'update' }, maxConcurrent: 2 },
+    };
+    await kubectlOk(['create', '-f', '-'], { input: json(rollout) });
+    const waiting = await waitFor('a Waiting target', async () => {
+      const r = JSON.parse(await kubectlOk(['get', 'fleetrollout', `gov-fleet-${tag}`, '-o', 'json'])) as FleetRollout;
+      const targets = r.status?.targets ?? [];
+      const t = targets.find((x) => x.state === 'Waiting' && (x.message ?? '').includes(freeze));
+      return { value: t, seen: r.status };
+    });
+    expect(waiting.message).to.contain('year-end freeze');
+  });
+
+  it('lifting the freeze lets the held upgrade run', async function () {
+    await kubectlOk(['delete', 'fleetrollout', `gov-fleet-${tag}`]);
+    await kubectlOk(['delete', 'planpolicy', freeze]);
+    await waitFor('the upgrade after the freeze', instanceWhere(ns(), 'shop', (i) => (i.status?.applied?.operatorVersion === 'db-2.0.0' && i.status.activePlan?.status === 'COMPLETE' ? true : undefined)));
+  });
+});
