@@ -4,6 +4,8 @@
 --   PlanRunning reason TriggerRefused, CleanupFailed or
 --     OperatorVersionNotFound (a request left undone until a person acts) -> Degraded
 --   activePlan PENDING, IN_PROGRESS or ERROR (retrying)                -> Progressing
+--   nothing runs and PlanRunning reason Paused, AwaitingWindow,
+--     AwaitingApproval or Frozen (a request held on purpose)           -> Suspended
 --   activePlan FATAL_ERROR                                             -> Degraded
 --   activePlan ABORTED (a person's decision): Ready True -> Healthy, else Degraded
 --   Ready True                                                         -> Healthy
@@ -22,6 +24,9 @@ local READY_GRACE_SECONDS = 300
 local REFUSALS = { TriggerRefused = true, CleanupFailed = true, OperatorVersionNotFound = true }
 
 local RUNNING = { PENDING = true, IN_PROGRESS = true, ERROR = true }
+
+-- PlanRunning reasons of a request held on purpose (maintenance, change governance).
+local HELD = { Paused = true, AwaitingWindow = true, AwaitingApproval = true, Frozen = true }
 
 local function findCondition(status, conditionType)
   if status.conditions == nil then
@@ -152,9 +157,10 @@ local function health(obj)
     return "Degraded", explain(planRunning)
   end
 
-  -- A request maintenance holds (a pause, or outside every window) waits on purpose: Suspended,
-  -- not Degraded or Progressing, while no run goes on (a run started in a window is never stopped).
-  if not running and planRunning ~= nil and (planRunning.reason == "Paused" or planRunning.reason == "AwaitingWindow") then
+  -- A request maintenance or change governance holds (a pause, outside every window, awaiting
+  -- approval, a PlanPolicy freeze) waits on purpose: Suspended, not Degraded or Progressing,
+  -- while no run goes on (a run started in a window is never stopped).
+  if not running and planRunning ~= nil and HELD[planRunning.reason] then
     return "Suspended", explain(planRunning)
   end
 
