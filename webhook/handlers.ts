@@ -204,11 +204,16 @@ async function handleInstance(
       admitServiceAccount({ operation: req.operation, object, oldObject, namespace, defaultServiceAccount, user, access, serviceAccountExists }),
       admitFleetMark({ operation: req.operation, object, oldObject, username: req.userInfo.username ?? '', controllerUser }),
     ]);
-  let context = first.context;
-  let verdict = judge(context);
+  // A break-glass is judged here as the mutating webhook judged it, so that the stamp it
+  // wrote (with the freezes it passes) is the one expected.
+  const glass = req.operation === 'UPDATE' && object.metadata?.annotations?.[BREAK_GLASS_ANNOTATION] !== undefined ? await governanceFacts(object, lookups) : undefined;
+  const judgedGlass = glass ? judgeBreakGlass({ object, user: authorOf(req), ...glass, now: Date.parse(now), introducesRequest: introducesRequest(first.context) }) : undefined;
+  const withGlass = (c: InstanceAdmissionContext): InstanceAdmissionContext => (judgedGlass?.stamp ? { ...c, breakGlass: judgedGlass.stamp } : c);
+  let context = withGlass(first.context);
+  let verdict = judgedGlass && !judgedGlass.verdict.allowed ? judgedGlass.verdict : judge(context);
   if (!verdict.allowed && first.fromCache) {
-    context = (await instanceContext(req, lookups, now, { live: true, controllerUser })).context;
-    verdict = judge(context);
+    context = withGlass((await instanceContext(req, lookups, now, { live: true, controllerUser })).context);
+    verdict = judgedGlass && !judgedGlass.verdict.allowed ? judgedGlass.verdict : judge(context);
   }
   // A trigger that accepts a blueprint changed since the last one needs the right to act as
   // the Instance's ServiceAccount (webhook/rules/blueprintRecord.ts).

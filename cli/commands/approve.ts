@@ -164,7 +164,7 @@ export async function planPending(args: string[], io: CliIO): Promise<ExitCode> 
   const { client, namespace } = connect(values, io.stderr);
   const path = values['all-namespaces'] ? `/apis/${API_VERSION}/instances` : `/apis/${API_VERSION}/namespaces/${namespace}/instances`;
   const waiting = (await client.list<Instance>(path)).items.filter((i) => i.status?.pendingApproval);
-  if (output) {
+  if (output !== 'text') {
     const rows = waiting.map((i) => ({ namespace: i.metadata.namespace, instance: i.metadata.name, ...i.status!.pendingApproval! }));
     io.stdout.write(output === 'json' ? `${JSON.stringify(rows, null, 2)}\n` : toYaml(rows));
     return EXIT.ok;
@@ -213,7 +213,7 @@ export async function policyList(args: string[], io: CliIO): Promise<ExitCode> {
       instances: selected === undefined ? 'unknown' : String(selected.length),
     };
   });
-  if (output) {
+  if (output !== 'text') {
     io.stdout.write(output === 'json' ? `${JSON.stringify(rows, null, 2)}\n` : toYaml(rows));
     return EXIT.ok;
   }

@@ -4,6 +4,7 @@
 import type { ParametersFrom } from '../../shared/params/secrets.ts';
 import { randomBytes } from 'node:crypto';
 import { stringify as toYaml } from 'yaml';
+import { heldPlans } from '../../shared/plan/triggers.ts';
 import { governancePlanVerbSpecs, planApprove, planPending, planReject } from './approve.ts';
 import {
   API_VERSION,
@@ -340,6 +341,15 @@ export async function planAbort(args: string[], io: CliIO): Promise<ExitCode> {
 
   const inst = await getInstance(conn, name);
   const active = inst.status?.activePlan;
+  // Nothing runs, but a request waits (maintenance, approvals, a freeze): the abort withdraws it.
+  const held = heldPlans(inst.status);
+  if ((!active || !isRunning(active.status)) && held.length > 0 && inst.status?.applied?.operatorVersion !== undefined) {
+    const pe = inst.spec.planExecution;
+    await patchPlanExecution(conn, name, { ...(pe ? { planName: pe.planName, ...(pe.id ? { id: pe.id } : {}) } : { planName: held[0] }), abort: true });
+    const waiting = inst.status?.pendingApproval;
+    io.stdout.write(`abort requested: the waiting request of ${held.map((p) => `plan ${p}`).join(', ')}${waiting ? ` (run ${waiting.runID})` : ''} on instance ${conn.namespace}/${name} is withdrawn (ABORTED)\n`);
+    return EXIT.ok;
+  }
   if (!active || !isRunning(active.status)) {
     const last = active ? ` (the last plan, ${active.name}, is ${active.status})` : '';
     throw new CliError(`no plan is running on instance ${conn.namespace}/${name}${last}: nothing to abort`);

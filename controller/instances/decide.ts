@@ -58,7 +58,7 @@ export type Decision =
   | { kind: 'withdraw'; plans: string[] }
   | { kind: 'refuse'; report: Report }
   /** A governed request ends without running: REJECTED by an approver or EXPIRED (shared/plan/governance.ts). */
-  | { kind: 'end'; request: PlanRequest; state: 'REJECTED' | 'EXPIRED'; runID: string; requestedBy: string; by?: string[]; report: Report }
+  | { kind: 'end'; request: PlanRequest; state: 'REJECTED' | 'EXPIRED'; runID: string; requestedBy: string; by?: string[]; message: string; report: Report }
   | { kind: 'missingOperatorVersion'; message: string };
 
 const ovName = (i: Instance) => i.spec.operatorVersion.name;

@@ -406,7 +406,7 @@ export class InstanceReconciler {
       this.log(inst).info({ plan: request.plan, id, trigger: request.kind, requestedBy, ...(go?.approvedBy ? { approvedBy: go.approvedBy } : {}), ...(go?.breakGlass ? { breakGlass: go.breakGlass.policies } : {}) }, 'plan started');
     }
     if (decision.kind === 'end') {
-      status = endHeldRequest({ ov, instance: { ...inst, status }, request: decision.request, state: decision.state, runID: decision.runID, message: decision.report.message, requestedBy: decision.requestedBy, ...(decision.by ? { by: decision.by } : {}), now });
+      status = endHeldRequest({ ov, instance: { ...inst, status }, request: decision.request, state: decision.state, runID: decision.runID, message: decision.message, requestedBy: decision.requestedBy, ...(decision.by ? { by: decision.by } : {}), now });
     }
     // status.pendingApproval: the request waiting for approvals now, else none.
     const pending = governed.step?.kind === 'wait' ? governed.step.pending : undefined;
@@ -597,7 +597,7 @@ export class InstanceReconciler {
         return { decision: { kind: 'held', request, report: { reason: step.reason, message: step.message }, ...(step.until !== undefined ? { startsAt: step.until } : {}) }, step };
       case 'end':
         return {
-          decision: { kind: 'end', request, state: step.state, runID: step.runID, requestedBy, ...(step.by ? { by: step.by } : {}), report: { reason: step.state === 'REJECTED' ? 'PlanRejected' : 'PlanExpired', message: `plan "${request.plan}" run ${step.runID} ${step.state}: ${step.message}` } },
+          decision: { kind: 'end', request, state: step.state, runID: step.runID, requestedBy, ...(step.by ? { by: step.by } : {}), message: step.message, report: { reason: step.state === 'REJECTED' ? 'PlanRejected' : 'PlanExpired', message: `plan "${request.plan}" run ${step.runID} ${step.state}: ${step.message}` } },
           step,
         };
     }

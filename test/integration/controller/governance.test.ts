@@ -57,8 +57,6 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
     const ov = dummyOperatorVersion(OV, ns());
     ov.spec.plans.restore = { phases: [{ name: 'main', steps: [{ name: 'work', tasks: ['work'] }] }] };
     await kubectlOk(['apply', '-f', '-'], { input: json(ov) });
-    const ov2 = dummyOperatorVersion('db-2.0.0', ns(), { version: '2.0.0' });
-    await kubectlOk(['apply', '-f', '-'], { input: json(ov2) });
     await kubectlOk(['apply', '-f', '-'], {
       input: json({
         apiVersion: 'planwarden.dev/v1alpha1',
@@ -157,7 +155,21 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
     expect(i.status?.activePlan?.status, 'the last run that ran is still the active one').to.equal('COMPLETE');
   });
 
-  it('a freeze over the labelled namespace holds an upgrade; a break-glass by a member of its group passes it, recorded', async function () {
+  it('an abort withdraws a run awaiting approval: ABORTED with its run id, nothing runs', async function () {
+    const trigger = await planwarden(['plan', 'trigger', 'restore', '--instance', 'shop', '-n', ns(), ...as('alice', 'sre')]);
+    expect(trigger.code, trigger.stderr).to.equal(0);
+    const pending = await waitFor('a third restore to await approval', instanceWhere(ns(), 'shop', (i) => (i.status?.pendingApproval && i.status.planStatus?.restore?.status === 'PENDING' ? i.status.pendingApproval : undefined)));
+    const abort = await planwarden(['plan', 'abort', '--instance', 'shop', '-n', ns(), ...as('alice', 'sre')]);
+    expect(abort.code, abort.stderr).to.equal(0);
+    expect(abort.stdout).to.contain(`(run ${pending.runID})`);
+    const ended = await waitFor('ABORTED', instanceWhere(ns(), 'shop', planIs('restore', (r) => r.status === 'ABORTED')));
+    expect(ended.id).to.equal(pending.runID);
+    expect((await getInstance(ns(), 'shop')).status?.pendingApproval).to.equal(undefined);
+    // Reset the abort so that later triggers are not refused.
+    await kubectlOk(['-n', ns(), 'patch', 'instance', 'shop', '--type=json', '-p', json([{ op: 'remove', path: '/spec/planExecution' }])]);
+  });
+
+  it('a freeze over the labelled namespace holds a change; a break-glass by a member of its group passes it, recorded', async function () {
     await kubectlOk(['apply', '-f', '-'], {
       input: json({
         apiVersion: 'planwarden.dev/v1alpha1',
@@ -166,7 +178,7 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
         spec: { namespaceSelector: { matchLabels: { 'pw-gov': tag } }, plans: ['upgrade', 'update', 'deploy', 'backup'], freeze: { pausedUntil: 'true', reason: 'year-end freeze', breakGlass: { groups: ['sre-leads'] } } },
       }),
     });
-    const up = await kubectl(['-n', ns(), 'patch', 'instance', 'shop', '--type=merge', '-p', json({ spec: { operatorVersion: { name: 'db-2.0.0' } } }), ...as('erin')]);
+    const up = await kubectl(['-n', ns(), 'patch', 'instance', 'shop', '--type=merge', '-p', json({ spec: { parameters: { REPLICAS: '3' } } }), ...as('erin')]);
     expect(up.code, up.stderr).to.equal(0);
     const held = await waitFor('the frozen upgrade', instanceWhere(ns(), 'shop', (i) => {
       const c = i.status?.conditions?.find((x) => x.type === 'PlanRunning');
@@ -188,8 +200,8 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
     const events = JSON.parse(await kubectlOk(['-n', ns(), 'get', 'events', '--field-selector', 'involvedObject.name=fleet-a,reason=BreakGlass', '-o', 'json'])) as { items: { message: string }[] };
     expect(events.items.map((e) => e.message).join()).to.contain(`past the freeze of ${freeze}`);
 
-    // The upgrade of shop is still held.
-    expect((await getInstance(ns(), 'shop')).status?.applied?.operatorVersion).to.equal(OV);
+    // The change of shop is still held.
+    expect((await getInstance(ns(), 'shop')).status?.applied?.parameters?.REPLICAS).to.equal(undefined);
   });
 
   it('a FleetRollout’s target held by the freeze is Waiting with the policy’s reason', async function () {
@@ -209,9 +221,9 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
     expect(waiting.message).to.contain('year-end freeze');
   });
 
-  it('lifting the freeze lets the held upgrade run', async function () {
+  it('lifting the freeze lets the held change run', async function () {
     await kubectlOk(['delete', 'fleetrollout', `gov-fleet-${tag}`]);
     await kubectlOk(['delete', 'planpolicy', freeze]);
-    await waitFor('the upgrade after the freeze', instanceWhere(ns(), 'shop', (i) => (i.status?.applied?.operatorVersion === 'db-2.0.0' && i.status.activePlan?.status === 'COMPLETE' ? true : undefined)));
+    await waitFor('the change after the freeze', instanceWhere(ns(), 'shop', (i) => (i.status?.applied?.parameters?.REPLICAS === '3' && i.status.activePlan?.status === 'COMPLETE' ? true : undefined)));
   });
 });
