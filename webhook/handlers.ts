@@ -207,7 +207,7 @@ async function handleInstance(
   // A break-glass is judged here as the mutating webhook judged it, so that the stamp it
   // wrote (with the freezes it passes) is the one expected.
   const glass = req.operation === 'UPDATE' && object.metadata?.annotations?.[BREAK_GLASS_ANNOTATION] !== undefined ? await governanceFacts(object, lookups) : undefined;
-  const judgedGlass = glass ? judgeBreakGlass({ object, user: authorOf(req), ...glass, now: Date.parse(now), introducesRequest: introducesRequest(first.context) }) : undefined;
+  const judgedGlass = glass ? judgeBreakGlass({ object, ...(oldObject ? { oldObject } : {}), user: authorOf(req), ...glass, now: Date.parse(now), introducesRequest: introducesRequest(first.context) }) : undefined;
   const withGlass = (c: InstanceAdmissionContext): InstanceAdmissionContext => (judgedGlass?.stamp ? { ...c, breakGlass: judgedGlass.stamp } : c);
   let context = withGlass(first.context);
   let verdict = judgedGlass && !judgedGlass.verdict.allowed ? judgedGlass.verdict : judge(context);
@@ -461,7 +461,7 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
       };
       // A break-glass is judged with the request it comes with, and stamped with it.
       const glass = req.operation === 'UPDATE' && object.metadata?.annotations?.[BREAK_GLASS_ANNOTATION] !== undefined ? await governanceFacts(object, lookups) : undefined;
-      const judged = glass ? judgeBreakGlass({ object, user: authorOf(req), ...glass, now: clock().getTime(), introducesRequest: introducesRequest(ctx) }) : undefined;
+      const judged = glass ? judgeBreakGlass({ object, ...(oldObject ? { oldObject } : {}), user: authorOf(req), ...glass, now: clock().getTime(), introducesRequest: introducesRequest(ctx) }) : undefined;
       if (judged && !judged.verdict.allowed) return judged.verdict;
       const mutated = mutateInstance({ ...ctx, ...(judged?.stamp ? { breakGlass: judged.stamp } : {}) });
       if (!mutated.allowed) return mutated;

@@ -114,10 +114,15 @@ export function admitPlanApproval(input: { operation: string; object: PlanApprov
 // --- Instance writes ---
 
 /** A break-glass on a trigger: who may use it, for which freezes (stamped), or a refusal. */
-export function judgeBreakGlass(input: { object: Instance; user: ApprovalAuthor; policies: readonly PlanPolicy[]; namespaceLabels: Record<string, string>; now: number; introducesRequest: boolean }): { verdict: Verdict; stamp?: { reason: string; policies: string[] } } {
+export function judgeBreakGlass(input: { object: Instance; oldObject?: Instance; user: ApprovalAuthor; policies: readonly PlanPolicy[]; namespaceLabels: Record<string, string>; now: number; introducesRequest: boolean }): { verdict: Verdict; stamp?: { reason: string; policies: string[] } } {
   const reason = input.object.metadata?.annotations?.[BREAK_GLASS_ANNOTATION];
   if (reason === undefined || !input.introducesRequest) return { verdict: allow() };
   const who = objectRef('Instance', input.object.metadata ?? {});
+  // A break-glass belongs to the write that sets it: one left on the Instance by an earlier
+  // write is no one's now (another person's trigger, a rollout's) and is ignored.
+  if (input.oldObject?.metadata?.annotations?.[BREAK_GLASS_ANNOTATION] === reason) {
+    return { verdict: allow([ruled('instance.break-glass-unused', `${who}: annotation ${BREAK_GLASS_ANNOTATION} was set by an earlier write and is ignored; to break a freeze with this write, set a new reason`)]) };
+  }
   const subject: Subject = { namespace: { name: input.object.metadata.namespace ?? '', labels: input.namespaceLabels }, instanceLabels: input.object.metadata.labels ?? {} };
   // Freezes in force over the Instance, whatever the plan: break-glass is judged on the write.
   const { passes, refused } = breakGlassPolicies(input.policies, subject, input.user.groups, input.now);

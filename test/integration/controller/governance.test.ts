@@ -215,7 +215,7 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
     const waiting = await waitFor('a Waiting target', async () => {
       const r = JSON.parse(await kubectlOk(['get', 'fleetrollout', `gov-fleet-${tag}`, '-o', 'json'])) as FleetRollout;
       const targets = r.status?.targets ?? [];
-      const t = targets.find((x) => x.state === 'Waiting' && (x.message ?? '').includes(freeze));
+      const t = targets.find((x) => x.name === 'fleet-a' && x.state === 'Waiting' && (x.message ?? '').includes(freeze));
       return { value: t, seen: r.status };
     });
     expect(waiting.message).to.contain('year-end freeze');

@@ -3,6 +3,7 @@
 // what it performs, what it asks of the queue, and that a finished step never runs again.
 import { expect } from 'chai';
 import { FINALIZER } from '../../../../shared/api/names.ts';
+import type { PlanApproval, PlanPolicy } from '../../../../shared/api/schema.ts';
 import type { Instance, OperatorVersion } from '../../../../shared/api/schema.ts';
 import { KubeApiError, type KubeClient, type KubeObjectLike } from '../../../../shared/kube/client.ts';
 import { MemoryCache, objectKey } from '../../../../shared/kube/informer.ts';
@@ -117,6 +118,7 @@ function harness(
     /** What each task observes (default: done). */
     observe?: (ctx: ExecutionContext) => Observation;
     readSecrets?: InstanceReconcilerDeps['readSecrets'];
+    governance?: InstanceReconcilerDeps['governance'];
   } = {},
 ): Harness {
   const ov = opts.ov ?? operatorVersion();
@@ -153,6 +155,7 @@ function harness(
     clock: opts.clock ?? (() => new Date(T0 + 1000 * tick++)),
     ...(opts.impersonationGrant ? { impersonationGrant: opts.impersonationGrant } : {}),
     ...(opts.readSecrets ? { readSecrets: opts.readSecrets } : {}),
+    ...(opts.governance ? { governance: opts.governance } : {}),
   });
   return { store, cache, reconciler, executed, events, storedAtExecution, sync: () => cache.upsert(structuredClone(store.instance)) };
 }
@@ -489,5 +492,63 @@ describe('controller/instances/reconciler: secret parameters (issue 35)', functi
       }),
       { numRuns: 60 },
     );
+  });
+});
+
+describe('controller/instances/reconciler: change governance (issue 38)', function () {
+  const policy = (spec: PlanPolicy['spec']): PlanPolicy => ({ apiVersion: 'planwarden.dev/v1alpha1', kind: 'PlanPolicy', metadata: { name: 'prod' }, spec });
+  const decision = (approver: string, runID: string, digest: string, d: 'Approve' | 'Reject' = 'Approve'): PlanApproval => ({
+    apiVersion: 'planwarden.dev/v1alpha1',
+    kind: 'PlanApproval',
+    metadata: { name: `${approver}-${runID}`, namespace: NS, creationTimestamp: new Date(T0).toISOString() },
+    spec: { instance: 'db', runID, decision: d, digest, approver: { username: approver, groups: ['sre'] } },
+  });
+
+  it('the deploy of a governed plan waits for approval with its digest, runs once approved, and names the approver', async function () {
+    const approvals: PlanApproval[] = [];
+    const h = harness({ governance: { policies: () => [policy({ approval: { required: 1, approverGroups: ['sre'] } })], namespaceLabels: () => ({}), approvals: () => approvals } });
+    await drain(h, { sync: true });
+    const waiting = h.store.instance.status!;
+    expect(h.executed).to.deep.equal([]);
+    expect(waiting.pendingApproval).to.include({ plan: 'deploy', requestedBy: 'create', required: 1 });
+    expect(waiting.conditions?.find((c) => c.type === 'PlanRunning')?.reason).to.equal('AwaitingApproval');
+    const { runID, digest } = waiting.pendingApproval!;
+    approvals.push(decision('bob', runID, 'sha256:other'));
+    await drain(h, { sync: true });
+    expect(h.executed, 'an approval of another digest does not count').to.deep.equal([]);
+    approvals.splice(0, 1, decision('bob', runID, digest));
+    await drain(h, { sync: true });
+    const run = h.store.instance.status!.planStatus!.deploy!;
+    expect(run).to.include({ status: 'COMPLETE', id: runID });
+    expect(run.approvedBy).to.deep.equal(['bob']);
+    expect(h.store.instance.status?.pendingApproval).to.equal(undefined);
+    expect(h.events.some((e) => e.startsWith('Normal PlanApproved'))).to.equal(true);
+  });
+
+  it('a Reject ends it REJECTED in history, consumed: nothing runs and nothing waits', async function () {
+    const approvals: PlanApproval[] = [];
+    const h = harness({ governance: { policies: () => [policy({ approval: { required: 2 } })], namespaceLabels: () => ({}), approvals: () => approvals } });
+    await drain(h, { sync: true });
+    const { runID, digest } = h.store.instance.status!.pendingApproval!;
+    approvals.push(decision('bob', runID, digest, 'Reject'));
+    await drain(h, { sync: true });
+    const status = h.store.instance.status!;
+    expect(status.planStatus?.deploy).to.include({ status: 'REJECTED', id: runID });
+    expect(status.history?.map((e) => `${e.plan} ${e.status}`)).to.deep.equal(['deploy REJECTED']);
+    expect(status.pendingApproval).to.equal(undefined);
+    await drain(h, { sync: true });
+    expect(h.executed).to.deep.equal([]);
+  });
+
+  it('a freeze holds the request until it ends, then it runs', async function () {
+    let nowMs = T0;
+    const h = harness({ clock: () => new Date(nowMs), governance: { policies: () => [policy({ freeze: { pausedUntil: new Date(T0 + 3_600_000).toISOString(), reason: 'release' } })], namespaceLabels: () => ({}), approvals: () => [] } });
+    const first = await drain(h, { sync: true });
+    expect(h.executed).to.deep.equal([]);
+    expect(h.store.instance.status?.conditions?.find((c) => c.type === 'PlanRunning')).to.include({ reason: 'Frozen' });
+    expect(first.result?.requeueAfterMs, 'it comes back when the freeze ends').to.be.at.most(3_600_000);
+    nowMs = T0 + 3_600_001;
+    await drain(h, { sync: true });
+    expect(h.store.instance.status?.planStatus?.deploy?.status).to.equal('COMPLETE');
   });
 });

@@ -83,6 +83,12 @@ describe('webhook/rules/governance', () => {
       expect(j.stamp).to.equal(undefined);
       expect(j.verdict.warnings.join()).to.contain('instance.break-glass-unused');
     });
+    it('one left on the Instance by an earlier write is ignored, with a warning, whoever triggers now', () => {
+      const j = judgeBreakGlass({ object: glass, oldObject: glass, user: { username: 'rollout', groups: [] }, policies: [freeze], namespaceLabels: { env: 'prod' }, now: NOW, introducesRequest: true });
+      expect(j.stamp).to.equal(undefined);
+      expect(j.verdict.allowed).to.equal(true);
+      expect(j.verdict.warnings.join()).to.contain('set by an earlier write and is ignored');
+    });
     it('a write that asks for no plan is not judged', () => expect(judge(['dev'], [freeze], false)).to.deep.equal({ verdict: { allowed: true, warnings: [], patch: [] } }));
   });
 
