@@ -224,9 +224,11 @@ export class InstanceReconciler {
     switch (decision.kind) {
       case 'addFinalizer':
         return this.patchFinalizers(key, inst, [...(inst.metadata.finalizers ?? []), FINALIZER]);
-      case 'removeFinalizer':
-        this.deps.events.record(inst, 'Normal', 'FinalizerRemoved', `deleting: ${decision.reason}`);
-        return this.patchFinalizers(key, inst, (inst.metadata.finalizers ?? []).filter((f) => f !== FINALIZER));
+      case 'removeFinalizer': {
+        const removed = await this.patchFinalizers(key, inst, (inst.metadata.finalizers ?? []).filter((f) => f !== FINALIZER));
+        if (removed !== 'conflict') this.deps.events.record(inst, 'Normal', 'FinalizerRemoved', `deleting: ${decision.reason}`);
+        return removed;
+      }
       case 'missingOperatorVersion':
         return this.report(key, inst, inst.status ?? {}, { reason: 'OperatorVersionNotFound', message: decision.message });
       default:
@@ -346,13 +348,16 @@ export class InstanceReconciler {
     // no start, no drift re-apply, no schedule tick. Cleanup on deletion is not held (no
     // trigger can be written on an Instance being deleted).
     const blueprintChanged = blueprintHold(inst, ov);
+    // Events of this pass's decisions, recorded only once its status write has succeeded (a
+    // conflict retries the pass, which would record them again).
+    let driftEvent: string | undefined;
     if (blueprintChanged && decision.kind === 'start' && decision.request.kind !== 'delete') decision = { kind: 'refuse', report: blueprintChanged };
     // The plan to run again: the last one if it applies objects, else the first completed one that does.
     const reapply = [inst.status?.activePlan?.name, ...completedPlans(inst.status ?? {})].find((p) => p !== undefined && applyTasksOf(ov, p).length > 0);
     if (applied?.state === 'missing' && ov.spec.drift === 'Reapply' && reapply && blueprintChanged) {
       decision = { kind: 'refuse', report: { ...blueprintChanged, message: `${applied.message}; drift: Reapply would run plan ${reapply} again, held: ${blueprintChanged.message}` } };
     } else if (applied?.state === 'missing' && ov.spec.drift === 'Reapply' && reapply) {
-      this.deps.events.record(inst, 'Normal', 'DriftReapplied', `${applied.message}: running plan ${reapply} again (drift: Reapply)`);
+      driftEvent = `${applied.message}: running plan ${reapply} again (drift: Reapply)`;
       decision = { kind: 'start', request: { plan: reapply, kind: 'drift', id: `drift/${now.toISOString()}` } };
       applied = undefined;
     }
@@ -417,7 +422,7 @@ export class InstanceReconciler {
     }
     if (decision.kind === 'withdraw') {
       status = withdrawHeld({ ov, instance: { ...inst, status }, now });
-      this.deps.events.record(inst, 'Normal', 'HeldWithdrawn', `abort withdrew the held ${decision.plans.length === 1 ? 'request' : 'requests'} of ${decision.plans.map((p) => `plan "${p}"`).join(', ')}: ABORTED, nothing starts later`);
+
     }
     status = releaseHeldPlans(status, decision.kind === 'held' ? decision.request.plan : undefined);
     if (decision.kind === 'held') {
@@ -446,6 +451,11 @@ export class InstanceReconciler {
     const written = await this.writeStatus(key, inst, next, now.toISOString());
     if (written === 'conflict') return 'conflict';
     this.recordReport(inst, refusal);
+    if (decision.kind === 'withdraw') {
+      this.deps.events.record(inst, 'Normal', 'HeldWithdrawn', `abort withdrew the held ${decision.plans.length === 1 ? 'request' : 'requests'} of ${decision.plans.map((p) => `plan "${p}"`).join(', ')}: ABORTED, nothing starts later`);
+    }
+    // Only when the drift re-apply did start (governance may hold it).
+    if (driftEvent !== undefined && decision.kind === 'start' && decision.request.kind === 'drift') this.deps.events.record(inst, 'Normal', 'DriftReapplied', driftEvent);
     this.recordGovernance(inst, decision, go);
     for (const e of ticks?.events ?? []) this.deps.events.record(inst, e.type, e.reason, e.message);
     for (const outcome of ticks?.outcomes ?? []) this.deps.metrics?.countScheduleTick(outcome);

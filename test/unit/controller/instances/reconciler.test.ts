@@ -288,6 +288,26 @@ describe('controller/instances/reconciler: one pass per call', function () {
     expect(h.executed.filter((e) => e === 'deploy/work')).to.have.length.within(3, 4);
   });
 
+  it('records an Event of a pass only after its status write: a conflict does not record the withdrawal twice', async function () {
+    const ov = operatorVersion({ plans: { ...operatorVersion().spec.plans, backup: { phases: [{ name: 'main', steps: [{ name: 'b', tasks: ['work'] }] }] } } });
+    const h = harness({ ov });
+    await drain(h, { sync: true });
+    h.store.touch((i) => {
+      i.spec.maintenance = { pausedUntil: 'true' };
+      i.spec.planExecution = { planName: 'backup', id: 'b1' };
+    });
+    h.sync();
+    await drain(h, { sync: true });
+    expect(h.store.instance.status?.planStatus?.backup?.status).to.equal('PENDING');
+    h.store.touch((i) => (i.spec.planExecution = { planName: 'backup', id: 'b1', abort: true }));
+    h.sync();
+    h.store.touch((i) => (i.metadata.labels = { team: 'x' })); // another writer: the cache is behind
+    expect(await h.reconciler.reconcile(KEY)).to.deep.equal({ requeue: true });
+    await drain(h, { sync: true });
+    expect(h.store.instance.status?.planStatus?.backup?.status).to.equal('ABORTED');
+    expect(h.events.filter((e) => e.startsWith('Normal HeldWithdrawn'))).to.have.length(1);
+  });
+
   it('never performs a task of a step the stored status has COMPLETE, whatever the cache says', async function () {
     const h = harness();
     await drain(h, { sync: true });
