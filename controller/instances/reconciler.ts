@@ -439,13 +439,21 @@ export class InstanceReconciler {
     /** What the actions left to do observed already, in memory (they write nothing). */
     let performed: Observations | undefined;
     const abort = decision.kind === 'abort';
-    if (status.activePlan && (isRunning(status.activePlan.status) || abort)) {
+    // A run in flight whose blueprint changed since its trigger was accepted goes no further:
+    // its next steps would render the new templates as the named ServiceAccount, which no
+    // trigger judged. Held before its next step (an abort still stops it; cleanup on deletion
+    // is not held, as its start is not).
+    const midRun = status.activePlan && isRunning(status.activePlan.status) && decision.kind !== 'start' && !abort && !inst.metadata.deletionTimestamp ? blueprintChanged : undefined;
+    const haltReport: Report | undefined = midRun && status.activePlan
+      ? { reason: midRun.reason, message: `plan ${status.activePlan.name} (${status.activePlan.id}) is held before its next step: ${midRun.message.replace(/ — trigger the plan again.*$/, '')} — abort it (kubectl planwarden plan abort) and trigger it again as a user who may impersonate that ServiceAccount, or restore the OperatorVersion` }
+      : undefined;
+    if (status.activePlan && (isRunning(status.activePlan.status) || abort) && !haltReport) {
       // A new run starts from its own status: observations of the previous one do not apply.
       const evaluation = advancePlan({ ov, instance: { status }, now, observations: decision.kind === 'start' ? {} : observations, abort });
       if (abort) ({ status, actions, requeueAfterMs } = evaluation);
       else ({ evaluation: { status, actions, requeueAfterMs }, observed: performed } = await this.advanceInMemory(inst, ov, now, evaluation));
     }
-    const refusal = 'report' in decision ? decision.report : undefined;
+    const refusal = haltReport ?? ('report' in decision ? decision.report : undefined);
     const nothingDue = decision.kind === 'idle' || (decision.kind !== 'refuse' && decision.kind !== 'hold' && decision.kind !== 'held' && !isRunning(status.activePlan?.status));
     const next = finalizeStatus({ inst, status, now: now.toISOString(), nothingDue, refusal, applied });
     const written = await this.writeStatus(key, inst, next, now.toISOString());

@@ -105,6 +105,8 @@ interface Harness {
   storedAtExecution: string[];
   /** The informer catches up with the store. */
   sync(): void;
+  /** The OperatorVersions the reconciler reads. */
+  operatorVersions: MemoryCache<OperatorVersion>;
 }
 
 function harness(
@@ -145,10 +147,11 @@ function harness(
     ...(opts.writesNothing ? { writesNothing: opts.writesNothing } : {}),
   };
   let tick = 0;
+  const operatorVersions = new MemoryCache<OperatorVersion>([ov]);
   const reconciler = new InstanceReconciler({
     kube: store.client(),
     instances: cache,
-    operatorVersions: new MemoryCache<OperatorVersion>([ov]),
+    operatorVersions,
     executors,
     events: { record: (_o, type, reason, message) => events.push(`${type} ${reason}: ${message}`) },
     logger: silentLogger(),
@@ -157,7 +160,7 @@ function harness(
     ...(opts.readSecrets ? { readSecrets: opts.readSecrets } : {}),
     ...(opts.governance ? { governance: opts.governance } : {}),
   });
-  return { store, cache, reconciler, executed, events, storedAtExecution, sync: () => cache.upsert(structuredClone(store.instance)) };
+  return { store, cache, reconciler, executed, events, storedAtExecution, operatorVersions, sync: () => cache.upsert(structuredClone(store.instance)) };
 }
 
 /** Runs passes while the reconciler asks to go again now (at most `max`); returns the last answer. */
@@ -450,6 +453,27 @@ describe('controller/instances/reconciler: a blueprint changed since the last ac
     const { h, running } = await run(recreated, 'strong');
     expect(h.executed).to.deep.equal([]);
     expect(running?.message).to.include('deleted and created again (uid uid-1 → uid-2');
+  });
+
+  it('holds a run in flight when the blueprint changes under it: no further step, PlanRunning says so; an abort still stops it', async function () {
+    const h = harness({ ov: judged, finalizers: [FINALIZER], instance: { serviceAccountName: 'strong' }, observe: () => ({ kind: 'inProgress' }) });
+    h.store.touch((i) => (i.metadata.annotations = { [BLUEPRINT_ANNOTATION]: blueprintRecordOf(judged) }));
+    h.sync();
+    await drain(h, { sync: true });
+    expect(h.store.instance.status?.activePlan?.status).to.equal('IN_PROGRESS');
+    const before = h.executed.length;
+    h.operatorVersions.upsert(changed);
+    await drain(h, { sync: true });
+    await drain(h, { sync: true });
+    expect(h.executed.length, 'no task runs with the new templates').to.equal(before);
+    const running = h.store.instance.status?.conditions?.find((c) => c.type === 'PlanRunning');
+    expect(running).to.include({ reason: 'BlueprintChanged', status: 'True' });
+    expect(running?.message).to.include(`plan deploy (${h.store.instance.status!.activePlan!.id}) is held before its next step`);
+    const id = h.store.instance.status!.activePlan!.id;
+    h.store.touch((i) => (i.spec.planExecution = { planName: 'deploy', id, abort: true }));
+    h.sync();
+    await drain(h, { sync: true });
+    expect(h.store.instance.status?.activePlan?.status).to.equal('ABORTED');
   });
 
   it('runs it for an Instance that names no ServiceAccount: the default one needs no right', async function () {
