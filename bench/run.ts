@@ -95,7 +95,7 @@ function positive(name: string, fallback: number): number {
 const quick = flags.quick === true;
 const settings = {
   webhook: { connections: 16, seconds: quick ? 3 : 8, warmupSeconds: quick ? 1 : 3, rounds: quick ? 1 : 3, logLevel: 'info' },
-  admission: { blocks: quick ? 1 : 6, perBlock: quick ? 20 : 50 },
+  admission: { blocks: quick ? 1 : 8, perBlock: quick ? 20 : 50 },
   triggerReps: quick ? 5 : 20,
   thousand: positive('thousand', quick ? 200 : 1000),
   createConcurrency: 20,
@@ -213,7 +213,7 @@ async function admissionPart(ctx: ClusterContext): Promise<AdmissionBenchResult>
   await createWithRetry(kube, plan);
 
   log(
-    `admission: ${settings.admission.blocks} blocks × ${settings.admission.perBlock} sequential writes of each kind (Instance label, Instance trigger, UpdatePlan label; then triggers through the preflight) per state (none / webhook / vap), interleaved`,
+    `admission: ${settings.admission.blocks} blocks × ${settings.admission.perBlock} sequential writes of each kind (Instance label, Instance trigger, UpdatePlan label; then triggers through the preflight) per state (none / webhook / noop / vap), interleaved`,
   );
   return benchAdmission({
     kube,
@@ -224,6 +224,7 @@ async function admissionPart(ctx: ClusterContext): Promise<AdmissionBenchResult>
     instance: 'overhead',
     preflightInstance: 'preflight',
     updatePlan: plan.metadata.name!,
+    workDir: WORK_DIR,
     ...settings.admission,
     log,
   });
@@ -471,6 +472,21 @@ async function main(): Promise<void> {
       preflightTriggerGoalRatios: { p50: 1.3, p99: 1.5 },
       preflightTriggerWithWebhooks: adm ? { p50Ms: r(adm.preflightTrigger.webhook.p50Ms), p99Ms: r(adm.preflightTrigger.webhook.p99Ms), n: adm.preflightTrigger.webhook.n } : null,
       preflightTriggerWithoutWebhooks: adm ? { p50Ms: r(adm.preflightTrigger.none.p50Ms), p99Ms: r(adm.preflightTrigger.none.p99Ms), n: adm.preflightTrigger.none.n } : null,
+      // The floor: the same writes through no-op webhooks configured as planwarden's (bench/noopWebhook.ts).
+      triggerRatioP50: ratio(adm ? adm.trigger.webhook.p50Ms : null, adm ? adm.trigger.none.p50Ms : null),
+      triggerRatioP99: ratio(adm ? adm.trigger.webhook.p99Ms : null, adm ? adm.trigger.none.p99Ms : null),
+      triggerWithNoopWebhooks: adm ? { p50Ms: r(adm.trigger.noop.p50Ms), p99Ms: r(adm.trigger.noop.p99Ms), n: adm.trigger.noop.n } : null,
+      triggerFloorRatioP50: ratio(adm ? adm.trigger.webhook.p50Ms : null, adm ? adm.trigger.noop.p50Ms : null),
+      triggerFloorRatioP99: ratio(adm ? adm.trigger.webhook.p99Ms : null, adm ? adm.trigger.noop.p99Ms : null),
+      triggerNoopRatioP50: ratio(adm ? adm.trigger.noop.p50Ms : null, adm ? adm.trigger.none.p50Ms : null),
+      triggerNoopRatioP99: ratio(adm ? adm.trigger.noop.p99Ms : null, adm ? adm.trigger.none.p99Ms : null),
+      preflightTriggerWithNoopWebhooks: adm ? { p50Ms: r(adm.preflightTrigger.noop.p50Ms), p99Ms: r(adm.preflightTrigger.noop.p99Ms), n: adm.preflightTrigger.noop.n } : null,
+      preflightTriggerFloorRatioP50: ratio(adm ? adm.preflightTrigger.webhook.p50Ms : null, adm ? adm.preflightTrigger.noop.p50Ms : null),
+      preflightTriggerFloorRatioP99: ratio(adm ? adm.preflightTrigger.webhook.p99Ms : null, adm ? adm.preflightTrigger.noop.p99Ms : null),
+      preflightTriggerNoopRatioP50: ratio(adm ? adm.preflightTrigger.noop.p50Ms : null, adm ? adm.preflightTrigger.none.p50Ms : null),
+      preflightTriggerNoopRatioP99: ratio(adm ? adm.preflightTrigger.noop.p99Ms : null, adm ? adm.preflightTrigger.none.p99Ms : null),
+      floorGoalRatios: { p50: 1.2, p99: 1.3 },
+      noopCallsPerTrigger: adm?.noopCallsPerTrigger ?? null,
       preflightWebhookHandlerMeanMs: r(adm?.handlerMeanMs.preflightTrigger),
       subjectAccessReviewsPerPreflightTrigger: r(adm?.subjectAccessReviewsPerPreflightTrigger, 3),
       apiRequestsPerPreflightTrigger: adm?.apiRequestsPerPreflightTrigger ?? null,
@@ -487,7 +503,7 @@ async function main(): Promise<void> {
       webhookHandlerMeanMs: r(adm?.handlerMeanMs.updatePlan),
       latency: adm
         ? Object.fromEntries(
-            (['none', 'vap', 'webhook'] as const).map((s) => [s, { p50Ms: r(adm.updatePlan[s].p50Ms), p99Ms: r(adm.updatePlan[s].p99Ms), n: adm.updatePlan[s].n }]),
+            (['none', 'vap', 'webhook', 'noop'] as const).map((s) => [s, { p50Ms: r(adm.updatePlan[s].p50Ms), p99Ms: r(adm.updatePlan[s].p99Ms), n: adm.updatePlan[s].n }]),
           )
         : null,
     },
@@ -537,6 +553,7 @@ async function main(): Promise<void> {
       'apiserver.webhookHandlerMeanMs, vap.webhookHandlerMeanMs: mean time per write inside the webhook (its planwarden_admission_duration_seconds; for Instances per trigger, mutate+validate), including the apiserver lookups the handlers make; the rest of the overhead is the apiserver calling the webhook; apiserver.operatorVersionReads: where the triggers\' OperatorVersion came from (cache = the webhook\'s watch-backed cache, api = a GET)',
       'p99 of ~300 sequential writes is about the 3rd-slowest write: differences of a few ms between states are noise on a shared machine, and a small negative overhead means no measurable one',
       'vap: sequential label patches of an UpdatePlan with no admission (baseline), only a ValidatingAdmissionPolicy (no insight accepted twice: the webhook\'s updateplan.duplicate-insight in CEL), or only the webhooks (a label change of an UpdatePlan needs no lookup: the webhook judges it from the request); figures are overheads over the baseline',
+      'apiserver.*Noop*, *FloorRatio*: the floor — the same writes, in "noop" blocks interleaved with the others, through no-op webhooks: planwarden\'s two configurations as installed (rendered from manifests/, generated from the route table: same webhooks, paths, rules, matchConditions, TLS caBundle, timeouts, failure policy), renamed and pointed at bench/noopWebhook.ts, a node:https server in its own process with the stack\'s certificate that answers every review "allowed" (the mutating ones with no patch) after reading only the uid from the body\'s first chunk; its per-path counters confirm each block as planwarden\'s do. triggerFloorRatio* = planwarden / floor (goal ≤ 1.2× p50, ≤ 1.3× p99: floorGoalRatios); triggerNoopRatio* = floor / no webhooks, what the two call-outs cost by themselves',
       `apiserver.preflightTrigger*: in each block, after the writes above, the same number of manual triggers (merge patch {planName: ${PREFLIGHT_PLAN}, new id}) of a second Instance whose plan ${PREFLIGHT_PLAN} has one Apply task (a ConfigMap template): /validate/instances renders it with the run's values, checks the object, and asks SubjectAccessReviews (answers cached 10 s per ServiceAccount and rule) whether the plans' ServiceAccount may patch and create it — subjectAccessReviewsPerPreflightTrigger is how many the API server served per such trigger in webhook blocks; webhookHandlerMeanMs.preflight is their mean time inside the webhook`,
     );
   }
@@ -565,6 +582,12 @@ async function main(): Promise<void> {
     { figure: 'apiserver overhead p99 (Instance trigger)', value: results.apiserver.triggerOverheadP99Ms, unit: 'ms', baseline: results.apiserver.triggerWithoutWebhooks?.p99Ms ?? null, baselineLabel: 'no webhooks', ratio: ratio(results.apiserver.triggerWithWebhooks?.p99Ms ?? null, results.apiserver.triggerWithoutWebhooks?.p99Ms ?? null) },
     { figure: 'apiserver overhead p50 (trigger, preflight)', value: results.apiserver.preflightTriggerOverheadP50Ms, unit: 'ms', baseline: results.apiserver.preflightTriggerWithoutWebhooks?.p50Ms ?? null, baselineLabel: 'no webhooks', ratio: results.apiserver.preflightTriggerRatioP50 },
     { figure: 'apiserver overhead p99 (trigger, preflight)', value: results.apiserver.preflightTriggerOverheadP99Ms, unit: 'ms', baseline: results.apiserver.preflightTriggerWithoutWebhooks?.p99Ms ?? null, baselineLabel: 'no webhooks', ratio: results.apiserver.preflightTriggerRatioP99 },
+    { figure: 'trigger p50 vs the no-op floor', value: results.apiserver.triggerWithWebhooks?.p50Ms ?? null, unit: 'ms', baseline: results.apiserver.triggerWithNoopWebhooks?.p50Ms ?? null, baselineLabel: 'no-op webhooks', ratio: results.apiserver.triggerFloorRatioP50 },
+    { figure: 'trigger p99 vs the no-op floor', value: results.apiserver.triggerWithWebhooks?.p99Ms ?? null, unit: 'ms', baseline: results.apiserver.triggerWithNoopWebhooks?.p99Ms ?? null, baselineLabel: 'no-op webhooks', ratio: results.apiserver.triggerFloorRatioP99 },
+    { figure: 'trigger (preflight) p50 vs the no-op floor', value: results.apiserver.preflightTriggerWithWebhooks?.p50Ms ?? null, unit: 'ms', baseline: results.apiserver.preflightTriggerWithNoopWebhooks?.p50Ms ?? null, baselineLabel: 'no-op webhooks', ratio: results.apiserver.preflightTriggerFloorRatioP50 },
+    { figure: 'trigger (preflight) p99 vs the no-op floor', value: results.apiserver.preflightTriggerWithWebhooks?.p99Ms ?? null, unit: 'ms', baseline: results.apiserver.preflightTriggerWithNoopWebhooks?.p99Ms ?? null, baselineLabel: 'no-op webhooks', ratio: results.apiserver.preflightTriggerFloorRatioP99 },
+    { figure: 'the floor itself p50 (trigger)', value: results.apiserver.triggerWithNoopWebhooks?.p50Ms ?? null, unit: 'ms', baseline: results.apiserver.triggerWithoutWebhooks?.p50Ms ?? null, baselineLabel: 'no webhooks', ratio: results.apiserver.triggerNoopRatioP50 },
+    { figure: 'the floor itself p99 (trigger)', value: results.apiserver.triggerWithNoopWebhooks?.p99Ms ?? null, unit: 'ms', baseline: results.apiserver.triggerWithoutWebhooks?.p99Ms ?? null, baselineLabel: 'no webhooks', ratio: results.apiserver.triggerNoopRatioP99 },
     { figure: 'VAP overhead p50 (UpdatePlan)', value: results.vap.updatePlanPolicyP50Ms, unit: 'ms', baseline: adm ? r(adm.updatePlan.none.p50Ms) : null, baselineLabel: 'no admission', ratio: ratio(adm ? adm.updatePlan.vap.p50Ms : null, adm ? adm.updatePlan.none.p50Ms : null) },
     { figure: 'webhook overhead p50 (UpdatePlan)', value: results.vap.webhookUpdatePlanP50Ms, unit: 'ms', baseline: adm ? r(adm.updatePlan.none.p50Ms) : null, baselineLabel: 'no admission', ratio: ratio(adm ? adm.updatePlan.webhook.p50Ms : null, adm ? adm.updatePlan.none.p50Ms : null) },
     { figure: 'VAP overhead p99 (UpdatePlan)', value: results.vap.updatePlanPolicyP99Ms, unit: 'ms', baseline: adm ? r(adm.updatePlan.none.p99Ms) : null, baselineLabel: 'no admission', ratio: ratio(adm ? adm.updatePlan.vap.p99Ms : null, adm ? adm.updatePlan.none.p99Ms : null) },
