@@ -4,7 +4,7 @@
 // interleaved with it where that is possible — the ratio is the number to compare across
 // machines and runs. Progress goes to stderr, the table to stdout. See bench/README.md.
 //
-// Flags: --only=PART[,PART…]     run only these: webhook, cluster (= all of the following),
+// Flags: --only=PART[,PART…]     run only these: webhook, blueprint, cluster (= all of the following),
 //                                 admission, controller, ten-thousand, schedule-burst, fleet
 //                                 (keys of parts not run are null, with a note)
 //        --quick                  small counts, for trying the harness out (not for numbers)
@@ -15,6 +15,7 @@
 //        --burst-seconds-per-instance=S  time to allow per Instance for their deploys before the tick
 //        --fleet=N                Instances of the FleetRollout figure (default 1000)
 //        --fleet-concurrent=C     its maxConcurrent, and the baseline's triggers in flight (default 100)
+//        --big-template-kib=N     the blueprint part's large template (default 1024)
 //        --keep                   leave the bench control plane running at the end
 import { writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
@@ -51,6 +52,7 @@ import { fleetFigure } from './fleet.ts';
 import { stopAllChildren } from './procs.ts';
 import { median, quantile, renderTable, round, sleep, type Row } from './stats.ts';
 import { benchWebhook, type Pairing, type WebhookBenchResult } from './webhook.ts';
+import { benchBlueprint, type BlueprintBenchResult, type BlueprintCase } from './blueprint.ts';
 
 const WORK_DIR = join(PROJECT_ROOT, '.planwarden', 'bench');
 const CLUSTER_DIR = join(PROJECT_ROOT, '.planwarden', 'bench-cluster');
@@ -70,14 +72,16 @@ const { values: flags } = parseArgs({
     'burst-seconds-per-instance': { type: 'string' },
     fleet: { type: 'string' },
     'fleet-concurrent': { type: 'string' },
+    'big-template-kib': { type: 'string' },
     keep: { type: 'boolean' },
   },
 });
 const CLUSTER_PARTS = ['admission', 'controller', 'ten-thousand', 'schedule-burst', 'fleet'];
-const selected = new Set((flags.only ?? 'webhook,cluster').split(',').flatMap((p) => (p === 'cluster' ? CLUSTER_PARTS : [p])));
+const LOCAL_PARTS = ['webhook', 'blueprint'];
+const selected = new Set((flags.only ?? 'webhook,blueprint,cluster').split(',').flatMap((p) => (p === 'cluster' ? CLUSTER_PARTS : [p])));
 for (const part of selected) {
-  if (part !== 'webhook' && !CLUSTER_PARTS.includes(part)) {
-    console.error(`--only: unknown part "${part}"; parts: webhook, cluster, ${CLUSTER_PARTS.join(', ')}`);
+  if (!LOCAL_PARTS.includes(part) && !CLUSTER_PARTS.includes(part)) {
+    console.error(`--only: unknown part "${part}"; parts: ${LOCAL_PARTS.join(', ')}, cluster, ${CLUSTER_PARTS.join(', ')}`);
     process.exit(2);
   }
 }
@@ -95,6 +99,7 @@ function positive(name: string, fallback: number): number {
 const quick = flags.quick === true;
 const settings = {
   webhook: { connections: 16, seconds: quick ? 3 : 8, warmupSeconds: quick ? 1 : 3, rounds: quick ? 1 : 3, logLevel: 'info' },
+  blueprint: { rounds: quick ? 1 : 5, minRoundMs: quick ? 100 : 300, bigTemplateBytes: positive('big-template-kib', quick ? 64 : 1024) * 1024 },
   admission: { blocks: quick ? 1 : 8, perBlock: quick ? 20 : 50 },
   triggerReps: quick ? 5 : 20,
   thousand: positive('thousand', quick ? 200 : 1000),
@@ -145,6 +150,12 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 async function webhookHalf(): Promise<WebhookBenchResult> {
   log('webhook: realistic Instance UPDATE (manual trigger) vs a bare https server that parses the same body');
   return benchWebhook({ workDir: WORK_DIR, ...settings.webhook, log });
+}
+
+// --- blueprints, in-process ---
+
+async function blueprintPart(): Promise<BlueprintBenchResult> {
+  return benchBlueprint({ ...settings.blueprint, log });
 }
 
 // --- the cluster half ---
@@ -389,6 +400,18 @@ function paired(p: Pairing | undefined): { webhook: number; bare: number; ratio:
   return { webhook: p.webhook.rounds[i]!.rps, bare: p.bare.rounds[i]!.rps, ratio: p.ratios[i]! };
 }
 
+/** A blueprint case as results.json holds it (ms rounded to µs). */
+function blueprintCase(c: BlueprintCase) {
+  const t = (p: BlueprintCase['admission']) => ({
+    ms: round(p.ms, 3),
+    baselineMs: round(p.baselineMs, 3),
+    ratio: round(p.ratio, 2),
+    rounds: p.rounds.map((x) => ({ ms: round(x.ms, 3), baselineMs: round(x.baselineMs, 3) })),
+  });
+  const { admission, render, ...sizes } = c;
+  return { ...sizes, admission: t(admission), render: t(render) };
+}
+
 function ratio(a: number | null, b: number | null): number | null {
   return a === null || b === null || b === 0 ? null : round(a / b, 3);
 }
@@ -400,11 +423,13 @@ async function main(): Promise<void> {
   if (quick) notes.push('--quick: small counts and short runs; the figures only show that the harness works');
 
   let wh: WebhookBenchResult | undefined;
+  let bp: BlueprintBenchResult | undefined;
   let cl: ClusterResults | undefined;
   try {
     if (runWebhook) wh = await webhookHalf();
+    if (selected.has('blueprint')) bp = await blueprintPart();
     if (runCluster) cl = await clusterHalf(selected);
-    const skipped = ['webhook', ...CLUSTER_PARTS].filter((p) => !selected.has(p));
+    const skipped = [...LOCAL_PARTS, ...CLUSTER_PARTS].filter((p) => !selected.has(p));
     if (skipped.length) notes.push(`not measured in this run (--only=${flags.only ?? ''}): ${skipped.join(', ')} (their keys are null or absent)`);
   } finally {
     await cleanup();
@@ -456,6 +481,7 @@ async function main(): Promise<void> {
       rounds: wh ? { single: wh.single, cluster: wh.cluster, rules: wh.rules } : null,
       bodyBytes: wh?.bodyBytes ?? null,
     },
+    blueprint: bp ? { package: blueprintCase(bp.package), bigTemplate: blueprintCase(bp.bigTemplate) } : null,
     apiserver: {
       overheadP50Ms: over(adm?.instance.webhook.p50Ms, adm?.instance.none.p50Ms),
       overheadP99Ms: over(adm?.instance.webhook.p99Ms, adm?.instance.none.p99Ms),
@@ -547,6 +573,11 @@ async function main(): Promise<void> {
       `webhook.cluster*: node:cluster with ${wh.workers} workers (os.availableParallelism()), against a bare server in the same mode; on ${wh.workers} cores the load generator competes with the workers for CPU`,
     );
   }
+  if (bp) {
+    notes.push(
+      `blueprint: in the bench process (no control plane); ${settings.blueprint.rounds} rounds of ≥ ${settings.blueprint.minRoundMs} ms per figure, measured and baseline alternating (a call over 1 s: one call, one round); ms = per call in the round with the median ratio. admission = decodeAdmissionReview + the /validate/operatorversions handler (in-memory lookups: no Instance uses it) + encodeVerdict of a CREATE by an administrator, against JSON.parse of the same review body + an allowing answer (the webhook half's bare server); render = render's renderPlan of the deploy plan with the defaults (every template rendered and placed, as the preflight does), against yaml's parseAllDocuments + toJS of the text it rendered. package = the largest KUDO-layout folder of test/packages/ (loadPackage); bigTemplate = one ConfigMap template of --big-template-kib KiB, each data line "{{ .Params.SIZE | upper }}-{{ .Name }}-N"`,
+    );
+  }
   if (adm) {
     notes.push(
       `apiserver: sequential writes to an Instance no controller runs (its status made to look deployed), timed at the client (JSON client, admin credentials), in turn: a label patch (overhead*, with/withoutWebhooks: the webhooks' matchConditions send it to no webhook) and a manual trigger, a merge patch {planName: ${TRIGGER_PLAN}, id: new each time, abort: false} as kubectl planwarden plan trigger writes it (trigger*: judged by /validate/instances with its OperatorVersion, not sent to /mutate/instances since it carries its id; each stays pending and the next, same plan, replaces it); with = planwarden Mutating+ValidatingWebhookConfigurations registered, without = both deleted; overhead = with − without per percentile`,
@@ -607,6 +638,12 @@ async function main(): Promise<void> {
     { figure: '  of which all else', value: results.controller.idleOtherRequestsPerMinute, unit: '/min' },
     { figure: 'idle WATCH (re)connects/min', value: results.controller.idleWatchRequestsPerMinute, unit: '/min' },
     ...(cl?.figures ?? []).flatMap((f) => f.rows),
+    ...(bp
+      ? [bp.package, bp.bigTemplate].flatMap((c): Row[] => [
+          { figure: `OperatorVersion admission (${c.name})`, value: round(c.admission.ms, 3), unit: 'ms', baseline: round(c.admission.baselineMs, 3), baselineLabel: 'JSON.parse of the review', ratio: round(c.admission.ratio, 2) },
+          { figure: `render deploy (${c.name})`, value: round(c.render.ms, 3), unit: 'ms', baseline: round(c.render.baselineMs, 3), baselineLabel: 'YAML parse of the output', ratio: round(c.render.ratio, 2) },
+        ])
+      : []),
   ];
   console.log(`\nplanwarden bench — ${results.machine.cpus} CPUs (${results.machine.cpuModel}), node ${results.machine.node}, ${results.machine.date}`);
   console.log(`load average at start ${results.machine.loadAverageAtStart.join(' ')}, at end ${results.machine.loadAverageAtEnd.join(' ')}\n`);
