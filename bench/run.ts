@@ -5,7 +5,7 @@
 // machines and runs. Progress goes to stderr, the table to stdout. See bench/README.md.
 //
 // Flags: --only=PART[,PART…]     run only these: webhook, blueprint, cluster (= all of the following),
-//                                 admission, controller, ten-thousand, schedule-burst, fleet
+//                                 admission, controller, preview, ten-thousand, schedule-burst, fleet
 //                                 (keys of parts not run are null, with a note)
 //        --quick                  small counts, for trying the harness out (not for numbers)
 //        --thousand=N             Instances of the controller's create → COMPLETE figure (default 1000)
@@ -49,6 +49,7 @@ import { BENCH_NAMESPACE, plansServiceAccountRbac, preflightOperatorVersion, thr
 import { createWithRetry, INSTANCES, pool, serviceAccountKubeconfig } from './kube.ts';
 import { scheduleBurstFigure, tenThousandFigure } from './scale.ts';
 import { fleetFigure } from './fleet.ts';
+import { previewFigure } from './preview.ts';
 import { stopAllChildren } from './procs.ts';
 import { median, quantile, renderTable, round, sleep, type Row } from './stats.ts';
 import { benchWebhook, type Pairing, type WebhookBenchResult } from './webhook.ts';
@@ -76,7 +77,7 @@ const { values: flags } = parseArgs({
     keep: { type: 'boolean' },
   },
 });
-const CLUSTER_PARTS = ['admission', 'controller', 'ten-thousand', 'schedule-burst', 'fleet'];
+const CLUSTER_PARTS = ['admission', 'controller', 'preview', 'ten-thousand', 'schedule-burst', 'fleet'];
 const LOCAL_PARTS = ['webhook', 'blueprint'];
 const selected = new Set((flags.only ?? 'webhook,blueprint,cluster').split(',').flatMap((p) => (p === 'cluster' ? CLUSTER_PARTS : [p])));
 for (const part of selected) {
@@ -360,6 +361,8 @@ async function controllerPart(ctx: ClusterContext): Promise<ControllerResults> {
 /** The figures after admission and the controller's, in order; a new one is one more entry. */
 const burstTiming = { quietSeconds: settings.quietSeconds, secondsPerInstance: settings.burstSecondsPerInstance };
 const SCALE_FIGURES: Figure[] = [
+  // Before the scale figures fill the API server with thousands of Instances.
+  previewFigure({ reps: quick ? 2 : 5, objects: 100 }),
   tenThousandFigure({
     count: settings.tenThousand,
     settleSeconds: settings.settleSeconds,
