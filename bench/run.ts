@@ -37,6 +37,7 @@ import {
   benchThousand,
   benchTrigger,
   createInstances,
+  heapSnapshot,
   holdLease,
   sampleMemory,
   startController,
@@ -345,6 +346,7 @@ async function controllerPart(ctx: ClusterContext): Promise<ControllerResults> {
   });
   await sleep(settings.settleSeconds * 1000);
   const memFull = { ...(await sampleMemory(fullReplica, settings.memorySampleSeconds)), instances: settings.rssInstances };
+  await heapSnapshot(fullReplica, log);
   await fullReplica.stop();
   log(`  standby controller with ${settings.rssInstances} Instances cached: RSS ${memFull.rssMiB.toFixed(1)} MiB`);
 
