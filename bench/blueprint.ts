@@ -4,7 +4,7 @@
 // own renderPlan: the preflight's walk over the plan, every template rendered and placed),
 // for two blueprints: the largest KUDO-layout package of test/packages/ (read with the
 // CLI's loadPackage, as `kubectl planwarden package` reads it) and an OperatorVersion with
-// one template of 1 MiB.
+// one template of 1 MiB (ConfigMaps of 100 keys each).
 //
 // Each is paired with a baseline measured in the same process, alternating with it round by
 // round (the order swapped every other round): the admission against what the bare server
@@ -114,11 +114,22 @@ export function largestTestPackage(): string {
   return sized[0].dir;
 }
 
-/** An OperatorVersion whose deploy plan applies one ConfigMap template of about `bytes` bytes, a value rendered on every line. */
+/** Keys per ConfigMap of the large template: yaml's duplicate-key check is quadratic in a map's keys, so one map of 20,000 would measure that alone. */
+const KEYS_PER_OBJECT = 100;
+
+/**
+ * An OperatorVersion whose deploy plan applies one template of about `bytes` bytes: ConfigMaps
+ * of KEYS_PER_OBJECT data lines each, a value rendered on every line.
+ */
 export function bigTemplateOperatorVersion(namespace: string, bytes = 1024 * 1024): OperatorVersion {
-  const lines = ['apiVersion: v1', 'kind: ConfigMap', 'metadata:', '  name: "{{ .Name }}-big"', 'data:'];
-  let size = lines.join('\n').length;
+  const lines: string[] = [];
+  let size = 0;
   for (let i = 0; size < bytes; i++) {
+    if (i % KEYS_PER_OBJECT === 0) {
+      const head = `${i === 0 ? '' : '---\n'}apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "{{ .Name }}-big-${i / KEYS_PER_OBJECT}"\ndata:`;
+      lines.push(head);
+      size += head.length + 1;
+    }
     const line = `  k${String(i).padStart(6, '0')}: "{{ .Params.SIZE | upper }}-{{ .Name }}-${i}"`;
     lines.push(line);
     size += line.length + 1;
@@ -208,7 +219,7 @@ export async function benchBlueprint(o: { rounds: number; minRoundMs: number; bi
   o.log(`blueprint: ${dir.slice(PROJECT_ROOT.length + 1)} (the largest test package) — OperatorVersion admission and deploy render, ${o.rounds} rounds against their baselines`);
   const packageCase = await measureCase(dir.slice(PROJECT_ROOT.length + 1), pkg, o.rounds, o.minRoundMs);
   const big = `${Math.round(o.bigTemplateBytes / 1024)} KiB template`;
-  o.log(`blueprint: an OperatorVersion with a ${big} (one ConfigMap, a value rendered on each of its lines) — the same`);
+  o.log(`blueprint: an OperatorVersion with a ${big} (ConfigMaps of 100 keys, a value rendered on each line) — the same`);
   const bigCase = await measureCase(big, bigTemplateOperatorVersion('bench', o.bigTemplateBytes), o.rounds, o.minRoundMs);
   return { package: packageCase, bigTemplate: bigCase };
 }
