@@ -87,12 +87,13 @@ export async function heapSnapshot(c: Controller, log: (s: string) => void): Pro
   for (;;) {
     const file = readdirSync(dir).find((f) => !before.has(f) && f.endsWith('.heapsnapshot'));
     if (file) {
-      // Written in one go by the process; complete once its size stops changing.
-      let size = -1;
-      while (statSync(join(dir, file)).size !== size) {
-        size = statSync(join(dir, file)).size;
-        await sleep(2000);
+      // V8 writes it with the event loop stopped: once the process answers again, it is complete.
+      for (;;) {
+        const r = await httpText(c.metricsUrl).catch(() => ({ status: 0, body: '' }));
+        if (r.status === 200) break;
+        if (Date.now() > deadline) throw new Error(`${c.identity} did not answer after its heap snapshot`);
       }
+      const size = statSync(join(dir, file)).size;
       log(`  heap snapshot of ${c.identity}: ${join(dir, file)} (${(size / 2 ** 20).toFixed(0)} MiB)`);
       return join(dir, file);
     }
