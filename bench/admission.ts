@@ -1,7 +1,10 @@
 // What admission costs a write on the real control plane. Sequential writes, timed at the
-// client, in three states that take turns block by block (so drift hits all of them alike):
+// client, in four states that take turns block by block (so drift hits all of them alike):
 //   none     no planwarden webhook configurations, no policy binding (the baseline);
 //   webhook  planwarden's Mutating/ValidatingWebhookConfigurations registered;
+//   noop     the floor: the same configurations (made from planwarden's: same webhooks, paths,
+//            rules, matchConditions, TLS, timeouts, failure policy) pointed at a webhook that
+//            answers every review "allowed" without judging it (bench/noopWebhook.ts);
 //   vap      only a ValidatingAdmissionPolicy (CEL, in the apiserver's process) that holds
 //            one of the webhook's lookup-free UpdatePlan rules: no insight accepted twice.
 // The writes, in each block, in turn: a label patch of an Instance, a manual trigger of that
@@ -13,8 +16,18 @@
 // webhook's own request counters confirm, block by block, that it saw exactly the writes
 // the configurations send it: in "webhook" blocks every trigger (validated, and mutated: the
 // mutating webhook stamps who asked, planwarden.dev/requested-by) and every UpdatePlan patch,
-// never an Instance label patch (their matchConditions), and nothing at all in the other states.
+// never an Instance label patch (their matchConditions), and nothing at all in the other states;
+// the no-op webhook's counters confirm the same of "noop" blocks.
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { WEBHOOK_CERT_FILES } from '../certs/webhook.ts';
+import { ROUTES } from '../shared/api/webhookRoutes.ts';
+import { freePort } from '../test/controlplane/cluster.ts';
+import { PROJECT_ROOT } from '../test/controlplane/build.ts';
+import { KEEP_ALIVE_TIMEOUT_MS } from '../webhook/server.ts';
+import { transpileGraph } from './compile.ts';
+import { spawnTracked, stopChild } from './procs.ts';
 import type { KubeClient, KubeResource } from '../shared/kube/client.ts';
 import type { Instance } from '../shared/api/schema.ts';
 import type { ClusterState } from '../test/controlplane/cluster.ts';
@@ -23,7 +36,7 @@ import { apiCountsDelta, scrapeApiCounts } from './apiRequests.ts';
 import { httpText, INSTANCES, parseMetric, UPDATEPLANS } from './kube.ts';
 import { quantile, sleep } from './stats.ts';
 
-export type AdmissionState = 'none' | 'webhook' | 'vap';
+export type AdmissionState = 'none' | 'webhook' | 'noop' | 'vap';
 
 export interface AdmissionBenchOptions {
   kube: KubeClient;
@@ -35,6 +48,8 @@ export interface AdmissionBenchOptions {
   /** An Instance whose OperatorVersion's plan PREFLIGHT_PLAN applies an object (see fixtures.ts). */
   preflightInstance: string;
   updatePlan: string;
+  /** Scratch files: the no-op webhook's transpiled script and its log. */
+  workDir: string;
   /** Blocks per state and timed writes per block (of each kind). */
   blocks: number;
   perBlock: number;
@@ -47,18 +62,23 @@ export interface Percentiles {
   n: number;
 }
 
+/** The writes through webhooks: planwarden's (webhook), no-op ones configured alike (noop), none. */
+type WebhookStates = Record<'none' | 'webhook' | 'noop', Percentiles>;
+
 export interface AdmissionBenchResult {
   /** Label patches of the Instance: the webhooks' matchConditions send them nowhere. */
-  instance: Record<'none' | 'webhook', Percentiles>;
+  instance: WebhookStates;
   /** Manual triggers of the Instance: a new (planName, id) each, judged by /validate/instances. */
-  trigger: Record<'none' | 'webhook', Percentiles>;
+  trigger: WebhookStates;
   /** Manual triggers of a plan with an Apply task: judged by /validate/instances including the preflight. */
-  preflightTrigger: Record<'none' | 'webhook', Percentiles>;
+  preflightTrigger: WebhookStates;
   /** SubjectAccessReviews the API server served per preflight trigger in "webhook" blocks (the webhook caches answers 10 s). */
   subjectAccessReviewsPerPreflightTrigger: number;
   /** Every request the API server served per preflight trigger in "webhook" blocks, by "VERB group/resource" (the trigger itself, the webhook's lookups). */
   apiRequestsPerPreflightTrigger: Record<string, number>;
   updatePlan: Record<AdmissionState, Percentiles>;
+  /** The no-op webhook's calls per trigger in "noop" blocks, by path (1 for /validate/instances and /mutate/instances, plus the API server's repeats). */
+  noopCallsPerTrigger: Record<string, number>;
   /** Blocks whose webhook request count did not match the state (their samples are dropped). */
   discardedBlocks: number;
   /** Webhook calls beyond one per write in kept "webhook" blocks: the API server admitting a write again after an internal conflict. */
@@ -128,9 +148,13 @@ async function ensurePresent(kube: KubeClient, o: KubeResource): Promise<void> {
 
 const DUPLICATE = { updateInformer: 'bench-probe', uid: 'probe-1', accepted: true };
 
-/** What the state admits: the dry-run acceptance of one insight twice is refused by the VAP, by the webhook, or admitted. */
-async function observedState(o: AdmissionBenchOptions): Promise<AdmissionState | 'unknown'> {
+/**
+ * What the state admits: the dry-run acceptance of one insight twice is refused by the VAP,
+ * by the webhook, or admitted — by the no-op webhook when it was called for it, else by nothing.
+ */
+async function observedState(o: AdmissionBenchOptions, noop: NoopWebhook): Promise<AdmissionState | 'unknown'> {
   const path = await o.kube.pathFor({ ...UPDATEPLANS, namespace: o.namespace, name: o.updatePlan });
+  const noopBefore = (await noop.counts())[ROUTES.validateUpdatePlans] ?? 0;
   try {
     await o.kube.request({
       method: 'PATCH',
@@ -139,13 +163,75 @@ async function observedState(o: AdmissionBenchOptions): Promise<AdmissionState |
       body: { spec: { acceptedInsights: [DUPLICATE, DUPLICATE] } },
       contentType: 'application/merge-patch+json',
     });
-    return 'none';
+    return ((await noop.counts())[ROUTES.validateUpdatePlans] ?? 0) > noopBefore ? 'noop' : 'none';
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
     if (message.includes('ValidatingAdmissionPolicy')) return 'vap';
     if (message.includes('admission webhook')) return 'webhook';
     return 'unknown';
   }
+}
+
+/** The no-op webhook, in a process of its own. */
+interface NoopWebhook {
+  url: string;
+  /** Its calls so far, by path. */
+  counts: () => Promise<Record<string, number>>;
+  stop: () => Promise<void>;
+}
+
+const isWebhookConfiguration = (x: KubeResource) => x.kind === 'MutatingWebhookConfiguration' || x.kind === 'ValidatingWebhookConfiguration';
+
+/**
+ * The floor's configurations: planwarden's own, as installed (rendered from manifests/, which
+ * scripts/gen-webhooks.ts generates from the route table — same webhooks, paths, rules,
+ * matchConditions, timeouts, failure policy, caBundle), pointed at `url` and renamed so that
+ * they can be registered while planwarden's are not.
+ */
+export function noopWebhookConfigurations(kubeconfig: string, url: string, caPem: string): KubeResource[] {
+  return (localInstallObjects(kubeconfig, url, caPem) as KubeResource[])
+    .filter(isWebhookConfiguration)
+    .map((c) => ({ ...c, metadata: { ...c.metadata, name: `${c.metadata.name ?? ''}-noop-floor` } }));
+}
+
+/** Starts bench/noopWebhook.ts (transpiled) on a free port with the stack's serving certificate, which the configurations' caBundle trusts. */
+async function startNoopWebhook(o: AdmissionBenchOptions): Promise<NoopWebhook> {
+  const port = await freePort();
+  const tlsDir = join(o.stack.dir, 'webhook-tls');
+  mkdirSync(join(o.workDir, 'logs'), { recursive: true });
+  const logFile = join(o.workDir, 'logs', 'noop-webhook.log');
+  const logFd = openSync(logFile, 'w');
+  const child = spawnTracked(
+    process.execPath,
+    [
+      transpileGraph('bench/noopWebhook.ts', join(o.workDir, 'dist')),
+      `--port=${port}`,
+      `--tls-cert=${join(tlsDir, WEBHOOK_CERT_FILES.cert)}`,
+      `--tls-key=${join(tlsDir, WEBHOOK_CERT_FILES.key)}`,
+      `--keep-alive-ms=${KEEP_ALIVE_TIMEOUT_MS}`,
+    ],
+    { cwd: PROJECT_ROOT, stdio: ['ignore', logFd, logFd, 'ipc'], env: { ...process.env, NODE_OPTIONS: '' } },
+  );
+  closeSync(logFd);
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the no-op webhook did not start within 30 s')), 30_000);
+    child.on('message', (m: { ready?: number; error?: string }) => {
+      clearTimeout(timer);
+      if (m.error) reject(new Error(`the no-op webhook: ${m.error}`));
+      else resolve();
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the no-op webhook exited with ${code} (see ${logFile})`));
+    });
+  });
+  child.removeAllListeners('exit');
+  const url = `https://127.0.0.1:${port}`;
+  return {
+    url,
+    counts: async () => JSON.parse((await httpText(`${url}/counts`, o.stack.caPem)).body) as Record<string, number>,
+    stop: () => stopChild(child),
+  };
 }
 
 interface WebhookCounts {
@@ -203,22 +289,26 @@ async function markDeployed(o: AdmissionBenchOptions, name: string): Promise<voi
 
 export async function benchAdmission(o: AdmissionBenchOptions): Promise<AdmissionBenchResult> {
   const installed = localInstallObjects(o.kubeconfig, o.stack.webhookUrl, o.stack.caPem) as KubeResource[];
-  const webhookConfigs = installed.filter((x) => x.kind === 'MutatingWebhookConfiguration' || x.kind === 'ValidatingWebhookConfiguration');
+  const webhookConfigs = installed.filter(isWebhookConfiguration);
   if (webhookConfigs.length !== 2) throw new Error(`expected 2 webhook configurations in the manifests, found ${webhookConfigs.length}`);
+  const noop = await startNoopWebhook(o);
+  const noopConfigs = noopWebhookConfigurations(o.kubeconfig, noop.url, o.stack.caPem);
   const binding = policyBinding(o.namespace);
   await ensurePresent(o.kube, distinctInsightsPolicy());
   await markDeployed(o, o.instance);
   await markDeployed(o, o.preflightInstance);
 
   const enter = async (state: AdmissionState) => {
-    // Mutating first on the way in, validating first on the way out.
+    // Mutating first on the way in, validating first on the way out; out before in.
+    if (state !== 'webhook') for (const c of [...webhookConfigs].reverse()) await ensureAbsent(o.kube, c);
+    if (state !== 'noop') for (const c of [...noopConfigs].reverse()) await ensureAbsent(o.kube, c);
     if (state === 'webhook') for (const c of webhookConfigs) await ensurePresent(o.kube, c);
-    else for (const c of [...webhookConfigs].reverse()) await ensureAbsent(o.kube, c);
+    if (state === 'noop') for (const c of noopConfigs) await ensurePresent(o.kube, c);
     if (state === 'vap') await ensurePresent(o.kube, binding);
     else await ensureAbsent(o.kube, binding);
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const seen = await observedState(o);
+      const seen = await observedState(o, noop);
       if (seen === state) break;
       if (Date.now() > deadline) throw new Error(`admission state "${state}" not in effect after 30 s (observed "${seen}")`);
       await sleep(100);
@@ -250,17 +340,18 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
       ),
     );
 
-  const samples = {
-    instance: { none: [] as number[], webhook: [] as number[], vap: [] as number[] },
-    trigger: { none: [] as number[], webhook: [] as number[], vap: [] as number[] },
-    preflight: { none: [] as number[], webhook: [] as number[], vap: [] as number[] },
-    updatePlan: { none: [] as number[], webhook: [] as number[], vap: [] as number[] },
-  };
+  const perState = (): Record<AdmissionState, number[]> => ({ none: [], webhook: [], noop: [], vap: [] });
+  const samples = { instance: perState(), trigger: perState(), preflight: perState(), updatePlan: perState() };
+  // A balanced Latin square: over 4 blocks each state runs once in each position and after each other state once.
   const orders: AdmissionState[][] = [
-    ['none', 'webhook', 'vap'],
-    ['webhook', 'vap', 'none'],
-    ['vap', 'none', 'webhook'],
+    ['none', 'webhook', 'vap', 'noop'],
+    ['webhook', 'noop', 'none', 'vap'],
+    ['noop', 'vap', 'webhook', 'none'],
+    ['vap', 'none', 'noop', 'webhook'],
   ];
+  const noopCalls: Record<string, number> = {};
+  let noopTriggers = 0;
+  const noopDelta = (before: Record<string, number>, after: Record<string, number>, path: string) => (after[path] ?? 0) - (before[path] ?? 0);
   let discarded = 0;
   /** Webhook calls beyond one per write in "webhook" blocks (the API server's own retries). */
   let repeatedCalls = 0;
@@ -273,6 +364,7 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
       for (const state of orders[b % orders.length]!) {
         await enter(state);
         const before = await webhookCounts(o.stack);
+        const noopBefore = await noop.counts();
         const inst: number[] = [];
         const trig: number[] = [];
         const up: number[] = [];
@@ -287,29 +379,48 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
           }
         }
         const after = await webhookCounts(o.stack);
+        const noopAfter = await noop.counts();
         const writes = o.perBlock + WARMUP_WRITES;
-        const expected = state === 'webhook' ? writes : 0;
+        const expected = state === 'webhook' || state === 'noop' ? writes : 0;
         // Label patches of the Instance reach no webhook; a trigger both (the mutating one stamps who asked).
-        const seen = {
-          validate: after.validateInstances - before.validateInstances,
-          mutate: after.mutateInstances - before.mutateInstances,
-          updatePlans: after.updatePlans - before.updatePlans,
-        };
+        // In "noop" blocks the no-op webhook must see what planwarden's sees in "webhook" blocks.
+        const seen =
+          state === 'noop'
+            ? {
+                validate: noopDelta(noopBefore, noopAfter, ROUTES.validateInstances),
+                mutate: noopDelta(noopBefore, noopAfter, ROUTES.mutateInstances),
+                updatePlans: noopDelta(noopBefore, noopAfter, ROUTES.validateUpdatePlans),
+              }
+            : {
+                validate: after.validateInstances - before.validateInstances,
+                mutate: after.mutateInstances - before.mutateInstances,
+                updatePlans: after.updatePlans - before.updatePlans,
+              };
+        const noopSeen = Object.values(noopAfter).reduce((a, v) => a + v, 0) - Object.values(noopBefore).reduce((a, v) => a + v, 0);
+        const plannedSeen = after.validateInstances - before.validateInstances + (after.mutateInstances - before.mutateInstances) + (after.updatePlans - before.updatePlans);
         // The API server may call a webhook again for one write: a PATCH is applied to the
         // object it read, and when that read trailed etcd (the previous write of this
         // sequence not yet in its cache) the update conflicts inside the server, which
         // applies the patch again and admits it again. So a "webhook" block must show at
         // least one call per write (the extra calls are counted), the other states none.
+        // The other webhook (planwarden's in "noop" blocks, the no-op one in all others) must see nothing.
+        const called = state === 'webhook' || state === 'noop';
         const matches =
-          state === 'webhook'
+          (called
             ? seen.validate >= expected && seen.mutate >= expected && seen.updatePlans >= expected
-            : seen.validate === 0 && seen.mutate === 0 && seen.updatePlans === 0;
+            : seen.validate === 0 && seen.mutate === 0 && seen.updatePlans === 0) && (state === 'noop' ? plannedSeen === 0 : noopSeen === 0);
         if (!matches) {
           discarded++;
-          o.log(`  block ${b + 1} "${state}": the webhook saw ${JSON.stringify(seen)}, expected ${state === 'webhook' ? 'at least ' : ''}${expected} calls of each kind; block discarded`);
+          o.log(
+            `  block ${b + 1} "${state}": the ${state === 'noop' ? 'no-op ' : ''}webhook saw ${JSON.stringify(seen)}, expected ${called ? 'at least ' : ''}${expected} calls of each kind (the other webhook: ${state === 'noop' ? plannedSeen : noopSeen} calls, expected 0); block discarded`,
+          );
           continue;
         }
         if (state === 'webhook') repeatedCalls += seen.validate - expected + (seen.updatePlans - expected);
+        if (state === 'noop') {
+          for (const path of [ROUTES.validateInstances, ROUTES.mutateInstances]) noopCalls[path] = (noopCalls[path] ?? 0) + noopDelta(noopBefore, noopAfter, path);
+          noopTriggers += writes;
+        }
         samples.instance[state].push(...inst);
         samples.trigger[state].push(...trig);
         samples.updatePlan[state].push(...up);
@@ -329,12 +440,26 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
           if (i >= WARMUP_WRITES) pre.push(t);
         }
         const afterPre = await webhookCounts(o.stack);
+        const noopAfterPre = await noop.counts();
         const apiAfter = await scrapeApiCounts(o.cluster);
-        const seenPre = { validate: afterPre.validateInstances - after.validateInstances, mutate: afterPre.mutateInstances - after.mutateInstances };
-        if (state === 'webhook' ? seenPre.validate < writes || seenPre.mutate < writes : seenPre.validate !== 0 || seenPre.mutate !== 0) {
+        const plannedPre = { validate: afterPre.validateInstances - after.validateInstances, mutate: afterPre.mutateInstances - after.mutateInstances };
+        const noopPre = { validate: noopDelta(noopAfter, noopAfterPre, ROUTES.validateInstances), mutate: noopDelta(noopAfter, noopAfterPre, ROUTES.mutateInstances) };
+        const seenPre = state === 'noop' ? noopPre : plannedPre;
+        const otherPre = state === 'noop' ? plannedPre : noopPre;
+        if (
+          (called ? seenPre.validate < writes || seenPre.mutate < writes : seenPre.validate !== 0 || seenPre.mutate !== 0) ||
+          otherPre.validate !== 0 ||
+          otherPre.mutate !== 0
+        ) {
           discarded++;
-          o.log(`  block ${b + 1} "${state}" (preflight triggers): the webhook saw ${JSON.stringify(seenPre)}, expected ${state === 'webhook' ? 'at least ' : ''}${expected} calls of each kind; block discarded`);
+          o.log(
+            `  block ${b + 1} "${state}" (preflight triggers): the ${state === 'noop' ? 'no-op ' : ''}webhook saw ${JSON.stringify(seenPre)}, expected ${called ? 'at least ' : ''}${expected} calls of each kind (the other: ${JSON.stringify(otherPre)}); block discarded`,
+          );
           continue;
+        }
+        if (state === 'noop') {
+          for (const path of [ROUTES.validateInstances, ROUTES.mutateInstances]) noopCalls[path] = (noopCalls[path] ?? 0) + noopDelta(noopAfter, noopAfterPre, path);
+          noopTriggers += writes;
         }
         samples.preflight[state].push(...pre);
         if (state === 'webhook') {
@@ -350,16 +475,19 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
       o.log(`  block ${b + 1}/${o.blocks} done (${(b + 1) * o.perBlock} timed writes of each kind per state)`);
     }
   } finally {
-    // Leave planwarden as it was installed: webhooks on, the bench policy gone.
+    // Leave planwarden as it was installed: webhooks on, the floor's and the bench policy gone.
+    for (const c of [...noopConfigs].reverse()) await ensureAbsent(o.kube, c);
+    await noop.stop();
     for (const c of webhookConfigs) await ensurePresent(o.kube, c);
     await ensureAbsent(o.kube, binding);
     await ensureAbsent(o.kube, distinctInsightsPolicy());
   }
   const pct = (v: number[]): Percentiles => ({ p50Ms: quantile(v, 0.5), p99Ms: quantile(v, 0.99), n: v.length });
   return {
-    instance: { none: pct(samples.instance.none), webhook: pct(samples.instance.webhook) },
-    trigger: { none: pct(samples.trigger.none), webhook: pct(samples.trigger.webhook) },
-    preflightTrigger: { none: pct(samples.preflight.none), webhook: pct(samples.preflight.webhook) },
+    instance: { none: pct(samples.instance.none), webhook: pct(samples.instance.webhook), noop: pct(samples.instance.noop) },
+    trigger: { none: pct(samples.trigger.none), webhook: pct(samples.trigger.webhook), noop: pct(samples.trigger.noop) },
+    preflightTrigger: { none: pct(samples.preflight.none), webhook: pct(samples.preflight.webhook), noop: pct(samples.preflight.noop) },
+    noopCallsPerTrigger: Object.fromEntries(Object.entries(noopCalls).map(([k, v]): [string, number] => [k, noopTriggers === 0 ? NaN : Math.round((v / noopTriggers) * 1000) / 1000])),
     subjectAccessReviewsPerPreflightTrigger: handler.preflightWrites === 0 ? NaN : subjectAccessReviews / handler.preflightWrites,
     apiRequestsPerPreflightTrigger: Object.fromEntries(
       Object.entries(preflightRequests)
@@ -367,7 +495,7 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
         .map(([k, v]): [string, number] => [k, Math.round((v / Math.max(1, handler.preflightWrites)) * 1000) / 1000])
         .filter(([, v]) => v >= 0.01),
     ),
-    updatePlan: { none: pct(samples.updatePlan.none), webhook: pct(samples.updatePlan.webhook), vap: pct(samples.updatePlan.vap) },
+    updatePlan: { none: pct(samples.updatePlan.none), webhook: pct(samples.updatePlan.webhook), noop: pct(samples.updatePlan.noop), vap: pct(samples.updatePlan.vap) },
     discardedBlocks: discarded,
     repeatedWebhookCalls: repeatedCalls,
     handlerMeanMs: {

@@ -2,7 +2,7 @@
 // trigger → COMPLETE latency of a 3-step plan, 1,000 Instances to COMPLETE, API requests
 // while idle, and resident memory with 0 and 10,000 Instances in the informer cache.
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Instance } from '../shared/api/schema.ts';
@@ -44,10 +44,13 @@ export async function startController(opts: {
   const fd = openSync(join(opts.stackDir, 'logs', `controller-${opts.identity}.log`), 'a');
   // PLANWARDEN_BENCH_CPU_PROF=<dir>: each controller writes a V8 CPU profile there when it stops.
   const profile = process.env.PLANWARDEN_BENCH_CPU_PROF;
+  // PLANWARDEN_BENCH_HEAP_SNAPSHOT=<dir>: SIGUSR2 makes a controller write a heap snapshot there (heapSnapshot).
+  const heap = process.env.PLANWARDEN_BENCH_HEAP_SNAPSHOT;
   const child = spawnTracked(
     process.execPath,
     [
       ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`, `--cpu-prof-name=controller-${opts.identity}.cpuprofile`] : []),
+      ...(heap ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heap}`] : []),
       opts.entry,
       `--kubeconfig=${join(opts.stackDir, 'controller.kubeconfig')}`,
       `--metrics-port=${metricsPort}`,
@@ -69,6 +72,34 @@ export async function startController(opts: {
     await sleep(200);
   }
   return { identity: opts.identity, pid: child.pid!, metricsUrl: `${base}/metrics`, stop: () => stopChild(child) };
+}
+
+/**
+ * With PLANWARDEN_BENCH_HEAP_SNAPSHOT=<dir>: asks `c` for a heap snapshot (SIGUSR2) and waits
+ * until the file is complete; its path, or undefined when the variable is not set.
+ */
+export async function heapSnapshot(c: Controller, log: (s: string) => void): Promise<string | undefined> {
+  const dir = process.env.PLANWARDEN_BENCH_HEAP_SNAPSHOT;
+  if (!dir) return undefined;
+  const before = new Set(readdirSync(dir));
+  process.kill(c.pid, 'SIGUSR2');
+  const deadline = Date.now() + 300_000;
+  for (;;) {
+    const file = readdirSync(dir).find((f) => !before.has(f) && f.endsWith('.heapsnapshot'));
+    if (file) {
+      // V8 writes it with the event loop stopped: once the process answers again, it is complete.
+      for (;;) {
+        const r = await httpText(c.metricsUrl).catch(() => ({ status: 0, body: '' }));
+        if (r.status === 200) break;
+        if (Date.now() > deadline) throw new Error(`${c.identity} did not answer after its heap snapshot`);
+      }
+      const size = statSync(join(dir, file)).size;
+      log(`  heap snapshot of ${c.identity}: ${join(dir, file)} (${(size / 2 ** 20).toFixed(0)} MiB)`);
+      return join(dir, file);
+    }
+    if (Date.now() > deadline) throw new Error(`no heap snapshot from ${c.identity} in ${dir} after 300 s`);
+    await sleep(1000);
+  }
 }
 
 /** Takes a Lease for an hour under a made-up holder, so that a controller on it stays a standby. */

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { API_VERSION, type Instance, type InstanceStatus, type OperatorVersion, type PlanStatus } from '../shared/api/schema.ts';
 import type { KubeResource } from '../shared/kube/client.ts';
+import { CONTROLLER_SERVICE_ACCOUNT, DEFAULT_INSTALL_NAMESPACE } from '../shared/api/webhookRoutes.ts';
 import { PROJECT_ROOT } from '../test/controlplane/build.ts';
 
 export const BENCH_NAMESPACE = 'bench';
@@ -306,6 +307,20 @@ export function plansServiceAccountRbac(namespace: string): KubeResource[] {
       metadata: { name: 'bench-plans', namespace },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'bench-plans' },
       subjects: [{ kind: 'ServiceAccount', name: PLANS_SERVICE_ACCOUNT, namespace }],
+    },
+    // The namespace lets planwarden's controller act as the plans' ServiceAccount (instance.controller-not-granted otherwise).
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: `planwarden-controller-as-${PLANS_SERVICE_ACCOUNT}`, namespace },
+      rules: [{ apiGroups: [''], resources: ['serviceaccounts'], resourceNames: [PLANS_SERVICE_ACCOUNT], verbs: ['impersonate'] }],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: `planwarden-controller-as-${PLANS_SERVICE_ACCOUNT}`, namespace },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `planwarden-controller-as-${PLANS_SERVICE_ACCOUNT}` },
+      subjects: [{ kind: 'ServiceAccount', name: CONTROLLER_SERVICE_ACCOUNT, namespace: DEFAULT_INSTALL_NAMESPACE }],
     },
   ];
 }

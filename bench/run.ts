@@ -4,8 +4,8 @@
 // interleaved with it where that is possible — the ratio is the number to compare across
 // machines and runs. Progress goes to stderr, the table to stdout. See bench/README.md.
 //
-// Flags: --only=PART[,PART…]     run only these: webhook, cluster (= all of the following),
-//                                 admission, controller, ten-thousand, schedule-burst, fleet
+// Flags: --only=PART[,PART…]     run only these: webhook, blueprint, cluster (= all of the following),
+//                                 admission, controller, preview, ten-thousand, schedule-burst, fleet
 //                                 (keys of parts not run are null, with a note)
 //        --quick                  small counts, for trying the harness out (not for numbers)
 //        --thousand=N             Instances of the controller's create → COMPLETE figure (default 1000)
@@ -15,6 +15,7 @@
 //        --burst-seconds-per-instance=S  time to allow per Instance for their deploys before the tick
 //        --fleet=N                Instances of the FleetRollout figure (default 1000)
 //        --fleet-concurrent=C     its maxConcurrent, and the baseline's triggers in flight (default 100)
+//        --big-template-kib=N     the blueprint part's large template (default 1024)
 //        --keep                   leave the bench control plane running at the end
 import { writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
@@ -36,6 +37,7 @@ import {
   benchThousand,
   benchTrigger,
   createInstances,
+  heapSnapshot,
   holdLease,
   sampleMemory,
   startController,
@@ -48,9 +50,11 @@ import { BENCH_NAMESPACE, plansServiceAccountRbac, preflightOperatorVersion, thr
 import { createWithRetry, INSTANCES, pool, serviceAccountKubeconfig } from './kube.ts';
 import { scheduleBurstFigure, tenThousandFigure } from './scale.ts';
 import { fleetFigure } from './fleet.ts';
+import { previewFigure } from './preview.ts';
 import { stopAllChildren } from './procs.ts';
 import { median, quantile, renderTable, round, sleep, type Row } from './stats.ts';
 import { benchWebhook, type Pairing, type WebhookBenchResult } from './webhook.ts';
+import { benchBlueprint, type BlueprintBenchResult, type BlueprintCase } from './blueprint.ts';
 
 const WORK_DIR = join(PROJECT_ROOT, '.planwarden', 'bench');
 const CLUSTER_DIR = join(PROJECT_ROOT, '.planwarden', 'bench-cluster');
@@ -70,14 +74,16 @@ const { values: flags } = parseArgs({
     'burst-seconds-per-instance': { type: 'string' },
     fleet: { type: 'string' },
     'fleet-concurrent': { type: 'string' },
+    'big-template-kib': { type: 'string' },
     keep: { type: 'boolean' },
   },
 });
-const CLUSTER_PARTS = ['admission', 'controller', 'ten-thousand', 'schedule-burst', 'fleet'];
-const selected = new Set((flags.only ?? 'webhook,cluster').split(',').flatMap((p) => (p === 'cluster' ? CLUSTER_PARTS : [p])));
+const CLUSTER_PARTS = ['admission', 'controller', 'preview', 'ten-thousand', 'schedule-burst', 'fleet'];
+const LOCAL_PARTS = ['webhook', 'blueprint'];
+const selected = new Set((flags.only ?? 'webhook,blueprint,cluster').split(',').flatMap((p) => (p === 'cluster' ? CLUSTER_PARTS : [p])));
 for (const part of selected) {
-  if (part !== 'webhook' && !CLUSTER_PARTS.includes(part)) {
-    console.error(`--only: unknown part "${part}"; parts: webhook, cluster, ${CLUSTER_PARTS.join(', ')}`);
+  if (!LOCAL_PARTS.includes(part) && !CLUSTER_PARTS.includes(part)) {
+    console.error(`--only: unknown part "${part}"; parts: ${LOCAL_PARTS.join(', ')}, cluster, ${CLUSTER_PARTS.join(', ')}`);
     process.exit(2);
   }
 }
@@ -95,7 +101,8 @@ function positive(name: string, fallback: number): number {
 const quick = flags.quick === true;
 const settings = {
   webhook: { connections: 16, seconds: quick ? 3 : 8, warmupSeconds: quick ? 1 : 3, rounds: quick ? 1 : 3, logLevel: 'info' },
-  admission: { blocks: quick ? 1 : 6, perBlock: quick ? 20 : 50 },
+  blueprint: { rounds: quick ? 1 : 5, minRoundMs: quick ? 100 : 300, bigTemplateBytes: positive('big-template-kib', quick ? 64 : 1024) * 1024 },
+  admission: { blocks: quick ? 1 : 8, perBlock: quick ? 20 : 50 },
   triggerReps: quick ? 5 : 20,
   thousand: positive('thousand', quick ? 200 : 1000),
   createConcurrency: 20,
@@ -145,6 +152,12 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 async function webhookHalf(): Promise<WebhookBenchResult> {
   log('webhook: realistic Instance UPDATE (manual trigger) vs a bare https server that parses the same body');
   return benchWebhook({ workDir: WORK_DIR, ...settings.webhook, log });
+}
+
+// --- blueprints, in-process ---
+
+async function blueprintPart(): Promise<BlueprintBenchResult> {
+  return benchBlueprint({ ...settings.blueprint, log });
 }
 
 // --- the cluster half ---
@@ -213,7 +226,7 @@ async function admissionPart(ctx: ClusterContext): Promise<AdmissionBenchResult>
   await createWithRetry(kube, plan);
 
   log(
-    `admission: ${settings.admission.blocks} blocks × ${settings.admission.perBlock} sequential writes of each kind (Instance label, Instance trigger, UpdatePlan label; then triggers through the preflight) per state (none / webhook / vap), interleaved`,
+    `admission: ${settings.admission.blocks} blocks × ${settings.admission.perBlock} sequential writes of each kind (Instance label, Instance trigger, UpdatePlan label; then triggers through the preflight) per state (none / webhook / noop / vap), interleaved`,
   );
   return benchAdmission({
     kube,
@@ -224,6 +237,7 @@ async function admissionPart(ctx: ClusterContext): Promise<AdmissionBenchResult>
     instance: 'overhead',
     preflightInstance: 'preflight',
     updatePlan: plan.metadata.name!,
+    workDir: WORK_DIR,
     ...settings.admission,
     log,
   });
@@ -332,6 +346,7 @@ async function controllerPart(ctx: ClusterContext): Promise<ControllerResults> {
   });
   await sleep(settings.settleSeconds * 1000);
   const memFull = { ...(await sampleMemory(fullReplica, settings.memorySampleSeconds)), instances: settings.rssInstances };
+  await heapSnapshot(fullReplica, log);
   await fullReplica.stop();
   log(`  standby controller with ${settings.rssInstances} Instances cached: RSS ${memFull.rssMiB.toFixed(1)} MiB`);
 
@@ -348,6 +363,8 @@ async function controllerPart(ctx: ClusterContext): Promise<ControllerResults> {
 /** The figures after admission and the controller's, in order; a new one is one more entry. */
 const burstTiming = { quietSeconds: settings.quietSeconds, secondsPerInstance: settings.burstSecondsPerInstance };
 const SCALE_FIGURES: Figure[] = [
+  // Before the scale figures fill the API server with thousands of Instances.
+  previewFigure({ reps: quick ? 2 : 5, objects: 100 }),
   tenThousandFigure({
     count: settings.tenThousand,
     settleSeconds: settings.settleSeconds,
@@ -388,6 +405,18 @@ function paired(p: Pairing | undefined): { webhook: number; bare: number; ratio:
   return { webhook: p.webhook.rounds[i]!.rps, bare: p.bare.rounds[i]!.rps, ratio: p.ratios[i]! };
 }
 
+/** A blueprint case as results.json holds it (ms rounded to µs). */
+function blueprintCase(c: BlueprintCase) {
+  const t = (p: BlueprintCase['admission']) => ({
+    ms: round(p.ms, 3),
+    baselineMs: round(p.baselineMs, 3),
+    ratio: round(p.ratio, 2),
+    rounds: p.rounds.map((x) => ({ ms: round(x.ms, 3), baselineMs: round(x.baselineMs, 3) })),
+  });
+  const { admission, render, ...sizes } = c;
+  return { ...sizes, admission: t(admission), render: t(render) };
+}
+
 function ratio(a: number | null, b: number | null): number | null {
   return a === null || b === null || b === 0 ? null : round(a / b, 3);
 }
@@ -399,11 +428,13 @@ async function main(): Promise<void> {
   if (quick) notes.push('--quick: small counts and short runs; the figures only show that the harness works');
 
   let wh: WebhookBenchResult | undefined;
+  let bp: BlueprintBenchResult | undefined;
   let cl: ClusterResults | undefined;
   try {
     if (runWebhook) wh = await webhookHalf();
+    if (selected.has('blueprint')) bp = await blueprintPart();
     if (runCluster) cl = await clusterHalf(selected);
-    const skipped = ['webhook', ...CLUSTER_PARTS].filter((p) => !selected.has(p));
+    const skipped = [...LOCAL_PARTS, ...CLUSTER_PARTS].filter((p) => !selected.has(p));
     if (skipped.length) notes.push(`not measured in this run (--only=${flags.only ?? ''}): ${skipped.join(', ')} (their keys are null or absent)`);
   } finally {
     await cleanup();
@@ -455,6 +486,7 @@ async function main(): Promise<void> {
       rounds: wh ? { single: wh.single, cluster: wh.cluster, rules: wh.rules } : null,
       bodyBytes: wh?.bodyBytes ?? null,
     },
+    blueprint: bp ? { package: blueprintCase(bp.package), bigTemplate: blueprintCase(bp.bigTemplate) } : null,
     apiserver: {
       overheadP50Ms: over(adm?.instance.webhook.p50Ms, adm?.instance.none.p50Ms),
       overheadP99Ms: over(adm?.instance.webhook.p99Ms, adm?.instance.none.p99Ms),
@@ -471,6 +503,21 @@ async function main(): Promise<void> {
       preflightTriggerGoalRatios: { p50: 1.3, p99: 1.5 },
       preflightTriggerWithWebhooks: adm ? { p50Ms: r(adm.preflightTrigger.webhook.p50Ms), p99Ms: r(adm.preflightTrigger.webhook.p99Ms), n: adm.preflightTrigger.webhook.n } : null,
       preflightTriggerWithoutWebhooks: adm ? { p50Ms: r(adm.preflightTrigger.none.p50Ms), p99Ms: r(adm.preflightTrigger.none.p99Ms), n: adm.preflightTrigger.none.n } : null,
+      // The floor: the same writes through no-op webhooks configured as planwarden's (bench/noopWebhook.ts).
+      triggerRatioP50: ratio(adm ? adm.trigger.webhook.p50Ms : null, adm ? adm.trigger.none.p50Ms : null),
+      triggerRatioP99: ratio(adm ? adm.trigger.webhook.p99Ms : null, adm ? adm.trigger.none.p99Ms : null),
+      triggerWithNoopWebhooks: adm ? { p50Ms: r(adm.trigger.noop.p50Ms), p99Ms: r(adm.trigger.noop.p99Ms), n: adm.trigger.noop.n } : null,
+      triggerFloorRatioP50: ratio(adm ? adm.trigger.webhook.p50Ms : null, adm ? adm.trigger.noop.p50Ms : null),
+      triggerFloorRatioP99: ratio(adm ? adm.trigger.webhook.p99Ms : null, adm ? adm.trigger.noop.p99Ms : null),
+      triggerNoopRatioP50: ratio(adm ? adm.trigger.noop.p50Ms : null, adm ? adm.trigger.none.p50Ms : null),
+      triggerNoopRatioP99: ratio(adm ? adm.trigger.noop.p99Ms : null, adm ? adm.trigger.none.p99Ms : null),
+      preflightTriggerWithNoopWebhooks: adm ? { p50Ms: r(adm.preflightTrigger.noop.p50Ms), p99Ms: r(adm.preflightTrigger.noop.p99Ms), n: adm.preflightTrigger.noop.n } : null,
+      preflightTriggerFloorRatioP50: ratio(adm ? adm.preflightTrigger.webhook.p50Ms : null, adm ? adm.preflightTrigger.noop.p50Ms : null),
+      preflightTriggerFloorRatioP99: ratio(adm ? adm.preflightTrigger.webhook.p99Ms : null, adm ? adm.preflightTrigger.noop.p99Ms : null),
+      preflightTriggerNoopRatioP50: ratio(adm ? adm.preflightTrigger.noop.p50Ms : null, adm ? adm.preflightTrigger.none.p50Ms : null),
+      preflightTriggerNoopRatioP99: ratio(adm ? adm.preflightTrigger.noop.p99Ms : null, adm ? adm.preflightTrigger.none.p99Ms : null),
+      floorGoalRatios: { p50: 1.2, p99: 1.3 },
+      noopCallsPerTrigger: adm?.noopCallsPerTrigger ?? null,
       preflightWebhookHandlerMeanMs: r(adm?.handlerMeanMs.preflightTrigger),
       subjectAccessReviewsPerPreflightTrigger: r(adm?.subjectAccessReviewsPerPreflightTrigger, 3),
       apiRequestsPerPreflightTrigger: adm?.apiRequestsPerPreflightTrigger ?? null,
@@ -487,7 +534,7 @@ async function main(): Promise<void> {
       webhookHandlerMeanMs: r(adm?.handlerMeanMs.updatePlan),
       latency: adm
         ? Object.fromEntries(
-            (['none', 'vap', 'webhook'] as const).map((s) => [s, { p50Ms: r(adm.updatePlan[s].p50Ms), p99Ms: r(adm.updatePlan[s].p99Ms), n: adm.updatePlan[s].n }]),
+            (['none', 'vap', 'webhook', 'noop'] as const).map((s) => [s, { p50Ms: r(adm.updatePlan[s].p50Ms), p99Ms: r(adm.updatePlan[s].p99Ms), n: adm.updatePlan[s].n }]),
           )
         : null,
     },
@@ -531,12 +578,18 @@ async function main(): Promise<void> {
       `webhook.cluster*: node:cluster with ${wh.workers} workers (os.availableParallelism()), against a bare server in the same mode; on ${wh.workers} cores the load generator competes with the workers for CPU`,
     );
   }
+  if (bp) {
+    notes.push(
+      `blueprint: in the bench process (no control plane); ${settings.blueprint.rounds} rounds of ≥ ${settings.blueprint.minRoundMs} ms per figure, measured and baseline alternating (a call over 1 s: one call, one round); ms = per call in the round with the median ratio. admission = decodeAdmissionReview + the /validate/operatorversions handler (in-memory lookups: no Instance uses it) + encodeVerdict of a CREATE by an administrator, against JSON.parse of the same review body + an allowing answer (the webhook half's bare server); render = render's renderPlan of the deploy plan with the defaults (every template rendered and placed, as the preflight does), against yaml's parseAllDocuments + toJS of the text it rendered. package = the largest KUDO-layout folder of test/packages/ (loadPackage); bigTemplate = one template of --big-template-kib KiB, ConfigMaps of 100 data lines "{{ .Params.SIZE | upper }}-{{ .Name }}-N"`,
+    );
+  }
   if (adm) {
     notes.push(
       `apiserver: sequential writes to an Instance no controller runs (its status made to look deployed), timed at the client (JSON client, admin credentials), in turn: a label patch (overhead*, with/withoutWebhooks: the webhooks' matchConditions send it to no webhook) and a manual trigger, a merge patch {planName: ${TRIGGER_PLAN}, id: new each time, abort: false} as kubectl planwarden plan trigger writes it (trigger*: judged by /validate/instances with its OperatorVersion, not sent to /mutate/instances since it carries its id; each stays pending and the next, same plan, replaces it); with = planwarden Mutating+ValidatingWebhookConfigurations registered, without = both deleted; overhead = with − without per percentile`,
       'apiserver.webhookHandlerMeanMs, vap.webhookHandlerMeanMs: mean time per write inside the webhook (its planwarden_admission_duration_seconds; for Instances per trigger, mutate+validate), including the apiserver lookups the handlers make; the rest of the overhead is the apiserver calling the webhook; apiserver.operatorVersionReads: where the triggers\' OperatorVersion came from (cache = the webhook\'s watch-backed cache, api = a GET)',
       'p99 of ~300 sequential writes is about the 3rd-slowest write: differences of a few ms between states are noise on a shared machine, and a small negative overhead means no measurable one',
       'vap: sequential label patches of an UpdatePlan with no admission (baseline), only a ValidatingAdmissionPolicy (no insight accepted twice: the webhook\'s updateplan.duplicate-insight in CEL), or only the webhooks (a label change of an UpdatePlan needs no lookup: the webhook judges it from the request); figures are overheads over the baseline',
+      'apiserver.*Noop*, *FloorRatio*: the floor — the same writes, in "noop" blocks interleaved with the others, through no-op webhooks: planwarden\'s two configurations as installed (rendered from manifests/, generated from the route table: same webhooks, paths, rules, matchConditions, TLS caBundle, timeouts, failure policy), renamed and pointed at bench/noopWebhook.ts, a node:https server in its own process with the stack\'s certificate that answers every review "allowed" (the mutating ones with no patch) after reading only the uid from the body\'s first chunk; its per-path counters confirm each block as planwarden\'s do. triggerFloorRatio* = planwarden / floor (goal ≤ 1.2× p50, ≤ 1.3× p99: floorGoalRatios); triggerNoopRatio* = floor / no webhooks, what the two call-outs cost by themselves',
       `apiserver.preflightTrigger*: in each block, after the writes above, the same number of manual triggers (merge patch {planName: ${PREFLIGHT_PLAN}, new id}) of a second Instance whose plan ${PREFLIGHT_PLAN} has one Apply task (a ConfigMap template): /validate/instances renders it with the run's values, checks the object, and asks SubjectAccessReviews (answers cached 10 s per ServiceAccount and rule) whether the plans' ServiceAccount may patch and create it — subjectAccessReviewsPerPreflightTrigger is how many the API server served per such trigger in webhook blocks; webhookHandlerMeanMs.preflight is their mean time inside the webhook`,
     );
   }
@@ -565,6 +618,12 @@ async function main(): Promise<void> {
     { figure: 'apiserver overhead p99 (Instance trigger)', value: results.apiserver.triggerOverheadP99Ms, unit: 'ms', baseline: results.apiserver.triggerWithoutWebhooks?.p99Ms ?? null, baselineLabel: 'no webhooks', ratio: ratio(results.apiserver.triggerWithWebhooks?.p99Ms ?? null, results.apiserver.triggerWithoutWebhooks?.p99Ms ?? null) },
     { figure: 'apiserver overhead p50 (trigger, preflight)', value: results.apiserver.preflightTriggerOverheadP50Ms, unit: 'ms', baseline: results.apiserver.preflightTriggerWithoutWebhooks?.p50Ms ?? null, baselineLabel: 'no webhooks', ratio: results.apiserver.preflightTriggerRatioP50 },
     { figure: 'apiserver overhead p99 (trigger, preflight)', value: results.apiserver.preflightTriggerOverheadP99Ms, unit: 'ms', baseline: results.apiserver.preflightTriggerWithoutWebhooks?.p99Ms ?? null, baselineLabel: 'no webhooks', ratio: results.apiserver.preflightTriggerRatioP99 },
+    { figure: 'trigger p50 vs the no-op floor', value: results.apiserver.triggerWithWebhooks?.p50Ms ?? null, unit: 'ms', baseline: results.apiserver.triggerWithNoopWebhooks?.p50Ms ?? null, baselineLabel: 'no-op webhooks', ratio: results.apiserver.triggerFloorRatioP50 },
+    { figure: 'trigger p99 vs the no-op floor', value: results.apiserver.triggerWithWebhooks?.p99Ms ?? null, unit: 'ms', baseline: results.apiserver.triggerWithNoopWebhooks?.p99Ms ?? null, baselineLabel: 'no-op webhooks', ratio: results.apiserver.triggerFloorRatioP99 },
+    { figure: 'trigger (preflight) p50 vs the no-op floor', value: results.apiserver.preflightTriggerWithWebhooks?.p50Ms ?? null, unit: 'ms', baseline: results.apiserver.preflightTriggerWithNoopWebhooks?.p50Ms ?? null, baselineLabel: 'no-op webhooks', ratio: results.apiserver.preflightTriggerFloorRatioP50 },
+    { figure: 'trigger (preflight) p99 vs the no-op floor', value: results.apiserver.preflightTriggerWithWebhooks?.p99Ms ?? null, unit: 'ms', baseline: results.apiserver.preflightTriggerWithNoopWebhooks?.p99Ms ?? null, baselineLabel: 'no-op webhooks', ratio: results.apiserver.preflightTriggerFloorRatioP99 },
+    { figure: 'the floor itself p50 (trigger)', value: results.apiserver.triggerWithNoopWebhooks?.p50Ms ?? null, unit: 'ms', baseline: results.apiserver.triggerWithoutWebhooks?.p50Ms ?? null, baselineLabel: 'no webhooks', ratio: results.apiserver.triggerNoopRatioP50 },
+    { figure: 'the floor itself p99 (trigger)', value: results.apiserver.triggerWithNoopWebhooks?.p99Ms ?? null, unit: 'ms', baseline: results.apiserver.triggerWithoutWebhooks?.p99Ms ?? null, baselineLabel: 'no webhooks', ratio: results.apiserver.triggerNoopRatioP99 },
     { figure: 'VAP overhead p50 (UpdatePlan)', value: results.vap.updatePlanPolicyP50Ms, unit: 'ms', baseline: adm ? r(adm.updatePlan.none.p50Ms) : null, baselineLabel: 'no admission', ratio: ratio(adm ? adm.updatePlan.vap.p50Ms : null, adm ? adm.updatePlan.none.p50Ms : null) },
     { figure: 'webhook overhead p50 (UpdatePlan)', value: results.vap.webhookUpdatePlanP50Ms, unit: 'ms', baseline: adm ? r(adm.updatePlan.none.p50Ms) : null, baselineLabel: 'no admission', ratio: ratio(adm ? adm.updatePlan.webhook.p50Ms : null, adm ? adm.updatePlan.none.p50Ms : null) },
     { figure: 'VAP overhead p99 (UpdatePlan)', value: results.vap.updatePlanPolicyP99Ms, unit: 'ms', baseline: adm ? r(adm.updatePlan.none.p99Ms) : null, baselineLabel: 'no admission', ratio: ratio(adm ? adm.updatePlan.vap.p99Ms : null, adm ? adm.updatePlan.none.p99Ms : null) },
@@ -584,6 +643,12 @@ async function main(): Promise<void> {
     { figure: '  of which all else', value: results.controller.idleOtherRequestsPerMinute, unit: '/min' },
     { figure: 'idle WATCH (re)connects/min', value: results.controller.idleWatchRequestsPerMinute, unit: '/min' },
     ...(cl?.figures ?? []).flatMap((f) => f.rows),
+    ...(bp
+      ? [bp.package, bp.bigTemplate].flatMap((c): Row[] => [
+          { figure: `OperatorVersion admission (${c.name})`, value: round(c.admission.ms, 3), unit: 'ms', baseline: round(c.admission.baselineMs, 3), baselineLabel: 'JSON.parse of the review', ratio: round(c.admission.ratio, 2) },
+          { figure: `render deploy (${c.name})`, value: round(c.render.ms, 3), unit: 'ms', baseline: round(c.render.baselineMs, 3), baselineLabel: 'YAML parse of the output', ratio: round(c.render.ratio, 2) },
+        ])
+      : []),
   ];
   console.log(`\nplanwarden bench — ${results.machine.cpus} CPUs (${results.machine.cpuModel}), node ${results.machine.node}, ${results.machine.date}`);
   console.log(`load average at start ${results.machine.loadAverageAtStart.join(' ')}, at end ${results.machine.loadAverageAtEnd.join(' ')}\n`);

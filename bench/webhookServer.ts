@@ -24,9 +24,9 @@ import { buildHandlers, ROUTES } from '../webhook/handlers.ts';
 import { decodeAdmissionReview, encodeVerdict } from '../webhook/review.ts';
 import express from 'express';
 import { createLogger } from '../webhook/log.ts';
-import type { WebhookLookups } from '../webhook/lookups.ts';
 import type { OperatorVersion } from '../shared/api/schema.ts';
 import { createWebhookMetrics } from '../webhook/metrics.ts';
+import { inMemoryLookups } from './memoryLookups.ts';
 import { DEFAULT_LIMITS, expressMessageClasses, KEEP_ALIVE_TIMEOUT_MS, startWebhookServer } from '../webhook/server.ts';
 
 export type ServerMode = 'webhook' | 'bare' | 'rules' | 'express';
@@ -74,19 +74,6 @@ function readOptions(argv: string[]): Options {
     workers: Math.max(1, Number(values.workers ?? '1')),
     logLevel: values['log-level'] ?? 'info',
     operatorVersionFile: values['operator-version'],
-  };
-}
-
-/** Lookups served from memory: the OperatorVersion the Instance names, nothing else. */
-export function inMemoryLookups(ov: OperatorVersion): WebhookLookups {
-  return {
-    getOperatorVersion: async (namespace, name) =>
-      name === ov.metadata.name && namespace === ov.metadata.namespace ? ov : undefined,
-    getUpdatePlan: async () => undefined,
-    listUpdatePlans: async () => [],
-    listInstances: async () => [],
-    serviceAccountExists: async () => true,
-    canI: async () => ({ kind: 'allowed' }),
   };
 }
 

@@ -62,11 +62,21 @@ export function createWebhookMetrics({ defaultMetrics = true }: MetricsOptions =
     registers: [registry],
   });
 
+  // The children of each label set, made once: observing through a label object makes
+  // prom-client hash and validate the labels on every review. The set is bounded (webhook
+  // paths × operations × 3 verdicts).
+  const admissionChildren = new Map<string, { duration: { observe(v: number): void }; requests: { inc(): void } }>();
   return {
     registry,
-    observeAdmission(labels, seconds) {
-      duration.observe(labels, seconds);
-      requests.inc(labels);
+    observeAdmission({ webhook, operation, verdict }, seconds) {
+      const key = `${webhook} ${operation} ${verdict}`;
+      let children = admissionChildren.get(key);
+      if (!children) {
+        children = { duration: duration.labels(webhook, operation, verdict), requests: requests.labels(webhook, operation, verdict) };
+        admissionChildren.set(key, children);
+      }
+      children.duration.observe(seconds);
+      children.requests.inc();
     },
     countBadRequest(webhook, reason) {
       badRequests.inc({ webhook, reason });

@@ -111,6 +111,34 @@ interface AdmissionDeps {
   logger: Logger;
   metrics: WebhookMetrics;
   handlerTimeoutMs: number;
+  /** Which allowed answers without warnings get their line at info (allowedLogSampler); absent: every one. */
+  sampleAllowed?: AllowedLogSampler;
+}
+
+/** For an allowed answer without warnings: undefined to log it at debug, or the number of such answers logged at debug since this webhook's last info line. */
+export type AllowedLogSampler = (webhook: string, nowMs: number) => number | undefined;
+
+/** How often at most an allowed answer without warnings is logged at info, per webhook (the others at debug). */
+export const ALLOWED_LOG_INTERVAL_MS = 1_000;
+
+/**
+ * Refusals, errors and answers with warnings are always logged at info; an allowed answer
+ * without warnings — nearly every review, and the same line each time — at most once per
+ * `intervalMs` per webhook, the line counting (`allowedAtDebug`) the ones logged at debug
+ * since. Under load that saves a JSON line per review; at the usual rate (a few reviews a
+ * second) most are still at info.
+ */
+export function allowedLogSampler(intervalMs = ALLOWED_LOG_INTERVAL_MS): AllowedLogSampler {
+  const last = new Map<string, { at: number; skipped: number }>();
+  return (webhook, nowMs) => {
+    const seen = last.get(webhook);
+    if (seen && nowMs - seen.at < intervalMs) {
+      seen.skipped++;
+      return undefined;
+    }
+    last.set(webhook, { at: nowMs, skipped: 0 });
+    return seen?.skipped ?? 0;
+  };
 }
 
 class HandlerTimeout extends Error {}
@@ -185,12 +213,16 @@ export async function answerAdmission(
     answer = { status: 200, body: encodeVerdict(req.uid, verdict) };
   }
 
-  const seconds = (performance.now() - started) / 1000;
+  const finished = performance.now();
+  const seconds = (finished - started) / 1000;
   deps.metrics.observeAdmission({ webhook, operation: req.operation, verdict: label }, seconds);
-  if (deps.logger.isLevelEnabled('info')) {
-    deps.logger.info(
+  const sampled = verdict.allowed && verdict.warnings.length === 0 && deps.sampleAllowed ? deps.sampleAllowed(webhook, finished) : 0;
+  const level = sampled === undefined ? 'debug' : 'info';
+  if (deps.logger.isLevelEnabled(level)) {
+    deps.logger[level](
       {
         ...bindings,
+        ...(sampled ? { allowedAtDebug: sampled } : {}),
         verdict: label,
         ...(verdict.allowed ? { patchOps: verdict.patch.length } : { rule: verdict.rule, code: verdict.code }),
         warnings: verdict.warnings.length,
@@ -309,8 +341,24 @@ export class ReviewGate {
  */
 export const MAX_JSON_DEPTH = 10_000;
 
+/**
+ * Whether `body` holds at most `max` bytes "[" and "{" together, counted with indexOf
+ * (native, memchr-fast): the depth of JSON never exceeds the brackets it opens, so such a
+ * body cannot nest deeper than `max` — nearly every review, decided without a byte loop.
+ */
+function fewOpeners(body: Uint8Array, max: number): boolean {
+  if (body.length <= max) return true;
+  const buf = Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  let n = 0;
+  for (const opener of [0x5b, 0x7b]) {
+    for (let i = buf.indexOf(opener); i >= 0; i = buf.indexOf(opener, i + 1)) if (++n > max) return false;
+  }
+  return true;
+}
+
 /** Whether `body`, read as JSON, opens more than `max` arrays/objects at once (strings skipped; one pass, no allocation). */
 export function jsonDeeperThan(body: Uint8Array, max: number): boolean {
+  if (fewOpeners(body, max)) return false;
   let depth = 0;
   let inString = false;
   for (let i = 0; i < body.length; i++) {
@@ -439,9 +487,28 @@ interface HttpError {
   message?: string;
 }
 
-function sendError(res: Response, status: number, error: string, headers: Record<string, string> = {}): void {
+/** A JSON error answer with node's own response methods (the admission routes also run without express: admissionFastPaths). */
+function sendError(res: http.ServerResponse, status: number, error: string, headers: Record<string, string> = {}): void {
   if (res.headersSent) return;
-  res.set(headers).status(status).json({ error });
+  const text = JSON.stringify({ error });
+  res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) }).end(text);
+}
+
+type AdmissionRouteHandler = (req: Request, res: Response) => Promise<void>;
+
+/**
+ * The admission routes of an app made by createWebhookApp, by exact path: the server calls
+ * them without express's router for a POST to exactly that path (the API server's only
+ * request; its "?timeout=5s" aside), which saves the router's matching, parameter
+ * processing and next() chain on every review. Anything else goes through express.
+ */
+const ADMISSION_FAST_PATHS = new WeakMap<express.Express, ReadonlyMap<string, AdmissionRouteHandler>>();
+
+/** The path of a request URL, without its query. */
+function pathOf(url: string | undefined): string {
+  if (url === undefined) return '';
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
 }
 
 /** The express app: admission routes, /healthz, /readyz, /metrics. */
@@ -452,6 +519,7 @@ export function createWebhookApp(options: WebhookAppOptions): express.Express {
     logger,
     metrics,
     handlerTimeoutMs: options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS,
+    sampleAllowed: allowedLogSampler(),
   };
   const bodyLimit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
@@ -481,9 +549,10 @@ export function createWebhookApp(options: WebhookAppOptions): express.Express {
   // Each admission route is one handler and nothing else in front of it: it reads the raw
   // body (JSON only, within the limit), answers, and writes the answer with
   // one writeHead/end (no body-parser layers, no res.json content negotiation per request).
+  const fastPaths = new Map<string, AdmissionRouteHandler>();
   for (const [path, route] of Object.entries(handlers)) {
     if (!path.startsWith('/')) throw new Error(`webhook path ${JSON.stringify(path)} must start with "/"`);
-    app.post(path, async (req: Request, res: Response) => {
+    const admit: AdmissionRouteHandler = async (req, res) => {
       const arrived = performance.now();
       const read = await readBody(req, bodyLimit, budgets);
       if (!('body' in read)) {
@@ -522,8 +591,11 @@ export function createWebhookApp(options: WebhookAppOptions): express.Express {
       } finally {
         read.release();
       }
-    });
+    };
+    fastPaths.set(path, admit);
+    app.post(path, admit);
   }
+  ADMISSION_FAST_PATHS.set(app, fastPaths);
 
   app.use((req: Request, res: Response) => {
     sendError(res, 404, `no webhook at ${req.method} ${req.path}`);
@@ -790,6 +862,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   let stopping = false;
   const userReady = options.ready ?? (() => true);
   const app = createWebhookApp({ ...options, ready: () => !stopping && userReady() });
+  const fastPaths = ADMISSION_FAST_PATHS.get(app) ?? new Map<string, AdmissionRouteHandler>();
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
 
   const server = https.createServer(
@@ -807,7 +880,13 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     (req, res) => {
       // While stopping, every answer closes its connection, so in-flight work drains out.
       if (stopping) res.setHeader('Connection', 'close');
-      app(req, res);
+      const admit = req.method === 'POST' ? fastPaths.get(pathOf(req.url)) : undefined;
+      if (!admit) return void app(req, res);
+      admit(req as Request, res as Response).catch((err: unknown) => {
+        // What express's error handler does with a bug in the route (createWebhookApp).
+        logger.error({ err, webhook: pathOf(req.url) }, 'unexpected error in the webhook shell');
+        sendError(res, 500, 'internal error, see webhook logs');
+      });
     },
   );
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;

@@ -20,7 +20,9 @@ import type { AdmissionRequest } from '../../../webhook/review.ts';
 import { allow, deny, type Verdict } from '../../../shared/verdict.ts';
 import {
   DEFAULT_BODY_LIMIT_BYTES,
+  allowedLogSampler,
   answerAdmission,
+  jsonDeeperThan,
   expressMessageClasses,
   startWebhookServer,
   type WebhookRoutes,
@@ -165,6 +167,11 @@ describe('webhook/server', function () {
           }
           return allow(['plan "deploy" will run'], [{ op: 'add', path: '/metadata/labels', value: { checked: 'yes' } }]);
         },
+      },
+      '/validate/quiet': {
+        kinds: ['Instance'],
+        handle: async (req) =>
+          req.name === 'refused' ? deny({ rule: 'instance.test' as RuleId, object: 'Instance "shop/refused"', refused: 'UPDATE', why: 'it is a test', fix: 'do not' }) : allow(),
       },
       '/mutate/warns': {
         kinds: ['Instance'],
@@ -331,6 +338,27 @@ describe('webhook/server', function () {
       const info = JSON.stringify(log.lines.filter((l) => l.level !== 'debug'));
       expect(info).to.not.contain('hunter2-do-not-log');
       expect(log.lines.find((l) => l.msg === 'admission request received')).to.include({ level: 'debug' }).and.to.have.property('bytes').above(0);
+    });
+
+    it('serves the path the API server calls, with its ?timeout=5s, and a trailing slash through express alike', async function () {
+      for (const path of ['/validate/instances?timeout=5s', '/validate/instances/']) {
+        const r = await post(srv.port, ca.certPem, review(), { path });
+        expect(r.status, path).to.equal(200);
+        expect(r.json.response, path).to.include({ uid: UID, allowed: true });
+      }
+    });
+
+    it('logs every refusal at info, and allowed answers without warnings at info once a second per webhook, the rest at debug', async function () {
+      const quiet = { path: '/validate/quiet' };
+      for (let i = 0; i < 3; i++) await post(srv.port, ca.certPem, review(), quiet);
+      for (let i = 0; i < 2; i++) await post(srv.port, ca.certPem, review({ name: 'refused' }), quiet);
+      const answered = log.lines.filter((l) => l.msg === 'admission answered' && l.webhook === '/validate/quiet');
+      expect(answered.filter((l) => l.verdict === 'allowed').map((l) => l.level)).to.deep.equal(['info', 'debug', 'debug']);
+      expect(answered.filter((l) => l.verdict === 'denied').map((l) => l.level)).to.deep.equal(['info', 'info']);
+      // Every review is counted, whatever its line's level.
+      const text = await metrics.registry.metrics();
+      expect(text).to.match(/planwarden_admission_requests_total\{webhook="\/validate\/quiet",operation="UPDATE",verdict="allowed"\} 3\n/);
+      expect(text).to.match(/planwarden_admission_requests_total\{webhook="\/validate\/quiet",operation="UPDATE",verdict="denied"\} 2\n/);
     });
 
     it('logs the warnings of an answer at info, for tracing (e.g. a discarded Unknown adapter report)', async function () {
@@ -525,6 +553,58 @@ describe('webhook/server', function () {
       expect(r.status).to.equal(503);
       expect(r.headers.connection).to.equal('close');
       await stopping;
+    });
+  });
+
+  describe('allowedLogSampler', function () {
+    const cases: { says: string; calls: [string, number][]; expect: (number | undefined)[] }[] = [
+      { says: 'the first answer of a webhook is logged at info', calls: [['/a', 0]], expect: [0] },
+      { says: 'within the interval the next ones go to debug', calls: [['/a', 0], ['/a', 10], ['/a', 999]], expect: [0, undefined, undefined] },
+      { says: 'after the interval one is at info again, counting those at debug', calls: [['/a', 0], ['/a', 10], ['/a', 20], ['/a', 1000]], expect: [0, undefined, undefined, 2] },
+      { says: 'each webhook has its own interval', calls: [['/a', 0], ['/b', 5], ['/a', 6]], expect: [0, 0, undefined] },
+    ];
+    for (const c of cases) {
+      it(c.says, function () {
+        const sample = allowedLogSampler(1000);
+        expect(c.calls.map(([w, t]) => sample(w, t))).to.deep.equal(c.expect);
+      });
+    }
+  });
+
+  describe('jsonDeeperThan', function () {
+    /** The depth of JSON text, strings skipped: the definition jsonDeeperThan must keep. */
+    function depthOf(text: string): number {
+      let depth = 0;
+      let most = 0;
+      let inString = false;
+      for (let i = 0; i < text.length; i++) {
+        const c = text[i];
+        if (inString) {
+          if (c === '\\') i++;
+          else if (c === '"') inString = false;
+        } else if (c === '"') inString = true;
+        else if (c === '[' || c === '{') most = Math.max(most, ++depth);
+        else if (c === ']' || c === '}') depth--;
+      }
+      return most;
+    }
+
+    it('answers as the depth of the text does, whether its brackets are few or many', function () {
+      fc.assert(
+        fc.property(fc.jsonValue({ maxDepth: 12 }), fc.integer({ min: 0, max: 14 }), fc.integer({ min: 0, max: 40 }), (value, max, pad) => {
+          // Padding with brackets inside a string makes a body with many openers and little depth.
+          const text = JSON.stringify({ pad: '['.repeat(pad), value });
+          expect(jsonDeeperThan(Buffer.from(text), max)).to.equal(depthOf(text) > max);
+        }),
+        { numRuns: 500 },
+      );
+    });
+
+    it('refuses 10,001 levels and keeps 10,000 (MAX_JSON_DEPTH), in bodies larger than the limit', function () {
+      const nested = (n: number) => Buffer.from(`${'['.repeat(n)}${']'.repeat(n)}`);
+      expect(jsonDeeperThan(nested(10_001), 10_000)).to.equal(true);
+      expect(jsonDeeperThan(nested(10_000), 10_000)).to.equal(false);
+      expect(jsonDeeperThan(Buffer.from(`[${'"{",'.repeat(20_000)}1]`), 10_000)).to.equal(false);
     });
   });
 
