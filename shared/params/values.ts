@@ -130,8 +130,33 @@ function readNumber(value: string): number | string {
   return Number.isFinite(n) ? n : 'it is not a finite number';
 }
 
+/** Deepest flow-style nesting a collection value may have: far past any real value. */
+export const MAX_FLOW_DEPTH = 100;
+
+/**
+ * How deep `[` and `{` nest in `text`, outside quoted scalars (a cheap upper bound of the
+ * parser's recursion): the parser's time grows steeply with it, so a hostile value of
+ * brackets is refused before it is parsed.
+ */
+export function flowDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let quote: string | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quote) {
+      if (c === '\\' && quote === '"') i++;
+      else if (c === quote) quote = undefined;
+    } else if (c === '"' || c === "'") quote = c;
+    else if (c === '[' || c === '{') max = Math.max(max, ++depth);
+    else if ((c === ']' || c === '}') && depth > 0) depth--;
+  }
+  return max;
+}
+
 /** The YAML/JSON document `value` is, checked for shape; or why not. */
 function readCollection(value: string, want: 'array' | 'map'): string | undefined {
+  if (flowDepth(value) > MAX_FLOW_DEPTH) return `it does not parse as YAML (brackets nested deeper than ${MAX_FLOW_DEPTH} levels)`;
   let doc;
   try {
     doc = parseDocument(value, { uniqueKeys: true, prettyErrors: false });

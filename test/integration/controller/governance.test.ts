@@ -178,6 +178,15 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
         spec: { namespaceSelector: { matchLabels: { 'pw-gov': tag } }, plans: ['upgrade', 'update', 'deploy', 'backup'], freeze: { pausedUntil: 'true', reason: 'year-end freeze', breakGlass: { groups: ['sre-leads'] } } },
       }),
     });
+    // What governs now, as a cluster admin lists it; a namespace admin may not list policies.
+    const listed = await planwarden(['policy', 'list', '-o', 'json']);
+    expect(listed.code, listed.stderr).to.equal(0);
+    const rows = JSON.parse(listed.stdout) as { name: string; approval: string; freeze: string; instances: string }[];
+    expect(rows.find((r) => r.name === approvals)).to.include({ approval: '2 of sre within 1h', freeze: '-', instances: '2' });
+    expect(rows.find((r) => r.name === freeze)?.freeze).to.equal('until lifted (year-end freeze); break-glass: sre-leads');
+    const hidden = await planwarden(['policy', 'list', ...as('bob', 'sre')]);
+    expect(hidden.code).to.equal(1);
+    expect(hidden.stderr).to.contain('you may not list PlanPolicies');
     const up = await kubectl(['-n', ns(), 'patch', 'instance', 'shop', '--type=merge', '-p', json({ spec: { parameters: { REPLICAS: '3' } } }), ...as('erin')]);
     expect(up.code, up.stderr).to.equal(0);
     const held = await waitFor('the frozen upgrade', instanceWhere(ns(), 'shop', (i) => {
