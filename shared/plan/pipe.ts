@@ -197,11 +197,13 @@ export interface PipePodOptions {
  */
 export function pipePod(pod: KubeResource, files: readonly PipeFile[], options: PipePodOptions): KubeResource {
   const out = structuredClone(pod);
+  // A rendered template may have no metadata at all (KUDO's cowsay writes none), whatever the type says.
+  const metadata = (out.metadata as KubeResource['metadata'] | undefined) ?? {};
   out.metadata = {
-    ...out.metadata,
+    ...metadata,
     name: options.name,
     namespace: options.namespace,
-    annotations: { ...out.metadata.annotations, [PIPE_RUN_ANNOTATION]: options.runId },
+    annotations: { ...metadata.annotations, [PIPE_RUN_ANNOTATION]: options.runId },
   };
   delete out.metadata.generateName;
   const spec = { ...(out.spec as PodSpec) };

@@ -96,6 +96,13 @@ describe('controller/executors/pipe', () => {
     expect(fake.object('Pod', 'team-a', POD_NAME)?.metadata.labels?.app).to.equal('gen');
   });
 
+  it('takes a Pod template with no metadata at all, as KUDO\'s cowsay writes it: planwarden names it', async () => {
+    const fake = memoryKube([SA]);
+    const obs = await pipe(fake).execute(context(undefined, POD.replace('metadata:\n  name: ignored\n', '')));
+    expect(obs).to.deep.equal({ kind: 'inProgress', message: `pipe pod ${POD_NAME} created` });
+    expect(fake.object('Pod', 'team-a', POD_NAME)?.metadata.annotations?.[PIPE_RUN_ANNOTATION]).to.equal('run-1');
+  });
+
   it('waits while the Pod runs', async () => {
     const fake = memoryKube([SA]);
     await pipe(fake).execute(context());
