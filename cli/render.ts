@@ -2,6 +2,7 @@
 // tree (the engine's summarizeTree, with terminal colors and local clock times), the history
 // table, the one-line progress of a run, and an UpdatePlan's insights.
 import { stringify as stringifyYaml } from 'yaml';
+import { kubeScalarTags } from '../shared/template/kubeScalars.ts';
 import { formatDuration } from '../shared/time.ts';
 import { summarizeTree } from './tree.ts';
 import { unacceptedRisks } from '../shared/insights.ts';
@@ -355,6 +356,7 @@ export function renderPlanYaml(plan: string, tasks: readonly RenderedTask[], hea
   return `${out.join('\n')}\n`;
 }
 
+/** YAML that kubectl reads back as the same value: a string "yes" or "0755" is quoted (see kubeScalars.ts). */
 function toYamlText(value: unknown): string {
-  return stringifyYaml(value, { lineWidth: 0 });
+  return stringifyYaml(value, { lineWidth: 0, customTags: kubeScalarTags });
 }

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { stringify } from 'yaml';
 import { TemplateProblem } from './parse.ts';
+import { kubeScalarTags } from './kubeScalars.ts';
 import { Missing, ParamData, Quoted, Untyped, YamlOf, dataOf, describeType, plain, readParam, textOf, truth, type Value } from './values.ts';
 
 export interface FnContext {
@@ -182,7 +183,7 @@ function toYamlValue(v: Value, line: number): YamlOf {
   const data = dataOf(v, line);
   let text: string;
   if (data === null || data === undefined) text = 'null';
-  else text = stringify(data, { version: '1.2', lineWidth: 0, aliasDuplicateObjects: false }).replace(/\n$/, '');
+  else text = stringify(data, { version: '1.2', customTags: kubeScalarTags, lineWidth: 0, aliasDuplicateObjects: false }).replace(/\n$/, '');
   return new YamlOf(text, data);
 }
 

@@ -8,6 +8,7 @@
 // substituted again). A hole anywhere but inside a scalar value is refused.
 import { isAlias, isMap, isPair, isScalar, isSeq, parseAllDocuments, type Document, type Node as YamlNode, type Scalar } from 'yaml';
 import type { Segment } from './exec.ts';
+import { kubeScalarTags } from './kubeScalars.ts';
 import { LineTable, TemplateProblem } from './parse.ts';
 import { Missing, ParamData, Quoted, Root, Unknown, Untyped, YamlOf, deepCopy, textOf, type Value } from './values.ts';
 
@@ -224,7 +225,7 @@ function analyse(laid: Laid, prefix: string, uniqueKeys: boolean, indentless?: R
   const base: Skeleton = { docs: [], slots: [], scalarHoles: new Map(), bytes: skeleton.length * 24 + 1024 };
   let docs: Document.Parsed[];
   try {
-    docs = parseAllDocuments(skeleton, { version: '1.2', merge: false, uniqueKeys, prettyErrors: false }) as Document.Parsed[];
+    docs = parseAllDocuments(skeleton, { version: '1.2', customTags: kubeScalarTags, merge: false, uniqueKeys, prettyErrors: false }) as Document.Parsed[];
     if (!Array.isArray(docs)) docs = [];
   } catch (err) {
     base.problem = { kind: 'yaml', line: 1, problem: `is not valid YAML: ${err instanceof Error ? err.message.split('\n')[0] : 'unreadable'}`, fix: 'fix the YAML', code: 'template.structure' };
@@ -248,7 +249,7 @@ function analyse(laid: Laid, prefix: string, uniqueKeys: boolean, indentless?: R
       base.problem = {
         kind: 'yaml',
         line: laid.lineAt(doc.range[0]),
-        problem: `declares %YAML ${version.version}: templates are YAML 1.2 (no << merges, no yes/no booleans)`,
+        problem: `declares %YAML ${version.version}: a template takes no %YAML directive (its plain scalars are read as Kubernetes reads a manifest; << merges are refused)`,
         fix: 'remove the %YAML directive',
         code: 'template.structure',
       };

@@ -13,6 +13,7 @@
 // language that needs no values. Everything is bounded and linear in the template's size; every
 // problem is a RenderError with the template, the line and a code, never an exception.
 import { parseAllDocuments } from 'yaml';
+import { kubeScalarTags } from './kubeScalars.ts';
 import type { ParameterType } from '../api/schema.ts';
 import type { KubeResource } from '../kube/client.ts';
 import { describeArg, Executor, FIELDS_TEXT, ROOT_FIELDS, type Decision, type ExecOptions, type Oracle, type Segment } from './exec.ts';
@@ -266,7 +267,7 @@ function objectsOf(template: string, values: readonly unknown[], opts: ManifestO
 export function parseManifests(template: string, text: string): RenderResult<KubeResource[]> {
   let docs;
   try {
-    docs = parseAllDocuments(text, { version: '1.2' });
+    docs = parseAllDocuments(text, { version: '1.2', customTags: kubeScalarTags });
   } catch {
     return fail(template, 'rendered text is not valid YAML', undefined, 'template.structure');
   }

@@ -63,7 +63,7 @@ describe('shared/template: the language', () => {
       ['untilStep START STOP STEP counts from START by STEP while before STOP', '{{ untilStep 1 8 3 }} {{ untilStep 3 0 -1 }} {{ untilStep 0 5 0 }}', '[1 4 7] [3 2 1] []'],
       ['list A B … is its arguments as a list, to range over', '{{ range list "a" 2 }}[{{ . }}]{{ end }} {{ len (list) }}', '[a][2] 0'],
       ['b64enc, b64dec, sha256sum', '{{ b64enc "hi" }} {{ b64dec "aGk=" }} {{ sha256sum "x" | trunc 12 }}', 'aGk= hi 2d711642b726'],
-      ['toYaml of a map parameter, as text outside a manifest', '{{ toYaml .Params.MAP }}', 'x: 1\ny: two'],
+      ['toYaml of a map parameter, as text outside a manifest (a key kubectl would read as true quoted, as sprig writes it)', '{{ toYaml .Params.MAP }}', 'x: 1\n"y": two'],
       ['toJson of a list parameter', '{{ toJson .Params.LIST }}', '["a","b"]'],
       ['indent N S and nindent N S', '[{{ indent 2 "a\\nb" }}][{{ nindent 2 "a" }}]', '[  a\n  b][\n  a]'],
     ];
@@ -168,7 +168,7 @@ describe('shared/template: values in manifests', () => {
       ['toYaml of a map parameter alone is the mapping', 'x: {{ toYaml .Params.MAP }}', { x: 1, y: 'two' }],
       ['toYaml | nindent on the line below the key is the mapping', 'x:\n  {{- toYaml .Params.MAP | nindent 2 }}', { x: 1, y: 'two' }],
       ['toJson of a list parameter alone is the list', 'x: {{ toJson .Params.LIST }}', ['a', 'b']],
-      ['toYaml inside a block scalar is the text', 'x: |\n  {{- toYaml .Params.MAP | nindent 2 }}', 'x: 1\ny: two\n'],
+      ['toYaml inside a block scalar is the text', 'x: |\n  {{- toYaml .Params.MAP | nindent 2 }}', 'x: 1\n"y": two\n'],
       ['an item of a ranged list is data', 'x:\n{{- range .Params.LIST }}\n  - {{ . }}\n{{- end }}', ['a', 'b']],
     ];
     for (const [what, fragment, expected] of rows) {

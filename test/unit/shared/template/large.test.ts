@@ -10,7 +10,7 @@ function largeTemplate(targetBytes: number): string {
   for (let i = 0; size < targetBytes; i++) {
     const doc =
       `---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "{{ .Name }}-${i}"\n  labels: {app: "{{ .Params.APP }}"}\ndata:\n` +
-      `  n: {{ .Params.N }}\n  mode: {{ if eq .Params.MODE "fast" }}fast{{ else }}slow{{ end }}\n  list: "{{ range .Params.L }}{{ . }},{{ end }}"\n`;
+      `  num: {{ .Params.N }}\n  mode: {{ if eq .Params.MODE "fast" }}fast{{ else }}slow{{ end }}\n  list: "{{ range .Params.L }}{{ . }},{{ end }}"\n`;
     parts.push(doc);
     size += doc.length;
   }
@@ -45,7 +45,7 @@ describe('shared/template: a 1 MiB template (linear analysis and rendering)', ()
       expect(rendered.ok, rendered.ok ? '' : rendered.error.message).to.equal(true);
       const [again, cachedMs] = timed(() => renderManifests('big.yaml', source, { ...VARS, params: { ...VARS.params, APP: 'other' } }));
       expect(again.ok && again.value.length).to.equal(rendered.ok && rendered.value.length);
-      if (rendered.ok) expect(rendered.value[0]!.data).to.deep.equal({ n: 3, mode: 'fast', list: 'a,b,' });
+      if (rendered.ok) expect(rendered.value[0]!.data).to.deep.equal({ num: 3, mode: 'fast', list: 'a,b,' });
       console.log(
         `      ${(source.length / 1024).toFixed(0)} KiB, ${actions} actions: analyse ${analyseMs.toFixed(0)} ms (parse included), structure check ${checkMs.toFixed(0)} ms, render ${renderMs.toFixed(0)} ms, render again (cached parse) ${cachedMs.toFixed(0)} ms`,
       );

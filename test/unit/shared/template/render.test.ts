@@ -117,9 +117,10 @@ describe('controller/executors/render', () => {
       expect(r.ok && r.value.map((o) => o.kind)).to.deep.equal(['ConfigMap', 'Secret']);
     });
 
-    it('keeps YAML 1.2 scalars: "yes" stays a string, 3 a number', () => {
-      const r = parseManifests('x.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {a: yes}\nn: 3\n');
-      expect(r.ok && r.value[0]).to.deep.include({ data: { a: 'yes' }, n: 3 });
+    it('reads plain scalars as Kubernetes reads a manifest (go-yaml, YAML 1.1): 0755 is 493, yes is true, 10:30 a string', () => {
+      const text = 'apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nmode: 0755\nneg: -0644\nbin: 0b101\nbig: 1_000\nhex: 0x1F\neight: 08\non: no\nflags: [y, N, on, OFF, "yes", \'0755\']\ntime: 10:30\n';
+      const r = parseManifests('x.yaml', text);
+      expect(r.ok && r.value[0]).to.deep.include({ mode: 493, neg: -420, bin: 5, big: 1000, hex: 31, eight: 8, true: false, flags: [true, false, true, false, 'yes', '0755'], time: '10:30' });
     });
 
     it('refuses invalid YAML, naming the template and the document', () => {
@@ -149,6 +150,12 @@ describe('controller/executors/render', () => {
     it('renders then parses, keeping a quoted number a string', () => {
       const r = renderManifests('cm.yaml', templates['cm.yaml'], VARS);
       expect(r.ok && r.value[0]).to.deep.equal({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'shop-config' }, data: { replicas: '3' } });
+    });
+
+    it("reads the author's plain scalars as Kubernetes does, beside actions (confluent's defaultMode: 0755); a value stays its type", () => {
+      const source = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}\nmode: 0755\nenabled: yes\nv: {{ .Params.V }}\n';
+      const r = renderManifests('cm.yaml', source, { ...VARS, params: { V: '0755' }, paramTypes: { V: 'string' } });
+      expect(r.ok && r.value[0]).to.deep.include({ mode: 493, enabled: true, v: '0755' });
     });
 
     it('renders the named templates in order, remembering where each object came from', () => {
