@@ -55,7 +55,7 @@ export function generateWebhookCerts({ service, namespace, ca, validityDays, caV
 export const WEBHOOK_CERT_FILES = { caCert: 'ca.crt', cert: 'tls.crt', key: 'tls.key', caKey: 'ca.key' } as const;
 
 /** Write through a temporary file and rename, so a watcher never reads half a file. */
-async function writeAtomically(path: string, content: string, mode: number): Promise<void> {
+export async function writeAtomically(path: string, content: string, mode: number): Promise<void> {
   const tmp = `${path}.${process.pid}.tmp`;
   await writeFile(tmp, content, { mode });
   await rename(tmp, path);
@@ -74,7 +74,7 @@ export async function writeWebhookCerts(dir: string, certs: WebhookCerts): Promi
   return { caCert: path('caCert'), cert: path('cert'), key: path('key'), caKey: path('caKey') };
 }
 
-async function readOptional(path: string): Promise<string | undefined> {
+export async function readOptional(path: string): Promise<string | undefined> {
   try {
     return await readFile(path, 'utf8');
   } catch (e) {
@@ -103,7 +103,7 @@ function parse(pem: string | undefined, what: string): X509Certificate | string 
   }
 }
 
-function keyMatches(cert: X509Certificate, keyPem: string | undefined): boolean {
+export function keyMatches(cert: X509Certificate, keyPem: string | undefined): boolean {
   if (keyPem === undefined) return false;
   try {
     return cert.checkPrivateKey(createPrivateKey(keyPem));

@@ -9,8 +9,9 @@ async function main(verb: string | undefined): Promise<number> {
   if (verb === 'up') {
     const { state, alreadyRunning } = await up({});
     console.log(alreadyRunning ? `control plane already running (${state.server})` : `control plane up: ${state.server}`);
-    const stack = await startStack({ kubeconfig: DEFAULT_KUBECONFIG, dir: STACK_DIR });
-    console.log(`webhook ${stack.webhookUrl} (pid ${stack.pids.webhook}); controller pid ${stack.pids.controller ?? '-'}, metrics :${stack.metricsPort ?? '-'}`);
+    // The webhook answers only the API server's client certificate, as in the tests.
+    const stack = await startStack({ kubeconfig: DEFAULT_KUBECONFIG, dir: STACK_DIR, ...(state.webhookClientAuth ? { clientAuth: state.webhookClientAuth } : {}) });
+    console.log(`webhook ${stack.webhookUrl} (pid ${stack.pids.webhook}${stack.clientAuth ? ', API server client certificate required' : ''}); controller pid ${stack.pids.controller ?? '-'}, metrics :${stack.metricsPort ?? '-'}`);
     console.log(`logs: ${join(STACK_DIR, 'logs')}; kubeconfig: ${DEFAULT_KUBECONFIG}`);
     return 0;
   }

@@ -1,6 +1,7 @@
 // Entry point of the webhook process: the only place that reads flags and environment.
 // Usage: tsx webhook/main.ts [--port 8443] [--tls-cert F] [--tls-key F]
 //        [--log-level info] [--kubeconfig F] [--shutdown-delay-seconds 5]
+//        [--client-ca F [--client-names N1,N2]]
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { buildHandlers } from './handlers.ts';
@@ -16,6 +17,10 @@ interface Config {
   /** Empty: in-cluster service account, else $KUBECONFIG / ~/.kube/config. */
   kubeconfig: string;
   shutdownDelayMs: number;
+  /** Reviews only from a client certificate signed by this CA (docs/operations.md, "Authenticating the API server to the webhook"). */
+  clientCAFile?: string;
+  /** Accepted subject CNs of that certificate; empty: any the CA signed. */
+  clientNames: string[];
   /** OperatorVersions that declare spec.crossNamespace / spec.clusterScoped are admitted (docs/operations.md, "Tenancy"). */
   tenancy: { allowCrossNamespace: boolean; allowClusterScoped: boolean };
   /** Must match the controller's flag: the ServiceAccount Instances without spec.serviceAccountName use. */
@@ -44,6 +49,8 @@ function readConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
       'default-service-account': { type: 'string' },
       'controller-user': { type: 'string' },
       'no-impersonation': { type: 'boolean' },
+      'client-ca': { type: 'string' },
+      'client-names': { type: 'string' },
     },
   });
   const number = (name: string, raw: string) => {
@@ -51,7 +58,15 @@ function readConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
     if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a non-negative number, got ${JSON.stringify(raw)}`);
     return n;
   };
+  const clientCAFile = values['client-ca'] ?? env.PLANWARDEN_CLIENT_CA_FILE ?? '';
+  const clientNames = (values['client-names'] ?? env.PLANWARDEN_CLIENT_NAMES ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== '');
+  if (clientNames.length > 0 && !clientCAFile) throw new Error('--client-names needs --client-ca (or PLANWARDEN_CLIENT_CA_FILE)');
   return {
+    ...(clientCAFile ? { clientCAFile } : {}),
+    clientNames,
     port: number('port', values.port ?? env.PLANWARDEN_WEBHOOK_PORT ?? '8443'),
     certFile: values['tls-cert'] ?? env.PLANWARDEN_TLS_CERT_FILE ?? '/tls/tls.crt',
     keyFile: values['tls-key'] ?? env.PLANWARDEN_TLS_KEY_FILE ?? '/tls/tls.key',
@@ -95,6 +110,7 @@ async function main(): Promise<void> {
     port: config.port,
     certFile: config.certFile,
     keyFile: config.keyFile,
+    ...(config.clientCAFile ? { clientAuth: { caFile: config.clientCAFile, names: config.clientNames } } : {}),
   });
 
   const shutdown = (signal: string) => {

@@ -8,6 +8,9 @@ export type VerdictLabel = 'allowed' | 'denied' | 'error';
 /** Why a body never reached a handler; a small fixed set, so label cardinality stays bounded. */
 export type BadRequestReason = DecodeProblem | 'too-large' | 'too-deep' | 'unsupported-media-type' | 'unreadable-body' | 'busy';
 
+/** Why a request to a review path was answered 401 when the webhook requires a client certificate (--client-ca). */
+export type UnauthenticatedReason = 'no-certificate' | 'untrusted' | 'name-not-allowed';
+
 export interface AdmissionLabels {
   /** The route path, e.g. "/validate/instances". */
   webhook: string;
@@ -23,6 +26,8 @@ export interface WebhookMetrics {
   observeAdmission(labels: AdmissionLabels, seconds: number): void;
   countBadRequest(webhook: string, reason: BadRequestReason): void;
   countOperatorVersionRead(source: LookupSource): void;
+  /** A request to a review path refused before its body was read: no client certificate the webhook trusts. */
+  countUnauthenticated(webhook: string, reason: UnauthenticatedReason): void;
 }
 
 export interface MetricsOptions {
@@ -55,6 +60,13 @@ export function createWebhookMetrics({ defaultMetrics = true }: MetricsOptions =
     registers: [registry],
   });
 
+  const unauthenticated = new Counter({
+    name: 'planwarden_webhook_unauthenticated_total',
+    help: 'Requests to a webhook path answered 401 because the client presented no certificate the webhook trusts (--client-ca), by reason.',
+    labelNames: ['webhook', 'reason'] as const,
+    registers: [registry],
+  });
+
   const operatorVersionReads = new Counter({
     name: 'planwarden_admission_operatorversion_reads_total',
     help: 'OperatorVersions the Instance webhook judged with, by source: its watch-backed cache, or a GET (cache not live, a miss, a write judged live).',
@@ -83,6 +95,9 @@ export function createWebhookMetrics({ defaultMetrics = true }: MetricsOptions =
     },
     countOperatorVersionRead(source) {
       operatorVersionReads.inc({ source });
+    },
+    countUnauthenticated(webhook, reason) {
+      unauthenticated.inc({ webhook, reason });
     },
   };
 }

@@ -8,11 +8,11 @@ import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createSecureContext, type SecureContextOptions } from 'node:tls';
+import { createSecureContext, type SecureContextOptions, type TLSSocket } from 'node:tls';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { boundWarnings, type Verdict } from '../shared/verdict.ts';
 import { admissionBindings, type Logger } from './log.ts';
-import type { BadRequestReason, VerdictLabel, WebhookMetrics } from './metrics.ts';
+import type { BadRequestReason, UnauthenticatedReason, VerdictLabel, WebhookMetrics } from './metrics.ts';
 import {
   answerDecodeFailure,
   decodeAdmissionReview,
@@ -685,8 +685,6 @@ export function watchCertificates(options: CertificateWatchOptions): Certificate
   let servedDigest = digest(options.current.cert, options.current.key);
   let rejectedDigest: string | undefined;
   let queue: Promise<ReloadOutcome> = Promise.resolve('unchanged');
-  let debounce: NodeJS.Timeout | undefined;
-  let closed = false;
 
   const reloadOnce = async (): Promise<ReloadOutcome> => {
     let cert: string;
@@ -725,18 +723,43 @@ export function watchCertificates(options: CertificateWatchOptions): Certificate
     queue = queue.then(reloadOnce, reloadOnce);
     return queue;
   };
+  const changes = watchFileChanges({ files: [certFile, keyFile], logger, onChange: () => void reload(), ...timing(options) });
+  return {
+    reload,
+    close: () => changes.close(),
+  };
+}
 
+const timing = (o: { pollIntervalMs?: number; debounceMs?: number }) => ({
+  ...(o.pollIntervalMs !== undefined ? { pollIntervalMs: o.pollIntervalMs } : {}),
+  ...(o.debounceMs !== undefined ? { debounceMs: o.debounceMs } : {}),
+});
+
+/**
+ * Call `onChange` (debounced) whenever one of `files` may have changed: a watch on their
+ * directories, and a stat poll for filesystems where fs.watch misses events.
+ */
+function watchFileChanges(options: {
+  files: string[];
+  logger: Logger;
+  onChange: () => void;
+  pollIntervalMs?: number;
+  debounceMs?: number;
+}): { close(): void } {
+  const { files, logger, onChange } = options;
+  let debounce: NodeJS.Timeout | undefined;
+  let closed = false;
   const schedule = () => {
     if (closed) return;
     clearTimeout(debounce);
-    debounce = setTimeout(() => void reload(), options.debounceMs ?? 300);
+    debounce = setTimeout(onChange, options.debounceMs ?? 300);
     debounce.unref();
   };
 
   // Watch the directories, not the files: Secret volumes replace files through a symlink
   // swap, after which a watch on the old inode would never fire again.
   const watchers: FSWatcher[] = [];
-  for (const dir of new Set([dirname(certFile), dirname(keyFile)])) {
+  for (const dir of new Set(files.map((f) => dirname(f)))) {
     try {
       const w = watch(dir, { persistent: false }, schedule);
       w.on('error', (err) => {
@@ -751,7 +774,7 @@ export function watchCertificates(options: CertificateWatchOptions): Certificate
 
   const signature = async () => {
     const parts = await Promise.all(
-      [certFile, keyFile].map((f) =>
+      files.map((f) =>
         stat(f).then(
           (s) => `${s.ino}:${s.size}:${s.mtimeMs}`,
           () => 'missing',
@@ -771,7 +794,6 @@ export function watchCertificates(options: CertificateWatchOptions): Certificate
   poll.unref();
 
   return {
-    reload,
     close() {
       closed = true;
       clearTimeout(debounce);
@@ -781,11 +803,143 @@ export function watchCertificates(options: CertificateWatchOptions): Certificate
   };
 }
 
+// --- the API server's client certificate (--client-ca) ---
+
+/** Paths any client may ask without a certificate: kubelet probes and Prometheus present none. */
+export const OPEN_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
+
+/** Who may send reviews: a client certificate that chains to `caFile`, with a subject CN in `names` when given. */
+export interface ClientAuthOptions {
+  /** PEM bundle of the CA certificate(s) the API server's client certificate chains to. */
+  caFile: string;
+  /** Accepted subject common names; absent or empty: any name the CA signed. */
+  names?: readonly string[];
+}
+
+export interface ClientCA {
+  pem: string;
+  /** Subjects and serial numbers, for the log. */
+  subjects: string[];
+}
+
+/** Read and check a client CA bundle: at least one certificate, each a CA; throws saying what is wrong. */
+export async function loadClientCA(caFile: string): Promise<ClientCA> {
+  const pem = await readFile(caFile, 'utf8');
+  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  if (blocks.length === 0) throw new Error(`${caFile} holds no PEM certificate`);
+  const subjects: string[] = [];
+  for (const block of blocks) {
+    let x509: X509Certificate;
+    try {
+      x509 = new X509Certificate(block);
+    } catch (e) {
+      throw new Error(`${caFile} holds a certificate that cannot be read: ${(e as Error).message}`, { cause: e });
+    }
+    if (!x509.ca) throw new Error(`${caFile} holds a certificate that is not a CA (${x509.subject.replace(/\n/g, ', ')})`);
+    subjects.push(`${x509.subject.replace(/\n/g, ', ')} (serial ${x509.serialNumber})`);
+  }
+  createSecureContext({ ...TLS_OPTIONS, ca: pem });
+  return { pem, subjects };
+}
+
+/** Watch a client CA bundle and apply a new, valid one without a restart; an invalid one is logged once and the old one kept. */
+export function watchClientCA(options: {
+  caFile: string;
+  logger: Logger;
+  current: ClientCA;
+  apply: (ca: ClientCA) => void;
+  pollIntervalMs?: number;
+  debounceMs?: number;
+}): CertificateWatcher {
+  const { caFile, logger, apply } = options;
+  let servedDigest = digest(options.current.pem);
+  let rejectedDigest: string | undefined;
+  let queue: Promise<ReloadOutcome> = Promise.resolve('unchanged');
+  const reloadOnce = async (): Promise<ReloadOutcome> => {
+    let pem: string;
+    try {
+      pem = await readFile(caFile, 'utf8');
+    } catch (e) {
+      const id = `unreadable:${(e as NodeJS.ErrnoException).code ?? 'error'}`;
+      if (rejectedDigest !== id) logger.error({ error: (e as Error).message }, 'client CA file unreadable; keeping the trusted CA');
+      rejectedDigest = id;
+      return 'rejected';
+    }
+    const id = digest(pem);
+    if (id === servedDigest) return 'unchanged';
+    if (id === rejectedDigest) return 'rejected';
+    try {
+      const ca = await loadClientCA(caFile);
+      apply(ca);
+      servedDigest = digest(ca.pem);
+      rejectedDigest = undefined;
+      logger.info({ subjects: ca.subjects }, 'client CA reloaded');
+      return 'reloaded';
+    } catch (e) {
+      rejectedDigest = id;
+      logger.error({ error: (e as Error).message }, 'new client CA rejected; keeping the trusted CA');
+      return 'rejected';
+    }
+  };
+  const reload = () => {
+    queue = queue.then(reloadOnce, reloadOnce);
+    return queue;
+  };
+  const changes = watchFileChanges({ files: [caFile], logger, onChange: () => void reload(), ...timing(options) });
+  return { reload, close: () => changes.close() };
+}
+
+/** What the TLS handshake learnt of the client (from a TLSSocket). */
+export interface PeerIdentity {
+  /** The certificate chained to the client CA, was in its validity period and fit for client authentication. */
+  authorized: boolean;
+  /** OpenSSL's reason when not authorized, e.g. UNABLE_TO_VERIFY_LEAF_SIGNATURE. */
+  authorizationError?: string;
+  /** Subject CN of the certificate presented; undefined when none was. */
+  commonName?: string;
+  presented: boolean;
+}
+
+export interface ClientRefusal {
+  reason: UnauthenticatedReason;
+  detail: string;
+}
+
+/** Whether a client may send reviews: undefined when it may, else why not (pure; the server answers 401). */
+export function judgeClient(peer: PeerIdentity, names: readonly string[] | undefined): ClientRefusal | undefined {
+  if (!peer.presented) return { reason: 'no-certificate', detail: 'no client certificate' };
+  if (!peer.authorized) return { reason: 'untrusted', detail: peer.authorizationError ?? 'not signed by the client CA' };
+  if (names && names.length > 0 && !names.includes(peer.commonName ?? '')) {
+    return { reason: 'name-not-allowed', detail: `CN ${JSON.stringify(peer.commonName ?? '')} is not one of ${names.join(', ')}` };
+  }
+  return undefined;
+}
+
+function peerIdentity(socket: TLSSocket): PeerIdentity {
+  const cert = socket.getPeerCertificate();
+  const presented = cert !== null && typeof cert === 'object' && Object.keys(cert).length > 0;
+  const cn = presented ? cert.subject?.CN : undefined;
+  const error = socket.authorizationError as unknown;
+  return {
+    authorized: socket.authorized,
+    presented,
+    ...(typeof cn === 'string' ? { commonName: cn } : Array.isArray(cn) ? { commonName: String(cn[0]) } : {}),
+    ...(error ? { authorizationError: typeof error === 'string' ? error : error instanceof Error ? error.message : 'not verified' } : {}),
+  };
+}
+
 // --- the server ---
 
 export interface WebhookServerOptions extends WebhookAppOptions, TlsFiles {
   port: number;
   host?: string;
+  /**
+   * Answer reviews only from a client that presents a certificate chaining to this CA (the
+   * API server, configured with an AdmissionConfiguration kubeConfigFile); others get 401.
+   * /healthz, /readyz and /metrics stay open: kubelet probes present no certificate.
+   * Absent: any client that reaches the port may send reviews (the NetworkPolicy is the boundary).
+   */
+  clientAuth?: ClientAuthOptions;
   certPollIntervalMs?: number;
   certDebounceMs?: number;
   /**
@@ -804,6 +958,8 @@ export interface WebhookServer {
   server: https.Server;
   port: number;
   reloadCertificates(): Promise<ReloadOutcome>;
+  /** Re-read the client CA now ('unchanged' when the server has none). */
+  reloadClientCA(): Promise<ReloadOutcome>;
   /** Stop accepting, let in-flight requests finish, close. Idempotent. */
   stop(options?: StopOptions): Promise<void>;
 }
@@ -864,12 +1020,20 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const app = createWebhookApp({ ...options, ready: () => !stopping && userReady() });
   const fastPaths = ADMISSION_FAST_PATHS.get(app) ?? new Map<string, AdmissionRouteHandler>();
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const clientAuth = options.clientAuth;
+  let clientCA = clientAuth ? await loadClientCA(clientAuth.caFile) : undefined;
+  let pair = initial;
+  // One context for both: a reload of either keeps the other.
+  const context = (): SecureContextOptions => ({ ...TLS_OPTIONS, cert: pair.cert, key: pair.key, ...(clientCA ? { ca: clientCA.pem } : {}) });
+  const clientNames = clientAuth?.names?.filter((n) => n !== '');
+  const reviewPaths = new Set(Object.keys(options.handlers));
 
   const server = https.createServer(
     {
-      ...TLS_OPTIONS,
-      cert: initial.cert,
-      key: initial.key,
+      ...context(),
+      // The certificate is asked for on every connection and judged per request: the review
+      // paths need it, the probes and /metrics on the same port do not.
+      ...(clientCA ? { requestCert: true, rejectUnauthorized: false } : {}),
       handshakeTimeout: limits.handshakeTimeoutMs,
       keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
       headersTimeout: limits.headersTimeoutMs,
@@ -880,6 +1044,22 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     (req, res) => {
       // While stopping, every answer closes its connection, so in-flight work drains out.
       if (stopping) res.setHeader('Connection', 'close');
+      // Everything but the probes and /metrics needs the certificate — not only the exact
+      // review paths: express would route "/validate/instances/" or "/VALIDATE/instances" there too.
+      if (clientCA && !OPEN_PATHS.has(pathOf(req.url))) {
+        const refusal = judgeClient(peerIdentity(req.socket as TLSSocket), clientNames);
+        if (refusal) {
+          const path = pathOf(req.url);
+          const webhook = reviewPaths.has(path) ? path : 'other';
+          options.metrics.countUnauthenticated(webhook, refusal.reason);
+          logger.warn({ webhook, reason: refusal.reason, error: refusal.detail, remote: req.socket.remoteAddress }, 'review refused: client not authenticated');
+          // The body is never read, the review never decoded: the connection closes after the answer.
+          req.pause();
+          res.once('finish', () => req.socket.destroy());
+          sendError(res, 401, 'a client certificate signed by the webhook\'s client CA is required', { connection: 'close' });
+          return;
+        }
+      }
       const admit = req.method === 'POST' ? fastPaths.get(pathOf(req.url)) : undefined;
       if (!admit) return void app(req, res);
       admit(req as Request, res as Response).catch((err: unknown) => {
@@ -918,7 +1098,13 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   });
   const port = (server.address() as AddressInfo).port;
   logger.info(
-    { port, host: options.host ?? '::', routes: Object.keys(options.handlers), serialNumber: initial.serialNumber },
+    {
+      port,
+      host: options.host ?? '::',
+      routes: Object.keys(options.handlers),
+      serialNumber: initial.serialNumber,
+      clientCA: clientCA ? { file: clientAuth!.caFile, subjects: clientCA.subjects, names: clientNames?.length ? clientNames : 'any' } : 'none: any client that reaches the port may send reviews',
+    },
     'webhook server listening',
   );
 
@@ -927,10 +1113,29 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     keyFile: options.keyFile,
     logger,
     current: initial,
-    apply: (pair) => server.setSecureContext({ ...TLS_OPTIONS, cert: pair.cert, key: pair.key }),
+    apply: (next) => {
+      pair = next;
+      server.setSecureContext(context());
+    },
     ...(options.certPollIntervalMs !== undefined ? { pollIntervalMs: options.certPollIntervalMs } : {}),
     ...(options.certDebounceMs !== undefined ? { debounceMs: options.certDebounceMs } : {}),
   });
+  const caWatcher =
+    clientAuth && clientCA
+      ? watchClientCA({
+          caFile: clientAuth.caFile,
+          logger,
+          current: clientCA,
+          apply: (next) => {
+            clientCA = next;
+            server.setSecureContext(context());
+            // Connections authenticated under the old CA go once idle: the next review shakes hands anew.
+            server.closeIdleConnections();
+          },
+          ...(options.certPollIntervalMs !== undefined ? { pollIntervalMs: options.certPollIntervalMs } : {}),
+          ...(options.certDebounceMs !== undefined ? { debounceMs: options.certDebounceMs } : {}),
+        })
+      : undefined;
 
   let stopped: Promise<void> | undefined;
   const stop = ({ drainDelayMs = 0 }: StopOptions = {}) =>
@@ -939,6 +1144,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       logger.info({ drainDelayMs }, 'stopping: readiness off');
       if (drainDelayMs > 0) await sleep(drainDelayMs);
       watcher.close();
+      caWatcher?.close();
       await new Promise<void>((resolve) => {
         // Idle keep-alive connections would hold close() open for up to 120 s; sweep them
         // as in-flight requests finish.
@@ -958,5 +1164,11 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       logger.info('webhook server stopped');
     })());
 
-  return { server, port, reloadCertificates: () => watcher.reload(), stop };
+  return {
+    server,
+    port,
+    reloadCertificates: () => watcher.reload(),
+    reloadClientCA: () => caWatcher?.reload() ?? Promise.resolve('unchanged'),
+    stop,
+  };
 }

@@ -8,6 +8,7 @@ import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { join, resolve } from 'node:path';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
+import { ensureClientAuthCerts, renderAdmissionConfiguration, renderAdmissionKubeconfig } from '../../certs/clientAuth.ts';
 import { ensureBinaries, PROJECT_ROOT, type Binaries } from './build.ts';
 import { generateClusterPki, type ClusterPki } from './pki.ts';
 
@@ -42,6 +43,18 @@ export interface ClusterState {
   startedAt: string;
   /** Each component's command line; absent in state files written before it was recorded. */
   commands?: Partial<Record<Component, ComponentCommand>>;
+  /**
+   * The client certificate kube-apiserver presents to every admission webhook (an
+   * AdmissionConfiguration whose kubeconfig has user "*"), and the CA a webhook's --client-ca
+   * trusts. Absent in state files written before it existed.
+   */
+  webhookClientAuth?: WebhookClientAuthFiles;
+}
+
+export interface WebhookClientAuthFiles {
+  caFile: string;
+  certFile: string;
+  keyFile: string;
 }
 
 export class ClusterError extends Error {}
@@ -282,6 +295,15 @@ export async function up(opts: ClusterOptions = {}): Promise<UpResult> {
   };
   const server = `https://127.0.0.1:${ports.apiserver}`;
   const pki: ClusterPki = generateClusterPki(p.pki);
+  // The API server authenticates to admission webhooks with this certificate. The user is "*"
+  // (every webhook without a user of its own): the tests' webhooks are URL webhooks on ports
+  // chosen after the API server starts, and kube-apiserver reads this kubeconfig only once.
+  // A webhook that does not ask for a client certificate never sees it.
+  const clientAuth = await ensureClientAuthCerts({ dir: join(p.pki, 'webhook-client'), validityDays: 30 });
+  const admissionKc = join(p.dir, 'admission-kubeconfig.yaml');
+  writeFileSync(admissionKc, renderAdmissionKubeconfig({ hosts: ['*'], certFile: clientAuth.files.cert, keyFile: clientAuth.files.key }), { mode: 0o600 });
+  const admissionConfig = join(p.dir, 'admission-config.yaml');
+  writeFileSync(admissionConfig, renderAdmissionConfiguration(admissionKc), { mode: 0o600 });
   const write = (name: string, content: string) => {
     const f = join(p.dir, name);
     writeFileSync(f, content, { mode: 0o600 });
@@ -312,6 +334,7 @@ export async function up(opts: ClusterOptions = {}): Promise<UpResult> {
     pids: starter.pids,
     startedAt: new Date().toISOString(),
     commands: starter.commands,
+    webhookClientAuth: { caFile: clientAuth.files.caCert, certFile: clientAuth.files.cert, keyFile: clientAuth.files.key },
   };
   const saveState = () => writeFileSync(p.state, JSON.stringify(state, null, 2));
 
@@ -351,6 +374,7 @@ export async function up(opts: ClusterOptions = {}): Promise<UpResult> {
       '--service-cluster-ip-range=10.96.0.0/16',
       '--authorization-mode=Node,RBAC',
       '--enable-admission-plugins=NodeRestriction,MutatingAdmissionWebhook,ValidatingAdmissionWebhook,ValidatingAdmissionPolicy',
+      `--admission-control-config-file=${admissionConfig}`,
       '--endpoint-reconciler-type=none',
       '--allow-privileged=true',
       '--profiling=false',

@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { parseAllDocuments, stringify as toYaml } from 'yaml';
 import { ensureWebhookCerts } from '../../certs/webhook.ts';
 import { PROJECT_ROOT } from './build.ts';
-import { freePort, isOurProcess } from './cluster.ts';
+import { freePort, isOurProcess, type WebhookClientAuthFiles } from './cluster.ts';
 
 export const SYSTEM_NAMESPACE = 'planwarden-system';
 /** Where `npm run up` and `npm start` keep the stack's certificates, kubeconfigs and logs. */
@@ -29,6 +29,8 @@ export interface StackOptions {
   /** Run the webhook from this JavaScript file (e.g. transpiled, as the image does) instead of webhook/main.ts through tsx. */
   webhookEntry?: string;
   logLevel?: string;
+  /** The webhook answers reviews only from a client certificate chained to this CA (--client-ca): the control plane's webhookClientAuth. */
+  clientAuth?: WebhookClientAuthFiles;
   timeoutSeconds?: number;
   log?: (s: string) => void;
 }
@@ -39,6 +41,8 @@ export interface StackState {
   webhookPort: number;
   metricsPort?: number;
   caPem: string;
+  /** Set when the webhook requires the API server's client certificate (--client-ca). */
+  clientAuth?: WebhookClientAuthFiles;
   pids: Partial<Record<StackComponent, number>>;
 }
 
@@ -163,7 +167,7 @@ export async function startStack(opts: StackOptions): Promise<StackState> {
 
   const webhookKc = join(dir, 'webhook.kubeconfig');
   writeFileSync(webhookKc, tokenKubeconfig(opts.kubeconfig, 'planwarden-webhook'), { mode: 0o600 });
-  const state: StackState = { dir, webhookUrl, webhookPort, caPem: tls.certs.ca.certPem, pids: {} };
+  const state: StackState = { dir, webhookUrl, webhookPort, caPem: tls.certs.ca.certPem, ...(opts.clientAuth ? { clientAuth: opts.clientAuth } : {}), pids: {} };
   const save = () => writeFileSync(join(dir, 'stack.json'), JSON.stringify(state, null, 2));
   state.pids.webhook = startProcess(dir, 'webhook', opts.webhookEntry ?? 'webhook/main.ts', [
     `--port=${webhookPort}`,
@@ -172,6 +176,7 @@ export async function startStack(opts: StackOptions): Promise<StackState> {
     `--kubeconfig=${webhookKc}`,
     `--log-level=${opts.logLevel ?? 'info'}`,
     '--shutdown-delay-seconds=0',
+    ...(opts.clientAuth ? [`--client-ca=${opts.clientAuth.caFile}`] : []),
   ]);
   save();
   while ((await probe(`${webhookUrl}/readyz`, tls.certs.ca.certPem)) !== 200) {

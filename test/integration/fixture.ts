@@ -3,10 +3,10 @@
 // Set PLANWARDEN_KUBECONFIG to run against a control plane that is already up
 // (`npm run cluster:up` writes .planwarden/kubeconfig).
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { PROJECT_ROOT } from '../controlplane/build.ts';
-import { down, up, type ClusterState } from '../controlplane/cluster.ts';
+import { DEFAULT_DIR, DEFAULT_KUBECONFIG, down, readState, up, type ClusterState } from '../controlplane/cluster.ts';
 import { startStack, stopStack, type StackState } from '../controlplane/stack.ts';
 import { kubectlFor, type KubectlResult } from '../support/kubectl.ts';
 import { planRights } from '../support/planRights.ts';
@@ -29,7 +29,11 @@ let env: Env | undefined;
 export async function mochaGlobalSetup(): Promise<void> {
   const reuse = process.env.PLANWARDEN_KUBECONFIG;
   if (reuse) {
-    env = { kubeconfig: reuse, owned: false };
+    // A control plane of cluster.ts (`npm run cluster:up`): its state file says where the API
+    // server's webhook client certificate is.
+    const dir = resolve(reuse) === resolve(DEFAULT_KUBECONFIG) ? DEFAULT_DIR : dirname(resolve(reuse));
+    const state = readState({ dir });
+    env = { kubeconfig: reuse, owned: false, ...(state ? { state } : {}) };
   } else {
     const started = Date.now();
     const { state, alreadyRunning } = await up({ dir: TEST_CLUSTER_DIR, timeoutSeconds: 300 });
@@ -43,6 +47,9 @@ export async function mochaGlobalSetup(): Promise<void> {
     dir: TEST_STACK_DIR,
     // Instances labelled planwarden.dev/test-controller belong to controllers a test starts itself.
     controllerArgs: ['--pulse-not-ready-seconds=2', '--instance-selector=!planwarden.dev/test-controller'],
+    // The webhook answers only the API server (its client certificate), as docs/operations.md
+    // recommends where the API server's admission config can be set.
+    ...(env.state?.webhookClientAuth ? { clientAuth: env.state.webhookClientAuth } : {}),
   });
   process.env.PLANWARDEN_TEST_STACK = JSON.stringify(env.stack);
 }

@@ -4,9 +4,16 @@
 // without side effects"). Before this was fixed, a forged UpdatePlan CREATE naming an
 // existing UpdatePlan without uid made the webhook create a reservation Lease that was never
 // stale, and every real UpdatePlan for that target was refused from then on.
+//
+// The suite's webhook requires the API server's client certificate (--client-ca; see
+// client-auth.test.ts), so a forged review never reaches its handlers. This test runs a webhook
+// of its own without --client-ca — as on a cluster whose API server admission config cannot be
+// set, where the NetworkPolicy is the only boundary — because there the handlers must still
+// have no side effects.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { httpsPostJson } from '../../support/https.ts';
+import { startWebhookProcess, type WebhookProcess } from '../../support/webhookProcess.ts';
 import { kubectl, kubectlOk, testStack, useNamespace } from '../fixture.ts';
 import { json, updatePlan } from '../objects.ts';
 
@@ -35,6 +42,13 @@ function forgedReview(namespace: string, name: string, targetRelease: string) {
 describe('a forged AdmissionReview sent straight to the webhook port (as an attacker pod would)', function () {
   this.timeout(120_000);
   const ns = useNamespace('forged');
+  let open: WebhookProcess | undefined;
+  before(async function () {
+    open = await startWebhookProcess({ stackDir: testStack().dir, name: `forged-${ns()}` });
+  });
+  after(async function () {
+    await open?.kill('SIGKILL');
+  });
 
   it('creates no Lease and does not block a real UpdatePlan for that target afterwards', async function () {
     const stack = testStack();
@@ -44,7 +58,7 @@ describe('a forged AdmissionReview sent straight to the webhook port (as an atta
 
     const answers = [];
     for (const target of ['app-2.0.0', 'app-3.0.0']) {
-      answers.push(await httpsPostJson(`${stack.webhookUrl}/validate/updateplans`, stack.caPem, forgedReview(ns(), 'decoy', target)));
+      answers.push(await httpsPostJson(`${open!.url}/validate/updateplans`, stack.caPem, forgedReview(ns(), 'decoy', target)));
     }
     for (const a of answers) expect(a.status, a.body).to.equal(200);
 

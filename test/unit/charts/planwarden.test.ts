@@ -342,6 +342,24 @@ describe('Helm chart charts/planwarden', function () {
       ['networkPolicy.enabled=false renders no NetworkPolicy', ['--set', 'networkPolicy.enabled=false'], (o) => {
         expect(ofKind(o, 'NetworkPolicy')).to.deep.equal([]);
       }],
+      ['by default the webhook answers any client that reaches its port: no --client-ca, no client CA volume', [], (o) => {
+        expect(commandOf(o, 'planwarden-webhook').some((a) => a.startsWith('--client-ca'))).to.equal(false);
+        const volumes = one<Deployment>(o, 'Deployment', 'planwarden-webhook').spec.template.spec['volumes'] as { name: string }[];
+        expect(volumes.map((v) => v.name)).to.not.include('client-ca');
+      }],
+      ['webhook.clientCA mounts the client CA Secret (its ca.crt only) and runs the webhook with --client-ca and --client-names', [
+        '--set', 'webhook.clientCA.enabled=true',
+        '--set', 'webhook.clientCA.secretName=apiserver-client-ca',
+        '--set', 'webhook.clientCA.names={kube-apiserver-admission,other}',
+      ], (o) => {
+        expect(commandOf(o, 'planwarden-webhook')).to.include.members(['--client-ca=/client-ca/ca.crt', '--client-names=kube-apiserver-admission,other']);
+        const pod = one<Deployment>(o, 'Deployment', 'planwarden-webhook').spec.template.spec;
+        expect((pod['volumes'] as { name: string }[]).find((v) => v.name === 'client-ca')).to.deep.equal({
+          name: 'client-ca',
+          secret: { secretName: 'apiserver-client-ca', items: [{ key: 'ca.crt', path: 'ca.crt' }] },
+        });
+        expect(pod.containers[0]!['volumeMounts']).to.deep.include({ name: 'client-ca', mountPath: '/client-ca', readOnly: true });
+      }],
     ];
     for (const [sentence, values, check] of rows) {
       // --set-file wins over --set: a row that names a certificate file gives only its own.

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { gzipSync } from 'node:zlib';
-import { createCA, createServingCert, type CertPair } from '../../../certs/pki.ts';
+import { createCA, createClientCert, createServingCert, type CertPair } from '../../../certs/pki.ts';
 import { createLogger } from '../../../webhook/log.ts';
 import { createWebhookMetrics } from '../../../webhook/metrics.ts';
 import type { AdmissionRequest } from '../../../webhook/review.ts';
@@ -23,6 +23,7 @@ import {
   allowedLogSampler,
   answerAdmission,
   jsonDeeperThan,
+  judgeClient,
   expressMessageClasses,
   startWebhookServer,
   type WebhookRoutes,
@@ -75,9 +76,11 @@ interface CallOptions {
   body?: string | Buffer;
   headers?: Record<string, string>;
   agent?: https.Agent;
+  /** A client certificate to present. */
+  client?: CertPair;
 }
 
-function call(port: number, ca: string, { path = '/validate/instances', method = 'POST', body, headers, agent }: CallOptions = {}): Promise<Reply> {
+function call(port: number, ca: string, { path = '/validate/instances', method = 'POST', body, headers, agent, client }: CallOptions = {}): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = https.request(
       {
@@ -86,6 +89,7 @@ function call(port: number, ca: string, { path = '/validate/instances', method =
         path,
         method,
         ca,
+        ...(client ? { cert: client.certPem, key: client.keyPem } : {}),
         agent: agent ?? false,
         headers: { 'content-type': 'application/json', ...headers },
       },
@@ -473,6 +477,162 @@ describe('webhook/server', function () {
       );
       expect(err).to.match(/does not match/);
     });
+  });
+
+  describe('client certificate required (--client-ca)', function () {
+    let srv: WebhookServer;
+    let clientCA: CertPair;
+    let otherCA: CertPair;
+    let apiserver: CertPair;
+    let caFile: string;
+    let judged = 0;
+    let metrics: ReturnType<typeof createWebhookMetrics>;
+    let log: ReturnType<typeof capture>;
+    const routes: WebhookRoutes = {
+      '/validate/instances': {
+        kinds: ['Instance'],
+        handle: () => {
+          judged++;
+          return Promise.resolve(allow());
+        },
+      },
+    };
+
+    before(function () {
+      // One key for every certificate here: RSA key generation is the slow part.
+      clientCA = createCA({ commonName: 'apiserver client CA', validityDays: 2, keyPem: serving.keyPem });
+      otherCA = createCA({ commonName: 'some other CA', validityDays: 2, keyPem: serving.keyPem });
+      apiserver = createClientCert({ ca: clientCA, commonName: 'kube-apiserver-admission', validityDays: 1, keyPem: serving.keyPem });
+    });
+
+    async function start(names?: string[]) {
+      log = capture();
+      metrics = createWebhookMetrics({ defaultMetrics: false });
+      srv = await startWebhookServer({
+        handlers: routes,
+        logger: log.logger,
+        metrics,
+        port: 0,
+        host: '127.0.0.1',
+        certFile,
+        keyFile,
+        clientAuth: { caFile, ...(names ? { names } : {}) },
+        certPollIntervalMs: 100,
+        certDebounceMs: 50,
+      });
+    }
+    beforeEach(function () {
+      judged = 0;
+      caFile = join(dir, 'client-ca.crt');
+      writeFileSync(caFile, clientCA.certPem);
+    });
+    afterEach(async function () {
+      await srv?.stop();
+    });
+
+    const unauthenticated = async (reason: string) => {
+      const m = (await metrics.registry.getSingleMetric('planwarden_webhook_unauthenticated_total')?.get())?.values ?? [];
+      return m.filter((v) => v.labels.reason === reason).reduce((n, v) => n + v.value, 0);
+    };
+
+    it('answers 401 to a review without a certificate, never judging it, and counts it', async function () {
+      await start();
+      const r = await post(srv.port, ca.certPem, review());
+      expect(r.status).to.equal(401);
+      expect(r.json.error).to.match(/client certificate/);
+      expect(judged).to.equal(0);
+      expect(await unauthenticated('no-certificate')).to.equal(1);
+      expect(log.lines.some((l) => l.msg === 'review refused: client not authenticated' && l.reason === 'no-certificate')).to.equal(true);
+    });
+
+    it('judges a review from a certificate the client CA signed', async function () {
+      await start();
+      const r = await post(srv.port, ca.certPem, review(), { client: apiserver });
+      expect(r.status, r.text).to.equal(200);
+      expect(r.json.response.allowed).to.equal(true);
+      expect(judged).to.equal(1);
+    });
+
+    const refusals = [
+      { says: 'a certificate signed by another CA', client: () => createClientCert({ ca: otherCA, commonName: 'kube-apiserver-admission', validityDays: 1, keyPem: serving.keyPem }), reason: 'untrusted' },
+      { says: 'a serving (not client) certificate of the client CA', client: () => createServingCert({ ca: clientCA, dnsNames: ['localhost'], validityDays: 1, keyPem: serving.keyPem }), reason: 'untrusted' },
+    ];
+    for (const row of refusals) {
+      it(`answers 401 to ${row.says}`, async function () {
+        await start();
+        const r = await post(srv.port, ca.certPem, review(), { client: row.client() });
+        expect(r.status, r.text).to.equal(401);
+        expect(judged).to.equal(0);
+        expect(await unauthenticated(row.reason)).to.equal(1);
+      });
+    }
+
+    it('asks for the certificate on every path but the probes and /metrics, however express would route it', async function () {
+      await start();
+      for (const path of ['/validate/instances/', '/VALIDATE/instances', '/validate/instances?timeout=5s', '/nowhere']) {
+        expect((await post(srv.port, ca.certPem, review(), { path })).status, path).to.equal(401);
+      }
+      expect(judged).to.equal(0);
+      for (const path of ['/healthz', '/readyz', '/metrics']) {
+        expect((await call(srv.port, ca.certPem, { method: 'GET', path })).status, path).to.equal(200);
+      }
+    });
+
+    it('with --client-names, answers only those subject names', async function () {
+      await start(['kube-apiserver-admission']);
+      const other = createClientCert({ ca: clientCA, commonName: 'someone-else', validityDays: 1, keyPem: serving.keyPem });
+      expect((await post(srv.port, ca.certPem, review(), { client: other })).status).to.equal(401);
+      expect(await unauthenticated('name-not-allowed')).to.equal(1);
+      expect((await post(srv.port, ca.certPem, review(), { client: apiserver })).status).to.equal(200);
+      expect(judged).to.equal(1);
+    });
+
+    it('reloads a replaced client CA without a restart, and keeps the trusted one when the new file is not a CA', async function () {
+      await start();
+      const fromOther = createClientCert({ ca: otherCA, commonName: 'kube-apiserver-admission', validityDays: 1, keyPem: serving.keyPem });
+      writeFileSync(caFile, 'not a certificate');
+      expect(await srv.reloadClientCA()).to.equal('rejected');
+      writeFileSync(caFile, apiserver.certPem);
+      expect(await srv.reloadClientCA()).to.equal('rejected');
+      expect((await post(srv.port, ca.certPem, review(), { client: apiserver })).status).to.equal(200);
+
+      writeFileSync(`${caFile}.new`, otherCA.certPem);
+      renameSync(`${caFile}.new`, caFile);
+      let status = 0;
+      for (let i = 0; i < 50 && status !== 200; i++) {
+        await sleep(100);
+        status = (await post(srv.port, ca.certPem, review(), { client: fromOther })).status;
+      }
+      expect(status).to.equal(200);
+      expect((await post(srv.port, ca.certPem, review(), { client: apiserver })).status).to.equal(401);
+      expect(log.lines.some((l) => l.msg === 'client CA reloaded')).to.equal(true);
+    });
+
+    it('refuses to start with a client CA file that holds no CA', async function () {
+      writeFileSync(caFile, apiserver.certPem);
+      const err = await start().then(
+        () => '',
+        (e: Error) => e.message,
+      );
+      expect(err).to.match(/not a CA/);
+    });
+  });
+
+  describe('judgeClient', function () {
+    const rows = [
+      { says: 'no certificate is refused', peer: { presented: false, authorized: false }, names: undefined, want: 'no-certificate' },
+      { says: 'an unverified certificate is refused', peer: { presented: true, authorized: false, authorizationError: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', commonName: 'x' }, names: undefined, want: 'untrusted' },
+      { says: 'a verified certificate of any name is taken when no names are given', peer: { presented: true, authorized: true, commonName: 'x' }, names: undefined, want: undefined },
+      { says: 'an empty names list means any name', peer: { presented: true, authorized: true, commonName: 'x' }, names: [], want: undefined },
+      { says: 'a verified certificate of another name is refused', peer: { presented: true, authorized: true, commonName: 'x' }, names: ['kube-apiserver'], want: 'name-not-allowed' },
+      { says: 'a verified certificate without a CN is refused when names are given', peer: { presented: true, authorized: true }, names: ['kube-apiserver'], want: 'name-not-allowed' },
+      { says: 'a verified certificate of a listed name is taken', peer: { presented: true, authorized: true, commonName: 'kube-apiserver' }, names: ['a', 'kube-apiserver'], want: undefined },
+    ];
+    for (const row of rows) {
+      it(row.says, function () {
+        expect(judgeClient(row.peer, row.names)?.reason).to.equal(row.want);
+      });
+    }
   });
 
   describe('graceful stop', function () {
