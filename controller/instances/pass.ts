@@ -7,7 +7,7 @@
 // every way one starts — a trigger, a drift re-apply, a schedule tick — is judged here, so a
 // new hold is one more rule of this function, not another transform in the reconciler.
 import type { AppliedHealth } from '../executors/applied.ts';
-import { applyTasksOf } from '../executors/applied.ts';
+import { applyTasksOf } from '../../shared/plan/applyTasks.ts';
 import { FINALIZER } from '../../shared/api/names.ts';
 import type { Instance, InstanceStatus, OperatorVersion, PlanApproval, PlanPolicy } from '../../shared/api/schema.ts';
 import { blueprintHold, REASON_BLUEPRINT_CHANGED } from '../../shared/blueprint/digest.ts';
