@@ -27,6 +27,7 @@ import type { AppliedHealth, AppliedObjectsInput } from '../executors/applied.ts
 import type { Report } from './decide.ts';
 import { completedPlans, continuePass, DEFAULT_IN_PROGRESS_RECHECK_MS, DEFAULT_PULSES, planPass, progressed, type PassEvent, type PassFacts, type PulseSettings, type StatusPass } from './pass.ts';
 import { replaceInstanceStatus } from './statusWrite.ts';
+import { mapBounded } from '../concurrency.ts';
 
 export { DEFAULT_PULSES, type PulseSettings };
 
@@ -341,19 +342,16 @@ export class InstanceReconciler {
       }
       return p;
     };
-    const limit = this.deps.parallelism ?? DEFAULT_PARALLELISM;
-    const queue = [...actions];
-    const workers = Array.from({ length: Math.min(limit, queue.length) }, async () => {
-      for (let a = queue.shift(); a; a = queue.shift()) {
-        if (a.type === 'resolveTargets') {
-          const resolved = await this.resolveTargets(inst, a.phase, a.step, a.selector);
-          if (resolved) targetsResolved.push(resolved);
-        } else if (a.type === 'executeTask') {
-          const task = (ov.spec.tasks ?? []).find((t) => t.name === a.taskName);
-          const missing = unreadable ?? (a.target === undefined ? undefined : await targetProblem(a.target));
-          const outcome = missing
-            ? missing
-            : task
+    await mapBounded(actions, this.deps.parallelism ?? DEFAULT_PARALLELISM, async (a) => {
+      if (a.type === 'resolveTargets') {
+        const resolved = await this.resolveTargets(inst, a.phase, a.step, a.selector);
+        if (resolved) targetsResolved.push(resolved);
+      } else if (a.type === 'executeTask') {
+        const task = (ov.spec.tasks ?? []).find((t) => t.name === a.taskName);
+        const missing = unreadable ?? (a.target === undefined ? undefined : await targetProblem(a.target));
+        const outcome = missing
+          ? missing
+          : task
             ? await this.deps.executors.executorFor(task.kind).execute({
                 instance: inst,
                 operatorVersion: ov,
@@ -367,11 +365,10 @@ export class InstanceReconciler {
                 signal: this.deps.signal,
               })
             : { kind: 'fatalError' as const, message: `task "${a.taskName}" is not defined in OperatorVersion ${ov.metadata.name ?? ''}` };
-          tasks.push({ phase: a.phase, step: a.step, taskIndex: a.taskIndex, target: a.target, outcome: redactor.deep(outcome) });
-        }
+        // In the order the calls end, as observed.
+        tasks.push({ phase: a.phase, step: a.step, taskIndex: a.taskIndex, target: a.target, outcome: redactor.deep(outcome) });
       }
     });
-    await Promise.all(workers);
     return { tasks, targetsResolved };
   }
 
