@@ -157,7 +157,7 @@ export class InstanceReconciler {
   }
 
   /** What one pass decides from: the caches' objects and what the last pass observed. */
-  private facts(key: string, inst: Instance): PassFacts & { operatorVersion: OperatorVersion | undefined } {
+  private facts(key: string, inst: Instance): PassFacts {
     const ns = inst.metadata.namespace ?? '';
     const source = this.deps.governance;
     const carried = this.carried.get(key);
