@@ -16,6 +16,8 @@ const PURE_AREAS = [
   { files: ['webhook/rules/**/*.ts'], process: 'webhook', shell: ['../*.ts'] },
   // The controller's shell (reconcilers, executors, main) is everything in controller/ but engine/.
   { files: ['controller/engine/**/*.ts'], process: 'controller', shell: ['../*.ts', '../*/**', '!../../**'] },
+  // The Instance controller's decision and pass (its shell: reconciler.ts, statusWrite.ts).
+  { files: ['controller/instances/decide.ts', 'controller/instances/pass.ts'], process: 'controller', shell: ['../*.ts', './reconciler.ts', './statusWrite.ts', '../executors/**', '../updates/**', '../fleet/**', '../certs/**'] },
 ];
 const IO_MODULES = ['http', 'https', 'http2', 'fs', 'fs/promises', 'net', 'tls', 'dns', 'dgram', 'child_process', 'worker_threads', 'cluster'].flatMap((m) => [`node:${m}`, m]);
 const IO_PACKAGES = ['pino', 'express', '@kubernetes/client-node', 'prom-client', 'node-forge', 'raw-body'];
@@ -77,7 +79,7 @@ export default tseslint.config(
   },
   // The architecture's import directions (docs/architecture.md): no process folder imports
   // another; shared/ imports none of them; pure code (shared/ but its plumbing, webhook/rules,
-  // controller/engine) does no I/O.
+  // controller/engine, controller/instances' decide and pass) does no I/O.
   ...layering(),
   {
     files: ['test/**/*.ts'],

@@ -10,7 +10,7 @@ import { parameterTypesOf, renderResources, type RenderVars } from '../../shared
 import { renderIdentity } from '../../shared/blueprint/identity.ts';
 import { planPipes } from '../../shared/plan/pipe.ts';
 import { runVars } from '../../shared/plan/runVars.ts';
-import { toggleSide } from '../../shared/plan/toggle.ts';
+import { applyTasksOf } from '../../shared/plan/applyTasks.ts';
 import { explainForbidden, LOCKED_DOWN, parseRbacRefusal, type TenancyPolicy } from './tenancy.ts';
 
 /** How the applied objects are, worst first: one is gone, one failed, one could not be read, one is progressing, all current. */
@@ -32,21 +32,6 @@ export interface AppliedObjectsInput {
   plans: readonly string[];
   parameters: Readonly<Record<string, string>>;
   signal?: AbortSignal;
-}
-
-/**
- * The Apply tasks of `plan`, in order, once each — and, given the parameters, the Toggle tasks
- * they switch on; fanned-out steps are left out (their objects depend on the target).
- */
-export function applyTasksOf(ov: OperatorVersion, plan: string, parameters?: Readonly<Record<string, string>>): Task[] {
-  const steps = (ov.spec.plans?.[plan]?.phases ?? []).flatMap((p) => p.steps).filter((s) => !s.targets);
-  const names = [...new Set(steps.flatMap((s) => s.tasks))];
-  const switchedOn = (t: Task) => {
-    const side = parameters === undefined ? undefined : toggleSide(t, parameters);
-    return side !== undefined && 'side' in side && side.side === 'apply';
-  };
-  const applies = (t: Task) => t.kind === 'Apply' || (t.kind === 'Toggle' && switchedOn(t));
-  return names.flatMap((n) => (ov.spec.tasks ?? []).filter((t) => t.name === n && applies(t)));
 }
 
 /** Judges the objects the Apply tasks of `input.plans` apply (each task once); undefined when they apply none. */

@@ -21,7 +21,7 @@ import type { ObjectCache } from '../../shared/kube/informer.ts';
 import type { WorkerResult } from '../../shared/kube/queue.ts';
 import type { EventRecorder } from '../events.ts';
 import type { Logger } from '../log.ts';
-import { mapBounded } from '../updates/reconciler.ts';
+import { mapBounded } from '../concurrency.ts';
 import { decideFleet, recordOutcomes, type TriggerWrite, type WriteOutcome } from './decide.ts';
 
 /**

@@ -34,6 +34,7 @@ import type {
 import { setCondition } from '../../shared/conditions/conditions.ts';
 import { discoveryAsks, type InsightsHook } from './answers.ts';
 import type { InformerQuery, QueryErrorReason } from './client.ts';
+import { mapBounded } from '../concurrency.ts';
 import {
   isDegraded,
   isInformerActive,
@@ -114,19 +115,6 @@ export function dueInMs(entry: InformerStatus | undefined, fresh: boolean, nowMs
   // A lastQueryTime in the future (skewed or hand-written) must not postpone the next query.
   const after = retryAfterMs(entry, successMs);
   return Math.min(after, last + after - nowMs);
-}
-
-export async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }
 
 const UNREACHABLE: ReadonlySet<QueryErrorReason | undefined> = new Set<QueryErrorReason | undefined>([

@@ -14,7 +14,8 @@ import { setCondition } from '../../shared/conditions/conditions.ts';
 import { runsOf } from '../../shared/plan/history.ts';
 import { isRunning } from '../../shared/plan/triggers.ts';
 import { isInformerActive, mergeInformerResponse, updateInsightsRequest } from './insights.ts';
-import { askInformer, DEFAULT_WAIT_BOUND_MS, dueInMs, mapBounded, QUERY_CONCURRENCY, type DiscoveryRecord, type InformerRoundInput } from './reconciler.ts';
+import { mapBounded } from '../concurrency.ts';
+import { askInformer, DEFAULT_WAIT_BOUND_MS, dueInMs, QUERY_CONCURRENCY, type DiscoveryRecord, type InformerRoundInput } from './reconciler.ts';
 
 /** How often the informers are asked while an upgrade runs (the controller's not-Ready pulse). */
 export const UPGRADE_PULSE_MS = 10_000;

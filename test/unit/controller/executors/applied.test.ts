@@ -3,7 +3,8 @@
 import { expect } from 'chai';
 import type { Instance, InstanceStatus, OperatorVersion } from '../../../../shared/api/schema.ts';
 import { KubeApiError, type KubeClient } from '../../../../shared/kube/client.ts';
-import { applyTasksOf, judgeAppliedObjects, type AppliedHealth } from '../../../../controller/executors/applied.ts';
+import { judgeAppliedObjects, type AppliedHealth } from '../../../../controller/executors/applied.ts';
+import { applyTasksOf } from '../../../../shared/plan/applyTasks.ts';
 import { CONTROLLER_ADAPTER, finalizeStatus } from '../../../../controller/instances/decide.ts';
 
 const DEPLOYMENT = `apiVersion: apps/v1
