@@ -16,6 +16,7 @@ import { parseAllDocuments } from 'yaml';
 import type { ParameterType } from '../api/schema.ts';
 import type { KubeResource } from '../kube/client.ts';
 import { describeArg, Executor, FIELDS_TEXT, ROOT_FIELDS, type Decision, type ExecOptions, type Oracle, type Segment } from './exec.ts';
+import { MemoryCache } from './cache.ts';
 import { arityOf, arityProblem, unknownFunction } from './functions.ts';
 import { TemplateProblem, parseTemplateSource, type Arg, type ParsedSource, type Pipeline, type TNode } from './parse.ts';
 import { markerPrefix, placeValues, structureOf, type StructureProblem } from './place.ts';
@@ -96,7 +97,7 @@ function errorOf(template: string, message: string, line?: number, code?: string
   };
 }
 
-// --- parsed sources, cached by text; bounded by an estimate of the memory they hold ---
+// --- parsed sources, cached by text; bounded by an estimate of the memory they hold (cache.ts) ---
 
 interface Parsed {
   parsed?: ParsedSource;
@@ -105,17 +106,18 @@ interface Parsed {
   bytes: number;
 }
 
-const PARSED = new Map<string, Parsed>();
-const PARSED_BYTES = 64 * 1024 * 1024;
-let parsedBytes = 0;
+const PARSED = new MemoryCache<Parsed>(64 * 1024 * 1024);
+let parses = 0;
+
+/** How many times a template's text has been parsed in this process (a cache miss each): for tests. */
+export function templateParses(): number {
+  return parses;
+}
 
 function parsedOf(source: string): Parsed {
   const hit = PARSED.get(source);
-  if (hit) {
-    PARSED.delete(source);
-    PARSED.set(source, hit);
-    return hit;
-  }
+  if (hit) return hit;
+  parses++;
   let entry: Parsed;
   try {
     const parsed = parseTemplateSource(source);
@@ -126,15 +128,7 @@ function parsedOf(source: string): Parsed {
     if (!problem) throw err;
     entry = { problem, prefix: '', bytes: source.length * 4 + 1024 };
   }
-  if (entry.bytes <= PARSED_BYTES / 4) {
-    while (PARSED.size && parsedBytes + entry.bytes > PARSED_BYTES) {
-      const [oldest, old] = PARSED.entries().next().value as [string, Parsed];
-      PARSED.delete(oldest);
-      parsedBytes -= old.bytes;
-    }
-    PARSED.set(source, entry);
-    parsedBytes += entry.bytes;
-  }
+  PARSED.set(source, entry, entry.bytes);
   return entry;
 }
 
