@@ -6,8 +6,8 @@
 // repeated key), in the same order.
 import { isMap, isPair, isScalar, isSeq, parseDocument, YAMLParseError, type Document, type DocumentOptions, type ParseOptions, type SchemaOptions } from 'yaml';
 
-/** Work done by duplicateKeyErrors in this process: one unit per key looked up (for tests). */
-export const duplicateKeyWork = { keys: 0 };
+/** Work done by duplicateKeyErrors in this process: one unit per key compared or looked up (for tests). */
+export const duplicateKeyWork = { comparisons: 0 };
 
 /**
  * yaml's DUPLICATE_KEY errors of a document parsed with `uniqueKeys: false`, in the order yaml's
@@ -16,12 +16,12 @@ export const duplicateKeyWork = { keys: 0 };
  */
 export function duplicateKeyErrors(doc: Pick<Document, 'contents'>, source?: string): YAMLParseError[] {
   const errors: YAMLParseError[] = [];
-  // Depth first, in the order yaml composes: for each pair its key, the key's check, its value.
+  // Depth first, in the order yaml composes: for each pair its key, then the key's check and its value.
   const work: unknown[] = [doc.contents];
   while (work.length) {
     const item = work.pop();
     if (item instanceof KeyCheck) {
-      duplicateKeyWork.keys++;
+      duplicateKeyWork.comparisons++;
       const key = item.key;
       if (!isScalar(key)) continue;
       const value = key.value;
@@ -40,7 +40,9 @@ export function duplicateKeyErrors(doc: Pick<Document, 'contents'>, source?: str
       for (let i = item.items.length - 1; i >= 0; i--) {
         const pair = item.items[i];
         if (!isPair(pair)) continue;
-        work.push(pair.value, new KeyCheck(pair.key, seen), pair.key);
+        // yaml checks a block mapping's key before its value, a flow mapping's after.
+        if (item.flow) work.push(new KeyCheck(pair.key, seen), pair.value, pair.key);
+        else work.push(pair.value, new KeyCheck(pair.key, seen), pair.key);
       }
     } else if (isSeq(item)) {
       for (let i = item.items.length - 1; i >= 0; i--) work.push(item.items[i]);
