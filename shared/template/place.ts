@@ -96,23 +96,39 @@ export interface Laid {
 export function layOut(segments: readonly Segment[], prefix: string, lines: LineTable): Laid {
   const parts: string[] = [];
   let at = 0;
-  const spans: { at: number; from: number; hole?: number; len: number }[] = [];
   const holes: Laid['holes'] = [];
   for (const s of segments) {
     if (s.t === 'text') {
-      spans.push({ at, from: s.from, len: s.text.length });
       parts.push(s.text);
       at += s.text.length;
     } else {
       const marker = `${prefix}${holes.length}X`;
-      spans.push({ at, from: s.from, hole: holes.length, len: marker.length });
-      holes.push({ value: s.value, line: s.line, at, len: marker.length, ...(s.block ? { block: true as const } : {}) });
+      holes.push(s.block ? { value: s.value, line: s.line, at, len: marker.length, block: true } : { value: s.value, line: s.line, at, len: marker.length });
       parts.push(marker);
       at += marker.length;
     }
   }
   const skeleton = parts.join('');
+  // Where each segment starts in the skeleton: only an error asks for a line, so made on the first.
+  let spans: { at: number; from: number; hole?: number; len: number }[] | undefined;
+  const spansOf = () => {
+    const out: { at: number; from: number; hole?: number; len: number }[] = [];
+    let offset = 0;
+    let hole = 0;
+    for (const s of segments) {
+      if (s.t === 'text') {
+        out.push({ at: offset, from: s.from, len: s.text.length });
+        offset += s.text.length;
+      } else {
+        const len = holes[hole]!.len;
+        out.push({ at: offset, from: s.from, hole: hole++, len });
+        offset += len;
+      }
+    }
+    return out;
+  };
   const lineAt = (offset: number): number => {
+    spans ??= spansOf();
     let lo = 0;
     let hi = spans.length - 1;
     if (hi < 0) return 1;
@@ -653,7 +669,10 @@ export function placeValues(segments: readonly Segment[], prefix: string, lines:
           const key = typeof k === 'string' ? k : k === null || k === undefined ? '' : typeof k === 'object' ? JSON.stringify(k) : textOf(k);
           // The author's own keys are unique (the parser checks); one named by a value may meet another.
           if (Object.hasOwn(o, key)) throw new TemplateProblem('template.structure', `the key ${JSON.stringify(key.length > 60 ? `${key.slice(0, 60)}…` : key)} appears twice in one mapping (a key named by a value meets another key)`, laid.lineAt((pair.key as YamlNode | null)?.range?.[0] ?? 0));
-          Object.defineProperty(o, key, { value: build(pair.value), enumerable: true, writable: true, configurable: true });
+          const value = build(pair.value);
+          // "__proto__" is a key like any other: defined, never the prototype.
+          if (key === '__proto__') Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+          else o[key] = value;
         }
         out = o;
       } else if (isSeq(node)) {
@@ -661,7 +680,8 @@ export function placeValues(segments: readonly Segment[], prefix: string, lines:
       } else {
         out = null;
       }
-      built.set(node as YamlNode, out);
+      // Only an anchored node can be an alias's target.
+      if ((node as { anchor?: string }).anchor) built.set(node as YamlNode, out);
       return out;
     };
     values.push(build(doc.contents));
