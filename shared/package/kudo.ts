@@ -8,7 +8,8 @@
 // kept as an annotation (display fields, maintainers, url …) or dropped with a note —
 // never an error. Errors are values naming file and line: a missing operator.yaml, a file
 // that is not YAML, a template named twice, a task naming a missing template.
-import { isScalar, LineCounter, parseDocument, type Document, type Node as YamlNode } from 'yaml';
+import { isScalar, LineCounter, type Document, type Node as YamlNode } from 'yaml';
+import { parseDocumentUniqueKeys } from '../yamlKeys.ts';
 import { API_VERSION, type OperatorVersion, type Parameter } from '../api/schema.ts';
 
 export const KUDO_API_VERSION = 'kudo.dev/v1beta1';
@@ -88,7 +89,7 @@ class Source {
     text: string,
   ) {
     // uniqueKeys: a key written twice is an error to report, not a silent overwrite.
-    this.doc = parseDocument(text, { lineCounter: this.lines, uniqueKeys: true, prettyErrors: false, merge: false });
+    this.doc = parseDocumentUniqueKeys(text, { lineCounter: this.lines, merge: false });
   }
   /** The first syntax error, as a problem. */
   syntaxProblem(): PackageProblem | undefined {

@@ -13,7 +13,8 @@
 // Every value: at most VALUE_MAX_BYTES of UTF-8, no NUL, no lone surrogate, and no U+FFFD
 // (what invalid UTF-8 becomes when the apiserver decodes it).
 import { RE2JS } from 're2js';
-import { isAlias, isNode, parseDocument, visit } from 'yaml';
+import { isAlias, isNode, visit } from 'yaml';
+import { parseDocumentUniqueKeys } from '../yamlKeys.ts';
 import type { Parameter, ParameterType } from '../api/schema.ts';
 import { PARAMETER_TYPES } from '../api/schema.ts';
 import { clipText } from '../text.ts';
@@ -159,7 +160,7 @@ function readCollection(value: string, want: 'array' | 'map'): string | undefine
   if (flowDepth(value) > MAX_FLOW_DEPTH) return `it does not parse as YAML (brackets nested deeper than ${MAX_FLOW_DEPTH} levels)`;
   let doc;
   try {
-    doc = parseDocument(value, { uniqueKeys: true, prettyErrors: false });
+    doc = parseDocumentUniqueKeys(value);
   } catch (e) {
     // Deep nesting may exhaust the parser's stack: still an answer, not a crash.
     return `it does not parse as YAML (${e instanceof Error ? e.message : String(e)})`;

@@ -6,7 +6,9 @@
 // it sits in, and the objects are built by walking the parsed nodes: each hole's value goes into
 // its scalar exactly once; an alias is a deep copy of its anchor's built value (never
 // substituted again). A hole anywhere but inside a scalar value is refused.
-import { isAlias, isMap, isPair, isScalar, isSeq, parseAllDocuments, type Document, type Node as YamlNode, type Scalar } from 'yaml';
+import { isAlias, isMap, isPair, isScalar, isSeq, parseAllDocuments, type Document, type Node as YamlNode, type Scalar, type YAMLError } from 'yaml';
+import { duplicateKeyErrors } from '../yamlKeys.ts';
+import { MemoryCache } from './cache.ts';
 import type { Segment } from './exec.ts';
 import { kubeScalarTags } from './kubeScalars.ts';
 import { LineTable, TemplateProblem } from './parse.ts';
@@ -60,6 +62,8 @@ interface Skeleton {
   docs: Document.Parsed[];
   slots: Slot[];
   problem?: StructureProblem;
+  /** Per document: its duplicate keys' errors (yaml's DUPLICATE_KEY), for placing (problemOf). */
+  duplicates: YAMLError[][];
   /** Per scalar in walk order: the holes it holds (for building). */
   scalarHoles: Map<Scalar, number[]>;
   bytes: number;
@@ -74,19 +78,12 @@ export function markerPrefix(source: string): string {
 
 // --- the skeleton cache: bounded by an estimate of the memory it holds ---
 
-const SKELETONS = new Map<string, Skeleton>();
-const CACHE_BYTES = 64 * 1024 * 1024;
-let cacheBytes = 0;
+const SKELETONS = new MemoryCache<Skeleton>(64 * 1024 * 1024);
+let skeletonParses = 0;
 
-function remember(key: string, s: Skeleton) {
-  if (s.bytes > CACHE_BYTES / 4) return;
-  while (SKELETONS.size && cacheBytes + s.bytes > CACHE_BYTES) {
-    const [oldest, old] = SKELETONS.entries().next().value as [string, Skeleton];
-    SKELETONS.delete(oldest);
-    cacheBytes -= old.bytes;
-  }
-  SKELETONS.set(key, s);
-  cacheBytes += s.bytes;
+/** How many times a skeleton's YAML has been parsed in this process (a cache miss each): for tests. */
+export function skeletonParseCount(): number {
+  return skeletonParses;
 }
 
 export interface Laid {
@@ -100,23 +97,39 @@ export interface Laid {
 export function layOut(segments: readonly Segment[], prefix: string, lines: LineTable): Laid {
   const parts: string[] = [];
   let at = 0;
-  const spans: { at: number; from: number; hole?: number; len: number }[] = [];
   const holes: Laid['holes'] = [];
   for (const s of segments) {
     if (s.t === 'text') {
-      spans.push({ at, from: s.from, len: s.text.length });
       parts.push(s.text);
       at += s.text.length;
     } else {
       const marker = `${prefix}${holes.length}X`;
-      spans.push({ at, from: s.from, hole: holes.length, len: marker.length });
-      holes.push({ value: s.value, line: s.line, at, len: marker.length, ...(s.block ? { block: true as const } : {}) });
+      holes.push(s.block ? { value: s.value, line: s.line, at, len: marker.length, block: true } : { value: s.value, line: s.line, at, len: marker.length });
       parts.push(marker);
       at += marker.length;
     }
   }
   const skeleton = parts.join('');
+  // Where each segment starts in the skeleton: only an error asks for a line, so made on the first.
+  let spans: { at: number; from: number; hole?: number; len: number }[] | undefined;
+  const spansOf = () => {
+    const out: { at: number; from: number; hole?: number; len: number }[] = [];
+    let offset = 0;
+    let hole = 0;
+    for (const s of segments) {
+      if (s.t === 'text') {
+        out.push({ at: offset, from: s.from, len: s.text.length });
+        offset += s.text.length;
+      } else {
+        const len = holes[hole]!.len;
+        out.push({ at: offset, from: s.from, hole: hole++, len });
+        offset += len;
+      }
+    }
+    return out;
+  };
   const lineAt = (offset: number): number => {
+    spans ??= spansOf();
     let lo = 0;
     let hi = spans.length - 1;
     if (hi < 0) return 1;
@@ -203,76 +216,111 @@ function firstLine(message: string, markers: RegExp): string {
     .replace(/ at line \d+, column \d+:?$/, '');
 }
 
-/** Parses and checks a skeleton (cached by its text). */
-function skeletonOf(laid: Laid, prefix: string, uniqueKeys = true, indentless?: ReadonlySet<number>): Skeleton {
-  const shifted = indentless ? `\u0001${[...indentless].join(',')}\u0001` : '';
-  const key = `${shifted}${uniqueKeys ? '' : '\u0000'}${laid.skeleton}`;
-  const hit = SKELETONS.get(key);
-  if (hit) {
-    SKELETONS.delete(key);
-    SKELETONS.set(key, hit);
-    return hit;
+/** The first hole starting in [from, to], by binary search; -1 when none. */
+function holeIn(holes: Laid['holes'], from: number, to: number): number {
+  let lo = 0;
+  let hi = holes.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (holes[mid]!.at < from) lo = mid + 1;
+    else hi = mid;
   }
-  const s = analyse(laid, prefix, uniqueKeys, indentless);
-  // A problem names lines of this render; only problem-free analyses are shared.
-  if (!s.problem) remember(key, s);
-  return s;
+  return lo < holes.length && holes[lo]!.at <= to ? lo : -1;
 }
 
-function analyse(laid: Laid, prefix: string, uniqueKeys: boolean, indentless?: ReadonlySet<number>): Skeleton {
-  const { skeleton, holes } = laid;
-  const markers = new RegExp(`${prefix}\\d+X`, 'g');
-  const base: Skeleton = { docs: [], slots: [], scalarHoles: new Map(), bytes: skeleton.length * 24 + 1024 };
-  let docs: Document.Parsed[];
-  try {
-    docs = parseAllDocuments(skeleton, { version: '1.2', customTags: kubeScalarTags, merge: false, uniqueKeys, prettyErrors: false }) as Document.Parsed[];
-    if (!Array.isArray(docs)) docs = [];
-  } catch (err) {
-    base.problem = { kind: 'yaml', line: 1, problem: `is not valid YAML: ${err instanceof Error ? err.message.split('\n')[0] : 'unreadable'}`, fix: 'fix the YAML', code: 'template.structure' };
-    return base;
-  }
-  base.docs = docs;
-  const holeIn = (from: number, to: number): number => {
-    // The first hole starting in [from, to], by binary search.
-    let lo = 0;
-    let hi = holes.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (holes[mid]!.at < from) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo < holes.length && holes[lo]!.at <= to ? lo : -1;
-  };
-  for (const doc of docs) {
+/**
+ * The problem of the first document that declares a YAML version other than 1.2 or has an
+ * error (`errorsOf` gives a document's errors): an error near an action names it; an error in a
+ * document with actions says they were read as values; a document without actions is just not
+ * YAML.
+ */
+function documentProblem(docs: readonly Document.Parsed[], errorsOf: (doc: Document.Parsed, i: number) => readonly YAMLError[], laid: Laid, prefix: string): StructureProblem | undefined {
+  const { holes } = laid;
+  for (const [i, doc] of docs.entries()) {
     const version = doc.directives?.yaml;
     if (version?.explicit && version.version !== '1.2') {
-      base.problem = {
+      return {
         kind: 'yaml',
         line: laid.lineAt(doc.range[0]),
         problem: `declares %YAML ${version.version}: a template takes no %YAML directive (its plain scalars are read as Kubernetes reads a manifest; << merges are refused)`,
         fix: 'remove the %YAML directive',
         code: 'template.structure',
       };
-      return base;
     }
-    const error = doc.errors.find((e) => holeIn(e.pos[0], e.pos[1]) >= 0) ?? doc.errors[0];
+    const errors = errorsOf(doc, i);
+    const error = errors.find((e) => holeIn(holes, e.pos[0], e.pos[1]) >= 0) ?? errors[0];
     if (error) {
-      // An error near an action names it; an error in a document with actions says they were
-      // read as values; a document without actions is just not YAML.
-      const near = holeIn(error.pos[0], error.pos[1]);
-      const within = near >= 0 ? near : holeIn(doc.range[0], doc.range[2]);
-      base.problem =
-        within >= 0
-          ? {
-              kind: 'yaml',
-              line: near >= 0 ? holes[near]!.line : laid.lineAt(error.pos[0]),
-              problem: `is not valid YAML with its actions read as values: ${firstLine(error.message, markers)}`,
-              fix: `fix the YAML; ${VALUE_FIX}`,
-              code: 'template.structure',
-            }
-          : { kind: 'yaml', line: laid.lineAt(error.pos[0]), problem: `is not valid YAML: ${firstLine(error.message, markers)}`, fix: 'fix the YAML', code: 'template.structure' };
-      return base;
+      const markers = new RegExp(`${prefix}\\d+X`, 'g');
+      const near = holeIn(holes, error.pos[0], error.pos[1]);
+      const within = near >= 0 ? near : holeIn(holes, doc.range[0], doc.range[2]);
+      return within >= 0
+        ? {
+            kind: 'yaml',
+            line: near >= 0 ? holes[near]!.line : laid.lineAt(error.pos[0]),
+            problem: `is not valid YAML with its actions read as values: ${firstLine(error.message, markers)}`,
+            fix: `fix the YAML; ${VALUE_FIX}`,
+            code: 'template.structure',
+          }
+        : { kind: 'yaml', line: laid.lineAt(error.pos[0]), problem: `is not valid YAML: ${firstLine(error.message, markers)}`, fix: 'fix the YAML', code: 'template.structure' };
     }
+  }
+  return undefined;
+}
+
+/** Parses and checks a skeleton (cached by its text). */
+function skeletonOf(laid: Laid, prefix: string, indentless?: ReadonlySet<number>): Skeleton {
+  const shifted = indentless ? `\u0001${[...indentless].join(',')}\u0001` : '';
+  const key = `${shifted}${laid.skeleton}`;
+  const hit = SKELETONS.get(key);
+  if (hit) return hit;
+  const s = analyse(laid, prefix, indentless);
+  // A problem names lines of this render; only problem-free analyses are shared.
+  if (!s.problem) SKELETONS.set(key, s, s.bytes);
+  return s;
+}
+
+/**
+ * A skeleton's problem for placing values (`uniqueKeys`: a key the author wrote twice in one
+ * mapping is an error, as yaml's `uniqueKeys: true` reports it) or for checking structure (not:
+ * two branches no real values take together may both write a key).
+ */
+function problemOf(sk: Skeleton, laid: Laid, prefix: string, uniqueKeys: boolean): StructureProblem | undefined {
+  if (!uniqueKeys || !sk.duplicates.some((d) => d.length)) return sk.problem;
+  return documentProblem(sk.docs, (doc, i) => mergedErrors(doc.errors, sk.duplicates[i]!), laid, prefix) ?? sk.problem;
+}
+
+/** A document's errors with its duplicate keys' errors, in yaml's order (by position, earlier errors first). */
+function mergedErrors(errors: readonly YAMLError[], dups: readonly YAMLError[]): YAMLError[] {
+  const merged: YAMLError[] = [];
+  let d = 0;
+  for (const e of errors) {
+    while (d < dups.length && dups[d]!.pos[0] < e.pos[0]) merged.push(dups[d++]!);
+    merged.push(e);
+  }
+  while (d < dups.length) merged.push(dups[d++]!);
+  return merged;
+}
+
+function analyse(laid: Laid, prefix: string, indentless?: ReadonlySet<number>): Skeleton {
+  const { skeleton, holes } = laid;
+  const markers = new RegExp(`${prefix}\\d+X`, 'g');
+  const base: Skeleton = { docs: [], slots: [], scalarHoles: new Map(), duplicates: [], bytes: skeleton.length * 24 + 1024 };
+  let docs: Document.Parsed[];
+  skeletonParses++;
+  try {
+    // Duplicate keys are found in linear time here (yaml's own check is quadratic in a mapping's keys).
+    docs = parseAllDocuments(skeleton, { version: '1.2', customTags: kubeScalarTags, merge: false, uniqueKeys: false, prettyErrors: false }) as Document.Parsed[];
+    if (!Array.isArray(docs)) docs = [];
+    base.duplicates = docs.map((doc) => duplicateKeyErrors(doc, skeleton));
+  } catch (err) {
+    base.problem = { kind: 'yaml', line: 1, problem: `is not valid YAML: ${err instanceof Error ? err.message.split('\n')[0] : 'unreadable'}`, fix: 'fix the YAML', code: 'template.structure' };
+    return base;
+  }
+  base.docs = docs;
+  const errorProblem = documentProblem(docs, (doc) => doc.errors, laid, prefix);
+  if (errorProblem) {
+    base.problem = errorProblem;
+    return base;
   }
   const slots: (Slot | undefined)[] = holes.map(() => undefined);
   const inComment = new Set<number>();
@@ -292,7 +340,7 @@ function analyse(laid: Laid, prefix: string, uniqueKeys: boolean, indentless?: R
   const scalar = (node: Scalar, inKey: boolean, root: boolean, complexKey: boolean) => {
     const index = scalarIndex++;
     const [start, end] = node.range!;
-    let h = holeIn(start, end);
+    let h = holeIn(holes, start, end);
     if (h < 0) return;
     const owned: number[] = [];
     while (h < holes.length && holes[h]!.at + holes[h]!.len <= end) owned.push(h++);
@@ -336,7 +384,7 @@ function analyse(laid: Laid, prefix: string, uniqueKeys: boolean, indentless?: R
         const key = pair.key as (YamlNode & { commentBefore?: string }) | null;
         noteComment(key?.commentBefore);
         if (isScalar(key) && key.value === '<<' && key.type === 'PLAIN') {
-          fail({ kind: 'yaml', line: laid.lineAt(key.range?.[0] ?? 0), problem: 'has a merge key "<<": merges are not supported (templates are YAML 1.2)', fix: 'write the keys out, or repeat the mapping with an alias (key: *anchor)', code: 'template.structure' });
+          fail({ kind: 'yaml', line: laid.lineAt(key.range?.[0] ?? 0), problem: 'has a merge key "<<": merges are not supported', fix: 'write the keys out, or repeat the mapping with an alias (key: *anchor)', code: 'template.structure' });
         }
         walk(pair.key, true, false, complexKey || !isScalar(pair.key));
         if (isScalar(pair.value)) mapValues.add(pair.value);
@@ -449,13 +497,14 @@ function indentlessLayout(laid: Laid): { laid: Laid; moved: Set<number> } | unde
  * A chunk's skeleton: as laid out; when that is not YAML, with the holes indentlessLayout
  * moves, if that is — a template that parses as written is read as written.
  */
-function chunkSkeleton(chunk: Laid, prefix: string, uniqueKeys: boolean): { sk: Skeleton; laid: Laid } {
-  const sk = skeletonOf(chunk, prefix, uniqueKeys);
-  if (!sk.problem) return { sk, laid: chunk };
+function chunkSkeleton(chunk: Laid, prefix: string, uniqueKeys: boolean): { sk: Skeleton; laid: Laid; problem?: StructureProblem } {
+  const sk = skeletonOf(chunk, prefix);
+  const problem = problemOf(sk, chunk, prefix, uniqueKeys);
+  if (!problem) return { sk, laid: chunk };
   const alt = indentlessLayout(chunk);
-  if (!alt) return { sk, laid: chunk };
-  const moved = skeletonOf(alt.laid, prefix, uniqueKeys, alt.moved);
-  return moved.problem ? { sk, laid: chunk } : { sk: moved, laid: alt.laid };
+  if (!alt) return { sk, laid: chunk, problem };
+  const moved = skeletonOf(alt.laid, prefix, alt.moved);
+  return problemOf(moved, alt.laid, prefix, uniqueKeys) ? { sk, laid: chunk, problem } : { sk: moved, laid: alt.laid };
 }
 
 /**
@@ -464,7 +513,7 @@ function chunkSkeleton(chunk: Laid, prefix: string, uniqueKeys: boolean): { sk: 
  */
 export function structureOf(segments: readonly Segment[], prefix: string, lines: LineTable): StructureProblem | undefined {
   for (const chunk of chunksOf(layOut(segments, prefix, lines))) {
-    const problem = chunkSkeleton(chunk, prefix, false).sk.problem;
+    const problem = chunkSkeleton(chunk, prefix, false).problem;
     if (problem) return problem;
   }
   return undefined;
@@ -571,8 +620,8 @@ export function placeValues(segments: readonly Segment[], prefix: string, lines:
   const chunks: Laid[] = [];
   const skeletons: Skeleton[] = [];
   for (const chunk of chunksOf(layOut(segments, prefix, lines))) {
-    const { sk, laid } = chunkSkeleton(chunk, prefix, true);
-    if (sk.problem) return { problem: sk.problem };
+    const { sk, laid, problem } = chunkSkeleton(chunk, prefix, true);
+    if (problem) return { problem };
     chunks.push(laid);
     skeletons.push(sk);
   }
@@ -621,7 +670,10 @@ export function placeValues(segments: readonly Segment[], prefix: string, lines:
           const key = typeof k === 'string' ? k : k === null || k === undefined ? '' : typeof k === 'object' ? JSON.stringify(k) : textOf(k);
           // The author's own keys are unique (the parser checks); one named by a value may meet another.
           if (Object.hasOwn(o, key)) throw new TemplateProblem('template.structure', `the key ${JSON.stringify(key.length > 60 ? `${key.slice(0, 60)}…` : key)} appears twice in one mapping (a key named by a value meets another key)`, laid.lineAt((pair.key as YamlNode | null)?.range?.[0] ?? 0));
-          Object.defineProperty(o, key, { value: build(pair.value), enumerable: true, writable: true, configurable: true });
+          const value = build(pair.value);
+          // "__proto__" is a key like any other: defined, never the prototype.
+          if (key === '__proto__') Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+          else o[key] = value;
         }
         out = o;
       } else if (isSeq(node)) {
@@ -629,7 +681,8 @@ export function placeValues(segments: readonly Segment[], prefix: string, lines:
       } else {
         out = null;
       }
-      built.set(node as YamlNode, out);
+      // Only an anchored node can be an alias's target.
+      if ((node as { anchor?: string }).anchor) built.set(node as YamlNode, out);
       return out;
     };
     values.push(build(doc.contents));

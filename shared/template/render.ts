@@ -13,10 +13,12 @@
 // language that needs no values. Everything is bounded and linear in the template's size; every
 // problem is a RenderError with the template, the line and a code, never an exception.
 import { parseAllDocuments } from 'yaml';
+import { addDuplicateKeyErrors } from '../yamlKeys.ts';
 import { kubeScalarTags } from './kubeScalars.ts';
 import type { ParameterType } from '../api/schema.ts';
 import type { KubeResource } from '../kube/client.ts';
 import { describeArg, Executor, FIELDS_TEXT, ROOT_FIELDS, type Decision, type ExecOptions, type Oracle, type Segment } from './exec.ts';
+import { MemoryCache } from './cache.ts';
 import { arityOf, arityProblem, unknownFunction } from './functions.ts';
 import { TemplateProblem, parseTemplateSource, type Arg, type ParsedSource, type Pipeline, type TNode } from './parse.ts';
 import { markerPrefix, placeValues, structureOf, type StructureProblem } from './place.ts';
@@ -97,7 +99,7 @@ function errorOf(template: string, message: string, line?: number, code?: string
   };
 }
 
-// --- parsed sources, cached by text; bounded by an estimate of the memory they hold ---
+// --- parsed sources, cached by text; bounded by an estimate of the memory they hold (cache.ts) ---
 
 interface Parsed {
   parsed?: ParsedSource;
@@ -106,17 +108,18 @@ interface Parsed {
   bytes: number;
 }
 
-const PARSED = new Map<string, Parsed>();
-const PARSED_BYTES = 64 * 1024 * 1024;
-let parsedBytes = 0;
+const PARSED = new MemoryCache<Parsed>(64 * 1024 * 1024);
+let parses = 0;
+
+/** How many times a template's text has been parsed in this process (a cache miss each): for tests. */
+export function templateParses(): number {
+  return parses;
+}
 
 function parsedOf(source: string): Parsed {
   const hit = PARSED.get(source);
-  if (hit) {
-    PARSED.delete(source);
-    PARSED.set(source, hit);
-    return hit;
-  }
+  if (hit) return hit;
+  parses++;
   let entry: Parsed;
   try {
     const parsed = parseTemplateSource(source);
@@ -127,15 +130,7 @@ function parsedOf(source: string): Parsed {
     if (!problem) throw err;
     entry = { problem, prefix: '', bytes: source.length * 4 + 1024 };
   }
-  if (entry.bytes <= PARSED_BYTES / 4) {
-    while (PARSED.size && parsedBytes + entry.bytes > PARSED_BYTES) {
-      const [oldest, old] = PARSED.entries().next().value as [string, Parsed];
-      PARSED.delete(oldest);
-      parsedBytes -= old.bytes;
-    }
-    PARSED.set(source, entry);
-    parsedBytes += entry.bytes;
-  }
+  PARSED.set(source, entry, entry.bytes);
   return entry;
 }
 
@@ -267,7 +262,9 @@ function objectsOf(template: string, values: readonly unknown[], opts: ManifestO
 export function parseManifests(template: string, text: string): RenderResult<KubeResource[]> {
   let docs;
   try {
-    docs = parseAllDocuments(text, { version: '1.2', customTags: kubeScalarTags });
+    docs = parseAllDocuments(text, { version: '1.2', customTags: kubeScalarTags, uniqueKeys: false });
+    // yaml's own duplicate-key check is quadratic in a mapping's size; this one is linear.
+    if (Array.isArray(docs)) for (const doc of docs) addDuplicateKeyErrors(doc, text);
   } catch {
     return fail(template, 'rendered text is not valid YAML', undefined, 'template.structure');
   }
@@ -277,7 +274,8 @@ export function parseManifests(template: string, text: string): RenderResult<Kub
     const which = list.length > 1 ? ` document ${index + 1}` : '';
     const problem = doc.errors[0];
     if (problem) {
-      return fail(template, `rendered text is not valid YAML${which}: ${problem.message.split('\n')[0]}`, problem.linePos?.[0].line, 'template.structure');
+      const line = problem.linePos?.[0].line ?? text.slice(0, problem.pos[0]).split('\n').length;
+      return fail(template, `rendered text is not valid YAML${which}: ${problem.message.split('\n')[0]}`, line, 'template.structure');
     }
     try {
       values.push(doc.toJS({ maxAliasCount: 100 }));

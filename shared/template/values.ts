@@ -2,7 +2,8 @@
 // boolean, null, arrays, objects) plus a few wrappers that remember where a value came from,
 // because placement depends on it: an undeclared parameter's text, a quoted string, toYaml's
 // output, an array/map parameter (its text and, when needed, its data), an unset parameter.
-import { isAlias, isMap, isSeq, parseDocument, visit } from 'yaml';
+import { isAlias, isMap, isSeq, visit } from 'yaml';
+import { parseDocumentUniqueKeys } from '../yamlKeys.ts';
 import type { ParameterType } from '../api/schema.ts';
 import { TemplateProblem } from './parse.ts';
 
@@ -69,7 +70,7 @@ export function structuredValue(param: string, type: 'array' | 'map', text: stri
   const shape = type === 'map' ? 'a mapping' : 'a list';
   let doc;
   try {
-    doc = parseDocument(text, { uniqueKeys: true, version: '1.2' });
+    doc = parseDocumentUniqueKeys(text, { version: '1.2' });
   } catch {
     throw new TemplateProblem('template.value-type', `parameter ${param} is declared ${type}, but its value is not YAML or JSON`, line, param);
   }
