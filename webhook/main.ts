@@ -2,7 +2,7 @@
 // Usage: tsx webhook/main.ts [--port 8443] [--tls-cert F] [--tls-key F]
 //        [--log-level info] [--kubeconfig F] [--shutdown-delay-seconds 5]
 import { parseArgs } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
+import { loadKubeCredentials } from '../shared/kube/kubeconfig.ts';
 import { buildHandlers } from './handlers.ts';
 import { createLogger } from './log.ts';
 import { createWebhookMetrics } from './metrics.ts';
@@ -74,9 +74,7 @@ async function main(): Promise<void> {
     process.exit(1);
   });
 
-  const kubeConfig = new KubeConfig();
-  if (config.kubeconfig) kubeConfig.loadFromFile(config.kubeconfig);
-  else kubeConfig.loadFromDefault();
+  const kubeConfig = await loadKubeCredentials(config.kubeconfig);
 
   const metrics = createWebhookMetrics();
   const handlers = await buildHandlers({
