@@ -1,7 +1,8 @@
 // From kubectl's connection flags to an API client and a namespace, the way kubectl
 // resolves them: --kubeconfig, else $KUBECONFIG / ~/.kube/config; --context, else the
 // current context; -n, else the context's namespace, else "default".
-import { createKubeClient, loadKubeConfig, type ApiRequestMetrics, type KubeClient } from '../shared/kube/client.ts';
+import { createKubeClient, type ApiRequestMetrics, type KubeClient } from '../shared/kube/client.ts';
+import { loadKubeConfig } from '../shared/kube/clientNodeConfig.ts';
 import type { ConnectionFlags } from './args.ts';
 import { CliError, type Output } from './io.ts';
 

@@ -5,9 +5,10 @@ import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 import type { FleetRollout, Instance, OperatorVersion, PlanApproval, PlanPolicy, UpdateInformer, UpdatePlan } from '../shared/api/schema.ts';
 import { LABEL_INSTANCE } from '../shared/api/names.ts';
-import { createKubeClient, loadKubeConfig, type KubeObjectLike, type KubeResource } from '../shared/kube/client.ts';
+import { createKubeClient, type KubeObjectLike, type KubeResource } from '../shared/kube/client.ts';
 import { compactObject, StringInterner } from '../shared/kube/compact.ts';
 import { Informer } from '../shared/kube/informer.ts';
+import { loadKubeCredentials } from '../shared/kube/kubeconfig.ts';
 import { defaultIdentity, LeaderElector } from '../shared/kube/leader.ts';
 import { errorFields } from '../shared/log.ts';
 import { CERT_FLAG_OPTIONS, readCertConfig } from './certs/config.ts';
@@ -97,7 +98,7 @@ async function main(): Promise<void> {
   const logger = createLogger({ level: config.logLevel });
   if (!config.tenancy.impersonate) logger.warn('--no-impersonation: plans run with the controller\'s own rights (single-tenant clusters only)');
   const metrics = createControllerMetrics();
-  const kube = createKubeClient({ kubeConfig: loadKubeConfig(config.kubeconfig), metrics, userAgent: 'planwarden-controller' });
+  const kube = createKubeClient({ kubeConfig: await loadKubeCredentials(config.kubeconfig), metrics, userAgent: 'planwarden-controller' });
 
   // Cached objects are compacted (no managedFields, shared strings): at 10,000 Instances
   // with full status that is most of the controller's memory (bench: rssMiB10k).

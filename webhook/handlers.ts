@@ -2,13 +2,12 @@
 // pure rule, return its verdict. Handlers only read: admission creates nothing (a review
 // sent straight to the webhook port, forged or not, changes nothing in the cluster).
 import type { Operation } from 'rfc6902';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { GROUP, type FleetRollout, type Instance, type OperatorVersion, type PlanApproval, type PlanPolicy, type UpdatePlan } from '../shared/api/schema.ts';
 import { DEFAULT_CONTROLLER_USER, FLEET_MARK_ANNOTATION, fleetRequestedBy, parseMark, type Author } from '../shared/fleet.ts';
 import { matchesSelector, selectorQuery } from '../shared/labelSelector.ts';
 import { admitFleetMark } from './rules/fleetMark.ts';
 import { admitFleetRollout, admitFleetTargets, mutateFleetRollout, type FleetRolloutContext, type FleetTargetFacts } from './rules/fleetRollout.ts';
-import { createKubeClient } from '../shared/kube/client.ts';
+import { createKubeClient, type KubeCredentials } from '../shared/kube/client.ts';
 import { DEFAULT_PLAN_SERVICE_ACCOUNT } from '../shared/api/names.ts';
 import { apiLookups, preflightInstanceWrite, type WebhookLookups } from './lookups.ts';
 import type { WebhookMetrics } from './metrics.ts';
@@ -35,7 +34,7 @@ import type { WebhookRoute, WebhookRoutes } from './server.ts';
 import { ROUTES, WEBHOOK_ROUTES, type WebhookPath } from '../shared/api/webhookRoutes.ts';
 
 export interface HandlerDeps {
-  kubeConfig: KubeConfig;
+  kubeConfig: KubeCredentials;
   /** Overrides the API lookups (tests use a second real apiserver identity, for instance). */
   lookups?: WebhookLookups;
   /** The clock; rules take the time as an argument. */

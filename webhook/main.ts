@@ -3,7 +3,7 @@
 //        [--log-level info] [--kubeconfig F] [--shutdown-delay-seconds 5]
 //        [--client-ca F [--client-names N1,N2]]
 import { parseArgs } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
+import { loadKubeCredentials } from '../shared/kube/kubeconfig.ts';
 import { buildHandlers } from './handlers.ts';
 import { createLogger } from './log.ts';
 import { createWebhookMetrics } from './metrics.ts';
@@ -89,9 +89,7 @@ async function main(): Promise<void> {
     process.exit(1);
   });
 
-  const kubeConfig = new KubeConfig();
-  if (config.kubeconfig) kubeConfig.loadFromFile(config.kubeconfig);
-  else kubeConfig.loadFromDefault();
+  const kubeConfig = await loadKubeCredentials(config.kubeconfig);
 
   const metrics = createWebhookMetrics();
   const handlers = await buildHandlers({

@@ -2,7 +2,6 @@
 // reads the certificate Secret and planwarden's webhook configurations, asks
 // decideCertActions what to do, generates keys, writes the Secret, then the caBundles.
 // The kubelet syncs the Secret to the webhook pods, which reload the pair themselves.
-import { createCA, createServingCert } from '../../certs/pki.ts';
 import { WEBHOOK_IP_ADDRESSES, webhookDnsNames } from '../../certs/webhook.ts';
 import { classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
 import type { EventRecorder } from '../events.ts';
@@ -150,9 +149,12 @@ export class CertificateRotator {
     return out;
   }
 
-  private generate(step: SecretStep, state: CertSecretState, now: Date): Generated {
+  private async generate(step: SecretStep, state: CertSecretState, now: Date): Promise<Generated> {
     const s = this.o.settings;
     const { newAuthority, leafSigner } = materialFor(step, state.data);
+    // node-forge (certs/pki.ts) is loaded when a certificate is minted, not at start: its
+    // modules are a few MiB of a controller's heap that most passes never use (issue 40).
+    const { createCA, createServingCert } = await import('../../certs/pki.ts');
     const authority = newAuthority
       ? createCA({ commonName: `${s.service}.${s.namespace} webhook CA ${now.toISOString()}`, validityDays: s.caValidityMs / DAY_MS, now })
       : undefined;
@@ -177,7 +179,7 @@ export class CertificateRotator {
   }
 
   private async writeSecret(secret: SecretObject, state: CertSecretState, configs: WebhookConfigState[], step: SecretStep, now: Date): Promise<void> {
-    const next = secretAfter(state, configs, step, this.generate(step, state, now), now, this.o.settings);
+    const next = secretAfter(state, configs, step, await this.generate(step, state, now), now, this.o.settings);
     const updated: SecretObject = {
       ...secret,
       metadata: { ...secret.metadata, annotations: next.annotations },

@@ -1,11 +1,22 @@
-// A thin JSON client for the Kubernetes API. client-node's KubeConfig authenticates (files,
-// tokens, exec plugins, in-cluster); node:http(s) carries plain JSON both ways. The generated
-// clients are avoided on purpose: their model serializers drop fields they do not know from
-// apply bodies (so a typo would silently vanish instead of being refused) and turn
-// timestamps into Dates.
+// A thin JSON client for the Kubernetes API. KubeCredentials authenticate (shared/kube/kubeconfig.ts
+// for the controller and the webhook; client-node's KubeConfig, which satisfies the same
+// interface, for the CLI's exec plugins and auth providers); node:http(s) carries plain JSON
+// both ways. The generated clients are avoided on purpose: their model serializers drop
+// fields they do not know from apply bodies (so a typo would silently vanish instead of being
+// refused) and turn timestamps into Dates.
 import http from 'node:http';
 import https from 'node:https';
-import { KubeConfig } from '@kubernetes/client-node';
+
+/**
+ * Where the API server is and how to authenticate to it: the part of client-node's KubeConfig
+ * the client uses, so that either it or shared/kube/kubeconfig.ts's loader can be given.
+ */
+export interface KubeCredentials {
+  /** The current context's cluster; `proxyUrl` keeps the agent applyToHTTPSOptions made. */
+  getCurrentCluster(): { server: string; proxyUrl?: string } | null;
+  /** Sets TLS material and the Authorization header (maybe an agent) on a request's options. */
+  applyToHTTPSOptions(options: https.RequestOptions): Promise<void>;
+}
 
 /** The metric a client reports each API request to (the controller's registry implements it). */
 export interface ApiRequestMetrics {
@@ -234,16 +245,8 @@ export function resourcePath(ref: ResourceRef, resource: ApiResource, subresourc
   return parts.join('/');
 }
 
-/** Builds a KubeConfig from a file, else the default chain (KUBECONFIG, ~/.kube/config, in-cluster). */
-export function loadKubeConfig(file?: string): KubeConfig {
-  const kc = new KubeConfig();
-  if (file) kc.loadFromFile(file);
-  else kc.loadFromDefault();
-  return kc;
-}
-
 export interface KubeClientOptions {
-  kubeConfig: KubeConfig;
+  kubeConfig: KubeCredentials;
   metrics?: ApiRequestMetrics;
   /** Per-request timeout (not watches); 30 s by default. */
   timeoutMs?: number;
@@ -288,7 +291,7 @@ export function createKubeClient(options: KubeClientOptions): KubeClient {
 }
 
 class HttpKubeClient implements KubeClient {
-  private readonly kc: KubeConfig;
+  private readonly kc: KubeCredentials;
   private readonly metrics?: ApiRequestMetrics;
   private readonly timeoutMs: number;
   private readonly userAgent: string;

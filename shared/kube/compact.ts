@@ -55,7 +55,13 @@ export function internStrings<T>(value: T, interner: StringInterner): T {
  */
 export function compactObject<T extends { metadata?: { managedFields?: unknown } }>(interner: StringInterner): (obj: T) => T {
   return (obj) => {
-    if (obj.metadata) delete obj.metadata.managedFields;
+    // A copy without the field rather than `delete`: deleting a property V8 did not add last
+    // turns the object into a hash table (dictionary mode) — ~800 bytes per cached object's
+    // metadata, 7.9 MiB of a 10,000-Instance cache (issue 40's heap snapshot).
+    if (obj.metadata && 'managedFields' in obj.metadata) {
+      const { managedFields: _dropped, ...metadata } = obj.metadata;
+      obj.metadata = metadata;
+    }
     return internStrings(obj, interner);
   };
 }
