@@ -16,6 +16,7 @@ import type { AdmissionRequest } from '../../../webhook/review.ts';
 import { admitInstance, immutableParametersUnchanged, INSTANCE_RULES, requiredParametersPresent, type InstanceAdmissionContext } from '../../../webhook/rules/instance.ts';
 import type { Verdict } from '../../../shared/verdict.ts';
 import { REQUESTED_BY_PATH } from '../../../webhook/rules/instanceMutate.ts';
+import { INSTANCE_SHAPES } from '../../../webhook/decode.ts';
 import { MUTATION_CONDITION, mutationSent, STATUS_CONDITION, VALIDATION_CONDITION, validationSent, celEquals } from '../../support/matchConditions.ts';
 import { memoryLookups } from '../../support/memoryLookups.ts';
 
@@ -384,7 +385,11 @@ describe('Instance webhook matchConditions: the writes not sent could not have c
         fc.asyncProperty(fc.constantFrom<'CREATE' | 'UPDATE'>('CREATE', 'UPDATE'), objectArb, objectArb, async (operation, object, old) => {
           const oldObject = operation === 'UPDATE' ? old : null;
           const v = await routes[ROUTES.mutateInstances]!.handle(request(operation, object, oldObject));
-          if (!mutationSent(operation, object, oldObject)) {
+          // An object whose types do not decode (webhook/decode.ts) is refused, sent or not:
+          // the apiserver's schema validation refuses it too, so a write not sent loses nothing.
+          if (!INSTANCE_SHAPES.mutating.check(object) || (oldObject !== null && !INSTANCE_SHAPES.mutating.check(oldObject))) {
+            expect(v.allowed ? 'allowed' : v.rule).to.equal('instance.malformed');
+          } else if (!mutationSent(operation, object, oldObject)) {
             expectNothingToSay(v, 'a mutation the apiserver does not ask for');
           } else {
             expect(v.allowed).to.equal(true);

@@ -24,6 +24,7 @@ import { API_VERSION, type Instance, type InstanceSpec, type OperatorVersion, ty
 import { FINALIZER, PRE_CHECKS_ANNOTATION } from '../../../../shared/api/names.ts';
 import { decide } from '../../../../controller/instances/decide.ts';
 import { instanceContext } from '../../../../webhook/handlers.ts';
+import { decodeInstances, isDenied } from '../../../../webhook/decode.ts';
 import { admitInstance } from '../../../../webhook/rules/instance.ts';
 import type { AdmissionRequest } from '../../../../webhook/review.ts';
 import { jsonEqual } from '../../../../shared/json.ts';
@@ -177,7 +178,9 @@ function request(oldObject: Instance, object: Instance): AdmissionRequest {
 async function webhookRule(c: Case): Promise<string | undefined> {
   const { oldObject, object } = instances(c);
   const lookups = memoryLookups({ operatorVersions: [c.v1, c.v2] });
-  const { context } = await instanceContext(request(oldObject, object), lookups, NOW);
+  const decoded = decodeInstances(request(oldObject, object), 'validating');
+  if (isDenied(decoded)) throw new Error(`a generated write does not decode: ${decoded.message}`);
+  const { context } = await instanceContext(decoded, lookups, NOW);
   const verdict = admitInstance(context);
   return verdict.allowed ? undefined : verdict.rule;
 }
