@@ -52,7 +52,8 @@ export const INSTANCE_SHAPES = {
             Type.Object(
               {
                 planName: Type.String(),
-                id: Type.Optional(Type.String()),
+                // Server-side apply passes "id": null through: the mutation fills it in.
+                id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
                 abort: Type.Optional(Type.Boolean()),
                 parameters: Type.Optional(strings),
                 parametersFrom: Type.Optional(Type.Record(Type.String(), Type.Object({}, open))),

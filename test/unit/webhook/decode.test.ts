@@ -82,5 +82,8 @@ describe('webhook/decode: an Instance write that does not decode', () => {
     expect(v.allowed ? 'allowed' : v.rule).to.equal('instance.unknown-plan');
     const m = await routes[ROUTES.mutateInstances]!.handle(request('UPDATE', good({ planExecution: { planName: 'backup' } }), good()));
     expect(m.allowed).to.equal(true);
+    // Server-side apply passes "id": null through: the mutating shape takes it, and the id is filled in.
+    const ssa = await routes[ROUTES.mutateInstances]!.handle(request('UPDATE', good({ planExecution: { planName: 'backup', id: null } }), good()));
+    expect(ssa.allowed && ssa.patch.map((p) => p.path)).to.include('/spec/planExecution/id');
   });
 });
