@@ -36,6 +36,7 @@ export const RULE_IDS = [
   'instance.fleet-mark-forged',
   'instance.immutable-parameter-changed',
   'instance.maintenance-cleanup',
+  'instance.malformed',
   'instance.maintenance-unknown-plan',
   'instance.multiple-plans',
   'instance.not-reentrant',

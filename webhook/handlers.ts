@@ -14,6 +14,7 @@ import type { WebhookMetrics } from './metrics.ts';
 import { OperatorVersionCache, ServiceAccountCache } from './operatorVersionCache.ts';
 import type { Logger } from '../shared/log.ts';
 import type { AdmissionRequest } from './review.ts';
+import { decodeInstances, isDenied, type DecodedRequest } from './decode.ts';
 import { admitInstance, upgradeTarget, type InstanceAdmissionContext } from './rules/instance.ts';
 import { admitPreChecksOptOut, optOutToJudge, skipPreChecksOf } from './rules/preChecksOptOut.ts';
 import type { AccessSubject } from '../shared/kube/access.ts';
@@ -77,18 +78,25 @@ export function needsLiveOperatorVersion(operation: string, object: Instance | u
   return object.spec.operatorVersion?.name !== oldObject.spec.operatorVersion?.name || rawParameterChanges(oldObject.spec, object.spec).length > 0;
 }
 
+/** The Instance a decoded request is about (its object, or on DELETE the stored one) and the stored one. */
+function instancesOf(req: DecodedRequest<Instance>): { object: Instance; oldObject: Instance | undefined } {
+  const object = req.object ?? req.oldObject;
+  // decodeObjects refuses a request with neither.
+  if (!object) throw new Error(`AdmissionReview ${req.uid} has no object`);
+  return { object, oldObject: req.oldObject ?? undefined };
+}
+
 /** The Instance rules' context, and whether an OperatorVersion in it came from the cache. */
 export async function instanceContext(
-  req: AdmissionRequest,
+  req: DecodedRequest<Instance>,
   lookups: WebhookLookups,
   now: string,
   { live = true, controllerUser = DEFAULT_CONTROLLER_USER }: { live?: boolean; controllerUser?: string } = {},
 ): Promise<{ context: InstanceAdmissionContext; fromCache: boolean }> {
-  const object = (req.object ?? req.oldObject) as unknown as Instance;
-  const oldObject = (req.oldObject ?? undefined) as unknown as Instance | undefined;
+  const { object, oldObject } = instancesOf(req);
   const ns = req.namespace ?? object.metadata.namespace ?? '';
-  const ovName = object.spec?.operatorVersion?.name;
-  const oldOvName = oldObject?.spec?.operatorVersion?.name;
+  const ovName = object.spec.operatorVersion.name;
+  const oldOvName = oldObject?.spec.operatorVersion.name;
   let fromCache = false;
   const read = async (name: string): Promise<OperatorVersion | undefined> => {
     const cached = live ? undefined : lookups.cachedOperatorVersion?.(ns, name);
@@ -118,7 +126,7 @@ export async function instanceContext(
  * controller writes a trigger for a FleetRollout and marks it so — the rollout and its
  * recorded author (shared/fleet.ts fleetRequestedBy). A mark nobody but the controller may set.
  */
-function requesterName(req: AdmissionRequest, controllerUser: string): string | undefined {
+function requesterName(req: Pick<AdmissionRequest, 'userInfo'> & { object: unknown; oldObject: unknown }, controllerUser: string): string | undefined {
   const username = req.userInfo?.username;
   const object = req.object ?? req.oldObject;
   if (username === undefined || !isRecord(object) || !isRecord(object.metadata)) return username;
@@ -174,15 +182,14 @@ async function handleUpdatePlan(req: AdmissionRequest, lookups: WebhookLookups):
  * as it, beside the OperatorVersion read.
  */
 async function handleInstance(
-  req: AdmissionRequest,
+  req: DecodedRequest<Instance>,
   lookups: WebhookLookups,
   now: string,
   defaultServiceAccount: string,
   controllerUser: string,
   tenancy: TenancyAllowance,
 ): Promise<Verdict> {
-  const object = (req.object ?? req.oldObject) as unknown as Instance;
-  const oldObject = (req.oldObject ?? undefined) as unknown as Instance | undefined;
+  const { object, oldObject } = instancesOf(req);
   const namespace = req.namespace ?? object.metadata.namespace ?? '';
   const serviceAccount = serviceAccountToCheck(req.operation, object, oldObject, defaultServiceAccount);
   const live = needsLiveOperatorVersion(req.operation, object, oldObject);
@@ -247,10 +254,9 @@ async function handleInstance(
  * Whose right the pre-checks opt-out needs: the request's user; for the controller's write
  * marked as a FleetRollout's, the rollout's recorded author (by name: the mark holds no groups).
  */
-function optOutSubject(req: AdmissionRequest, controllerUser: string): AccessSubject {
+function optOutSubject(req: DecodedRequest<Instance>, controllerUser: string): AccessSubject {
   const username = req.userInfo.username ?? '';
-  const object = req.object as unknown as Instance | null;
-  const mark = username === controllerUser ? parseMark(object?.metadata?.annotations?.[FLEET_MARK_ANNOTATION]) : undefined;
+  const mark = username === controllerUser ? parseMark(req.object?.metadata.annotations?.[FLEET_MARK_ANNOTATION]) : undefined;
   if (mark) return { user: mark.author };
   return { user: username, uid: req.userInfo.uid, groups: req.userInfo.groups, extra: req.userInfo.extra };
 }
@@ -443,13 +449,16 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
   // One handler per path of the table (shared/api/webhookRoutes.ts): a path without one, or
   // one the table does not have, does not typecheck.
   const handle: Record<WebhookPath, WebhookRoute['handle']> = {
-    [ROUTES.validateInstances]: (req) =>
-      handleInstance(req, lookups, now(), deps.defaultServiceAccount ?? DEFAULT_PLAN_SERVICE_ACCOUNT, deps.controllerUser ?? DEFAULT_CONTROLLER_USER, deps.tenancy ?? NO_ALLOWANCE),
+    [ROUTES.validateInstances]: async (raw) => {
+      const req = decodeInstances(raw, 'validating');
+      return isDenied(req) ? req : handleInstance(req, lookups, now(), deps.defaultServiceAccount ?? DEFAULT_PLAN_SERVICE_ACCOUNT, deps.controllerUser ?? DEFAULT_CONTROLLER_USER, deps.tenancy ?? NO_ALLOWANCE);
+    },
     // Filling in a trigger id and stamping who asked need no lookups; recording the
     // blueprint of a write that introduces a run reads its OperatorVersion (the cache's).
-    [ROUTES.mutateInstances]: async (req) => {
-      const object = (req.object ?? req.oldObject) as unknown as Instance;
-      const oldObject = (req.oldObject ?? undefined) as unknown as Instance | undefined;
+    [ROUTES.mutateInstances]: async (raw) => {
+      const req = decodeInstances(raw, 'mutating');
+      if (isDenied(req)) return req;
+      const { object, oldObject } = instancesOf(req);
       const ctx: InstanceAdmissionContext = {
         operation: req.operation,
         object,

@@ -10,7 +10,7 @@
 // therefore never runs. A later write that names a new (planName, id) while abort is still
 // true is refused (`instance.abort-still-set`): the fix is abort: false in the same write.
 import { comparedParameters } from '../params/secrets.ts';
-import type { Instance, InstanceSpec, OperatorVersionSpec, PlanState } from '../api/schema.ts';
+import type { Instance, InstanceSpec, OperatorVersionSpec, Parameter, PlanState } from '../api/schema.ts';
 import type { Refusal } from '../refusal.ts';
 import { jsonEqual } from '../json.ts';
 import { describeDeclaration, exampleValue, PARAMETER_RULES, showValue, valueProblem } from '../params/values.ts';
@@ -90,6 +90,12 @@ export interface TriggerFacts {
   /** Requests admitted earlier, not started, that still hold the Instance (admission only). */
   pending: PlanRequest[];
   running?: RunningPlan;
+  /** The OperatorVersion the old spec was judged against (admission: the old one on a change of OperatorVersion). */
+  oldOv?: OperatorVersionSpec;
+  /** The spec's written values, secret parameters as their references' tokens. */
+  params: Record<string, string>;
+  /** The old spec's written values (admission, UPDATE). */
+  oldParams?: Record<string, string>;
   /** The OperatorVersion an upgrade moves to. */
   upgradeTarget?: string;
   /** Parameters whose written value changes (admission) or whose change is not started (controller). */
@@ -232,6 +238,9 @@ function admissionFacts(v: AdmissionView): TriggerFacts {
     object,
     ovName,
     ov,
+    oldOv,
+    params: paramsOf(object.spec),
+    ...(before ? { oldParams: paramsOf(before) } : {}),
     introduced,
     manual,
     pending,
@@ -275,6 +284,7 @@ function controllerFacts(v: ControllerView): TriggerFacts {
     object,
     ovName: object.spec.operatorVersion.name,
     ov,
+    params: paramsOf(object.spec),
     introduced,
     manual: introduced.find((r) => r.kind === 'manual'),
     runParameters: introduced.find((r) => r.kind === 'manual')?.runParameters,
@@ -439,43 +449,63 @@ export const checkKnownPlan: TriggerCheck = (f) => {
  */
 export const checkPerRunParameters: TriggerCheck = (f) => (f.ov && f.runParameters ? perRunParameterRefusal(f.ov, f.ovName, f.runParameters) : undefined);
 
+/** What is wrong with a per-run value: undeclared, declared without perRun: true, or not fitting its declaration. */
+export type PerRunProblem =
+  | { kind: 'undeclared'; name: string; perRun: string[]; guess?: string }
+  | { kind: 'not-per-run'; name: string; perRun: string[]; guess?: string }
+  | { kind: 'invalid'; name: string; value: string; decl: Parameter; problem: string };
+
 /**
- * The refusal of per-run `values` against OperatorVersion `ovName` (spec `ov`), or undefined
- * when they fit: the one judgement for a manual trigger and for a FleetRollout's plan.parameters.
+ * The first problem of per-run `values` (in name order) against `ov`, or undefined when they
+ * fit: the one judgement of per-run values, for a manual trigger, a schedule and a
+ * FleetRollout's plan.parameters alike (each words its refusal for its own field).
  */
-export function perRunParameterRefusal(ov: OperatorVersionSpec, ovName: string, values: Readonly<Record<string, string>>): Refusal | undefined {
+export function perRunValueProblem(ov: OperatorVersionSpec, values: Readonly<Record<string, string>>): PerRunProblem | undefined {
   const declared = ov.parameters ?? [];
   const perRun = declared.filter((p) => p.perRun === true).map((p) => p.name);
-  const ovRef = `OperatorVersion "${ovName}"`;
   for (const name of Object.keys(values).sort()) {
     const decl = declared.find((p) => p.name === name);
     if (!decl || decl.perRun !== true) {
       const guess = closestName(name, perRun);
-      return {
-        rule: TRIGGER_RULES.perRunNotAllowed,
-        refused: `per-run value of parameter ${name} (spec.planExecution.parameters.${name})`,
-        why: `${ovRef} ${decl ? `declares ${name} without perRun: true` : `does not declare ${name}`} (per-run parameters: ${perRun.join(', ') || 'none'})`,
-        fix: `remove spec.planExecution.parameters.${name}${guess ? ` (did you mean ${guess}?)` : ''}${decl ? `; set spec.parameters.${name} to change it for every run` : ''}`,
-        code: 422,
-        reason: 'Invalid',
-      };
+      return { kind: decl ? 'not-per-run' : 'undeclared', name, perRun, ...(guess ? { guess } : {}) };
     }
     const value = values[name]!;
     const problem = valueProblem(decl, value);
-    if (problem) {
-      const example = exampleValue(decl);
-      return {
-        rule: TRIGGER_RULES.parameterInvalid,
-        refused: `per-run value ${showValue(value)} of parameter ${name}`,
-        why: `${ovRef} declares ${name} as ${describeDeclaration(decl)}, and ${problem}`,
-        fix: `set spec.planExecution.parameters.${name} to ${example ?? 'a value that fits'}`,
-        code: 422,
-        reason: 'Invalid',
-      };
-    }
+    if (problem) return { kind: 'invalid', name, value, decl, problem };
   }
   return undefined;
-};
+}
+
+/**
+ * The refusal of per-run `values` against OperatorVersion `ovName` (spec `ov`), or undefined
+ * when they fit (perRunValueProblem): a manual trigger's and a FleetRollout's plan.parameters.
+ */
+export function perRunParameterRefusal(ov: OperatorVersionSpec, ovName: string, values: Readonly<Record<string, string>>): Refusal | undefined {
+  const p = perRunValueProblem(ov, values);
+  if (!p) return undefined;
+  const ovRef = `OperatorVersion "${ovName}"`;
+  const { name } = p;
+  if (p.kind !== 'invalid') {
+    const declares = p.kind === 'not-per-run';
+    return {
+      rule: TRIGGER_RULES.perRunNotAllowed,
+      refused: `per-run value of parameter ${name} (spec.planExecution.parameters.${name})`,
+      why: `${ovRef} ${declares ? `declares ${name} without perRun: true` : `does not declare ${name}`} (per-run parameters: ${p.perRun.join(', ') || 'none'})`,
+      fix: `remove spec.planExecution.parameters.${name}${p.guess ? ` (did you mean ${p.guess}?)` : ''}${declares ? `; set spec.parameters.${name} to change it for every run` : ''}`,
+      code: 422,
+      reason: 'Invalid',
+    };
+  }
+  const example = exampleValue(p.decl);
+  return {
+    rule: TRIGGER_RULES.parameterInvalid,
+    refused: `per-run value ${showValue(p.value)} of parameter ${name}`,
+    why: `${ovRef} declares ${name} as ${describeDeclaration(p.decl)}, and ${p.problem}`,
+    fix: `set spec.planExecution.parameters.${name} to ${example ?? 'a value that fits'}`,
+    code: 422,
+    reason: 'Invalid',
+  };
+}
 
 /** `cleanup` runs on deletion only: neither a manual trigger nor a parameter change starts it. */
 export const checkCleanupNotManual: TriggerCheck = (f) => {
@@ -682,22 +712,6 @@ export function reusedIdWarning(f: TriggerFacts): string | undefined {
 }
 
 /**
- * Checks that refuse the requests (the Instance's new work), in the order their refusals
- * are most useful. The abort checks refuse the abort, not the requests, and come apart.
- */
-export const REQUEST_CHECKS: readonly TriggerCheck[] = [
-  checkDeleting,
-  checkKnownPlan,
-  checkCleanupNotManual,
-  checkPerRunParameters,
-  checkSinglePlan,
-  checkAbortStillSet,
-  checkUpgradeNotBusy,
-  checkOnePlanAtATime,
-  checkReentrant,
-];
-
-/**
  * An abort acts when spec.planExecution.abort turns true *for the controller*, which compares
  * with the value it consumed last (status.applied.abort). Turning abort off and on again
  * before the controller saw it off would be an abort it never sees: refused, with "retry".
@@ -714,7 +728,35 @@ export const checkAbortReset: TriggerCheck = (f) => {
   };
 };
 
+/**
+ * The trigger policy's checks in the one order both sides judge them: the first refusal of
+ * this list is the rule the webhook names and the controller records. The requests (the
+ * Instance's new work) first, in the order their refusals are most useful; then the abort,
+ * which is refused apart from the requests (the controller aborts a running plan before it
+ * judges the rest; an abort it does not act on is reported after the requests' refusal).
+ * The webhook runs these through its Instance rules in this order (webhook/rules/instance.ts
+ * builds INSTANCE_RULES from it), with its own rules judged in between.
+ */
+export const TRIGGER_CHECKS: readonly TriggerCheck[] = [
+  checkDeleting,
+  checkKnownPlan,
+  checkCleanupNotManual,
+  checkPerRunParameters,
+  checkSinglePlan,
+  checkAbortStillSet,
+  checkUpgradeNotBusy,
+  checkOnePlanAtATime,
+  checkReentrant,
+  checkAbortWhileRunning,
+  checkAbortReset,
+  checkAbortNamesOtherPlan,
+];
+
+/** The checks that refuse an abort (spec.planExecution.abort turning true), in TRIGGER_CHECKS order. */
 export const ABORT_CHECKS: readonly TriggerCheck[] = [checkAbortWhileRunning, checkAbortReset, checkAbortNamesOtherPlan];
+
+/** The checks that refuse the requests: TRIGGER_CHECKS without the abort's. */
+export const REQUEST_CHECKS: readonly TriggerCheck[] = TRIGGER_CHECKS.filter((c) => !ABORT_CHECKS.includes(c));
 
 /** The first refusal of `checks`, if any. */
 export function firstRefusal(f: TriggerFacts, checks: readonly TriggerCheck[]): Refusal | undefined {

@@ -4,9 +4,11 @@
 // call the webhook. test/unit/webhook/matchConditions.test.ts checks that the real handlers
 // have nothing to say about any write they skip; the integration suite checks the apiserver
 // evaluates the CEL as these predicates do (test/integration/webhook/match-conditions.test.ts).
-// The predicates are a hand translation of the CEL: evaluating the strings themselves would
-// take a CEL library, which the project does not have.
+// The predicates evaluate the exact expressions of the route table with a maintained CEL
+// library (@bufbuild/cel), bound as the API server binds them: `object`, `oldObject` (null on
+// CREATE) and `request` (operation, userInfo); JSON objects are CEL maps, integers CEL ints.
 
+import { celEnv, isCelError, parse, plan, type CelInput } from '@bufbuild/cel';
 import { controllerUserIn, DEFAULT_INSTALL_NAMESPACE, MATCH_CONDITIONS, type MatchCondition } from '../../shared/api/webhookRoutes.ts';
 
 /** A condition as the manifests write it (installed in planwarden-system). */
@@ -24,68 +26,59 @@ export const STATUS_CONDITION = asInstalled(MATCH_CONDITIONS.notTheController);
 
 type Json = unknown;
 
-/** CEL's type(x) == map for a JSON value. */
-const isMap = (v: Json): v is Record<string, Json> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** CEL's has(m.k) on a JSON object: the key is present (its value may be null). */
-const has = (m: Json, key: string): boolean => isMap(m) && Object.hasOwn(m, key);
-
-/** CEL's == on JSON values: maps by key set and values, lists in order, numbers by value, no type coercion otherwise. */
-export function celEquals(a: Json, b: Json): boolean {
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => celEquals(x, b[i]));
-  }
-  if (isMap(a) || isMap(b)) {
-    if (!isMap(a) || !isMap(b)) return false;
-    const keys = Object.keys(a);
-    return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && celEquals(a[k], b[k]));
-  }
-  return a === b;
+/** A JSON value as the API server hands it to CEL: objects as maps, integers as ints. */
+function toCel(v: Json): CelInput {
+  if (Array.isArray(v)) return v.map(toCel);
+  if (typeof v === 'object' && v !== null) return new Map(Object.entries(v).map(([k, x]) => [k, toCel(x)]));
+  if (typeof v === 'number' && Number.isInteger(v)) return BigInt(v);
+  return v as CelInput;
 }
+
+const env = celEnv();
+
+/** `expression` compiled once; evaluated, it must give a bool (an error or another type throws: the test then says which). */
+function compiled(expression: string): (bindings: Record<string, Json>) => boolean {
+  const evaluate = plan(env, parse(expression));
+  return (bindings) => {
+    const result = evaluate(Object.fromEntries(Object.entries(bindings).map(([k, v]) => [k, toCel(v)])));
+    if (isCelError(result)) throw new Error(`CEL error: ${result.message}, in ${JSON.stringify(expression)}`);
+    if (typeof result !== 'boolean') throw new Error(`CEL ${JSON.stringify(expression)} gave a ${typeof result}, not a bool`);
+    return result;
+  };
+}
+
+const equals = compiled('a == b');
+
+/** CEL's == on JSON values (the library's): maps by key set and values, lists in order, no type coercion. */
+export function celEquals(a: Json, b: Json): boolean {
+  return equals({ a, b });
+}
+
+/** The variables a matchCondition sees for a write (the API server's names; no authorizer: no expression uses it). */
+function bindings(operation: string, object: Json, oldObject: Json, username = 'alice'): Record<string, Json> {
+  return { object, oldObject: oldObject ?? null, request: { operation, userInfo: { username } } };
+}
+
+const validation = compiled(VALIDATION_CONDITION.expression);
+const mutation = compiled(MUTATION_CONDITION.expression);
+const status = compiled(STATUS_CONDITION.expression);
 
 /** VALIDATION_CONDITION: whether the apiserver sends this write to /validate/instances. */
 export function validationSent(operation: string, object: Json, oldObject: Json): boolean {
-  if (operation !== 'UPDATE') return true;
-  if (!has(object, 'spec') || !has(oldObject, 'spec')) return true;
-  return !celEquals((object as Record<string, Json>).spec, (oldObject as Record<string, Json>).spec);
-}
-
-const STAMP = 'planwarden.dev/requested-by';
-const BLUEPRINT = 'planwarden.dev/blueprint';
-const SCHEDULE_EDITS = 'planwarden.dev/schedule-edits';
-
-/** The requested-by annotation (or another of planwarden's records) as the condition reads it ('' when absent). */
-function stampSeen(object: Json, key = STAMP): Json {
-  const meta = isMap(object) ? object.metadata : undefined;
-  const annotations = isMap(meta) && has(meta, 'annotations') ? meta.annotations : undefined;
-  return isMap(annotations) && has(annotations, key) ? annotations[key] : '';
+  return validation(bindings(operation, object, oldObject));
 }
 
 /**
  * MUTATION_CONDITION: whether the apiserver sends this write to /mutate/instances: a CREATE
- * without the cleanup finalizer (to add it), a planExecution without id (to fill in), or an UPDATE that may introduce a request (its spec
- * changes) or that changes the requested-by stamp (to restore it).
+ * without the cleanup finalizer (to add it), a planExecution without id (to fill in), or an
+ * UPDATE that may introduce a request (its spec changes) or that changes the requested-by stamp
+ * (or the blueprint or schedule-edits records) (to restore it).
  */
 export function mutationSent(operation: string, object: Json, oldObject: Json): boolean {
-  if (operation === 'CREATE' && !hasCleanupFinalizer(object)) return true;
-  if (idMissing(object)) return true;
-  if (operation !== 'UPDATE') return false;
-  if (!has(object, 'spec') || !has(oldObject, 'spec')) return true;
-  if (!celEquals((object as Record<string, Json>).spec, (oldObject as Record<string, Json>).spec)) return true;
-  return [STAMP, BLUEPRINT, SCHEDULE_EDITS].some((key) => !celEquals(stampSeen(object, key), stampSeen(oldObject, key)));
+  return mutation(bindings(operation, object, oldObject));
 }
 
-/** has(object.metadata.finalizers) && 'planwarden.dev/cleanup' in object.metadata.finalizers */
-function hasCleanupFinalizer(object: Json): boolean {
-  const meta = isMap(object) ? object.metadata : undefined;
-  const finalizers = isMap(meta) && has(meta, 'finalizers') ? meta.finalizers : undefined;
-  return Array.isArray(finalizers) && finalizers.includes('planwarden.dev/cleanup');
-}
-
-function idMissing(object: Json): boolean {
-  if (!has(object, 'spec')) return false;
-  const spec = (object as Record<string, Json>).spec;
-  if (!isMap(spec) || !has(spec, 'planExecution')) return false;
-  const pe = spec.planExecution;
-  return isMap(pe) && (!has(pe, 'id') || pe.id === null);
+/** STATUS_CONDITION: whether a status write by `username` is sent to the instances/status webhooks. */
+export function statusSent(username: string): boolean {
+  return status(bindings('UPDATE', {}, {}, username));
 }

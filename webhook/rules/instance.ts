@@ -40,9 +40,9 @@
 //   webhook), the one holding it — the oldest, shared/updatePlanHolder.ts — is judged.
 // - HTTP codes: 409 whenever the fix is "wait" (a plan runs, a request is pending, analysis
 //   runs); 422 for values the OperatorVersion makes invalid; 403 for the other policies.
-import type { InstanceSpec, OperatorVersionSpec } from '../../shared/api/schema.ts';
 import {
   ABORT_CHECKS,
+  TRIGGER_CHECKS,
   checkAbortStillSet,
   checkCleanupNotManual,
   checkDeleting,
@@ -55,12 +55,9 @@ import {
   firstRefusal,
   hasPlan,
   parametersPhrase,
-  rawParameterChanges,
   restartWarning,
   reusedIdWarning,
-  triggerFacts,
   type TriggerCheck,
-  type TriggerFacts,
 } from '../../shared/plan/policy.ts';
 import type { PlanRequest } from '../../shared/plan/triggers.ts';
 import { clipText, closestName, plural } from '../../shared/text.ts';
@@ -71,12 +68,11 @@ import type { Verdict } from '../../shared/verdict.ts';
 import { PRE_CHECKS_ANNOTATION } from '../../shared/api/names.ts';
 import { jsonEqual } from '../../shared/json.ts';
 import { MAINTENANCE_ADMISSION_RULES } from './maintenance.ts';
-import type { InstanceAdmissionContext } from './instanceContext.ts';
+import { factsOf, type InstanceAdmissionContext } from './instanceContext.ts';
 import { effectiveParameters } from '../../shared/plan/triggers.ts';
 import { describeDeclaration, exampleValue, PARAMETER_RULES, showValue, valueProblem } from '../../shared/params/values.ts';
 import { nextStamp, parseStamp, REQUESTED_BY_ANNOTATION, stampOf, stampText } from '../../shared/plan/requester.ts';
 import { targetHolder } from '../../shared/updatePlanHolder.ts';
-import { comparedParameters } from '../../shared/params/secrets.ts';
 import { secretParameters } from './secretParameters.ts';
 
 export type { InstanceAdmissionContext };
@@ -98,10 +94,6 @@ function namespaceOf(ctx: InstanceAdmissionContext): string | undefined {
   return ctx.object.metadata.namespace ?? ctx.oldObject?.metadata.namespace;
 }
 
-function oldSpec(ctx: InstanceAdmissionContext): InstanceSpec | undefined {
-  return ctx.operation === 'UPDATE' ? ctx.oldObject?.spec : undefined;
-}
-
 /**
  * An UPDATE that leaves spec as it was (labels, annotations, finalizers, the finalizer
  * removal that ends a deletion). No rule refuses one, and none warns about one either: the
@@ -113,29 +105,17 @@ export function specUnchanged(ctx: InstanceAdmissionContext): boolean {
 }
 
 function newOvName(ctx: InstanceAdmissionContext): string {
-  return ctx.object.spec.operatorVersion.name;
+  return factsOf(ctx).ovName;
 }
 
 /** UPDATE that changes spec.operatorVersion.name (an upgrade, a retarget or a rollback). */
 export function operatorVersionChanged(ctx: InstanceAdmissionContext): boolean {
-  const before = oldSpec(ctx);
-  return before !== undefined && before.operatorVersion.name !== newOvName(ctx);
+  return factsOf(ctx).operatorVersionChanged;
 }
 
 /** The OperatorVersion this write upgrades to: a new name that differs from the applied one. */
 export function upgradeTarget(ctx: InstanceAdmissionContext): string | undefined {
-  if (!operatorVersionChanged(ctx)) return undefined;
-  const applied = ctx.object.status?.applied?.operatorVersion;
-  return applied !== undefined && applied !== newOvName(ctx) ? newOvName(ctx) : undefined;
-}
-
-/** The OperatorVersion the old spec was judged against. */
-function oldOvSpec(ctx: InstanceAdmissionContext): OperatorVersionSpec | undefined {
-  return operatorVersionChanged(ctx) ? ctx.oldOperatorVersion?.spec : ctx.operatorVersion?.spec;
-}
-
-function paramsOf(spec: InstanceSpec | undefined): Record<string, string> {
-  return comparedParameters(spec?.parameters, spec?.parametersFrom) ?? {};
+  return factsOf(ctx).upgradeTarget;
 }
 
 /** A written value; own keys only, so a parameter named like an Object method reads as unset. */
@@ -143,23 +123,12 @@ function valueOf(params: Record<string, string>, name: string): string | undefin
   return Object.hasOwn(params, name) ? params[name] : undefined;
 }
 
-const factsCache = new WeakMap<InstanceAdmissionContext, TriggerFacts>();
+export { factsOf };
 
-/** The trigger policy's facts of this write (shared/plan/policy.ts), computed once per request. */
-export function factsOf(ctx: InstanceAdmissionContext): TriggerFacts {
-  let facts = factsCache.get(ctx);
-  if (!facts) {
-    facts = triggerFacts({
-      view: 'admission',
-      operation: ctx.operation === 'CREATE' ? 'CREATE' : 'UPDATE',
-      oldObject: ctx.oldObject,
-      object: ctx.object,
-      ov: ctx.operatorVersion?.spec,
-      oldOv: ctx.oldOperatorVersion?.spec,
-    });
-    factsCache.set(ctx, facts);
-  }
-  return facts;
+/** The parameters this write sets: every written one on CREATE, else those whose written value changes (and are still written). */
+function writtenParameters(ctx: InstanceAdmissionContext): string[] {
+  const { params, parameterChanges } = factsOf(ctx);
+  return ctx.operation === 'CREATE' ? Object.keys(params).sort() : parameterChanges.filter((k) => Object.hasOwn(params, k));
 }
 
 /** Every plan request an UPDATE introduces (none on CREATE: creation runs deploy). */
@@ -235,7 +204,7 @@ export function operatorVersionExists(ctx: InstanceAdmissionContext): Verdict {
 export function requiredParametersPresent(ctx: InstanceAdmissionContext): Verdict {
   const ov = ctx.operatorVersion?.spec;
   if (!ov) return allow();
-  const values = paramsOf(ctx.object.spec);
+  const values = factsOf(ctx).params;
   const unset = (name: string, dflt: string | undefined) => dflt === undefined && !Object.hasOwn(values, name);
   const declared = ov.parameters ?? [];
   const missing = declared.filter((p) => p.required === true && unset(p.name, p.default)).map((p) => p.name);
@@ -273,7 +242,7 @@ export function requiredParametersPresent(ctx: InstanceAdmissionContext): Verdic
     });
   }
 
-  const before = paramsOf(oldSpec(ctx));
+  const before = factsOf(ctx).oldParams ?? {};
   const removed = missing.filter((n) => Object.hasOwn(before, n));
   if (removed.length > 0) {
     return deny({
@@ -289,19 +258,17 @@ export function requiredParametersPresent(ctx: InstanceAdmissionContext): Verdic
 
 /** Parameters the (new) OperatorVersion declares immutable keep their effective value. */
 export function immutableParametersUnchanged(ctx: InstanceAdmissionContext): Verdict {
-  const ov = ctx.operatorVersion?.spec;
-  const before = oldSpec(ctx);
+  const facts = factsOf(ctx);
+  const { ov, oldOv, oldParams: before, params: after, operatorVersionChanged: upgrading } = facts;
   if (!ov || !before) return allow();
-  const upgrading = operatorVersionChanged(ctx);
-  const oldOv = oldOvSpec(ctx);
   const violations: { name: string; from: string | undefined; to: string | undefined }[] = [];
   for (const p of ov.parameters ?? []) {
     if (p.immutable !== true) continue;
     // Without the old OperatorVersion, assume it declared the parameter as the new one does.
     const oldDecl = oldOv ? (oldOv.parameters ?? []).find((q) => q.name === p.name) : p;
     if (upgrading && oldDecl === undefined) continue; // introduced by the upgrade: set it now
-    const from = valueOf(paramsOf(before), p.name) ?? oldDecl?.default;
-    const to = valueOf(paramsOf(ctx.object.spec), p.name) ?? p.default;
+    const from = valueOf(before, p.name) ?? oldDecl?.default;
+    const to = valueOf(after, p.name) ?? p.default;
     if (from !== to) violations.push({ name: p.name, from, to });
   }
   if (violations.length === 0) return allow();
@@ -462,12 +429,11 @@ export function parameterValuesFit(ctx: InstanceAdmissionContext): Verdict {
   const ov = ctx.operatorVersion?.spec;
   if (!ov) return allow();
   const declared = ov.parameters ?? [];
-  const values = paramsOf(ctx.object.spec);
-  const upgrading = operatorVersionChanged(ctx);
+  const { params: values, operatorVersionChanged: upgrading } = factsOf(ctx);
   const judged = upgrading
     ? effectiveParameters(ov, values)
     : Object.fromEntries(
-        (ctx.operation === 'CREATE' ? Object.keys(values) : rawParameterChanges(oldSpec(ctx), ctx.object.spec))
+        writtenParameters(ctx)
           .filter((k) => Object.hasOwn(values, k))
           .map((k) => [k, values[k]!]),
       );
@@ -522,14 +488,12 @@ export function requesterStampIntact(ctx: InstanceAdmissionContext): Verdict {
 export function expectedStamp(ctx: InstanceAdmissionContext): string | undefined {
   const stored = ctx.operation === 'UPDATE' ? stampOf(ctx.oldObject?.metadata) : undefined;
   if (ctx.operation !== 'UPDATE' || ctx.user === undefined) return stored;
-  const before = oldSpec(ctx);
-  const after = ctx.object.spec;
-  const manual = factsOf(ctx).manual;
+  const { manual, parameterChanges, params, operatorVersionChanged: upgrading, ovName } = factsOf(ctx);
   const next = nextStamp(parseStamp(stored), {
     user: ctx.user,
     manual: manual ? { planName: manual.plan, id: manual.id } : undefined,
-    parameters: before && rawParameterChanges(before, after).length > 0 ? paramsOf(after) : undefined,
-    upgradeTo: before && before.operatorVersion.name !== after.operatorVersion.name ? after.operatorVersion.name : undefined,
+    parameters: parameterChanges.length > 0 ? params : undefined,
+    upgradeTo: upgrading ? ovName : undefined,
     ...(ctx.breakGlass ? { breakGlass: ctx.breakGlass } : {}),
   });
   return stampText(next);
@@ -540,13 +504,8 @@ export function undeclaredParameters(ctx: InstanceAdmissionContext): Verdict {
   const ov = ctx.operatorVersion?.spec;
   if (!ov) return allow();
   const declared = (ov.parameters ?? []).map((p) => p.name);
-  const values = paramsOf(ctx.object.spec);
-  const written =
-    ctx.operation === 'CREATE'
-      ? Object.keys(values).sort()
-      : rawParameterChanges(oldSpec(ctx), ctx.object.spec).filter((k) => Object.hasOwn(values, k));
   return allow(
-    written
+    writtenParameters(ctx)
       .filter((k) => !declared.includes(k))
       .map((k) => {
         const guess = closestName(k, declared);
@@ -557,24 +516,51 @@ export function undeclaredParameters(ctx: InstanceAdmissionContext): Verdict {
   );
 }
 
-/** The rules in the order their denials are most useful: the first denial is reported. */
-export const INSTANCE_RULES: readonly InstanceRule[] = [
+/** The rules that are the trigger policy's checks, each carrying the checks it runs. */
+const POLICY_RULES: readonly PolicyBackedRule[] = [
   noTriggersWhileDeleting,
-  operatorVersionExists,
-  // First of the parameter rules: no later rule may quote a secret parameter's value.
-  secretParameters,
   triggerNamesKnownPlan,
   cleanupNotManual,
-  requiredParametersPresent,
-  parameterValuesFit,
   perRunParameters,
-  immutableParametersUnchanged,
   singlePlanPerChange,
   noTriggerWhileAbortSet,
-  abortOnlyWhileRunning,
   noUpgradeWhileBusy,
   onePlanAtATime,
   reentrancy,
+  abortOnlyWhileRunning,
+];
+
+/**
+ * The webhook's own rules (the controller does not judge them) and the policy check each is
+ * judged before, so that its denial comes first: the OperatorVersion must exist before a
+ * plan is named in it; secret parameters first of the parameter rules (no later rule may
+ * quote a secret parameter's value); a written value's denial before a per-run one's.
+ */
+const JUDGED_BEFORE = new Map<TriggerCheck, readonly InstanceRule[]>([
+  [checkKnownPlan, [operatorVersionExists, secretParameters]],
+  [checkPerRunParameters, [requiredParametersPresent, parameterValuesFit]],
+  [checkSinglePlan, [immutableParametersUnchanged]],
+]);
+
+/**
+ * The policy's rules in the one order of its checks (shared/plan/policy.ts TRIGGER_CHECKS,
+ * the controller's too), the webhook's own rules slotted in before the check they precede.
+ * A rule running several checks stands at its first.
+ */
+function inPolicyOrder(rules: readonly PolicyBackedRule[], before: ReadonlyMap<TriggerCheck, readonly InstanceRule[]>): InstanceRule[] {
+  const out: InstanceRule[] = [];
+  for (const check of TRIGGER_CHECKS) {
+    out.push(...(before.get(check) ?? []));
+    const rule = rules.find((r) => r.checks.includes(check));
+    if (!rule) throw new Error(`no Instance rule runs the trigger check ${check.name}`);
+    if (rule.checks[0] === check) out.push(rule);
+  }
+  return out;
+}
+
+/** The rules in the order their denials are most useful: the first denial is reported. */
+export const INSTANCE_RULES: readonly InstanceRule[] = [
+  ...inPolicyOrder(POLICY_RULES, JUDGED_BEFORE),
   ...MAINTENANCE_ADMISSION_RULES,
   upgradePreChecks,
   planExecutionAtCreate,

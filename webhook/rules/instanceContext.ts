@@ -2,6 +2,7 @@
 // it. Its own module so that the rule modules (instance.ts, maintenance.ts, …) share it
 // without importing each other.
 import type { Instance, OperatorVersion, UpdatePlan } from '../../shared/api/schema.ts';
+import { triggerFacts, type TriggerFacts } from '../../shared/plan/policy.ts';
 
 export interface InstanceAdmissionContext {
   operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
@@ -21,4 +22,28 @@ export interface InstanceAdmissionContext {
   user?: string;
   /** A break-glass the write may use (judged by webhook/rules/governance.ts): stamped with its request. */
   breakGlass?: { reason: string; policies: string[] };
+}
+
+const factsCache = new WeakMap<InstanceAdmissionContext, TriggerFacts>();
+
+/**
+ * The trigger policy's facts of this write (shared/plan/policy.ts), computed once per
+ * request: every Instance rule judges from them (what the write changes, the upgrade, the
+ * OperatorVersion the old spec was judged against, the written values) instead of working
+ * them out again.
+ */
+export function factsOf(ctx: InstanceAdmissionContext): TriggerFacts {
+  let facts = factsCache.get(ctx);
+  if (!facts) {
+    facts = triggerFacts({
+      view: 'admission',
+      operation: ctx.operation === 'CREATE' ? 'CREATE' : 'UPDATE',
+      oldObject: ctx.oldObject,
+      object: ctx.object,
+      ov: ctx.operatorVersion?.spec,
+      oldOv: ctx.oldOperatorVersion?.spec,
+    });
+    factsCache.set(ctx, facts);
+  }
+  return facts;
 }

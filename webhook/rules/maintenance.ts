@@ -8,15 +8,15 @@
 //   not judged again (a re-apply always passes), except that plan names are checked again when
 //   spec.operatorVersion changes (an upgrade to a blueprint without a scheduled plan).
 // - "never fires" is judged from `now` (shared/wallClock.ts looks five years ahead for a matching date).
-import { describeDeclaration, showValue, valueProblem } from '../../shared/params/values.ts';
+import { describeDeclaration, showValue } from '../../shared/params/values.ts';
 import type { Instance, OperatorVersionSpec } from '../../shared/api/schema.ts';
 import { calendarWarnings, maintenanceHold, maintenanceProblems, scheduleProblems, type CalendarProblem } from '../../shared/calendar.ts';
 import { jsonEqual } from '../../shared/json.ts';
-import { hasPlan, triggerFacts } from '../../shared/plan/policy.ts';
+import { hasPlan, perRunValueProblem } from '../../shared/plan/policy.ts';
 import { planNames } from '../../shared/plan/triggers.ts';
 import { objectRef } from '../../shared/refusal.ts';
 import { clipText, closestName } from '../../shared/text.ts';
-import type { InstanceAdmissionContext } from './instanceContext.ts';
+import { factsOf, type InstanceAdmissionContext } from './instanceContext.ts';
 import { allow, deny, type Verdict } from '../../shared/verdict.ts';
 import type { RuleId } from '../../shared/ruleIds.ts';
 
@@ -130,20 +130,21 @@ export function maintenancePlansKnown(ctx: InstanceAdmissionContext): Verdict {
 
 /**
  * The per-run values a schedule gives: each must be a parameter declared perRun: true whose
- * value fits its declaration, checked like any value (shared/params/values.ts).
+ * value fits its declaration, judged as a manual trigger's are (shared/plan/policy.ts
+ * perRunValueProblem) and worded for the schedule.
  */
 export function perRunValuesRefusal(ov: OperatorVersionSpec, values: Record<string, string>): { name: string; why: string; fix: string } | undefined {
-  for (const name of Object.keys(values).sort()) {
-    const p = (ov.parameters ?? []).find((q) => q.name === name);
-    if (!p) {
-      const guess = closestName(name, (ov.parameters ?? []).filter((q) => q.perRun === true).map((q) => q.name));
-      return { name, why: `the OperatorVersion declares no parameter ${name}`, fix: `remove it${guess ? ` (did you mean ${guess}?)` : ''}` };
-    }
-    if (p.perRun !== true) return { name, why: `parameter ${name} is not declared perRun: true, so a run cannot be given its own value`, fix: `remove it, or set spec.parameters.${name} for every run` };
-    const problem = valueProblem(p, values[name]!);
-    if (problem) return { name, why: `${showValue(values[name]!)} does not fit ${name} (${describeDeclaration(p)}): ${problem}`, fix: `give a value that fits the declaration` };
+  const p = perRunValueProblem(ov, values);
+  if (!p) return undefined;
+  const { name } = p;
+  switch (p.kind) {
+    case 'undeclared':
+      return { name, why: `the OperatorVersion declares no parameter ${name}`, fix: `remove it${p.guess ? ` (did you mean ${p.guess}?)` : ''}` };
+    case 'not-per-run':
+      return { name, why: `parameter ${name} is not declared perRun: true, so a run cannot be given its own value`, fix: `remove it, or set spec.parameters.${name} for every run` };
+    default:
+      return { name, why: `${showValue(p.value)} does not fit ${name} (${describeDeclaration(p.decl)}): ${p.problem}`, fix: `give a value that fits the declaration` };
   }
-  return undefined;
 }
 
 /** Schedules: unique names, a valid cron and zone, a known plan (not cleanup), per-run values only. */
@@ -197,8 +198,7 @@ export function heldTriggerWarning(ctx: InstanceAdmissionContext): Verdict {
   const m = ctx.object.spec.maintenance;
   if (!m) return allow();
   const now = Date.parse(ctx.now);
-  const introduced = () =>
-    triggerFacts({ view: 'admission', operation: 'UPDATE', oldObject: ctx.oldObject, object: ctx.object, ov: ctx.operatorVersion?.spec, oldOv: ctx.oldOperatorVersion?.spec }).introduced;
+  const introduced = () => factsOf(ctx).introduced;
   const plans = ctx.operation === 'CREATE' ? (ctx.operatorVersion?.spec.plans?.deploy ? ['deploy'] : []) : [...new Set(introduced().map((r) => r.plan))];
   const warnings: string[] = [];
   for (const plan of plans) {

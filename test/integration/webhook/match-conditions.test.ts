@@ -87,11 +87,11 @@ describe('webhook: the apiserver calls the Instance webhooks only for writes who
     expect((await kube.get<Instance>(ref('ssa')))!.spec.planExecution?.id).to.match(/^\d{4}-\d\d-\d\dT/);
   });
 
-  it('a malformed planExecution is refused by the schema, not by a condition that failed to evaluate', async function () {
+  it('a malformed planExecution is refused by the mutating webhook (instance.malformed), not by a condition that failed to evaluate', async function () {
     const bad = { ...instance('bad', ns(), 'app-1.0.0'), spec: { operatorVersion: { name: 'app-1.0.0' }, planExecution: 'backup' } };
     const r = await kubectl(['create', '--validate=false', '-f', '-'], { input: json(bad) });
     expect(r.code).to.not.equal(0);
-    expect(r.stderr).to.match(/spec\.planExecution in body must be of type object/);
+    expect(r.stderr).to.match(/spec\.planExecution must be an object, got string "backup".*\[rule instance\.malformed\]/s);
     expect(r.stderr).to.not.match(/match ?condition/i);
   });
 

@@ -3,7 +3,7 @@
 // generated writes the conditions skip — each judged by the real handlers, as the apiserver
 // would have called them, against any status, metadata, OperatorVersion (or none, or a stale
 // copy from the cache) and ServiceAccount — the answer is exactly that. The predicates are
-// the route table's CEL expressions written in TypeScript (test/support/matchConditions.ts);
+// the route table's CEL expressions evaluated by @bufbuild/cel (test/support/matchConditions.ts);
 // the integration suite checks the apiserver evaluates them the same way.
 import { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
@@ -16,7 +16,8 @@ import type { AdmissionRequest } from '../../../webhook/review.ts';
 import { admitInstance, immutableParametersUnchanged, INSTANCE_RULES, requiredParametersPresent, type InstanceAdmissionContext } from '../../../webhook/rules/instance.ts';
 import type { Verdict } from '../../../shared/verdict.ts';
 import { REQUESTED_BY_PATH } from '../../../webhook/rules/instanceMutate.ts';
-import { MUTATION_CONDITION, mutationSent, STATUS_CONDITION, VALIDATION_CONDITION, validationSent, celEquals } from '../../support/matchConditions.ts';
+import { INSTANCE_SHAPES } from '../../../webhook/decode.ts';
+import { CONTROLLER_USERNAME, MUTATION_CONDITION, mutationSent, STATUS_CONDITION, statusSent, VALIDATION_CONDITION, validationSent, celEquals } from '../../support/matchConditions.ts';
 import { memoryLookups } from '../../support/memoryLookups.ts';
 
 const RUNS = Number(process.env.PLANWARDEN_MATCH_RUNS ?? 3_000);
@@ -246,12 +247,17 @@ describe('Instance webhook matchConditions: the writes not sent could not have c
     });
   });
 
-  describe('the TypeScript mirror of CEL', () => {
+  describe('the CEL of the route table, evaluated by @bufbuild/cel', () => {
     it('compares like CEL: maps by keys and values in any order, lists in order, null is a value', () => {
       expect(celEquals({ a: 1, b: [1, { c: 'x' }] }, { b: [1, { c: 'x' }], a: 1 })).to.equal(true);
       expect(celEquals({ a: [1, 2] }, { a: [2, 1] })).to.equal(false);
       expect(celEquals({ a: null }, {})).to.equal(false);
       expect(celEquals({ a: '1' }, { a: 1 })).to.equal(false);
+    });
+
+    it('sends a status write of anyone but the controller', () => {
+      expect(statusSent('alice')).to.equal(true);
+      expect(statusSent(CONTROLLER_USERNAME)).to.equal(false);
     });
 
     it('sends every CREATE, an UPDATE without spec on either side, and an UPDATE that changes spec', () => {
@@ -286,11 +292,14 @@ describe('Instance webhook matchConditions: the writes not sent could not have c
     it('sends an UPDATE to mutation when spec changes or the requested-by stamp changes, not for labels alone', () => {
       const spec = { operatorVersion: { name: 'a' } };
       const stamp = (v: string) => ({ annotations: { 'planwarden.dev/requested-by': v } });
-      expect(mutationSent('UPDATE', { spec: { ...spec, parameters: { A: '1' } } }, { spec })).to.equal(true);
-      expect(mutationSent('UPDATE', { metadata: stamp('x'), spec }, { spec })).to.equal(true);
+      // The API server always sends metadata; without it `has(o.metadata.annotations)` is a
+      // CEL error (field not found: metadata), as it would be there — the hand translation read it as ''.
+      expect(() => mutationSent('UPDATE', { metadata: stamp('x'), spec }, { spec })).to.throw(/CEL error: field not found: metadata/);
+      expect(mutationSent('UPDATE', { metadata: {}, spec: { ...spec, parameters: { A: '1' } } }, { metadata: {}, spec })).to.equal(true);
+      expect(mutationSent('UPDATE', { metadata: stamp('x'), spec }, { metadata: {}, spec })).to.equal(true);
       expect(mutationSent('UPDATE', { metadata: {}, spec }, { metadata: stamp('x'), spec })).to.equal(true);
       expect(mutationSent('UPDATE', { metadata: stamp('x'), spec }, { metadata: stamp('x'), spec })).to.equal(false);
-      expect(mutationSent('UPDATE', { metadata: { labels: { a: 'b' } }, spec }, { spec })).to.equal(false);
+      expect(mutationSent('UPDATE', { metadata: { labels: { a: 'b' } }, spec }, { metadata: {}, spec })).to.equal(false);
     });
   });
 
@@ -384,7 +393,11 @@ describe('Instance webhook matchConditions: the writes not sent could not have c
         fc.asyncProperty(fc.constantFrom<'CREATE' | 'UPDATE'>('CREATE', 'UPDATE'), objectArb, objectArb, async (operation, object, old) => {
           const oldObject = operation === 'UPDATE' ? old : null;
           const v = await routes[ROUTES.mutateInstances]!.handle(request(operation, object, oldObject));
-          if (!mutationSent(operation, object, oldObject)) {
+          // An object whose types do not decode (webhook/decode.ts) is refused, sent or not:
+          // the apiserver's schema validation refuses it too, so a write not sent loses nothing.
+          if (!INSTANCE_SHAPES.mutating.check(object) || (oldObject !== null && !INSTANCE_SHAPES.mutating.check(oldObject))) {
+            expect(v.allowed ? 'allowed' : v.rule).to.equal('instance.malformed');
+          } else if (!mutationSent(operation, object, oldObject)) {
             expectNothingToSay(v, 'a mutation the apiserver does not ask for');
           } else {
             expect(v.allowed).to.equal(true);

@@ -3,7 +3,7 @@
 // the order the controller's REQUEST_CHECKS judges them, so a write that breaks two of them
 // is refused for the same rule the controller would record.
 import { expect } from 'chai';
-import { ABORT_CHECKS, REQUEST_CHECKS, type TriggerCheck } from '../../../../shared/plan/policy.ts';
+import { ABORT_CHECKS, REQUEST_CHECKS, TRIGGER_CHECKS, type TriggerCheck } from '../../../../shared/plan/policy.ts';
 import { INSTANCE_RULES, type PolicyBackedRule } from '../../../../webhook/rules/instance.ts';
 
 describe('webhook/rules/instance: the order of the trigger-policy checks', function () {
@@ -16,5 +16,10 @@ describe('webhook/rules/instance: the order of the trigger-policy checks', funct
 
   it('and the abort checks, each once', function () {
     expect(ran.filter((c) => ABORT_CHECKS.includes(c))).to.deep.equal([...ABORT_CHECKS]);
+  });
+
+  it('every check of the one order (TRIGGER_CHECKS), each once and in that order', function () {
+    const name = (c: TriggerCheck) => c.name;
+    expect(ran.map(name)).to.deep.equal(TRIGGER_CHECKS.map(name));
   });
 });

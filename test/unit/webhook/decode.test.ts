@@ -1,0 +1,89 @@
+// Decoding at the boundary (webhook/decode.ts): an Instance write whose object does not have
+// its kind's shape is refused with instance.malformed, what is wrong and where — on the
+// mutating path (before the apiserver's schema check) and on the validating one — never
+// admitted, never an internal error. A write that decodes is judged as before.
+import { KubeConfig } from '@kubernetes/client-node';
+import { expect } from 'chai';
+import { API_VERSION, type OperatorVersion } from '../../../shared/api/schema.ts';
+import { buildHandlers, ROUTES } from '../../../webhook/handlers.ts';
+import type { AdmissionRequest } from '../../../webhook/review.ts';
+import { memoryLookups } from '../../support/memoryLookups.ts';
+
+const NS = 'shop';
+const NOW = new Date('2026-11-22T10:05:00Z');
+
+const OV: OperatorVersion = {
+  apiVersion: API_VERSION,
+  kind: 'OperatorVersion',
+  metadata: { name: 'app-1', namespace: NS },
+  spec: { version: '1.0.0', tasks: [{ name: 'noop', kind: 'Dummy', spec: { done: true } }], plans: { deploy: { strategy: 'serial', phases: [] }, backup: { strategy: 'serial', phases: [] } } },
+};
+
+const good = (spec: Record<string, unknown> = {}) => ({
+  apiVersion: API_VERSION,
+  kind: 'Instance',
+  metadata: { name: 'db', namespace: NS },
+  spec: { operatorVersion: { name: 'app-1' }, ...spec },
+});
+
+function request(operation: 'CREATE' | 'UPDATE', object: unknown, oldObject: unknown = null): AdmissionRequest {
+  return {
+    uid: 'r-1',
+    kind: { group: 'planwarden.dev', version: 'v1alpha1', kind: 'Instance' },
+    resource: { group: 'planwarden.dev', version: 'v1alpha1', resource: 'instances' },
+    name: 'db',
+    namespace: NS,
+    operation,
+    userInfo: { username: 'alice', groups: [] },
+    object: object as AdmissionRequest['object'],
+    oldObject: oldObject as AdmissionRequest['oldObject'],
+    dryRun: false,
+  };
+}
+
+const UNDECODABLE: [string, 'CREATE' | 'UPDATE', unknown, RegExp][] = [
+  ['a spec that is a string', 'CREATE', { ...good(), spec: 'deploy please' }, /spec must be an object/],
+  ['a spec that is missing', 'CREATE', { apiVersion: API_VERSION, kind: 'Instance', metadata: { name: 'db', namespace: NS } }, /spec is required/],
+  ['a planExecution that is a list', 'UPDATE', good({ planExecution: [{ planName: 'backup' }] }), /spec\.planExecution must be an object, got a list/],
+  ['a planName that is a number', 'UPDATE', good({ planExecution: { planName: 7 } }), /spec\.planExecution\.planName must be a/],
+  ['an operatorVersion that is a string', 'UPDATE', good({ operatorVersion: 'app-1' }), /spec\.operatorVersion must be an object/],
+  ['parameters that are a list', 'UPDATE', good({ parameters: ['A=1'] }), /spec\.parameters/],
+  ['annotations whose value is a number', 'UPDATE', { ...good(), metadata: { name: 'db', namespace: NS, annotations: { a: 1 } } }, /metadata\.annotations/],
+];
+
+describe('webhook/decode: an Instance write that does not decode', () => {
+  for (const path of [ROUTES.mutateInstances, ROUTES.validateInstances] as const) {
+    for (const [what, operation, object, why] of UNDECODABLE) {
+      it(`${path}: ${what} is refused with instance.malformed, saying what is wrong`, async () => {
+        const lookups = memoryLookups({ operatorVersions: [OV], serviceAccounts: [`${NS}/planwarden-plans`] });
+        const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups, now: () => NOW });
+        const v = await routes[path]!.handle(request(operation, object, operation === 'UPDATE' ? good() : null));
+        expect(v.allowed).to.equal(false);
+        if (v.allowed) return;
+        expect(v.rule).to.equal('instance.malformed');
+        expect(v.code).to.equal(422);
+        expect(v.message).to.match(why);
+        expect(v.message).to.match(/kubectl explain instance\.spec/);
+      });
+    }
+  }
+
+  it('a stored object that does not decode is refused too (named as the stored one)', async () => {
+    const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups: memoryLookups({ operatorVersions: [OV] }), now: () => NOW });
+    const v = await routes[ROUTES.validateInstances]!.handle(request('UPDATE', good(), { ...good(), spec: 42 }));
+    expect(v.allowed ? 'allowed' : v.rule).to.equal('instance.malformed');
+    expect(v.allowed ? '' : v.message).to.match(/stored object does not decode/);
+  });
+
+  it('a write that decodes is judged by the rules as before (a trigger of an unknown plan)', async () => {
+    const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups: memoryLookups({ operatorVersions: [OV] }), now: () => NOW });
+    const stored = { ...good(), status: { applied: { operatorVersion: 'app-1' } } };
+    const v = await routes[ROUTES.validateInstances]!.handle(request('UPDATE', { ...good({ planExecution: { planName: 'bakup', id: 't1' } }), status: stored.status }, stored));
+    expect(v.allowed ? 'allowed' : v.rule).to.equal('instance.unknown-plan');
+    const m = await routes[ROUTES.mutateInstances]!.handle(request('UPDATE', good({ planExecution: { planName: 'backup' } }), good()));
+    expect(m.allowed).to.equal(true);
+    // Server-side apply passes "id": null through: the mutating shape takes it, and the id is filled in.
+    const ssa = await routes[ROUTES.mutateInstances]!.handle(request('UPDATE', good({ planExecution: { planName: 'backup', id: null } }), good()));
+    expect(ssa.allowed && ssa.patch.map((p) => p.path)).to.include('/spec/planExecution/id');
+  });
+});
