@@ -108,14 +108,14 @@ describe('shared/plan/preflight', () => {
   });
 
   it('renders a fanned-out task once per static target where the template uses .Target, once otherwise', () => {
-    const spec = ov({ 'per.yaml': cm('x-{{ .Target }}'), 'once.yaml': cm('y') });
+    const spec = ov({ 'per.yaml': cm('x-{{ .Target }}'), 'once.yaml': cm('y1') });
     spec.tasks = [
       { name: 'per', kind: 'Apply', spec: { resources: ['per.yaml'] } },
       { name: 'once', kind: 'Apply', spec: { resources: ['once.yaml'] } },
     ];
     spec.plans.deploy!.phases[0]!.steps = [{ name: 's', tasks: ['per', 'once'], targets: { discovery: { static: { nodes: ['n1', 'n2'] } } } }];
     const r = preflightPlan({ ov: spec, plan: 'deploy', values: {}, instance });
-    expect(r.tasks.map((t) => `${t.task}:${t.target ?? '-'}:${t.objects.map((o) => o.object.metadata.name).join(',')}`)).to.deep.equal(['per:n1:x-n1', 'per:n2:x-n2', 'once:-:y']);
+    expect(r.tasks.map((t) => `${t.task}:${t.target ?? '-'}:${t.objects.map((o) => o.object.metadata.name).join(',')}`)).to.deep.equal(['per:n1:x-n1', 'per:n2:x-n2', 'once:-:y1']);
   });
 
   it('renders a selector-chosen target with a placeholder name', () => {
