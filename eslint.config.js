@@ -17,9 +17,26 @@ const PURE_AREAS = [
   // The controller's shell (reconcilers, executors, main) is everything in controller/ but engine/.
   { files: ['controller/engine/**/*.ts'], process: 'controller', shell: ['../*.ts', '../*/**', '!../../**'] },
   // The Instance controller's decision and pass (its shell: reconciler.ts, statusWrite.ts).
-  { files: ['controller/instances/decide.ts', 'controller/instances/pass.ts'], process: 'controller', shell: ['../*.ts', './reconciler.ts', './statusWrite.ts', '../executors/**', '../updates/**', '../fleet/**', '../certs/**'] },
+  {
+    files: ['controller/instances/decide.ts', 'controller/instances/pass.ts'],
+    process: 'controller',
+    shell: ['../*.ts', './reconciler.ts', './statusWrite.ts', '../executors/**', '../updates/**', '../fleet/**', '../certs/**'],
+  },
 ];
-const IO_MODULES = ['http', 'https', 'http2', 'fs', 'fs/promises', 'net', 'tls', 'dns', 'dgram', 'child_process', 'worker_threads', 'cluster'].flatMap((m) => [`node:${m}`, m]);
+const IO_MODULES = [
+  'http',
+  'https',
+  'http2',
+  'fs',
+  'fs/promises',
+  'net',
+  'tls',
+  'dns',
+  'dgram',
+  'child_process',
+  'worker_threads',
+  'cluster',
+].flatMap((m) => [`node:${m}`, m]);
 const IO_PACKAGES = ['pino', 'express', '@kubernetes/client-node', 'prom-client', 'node-forge', 'raw-body'];
 /** What does I/O or reads the clock or the process without being imported. */
 const IMPURE_GLOBALS = ['setTimeout', 'setInterval', 'setImmediate', 'process', 'fetch', 'performance'];
@@ -48,8 +65,20 @@ function layering() {
             patterns: [
               ...PROCESS_DIRS.filter((d) => d !== process).map(folder),
               // Types from the plumbing (an AccessAnswer, a Logger) are data; its functions are not.
-              { group: ['**/kube/**', '**/log.ts'], allowTypeImports: true, message: `${pure}: shared/kube and shared/log.ts are plumbing` },
-              ...(shell.length > 0 ? [{ group: shell, allowTypeImports: true, message: `${pure}: the ${process}'s shell asks, the pure code judges the answers` }] : []),
+              {
+                group: ['**/kube/**', '**/log.ts'],
+                allowTypeImports: true,
+                message: `${pure}: shared/kube and shared/log.ts are plumbing`,
+              },
+              ...(shell.length > 0
+                ? [
+                    {
+                      group: shell,
+                      allowTypeImports: true,
+                      message: `${pure}: the ${process}'s shell asks, the pure code judges the answers`,
+                    },
+                  ]
+                : []),
             ],
           },
         ],

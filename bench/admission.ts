@@ -180,7 +180,8 @@ interface NoopWebhook {
   stop: () => Promise<void>;
 }
 
-const isWebhookConfiguration = (x: KubeResource) => x.kind === 'MutatingWebhookConfiguration' || x.kind === 'ValidatingWebhookConfiguration';
+const isWebhookConfiguration = (x: KubeResource) =>
+  x.kind === 'MutatingWebhookConfiguration' || x.kind === 'ValidatingWebhookConfiguration';
 
 /**
  * The floor's configurations: planwarden's own, as installed (rendered from manifests/, which
@@ -278,7 +279,11 @@ async function markDeployed(o: AdmissionBenchOptions, name: string): Promise<voi
     path: await o.kube.pathFor(ref, 'status'),
     body: {
       status: {
-        applied: { operatorVersion: instance.spec.operatorVersion.name, parameters: { ...instance.spec.parameters }, generation: instance.metadata.generation ?? 1 },
+        applied: {
+          operatorVersion: instance.spec.operatorVersion.name,
+          parameters: { ...instance.spec.parameters },
+          generation: instance.metadata.generation ?? 1,
+        },
         activePlan: { name: 'deploy', id: 'create', status: 'COMPLETE', startedAt: new Date().toISOString() },
         planStatus: { deploy: { status: 'COMPLETE', id: 'create' } },
       },
@@ -324,11 +329,21 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
     return performance.now() - started;
   };
   const patchLabel = (target: { apiVersion: string; kind: string }, name: string) =>
-    timed(() => o.kube.patch({ ...target, namespace: o.namespace, name }, { metadata: { labels: { 'bench.planwarden.dev/seq': String(++seq) } } }, 'merge'));
+    timed(() =>
+      o.kube.patch(
+        { ...target, namespace: o.namespace, name },
+        { metadata: { labels: { 'bench.planwarden.dev/seq': String(++seq) } } },
+        'merge',
+      ),
+    );
   // As `kubectl planwarden plan trigger` writes it: a new id, abort false.
   const trigger = () =>
     timed(() =>
-      o.kube.patch({ ...INSTANCES, namespace: o.namespace, name: o.instance }, { spec: { planExecution: { planName: TRIGGER_PLAN, id: `bench-${++seq}`, abort: false } } }, 'merge'),
+      o.kube.patch(
+        { ...INSTANCES, namespace: o.namespace, name: o.instance },
+        { spec: { planExecution: { planName: TRIGGER_PLAN, id: `bench-${++seq}`, abort: false } } },
+        'merge',
+      ),
     );
 
   const preflightTrigger = () =>
@@ -351,7 +366,8 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
   ];
   const noopCalls: Record<string, number> = {};
   let noopTriggers = 0;
-  const noopDelta = (before: Record<string, number>, after: Record<string, number>, path: string) => (after[path] ?? 0) - (before[path] ?? 0);
+  const noopDelta = (before: Record<string, number>, after: Record<string, number>, path: string) =>
+    (after[path] ?? 0) - (before[path] ?? 0);
   let discarded = 0;
   /** Webhook calls beyond one per write in "webhook" blocks (the API server's own retries). */
   let repeatedCalls = 0;
@@ -397,7 +413,11 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
                 updatePlans: after.updatePlans - before.updatePlans,
               };
         const noopSeen = Object.values(noopAfter).reduce((a, v) => a + v, 0) - Object.values(noopBefore).reduce((a, v) => a + v, 0);
-        const plannedSeen = after.validateInstances - before.validateInstances + (after.mutateInstances - before.mutateInstances) + (after.updatePlans - before.updatePlans);
+        const plannedSeen =
+          after.validateInstances -
+          before.validateInstances +
+          (after.mutateInstances - before.mutateInstances) +
+          (after.updatePlans - before.updatePlans);
         // The API server may call a webhook again for one write: a PATCH is applied to the
         // object it read, and when that read trailed etcd (the previous write of this
         // sequence not yet in its cache) the update conflicts inside the server, which
@@ -408,7 +428,8 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
         const matches =
           (called
             ? seen.validate >= expected && seen.mutate >= expected && seen.updatePlans >= expected
-            : seen.validate === 0 && seen.mutate === 0 && seen.updatePlans === 0) && (state === 'noop' ? plannedSeen === 0 : noopSeen === 0);
+            : seen.validate === 0 && seen.mutate === 0 && seen.updatePlans === 0) &&
+          (state === 'noop' ? plannedSeen === 0 : noopSeen === 0);
         if (!matches) {
           discarded++;
           o.log(
@@ -418,7 +439,8 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
         }
         if (state === 'webhook') repeatedCalls += seen.validate - expected + (seen.updatePlans - expected);
         if (state === 'noop') {
-          for (const path of [ROUTES.validateInstances, ROUTES.mutateInstances]) noopCalls[path] = (noopCalls[path] ?? 0) + noopDelta(noopBefore, noopAfter, path);
+          for (const path of [ROUTES.validateInstances, ROUTES.mutateInstances])
+            noopCalls[path] = (noopCalls[path] ?? 0) + noopDelta(noopBefore, noopAfter, path);
           noopTriggers += writes;
         }
         samples.instance[state].push(...inst);
@@ -442,8 +464,14 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
         const afterPre = await webhookCounts(o.stack);
         const noopAfterPre = await noop.counts();
         const apiAfter = await scrapeApiCounts(o.cluster);
-        const plannedPre = { validate: afterPre.validateInstances - after.validateInstances, mutate: afterPre.mutateInstances - after.mutateInstances };
-        const noopPre = { validate: noopDelta(noopAfter, noopAfterPre, ROUTES.validateInstances), mutate: noopDelta(noopAfter, noopAfterPre, ROUTES.mutateInstances) };
+        const plannedPre = {
+          validate: afterPre.validateInstances - after.validateInstances,
+          mutate: afterPre.mutateInstances - after.mutateInstances,
+        };
+        const noopPre = {
+          validate: noopDelta(noopAfter, noopAfterPre, ROUTES.validateInstances),
+          mutate: noopDelta(noopAfter, noopAfterPre, ROUTES.mutateInstances),
+        };
         const seenPre = state === 'noop' ? noopPre : plannedPre;
         const otherPre = state === 'noop' ? plannedPre : noopPre;
         if (
@@ -458,7 +486,8 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
           continue;
         }
         if (state === 'noop') {
-          for (const path of [ROUTES.validateInstances, ROUTES.mutateInstances]) noopCalls[path] = (noopCalls[path] ?? 0) + noopDelta(noopAfter, noopAfterPre, path);
+          for (const path of [ROUTES.validateInstances, ROUTES.mutateInstances])
+            noopCalls[path] = (noopCalls[path] ?? 0) + noopDelta(noopAfter, noopAfterPre, path);
           noopTriggers += writes;
         }
         samples.preflight[state].push(...pre);
@@ -487,7 +516,12 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
     instance: { none: pct(samples.instance.none), webhook: pct(samples.instance.webhook), noop: pct(samples.instance.noop) },
     trigger: { none: pct(samples.trigger.none), webhook: pct(samples.trigger.webhook), noop: pct(samples.trigger.noop) },
     preflightTrigger: { none: pct(samples.preflight.none), webhook: pct(samples.preflight.webhook), noop: pct(samples.preflight.noop) },
-    noopCallsPerTrigger: Object.fromEntries(Object.entries(noopCalls).map(([k, v]): [string, number] => [k, noopTriggers === 0 ? NaN : Math.round((v / noopTriggers) * 1000) / 1000])),
+    noopCallsPerTrigger: Object.fromEntries(
+      Object.entries(noopCalls).map(([k, v]): [string, number] => [
+        k,
+        noopTriggers === 0 ? NaN : Math.round((v / noopTriggers) * 1000) / 1000,
+      ]),
+    ),
     subjectAccessReviewsPerPreflightTrigger: handler.preflightWrites === 0 ? NaN : subjectAccessReviews / handler.preflightWrites,
     apiRequestsPerPreflightTrigger: Object.fromEntries(
       Object.entries(preflightRequests)
@@ -495,7 +529,12 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
         .map(([k, v]): [string, number] => [k, Math.round((v / Math.max(1, handler.preflightWrites)) * 1000) / 1000])
         .filter(([, v]) => v >= 0.01),
     ),
-    updatePlan: { none: pct(samples.updatePlan.none), webhook: pct(samples.updatePlan.webhook), noop: pct(samples.updatePlan.noop), vap: pct(samples.updatePlan.vap) },
+    updatePlan: {
+      none: pct(samples.updatePlan.none),
+      webhook: pct(samples.updatePlan.webhook),
+      noop: pct(samples.updatePlan.noop),
+      vap: pct(samples.updatePlan.vap),
+    },
     discardedBlocks: discarded,
     repeatedWebhookCalls: repeatedCalls,
     handlerMeanMs: {

@@ -26,7 +26,9 @@ export function apiserverText(cluster: Pick<ClusterState, 'server' | 'kubeconfig
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (body += c));
-      res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`GET ${path}: ${res.statusCode} ${body.slice(0, 200)}`))));
+      res.on('end', () =>
+        res.statusCode === 200 ? resolve(body) : reject(new Error(`GET ${path}: ${res.statusCode} ${body.slice(0, 200)}`)),
+      );
     });
     req.on('timeout', () => req.destroy(new Error(`GET ${path}: no answer within 30 s`)));
     req.on('error', reject);
@@ -42,22 +44,28 @@ function add(m: Map<string, number>, key: string, v: number): void {
 }
 
 /** One scrape of the API server's counters and (when given) the webhook's own. */
-export async function scrapeApiCounts(cluster: Pick<ClusterState, 'server' | 'kubeconfig'>, webhookMetrics?: () => Promise<string>): Promise<ApiCounts> {
+export async function scrapeApiCounts(
+  cluster: Pick<ClusterState, 'server' | 'kubeconfig'>,
+  webhookMetrics?: () => Promise<string>,
+): Promise<ApiCounts> {
   return apiCountsFromMetrics(await apiserverText(cluster, '/metrics'), webhookMetrics ? await webhookMetrics() : undefined);
 }
 
 /** The counters of an API server's /metrics text and of the webhook's. */
 export function apiCountsFromMetrics(apiserver: string, webhook?: string): ApiCounts {
   const requests = new Map<string, number>();
-  for (const s of parseMetric(apiserver, 'apiserver_request_total')) add(requests, `${s.labels.verb ?? '?'} ${resourceKey(s.labels)}`, s.value);
+  for (const s of parseMetric(apiserver, 'apiserver_request_total'))
+    add(requests, `${s.labels.verb ?? '?'} ${resourceKey(s.labels)}`, s.value);
   const webhookCalls = new Map<string, number>();
   for (const s of parseMetric(apiserver, 'apiserver_admission_webhook_admission_duration_seconds_count')) {
     add(webhookCalls, `${s.labels.name ?? '?'} ${s.labels.type ?? '?'} ${s.labels.operation ?? '?'}`, s.value);
   }
   const webhookSeen = new Map<string, number>();
   if (webhook !== undefined) {
-    for (const s of parseMetric(webhook, 'planwarden_admission_requests_total')) add(webhookSeen, `${s.labels.webhook ?? '?'} ${s.labels.operation ?? '?'}`, s.value);
-    for (const s of parseMetric(webhook, 'planwarden_admission_operatorversion_reads_total')) add(webhookSeen, `OperatorVersion-read-from ${s.labels.source ?? '?'}`, s.value);
+    for (const s of parseMetric(webhook, 'planwarden_admission_requests_total'))
+      add(webhookSeen, `${s.labels.webhook ?? '?'} ${s.labels.operation ?? '?'}`, s.value);
+    for (const s of parseMetric(webhook, 'planwarden_admission_operatorversion_reads_total'))
+      add(webhookSeen, `OperatorVersion-read-from ${s.labels.source ?? '?'}`, s.value);
   }
   return { requests, webhookCalls, webhookSeen };
 }
@@ -79,7 +87,11 @@ export interface ApiCountsDelta {
 }
 
 export function apiCountsDelta(before: ApiCounts, after: ApiCounts): ApiCountsDelta {
-  return { requests: diff(before.requests, after.requests), webhookCalls: diff(before.webhookCalls, after.webhookCalls), webhookSeen: diff(before.webhookSeen, after.webhookSeen) };
+  return {
+    requests: diff(before.requests, after.requests),
+    webhookCalls: diff(before.webhookCalls, after.webhookCalls),
+    webhookSeen: diff(before.webhookSeen, after.webhookSeen),
+  };
 }
 
 const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY', 'CREATE', 'UPDATE']);
@@ -159,16 +171,29 @@ export function apiCostTable(delta: ApiCountsDelta, units: number, unit: string,
 /** The table as printed: verb, resource/subresource, per unit, total; then the webhook calls. */
 export function renderApiCostTable(title: string, t: ApiCostTable): string {
   const lines: string[] = [`${title} (${t.units} ${t.unit}s, ${t.seconds} s; per ${t.unit}):`];
-  const width = Math.max(28, ...t.rows.filter((r) => r.perInstance >= 0.01).map((r) => r.resource.length), ...t.webhookCalls.map((r) => r.resource.length));
+  const width = Math.max(
+    28,
+    ...t.rows.filter((r) => r.perInstance >= 0.01).map((r) => r.resource.length),
+    ...t.webhookCalls.map((r) => r.resource.length),
+  );
   lines.push(`  ${'verb'.padEnd(20)}${'resource[/subresource]'.padEnd(width + 2)}${`per ${t.unit}`.padStart(14)}${'total'.padStart(9)}`);
   // Rows under 0.01 per unit (watch renewals, discovery of the control plane's components) are summed in one line.
   const rare = t.rows.filter((r) => r.perInstance < 0.01);
   for (const r of t.rows) {
-    if (r.perInstance >= 0.01) lines.push(`  ${r.verb.padEnd(20)}${r.resource.padEnd(width + 2)}${r.perInstance.toFixed(3).padStart(14)}${String(r.total).padStart(9)}`);
+    if (r.perInstance >= 0.01)
+      lines.push(
+        `  ${r.verb.padEnd(20)}${r.resource.padEnd(width + 2)}${r.perInstance.toFixed(3).padStart(14)}${String(r.total).padStart(9)}`,
+      );
   }
-  if (rare.length) lines.push(`  ${`${rare.length} more kinds under 0.01 per ${t.unit}: ${rare.reduce((sum, r) => sum + r.total, 0)} requests in all (results.json has them)`}`);
+  if (rare.length)
+    lines.push(
+      `  ${`${rare.length} more kinds under 0.01 per ${t.unit}: ${rare.reduce((sum, r) => sum + r.total, 0)} requests in all (results.json has them)`}`,
+    );
   lines.push(`  admission webhook calls by the API server:`);
-  for (const r of t.webhookCalls) lines.push(`  ${r.verb.padEnd(20)}${r.resource.padEnd(width + 2)}${r.perInstance.toFixed(3).padStart(14)}${String(r.total).padStart(9)}`);
+  for (const r of t.webhookCalls)
+    lines.push(
+      `  ${r.verb.padEnd(20)}${r.resource.padEnd(width + 2)}${r.perInstance.toFixed(3).padStart(14)}${String(r.total).padStart(9)}`,
+    );
   lines.push(`  writes to planwarden.dev per ${t.unit}: ${t.writesPerUnit}; webhook calls per write: ${t.webhookCallsPerWrite}`);
   const seen = Object.entries(t.webhookSeenPerUnit);
   if (seen.length) lines.push(`  the webhook's own count per ${t.unit}: ${seen.map(([k, v]) => `${k} ${v}`).join(', ')}`);

@@ -77,7 +77,12 @@ const SLOW_CALL_MS = 1_000;
  * after one warm-up call of each; when that call of `measured` took more than SLOW_CALL_MS,
  * it is the only round.
  */
-export async function pairedTiming(measured: () => unknown, baseline: () => unknown, rounds: number, minRoundMs: number): Promise<PairedTiming> {
+export async function pairedTiming(
+  measured: () => unknown,
+  baseline: () => unknown,
+  rounds: number,
+  minRoundMs: number,
+): Promise<PairedTiming> {
   const first = await perCall(measured, 0, 1);
   const firstBaseline = await perCall(baseline, 0, 1);
   const out: { ms: number; baselineMs: number }[] = [];
@@ -105,7 +110,10 @@ export async function pairedTiming(measured: () => unknown, baseline: () => unkn
 export function largestTestPackage(): string {
   const root = join(PROJECT_ROOT, 'test', 'packages');
   const bytes = (dir: string): number =>
-    readdirSync(dir, { withFileTypes: true }).reduce((s, e) => s + (e.isDirectory() ? bytes(join(dir, e.name)) : statSync(join(dir, e.name)).size), 0);
+    readdirSync(dir, { withFileTypes: true }).reduce(
+      (s, e) => s + (e.isDirectory() ? bytes(join(dir, e.name)) : statSync(join(dir, e.name)).size),
+      0,
+    );
   const sized = readdirSync(root, { withFileTypes: true })
     .filter((e) => e.isDirectory())
     .map((e) => ({ dir: join(root, e.name), bytes: bytes(join(root, e.name)) }))
@@ -163,7 +171,15 @@ function createReview(ov: OperatorVersion): string {
       namespace: ov.metadata.namespace,
       operation: 'CREATE',
       userInfo: { username: 'planwarden-admin', groups: ['system:masters', 'system:authenticated'] },
-      object: { ...ov, metadata: { ...ov.metadata, uid: 'b3c1d0e2-bench-4000-8000-000000000001', creationTimestamp: '2026-11-26T00:00:00Z', generation: 1 } },
+      object: {
+        ...ov,
+        metadata: {
+          ...ov.metadata,
+          uid: 'b3c1d0e2-bench-4000-8000-000000000001',
+          creationTimestamp: '2026-11-26T00:00:00Z',
+          generation: 1,
+        },
+      },
       oldObject: null,
       dryRun: false,
       options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1', fieldManager: 'kubectl-client-side-apply' },
@@ -187,7 +203,11 @@ async function measureCase(name: string, ov: OperatorVersion, rounds: number, mi
     if (!first.verdict.allowed) throw new Error(`${name}: /validate/operatorversions refuses it: ${first.verdict.message}`);
     const bare = () => {
       const review = JSON.parse(body.toString('utf8')) as { request?: { uid?: string } };
-      return JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request?.uid ?? '', allowed: true } });
+      return JSON.stringify({
+        apiVersion: 'admission.k8s.io/v1',
+        kind: 'AdmissionReview',
+        response: { uid: review.request?.uid ?? '', allowed: true },
+      });
     };
 
     const namespace = ov.metadata.namespace ?? 'default';
@@ -213,10 +233,17 @@ async function measureCase(name: string, ov: OperatorVersion, rounds: number, mi
   }
 }
 
-export async function benchBlueprint(o: { rounds: number; minRoundMs: number; bigTemplateBytes: number; log: (s: string) => void }): Promise<BlueprintBenchResult> {
+export async function benchBlueprint(o: {
+  rounds: number;
+  minRoundMs: number;
+  bigTemplateBytes: number;
+  log: (s: string) => void;
+}): Promise<BlueprintBenchResult> {
   const dir = largestTestPackage();
   const pkg = loadPackage(dir, 'bench');
-  o.log(`blueprint: ${dir.slice(PROJECT_ROOT.length + 1)} (the largest test package) — OperatorVersion admission and deploy render, ${o.rounds} rounds against their baselines`);
+  o.log(
+    `blueprint: ${dir.slice(PROJECT_ROOT.length + 1)} (the largest test package) — OperatorVersion admission and deploy render, ${o.rounds} rounds against their baselines`,
+  );
   const packageCase = await measureCase(dir.slice(PROJECT_ROOT.length + 1), pkg, o.rounds, o.minRoundMs);
   const big = `${Math.round(o.bigTemplateBytes / 1024)} KiB template`;
   o.log(`blueprint: an OperatorVersion with a ${big} (ConfigMaps of 100 keys, a value rendered on each line) — the same`);

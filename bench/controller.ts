@@ -68,7 +68,8 @@ export async function startController(opts: {
     if (child.exitCode !== null) throw new Error(`controller ${opts.identity} exited with ${child.exitCode} (see ${opts.stackDir}/logs)`);
     const r = await httpText(`${base}/readyz`).catch(() => ({ status: 0, body: '' }));
     if (r.status === 200 && (!opts.leader || r.body.includes('(leader)'))) break;
-    if (Date.now() > deadline) throw new Error(`controller ${opts.identity} not ready${opts.leader ? ' and leading' : ''} within 120 s: ${r.status} ${r.body}`);
+    if (Date.now() > deadline)
+      throw new Error(`controller ${opts.identity} not ready${opts.leader ? ' and leading' : ''} within 120 s: ${r.status} ${r.body}`);
     await sleep(200);
   }
   return { identity: opts.identity, pid: child.pid!, metricsUrl: `${base}/metrics`, stop: () => stopChild(child) };
@@ -176,15 +177,31 @@ export async function benchTrigger(o: {
   const name = (i: Instance) => i.metadata.name!;
   // The create's deploy must be over before manual triggers are admitted.
   let runnerRv = runner.metadata.resourceVersion!;
-  const deployed = await writeThenObserve<Instance & { [k: string]: unknown }>(kube, ns, name(runner), runnerRv, async () => {}, (i) => planOf(i, 'deploy')?.status === 'COMPLETE');
+  const deployed = await writeThenObserve<Instance & { [k: string]: unknown }>(
+    kube,
+    ns,
+    name(runner),
+    runnerRv,
+    async () => {},
+    (i) => planOf(i, 'deploy')?.status === 'COMPLETE',
+  );
   runnerRv = deployed.metadata.resourceVersion!;
   let idleRv = idle.metadata.resourceVersion!;
   // The floor Instance takes the runner's statuses: both start at generation 1 and take the
   // same triggers, so each copied status names the generation the floor is at.
   const floorRef = { ...INSTANCES, namespace: ns, name: name(floor) };
   const writeFloorStatus = async (status: Instance['status'], rv: string, done: (i: Instance) => boolean) =>
-    writeThenObserve<Instance & { [k: string]: unknown }>(kube, ns, name(floor), rv, () => kube.patch(floorRef, { status }, 'merge', { subresource: 'status' }), done);
-  let floorRv = (await writeFloorStatus(deployed.status, floor.metadata.resourceVersion!, (i) => planOf(i, 'deploy')?.status === 'COMPLETE')).metadata.resourceVersion!;
+    writeThenObserve<Instance & { [k: string]: unknown }>(
+      kube,
+      ns,
+      name(floor),
+      rv,
+      () => kube.patch(floorRef, { status }, 'merge', { subresource: 'status' }),
+      done,
+    );
+  let floorRv = (
+    await writeFloorStatus(deployed.status, floor.metadata.resourceVersion!, (i) => planOf(i, 'deploy')?.status === 'COMPLETE')
+  ).metadata.resourceVersion!;
 
   const result: TriggerResult = { triggerToCompleteMs: [], writeObserveMs: [], twoWritesMs: [] };
   for (let rep = 0; rep <= o.reps; rep++) {
@@ -196,7 +213,12 @@ export async function benchTrigger(o: {
       ns,
       name(idle),
       idleRv,
-      () => kube.patch({ ...INSTANCES, namespace: ns, name: name(idle) }, { metadata: { labels: { 'bench.planwarden.dev/seq': value } } }, 'merge'),
+      () =>
+        kube.patch(
+          { ...INSTANCES, namespace: ns, name: name(idle) },
+          { metadata: { labels: { 'bench.planwarden.dev/seq': value } } },
+          'merge',
+        ),
       (i) => i.metadata.labels?.['bench.planwarden.dev/seq'] === value,
     );
     const baseline = performance.now() - started;
@@ -233,7 +255,9 @@ export async function benchTrigger(o: {
           if (!statusWrite && i.spec.planExecution?.id === id) {
             // Without managedFields, as the controller's cached copy (a PUT that leaves them out keeps them).
             const { managedFields: _kept, ...metadata } = i.metadata;
-            statusWrite = o.asController.replace<Instance>({ ...i, metadata, status: done.status }, { subresource: 'status' }).catch(failStatus);
+            statusWrite = o.asController
+              .replace<Instance>({ ...i, metadata, status: done.status }, { subresource: 'status' })
+              .catch(failStatus);
           }
           return planOf(i, 'run3')?.id === id && planOf(i, 'run3')?.status === 'COMPLETE';
         },

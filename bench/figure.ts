@@ -67,7 +67,13 @@ export type CpuSplit = Record<'wallSeconds' | 'apiserver' | 'etcd' | 'webhook' |
 
 /** Starts counting CPU seconds of the control plane, the webhook, `controllerPid` and the bench; the returned function ends the phase. */
 export function measureCpu(ctx: Pick<ClusterContext, 'cluster' | 'stack'>, controllerPid: number | undefined): () => CpuSplit {
-  const pids = { apiserver: ctx.cluster.pids['kube-apiserver'], etcd: ctx.cluster.pids.etcd, webhook: ctx.stack.pids.webhook, controller: controllerPid, bench: process.pid };
+  const pids = {
+    apiserver: ctx.cluster.pids['kube-apiserver'],
+    etcd: ctx.cluster.pids.etcd,
+    webhook: ctx.stack.pids.webhook,
+    controller: controllerPid,
+    bench: process.pid,
+  };
   const now = () => Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)])) as Omit<CpuSplit, 'wallSeconds'>;
   const before = now();
   const started = performance.now();

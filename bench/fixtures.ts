@@ -39,7 +39,17 @@ const t = (minute: number, second = 0) =>
   `2026-11-22T${String(9 + Math.floor(minute / 60)).padStart(2, '0')}:${String(minute % 60).padStart(2, '0')}:${String(second).padStart(2, '0')}Z`;
 
 function step(name: string, started: string, finished: string, extra: Record<string, unknown> = {}) {
-  return { name, status: 'COMPLETE' as const, attempts: 1, message: `task ${name}: done`, startedAt: started, finishedAt: finished, lastUpdatedTimestamp: finished, tasksDone: 1, ...extra };
+  return {
+    name,
+    status: 'COMPLETE' as const,
+    attempts: 1,
+    message: `task ${name}: done`,
+    startedAt: started,
+    finishedAt: finished,
+    lastUpdatedTimestamp: finished,
+    tasksDone: 1,
+    ...extra,
+  };
 }
 
 function completedDeploy(id: string, at: number): PlanStatus {
@@ -61,7 +71,14 @@ function completedDeploy(id: string, at: number): PlanStatus {
 }
 
 function completedBackup(id: string, at: number): PlanStatus {
-  const target = (name: string, s: number) => ({ name, state: 'Completed' as const, lastUpdatedTimestamp: t(at, s), message: 'dummy task snapshot: done', tasksDone: 1, taskStartedAt: t(at, s - 3) });
+  const target = (name: string, s: number) => ({
+    name,
+    state: 'Completed' as const,
+    lastUpdatedTimestamp: t(at, s),
+    message: 'dummy task snapshot: done',
+    tasksDone: 1,
+    taskStartedAt: t(at, s - 3),
+  });
   return {
     status: 'COMPLETE',
     id,
@@ -106,9 +123,36 @@ export function realisticInstance(): Instance {
       cleanup: { status: 'NEVER_RUN' },
     },
     history: [
-      { plan: 'deploy', id: 'deploy-20261122-091300-9c2e', status: 'COMPLETE', trigger: 'create', operatorVersion: 'webapp-1.0.0', startedAt: t(13), finishedAt: t(13, 9), message: 'plan deploy: COMPLETE' },
-      { plan: 'deploy', id: 'deploy-20261122-093000-4f1a', status: 'COMPLETE', trigger: 'parameter', operatorVersion: 'webapp-1.0.0', startedAt: t(30), finishedAt: t(30, 9), message: 'plan deploy: COMPLETE' },
-      { plan: 'backup', id: '2026-11-22T10:00:00Z', status: 'COMPLETE', trigger: 'manual', operatorVersion: 'webapp-1.0.0', startedAt: t(60), finishedAt: t(60, 7), message: 'plan backup: COMPLETE' },
+      {
+        plan: 'deploy',
+        id: 'deploy-20261122-091300-9c2e',
+        status: 'COMPLETE',
+        trigger: 'create',
+        operatorVersion: 'webapp-1.0.0',
+        startedAt: t(13),
+        finishedAt: t(13, 9),
+        message: 'plan deploy: COMPLETE',
+      },
+      {
+        plan: 'deploy',
+        id: 'deploy-20261122-093000-4f1a',
+        status: 'COMPLETE',
+        trigger: 'parameter',
+        operatorVersion: 'webapp-1.0.0',
+        startedAt: t(30),
+        finishedAt: t(30, 9),
+        message: 'plan deploy: COMPLETE',
+      },
+      {
+        plan: 'backup',
+        id: '2026-11-22T10:00:00Z',
+        status: 'COMPLETE',
+        trigger: 'manual',
+        operatorVersion: 'webapp-1.0.0',
+        startedAt: t(60),
+        finishedAt: t(60, 7),
+        message: 'plan backup: COMPLETE',
+      },
     ],
     applied: {
       operatorVersion: 'webapp-1.0.0',
@@ -138,7 +182,11 @@ export function realisticInstance(): Instance {
     apiVersion: API_VERSION,
     kind: 'Instance',
     metadata: { annotations: {}, name: 'shop', namespace: BENCH_NAMESPACE },
-    spec: { operatorVersion: { name: 'webapp-1.0.0' }, parameters: { REPLICAS: '2' }, planExecution: { planName: 'backup', id: '2026-11-22T10:00:00Z' } },
+    spec: {
+      operatorVersion: { name: 'webapp-1.0.0' },
+      parameters: { REPLICAS: '2' },
+      planExecution: { planName: 'backup', id: '2026-11-22T10:00:00Z' },
+    },
   });
   return {
     apiVersion: API_VERSION,
@@ -179,7 +227,18 @@ export function realisticInstance(): Instance {
           apiVersion: API_VERSION,
           time: t(60, 7),
           fieldsType: 'FieldsV1',
-          fieldsV1: { 'f:status': { '.': {}, 'f:activePlan': {}, 'f:adapters': {}, 'f:applied': {}, 'f:conditions': {}, 'f:history': {}, 'f:observedGeneration': {}, 'f:planStatus': {} } },
+          fieldsV1: {
+            'f:status': {
+              '.': {},
+              'f:activePlan': {},
+              'f:adapters': {},
+              'f:applied': {},
+              'f:conditions': {},
+              'f:history': {},
+              'f:observedGeneration': {},
+              'f:planStatus': {},
+            },
+          },
           subresource: 'status',
         },
       ],
@@ -276,7 +335,15 @@ export function preflightOperatorVersion(name: string, namespace: string): Opera
       version: '1.0.0',
       parameters: [{ name: 'SIZE', default: 'small', trigger: 'deploy' }],
       templates: {
-        'settings.yaml': ['apiVersion: v1', 'kind: ConfigMap', 'metadata:', '  name: "{{ .Name }}-settings"', 'data:', '  size: "{{ .Params.SIZE }}"', ''].join('\n'),
+        'settings.yaml': [
+          'apiVersion: v1',
+          'kind: ConfigMap',
+          'metadata:',
+          '  name: "{{ .Name }}-settings"',
+          'data:',
+          '  size: "{{ .Params.SIZE }}"',
+          '',
+        ].join('\n'),
       },
       tasks: [
         { name: 'noop', kind: 'Dummy', spec: { done: true, durationSeconds: 0 } },

@@ -26,7 +26,12 @@ const PLAN = 'run3';
 const planOf = (obj: Instance) => obj.status?.planStatus?.[PLAN];
 
 /** Waits on a watch until every Instance of the run shows plan run3 COMPLETE with an id `isMine` accepts; the ids seen per Instance. */
-function completions(ctx: ClusterContext, n: number, isMine: (id: string) => boolean, timeoutMs: number): Promise<Map<string, Set<string>>> {
+function completions(
+  ctx: ClusterContext,
+  n: number,
+  isMine: (id: string) => boolean,
+  timeoutMs: number,
+): Promise<Map<string, Set<string>>> {
   const done = new Map<string, Set<string>>();
   let complete = 0;
   return follow(
@@ -47,7 +52,14 @@ function completions(ctx: ClusterContext, n: number, isMine: (id: string) => boo
 }
 
 /** The bench's own triggers of PLAN on `names`, `c` in flight, each held until a watch shows its run COMPLETE. */
-async function bench(ctx: ClusterContext, names: readonly string[], c: number, prefix: string, leaderPid: number, timeoutSeconds: number): Promise<{ seconds: number; cpu: CpuSplit }> {
+async function bench(
+  ctx: ClusterContext,
+  names: readonly string[],
+  c: number,
+  prefix: string,
+  leaderPid: number,
+  timeoutSeconds: number,
+): Promise<{ seconds: number; cpu: CpuSplit }> {
   const n = names.length;
   ctx.log(`fleet: baseline — the bench triggers ${PLAN} on ${n} Instances itself, ${c} in flight, each until COMPLETE`);
   const waiting = new Map<string, () => void>();
@@ -71,7 +83,11 @@ async function bench(ctx: ClusterContext, names: readonly string[], c: number, p
   await pool(n, c, async (i) => {
     const name = names[i]!;
     const complete = new Promise<void>((resolve) => (finished.has(name) ? resolve() : waiting.set(name, resolve)));
-    await ctx.kube.patch({ ...INSTANCES, namespace: ctx.namespace, name }, { spec: { planExecution: { planName: PLAN, id: `${prefix}-${i}` } } }, 'merge');
+    await ctx.kube.patch(
+      { ...INSTANCES, namespace: ctx.namespace, name },
+      { spec: { planExecution: { planName: PLAN, id: `${prefix}-${i}` } } },
+      'merge',
+    );
     await complete;
   });
   const seconds = (performance.now() - started) / 1000;
@@ -90,7 +106,16 @@ export function fleetFigure(s: FleetSettings): Figure {
       const leader = await leaderFor(ctx, RUN);
       try {
         ctx.log(`fleet: ${n} Instances for the rollout (deploy COMPLETE first)`);
-        await benchThousand({ kube: ctx.kube, namespace: ctx.namespace, ov: ctx.ov, count: n, concurrency: ctx.concurrency, timeoutSeconds: Math.max(600, n), run: RUN, log: ctx.log });
+        await benchThousand({
+          kube: ctx.kube,
+          namespace: ctx.namespace,
+          ov: ctx.ov,
+          count: n,
+          concurrency: ctx.concurrency,
+          timeoutSeconds: Math.max(600, n),
+          run: RUN,
+          log: ctx.log,
+        });
         const names = Array.from({ length: n }, (_, i) => `${RUN}-${String(i).padStart(5, '0')}`);
 
         // Baseline, before and after the rollout (each run makes every Instance's status a
@@ -119,15 +144,24 @@ export function fleetFigure(s: FleetSettings): Figure {
         const runsSeen = await fleetDone;
         const fleetSeconds = (performance.now() - started) / 1000;
         const fleetCpu = stopCpu();
-        const ended = (r: FleetRollout | undefined) => r?.status?.conditions?.some((x) => x.type === 'Complete' && x.status === 'True') === true;
+        const ended = (r: FleetRollout | undefined) =>
+          r?.status?.conditions?.some((x) => x.type === 'Complete' && x.status === 'True') === true;
         let complete = await ctx.kube.get<FleetRollout>({ apiVersion: API_VERSION, kind: 'FleetRollout', name });
         for (let i = 0; i < 40 && !ended(complete); i++) {
           await sleep(250);
           complete = await ctx.kube.get<FleetRollout>({ apiVersion: API_VERSION, kind: 'FleetRollout', name });
         }
-        if (!ended(complete)) throw new Error(`every run COMPLETE, but the rollout is not Complete 10 s later: ${JSON.stringify(complete?.status?.conditions)}`);
+        if (!ended(complete))
+          throw new Error(
+            `every run COMPLETE, but the rollout is not Complete 10 s later: ${JSON.stringify(complete?.status?.conditions)}`,
+          );
         await sleep(2000);
-        const cost = apiCostTable(apiCountsDelta(before, await scrapeApiCounts(ctx.cluster, () => webhookMetrics(ctx.stack))), n, 'target', fleetSeconds + 2);
+        const cost = apiCostTable(
+          apiCountsDelta(before, await scrapeApiCounts(ctx.cluster, () => webhookMetrics(ctx.stack))),
+          n,
+          'target',
+          fleetSeconds + 2,
+        );
         const counts = complete?.status?.counts;
         const duplicates = [...runsSeen.values()].filter((ids) => ids.size > 1).length;
         if (counts?.completed !== n) throw new Error(`the rollout ended with ${JSON.stringify(counts)}`);
@@ -154,8 +188,22 @@ export function fleetFigure(s: FleetSettings): Figure {
             apiRequests: cost,
           },
           rows: [
-            { figure: `FleetRollout over ${n}, maxConcurrent ${c} (goal ≤ 1.3×)`, value: round(fleetSeconds, 1), unit: 's', baseline: round(baselineSeconds, 1), baselineLabel: `${n} triggers, ${c} in flight`, ratio },
-            { figure: '  targets run twice', value: duplicates, unit: '', baseline: 0, baselineLabel: 'none', ratio: duplicates === 0 ? 1 : Infinity },
+            {
+              figure: `FleetRollout over ${n}, maxConcurrent ${c} (goal ≤ 1.3×)`,
+              value: round(fleetSeconds, 1),
+              unit: 's',
+              baseline: round(baselineSeconds, 1),
+              baselineLabel: `${n} triggers, ${c} in flight`,
+              ratio,
+            },
+            {
+              figure: '  targets run twice',
+              value: duplicates,
+              unit: '',
+              baseline: 0,
+              baselineLabel: 'none',
+              ratio: duplicates === 0 ? 1 : Infinity,
+            },
           ],
           notes: [
             `fleet: ${n} Instances run by a leader of their own (deploy COMPLETE first); baseline = the mean of two runs, one before and one after the rollout, in which the bench writes a manual trigger of ${PLAN} (3 Dummy steps) on each Instance, ${c} in flight, each held until a watch shows its run COMPLETE (${round(before1.seconds, 1)} s and ${round(after1.seconds, 1)} s); measured = one FleetRollout of ${PLAN} over the same Instances with maxConcurrent ${c}, from its create until Complete=True (read every 250 ms); apiRequests: the API server's requests and webhook calls over the rollout, per target`,

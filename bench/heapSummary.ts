@@ -44,6 +44,8 @@ if (process.argv[1]?.endsWith('heapSummary.ts')) {
   const total = rows.reduce((a, r) => a + r.selfBytes, 0);
   console.log(`${(total / 2 ** 20).toFixed(1)} MiB in ${rows.reduce((a, r) => a + r.count, 0)} nodes`);
   for (const r of rows.slice(0, Number(process.argv[3] ?? 30))) {
-    console.log(`${(r.selfBytes / 2 ** 20).toFixed(2).padStart(8)} MiB ${((100 * r.selfBytes) / total).toFixed(1).padStart(5)}% ${String(r.count).padStart(9)}  ${r.type} ${r.name}`);
+    console.log(
+      `${(r.selfBytes / 2 ** 20).toFixed(2).padStart(8)} MiB ${((100 * r.selfBytes) / total).toFixed(1).padStart(5)}% ${String(r.count).padStart(9)}  ${r.type} ${r.name}`,
+    );
   }
 }

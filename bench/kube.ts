@@ -94,7 +94,9 @@ export function httpText(url: string, ca?: string): Promise<{ status: number; bo
       res.on('data', (c: string) => (body += c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
     };
-    const req = url.startsWith('https:') ? httpsRequest(url, { ca, timeout: 10_000 }, onResponse) : httpGet(url, { timeout: 10_000 }, onResponse);
+    const req = url.startsWith('https:')
+      ? httpsRequest(url, { ca, timeout: 10_000 }, onResponse)
+      : httpGet(url, { timeout: 10_000 }, onResponse);
     req.on('timeout', () => req.destroy(new Error(`${url}: no answer within 10 s`)));
     req.on('error', reject);
     req.end();
@@ -163,7 +165,11 @@ export async function follow(
   timeoutMs: number,
   begin?: () => void,
 ): Promise<void> {
-  const list = await kube.request<KubeList<Instance>>({ method: 'GET', path: instancesPath(ns), query: { labelSelector: selector, limit: 1 } });
+  const list = await kube.request<KubeList<Instance>>({
+    method: 'GET',
+    path: instancesPath(ns),
+    query: { labelSelector: selector, limit: 1 },
+  });
   let rv = list.metadata.resourceVersion ?? '';
   return new Promise<void>((resolve, reject) => {
     let closed = false;

@@ -6,8 +6,7 @@ import type { WebhookLookups } from '../webhook/lookups.ts';
 /** Lookups served from memory: the OperatorVersion the Instance names, nothing else. */
 export function inMemoryLookups(ov: OperatorVersion): WebhookLookups {
   return {
-    getOperatorVersion: async (namespace, name) =>
-      name === ov.metadata.name && namespace === ov.metadata.namespace ? ov : undefined,
+    getOperatorVersion: async (namespace, name) => (name === ov.metadata.name && namespace === ov.metadata.namespace ? ov : undefined),
     getUpdatePlan: async () => undefined,
     listUpdatePlans: async () => [],
     listInstances: async () => [],

@@ -40,9 +40,15 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     args: process.argv.slice(2),
     strict: true,
-    options: { port: { type: 'string' }, 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'keep-alive-ms': { type: 'string' } },
+    options: {
+      port: { type: 'string' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      'keep-alive-ms': { type: 'string' },
+    },
   });
-  if (!values.port || !values['tls-cert'] || !values['tls-key'] || !values['keep-alive-ms']) throw new Error('--port, --tls-cert, --tls-key and --keep-alive-ms are required');
+  if (!values.port || !values['tls-cert'] || !values['tls-key'] || !values['keep-alive-ms'])
+    throw new Error('--port, --tls-cert, --tls-key and --keep-alive-ms are required');
   const [cert, key] = await Promise.all([readFile(values['tls-cert'], 'utf8'), readFile(values['tls-key'], 'utf8')]);
   const keepAliveTimeout = Number(values['keep-alive-ms']);
   const counts: Record<string, number> = {};

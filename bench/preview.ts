@@ -67,7 +67,12 @@ function kubectlApply(kubeconfig: string, text: string): void {
 
 /** An OperatorVersion whose plan `fill` applies `n` ConfigMaps; deploy applies none. */
 function manyObjects(n: number): OperatorVersion {
-  const templates = Object.fromEntries(Array.from({ length: n }, (_, i) => [`cm-${i}.yaml`, `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: many-${i}\ndata:\n  v: "{{ .Params.SIZE }}"\n`]));
+  const templates = Object.fromEntries(
+    Array.from({ length: n }, (_, i) => [
+      `cm-${i}.yaml`,
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: many-${i}\ndata:\n  v: "{{ .Params.SIZE }}"\n`,
+    ]),
+  );
   const step = (name: string, task: string) => ({ name: 'main', steps: [{ name, tasks: [task] }] });
   return {
     apiVersion: API_VERSION,
@@ -91,7 +96,10 @@ async function deployed(ctx: ClusterContext, name: string, timeoutMs: number): P
   for (;;) {
     const inst = await ctx.kube.get<Instance>({ ...INSTANCES, namespace: NS, name });
     if (inst?.status?.planStatus?.deploy?.status === 'COMPLETE') return;
-    if (Date.now() > deadline) throw new Error(`Instance ${NS}/${name} did not deploy within ${timeoutMs / 1000} s (deploy: ${JSON.stringify(inst?.status?.planStatus?.deploy ?? null)})`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `Instance ${NS}/${name} did not deploy within ${timeoutMs / 1000} s (deploy: ${JSON.stringify(inst?.status?.planStatus?.deploy ?? null)})`,
+      );
     await sleep(250);
   }
 }
@@ -110,7 +118,10 @@ export function previewFigure(s: PreviewSettings): Figure {
       const cli = transpileGraph('cli/main.ts', join(ctx.stackDir, '..', 'bench', 'dist'));
       await ctx.kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
       // The webapp example as a user applies it, in this namespace, and the 100-object blueprint with the rights its plans need.
-      const example = (f: string) => readFileSync(join(PROJECT_ROOT, 'examples', 'webapp', f), 'utf8').replaceAll('namespace: demo', `namespace: ${NS}`).replaceAll(' demo', ` ${NS}`);
+      const example = (f: string) =>
+        readFileSync(join(PROJECT_ROOT, 'examples', 'webapp', f), 'utf8')
+          .replaceAll('namespace: demo', `namespace: ${NS}`)
+          .replaceAll(' demo', ` ${NS}`);
       kubectlApply(kc, example('operatorversion.yaml'));
       kubectlApply(kc, example('plan-rights.yaml'));
       const many = manyObjects(s.objects);
@@ -118,7 +129,14 @@ export function previewFigure(s: PreviewSettings): Figure {
       const rights = await runCli(cli, ['rbac', '--operator-version', many.metadata.name!, '-n', NS], kc);
       if (rights.code !== 0) throw new Error(`rbac failed: ${rights.stderr}`);
       kubectlApply(kc, rights.stdout);
-      const leader = await startController({ entry: ctx.controllerEntry, stackDir: ctx.stackDir, identity: 'bench-preview', leaseName: 'bench-preview', selector: `${BENCH_LABEL}=${RUN}`, leader: true });
+      const leader = await startController({
+        entry: ctx.controllerEntry,
+        stackDir: ctx.stackDir,
+        identity: 'bench-preview',
+        leaseName: 'bench-preview',
+        selector: `${BENCH_LABEL}=${RUN}`,
+        leader: true,
+      });
       try {
         const instance = (name: string, ov: string, parameters?: Record<string, string>): Instance => ({
           apiVersion: API_VERSION,
@@ -158,7 +176,8 @@ export function previewFigure(s: PreviewSettings): Figure {
           for (const args of pair) {
             const r = await runCli(cli, args, kc);
             // The harness fails when the command does not do what is measured.
-            if (r.code !== 0) throw new Error(`${args.slice(0, 2).join(' ')} (${c.name}) exited ${r.code}: ${r.stderr.trim().slice(0, 2000)}`);
+            if (r.code !== 0)
+              throw new Error(`${args.slice(0, 2).join(' ')} (${c.name}) exited ${r.code}: ${r.stderr.trim().slice(0, 2000)}`);
             (args === c.preview ? preview : render).push(r);
           }
         }
@@ -183,8 +202,22 @@ export function previewFigure(s: PreviewSettings): Figure {
           runs: { previewWallMs: preview.map((r) => round(r.wallMs, 0)), renderWallMs: render.map((r) => round(r.wallMs, 0)) },
         };
         rows.push(
-          { figure: `plan preview, ${c.name} (process)`, value: round(wall, 0), unit: 'ms', baseline: round(baseline, 0), baselineLabel: 'render, same plan', ratio: round(wall / baseline, 2) },
-          { figure: `  in the command (${stats[0]?.requests ?? '?'} API requests)`, value: round(inner, 0), unit: 'ms', baseline: round(innerBaseline, 0), baselineLabel: `render (${renderStats[0]?.requests ?? '?'} requests)`, ratio: round(inner / innerBaseline, 2) },
+          {
+            figure: `plan preview, ${c.name} (process)`,
+            value: round(wall, 0),
+            unit: 'ms',
+            baseline: round(baseline, 0),
+            baselineLabel: 'render, same plan',
+            ratio: round(wall / baseline, 2),
+          },
+          {
+            figure: `  in the command (${stats[0]?.requests ?? '?'} API requests)`,
+            value: round(inner, 0),
+            unit: 'ms',
+            baseline: round(innerBaseline, 0),
+            baselineLabel: `render (${renderStats[0]?.requests ?? '?'} requests)`,
+            ratio: round(inner / innerBaseline, 2),
+          },
         );
       }
       return {

@@ -102,7 +102,11 @@ function positive(name: string, fallback: number): number {
 const quick = flags.quick === true;
 const settings = {
   webhook: { connections: 16, seconds: quick ? 3 : 8, warmupSeconds: quick ? 1 : 3, rounds: quick ? 1 : 3, logLevel: 'info' },
-  blueprint: { rounds: quick ? 1 : 5, minRoundMs: quick ? 100 : 300, bigTemplateBytes: positive('big-template-kib', quick ? 64 : 1024) * 1024 },
+  blueprint: {
+    rounds: quick ? 1 : 5,
+    minRoundMs: quick ? 100 : 300,
+    bigTemplateBytes: positive('big-template-kib', quick ? 64 : 1024) * 1024,
+  },
   admission: { blocks: quick ? 1 : 8, perBlock: quick ? 20 : 50 },
   triggerReps: quick ? 5 : 20,
   thousand: positive('thousand', quick ? 200 : 1000),
@@ -165,7 +169,14 @@ async function blueprintPart(): Promise<BlueprintBenchResult> {
 
 interface ControllerResults {
   trigger: TriggerResult;
-  thousand: { seconds: number; createSeconds: number; baselineCreateSeconds: number; cpu: CpuSplit; baselineCpu: CpuSplit; apiRequests: ApiCostTable };
+  thousand: {
+    seconds: number;
+    createSeconds: number;
+    baselineCreateSeconds: number;
+    cpu: CpuSplit;
+    baselineCpu: CpuSplit;
+    apiRequests: ApiCostTable;
+  };
   idle: { seconds: number; byRequest: Record<string, number> };
   leaderAfterThousand: { rssMiB: number; heapUsedMiB: number };
   memIdle: { rssMiB: number; heapUsedMiB: number };
@@ -195,7 +206,13 @@ async function setUpCluster(): Promise<ClusterContext> {
   const ov = threeStepOperatorVersion('steps3-1.0.0', ns);
   await createWithRetry(kube, ov);
   // Controllers: real processes, authenticated as planwarden's ServiceAccount.
-  await serviceAccountKubeconfig(kube, state.kubeconfig, SYSTEM_NAMESPACE, 'planwarden-controller', join(STACK_DIR, 'controller.kubeconfig'));
+  await serviceAccountKubeconfig(
+    kube,
+    state.kubeconfig,
+    SYSTEM_NAMESPACE,
+    'planwarden-controller',
+    join(STACK_DIR, 'controller.kubeconfig'),
+  );
   return {
     kube,
     cluster: state,
@@ -222,8 +239,17 @@ async function admissionPart(ctx: ClusterContext): Promise<AdmissionBenchResult>
   for (const o of plansServiceAccountRbac(ns)) await createWithRetry(kube, o);
   const preflightOv = preflightOperatorVersion('preflight-1.0.0', ns);
   await createWithRetry(kube, preflightOv);
-  await createWithRetry(kube, { ...overheadInstance, metadata: { ...overheadInstance.metadata, name: 'preflight' }, spec: { operatorVersion: { name: preflightOv.metadata.name! } } });
-  const plan: UpdatePlan = { apiVersion: API_VERSION, kind: 'UpdatePlan', metadata: { name: 'to-2-0-0', namespace: ns }, spec: { targetRelease: 'steps3-2.0.0' } };
+  await createWithRetry(kube, {
+    ...overheadInstance,
+    metadata: { ...overheadInstance.metadata, name: 'preflight' },
+    spec: { operatorVersion: { name: preflightOv.metadata.name! } },
+  });
+  const plan: UpdatePlan = {
+    apiVersion: API_VERSION,
+    kind: 'UpdatePlan',
+    metadata: { name: 'to-2-0-0', namespace: ns },
+    spec: { targetRelease: 'steps3-2.0.0' },
+  };
   await createWithRetry(kube, plan);
 
   log(
@@ -257,12 +283,22 @@ async function controllerPart(ctx: ClusterContext): Promise<ControllerResults> {
     selector: `${BENCH_LABEL} in (run,thousand)`,
     leader: true,
   });
-  const idleReplica = await startController({ entry, stackDir: STACK_DIR, identity: 'bench-rss-idle', leaseName: 'bench-rss', selector: `${BENCH_LABEL}=rss`, leader: false });
+  const idleReplica = await startController({
+    entry,
+    stackDir: STACK_DIR,
+    identity: 'bench-rss-idle',
+    leaseName: 'bench-rss',
+    selector: `${BENCH_LABEL}=rss`,
+    leader: false,
+  });
   const memIdlePromise = sleep(settings.settleSeconds * 1000).then(() => sampleMemory(idleReplica, settings.memorySampleSeconds));
   memIdlePromise.catch(() => undefined); // awaited below
 
   log(`controller: trigger → COMPLETE of a 3-step Dummy plan, ${settings.triggerReps} repetitions (+1 warm-up)`);
-  const asController = createKubeClient({ kubeConfig: loadKubeConfig(join(STACK_DIR, 'controller.kubeconfig')), userAgent: 'planwarden-bench-as-controller' });
+  const asController = createKubeClient({
+    kubeConfig: loadKubeConfig(join(STACK_DIR, 'controller.kubeconfig')),
+    userAgent: 'planwarden-bench-as-controller',
+  });
   const trigger = await benchTrigger({ kube, asController, namespace: ns, ov: ctx.ov, reps: settings.triggerReps, log });
   const memIdle = await memIdlePromise;
   await idleReplica.stop();
@@ -300,7 +336,12 @@ async function controllerPart(ctx: ClusterContext): Promise<ControllerResults> {
   log(`  all COMPLETE after ${thousand.seconds.toFixed(1)} s; ${describeCpu(thousandCpu)}`);
   // Events of the last runs may follow their COMPLETE status by a moment.
   await sleep(2000);
-  const apiRequests = apiCostTable(apiCountsDelta(apiBefore, await scrapeApiCounts(ctx.cluster, () => webhookMetrics(ctx.stack))), settings.thousand, 'Instance', thousand.seconds + 2);
+  const apiRequests = apiCostTable(
+    apiCountsDelta(apiBefore, await scrapeApiCounts(ctx.cluster, () => webhookMetrics(ctx.stack))),
+    settings.thousand,
+    'Instance',
+    thousand.seconds + 2,
+  );
 
   log(`controller: idle — ${settings.settleSeconds} s to settle, then API requests counted over ${settings.idleSeconds} s`);
   await sleep(settings.settleSeconds * 1000);
@@ -330,13 +371,16 @@ async function controllerPart(ctx: ClusterContext): Promise<ControllerResults> {
   // completed (plan tree, history, adapter report, conditions), through the status webhooks.
   const ran = await kube.get<Instance>({ ...INSTANCES, namespace: ns, name: 'thousand-00000' });
   const status = ran?.status;
-  if (!status?.planStatus?.deploy || status.planStatus.deploy.status !== 'COMPLETE') throw new Error('thousand-00000 has no completed deploy to copy its status from');
+  if (!status?.planStatus?.deploy || status.planStatus.deploy.status !== 'COMPLETE')
+    throw new Error('thousand-00000 has no completed deploy to copy its status from');
   const statusStarted = performance.now();
   await pool(settings.rssInstances, settings.createConcurrency, async (i) => {
     const name = `rss-${String(i).padStart(5, '0')}`;
     await kube.patch({ ...INSTANCES, namespace: ns, name }, { status }, 'merge', { subresource: 'status' });
   });
-  log(`  full status (${JSON.stringify(status).length} bytes of JSON) written on all ${settings.rssInstances} in ${((performance.now() - statusStarted) / 1000).toFixed(1)} s`);
+  log(
+    `  full status (${JSON.stringify(status).length} bytes of JSON) written on all ${settings.rssInstances} in ${((performance.now() - statusStarted) / 1000).toFixed(1)} s`,
+  );
   const fullReplica: Controller = await startController({
     entry,
     stackDir: STACK_DIR,
@@ -436,7 +480,8 @@ async function main(): Promise<void> {
     if (selected.has('blueprint')) bp = await blueprintPart();
     if (runCluster) cl = await clusterHalf(selected);
     const skipped = [...LOCAL_PARTS, ...CLUSTER_PARTS].filter((p) => !selected.has(p));
-    if (skipped.length) notes.push(`not measured in this run (--only=${flags.only ?? ''}): ${skipped.join(', ')} (their keys are null or absent)`);
+    if (skipped.length)
+      notes.push(`not measured in this run (--only=${flags.only ?? ''}): ${skipped.join(', ')} (their keys are null or absent)`);
   } finally {
     await cleanup();
   }
@@ -495,15 +540,21 @@ async function main(): Promise<void> {
       withoutWebhooks: adm ? { p50Ms: r(adm.instance.none.p50Ms), p99Ms: r(adm.instance.none.p99Ms), n: adm.instance.none.n } : null,
       triggerOverheadP50Ms: over(adm?.trigger.webhook.p50Ms, adm?.trigger.none.p50Ms),
       triggerOverheadP99Ms: over(adm?.trigger.webhook.p99Ms, adm?.trigger.none.p99Ms),
-      triggerWithWebhooks: adm ? { p50Ms: r(adm.trigger.webhook.p50Ms), p99Ms: r(adm.trigger.webhook.p99Ms), n: adm.trigger.webhook.n } : null,
+      triggerWithWebhooks: adm
+        ? { p50Ms: r(adm.trigger.webhook.p50Ms), p99Ms: r(adm.trigger.webhook.p99Ms), n: adm.trigger.webhook.n }
+        : null,
       triggerWithoutWebhooks: adm ? { p50Ms: r(adm.trigger.none.p50Ms), p99Ms: r(adm.trigger.none.p99Ms), n: adm.trigger.none.n } : null,
       preflightTriggerOverheadP50Ms: over(adm?.preflightTrigger.webhook.p50Ms, adm?.preflightTrigger.none.p50Ms),
       preflightTriggerOverheadP99Ms: over(adm?.preflightTrigger.webhook.p99Ms, adm?.preflightTrigger.none.p99Ms),
       preflightTriggerRatioP50: ratio(adm ? adm.preflightTrigger.webhook.p50Ms : null, adm ? adm.preflightTrigger.none.p50Ms : null),
       preflightTriggerRatioP99: ratio(adm ? adm.preflightTrigger.webhook.p99Ms : null, adm ? adm.preflightTrigger.none.p99Ms : null),
       preflightTriggerGoalRatios: { p50: 1.3, p99: 1.5 },
-      preflightTriggerWithWebhooks: adm ? { p50Ms: r(adm.preflightTrigger.webhook.p50Ms), p99Ms: r(adm.preflightTrigger.webhook.p99Ms), n: adm.preflightTrigger.webhook.n } : null,
-      preflightTriggerWithoutWebhooks: adm ? { p50Ms: r(adm.preflightTrigger.none.p50Ms), p99Ms: r(adm.preflightTrigger.none.p99Ms), n: adm.preflightTrigger.none.n } : null,
+      preflightTriggerWithWebhooks: adm
+        ? { p50Ms: r(adm.preflightTrigger.webhook.p50Ms), p99Ms: r(adm.preflightTrigger.webhook.p99Ms), n: adm.preflightTrigger.webhook.n }
+        : null,
+      preflightTriggerWithoutWebhooks: adm
+        ? { p50Ms: r(adm.preflightTrigger.none.p50Ms), p99Ms: r(adm.preflightTrigger.none.p99Ms), n: adm.preflightTrigger.none.n }
+        : null,
       // The floor: the same writes through no-op webhooks configured as planwarden's (bench/noopWebhook.ts).
       triggerRatioP50: ratio(adm ? adm.trigger.webhook.p50Ms : null, adm ? adm.trigger.none.p50Ms : null),
       triggerRatioP99: ratio(adm ? adm.trigger.webhook.p99Ms : null, adm ? adm.trigger.none.p99Ms : null),
@@ -512,7 +563,9 @@ async function main(): Promise<void> {
       triggerFloorRatioP99: ratio(adm ? adm.trigger.webhook.p99Ms : null, adm ? adm.trigger.noop.p99Ms : null),
       triggerNoopRatioP50: ratio(adm ? adm.trigger.noop.p50Ms : null, adm ? adm.trigger.none.p50Ms : null),
       triggerNoopRatioP99: ratio(adm ? adm.trigger.noop.p99Ms : null, adm ? adm.trigger.none.p99Ms : null),
-      preflightTriggerWithNoopWebhooks: adm ? { p50Ms: r(adm.preflightTrigger.noop.p50Ms), p99Ms: r(adm.preflightTrigger.noop.p99Ms), n: adm.preflightTrigger.noop.n } : null,
+      preflightTriggerWithNoopWebhooks: adm
+        ? { p50Ms: r(adm.preflightTrigger.noop.p50Ms), p99Ms: r(adm.preflightTrigger.noop.p99Ms), n: adm.preflightTrigger.noop.n }
+        : null,
       preflightTriggerFloorRatioP50: ratio(adm ? adm.preflightTrigger.webhook.p50Ms : null, adm ? adm.preflightTrigger.noop.p50Ms : null),
       preflightTriggerFloorRatioP99: ratio(adm ? adm.preflightTrigger.webhook.p99Ms : null, adm ? adm.preflightTrigger.noop.p99Ms : null),
       preflightTriggerNoopRatioP50: ratio(adm ? adm.preflightTrigger.noop.p50Ms : null, adm ? adm.preflightTrigger.none.p50Ms : null),
@@ -535,7 +588,10 @@ async function main(): Promise<void> {
       webhookHandlerMeanMs: r(adm?.handlerMeanMs.updatePlan),
       latency: adm
         ? Object.fromEntries(
-            (['none', 'vap', 'webhook', 'noop'] as const).map((s) => [s, { p50Ms: r(adm.updatePlan[s].p50Ms), p99Ms: r(adm.updatePlan[s].p99Ms), n: adm.updatePlan[s].n }]),
+            (['none', 'vap', 'webhook', 'noop'] as const).map((s) => [
+              s,
+              { p50Ms: r(adm.updatePlan[s].p50Ms), p99Ms: r(adm.updatePlan[s].p99Ms), n: adm.updatePlan[s].n },
+            ]),
           )
         : null,
     },
@@ -575,7 +631,7 @@ async function main(): Promise<void> {
       'webhook: lookups are served from memory (the OperatorVersion the Instance names), so the figure measures the webhook, not an apiserver round trip; ' +
         `the body is a ${wh.bodyBytes}-byte AdmissionReview (UPDATE with oldObject, status, managedFields, a new manual trigger); the webhook logs at info (one line per admission, to /dev/null)`,
       `webhook: autocannon in its own process, ${settings.webhook.connections} keep-alive TLS connections on 127.0.0.1; ${settings.webhook.rounds} rounds of ${settings.webhook.seconds} s per configuration, taking turns (webhook and bare back to back); rps, ceilingRps and ratio come from the round with the median webhook/bare ratio, latencies are medians over rounds (resolution 1 ms); every round is in webhook.rounds`,
-      'webhook.rules*: the bare server judging each request with the webhook\'s own decodeAdmissionReview, /validate/instances handler and encodeVerdict — no express, log line, metrics or handler timeout; rulesRatio = its rps / the bare server\'s (its median-ratio round): the most any Node webhook applying these rules to this body can reach, so ratio / rulesRatio is the part of the ceiling the webhook\'s shell leaves',
+      "webhook.rules*: the bare server judging each request with the webhook's own decodeAdmissionReview, /validate/instances handler and encodeVerdict — no express, log line, metrics or handler timeout; rulesRatio = its rps / the bare server's (its median-ratio round): the most any Node webhook applying these rules to this body can reach, so ratio / rulesRatio is the part of the ceiling the webhook's shell leaves",
       `webhook.cluster*: node:cluster with ${wh.workers} workers (os.availableParallelism()), against a bare server in the same mode; on ${wh.workers} cores the load generator competes with the workers for CPU`,
     );
   }
@@ -587,16 +643,16 @@ async function main(): Promise<void> {
   if (adm) {
     notes.push(
       `apiserver: sequential writes to an Instance no controller runs (its status made to look deployed), timed at the client (JSON client, admin credentials), in turn: a label patch (overhead*, with/withoutWebhooks: the webhooks' matchConditions send it to no webhook) and a manual trigger, a merge patch {planName: ${TRIGGER_PLAN}, id: new each time, abort: false} as kubectl planwarden plan trigger writes it (trigger*: judged by /validate/instances with its OperatorVersion, not sent to /mutate/instances since it carries its id; each stays pending and the next, same plan, replaces it); with = planwarden Mutating+ValidatingWebhookConfigurations registered, without = both deleted; overhead = with − without per percentile`,
-      'apiserver.webhookHandlerMeanMs, vap.webhookHandlerMeanMs: mean time per write inside the webhook (its planwarden_admission_duration_seconds; for Instances per trigger, mutate+validate), including the apiserver lookups the handlers make; the rest of the overhead is the apiserver calling the webhook; apiserver.operatorVersionReads: where the triggers\' OperatorVersion came from (cache = the webhook\'s watch-backed cache, api = a GET)',
+      "apiserver.webhookHandlerMeanMs, vap.webhookHandlerMeanMs: mean time per write inside the webhook (its planwarden_admission_duration_seconds; for Instances per trigger, mutate+validate), including the apiserver lookups the handlers make; the rest of the overhead is the apiserver calling the webhook; apiserver.operatorVersionReads: where the triggers' OperatorVersion came from (cache = the webhook's watch-backed cache, api = a GET)",
       'p99 of ~300 sequential writes is about the 3rd-slowest write: differences of a few ms between states are noise on a shared machine, and a small negative overhead means no measurable one',
-      'vap: sequential label patches of an UpdatePlan with no admission (baseline), only a ValidatingAdmissionPolicy (no insight accepted twice: the webhook\'s updateplan.duplicate-insight in CEL), or only the webhooks (a label change of an UpdatePlan needs no lookup: the webhook judges it from the request); figures are overheads over the baseline',
+      "vap: sequential label patches of an UpdatePlan with no admission (baseline), only a ValidatingAdmissionPolicy (no insight accepted twice: the webhook's updateplan.duplicate-insight in CEL), or only the webhooks (a label change of an UpdatePlan needs no lookup: the webhook judges it from the request); figures are overheads over the baseline",
       'apiserver.*Noop*, *FloorRatio*: the floor — the same writes, in "noop" blocks interleaved with the others, through no-op webhooks: planwarden\'s two configurations as installed (rendered from manifests/, generated from the route table: same webhooks, paths, rules, matchConditions, TLS caBundle, timeouts, failure policy), renamed and pointed at bench/noopWebhook.ts, a node:https server in its own process with the stack\'s certificate that answers every review "allowed" (the mutating ones with no patch) after reading only the uid from the body\'s first chunk; its per-path counters confirm each block as planwarden\'s do. triggerFloorRatio* = planwarden / floor (goal ≤ 1.2× p50, ≤ 1.3× p99: floorGoalRatios); triggerNoopRatio* = floor / no webhooks, what the two call-outs cost by themselves',
       `apiserver.preflightTrigger*: in each block, after the writes above, the same number of manual triggers (merge patch {planName: ${PREFLIGHT_PLAN}, new id}) of a second Instance whose plan ${PREFLIGHT_PLAN} has one Apply task (a ConfigMap template): /validate/instances renders it with the run's values, checks the object, and asks SubjectAccessReviews (answers cached 10 s per ServiceAccount and rule) whether the plans' ServiceAccount may patch and create it — subjectAccessReviewsPerPreflightTrigger is how many the API server served per such trigger in webhook blocks; webhookHandlerMeanMs.preflight is their mean time inside the webhook`,
     );
   }
   if (ctl) {
     notes.push(
-      'controller.triggerToComplete: manual trigger of a 3-step Dummy plan (durationSeconds 0) written → run COMPLETE seen on a watch; baseline writeObserve = one label patch of an Instance seen on a watch (the Instance webhooks\' matchConditions send a label patch to no webhook); twoWrites = the two writes a trigger is made of, with nothing between them: the same trigger patch on an Instance no controller runs (through /validate/instances), seen on the watch, then the status the controller wrote for that run written there by the bench (through /mutate/instances-status and /validate/instances-status), seen on the watch — what any trigger costs before the controller does anything',
+      "controller.triggerToComplete: manual trigger of a 3-step Dummy plan (durationSeconds 0) written → run COMPLETE seen on a watch; baseline writeObserve = one label patch of an Instance seen on a watch (the Instance webhooks' matchConditions send a label patch to no webhook); twoWrites = the two writes a trigger is made of, with nothing between them: the same trigger patch on an Instance no controller runs (through /validate/instances), seen on the watch, then the status the controller wrote for that run written there by the bench (through /mutate/instances-status and /validate/instances-status), seen on the watch — what any trigger costs before the controller does anything",
       `controller.thousandInstances: ${settings.thousand} Instances created ${settings.createConcurrency} in flight, until all report deploy (3 Dummy steps) COMPLETE; baseline = creating ${settings.thousand} Instances that no controller runs, same concurrency`,
       `controller.rss*: VmRSS from /proc (median of ${settings.memorySampleSeconds} one-second samples, ${settings.settleSeconds} s after the caches synced) of a standby replica (its Lease held elsewhere): the informer cache of ${settings.rssInstances} Instances without status, no reconciling; every bench controller runs as plain JavaScript (controller/main.ts and its imports transpiled, as in the image), not through tsx; rssMiBLeaderAfterThousand is the leader that ran the ${settings.thousand + 1} Instances, status included; RSS keeps what start-up allocated until the OS takes it back, so two replicas' RSS can differ by more than a cache of 10,000 Instances — heapUsedMiB (V8 heap in use) is the steadier comparison`,
       `controller.idleRequestsPerMinute: planwarden_api_requests_total of the leader over ${settings.idleSeconds} s after ${settings.settleSeconds} s of settling with ${settings.thousand + 1} COMPLETE Instances; WATCH (re)connects excluded and reported as idleWatchRequestsPerMinute; idleLeaseRequestsPerMinute is the part that keeps the leader Lease (one conditional PUT per retry period, 2 s), idleOtherRequestsPerMinute everything else`,
@@ -608,36 +664,218 @@ async function main(): Promise<void> {
   writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
 
   const rows: Row[] = [
-    { figure: 'webhook rps (1 process)', value: results.webhook.rps, unit: 'req/s', baseline: results.webhook.ceilingRps, baselineLabel: 'bare https', ratio: results.webhook.ratio },
-    { figure: 'webhook p99 (1 process)', value: results.webhook.p99Ms, unit: 'ms', baseline: results.webhook.ceilingP99Ms, baselineLabel: 'bare https', ratio: ratio(results.webhook.p99Ms, results.webhook.ceilingP99Ms) },
-    { figure: 'rules alone p99 (1 process)', value: results.webhook.rulesP99Ms, unit: 'ms', baseline: results.webhook.ceilingP99Ms, baselineLabel: 'bare https', ratio: ratio(results.webhook.rulesP99Ms, results.webhook.ceilingP99Ms) },
-    { figure: 'rules alone rps (1 process)', value: results.webhook.rulesRps, unit: 'req/s', baseline: paired(wh?.rules)?.bare ?? null, baselineLabel: 'bare https', ratio: results.webhook.rulesRatio },
-    { figure: `webhook rps (cluster ×${wh?.workers ?? '?'})`, value: results.webhook.clusterRps, unit: 'req/s', baseline: results.webhook.clusterCeilingRps, baselineLabel: 'bare https', ratio: results.webhook.clusterRatio },
-    { figure: 'apiserver overhead p50 (Instance label)', value: results.apiserver.overheadP50Ms, unit: 'ms', baseline: results.apiserver.withoutWebhooks?.p50Ms ?? null, baselineLabel: 'no webhooks', ratio: ratio(results.apiserver.withWebhooks?.p50Ms ?? null, results.apiserver.withoutWebhooks?.p50Ms ?? null) },
-    { figure: 'apiserver overhead p99 (Instance label)', value: results.apiserver.overheadP99Ms, unit: 'ms', baseline: results.apiserver.withoutWebhooks?.p99Ms ?? null, baselineLabel: 'no webhooks', ratio: ratio(results.apiserver.withWebhooks?.p99Ms ?? null, results.apiserver.withoutWebhooks?.p99Ms ?? null) },
-    { figure: 'apiserver overhead p50 (Instance trigger)', value: results.apiserver.triggerOverheadP50Ms, unit: 'ms', baseline: results.apiserver.triggerWithoutWebhooks?.p50Ms ?? null, baselineLabel: 'no webhooks', ratio: ratio(results.apiserver.triggerWithWebhooks?.p50Ms ?? null, results.apiserver.triggerWithoutWebhooks?.p50Ms ?? null) },
-    { figure: 'apiserver overhead p99 (Instance trigger)', value: results.apiserver.triggerOverheadP99Ms, unit: 'ms', baseline: results.apiserver.triggerWithoutWebhooks?.p99Ms ?? null, baselineLabel: 'no webhooks', ratio: ratio(results.apiserver.triggerWithWebhooks?.p99Ms ?? null, results.apiserver.triggerWithoutWebhooks?.p99Ms ?? null) },
-    { figure: 'apiserver overhead p50 (trigger, preflight)', value: results.apiserver.preflightTriggerOverheadP50Ms, unit: 'ms', baseline: results.apiserver.preflightTriggerWithoutWebhooks?.p50Ms ?? null, baselineLabel: 'no webhooks', ratio: results.apiserver.preflightTriggerRatioP50 },
-    { figure: 'apiserver overhead p99 (trigger, preflight)', value: results.apiserver.preflightTriggerOverheadP99Ms, unit: 'ms', baseline: results.apiserver.preflightTriggerWithoutWebhooks?.p99Ms ?? null, baselineLabel: 'no webhooks', ratio: results.apiserver.preflightTriggerRatioP99 },
-    { figure: 'trigger p50 vs the no-op floor', value: results.apiserver.triggerWithWebhooks?.p50Ms ?? null, unit: 'ms', baseline: results.apiserver.triggerWithNoopWebhooks?.p50Ms ?? null, baselineLabel: 'no-op webhooks', ratio: results.apiserver.triggerFloorRatioP50 },
-    { figure: 'trigger p99 vs the no-op floor', value: results.apiserver.triggerWithWebhooks?.p99Ms ?? null, unit: 'ms', baseline: results.apiserver.triggerWithNoopWebhooks?.p99Ms ?? null, baselineLabel: 'no-op webhooks', ratio: results.apiserver.triggerFloorRatioP99 },
-    { figure: 'trigger (preflight) p50 vs the no-op floor', value: results.apiserver.preflightTriggerWithWebhooks?.p50Ms ?? null, unit: 'ms', baseline: results.apiserver.preflightTriggerWithNoopWebhooks?.p50Ms ?? null, baselineLabel: 'no-op webhooks', ratio: results.apiserver.preflightTriggerFloorRatioP50 },
-    { figure: 'trigger (preflight) p99 vs the no-op floor', value: results.apiserver.preflightTriggerWithWebhooks?.p99Ms ?? null, unit: 'ms', baseline: results.apiserver.preflightTriggerWithNoopWebhooks?.p99Ms ?? null, baselineLabel: 'no-op webhooks', ratio: results.apiserver.preflightTriggerFloorRatioP99 },
-    { figure: 'the floor itself p50 (trigger)', value: results.apiserver.triggerWithNoopWebhooks?.p50Ms ?? null, unit: 'ms', baseline: results.apiserver.triggerWithoutWebhooks?.p50Ms ?? null, baselineLabel: 'no webhooks', ratio: results.apiserver.triggerNoopRatioP50 },
-    { figure: 'the floor itself p99 (trigger)', value: results.apiserver.triggerWithNoopWebhooks?.p99Ms ?? null, unit: 'ms', baseline: results.apiserver.triggerWithoutWebhooks?.p99Ms ?? null, baselineLabel: 'no webhooks', ratio: results.apiserver.triggerNoopRatioP99 },
-    { figure: 'VAP overhead p50 (UpdatePlan)', value: results.vap.updatePlanPolicyP50Ms, unit: 'ms', baseline: adm ? r(adm.updatePlan.none.p50Ms) : null, baselineLabel: 'no admission', ratio: ratio(adm ? adm.updatePlan.vap.p50Ms : null, adm ? adm.updatePlan.none.p50Ms : null) },
-    { figure: 'webhook overhead p50 (UpdatePlan)', value: results.vap.webhookUpdatePlanP50Ms, unit: 'ms', baseline: adm ? r(adm.updatePlan.none.p50Ms) : null, baselineLabel: 'no admission', ratio: ratio(adm ? adm.updatePlan.webhook.p50Ms : null, adm ? adm.updatePlan.none.p50Ms : null) },
-    { figure: 'VAP overhead p99 (UpdatePlan)', value: results.vap.updatePlanPolicyP99Ms, unit: 'ms', baseline: adm ? r(adm.updatePlan.none.p99Ms) : null, baselineLabel: 'no admission', ratio: ratio(adm ? adm.updatePlan.vap.p99Ms : null, adm ? adm.updatePlan.none.p99Ms : null) },
-    { figure: 'webhook overhead p99 (UpdatePlan)', value: results.vap.webhookUpdatePlanP99Ms, unit: 'ms', baseline: adm ? r(adm.updatePlan.none.p99Ms) : null, baselineLabel: 'no admission', ratio: ratio(adm ? adm.updatePlan.webhook.p99Ms : null, adm ? adm.updatePlan.none.p99Ms : null) },
+    {
+      figure: 'webhook rps (1 process)',
+      value: results.webhook.rps,
+      unit: 'req/s',
+      baseline: results.webhook.ceilingRps,
+      baselineLabel: 'bare https',
+      ratio: results.webhook.ratio,
+    },
+    {
+      figure: 'webhook p99 (1 process)',
+      value: results.webhook.p99Ms,
+      unit: 'ms',
+      baseline: results.webhook.ceilingP99Ms,
+      baselineLabel: 'bare https',
+      ratio: ratio(results.webhook.p99Ms, results.webhook.ceilingP99Ms),
+    },
+    {
+      figure: 'rules alone p99 (1 process)',
+      value: results.webhook.rulesP99Ms,
+      unit: 'ms',
+      baseline: results.webhook.ceilingP99Ms,
+      baselineLabel: 'bare https',
+      ratio: ratio(results.webhook.rulesP99Ms, results.webhook.ceilingP99Ms),
+    },
+    {
+      figure: 'rules alone rps (1 process)',
+      value: results.webhook.rulesRps,
+      unit: 'req/s',
+      baseline: paired(wh?.rules)?.bare ?? null,
+      baselineLabel: 'bare https',
+      ratio: results.webhook.rulesRatio,
+    },
+    {
+      figure: `webhook rps (cluster ×${wh?.workers ?? '?'})`,
+      value: results.webhook.clusterRps,
+      unit: 'req/s',
+      baseline: results.webhook.clusterCeilingRps,
+      baselineLabel: 'bare https',
+      ratio: results.webhook.clusterRatio,
+    },
+    {
+      figure: 'apiserver overhead p50 (Instance label)',
+      value: results.apiserver.overheadP50Ms,
+      unit: 'ms',
+      baseline: results.apiserver.withoutWebhooks?.p50Ms ?? null,
+      baselineLabel: 'no webhooks',
+      ratio: ratio(results.apiserver.withWebhooks?.p50Ms ?? null, results.apiserver.withoutWebhooks?.p50Ms ?? null),
+    },
+    {
+      figure: 'apiserver overhead p99 (Instance label)',
+      value: results.apiserver.overheadP99Ms,
+      unit: 'ms',
+      baseline: results.apiserver.withoutWebhooks?.p99Ms ?? null,
+      baselineLabel: 'no webhooks',
+      ratio: ratio(results.apiserver.withWebhooks?.p99Ms ?? null, results.apiserver.withoutWebhooks?.p99Ms ?? null),
+    },
+    {
+      figure: 'apiserver overhead p50 (Instance trigger)',
+      value: results.apiserver.triggerOverheadP50Ms,
+      unit: 'ms',
+      baseline: results.apiserver.triggerWithoutWebhooks?.p50Ms ?? null,
+      baselineLabel: 'no webhooks',
+      ratio: ratio(results.apiserver.triggerWithWebhooks?.p50Ms ?? null, results.apiserver.triggerWithoutWebhooks?.p50Ms ?? null),
+    },
+    {
+      figure: 'apiserver overhead p99 (Instance trigger)',
+      value: results.apiserver.triggerOverheadP99Ms,
+      unit: 'ms',
+      baseline: results.apiserver.triggerWithoutWebhooks?.p99Ms ?? null,
+      baselineLabel: 'no webhooks',
+      ratio: ratio(results.apiserver.triggerWithWebhooks?.p99Ms ?? null, results.apiserver.triggerWithoutWebhooks?.p99Ms ?? null),
+    },
+    {
+      figure: 'apiserver overhead p50 (trigger, preflight)',
+      value: results.apiserver.preflightTriggerOverheadP50Ms,
+      unit: 'ms',
+      baseline: results.apiserver.preflightTriggerWithoutWebhooks?.p50Ms ?? null,
+      baselineLabel: 'no webhooks',
+      ratio: results.apiserver.preflightTriggerRatioP50,
+    },
+    {
+      figure: 'apiserver overhead p99 (trigger, preflight)',
+      value: results.apiserver.preflightTriggerOverheadP99Ms,
+      unit: 'ms',
+      baseline: results.apiserver.preflightTriggerWithoutWebhooks?.p99Ms ?? null,
+      baselineLabel: 'no webhooks',
+      ratio: results.apiserver.preflightTriggerRatioP99,
+    },
+    {
+      figure: 'trigger p50 vs the no-op floor',
+      value: results.apiserver.triggerWithWebhooks?.p50Ms ?? null,
+      unit: 'ms',
+      baseline: results.apiserver.triggerWithNoopWebhooks?.p50Ms ?? null,
+      baselineLabel: 'no-op webhooks',
+      ratio: results.apiserver.triggerFloorRatioP50,
+    },
+    {
+      figure: 'trigger p99 vs the no-op floor',
+      value: results.apiserver.triggerWithWebhooks?.p99Ms ?? null,
+      unit: 'ms',
+      baseline: results.apiserver.triggerWithNoopWebhooks?.p99Ms ?? null,
+      baselineLabel: 'no-op webhooks',
+      ratio: results.apiserver.triggerFloorRatioP99,
+    },
+    {
+      figure: 'trigger (preflight) p50 vs the no-op floor',
+      value: results.apiserver.preflightTriggerWithWebhooks?.p50Ms ?? null,
+      unit: 'ms',
+      baseline: results.apiserver.preflightTriggerWithNoopWebhooks?.p50Ms ?? null,
+      baselineLabel: 'no-op webhooks',
+      ratio: results.apiserver.preflightTriggerFloorRatioP50,
+    },
+    {
+      figure: 'trigger (preflight) p99 vs the no-op floor',
+      value: results.apiserver.preflightTriggerWithWebhooks?.p99Ms ?? null,
+      unit: 'ms',
+      baseline: results.apiserver.preflightTriggerWithNoopWebhooks?.p99Ms ?? null,
+      baselineLabel: 'no-op webhooks',
+      ratio: results.apiserver.preflightTriggerFloorRatioP99,
+    },
+    {
+      figure: 'the floor itself p50 (trigger)',
+      value: results.apiserver.triggerWithNoopWebhooks?.p50Ms ?? null,
+      unit: 'ms',
+      baseline: results.apiserver.triggerWithoutWebhooks?.p50Ms ?? null,
+      baselineLabel: 'no webhooks',
+      ratio: results.apiserver.triggerNoopRatioP50,
+    },
+    {
+      figure: 'the floor itself p99 (trigger)',
+      value: results.apiserver.triggerWithNoopWebhooks?.p99Ms ?? null,
+      unit: 'ms',
+      baseline: results.apiserver.triggerWithoutWebhooks?.p99Ms ?? null,
+      baselineLabel: 'no webhooks',
+      ratio: results.apiserver.triggerNoopRatioP99,
+    },
+    {
+      figure: 'VAP overhead p50 (UpdatePlan)',
+      value: results.vap.updatePlanPolicyP50Ms,
+      unit: 'ms',
+      baseline: adm ? r(adm.updatePlan.none.p50Ms) : null,
+      baselineLabel: 'no admission',
+      ratio: ratio(adm ? adm.updatePlan.vap.p50Ms : null, adm ? adm.updatePlan.none.p50Ms : null),
+    },
+    {
+      figure: 'webhook overhead p50 (UpdatePlan)',
+      value: results.vap.webhookUpdatePlanP50Ms,
+      unit: 'ms',
+      baseline: adm ? r(adm.updatePlan.none.p50Ms) : null,
+      baselineLabel: 'no admission',
+      ratio: ratio(adm ? adm.updatePlan.webhook.p50Ms : null, adm ? adm.updatePlan.none.p50Ms : null),
+    },
+    {
+      figure: 'VAP overhead p99 (UpdatePlan)',
+      value: results.vap.updatePlanPolicyP99Ms,
+      unit: 'ms',
+      baseline: adm ? r(adm.updatePlan.none.p99Ms) : null,
+      baselineLabel: 'no admission',
+      ratio: ratio(adm ? adm.updatePlan.vap.p99Ms : null, adm ? adm.updatePlan.none.p99Ms : null),
+    },
+    {
+      figure: 'webhook overhead p99 (UpdatePlan)',
+      value: results.vap.webhookUpdatePlanP99Ms,
+      unit: 'ms',
+      baseline: adm ? r(adm.updatePlan.none.p99Ms) : null,
+      baselineLabel: 'no admission',
+      ratio: ratio(adm ? adm.updatePlan.webhook.p99Ms : null, adm ? adm.updatePlan.none.p99Ms : null),
+    },
     { figure: 'in webhook, mean/write (Instance trigger)', value: results.apiserver.webhookHandlerMeanMs, unit: 'ms' },
     { figure: 'in webhook, mean/write (trigger, preflight)', value: results.apiserver.preflightWebhookHandlerMeanMs, unit: 'ms' },
     { figure: 'SubjectAccessReviews per preflight trigger', value: results.apiserver.subjectAccessReviewsPerPreflightTrigger, unit: '' },
     { figure: 'in webhook, mean/write (UpdatePlan)', value: results.vap.webhookHandlerMeanMs, unit: 'ms' },
-    { figure: 'trigger → COMPLETE p50 (3 steps)', value: results.controller.triggerToCompleteP50Ms, unit: 'ms', baseline: results.controller.writeObserveP50Ms, baselineLabel: 'write → watch', ratio: ratio(results.controller.triggerToCompleteP50Ms, results.controller.writeObserveP50Ms) },
-    { figure: '  the same, against its two writes alone', value: results.controller.triggerToCompleteP50Ms, unit: 'ms', baseline: results.controller.twoWritesP50Ms, baselineLabel: 'trigger+status writes', ratio: ratio(results.controller.triggerToCompleteP50Ms, results.controller.twoWritesP50Ms) },
-    { figure: `${settings.thousand} Instances → COMPLETE`, value: results.controller.thousandInstancesSeconds, unit: 's', baseline: results.controller.thousandBaselineCreateSeconds, baselineLabel: 'creates only', ratio: ratio(results.controller.thousandInstancesSeconds, results.controller.thousandBaselineCreateSeconds) },
-    { figure: `controller RSS, ${settings.rssInstances} cached`, value: results.controller.rssMiB10k, unit: 'MiB', baseline: results.controller.rssMiBIdle, baselineLabel: '0 cached', ratio: ratio(results.controller.rssMiB10k, results.controller.rssMiBIdle) },
-    { figure: `controller heap, ${settings.rssInstances} cached`, value: results.controller.heapUsedMiB10k, unit: 'MiB', baseline: results.controller.heapUsedMiBIdle, baselineLabel: '0 cached', ratio: ratio(results.controller.heapUsedMiB10k, results.controller.heapUsedMiBIdle) },
+    {
+      figure: 'trigger → COMPLETE p50 (3 steps)',
+      value: results.controller.triggerToCompleteP50Ms,
+      unit: 'ms',
+      baseline: results.controller.writeObserveP50Ms,
+      baselineLabel: 'write → watch',
+      ratio: ratio(results.controller.triggerToCompleteP50Ms, results.controller.writeObserveP50Ms),
+    },
+    {
+      figure: '  the same, against its two writes alone',
+      value: results.controller.triggerToCompleteP50Ms,
+      unit: 'ms',
+      baseline: results.controller.twoWritesP50Ms,
+      baselineLabel: 'trigger+status writes',
+      ratio: ratio(results.controller.triggerToCompleteP50Ms, results.controller.twoWritesP50Ms),
+    },
+    {
+      figure: `${settings.thousand} Instances → COMPLETE`,
+      value: results.controller.thousandInstancesSeconds,
+      unit: 's',
+      baseline: results.controller.thousandBaselineCreateSeconds,
+      baselineLabel: 'creates only',
+      ratio: ratio(results.controller.thousandInstancesSeconds, results.controller.thousandBaselineCreateSeconds),
+    },
+    {
+      figure: `controller RSS, ${settings.rssInstances} cached`,
+      value: results.controller.rssMiB10k,
+      unit: 'MiB',
+      baseline: results.controller.rssMiBIdle,
+      baselineLabel: '0 cached',
+      ratio: ratio(results.controller.rssMiB10k, results.controller.rssMiBIdle),
+    },
+    {
+      figure: `controller heap, ${settings.rssInstances} cached`,
+      value: results.controller.heapUsedMiB10k,
+      unit: 'MiB',
+      baseline: results.controller.heapUsedMiBIdle,
+      baselineLabel: '0 cached',
+      ratio: ratio(results.controller.heapUsedMiB10k, results.controller.heapUsedMiBIdle),
+    },
     { figure: `leader RSS after ${settings.thousand} runs`, value: results.controller.rssMiBLeaderAfterThousand, unit: 'MiB' },
     { figure: 'idle API requests/min (no WATCH)', value: results.controller.idleRequestsPerMinute, unit: '/min' },
     { figure: '  of which leader Lease', value: results.controller.idleLeaseRequestsPerMinute, unit: '/min' },
@@ -646,18 +884,45 @@ async function main(): Promise<void> {
     ...(cl?.figures ?? []).flatMap((f) => f.rows),
     ...(bp
       ? [bp.package, bp.bigTemplate].flatMap((c): Row[] => [
-          { figure: `OperatorVersion admission (${c.name})`, value: round(c.admission.ms, 3), unit: 'ms', baseline: round(c.admission.baselineMs, 3), baselineLabel: 'JSON.parse of the review', ratio: round(c.admission.ratio, 2) },
-          { figure: `render deploy (${c.name})`, value: round(c.render.ms, 3), unit: 'ms', baseline: round(c.render.baselineMs, 3), baselineLabel: 'YAML parse of the output', ratio: round(c.render.ratio, 2) },
+          {
+            figure: `OperatorVersion admission (${c.name})`,
+            value: round(c.admission.ms, 3),
+            unit: 'ms',
+            baseline: round(c.admission.baselineMs, 3),
+            baselineLabel: 'JSON.parse of the review',
+            ratio: round(c.admission.ratio, 2),
+          },
+          {
+            figure: `render deploy (${c.name})`,
+            value: round(c.render.ms, 3),
+            unit: 'ms',
+            baseline: round(c.render.baselineMs, 3),
+            baselineLabel: 'YAML parse of the output',
+            ratio: round(c.render.ratio, 2),
+          },
         ])
       : []),
   ];
-  console.log(`\nplanwarden bench — ${results.machine.cpus} CPUs (${results.machine.cpuModel}), node ${results.machine.node}, ${results.machine.date}`);
-  console.log(`load average at start ${results.machine.loadAverageAtStart.join(' ')}, at end ${results.machine.loadAverageAtEnd.join(' ')}\n`);
+  console.log(
+    `\nplanwarden bench — ${results.machine.cpus} CPUs (${results.machine.cpuModel}), node ${results.machine.node}, ${results.machine.date}`,
+  );
+  console.log(
+    `load average at start ${results.machine.loadAverageAtStart.join(' ')}, at end ${results.machine.loadAverageAtEnd.join(' ')}\n`,
+  );
   // With --only, the rows of the parts not run (no value, no baseline) are left out.
   console.log(renderTable(flags.only === undefined ? rows : rows.filter((row) => row.value !== null || (row.baseline ?? null) !== null)));
-  if (results.controller.idleRequests) console.log(`\nidle requests by method and resource over ${settings.idleSeconds} s: ${JSON.stringify(results.controller.idleRequests)}`);
-  if (adm) console.log(`\nAPI server requests per preflight trigger (webhook blocks; Leases, WATCH and under 0.01 left out): ${JSON.stringify(adm.apiRequestsPerPreflightTrigger)}`);
-  if (ctl) console.log(`\n${renderApiCostTable(`API server work per Instance, ${settings.thousand} Instances create → deploy COMPLETE`, ctl.thousand.apiRequests)}`);
+  if (results.controller.idleRequests)
+    console.log(
+      `\nidle requests by method and resource over ${settings.idleSeconds} s: ${JSON.stringify(results.controller.idleRequests)}`,
+    );
+  if (adm)
+    console.log(
+      `\nAPI server requests per preflight trigger (webhook blocks; Leases, WATCH and under 0.01 left out): ${JSON.stringify(adm.apiRequestsPerPreflightTrigger)}`,
+    );
+  if (ctl)
+    console.log(
+      `\n${renderApiCostTable(`API server work per Instance, ${settings.thousand} Instances create → deploy COMPLETE`, ctl.thousand.apiRequests)}`,
+    );
   for (const f of cl?.figures ?? []) for (const t of f.tables) console.log(`\n${t}`);
   console.log(`\nwritten to ${RESULTS_FILE} (${results.durationSeconds} s)`);
 }

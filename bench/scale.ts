@@ -12,16 +12,47 @@
 // Instance); the tick minute is chosen when they are created.
 import type { Instance, Schedule } from '../shared/api/schema.ts';
 import { calendarTime, tickRunId } from '../shared/calendar.ts';
-import { apiCostTable, apiCountsDelta, isBackground, isLease, renderApiCostTable, scrapeApiCounts, type ApiCountsDelta } from './apiRequests.ts';
-import { apiRequestCounts, BENCH_LABEL, benchThousand, createInstances, sampleMemory, startController, type Controller } from './controller.ts';
-import { describeCpu, measureCpu, webhookMetrics, type ClusterContext, type Figure, type FigureOutput, type ScheduledFleet } from './figure.ts';
+import {
+  apiCostTable,
+  apiCountsDelta,
+  isBackground,
+  isLease,
+  renderApiCostTable,
+  scrapeApiCounts,
+  type ApiCountsDelta,
+} from './apiRequests.ts';
+import {
+  apiRequestCounts,
+  BENCH_LABEL,
+  benchThousand,
+  createInstances,
+  sampleMemory,
+  startController,
+  type Controller,
+} from './controller.ts';
+import {
+  describeCpu,
+  measureCpu,
+  webhookMetrics,
+  type ClusterContext,
+  type Figure,
+  type FigureOutput,
+  type ScheduledFleet,
+} from './figure.ts';
 import { follow, INSTANCES, instancesPath, pool } from './kube.ts';
 import { round, sleep } from './stats.ts';
 
 const scrape = (ctx: ClusterContext) => scrapeApiCounts(ctx.cluster, () => webhookMetrics(ctx.stack));
 
 export async function leaderFor(ctx: ClusterContext, run: string): Promise<Controller> {
-  return startController({ entry: ctx.controllerEntry, stackDir: ctx.stackDir, identity: `bench-${run}`, leaseName: `bench-${run}`, selector: `${BENCH_LABEL}=${run}`, leader: true });
+  return startController({
+    entry: ctx.controllerEntry,
+    stackDir: ctx.stackDir,
+    identity: `bench-${run}`,
+    leaseName: `bench-${run}`,
+    selector: `${BENCH_LABEL}=${run}`,
+    leader: true,
+  });
 }
 
 export interface TenThousandSettings {
@@ -46,10 +77,16 @@ function burstSchedule(ctx: ClusterContext, n: number, t: BurstTiming): { schedu
   const earliest = Date.now() + (n * perInstance + t.quietSeconds + 20) * 1000;
   const tick = Math.ceil(earliest / 60_000) * 60_000;
   const at = new Date(tick);
-  return { schedule: { name: 'burst', plan: 'run3', schedule: `${at.getUTCMinutes()} ${at.getUTCHours()} * * *` }, tick, allowed: perInstance };
+  return {
+    schedule: { name: 'burst', plan: 'run3', schedule: `${at.getUTCMinutes()} ${at.getUTCHours()} * * *` },
+    tick,
+    allowed: perInstance,
+  };
 }
 
-const withSchedule = (schedule: Schedule) => (i: Instance): Instance => ({ ...i, spec: { ...i.spec, schedules: [schedule] } });
+const withSchedule =
+  (schedule: Schedule) =>
+  (i: Instance): Instance => ({ ...i, spec: { ...i.spec, schedules: [schedule] } });
 
 export function tenThousandFigure(s: TenThousandSettings): Figure {
   return {
@@ -63,14 +100,25 @@ export function tenThousandFigure(s: TenThousandSettings): Figure {
         const startMemory = await sampleMemory(leader, Math.min(5, s.memorySampleSeconds));
         ctx.log(`ten-thousand: baseline — ${n} Instances created (${ctx.concurrency} in flight) that no controller runs`);
         let stopCpu = measureCpu(ctx, leader.pid);
-        const baselineSeconds = await createInstances({ kube: ctx.kube, namespace: ctx.namespace, ov: ctx.ov, prefix: 'tenbase', count: n, concurrency: ctx.concurrency, labels: { [BENCH_LABEL]: 'ten-base' }, log: ctx.log });
+        const baselineSeconds = await createInstances({
+          kube: ctx.kube,
+          namespace: ctx.namespace,
+          ov: ctx.ov,
+          prefix: 'tenbase',
+          count: n,
+          concurrency: ctx.concurrency,
+          labels: { [BENCH_LABEL]: 'ten-base' },
+          log: ctx.log,
+        });
         const baselineCpu = stopCpu();
         ctx.log(`  created in ${baselineSeconds.toFixed(1)} s; ${describeCpu(baselineCpu)}`);
 
         const burst = s.burst ? burstSchedule(ctx, n, s.burst) : undefined;
         ctx.log(
           `ten-thousand: ${n} Instances created at once → all deploy COMPLETE (leader started with none)` +
-            (burst ? `; each with the schedule-burst's schedule "${burst.schedule.schedule}" (UTC, ${Math.round((burst.tick - Date.now()) / 1000)} s from now)` : ''),
+            (burst
+              ? `; each with the schedule-burst's schedule "${burst.schedule.schedule}" (UTC, ${Math.round((burst.tick - Date.now()) / 1000)} s from now)`
+              : ''),
         );
         const before = await scrape(ctx);
         stopCpu = measureCpu(ctx, leader.pid);
@@ -93,7 +141,9 @@ export function tenThousandFigure(s: TenThousandSettings): Figure {
         ctx.log(`  all COMPLETE after ${run.seconds.toFixed(1)} s; ${describeCpu(cpu)}`);
         await sleep(s.settleSeconds * 1000);
         const endMemory = await sampleMemory(leader, s.memorySampleSeconds);
-        ctx.log(`  leader after ${n} runs: RSS ${endMemory.rssMiB.toFixed(1)} MiB, heap ${endMemory.heapUsedMiB.toFixed(1)} MiB (with none: ${startMemory.rssMiB.toFixed(1)} / ${startMemory.heapUsedMiB.toFixed(1)})`);
+        ctx.log(
+          `  leader after ${n} runs: RSS ${endMemory.rssMiB.toFixed(1)} MiB, heap ${endMemory.heapUsedMiB.toFixed(1)} MiB (with none: ${startMemory.rssMiB.toFixed(1)} / ${startMemory.heapUsedMiB.toFixed(1)})`,
+        );
         const ratio = round(run.seconds / baselineSeconds, 3);
         if (burst) {
           ctx.scheduledFleet = { run: 'ten', count: n, schedule: burst.schedule, tick: burst.tick, leader, deploySeconds: run.seconds };
@@ -118,12 +168,33 @@ export function tenThousandFigure(s: TenThousandSettings): Figure {
             apiRequests: cost,
           },
           rows: [
-            { figure: `${n} Instances → COMPLETE (goal ≤ 3×)`, value: round(run.seconds, 1), unit: 's', baseline: round(baselineSeconds, 1), baselineLabel: 'creates only', ratio },
-            { figure: `  leader RSS after ${n} runs`, value: round(endMemory.rssMiB, 1), unit: 'MiB', baseline: round(startMemory.rssMiB, 1), baselineLabel: 'same, 0 Instances', ratio: round(endMemory.rssMiB / startMemory.rssMiB, 3) },
-            { figure: `  leader heap after ${n} runs`, value: round(endMemory.heapUsedMiB, 1), unit: 'MiB', baseline: round(startMemory.heapUsedMiB, 1), baselineLabel: 'same, 0 Instances', ratio: round(endMemory.heapUsedMiB / startMemory.heapUsedMiB, 3) },
+            {
+              figure: `${n} Instances → COMPLETE (goal ≤ 3×)`,
+              value: round(run.seconds, 1),
+              unit: 's',
+              baseline: round(baselineSeconds, 1),
+              baselineLabel: 'creates only',
+              ratio,
+            },
+            {
+              figure: `  leader RSS after ${n} runs`,
+              value: round(endMemory.rssMiB, 1),
+              unit: 'MiB',
+              baseline: round(startMemory.rssMiB, 1),
+              baselineLabel: 'same, 0 Instances',
+              ratio: round(endMemory.rssMiB / startMemory.rssMiB, 3),
+            },
+            {
+              figure: `  leader heap after ${n} runs`,
+              value: round(endMemory.heapUsedMiB, 1),
+              unit: 'MiB',
+              baseline: round(startMemory.heapUsedMiB, 1),
+              baselineLabel: 'same, 0 Instances',
+              ratio: round(endMemory.heapUsedMiB / startMemory.heapUsedMiB, 3),
+            },
           ],
           notes: [
-            `tenThousand: ${n} Instances created ${ctx.concurrency} in flight by a leader started with none (its own selector and Lease), until all report deploy (3 Dummy steps) COMPLETE on a watch opened before the first create; baseline = ${n} Instances that no controller runs created the same way just before (they stay); leader RSS/heap: ${s.settleSeconds} s after the last COMPLETE (median of ${s.memorySampleSeconds} one-second RSS samples; heap from its /metrics), against the same process after ${s.settleSeconds} s with no Instance; apiRequests: the API server's apiserver_request_total and webhook calls over the run, per Instance${burst ? '; every Instance carries the schedule-burst\'s schedule (one tick, later), which the schedule-burst figure then uses' : ''}`,
+            `tenThousand: ${n} Instances created ${ctx.concurrency} in flight by a leader started with none (its own selector and Lease), until all report deploy (3 Dummy steps) COMPLETE on a watch opened before the first create; baseline = ${n} Instances that no controller runs created the same way just before (they stay); leader RSS/heap: ${s.settleSeconds} s after the last COMPLETE (median of ${s.memorySampleSeconds} one-second RSS samples; heap from its /metrics), against the same process after ${s.settleSeconds} s with no Instance; apiRequests: the API server's apiserver_request_total and webhook calls over the run, per Instance${burst ? "; every Instance carries the schedule-burst's schedule (one tick, later), which the schedule-burst figure then uses" : ''}`,
           ],
           tables: [renderApiCostTable(`API server work per Instance, ${n} Instances create → deploy COMPLETE`, cost)],
         };
@@ -167,7 +238,9 @@ export function scheduleBurstFigure(s: ScheduleBurstSettings): Figure {
         let fleet: ScheduledFleet;
         if (shared) {
           fleet = shared;
-          ctx.log(`schedule-burst: the ${n} Instances of ten-thousand, schedule "${fleet.schedule.schedule}" (UTC); the tick is in ${Math.round((fleet.tick - Date.now()) / 1000)} s`);
+          ctx.log(
+            `schedule-burst: the ${n} Instances of ten-thousand, schedule "${fleet.schedule.schedule}" (UTC); the tick is in ${Math.round((fleet.tick - Date.now()) / 1000)} s`,
+          );
         } else {
           const { schedule, tick, allowed } = burstSchedule(ctx, n, s);
           ctx.log(
@@ -201,7 +274,8 @@ export function scheduleBurstFigure(s: ScheduleBurstSettings): Figure {
         const quietEnd = tick - 5000;
         const quietStart = Math.max(quietEnd - s.quietSeconds * 1000, Date.now() + 1000);
         let quiet: { seconds: number; apiserver: ApiCountsDelta; controller: Record<string, number> } | undefined;
-        if (quietEnd - quietStart < (s.quietSeconds * 1000) / 2) notes.push(`scheduleBurst.quiet*: not measured — the deploys left less than ${s.quietSeconds / 2} s before the tick`);
+        if (quietEnd - quietStart < (s.quietSeconds * 1000) / 2)
+          notes.push(`scheduleBurst.quiet*: not measured — the deploys left less than ${s.quietSeconds / 2} s before the tick`);
         else {
           await sleepUntil(quietStart);
           const apiBefore = await scrape(ctx);
@@ -243,14 +317,18 @@ export function scheduleBurstFigure(s: ScheduleBurstSettings): Figure {
           () => new Set([...started.keys(), ...reported.keys()]).size >= n,
           tick - Date.now() + s.timeoutSeconds * 1000,
         ).catch((e: unknown) => {
-          throw new Error(`the tick: ${started.size} of ${n} Instances started it and ${reported.size} reported it, then ${e instanceof Error ? e.message : String(e)}`);
+          throw new Error(
+            `the tick: ${started.size} of ${n} Instances started it and ${reported.size} reported it, then ${e instanceof Error ? e.message : String(e)}`,
+          );
         });
         const burstCpu = (await cpuFromTick)();
         // The last tick handled: started, or reported when it could not start.
         const tickSeconds = (Math.max(...started.values(), ...[...reported.values()].map((r) => r.atMs)) - tick) / 1000;
         await sleep(3000);
         const burstCost = apiCostTable(apiCountsDelta(apiBefore, await scrape(ctx)), n, 'Instance', tickSeconds + 3);
-        ctx.log(`  ${started.size} started, ${reported.size} reported; the last start ${tickSeconds.toFixed(1)} s after the tick; ${describeCpu(burstCpu)}`);
+        ctx.log(
+          `  ${started.size} started, ${reported.size} reported; the last start ${tickSeconds.toFixed(1)} s after the tick; ${describeCpu(burstCpu)}`,
+        );
 
         // Duplicate runs: the tick's run id more than once in an Instance's history, or started twice on the watch.
         await sleep(2000);
@@ -267,7 +345,9 @@ export function scheduleBurstFigure(s: ScheduleBurstSettings): Figure {
         ctx.log(`  duplicate runs: ${duplicates}; runs of other ticks: ${otherTicks}`);
 
         // Baseline: the same runs asked for by the bench, one manual trigger per Instance.
-        ctx.log(`schedule-burst: baseline — ${n} manual triggers of run3 written by the bench (${ctx.concurrency} in flight) → every run started`);
+        ctx.log(
+          `schedule-burst: baseline — ${n} manual triggers of run3 written by the bench (${ctx.concurrency} in flight) → every run started`,
+        );
         const direct = new Map<string, number>();
         const idOf = (name: string) => `direct-${name}`;
         const baseBefore = await scrape(ctx);
@@ -280,7 +360,8 @@ export function scheduleBurstFigure(s: ScheduleBurstSettings): Figure {
           ns,
           `${BENCH_LABEL}=${fleet.run}`,
           (obj, atMs) => {
-            if (planOf(obj, 'run3')?.id === idOf(obj.metadata.name!) && !direct.has(obj.metadata.name!)) direct.set(obj.metadata.name!, atMs);
+            if (planOf(obj, 'run3')?.id === idOf(obj.metadata.name!) && !direct.has(obj.metadata.name!))
+              direct.set(obj.metadata.name!, atMs);
           },
           () => writeError !== undefined || direct.size >= all.items.length,
           s.timeoutSeconds * 1000,
@@ -288,7 +369,11 @@ export function scheduleBurstFigure(s: ScheduleBurstSettings): Figure {
             t0 = Date.now();
             writes = pool(all.items.length, ctx.concurrency, async (i) => {
               const name = all.items[i]!.metadata.name!;
-              await kube.patch({ ...INSTANCES, namespace: ns, name }, { spec: { planExecution: { planName: 'run3', id: idOf(name), abort: false } } }, 'merge');
+              await kube.patch(
+                { ...INSTANCES, namespace: ns, name },
+                { spec: { planExecution: { planName: 'run3', id: idOf(name), abort: false } } },
+                'merge',
+              );
             }).catch((e: unknown) => {
               writeError = e;
             });
@@ -304,16 +389,20 @@ export function scheduleBurstFigure(s: ScheduleBurstSettings): Figure {
 
         const quietMinute = (v: number) => (quiet ? round((v * 60) / quiet.seconds, 1) : null);
         const notWatchOrLease = (verb: string, resource: string) => verb !== 'WATCH' && !isLease(resource);
-        const quietAll = quiet ? quietMinute(sumWhere(quiet.apiserver.requests, (v, r) => notWatchOrLease(v, r) && !isBackground(r))) : null;
-        const quietNodes = quiet ? quietMinute(sumWhere(quiet.apiserver.requests, (v, r) => notWatchOrLease(v, r) && isBackground(r))) : null;
+        const quietAll = quiet
+          ? quietMinute(sumWhere(quiet.apiserver.requests, (v, r) => notWatchOrLease(v, r) && !isBackground(r)))
+          : null;
+        const quietNodes = quiet
+          ? quietMinute(sumWhere(quiet.apiserver.requests, (v, r) => notWatchOrLease(v, r) && isBackground(r)))
+          : null;
         const quietLeases = quiet ? quietMinute(sumWhere(quiet.apiserver.requests, (v, r) => v !== 'WATCH' && isLease(r))) : null;
         const quietController = quiet ? quietMinute(sumWhere(quiet.controller, (v, r) => v !== 'WATCH' && r !== 'leases')) : null;
         const ratio = round(tickSeconds / baselineSeconds, 3);
         notes.push(
           `scheduleBurst: ${n} Instances (${shared ? 'those of the ten-thousand figure, with its leader' : 'their own leader, selector and Lease'}) with one schedule of run3 (3 Dummy steps) whose cron fires once, at the whole minute ${calendarTime(tick)}, chosen when they were created so that their deploys are over and a ${s.quietSeconds} s quiet window fits before it; ` +
             'tickToLastStartSeconds = from the tick to the last Instance seen (watch) with run <schedule>-<tick> started, or the tick reported in status.schedules[].lastSkip; baseline = the bench writing one manual trigger of run3 per Instance (a new id each), from the first write to the last run seen started; ' +
-            'duplicateRuns = per Instance, the tick\'s run id more than once in status.history, or started more than once (distinct startedAt) on the watch; ' +
-            'quiet*: over the quiet window (all Instances COMPLETE, no tick due), requests per minute without WATCH — the leader\'s own planwarden_api_requests_total without Leases (the goal: 0), and at the API server from every client: Leases, kwok\'s node heartbeats, and all else (quietApiserverRequests lists it by verb and resource)',
+            "duplicateRuns = per Instance, the tick's run id more than once in status.history, or started more than once (distinct startedAt) on the watch; " +
+            "quiet*: over the quiet window (all Instances COMPLETE, no tick due), requests per minute without WATCH — the leader's own planwarden_api_requests_total without Leases (the goal: 0), and at the API server from every client: Leases, kwok's node heartbeats, and all else (quietApiserverRequests lists it by verb and resource)",
         );
         const results = {
           instances: n,
@@ -322,7 +411,12 @@ export function scheduleBurstFigure(s: ScheduleBurstSettings): Figure {
           instancesOf: fleet.run === 'ten' ? 'ten-thousand' : 'schedule-burst',
           deploySeconds: round(fleet.deploySeconds, 1),
           started: started.size,
-          reported: Object.fromEntries([...new Set([...reported.values()].map((r) => r.reason))].map((r) => [r, [...reported.values()].filter((x) => x.reason === r).length])),
+          reported: Object.fromEntries(
+            [...new Set([...reported.values()].map((r) => r.reason))].map((r) => [
+              r,
+              [...reported.values()].filter((x) => x.reason === r).length,
+            ]),
+          ),
           tickToLastStartSeconds: round(tickSeconds, 2),
           baselineTriggersSeconds: round(baselineSeconds, 2),
           ratio,
@@ -345,7 +439,14 @@ export function scheduleBurstFigure(s: ScheduleBurstSettings): Figure {
           key: 'scheduleBurst',
           results,
           rows: [
-            { figure: `schedule burst, ${n} ticks → last start (goal ≤ 1.5×)`, value: results.tickToLastStartSeconds, unit: 's', baseline: results.baselineTriggersSeconds, baselineLabel: `${n} triggers`, ratio },
+            {
+              figure: `schedule burst, ${n} ticks → last start (goal ≤ 1.5×)`,
+              value: results.tickToLastStartSeconds,
+              unit: 's',
+              baseline: results.baselineTriggersSeconds,
+              baselineLabel: `${n} triggers`,
+              ratio,
+            },
             { figure: '  duplicate runs (goal 0)', value: duplicates, unit: '' },
             { figure: '  quiet minute: controller requests/min (goal 0)', value: quietController, unit: '/min' },
             { figure: '  quiet minute: apiserver, all clients/min', value: quietAll, unit: '/min' },

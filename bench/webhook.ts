@@ -157,7 +157,21 @@ function autocannon(url: string, bodyFile: string, connections: number, seconds:
   return new Promise((resolve, reject) => {
     const child = spawnTracked(
       process.execPath,
-      [AUTOCANNON, '-c', String(connections), '-d', String(seconds), '-m', 'POST', '-H', 'content-type=application/json', '-i', bodyFile, '-j', url],
+      [
+        AUTOCANNON,
+        '-c',
+        String(connections),
+        '-d',
+        String(seconds),
+        '-m',
+        'POST',
+        '-H',
+        'content-type=application/json',
+        '-i',
+        bodyFile,
+        '-j',
+        url,
+      ],
       { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let stdout = '';
@@ -203,7 +217,13 @@ export async function benchWebhook(o: WebhookBenchOptions): Promise<WebhookBench
 
   const servers: Server[] = [];
   try {
-    const configs = [['bare', 1, false], ['webhook', 1, false], ['rules', 1, false], ['bare', workers, true], ['webhook', workers, true]] as const;
+    const configs = [
+      ['bare', 1, false],
+      ['webhook', 1, false],
+      ['rules', 1, false],
+      ['bare', workers, true],
+      ['webhook', workers, true],
+    ] as const;
     for (const [mode, n, clustered] of configs) {
       const s = await startServer(mode, n, clustered, tls.files, o);
       servers.push(s);
@@ -220,7 +240,9 @@ export async function benchWebhook(o: WebhookBenchOptions): Promise<WebhookBench
         const r = await autocannon(s.url, bodyFile, o.connections, o.seconds);
         if (r.errors > 0 || r.non2xx > 0) throw new Error(`${s.name}: ${r.errors} errors, ${r.non2xx} non-2xx answers under load`);
         results.get(s.name)!.push(r);
-        o.log(`  round ${round}/${o.rounds} ${s.name.padEnd(16)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50Ms} ms  p99 ${r.p99Ms} ms`);
+        o.log(
+          `  round ${round}/${o.rounds} ${s.name.padEnd(16)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50Ms} ms  p99 ${r.p99Ms} ms`,
+        );
       }
     }
     const [bareSingle, webhookSingle, rulesSingle, bareCluster, webhookCluster] = servers.map((s) => results.get(s.name)!) as [

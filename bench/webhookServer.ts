@@ -110,7 +110,17 @@ function send(res: http.ServerResponse, answer: object | undefined): void {
 
 async function listen(o: Options, options: https.ServerOptions, handler: http.RequestListener): Promise<void> {
   const [cert, key] = await Promise.all([readFile(o.certFile, 'utf8'), readFile(o.keyFile, 'utf8')]);
-  const server = https.createServer({ minVersion: 'TLSv1.2', cert, key, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, headersTimeout: DEFAULT_LIMITS.headersTimeoutMs, ...options }, handler);
+  const server = https.createServer(
+    {
+      minVersion: 'TLSv1.2',
+      cert,
+      key,
+      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+      headersTimeout: DEFAULT_LIMITS.headersTimeoutMs,
+      ...options,
+    },
+    handler,
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(o.port, '127.0.0.1', () => resolve());
@@ -155,7 +165,12 @@ async function serveRules(o: Options): Promise<void> {
   });
 }
 
-const SERVE: Record<ServerMode, (o: Options) => Promise<void>> = { webhook: serveWebhook, bare: (o) => serveBare(o), rules: serveRules, express: serveExpress };
+const SERVE: Record<ServerMode, (o: Options) => Promise<void>> = {
+  webhook: serveWebhook,
+  bare: (o) => serveBare(o),
+  rules: serveRules,
+  express: serveExpress,
+};
 const serve = (o: Options) => SERVE[o.mode](o);
 
 function tell(message: { ready: number } | { error: string }): void {

@@ -37,7 +37,13 @@ export interface ClientAuthCertOptions {
 }
 
 /** A client CA (new unless given) and the API server's client certificate it signs. */
-export function generateClientAuthCerts({ ca, commonName = API_SERVER_CLIENT_NAME, validityDays, caValidityDays, now }: ClientAuthCertOptions = {}): ClientAuthCerts {
+export function generateClientAuthCerts({
+  ca,
+  commonName = API_SERVER_CLIENT_NAME,
+  validityDays,
+  caValidityDays,
+  now,
+}: ClientAuthCertOptions = {}): ClientAuthCerts {
   const authority =
     ca ??
     createCA({
@@ -57,7 +63,11 @@ export function generateClientAuthCerts({ ca, commonName = API_SERVER_CLIENT_NAM
 /** Why the client pair should be replaced; empty when it is fine. */
 export function clientProblems(
   certs: { ca: CertPair; client: Partial<CertPair> },
-  { commonName = API_SERVER_CLIENT_NAME, now, renewBeforeDays = RENEW_BEFORE_DAYS }: { commonName?: string; now: Date; renewBeforeDays?: number },
+  {
+    commonName = API_SERVER_CLIENT_NAME,
+    now,
+    renewBeforeDays = RENEW_BEFORE_DAYS,
+  }: { commonName?: string; now: Date; renewBeforeDays?: number },
 ): string[] {
   if (certs.client.certPem === undefined) return [`${CLIENT_AUTH_FILES.cert} is missing`];
   let cert: X509Certificate;
@@ -68,9 +78,12 @@ export function clientProblems(
   }
   const ca = new X509Certificate(certs.ca.certPem);
   const problems: string[] = [];
-  if (!keyMatches(cert, certs.client.keyPem)) problems.push(`${CLIENT_AUTH_FILES.key} is missing or does not match ${CLIENT_AUTH_FILES.cert}`);
-  if (!cert.checkIssued(ca) || !cert.verify(ca.publicKey)) problems.push(`${CLIENT_AUTH_FILES.cert} is not signed by ${CLIENT_AUTH_FILES.caCert}`);
-  if (new Date(cert.validTo).getTime() - now.getTime() < renewBeforeDays * DAY_MS) problems.push(`the client certificate expires ${cert.validTo}`);
+  if (!keyMatches(cert, certs.client.keyPem))
+    problems.push(`${CLIENT_AUTH_FILES.key} is missing or does not match ${CLIENT_AUTH_FILES.cert}`);
+  if (!cert.checkIssued(ca) || !cert.verify(ca.publicKey))
+    problems.push(`${CLIENT_AUTH_FILES.cert} is not signed by ${CLIENT_AUTH_FILES.caCert}`);
+  if (new Date(cert.validTo).getTime() - now.getTime() < renewBeforeDays * DAY_MS)
+    problems.push(`the client certificate expires ${cert.validTo}`);
   const cn = /(?:^|\n)CN=([^\n]*)/.exec(cert.subject)?.[1];
   if (cn !== commonName) problems.push(`the client certificate is for ${JSON.stringify(cn ?? '')}, not ${JSON.stringify(commonName)}`);
   return problems;
@@ -128,7 +141,10 @@ export async function ensureClientAuthCerts(o: {
     return { action: 'created', reasons: caIssues, certs, files };
   }
   const ca = existingCA as CertPair;
-  const issues = clientProblems({ ca, client: existingClient }, { ...base, ...(o.renewBeforeDays !== undefined ? { renewBeforeDays: o.renewBeforeDays } : {}) });
+  const issues = clientProblems(
+    { ca, client: existingClient },
+    { ...base, ...(o.renewBeforeDays !== undefined ? { renewBeforeDays: o.renewBeforeDays } : {}) },
+  );
   if (o.renew) issues.unshift('renewal requested');
   if (issues.length > 0) {
     const certs = generateClientAuthCerts({ ...base, ca });
@@ -150,7 +166,15 @@ export function webhookServiceHost(service: string, namespace: string): string {
  * a URL webhook, `*.<suffix>` wildcards, and `*` for every webhook without a user of its own.
  * Paths must be absolute: the API server reads them itself.
  */
-export function renderAdmissionKubeconfig({ hosts, certFile, keyFile }: { hosts: readonly string[]; certFile: string; keyFile: string }): string {
+export function renderAdmissionKubeconfig({
+  hosts,
+  certFile,
+  keyFile,
+}: {
+  hosts: readonly string[];
+  certFile: string;
+  keyFile: string;
+}): string {
   if (hosts.length === 0) throw new Error('name at least one webhook host');
   for (const f of [certFile, keyFile]) if (!isAbsolute(f)) throw new Error(`${f} must be an absolute path: kube-apiserver reads it`);
   return stringify({

@@ -64,7 +64,8 @@ export async function generate(argv: string[], now = new Date()): Promise<Genera
     },
   });
   const clientOnly = ['apiserver-dir', 'client-ca-secret', 'client-ca-secret-name'] as const;
-  for (const flag of clientOnly) if (values[flag] !== undefined && !values['client-auth']) throw new Error(`--${flag} needs --client-auth\n${USAGE}`);
+  for (const flag of clientOnly)
+    if (values[flag] !== undefined && !values['client-auth']) throw new Error(`--${flag} needs --client-auth\n${USAGE}`);
   if (!values.out) throw new Error(`--out is required\n${USAGE}`);
   const validityDays = values['validity-days'] === undefined ? undefined : Number(values['validity-days']);
   if (validityDays !== undefined && !(Number.isInteger(validityDays) && validityDays > 0)) {
@@ -131,7 +132,7 @@ async function main(): Promise<void> {
   const c = r.clientAuth;
   if (c) {
     const did = {
-      created: 'created a new client CA and API server client certificate (the webhook\'s --client-ca changed)',
+      created: "created a new client CA and API server client certificate (the webhook's --client-ca changed)",
       renewed: 'renewed the API server client certificate (same client CA)',
       kept: 'kept the existing client CA and API server client certificate',
     }[c.action];

@@ -42,7 +42,7 @@ function keysFor(keyPem: string | undefined): ForgeKeys {
 /** 128 random bits as a positive DER INTEGER: high bit cleared, no leading zero byte. */
 export function randomSerialNumber(): string {
   const bytes = randomBytes(16);
-  bytes[0] = (bytes[0]! & 0x7f) || 0x01;
+  bytes[0] = bytes[0]! & 0x7f || 0x01;
   return bytes.toString('hex');
 }
 
@@ -88,11 +88,7 @@ function issue(opts: {
   cert.setSubject(opts.subject);
   cert.setIssuer(opts.issuer ? opts.issuer.cert.subject.attributes : opts.subject);
   const keyId = opts.issuer ? subjectKeyId(opts.issuer.cert) : cert.generateSubjectKeyIdentifier().getBytes();
-  cert.setExtensions([
-    ...opts.extensions,
-    { name: 'subjectKeyIdentifier' },
-    { name: 'authorityKeyIdentifier', keyIdentifier: keyId },
-  ]);
+  cert.setExtensions([...opts.extensions, { name: 'subjectKeyIdentifier' }, { name: 'authorityKeyIdentifier', keyIdentifier: keyId }]);
   cert.sign(opts.issuer?.key ?? opts.keys.privateKey, md.sha256.create());
   return { certPem: lf(pki.certificateToPem(cert)), keyPem: lf(pki.privateKeyToPem(opts.keys.privateKey)) };
 }
@@ -192,10 +188,7 @@ export function createClientCert({
 }: ClientCertOptions): CertPair {
   const issuer = parseIssuer(ca);
   return issue({
-    subject: [
-      ...organizations.map((value) => ({ name: 'organizationName', value })),
-      { name: 'commonName', value: commonName },
-    ],
+    subject: [...organizations.map((value) => ({ name: 'organizationName', value })), { name: 'commonName', value: commonName }],
     keys: keysFor(keyPem),
     issuer,
     validity: validity(now, validityDays, issuer.cert.validity),

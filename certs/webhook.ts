@@ -130,14 +130,21 @@ export function caProblems(ca: Partial<CertPair> | undefined, now: Date, renewBe
 /** Why the serving pair should be replaced; empty when it is fine for this Service. */
 export function servingProblems(
   certs: { ca: CertPair; serving: Partial<CertPair> },
-  { service, namespace, now, renewBeforeDays = RENEW_BEFORE_DAYS }: { service: string; namespace: string; now: Date; renewBeforeDays?: number },
+  {
+    service,
+    namespace,
+    now,
+    renewBeforeDays = RENEW_BEFORE_DAYS,
+  }: { service: string; namespace: string; now: Date; renewBeforeDays?: number },
 ): string[] {
   const cert = parse(certs.serving.certPem, WEBHOOK_CERT_FILES.cert);
   if (typeof cert === 'string') return [cert];
   const ca = new X509Certificate(certs.ca.certPem);
   const problems: string[] = [];
-  if (!keyMatches(cert, certs.serving.keyPem)) problems.push(`${WEBHOOK_CERT_FILES.key} is missing or does not match ${WEBHOOK_CERT_FILES.cert}`);
-  if (!cert.checkIssued(ca) || !cert.verify(ca.publicKey)) problems.push(`${WEBHOOK_CERT_FILES.cert} is not signed by ${WEBHOOK_CERT_FILES.caCert}`);
+  if (!keyMatches(cert, certs.serving.keyPem))
+    problems.push(`${WEBHOOK_CERT_FILES.key} is missing or does not match ${WEBHOOK_CERT_FILES.cert}`);
+  if (!cert.checkIssued(ca) || !cert.verify(ca.publicKey))
+    problems.push(`${WEBHOOK_CERT_FILES.cert} is not signed by ${WEBHOOK_CERT_FILES.caCert}`);
   if (expiresSoon(cert, now, renewBeforeDays)) problems.push(`the serving certificate expires ${cert.validTo}`);
   const missing = webhookDnsNames(service, namespace).filter((n) => cert.checkHost(n, { subject: 'never' }) === undefined);
   if (missing.length > 0) problems.push(`the serving certificate does not cover ${missing.join(', ')}`);
@@ -179,7 +186,12 @@ export async function ensureWebhookCerts(o: EnsureOptions): Promise<EnsureResult
     caKey: join(o.dir, WEBHOOK_CERT_FILES.caKey),
   };
   const existing = await readWebhookCerts(o.dir);
-  const base = { service: o.service, namespace: o.namespace, now, ...(o.validityDays !== undefined ? { validityDays: o.validityDays } : {}) };
+  const base = {
+    service: o.service,
+    namespace: o.namespace,
+    now,
+    ...(o.validityDays !== undefined ? { validityDays: o.validityDays } : {}),
+  };
 
   const caIssues = caProblems(existing.ca, now, o.renewBeforeDays);
   if (caIssues.length > 0) {
@@ -188,7 +200,10 @@ export async function ensureWebhookCerts(o: EnsureOptions): Promise<EnsureResult
   }
   const ca = existing.ca as CertPair;
   const serving = existing.serving;
-  const issues = servingProblems({ ca, serving }, { ...base, ...(o.renewBeforeDays !== undefined ? { renewBeforeDays: o.renewBeforeDays } : {}) });
+  const issues = servingProblems(
+    { ca, serving },
+    { ...base, ...(o.renewBeforeDays !== undefined ? { renewBeforeDays: o.renewBeforeDays } : {}) },
+  );
   if (o.renew) issues.unshift('renewal requested');
   if (issues.length > 0) {
     const certs = generateWebhookCerts({ ...base, ca });

@@ -62,7 +62,8 @@ type Options = ParseArgsOptionsConfig;
 
 function optionsOf(tree: CommandTree, positionals: readonly string[]): Options {
   // A command of one word (rbac) has its verb under "".
-  const verb = positionals.length >= 2 ? tree[positionals[0]!]?.[positionals[1]!] : positionals.length === 1 ? tree[positionals[0]!]?.[''] : undefined;
+  const verb =
+    positionals.length >= 2 ? tree[positionals[0]!]?.[positionals[1]!] : positionals.length === 1 ? tree[positionals[0]!]?.[''] : undefined;
   return { ...(verb?.options ?? {}), ...CONNECTION_OPTIONS };
 }
 
@@ -94,7 +95,8 @@ export function complete(tree: CommandTree, words: readonly string[], toComplete
     }
     const options = optionsOf(tree, positionals);
     const eq = word.indexOf('=');
-    const long = longName(options, eq > 0 ? word.slice(0, eq) : word) ?? (word.startsWith('--') ? undefined : longName(options, word.slice(0, 2)));
+    const long =
+      longName(options, eq > 0 ? word.slice(0, eq) : word) ?? (word.startsWith('--') ? undefined : longName(options, word.slice(0, 2)));
     if (long === undefined || !takesValue(options, long)) continue;
     if (eq > 0) flags[long] = word.slice(eq + 1);
     else if (!word.startsWith('--') && word.length > 2) flags[long] = word.slice(2);
@@ -117,7 +119,8 @@ export function complete(tree: CommandTree, words: readonly string[], toComplete
   }
   const [group, verb] = positionals;
   if (positionals.length === 0) return matching([...Object.keys(tree), ...Object.keys(OWN_GROUPS)], toComplete);
-  if (positionals.length === 1) return matching(tree[group!] ? Object.keys(tree[group!]!).filter((v) => v !== '') : [...(OWN_GROUPS[group!] ?? [])], toComplete);
+  if (positionals.length === 1)
+    return matching(tree[group!] ? Object.keys(tree[group!]!).filter((v) => v !== '') : [...(OWN_GROUPS[group!] ?? [])], toComplete);
   if (positionals.length === 2 && group === 'plan' && verb === 'trigger') return valuesOf('plan', toComplete, scope, lookup);
   return { candidates: [], directive: DIRECTIVE.noFileComp };
 }
@@ -148,7 +151,11 @@ export function kubectlLookup(kind: NameKind, scope: LookupScope): string[] {
     const r = spawnSync('kubectl', args, { encoding: 'utf8', timeout: NAMES_TIMEOUT_MS });
     return r.status === 0 ? r.stdout : '';
   };
-  const lines = (text: string) => text.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = (text: string) =>
+    text
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
   const afterSlash = (text: string) => lines(text).map((l) => l.slice(l.indexOf('/') + 1));
   switch (kind) {
     case 'instances':
@@ -164,7 +171,9 @@ export function kubectlLookup(kind: NameKind, scope: LookupScope): string[] {
       try {
         const inst = JSON.parse(json) as { status?: { planStatus?: Record<string, unknown> } };
         // cleanup runs only on deletion: it cannot be triggered.
-        return Object.keys(inst.status?.planStatus ?? {}).filter((p) => p !== 'cleanup').sort();
+        return Object.keys(inst.status?.planStatus ?? {})
+          .filter((p) => p !== 'cleanup')
+          .sort();
       } catch {
         return [];
       }

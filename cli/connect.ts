@@ -25,7 +25,9 @@ export function connect(flags: ConnectionFlags, warnings?: Output): Connection {
   if (flags.context !== undefined) {
     if (!kc.getContextObject(flags.context)) {
       const known = kc.getContexts().map((c) => c.name);
-      throw new CliError(`context "${flags.context}" does not exist in the kubeconfig${known.length ? ` (contexts: ${known.join(', ')})` : ''}`);
+      throw new CliError(
+        `context "${flags.context}" does not exist in the kubeconfig${known.length ? ` (contexts: ${known.join(', ')})` : ''}`,
+      );
     }
     kc.setCurrentContext(flags.context);
   }
@@ -35,7 +37,8 @@ export function connect(flags: ConnectionFlags, warnings?: Output): Connection {
   // kubectl's impersonation flags, never ignored: a write made as someone else than asked
   // would be recorded under the wrong name (status.planStatus.<plan>.requestedBy).
   const groups = flags['as-group'] ?? [];
-  if (groups.length > 0 && !flags.as) throw new CliError('--as-group needs --as (kubectl refuses it the same way: impersonating groups requires a user)');
+  if (groups.length > 0 && !flags.as)
+    throw new CliError('--as-group needs --as (kubectl refuses it the same way: impersonating groups requires a user)');
   if (flags.as === '') throw new CliError('--as needs a user name');
   const client = createKubeClient({
     kubeConfig: kc,
@@ -56,8 +59,13 @@ function apiStats(out: Output | undefined): ApiRequestMetrics {
   const counts = new Map<string, number>();
   process.once('exit', () => {
     const total = [...counts.values()].reduce((a, b) => a + b, 0);
-    const byMethod = [...counts].sort().map(([m, n]) => `${m} ${n}`).join(', ');
-    (out ?? process.stderr).write(`kubectl-planwarden: ${total} API requests (${byMethod}) in ${Math.round(performance.now() - started)} ms\n`);
+    const byMethod = [...counts]
+      .sort()
+      .map(([m, n]) => `${m} ${n}`)
+      .join(', ');
+    (out ?? process.stderr).write(
+      `kubectl-planwarden: ${total} API requests (${byMethod}) in ${Math.round(performance.now() - started)} ms\n`,
+    );
   });
   return { countApiRequest: (method) => void counts.set(method, (counts.get(method) ?? 0) + 1) };
 }

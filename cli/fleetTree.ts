@@ -12,14 +12,18 @@ export function renderFleet(rollout: FleetRollout): string {
   const st = rollout.status ?? {};
   const name = rollout.metadata.name ?? '';
   const cond = (type: string) => st.conditions?.find((c) => c.type === type);
-  const lines = [`FleetRollout ${name}: ${st.action ?? '(not started)'}${st.progress ? `, ${st.progress} completed` : ''}${rollout.spec.paused ? ' [Paused]' : ''}`];
+  const lines = [
+    `FleetRollout ${name}: ${st.action ?? '(not started)'}${st.progress ? `, ${st.progress} completed` : ''}${rollout.spec.paused ? ' [Paused]' : ''}`,
+  ];
   for (const type of ['Failed', 'Complete', 'Progressing']) {
     const c = cond(type);
     if (c?.status === 'True' || (type === 'Progressing' && c)) lines.push(`  ${type}=${c.status} ${c.reason ?? ''}: ${c.message ?? ''}`);
   }
   if (st.counts) {
     const c = st.counts;
-    lines.push(`  targets ${c.total}: ${c.completed} completed, ${c.running} running, ${c.waiting} waiting, ${c.pending} pending, ${c.failed} failed, ${c.skipped} skipped`);
+    lines.push(
+      `  targets ${c.total}: ${c.completed} completed, ${c.running} running, ${c.waiting} waiting, ${c.pending} pending, ${c.failed} failed, ${c.skipped} skipped`,
+    );
   }
   if (!st.resolved) return `${lines.join('\n')}\n  targets not resolved yet\n`;
   const details = new Map((st.targets ?? []).map((t) => [`${t.namespace}/${t.name}`, t]));
@@ -29,9 +33,15 @@ export function renderFleet(rollout: FleetRollout): string {
   let index = 0;
   for (const ns of st.resolved) {
     for (const n of ns.names) {
-      const w = Math.max(0, ends.findIndex((end) => index < end));
+      const w = Math.max(
+        0,
+        ends.findIndex((end) => index < end),
+      );
       const state = STATE_OF[(st.states ?? '')[index] ?? 'P'] ?? 'Pending';
-      waveTargets[w]?.push({ state, node: { line: targetLine(`${ns.namespace}/${n}`, state, details.get(`${ns.namespace}/${n}`)), children: [] } });
+      waveTargets[w]?.push({
+        state,
+        node: { line: targetLine(`${ns.namespace}/${n}`, state, details.get(`${ns.namespace}/${n}`)), children: [] },
+      });
       index++;
     }
   }
@@ -51,6 +61,8 @@ export function renderFleet(rollout: FleetRollout): string {
 }
 
 function targetLine(key: string, state: FleetTargetState, d: FleetTarget | undefined): string {
-  const facts = [d?.runId ? `run ${d.runId}` : undefined, d?.retryAt && state === 'Waiting' ? `retry at ${d.retryAt}` : undefined].filter(Boolean);
+  const facts = [d?.runId ? `run ${d.runId}` : undefined, d?.retryAt && state === 'Waiting' ? `retry at ${d.retryAt}` : undefined].filter(
+    Boolean,
+  );
   return `${key} [${state}]${facts.length ? ` ${facts.join(', ')}` : ''}${d?.message ? `: ${d.message}` : ''}`;
 }

@@ -1,7 +1,14 @@
 // Following one object until it reaches a state: a GET, then a watch on just that object
 // (fieldSelector metadata.name) from the GET's resourceVersion; a watch that ends or fails
 // is resumed with a fresh GET, so nothing between the two is missed.
-import { classifyApiError, type KubeApiError, type KubeClient, type KubeObjectLike, type ResourceRef, type WatchHandle } from '../shared/kube/client.ts';
+import {
+  classifyApiError,
+  type KubeApiError,
+  type KubeClient,
+  type KubeObjectLike,
+  type ResourceRef,
+  type WatchHandle,
+} from '../shared/kube/client.ts';
 import { CliError } from './io.ts';
 
 export interface FollowOptions<T extends KubeObjectLike, R> {

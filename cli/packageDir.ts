@@ -17,7 +17,8 @@ export function readPackageFiles(dir: string): PackageFile[] {
   } catch {
     throw new CliError(`package folder ${dir} does not exist`);
   }
-  if (!stat.isDirectory()) throw new CliError(`${dir} is not a folder: a package is a folder with ${OPERATOR_FILE}, ${PARAMS_FILE} and ${TEMPLATES_DIR}/`);
+  if (!stat.isDirectory())
+    throw new CliError(`${dir} is not a folder: a package is a folder with ${OPERATOR_FILE}, ${PARAMS_FILE} and ${TEMPLATES_DIR}/`);
   const files: PackageFile[] = [];
   const add = (path: string) => {
     const size = statSync(path).size;

@@ -30,7 +30,16 @@ export interface RenderOptions {
   utc?: boolean;
 }
 
-const ANSI = { reset: '\x1b[0m', bold: '\x1b[1m', dim: '\x1b[2m', red: '\x1b[31m', green: '\x1b[32m', yellow: '\x1b[33m', magenta: '\x1b[35m', cyan: '\x1b[36m' };
+const ANSI = {
+  reset: '\x1b[0m',
+  bold: '\x1b[1m',
+  dim: '\x1b[2m',
+  red: '\x1b[31m',
+  green: '\x1b[32m',
+  yellow: '\x1b[33m',
+  magenta: '\x1b[35m',
+  cyan: '\x1b[36m',
+};
 
 const STATE_COLORS: Record<PlanState | TargetState, string> = {
   COMPLETE: ANSI.green,
@@ -120,7 +129,12 @@ function statusNotes(instance: Instance, plan: string): string[] {
     notes.push(`note: plan "${active.name}" is ${active.status} (run ${active.id})`);
   }
   const planRunning = condition(instance.status?.conditions, 'PlanRunning');
-  if (planRunning?.reason === 'TriggerRefused' || planRunning?.reason === 'PlanBusy' || planRunning?.reason === 'Paused' || planRunning?.reason === 'AwaitingWindow') {
+  if (
+    planRunning?.reason === 'TriggerRefused' ||
+    planRunning?.reason === 'PlanBusy' ||
+    planRunning?.reason === 'Paused' ||
+    planRunning?.reason === 'AwaitingWindow'
+  ) {
     notes.push(`note: ${planRunning.message ?? planRunning.reason}`);
   }
   return notes;
@@ -208,13 +222,24 @@ export function renderHistory(rows: readonly HistoryEntry[], options: RenderOpti
   const duration = (h: HistoryEntry) => {
     const start = Date.parse(h.startedAt ?? '');
     if (Number.isNaN(start)) return '-';
-    const end = h.finishedAt !== undefined ? Date.parse(h.finishedAt) : isRun(h) && isRunning(h.status) ? options.now.getTime() : Number.NaN;
+    const end =
+      h.finishedAt !== undefined ? Date.parse(h.finishedAt) : isRun(h) && isRunning(h.status) ? options.now.getTime() : Number.NaN;
     return Number.isNaN(end) ? '-' : formatDuration(end - start);
   };
   // A skipped tick never started: its message says which tick and why, after the reason.
   const message = (h: HistoryEntry) => (isSkippedTick(h) && h.tick ? `${h.tick.reason}: ${h.message ?? ''}` : (h.message ?? ''));
   const header = ['PLAN', 'ID', 'STATUS', 'TRIGGER', 'REQUESTED BY', 'STARTED', 'FINISHED', 'DURATION', 'MESSAGE'];
-  const body = rows.map((h) => [h.plan, h.id, h.status, h.trigger ?? '-', h.requestedBy ?? '-', time(h.startedAt), time(h.finishedAt), duration(h), message(h)]);
+  const body = rows.map((h) => [
+    h.plan,
+    h.id,
+    h.status,
+    h.trigger ?? '-',
+    h.requestedBy ?? '-',
+    time(h.startedAt),
+    time(h.finishedAt),
+    duration(h),
+    message(h),
+  ]);
   const statusColumn = header.indexOf('STATUS');
   return table(header, body, (row, column, padded) => {
     const h = rows[row]!;
@@ -224,12 +249,18 @@ export function renderHistory(rows: readonly HistoryEntry[], options: RenderOpti
 }
 
 /** One row per schedule: name, plan, cron and zone, next tick, last tick and what it did. */
-export function scheduleRows(inst: Instance): { name: string; plan: string; schedule: string; next?: string; last?: string; lastResult: string }[] {
+export function scheduleRows(
+  inst: Instance,
+): { name: string; plan: string; schedule: string; next?: string; last?: string; lastResult: string }[] {
   const states = new Map((inst.status?.schedules ?? []).map((s) => [s.name, s]));
   return (inst.spec.schedules ?? []).map((s) => {
     const st = states.get(s.name);
-    const skipped = st?.lastSkip && st.lastSkip.time === st.lastScheduleTime ? `${st.lastSkip.reason}: ${st.lastSkip.message ?? ''}` : undefined;
-    const lastResult = s.suspend === true ? 'suspended' : (skipped ?? (st?.lastRunId ? `started ${st.lastRunId}` : st?.lastScheduleTime ? '-' : 'no tick yet'));
+    const skipped =
+      st?.lastSkip && st.lastSkip.time === st.lastScheduleTime ? `${st.lastSkip.reason}: ${st.lastSkip.message ?? ''}` : undefined;
+    const lastResult =
+      s.suspend === true
+        ? 'suspended'
+        : (skipped ?? (st?.lastRunId ? `started ${st.lastRunId}` : st?.lastScheduleTime ? '-' : 'no tick yet'));
     return {
       name: s.name,
       plan: s.plan,
@@ -295,7 +326,12 @@ export function renderPreChecks(plan: UpdatePlan, options: Pick<RenderOptions, '
       const summary = `${i.impact.summary}${i.remediation?.resolved === true ? ' (resolved)' : ''}`;
       return [i.uid, level, blocks, summary];
     });
-    out.push(...table(['UID', 'LEVEL', 'BLOCKS', 'SUMMARY'], rows).trimEnd().split('\n').map((l) => `  ${l}`));
+    out.push(
+      ...table(['UID', 'LEVEL', 'BLOCKS', 'SUMMARY'], rows)
+        .trimEnd()
+        .split('\n')
+        .map((l) => `  ${l}`),
+    );
     for (const i of insights) {
       const scope = describeScope(i.scope);
       const remediation = describeRemediation(i, options);

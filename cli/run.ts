@@ -18,7 +18,18 @@ import { CliError, EXIT, type CliIO, type ExitCode } from './io.ts';
 type Command = (args: string[], io: CliIO) => Promise<ExitCode>;
 
 /** The commands with flags, as shell completion offers them. */
-const COMMANDS: CommandTree = { plan: planVerbSpecs, update: updateVerbSpecs, schedule: scheduleVerbSpecs, fleet: fleetVerbSpecs, policy: policyVerbSpecs, rbac: rbacVerbSpecs, package: packageVerbSpecs, render: renderVerbSpecs, install: installVerbSpecs, upgrade: upgradeVerbSpecs };
+const COMMANDS: CommandTree = {
+  plan: planVerbSpecs,
+  update: updateVerbSpecs,
+  schedule: scheduleVerbSpecs,
+  fleet: fleetVerbSpecs,
+  policy: policyVerbSpecs,
+  rbac: rbacVerbSpecs,
+  package: packageVerbSpecs,
+  render: renderVerbSpecs,
+  install: installVerbSpecs,
+  upgrade: upgradeVerbSpecs,
+};
 
 /** Commands of one word (no verb). */
 const SINGLE: Record<string, Command> = { rbac, render, install, upgrade };
@@ -97,7 +108,11 @@ async function dispatch(argv: string[], io: CliIO): Promise<ExitCode> {
   }
   const command = group.verbs[verbName];
   if (!command) {
-    throw new CliError(`unknown command "${groupName} ${verbName}" (known: ${Object.keys(group.verbs).join(', ')})`, EXIT.usage, `See '${PROGRAM} ${groupName} --help' for usage.`);
+    throw new CliError(
+      `unknown command "${groupName} ${verbName}" (known: ${Object.keys(group.verbs).join(', ')})`,
+      EXIT.usage,
+      `See '${PROGRAM} ${groupName} --help' for usage.`,
+    );
   }
   return command(rest, io);
 }

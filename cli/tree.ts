@@ -49,7 +49,12 @@ export function summarizeTree(run: PlanStatus, options: TreeOptions = {}): strin
   if (facts.length > 0) head.push(facts.join(', '));
   const lines = [head.join(' ')];
   if (run.message !== undefined) lines.push(`  ${run.message}`);
-  lines.push(...render((run.phases ?? []).map((phase) => phaseNode(phase, s)), ''));
+  lines.push(
+    ...render(
+      (run.phases ?? []).map((phase) => phaseNode(phase, s)),
+      '',
+    ),
+  );
   return lines.join('\n');
 }
 
@@ -117,9 +122,6 @@ const note = (message: string | undefined) => (message !== undefined && message 
 export function render(nodes: Node[], indent = ''): string[] {
   return nodes.flatMap((node, i) => {
     const last = i === nodes.length - 1;
-    return [
-      `${indent}${last ? '└── ' : '├── '}${node.line}`,
-      ...render(node.children, `${indent}${last ? '    ' : '│   '}`),
-    ];
+    return [`${indent}${last ? '└── ' : '├── '}${node.line}`, ...render(node.children, `${indent}${last ? '    ' : '│   '}`)];
   });
 }

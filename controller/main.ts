@@ -3,7 +3,15 @@
 // this replica holds the leader Lease.
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
-import type { FleetRollout, Instance, OperatorVersion, PlanApproval, PlanPolicy, UpdateInformer, UpdatePlan } from '../shared/api/schema.ts';
+import type {
+  FleetRollout,
+  Instance,
+  OperatorVersion,
+  PlanApproval,
+  PlanPolicy,
+  UpdateInformer,
+  UpdatePlan,
+} from '../shared/api/schema.ts';
 import { LABEL_INSTANCE } from '../shared/api/names.ts';
 import { createKubeClient, type KubeObjectLike, type KubeResource } from '../shared/kube/client.ts';
 import { compactObject, StringInterner } from '../shared/kube/compact.ts';
@@ -96,7 +104,8 @@ function readConfig(argv: string[], env: NodeJS.ProcessEnv) {
 async function main(): Promise<void> {
   const config = readConfig(process.argv.slice(2), process.env);
   const logger = createLogger({ level: config.logLevel });
-  if (!config.tenancy.impersonate) logger.warn('--no-impersonation: plans run with the controller\'s own rights (single-tenant clusters only)');
+  if (!config.tenancy.impersonate)
+    logger.warn("--no-impersonation: plans run with the controller's own rights (single-tenant clusters only)");
   const metrics = createControllerMetrics();
   const kube = createKubeClient({ kubeConfig: await loadKubeCredentials(config.kubeconfig), metrics, userAgent: 'planwarden-controller' });
 
@@ -114,7 +123,16 @@ async function main(): Promise<void> {
   // metadata only, and only the label kept (controller/owned.ts): anyone may label objects
   // of any size, and the cache must not grow with them.
   const owned = OWNED_PATHS.map(
-    (path) => new Informer<KubeResource>({ source: kube, path, logger, metrics, labelSelector: LABEL_INSTANCE, metadataOnly: true, transform: ownedReference }),
+    (path) =>
+      new Informer<KubeResource>({
+        source: kube,
+        path,
+        logger,
+        metrics,
+        labelSelector: LABEL_INSTANCE,
+        metadataOnly: true,
+        transform: ownedReference,
+      }),
   );
   const fleetRollouts = informer<FleetRollout>('/apis/planwarden.dev/v1alpha1/fleetrollouts', config.fleetSelector || undefined);
   // Change governance: PlanPolicies (few, cluster-scoped), PlanApprovals, and the labels of
@@ -130,8 +148,32 @@ async function main(): Promise<void> {
 
   // Each controller states what wakes it (controller/controller.ts); main only composes them.
   const controllers: Controller[] = [
-    setupInstanceController({ kube, instances, operatorVersions, owned, planPolicies, planApprovals, namespaces, tenancy: config.tenancy, pulses: config.pulses, concurrency: config.concurrency, logger, metrics }),
-    setupUpdateControllers({ kube, updatePlans, updateInformers, operatorVersions, instances, leaderNamespace: config.leaderNamespace, waitBoundMs: config.informerWaitBoundMs, pulseMs: config.pulses.notReadyMs, logger, metrics }),
+    setupInstanceController({
+      kube,
+      instances,
+      operatorVersions,
+      owned,
+      planPolicies,
+      planApprovals,
+      namespaces,
+      tenancy: config.tenancy,
+      pulses: config.pulses,
+      concurrency: config.concurrency,
+      logger,
+      metrics,
+    }),
+    setupUpdateControllers({
+      kube,
+      updatePlans,
+      updateInformers,
+      operatorVersions,
+      instances,
+      leaderNamespace: config.leaderNamespace,
+      waitBoundMs: config.informerWaitBoundMs,
+      pulseMs: config.pulses.notReadyMs,
+      logger,
+      metrics,
+    }),
     setupFleetController({ kube, rollouts: fleetRollouts, instances, logger, metrics }),
     ...[setupCertificateController({ kube, certs: config.certs, logger })].filter((c) => c !== undefined),
   ];

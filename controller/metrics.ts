@@ -129,7 +129,10 @@ export function createControllerMetrics({ defaultMetrics = true }: MetricsOption
     registers,
     collect() {
       this.reset();
-      const counts = new Map<string, number>([['Paused', 0], ['AwaitingWindow', 0]]);
+      const counts = new Map<string, number>([
+        ['Paused', 0],
+        ['AwaitingWindow', 0],
+      ]);
       for (const reason of held.values()) counts.set(reason, (counts.get(reason) ?? 0) + 1);
       for (const [reason, n] of counts) this.set({ reason }, n);
     },
@@ -160,7 +163,8 @@ export function createControllerMetrics({ defaultMetrics = true }: MetricsOption
     collect() {
       this.reset();
       for (const [rollout, counts] of fleets) {
-        for (const state of ['pending', 'waiting', 'running', 'completed', 'failed', 'skipped']) this.set({ rollout, state }, counts[state] ?? 0);
+        for (const state of ['pending', 'waiting', 'running', 'completed', 'failed', 'skipped'])
+          this.set({ rollout, state }, counts[state] ?? 0);
       }
     },
   });

@@ -10,7 +10,12 @@ import { LABEL_INSTANCE } from '../shared/api/names.ts';
 import type { KubeResource } from '../shared/kube/client.ts';
 
 /** The watched collections (all namespaces). */
-export const OWNED_PATHS = ['/apis/apps/v1/deployments', '/apis/apps/v1/statefulsets', '/apis/apps/v1/daemonsets', '/apis/batch/v1/jobs'] as const;
+export const OWNED_PATHS = [
+  '/apis/apps/v1/deployments',
+  '/apis/apps/v1/statefulsets',
+  '/apis/apps/v1/daemonsets',
+  '/apis/batch/v1/jobs',
+] as const;
 
 /** What the cache keeps of an owned object: enough to key it, version it and find its Instance. */
 export function ownedReference(obj: KubeResource): KubeResource {

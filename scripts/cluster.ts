@@ -35,7 +35,11 @@ async function main(verb: string | undefined): Promise<number> {
     }
     case 'down': {
       const { stopped, wasRunning } = await down(opts);
-      console.log(wasRunning ? `stopped ${stopped.length ? stopped.join(', ') : 'nothing (all components had already exited)'}; data removed` : 'no control plane is running here; nothing to stop');
+      console.log(
+        wasRunning
+          ? `stopped ${stopped.length ? stopped.join(', ') : 'nothing (all components had already exited)'}; data removed`
+          : 'no control plane is running here; nothing to stop',
+      );
       return 0;
     }
     case 'status': {
@@ -45,7 +49,8 @@ async function main(verb: string | undefined): Promise<number> {
         return 1;
       }
       const health = componentHealth(state);
-      for (const c of COMPONENTS) console.log(`${c.padEnd(24)} pid ${String(state.pids[c] ?? '-').padEnd(8)} ${health[c] ? 'running' : 'NOT RUNNING'}`);
+      for (const c of COMPONENTS)
+        console.log(`${c.padEnd(24)} pid ${String(state.pids[c] ?? '-').padEnd(8)} ${health[c] ? 'running' : 'NOT RUNNING'}`);
       console.log(`apiserver ${state.server}; kubeconfig ${state.kubeconfig}`);
       return COMPONENTS.every((c) => health[c]) ? 0 : 1;
     }

@@ -21,21 +21,31 @@ const ROWS: { title: string; panels: PanelSpec[] }[] = [
       {
         title: 'Admission reviews by verdict',
         description: 'AdmissionReviews answered per second; error is a webhook.internal-error denial.',
-        queries: [{ expr: 'sum by (webhook, verdict) (rate(planwarden_admission_requests_total{NS}[5m]))', legend: '{{webhook}} {{verdict}}' }],
+        queries: [
+          { expr: 'sum by (webhook, verdict) (rate(planwarden_admission_requests_total{NS}[5m]))', legend: '{{webhook}} {{verdict}}' },
+        ],
         unit: 'reqps',
       },
       {
         title: 'Admission latency p99',
         description: 'Decoded review to encoded answer, lookups included. The apiserver gives a webhook 10 s.',
         queries: [
-          { expr: 'histogram_quantile(0.99, sum by (le, webhook) (rate(planwarden_admission_duration_seconds_bucket{NS}[5m])))', legend: '{{webhook}}' },
+          {
+            expr: 'histogram_quantile(0.99, sum by (le, webhook) (rate(planwarden_admission_duration_seconds_bucket{NS}[5m])))',
+            legend: '{{webhook}}',
+          },
         ],
         unit: 's',
       },
       {
         title: 'Denials',
         description: 'Writes refused per second, by webhook: a person or a sync was told why.',
-        queries: [{ expr: 'sum by (webhook, operation) (rate(planwarden_admission_requests_total{NS, verdict="denied"}[5m]))', legend: '{{webhook}} {{operation}}' }],
+        queries: [
+          {
+            expr: 'sum by (webhook, operation) (rate(planwarden_admission_requests_total{NS, verdict="denied"}[5m]))',
+            legend: '{{webhook}} {{operation}}',
+          },
+        ],
         unit: 'reqps',
       },
       {
@@ -59,14 +69,19 @@ const ROWS: { title: string; panels: PanelSpec[] }[] = [
       {
         title: 'Plan runs finished',
         description: 'Plan runs reaching a terminal state in the last hour, by plan and result.',
-        queries: [{ expr: 'sum by (plan, result) (increase(planwarden_plan_duration_seconds_count{NS}[1h]))', legend: '{{plan}} {{result}}' }],
+        queries: [
+          { expr: 'sum by (plan, result) (increase(planwarden_plan_duration_seconds_count{NS}[1h]))', legend: '{{plan}} {{result}}' },
+        ],
         unit: 'short',
       },
       {
         title: 'Plan duration p90',
         description: 'Start to terminal state of a plan run.',
         queries: [
-          { expr: 'histogram_quantile(0.9, sum by (le, plan) (rate(planwarden_plan_duration_seconds_bucket{NS}[30m])))', legend: '{{plan}}' },
+          {
+            expr: 'histogram_quantile(0.9, sum by (le, plan) (rate(planwarden_plan_duration_seconds_bucket{NS}[30m])))',
+            legend: '{{plan}}',
+          },
         ],
         unit: 's',
       },
@@ -78,7 +93,8 @@ const ROWS: { title: string; panels: PanelSpec[] }[] = [
       },
       {
         title: 'Maintenance and schedules',
-        description: 'Requests held by a pause or outside every window (the leader\'s view), and schedule ticks by outcome in the last hour.',
+        description:
+          "Requests held by a pause or outside every window (the leader's view), and schedule ticks by outcome in the last hour.",
         queries: [
           { expr: 'max by (reason) (planwarden_held_requests{NS})', legend: 'held {{reason}}' },
           { expr: 'sum by (outcome) (increase(planwarden_schedule_ticks_total{NS}[1h]))', legend: 'ticks {{outcome}}' },
@@ -98,14 +114,23 @@ const ROWS: { title: string; panels: PanelSpec[] }[] = [
         title: 'Reconcile p99',
         description: 'One reconcile of an Instance or UpdatePlan.',
         queries: [
-          { expr: 'histogram_quantile(0.99, sum by (le, name) (rate(planwarden_reconcile_duration_seconds_bucket{NS}[5m])))', legend: '{{name}}' },
+          {
+            expr: 'histogram_quantile(0.99, sum by (le, name) (rate(planwarden_reconcile_duration_seconds_bucket{NS}[5m])))',
+            legend: '{{name}}',
+          },
         ],
         unit: 's',
       },
       {
         title: 'Kubernetes API requests',
-        description: 'Requests the controller makes, by resource and status code. Idle, only the leader Lease is renewed (PUT leases, every 2 s).',
-        queries: [{ expr: 'sum by (resource, method, code) (rate(planwarden_api_requests_total{NS}[5m]))', legend: '{{method}} {{resource}} {{code}}' }],
+        description:
+          'Requests the controller makes, by resource and status code. Idle, only the leader Lease is renewed (PUT leases, every 2 s).',
+        queries: [
+          {
+            expr: 'sum by (resource, method, code) (rate(planwarden_api_requests_total{NS}[5m]))',
+            legend: '{{method}} {{resource}} {{code}}',
+          },
+        ],
         unit: 'reqps',
       },
       {
@@ -151,7 +176,12 @@ export function buildDashboard(): Record<string, unknown> {
         gridPos: { h: 8, w: 12, x: (i % 2) * 12, y: y + Math.floor(i / 2) * 8 },
         fieldConfig: { defaults: { unit: p.unit }, overrides: [] },
         options: kind === 'stat' ? { reduceOptions: { calcs: ['lastNotNull'] } } : { legend: { displayMode: 'list', placement: 'bottom' } },
-        targets: p.queries.map((q, k) => ({ refId: String.fromCharCode(65 + k), datasource: DATASOURCE, expr: withNamespace(q.expr), legendFormat: q.legend })),
+        targets: p.queries.map((q, k) => ({
+          refId: String.fromCharCode(65 + k),
+          datasource: DATASOURCE,
+          expr: withNamespace(q.expr),
+          legendFormat: q.legend,
+        })),
       });
     });
     y += Math.ceil(row.panels.length / 2) * 8;

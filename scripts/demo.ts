@@ -26,7 +26,11 @@ function kubectl(args: string[], input?: string): { code: number; out: string; e
 function applyPlanRights(operatorVersion: string, namespace: string): boolean {
   const args = ['rbac', '--operator-version', operatorVersion, '-n', namespace];
   console.log(`$ kubectl planwarden ${args.join(' ')} | kubectl apply -f -`);
-  const printed = spawnSync(process.execPath, [join(PROJECT_ROOT, 'bin/kubectl-planwarden.js'), '--kubeconfig', DEFAULT_KUBECONFIG, ...args], { encoding: 'utf8' });
+  const printed = spawnSync(
+    process.execPath,
+    [join(PROJECT_ROOT, 'bin/kubectl-planwarden.js'), '--kubeconfig', DEFAULT_KUBECONFIG, ...args],
+    { encoding: 'utf8' },
+  );
   process.stdout.write(printed.stderr ?? '');
   if (printed.status !== 0) return false;
   const applied = kubectl(['apply', '-f', '-'], printed.stdout);
@@ -78,7 +82,9 @@ async function main(): Promise<number> {
   const stack = await startStack({ kubeconfig: DEFAULT_KUBECONFIG, dir: STACK_DIR });
   console.log(`  webhook ${stack.webhookUrl} (pid ${stack.pids.webhook}), controller pid ${stack.pids.controller}`);
 
-  say('Applying the sample: examples/webapp (an OperatorVersion, the rights its plans need as `kubectl planwarden rbac` prints them, an Instance)');
+  say(
+    'Applying the sample: examples/webapp (an OperatorVersion, the rights its plans need as `kubectl planwarden rbac` prints them, an Instance)',
+  );
   kubectl(['delete', 'namespace', 'demo', '--ignore-not-found', '--wait=true', '--timeout=60s']);
   show(['apply', '-f', join(PROJECT_ROOT, 'examples/webapp/namespace.yaml')]);
   show(['apply', '-f', join(PROJECT_ROOT, 'examples/webapp/operatorversion.yaml')]);
@@ -95,7 +101,16 @@ async function main(): Promise<number> {
 
   say('A manual trigger: backup (fans out over both nodes, one at a time)');
   const backupId = `backup-${Date.now()}`;
-  show(['-n', 'demo', 'patch', 'instance', 'shop', '--type=merge', '-p', JSON.stringify({ spec: { planExecution: { planName: 'backup', id: backupId } } })]);
+  show([
+    '-n',
+    'demo',
+    'patch',
+    'instance',
+    'shop',
+    '--type=merge',
+    '-p',
+    JSON.stringify({ spec: { planExecution: { planName: 'backup', id: backupId } } }),
+  ]);
   await sleep(800);
 
   say('While backup runs, someone asks for a different plan: the webhook refuses it at apply time');
@@ -105,7 +120,16 @@ async function main(): Promise<number> {
   await follow('backup', (id) => id === backupId);
 
   say('A typo is refused too, with the plans that exist');
-  show(['-n', 'demo', 'patch', 'instance', 'shop', '--type=merge', '-p', JSON.stringify({ spec: { planExecution: { planName: 'bakup', id: 'typo' } } })]);
+  show([
+    '-n',
+    'demo',
+    'patch',
+    'instance',
+    'shop',
+    '--type=merge',
+    '-p',
+    JSON.stringify({ spec: { planExecution: { planName: 'bakup', id: 'typo' } } }),
+  ]);
 
   show(['-n', 'demo', 'get', 'instance', 'shop', '-o', 'wide']);
   console.log(`\n${bold('Everything is running.')} Try it yourself:`);

@@ -27,14 +27,43 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
  *  $schema, patternProperties, definitions, dependencies, const, examples …) is refused
  *  by the apiserver or silently dropped. */
 const ALLOWED_KEYS = new Set([
-  'description', 'type', 'format', 'title', 'default', 'example', 'externalDocs', 'nullable',
-  'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum', 'multipleOf',
-  'maxLength', 'minLength', 'pattern', 'enum',
-  'maxItems', 'minItems', 'uniqueItems', 'items',
-  'maxProperties', 'minProperties', 'required', 'properties', 'additionalProperties',
-  'allOf', 'oneOf', 'anyOf', 'not',
-  'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-embedded-resource', 'x-kubernetes-int-or-string',
-  'x-kubernetes-list-type', 'x-kubernetes-list-map-keys', 'x-kubernetes-map-type', 'x-kubernetes-validations',
+  'description',
+  'type',
+  'format',
+  'title',
+  'default',
+  'example',
+  'externalDocs',
+  'nullable',
+  'maximum',
+  'exclusiveMaximum',
+  'minimum',
+  'exclusiveMinimum',
+  'multipleOf',
+  'maxLength',
+  'minLength',
+  'pattern',
+  'enum',
+  'maxItems',
+  'minItems',
+  'uniqueItems',
+  'items',
+  'maxProperties',
+  'minProperties',
+  'required',
+  'properties',
+  'additionalProperties',
+  'allOf',
+  'oneOf',
+  'anyOf',
+  'not',
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-embedded-resource',
+  'x-kubernetes-int-or-string',
+  'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys',
+  'x-kubernetes-map-type',
+  'x-kubernetes-validations',
 ]);
 
 const COMBINATORS = ['allOf', 'oneOf', 'anyOf', 'not'] as const;
@@ -133,12 +162,7 @@ function checkListType(node: Json, where: string, report: (where: string, what: 
 }
 
 /** A branch of allOf/anyOf/oneOf/not: validation only, over fields the node declares. */
-function checkValueValidation(
-  branch: unknown,
-  owner: Json,
-  where: string,
-  report: (where: string, what: string) => void,
-): void {
+function checkValueValidation(branch: unknown, owner: Json, where: string, report: (where: string, what: string) => void): void {
   if (!isObject(branch)) {
     report(where, 'schema is not an object');
     return;
@@ -209,10 +233,9 @@ export function crdProblems(): string[] {
   return ALL_KINDS.flatMap((kind) => {
     const crd = crdFor(kind);
     const versions = (crd.spec as { versions: { schema: { openAPIV3Schema: unknown } }[] }).versions;
-    return [
-      ...versions.flatMap((v) => structuralProblems(v.schema.openAPIV3Schema)),
-      ...printerColumnProblems(crd),
-    ].map((p) => `${kind}: ${p}`);
+    return [...versions.flatMap((v) => structuralProblems(v.schema.openAPIV3Schema)), ...printerColumnProblems(crd)].map(
+      (p) => `${kind}: ${p}`,
+    );
   });
 }
 

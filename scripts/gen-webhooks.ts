@@ -8,7 +8,13 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { DEFAULT_INSTALL_NAMESPACE, WEBHOOK_API, WEBHOOK_POLICY, WEBHOOK_ROUTES, type WebhookRouteSpec } from '../shared/api/webhookRoutes.ts';
+import {
+  DEFAULT_INSTALL_NAMESPACE,
+  WEBHOOK_API,
+  WEBHOOK_POLICY,
+  WEBHOOK_ROUTES,
+  type WebhookRouteSpec,
+} from '../shared/api/webhookRoutes.ts';
 import { lineDiff } from './gen-crds.ts';
 
 export const VALIDATING_FILE = 'manifests/base/webhook/validating-webhook-configuration.yaml';
@@ -31,7 +37,8 @@ const comment = (text: string, indent: string): string[] => text.split('\n').map
 const quoted = (s: string): string => JSON.stringify(s);
 
 function clientConfig(route: WebhookRouteSpec, flavour: Flavour): string[] {
-  if (flavour === 'chart') return ['    clientConfig:', `      {{- include "planwarden.clientConfig" (dict "root" $ "path" ${quoted(route.path)}) | nindent 6 }}`];
+  if (flavour === 'chart')
+    return ['    clientConfig:', `      {{- include "planwarden.clientConfig" (dict "root" $ "path" ${quoted(route.path)}) | nindent 6 }}`];
   return [
     '    clientConfig:',
     '      service:',
@@ -71,7 +78,11 @@ function webhookLines(route: WebhookRouteSpec, flavour: Flavour): string[] {
   if (route.matchConditions.length > 0) {
     lines.push('    matchConditions:');
     for (const c of route.matchConditions) {
-      lines.push(...comment(c.why, '      '), `      - name: ${c.name}`, `        expression: ${quoted(expressionFor(c.expression, flavour))}`);
+      lines.push(
+        ...comment(c.why, '      '),
+        `      - name: ${c.name}`,
+        `        expression: ${quoted(expressionFor(c.expression, flavour))}`,
+      );
     }
   }
   return lines;
@@ -104,7 +115,11 @@ the validating webhooks (see there: no namespace is exempt).`,
 function configuration(kind: (typeof KINDS)[number], flavour: Flavour): string[] {
   const metadata =
     flavour === 'chart'
-      ? ['  labels:', '    {{- include "planwarden.labels" (dict "root" $ "component" "webhook") | nindent 4 }}', '  {{- include "planwarden.certManagerAnnotations" $ | nindent 2 }}']
+      ? [
+          '  labels:',
+          '    {{- include "planwarden.labels" (dict "root" $ "component" "webhook") | nindent 4 }}',
+          '  {{- include "planwarden.certManagerAnnotations" $ | nindent 2 }}',
+        ]
       : ['  labels:', '    app.kubernetes.io/name: planwarden', '    app.kubernetes.io/component: webhook'];
   return [
     'apiVersion: admissionregistration.k8s.io/v1',

@@ -141,7 +141,9 @@ function main(argv: string[]): void {
   });
   const base = values['release-url'];
   if (!base?.startsWith('https://')) {
-    throw new Error('--release-url https://… is required: where the release archive will be downloaded from (the uri is <release-url>/<archive name>)');
+    throw new Error(
+      '--release-url https://… is required: where the release archive will be downloaded from (the uri is <release-url>/<archive name>)',
+    );
   }
   const version = releaseVersion();
   const archive = values.archive ?? buildArchive(version, values['archive-dir'] ?? join(PROJECT_ROOT, 'dist', 'krew'));

@@ -13,7 +13,10 @@ import { CRD_DIR } from './gen-crds.ts';
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const CHART_CRD_DIR = 'charts/planwarden/crds';
 
-const crdFiles = (dir: string): string[] => readdirSync(join(REPO_ROOT, dir)).filter((f) => f.endsWith('.planwarden.dev.yaml')).sort();
+const crdFiles = (dir: string): string[] =>
+  readdirSync(join(REPO_ROOT, dir))
+    .filter((f) => f.endsWith('.planwarden.dev.yaml'))
+    .sort();
 
 /** The chart's CRD files that are missing, stale or extra; empty when in sync. */
 export function chartCrdDrift(): string[] {

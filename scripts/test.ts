@@ -79,13 +79,15 @@ async function main(): Promise<number> {
     await stage('webhook configurations match the route table', 'npx', ['tsx', 'scripts/gen-webhooks.ts', '--check'], false);
   }
   const helm = await helmBuild;
-  if (helm.code !== 0) console.log(`\n(building helm failed; the chart tests say why)\n${helm.output.trim().split('\n').slice(-5).join('\n')}`);
+  if (helm.code !== 0)
+    console.log(`\n(building helm failed; the chart tests say why)\n${helm.output.trim().split('\n').slice(-5).join('\n')}`);
   if (!values['integration-only']) {
     await stage('unit tests', 'npx', ['mocha'], true);
   }
   if (!values['unit-only']) {
     const image = await imageBuild;
-    if (image && image.code !== 0) console.log(`\n(building the image failed; the image test says why)\n${image.output.trim().split('\n').slice(-5).join('\n')}`);
+    if (image && image.code !== 0)
+      console.log(`\n(building the image failed; the image test says why)\n${image.output.trim().split('\n').slice(-5).join('\n')}`);
     console.log('\n=== building the local control plane (cached after the first build)');
     try {
       ensureBinaries({ log: (s) => console.log(s) });

@@ -10,15 +10,25 @@ async function main(verb: string | undefined): Promise<number> {
     const { state, alreadyRunning } = await up({});
     console.log(alreadyRunning ? `control plane already running (${state.server})` : `control plane up: ${state.server}`);
     // The webhook answers only the API server's client certificate, as in the tests.
-    const stack = await startStack({ kubeconfig: DEFAULT_KUBECONFIG, dir: STACK_DIR, ...(state.webhookClientAuth ? { clientAuth: state.webhookClientAuth } : {}) });
-    console.log(`webhook ${stack.webhookUrl} (pid ${stack.pids.webhook}${stack.clientAuth ? ', API server client certificate required' : ''}); controller pid ${stack.pids.controller ?? '-'}, metrics :${stack.metricsPort ?? '-'}`);
+    const stack = await startStack({
+      kubeconfig: DEFAULT_KUBECONFIG,
+      dir: STACK_DIR,
+      ...(state.webhookClientAuth ? { clientAuth: state.webhookClientAuth } : {}),
+    });
+    console.log(
+      `webhook ${stack.webhookUrl} (pid ${stack.pids.webhook}${stack.clientAuth ? ', API server client certificate required' : ''}); controller pid ${stack.pids.controller ?? '-'}, metrics :${stack.metricsPort ?? '-'}`,
+    );
     console.log(`logs: ${join(STACK_DIR, 'logs')}; kubeconfig: ${DEFAULT_KUBECONFIG}`);
     return 0;
   }
   if (verb === 'down') {
     const stopped = await stopStack({ dir: STACK_DIR });
     const { wasRunning } = await down({});
-    console.log(stopped.length || wasRunning ? `stopped ${[...stopped, wasRunning ? 'control plane' : ''].filter(Boolean).join(', ')}` : 'nothing is running; nothing to stop');
+    console.log(
+      stopped.length || wasRunning
+        ? `stopped ${[...stopped, wasRunning ? 'control plane' : ''].filter(Boolean).join(', ')}`
+        : 'nothing is running; nothing to stop',
+    );
     return 0;
   }
   console.error('usage: tsx scripts/up.ts up|down');

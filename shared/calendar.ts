@@ -18,7 +18,15 @@
 // occurrences of a repeated time. A window's duration is elapsed time: a 2h window opened at
 // 01:30 CET on a fall-back day closes 2 real hours later, whatever the clock shows.
 import { CronPattern } from 'croner';
-import { firstFireAtOrAfter, lastFireAtOrBefore, latestFireAtOrBefore, wallPlan, windowRuns, type Run, type WallPlan } from './wallClock.ts';
+import {
+  firstFireAtOrAfter,
+  lastFireAtOrBefore,
+  latestFireAtOrBefore,
+  wallPlan,
+  windowRuns,
+  type Run,
+  type WallPlan,
+} from './wallClock.ts';
 
 /** Windows and durations are bounded: a window longer than a week is no window. */
 export const MAX_WINDOW_MS = 7 * 24 * 3600_000;
@@ -90,9 +98,55 @@ export function isTimeZone(zone: string): boolean {
 }
 
 /** Names ICU accepts that are not the tz database's: Java's three-letter ids, ambiguous (IST is India, Ireland or Israel). */
-const NOT_IANA = new Set(['ACT', 'AET', 'AGT', 'ART', 'AST', 'BET', 'BST', 'CAT', 'CNT', 'CST', 'CTT', 'EAT', 'ECT', 'IET', 'IST', 'JST', 'MIT', 'NET', 'NST', 'PLT', 'PNT', 'PRT', 'PST', 'SST', 'VST']);
+const NOT_IANA = new Set([
+  'ACT',
+  'AET',
+  'AGT',
+  'ART',
+  'AST',
+  'BET',
+  'BST',
+  'CAT',
+  'CNT',
+  'CST',
+  'CTT',
+  'EAT',
+  'ECT',
+  'IET',
+  'IST',
+  'JST',
+  'MIT',
+  'NET',
+  'NST',
+  'PLT',
+  'PNT',
+  'PRT',
+  'PST',
+  'SST',
+  'VST',
+]);
 /** The tz database's short all-caps names, by their case-folded spelling. */
-const SHORT_NAMES = new Map(['UTC', 'UCT', 'GMT', 'EST', 'MST', 'HST', 'CET', 'EET', 'MET', 'WET', 'PRC', 'ROC', 'ROK', 'EST5EDT', 'CST6CDT', 'MST7MDT', 'PST8PDT'].map((n) => [n.toLowerCase(), n]));
+const SHORT_NAMES = new Map(
+  [
+    'UTC',
+    'UCT',
+    'GMT',
+    'EST',
+    'MST',
+    'HST',
+    'CET',
+    'EET',
+    'MET',
+    'WET',
+    'PRC',
+    'ROC',
+    'ROK',
+    'EST5EDT',
+    'CST6CDT',
+    'MST7MDT',
+    'PST8PDT',
+  ].map((n) => [n.toLowerCase(), n]),
+);
 
 /**
  * Why `zone` is not a tz database name as the tz database spells it, if it is not: unknown,
@@ -100,27 +154,45 @@ const SHORT_NAMES = new Map(['UTC', 'UCT', 'GMT', 'EST', 'MST', 'HST', 'CET', 'E
  * Europe/Kiev or Asia/Calcutta are names too.
  */
 export function zoneNameProblem(zone: string): { why: string; fix: string } | undefined {
-  if (!isTimeZone(zone)) return { why: `"${zone}" is not an IANA time zone name`, fix: 'use a name such as UTC, Europe/Berlin or Asia/Kolkata (the tz database)' };
+  if (!isTimeZone(zone))
+    return {
+      why: `"${zone}" is not an IANA time zone name`,
+      fix: 'use a name such as UTC, Europe/Berlin or Asia/Kolkata (the tz database)',
+    };
   const resolved = new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
   if (NOT_IANA.has(zone.toUpperCase()) || zone.startsWith('SystemV/')) {
-    return { why: `"${zone}" is an abbreviation, not a tz database name (the runtime would guess ${resolved}; Go's LoadLocation, which Kubernetes uses, refuses it)`, fix: `name the place, e.g. ${resolved}` };
+    return {
+      why: `"${zone}" is an abbreviation, not a tz database name (the runtime would guess ${resolved}; Go's LoadLocation, which Kubernetes uses, refuses it)`,
+      fix: `name the place, e.g. ${resolved}`,
+    };
   }
   const short = SHORT_NAMES.get(zone.toLowerCase());
   const segments = zone.split('/');
-  const casedLikeIana = short !== undefined ? short === zone : segments.every((seg) => /^[A-Z0-9]/.test(seg) && !(seg.length > 4 && /[A-Z]{5}/.test(seg) && seg === seg.toUpperCase()));
+  const casedLikeIana =
+    short !== undefined
+      ? short === zone
+      : segments.every((seg) => /^[A-Z0-9]/.test(seg) && !(seg.length > 4 && /[A-Z]{5}/.test(seg) && seg === seg.toUpperCase()));
   if (!casedLikeIana || (resolved !== zone && resolved.toLowerCase() === zone.toLowerCase())) {
     const spelled = short ?? (resolved.toLowerCase() === zone.toLowerCase() ? resolved : undefined);
-    return { why: `"${zone}" is not spelled as the tz database spells it (names are case-sensitive)`, fix: spelled ? `write "${spelled}"` : 'write it as the tz database does, e.g. "Europe/Berlin"' };
+    return {
+      why: `"${zone}" is not spelled as the tz database spells it (names are case-sensitive)`,
+      fix: spelled ? `write "${spelled}"` : 'write it as the tz database does, e.g. "Europe/Berlin"',
+    };
   }
   return undefined;
 }
 
 /** What a fixed-offset zone name means, when it may be mistaken for a place's clock: EST is UTC−5 all year. */
 export function fixedOffsetMeaning(zone: string): string | undefined {
-  const fixed: Record<string, string> = { EST: 'UTC−5 all year (no daylight saving time; New York is America/New_York)', MST: 'UTC−7 all year (no daylight saving time; Denver is America/Denver, Phoenix America/Phoenix)', HST: 'UTC−10 all year (Honolulu is Pacific/Honolulu)' };
+  const fixed: Record<string, string> = {
+    EST: 'UTC−5 all year (no daylight saving time; New York is America/New_York)',
+    MST: 'UTC−7 all year (no daylight saving time; Denver is America/Denver, Phoenix America/Phoenix)',
+    HST: 'UTC−10 all year (Honolulu is Pacific/Honolulu)',
+  };
   if (fixed[zone]) return `"${zone}" means ${fixed[zone]}`;
   const etc = /^Etc\/GMT([+-])(\d{1,2})$/.exec(zone);
-  if (etc && etc[2] !== '0') return `"${zone}" means UTC${etc[1] === '-' ? '+' : '−'}${etc[2]} all year (POSIX signs: Etc/GMT${etc[1]}${etc[2]} is ${etc[2]}h ${etc[1] === '-' ? 'ahead of' : 'behind'} UTC)`;
+  if (etc && etc[2] !== '0')
+    return `"${zone}" means UTC${etc[1] === '-' ? '+' : '−'}${etc[2]} all year (POSIX signs: Etc/GMT${etc[1]}${etc[2]} is ${etc[2]}h ${etc[1] === '-' ? 'ahead of' : 'behind'} UTC)`;
   return undefined;
 }
 
@@ -169,7 +241,10 @@ export function compileCron(schedule: string, timeZone: string = DEFAULT_TIME_ZO
   } catch (e) {
     const detail = (e as Error).message.replace(/^CronPattern: /, '').replace(/\.$/, '');
     const fields = schedule.trim().split(/\s+/).length;
-    return { ok: false, why: `"${schedule}" is not a 5-field cron expression: ${/space separated parts|requires exactly 5 parts/.test(detail) ? `it has ${fields} ${fields === 1 ? 'field' : 'fields'}` : detail}` };
+    return {
+      ok: false,
+      why: `"${schedule}" is not a 5-field cron expression: ${/space separated parts|requires exactly 5 parts/.test(detail) ? `it has ${fields} ${fields === 1 ? 'field' : 'fields'}` : detail}`,
+    };
   }
   if (crons.size >= MAX_CACHED_CRONS) crons.clear();
   crons.set(key, cron);
@@ -205,15 +280,40 @@ function cronProblems(field: string, schedule: string, timeZone: string | undefi
   const zoneProblem = zoneNameProblem(zone);
   if (zoneProblem) return [{ field: `${field}.timeZone`, ...zoneProblem, ...(isTimeZone(zone) ? { kind: 'zone-spelling' as const } : {}) }];
   const fields = schedule.trim().split(/\s+/);
-  if (!schedule.trim().startsWith('@') && fields.length === 5 && (CRON_EXTENSIONS.test(fields[2]!) || CRON_EXTENSIONS.test(fields[4]!.replace(/\b(SAT|WED|THU|TUE|MON|FRI|SUN)\b/gi, '')) || fields[4]!.startsWith('+'))) {
-    return [{ field: `${field}.schedule`, kind: 'extension', why: `"${schedule}" uses a day extension (L, W, #, ? or +) that Kubernetes CronJob and Vixie cron do not have`, fix: 'write the days as numbers, lists and ranges, e.g. "0 2 28-31 * *" or "0 2 * * 1-5"' }];
+  if (
+    !schedule.trim().startsWith('@') &&
+    fields.length === 5 &&
+    (CRON_EXTENSIONS.test(fields[2]!) ||
+      CRON_EXTENSIONS.test(fields[4]!.replace(/\b(SAT|WED|THU|TUE|MON|FRI|SUN)\b/gi, '')) ||
+      fields[4]!.startsWith('+'))
+  ) {
+    return [
+      {
+        field: `${field}.schedule`,
+        kind: 'extension',
+        why: `"${schedule}" uses a day extension (L, W, #, ? or +) that Kubernetes CronJob and Vixie cron do not have`,
+        fix: 'write the days as numbers, lists and ranges, e.g. "0 2 28-31 * *" or "0 2 * * 1-5"',
+      },
+    ];
   }
   const compiled = compileCron(schedule, zone);
   if (!compiled.ok) {
-    return [{ field: `${field}.schedule`, why: compiled.why, fix: 'write minute hour day-of-month month day-of-week, e.g. "0 2 * * 6", or @hourly/@daily/@weekly/@monthly/@yearly' }];
+    return [
+      {
+        field: `${field}.schedule`,
+        why: compiled.why,
+        fix: 'write minute hour day-of-month month day-of-week, e.g. "0 2 * * 6", or @hourly/@daily/@weekly/@monthly/@yearly',
+      },
+    ];
   }
   if (fireAtOrAfter(compiled.cron, now) === undefined) {
-    return [{ field: `${field}.schedule`, why: `"${schedule}" never fires (no date matches it), so the ${what} would never happen`, fix: 'choose a day and month that exist, e.g. "0 0 28 2 *" instead of "0 0 30 2 *"' }];
+    return [
+      {
+        field: `${field}.schedule`,
+        why: `"${schedule}" never fires (no date matches it), so the ${what} would never happen`,
+        fix: 'choose a day and month that exist, e.g. "0 0 28 2 *" instead of "0 0 30 2 *"',
+      },
+    ];
   }
   return [];
 }
@@ -223,16 +323,37 @@ export function maintenanceProblems(m: MaintenanceSpec | undefined, now: number)
   if (!m) return [];
   const out: CalendarProblem[] = [];
   if (parsePause(m.pausedUntil).kind === 'invalid') {
-    out.push({ field: 'spec.maintenance.pausedUntil', why: `"${String(m.pausedUntil)}" is neither "true", "false" nor an RFC 3339 time that exists`, fix: 'write "true" (paused until set back), "false", or a time such as "2026-12-01T06:00:00Z"' });
+    out.push({
+      field: 'spec.maintenance.pausedUntil',
+      why: `"${String(m.pausedUntil)}" is neither "true", "false" nor an RFC 3339 time that exists`,
+      fix: 'write "true" (paused until set back), "false", or a time such as "2026-12-01T06:00:00Z"',
+    });
   }
   (m.windows ?? []).forEach((w, i) => {
     const field = `spec.maintenance.windows[${i}]`;
     out.push(...cronProblems(field, w.schedule, w.timeZone, now, 'window'));
     const ms = parseGoDuration(w.duration);
-    if (ms === undefined) out.push({ field: `${field}.duration`, why: `"${w.duration}" is not a Go duration`, fix: 'write e.g. "2h", "90m" or "1h30m"' });
-    else if (ms <= 0) out.push({ field: `${field}.duration`, why: `"${w.duration}" is not longer than zero, so the window never opens`, fix: 'give a positive duration, e.g. "2h"' });
-    else if (ms < MIN_WINDOW_MS) out.push({ field: `${field}.duration`, kind: 'too-short', why: `"${w.duration}" is shorter than a minute: a pass a moment late would find it closed until it next opens`, fix: 'give at least "1m" (cron opens windows on whole minutes)' });
-    else if (ms > MAX_WINDOW_MS) out.push({ field: `${field}.duration`, why: `"${w.duration}" is longer than a week (168h)`, fix: 'use at most "168h"; for longer, pause with spec.maintenance.pausedUntil instead' });
+    if (ms === undefined)
+      out.push({ field: `${field}.duration`, why: `"${w.duration}" is not a Go duration`, fix: 'write e.g. "2h", "90m" or "1h30m"' });
+    else if (ms <= 0)
+      out.push({
+        field: `${field}.duration`,
+        why: `"${w.duration}" is not longer than zero, so the window never opens`,
+        fix: 'give a positive duration, e.g. "2h"',
+      });
+    else if (ms < MIN_WINDOW_MS)
+      out.push({
+        field: `${field}.duration`,
+        kind: 'too-short',
+        why: `"${w.duration}" is shorter than a minute: a pass a moment late would find it closed until it next opens`,
+        fix: 'give at least "1m" (cron opens windows on whole minutes)',
+      });
+    else if (ms > MAX_WINDOW_MS)
+      out.push({
+        field: `${field}.duration`,
+        why: `"${w.duration}" is longer than a week (168h)`,
+        fix: 'use at most "168h"; for longer, pause with spec.maintenance.pausedUntil instead',
+      });
   });
   return out;
 }
@@ -242,7 +363,12 @@ export function scheduleProblems(s: ScheduleSpec, index: number, now: number): C
   const field = `spec.schedules[${index}]`;
   const out = cronProblems(field, s.schedule, s.timeZone, now, 'schedule');
   if (s.startingDeadlineSeconds !== undefined && s.startingDeadlineSeconds < MIN_STARTING_DEADLINE_SECONDS) {
-    out.push({ field: `${field}.startingDeadlineSeconds`, kind: 'deadline', why: `${s.startingDeadlineSeconds} is below ${MIN_STARTING_DEADLINE_SECONDS}: a reconcile a moment late would miss every tick`, fix: `give seconds ≥ ${MIN_STARTING_DEADLINE_SECONDS} (default 300)` });
+    out.push({
+      field: `${field}.startingDeadlineSeconds`,
+      kind: 'deadline',
+      why: `${s.startingDeadlineSeconds} is below ${MIN_STARTING_DEADLINE_SECONDS}: a reconcile a moment late would miss every tick`,
+      fix: `give seconds ≥ ${MIN_STARTING_DEADLINE_SECONDS} (default 300)`,
+    });
   }
   return out;
 }
@@ -264,7 +390,11 @@ export function calendarWarnings(m: MaintenanceSpec | undefined, schedules: Sche
   (schedules ?? []).forEach((s, i) => zone(`spec.schedules[${i}].timeZone`, s.timeZone));
   const pause = parsePause(m?.pausedUntil);
   if (pause.kind === 'until' && pause.at <= now) {
-    out.push({ field: 'spec.maintenance.pausedUntil', kind: 'pause-past', message: `spec.maintenance.pausedUntil: ${String(m?.pausedUntil)} is already past, so nothing is paused (did you mean a later date?)` });
+    out.push({
+      field: 'spec.maintenance.pausedUntil',
+      kind: 'pause-past',
+      message: `spec.maintenance.pausedUntil: ${String(m?.pausedUntil)} is already past, so nothing is paused (did you mean a later date?)`,
+    });
   }
   return out;
 }
@@ -319,7 +449,7 @@ function openSpanAt(windows: WallPlan[], t: number): Span | undefined {
   for (const h of heads) if (h && h.start <= t && (end === undefined || h.end > end)) end = h.end;
   if (end === undefined) return undefined;
   // Runs that open before (or as) the span closes prolong it.
-  for (let grown = true; grown && end < limit; ) {
+  for (let grown = true; grown && end < limit;) {
     grown = false;
     for (let i = 0; i < heads.length; i++) {
       let h = heads[i];
@@ -386,7 +516,11 @@ export function maintenanceHold(m: MaintenanceSpec | undefined, plan: string, no
   const windows = compiledWindows(m);
   const subject = `plan "${plan}"`;
   if (pause.kind === 'indefinite') {
-    return { held: true, reason: 'Paused', message: `${subject} is held: maintenance is paused (spec.maintenance.pausedUntil: "true") until the pause is lifted` };
+    return {
+      held: true,
+      reason: 'Paused',
+      message: `${subject} is held: maintenance is paused (spec.maintenance.pausedUntil: "true") until the pause is lifted`,
+    };
   }
   const resume = pause.kind === 'until' && pause.at > now ? pause.at : undefined;
   const from = resume ?? now;
@@ -395,8 +529,18 @@ export function maintenanceHold(m: MaintenanceSpec | undefined, plan: string, no
     startsAt = nextWindowSpan(m, from)?.start;
   }
   if (resume !== undefined) {
-    const when = startsAt === undefined ? 'no window opens after it' : startsAt === resume ? `starts at ${iso(startsAt)}` : `starts when the next window opens at ${iso(startsAt)}`;
-    return { held: true, reason: 'Paused', startsAt, message: `${subject} is held: maintenance is paused until ${iso(resume)}; it ${when}` };
+    const when =
+      startsAt === undefined
+        ? 'no window opens after it'
+        : startsAt === resume
+          ? `starts at ${iso(startsAt)}`
+          : `starts when the next window opens at ${iso(startsAt)}`;
+    return {
+      held: true,
+      reason: 'Paused',
+      startsAt,
+      message: `${subject} is held: maintenance is paused until ${iso(resume)}; it ${when}`,
+    };
   }
   if (startsAt === now) return { held: false };
   return {
@@ -411,7 +555,10 @@ export function maintenanceHold(m: MaintenanceSpec | undefined, plan: string, no
 }
 
 /** What status.maintenance reports: paused now, and the next (or current) window. */
-export function maintenanceState(m: MaintenanceSpec | undefined, now: number): { paused: boolean; nextWindow?: { start: string; end: string } } {
+export function maintenanceState(
+  m: MaintenanceSpec | undefined,
+  now: number,
+): { paused: boolean; nextWindow?: { start: string; end: string } } {
   if (!m) return { paused: false };
   const pause = parsePause(m.pausedUntil);
   const paused = pause.kind === 'indefinite' || (pause.kind === 'until' && pause.at > now);
@@ -474,11 +621,18 @@ export function dueTick(s: ScheduleSpec, memory: ScheduleMemory | undefined, now
   const after = floors.length > 0 ? Math.max(...floors) : Number.isNaN(expected) ? undefined : expected;
   if (after === undefined) return { late: false, passedOver: 0, passedOverTicks: [], ...(next !== undefined ? { next } : {}) };
   const tick = fireAtOrBefore(cron, now);
-  if (tick === undefined || tick < after) return { late: false, passedOver: 0, passedOverTicks: [], ...(next !== undefined ? { next } : {}) };
+  if (tick === undefined || tick < after)
+    return { late: false, passedOver: 0, passedOverTicks: [], ...(next !== undefined ? { next } : {}) };
   let passedOver = 0;
-  for (let t = fireAtOrAfter(cron, after); t !== undefined && t < tick && passedOver < MAX_COUNTED_MISSES; t = fireAtOrAfter(cron, t + 1)) passedOver++;
+  for (let t = fireAtOrAfter(cron, after); t !== undefined && t < tick && passedOver < MAX_COUNTED_MISSES; t = fireAtOrAfter(cron, t + 1))
+    passedOver++;
   const passedOverTicks: number[] = [];
-  for (let t = fireAtOrBefore(cron, tick - 1); t !== undefined && t >= after && passedOverTicks.length < MAX_LISTED_MISSES; t = fireAtOrBefore(cron, t - 1)) passedOverTicks.unshift(t);
+  for (
+    let t = fireAtOrBefore(cron, tick - 1);
+    t !== undefined && t >= after && passedOverTicks.length < MAX_LISTED_MISSES;
+    t = fireAtOrBefore(cron, t - 1)
+  )
+    passedOverTicks.unshift(t);
   return { tick, late: now - tick > startingDeadlineMs(s), passedOver, passedOverTicks, ...(next !== undefined ? { next } : {}) };
 }
 

@@ -39,9 +39,7 @@ export function isOpenRisk(insight: Insight): boolean {
 
 /** Whether acceptance `a` covers the insight `uid` with scope digest `digest` of `informer`. */
 export function covers(a: AcceptedInsight, informer: string, uid: string, digest: string | undefined): boolean {
-  return (
-    a.accepted && a.updateInformer === informer && a.uid === uid && (a.scopeDigest === undefined || a.scopeDigest === digest)
-  );
+  return a.accepted && a.updateInformer === informer && a.uid === uid && (a.scopeDigest === undefined || a.scopeDigest === digest);
 }
 
 /** Whether `acceptances` accept `insight` as reported by `informer` (its identity, see above). */

@@ -3,12 +3,18 @@
 
 /** `value` as JSON text with object keys sorted; keys named in `ignore` are left out. */
 export function canonicalJson(value: unknown, ignore: readonly string[] = []): string {
-  return JSON.stringify(value, (key, v: unknown) => {
-    if (ignore.includes(key)) return undefined;
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
-    const record = v as Record<string, unknown>;
-    return Object.fromEntries(Object.keys(record).sort().map((k) => [k, record[k]]));
-  }) ?? 'undefined';
+  return (
+    JSON.stringify(value, (key, v: unknown) => {
+      if (ignore.includes(key)) return undefined;
+      if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+      const record = v as Record<string, unknown>;
+      return Object.fromEntries(
+        Object.keys(record)
+          .sort()
+          .map((k) => [k, record[k]]),
+      );
+    }) ?? 'undefined'
+  );
 }
 
 /**

@@ -22,15 +22,19 @@ export function selectorProblems(sel: LabelSelector | undefined, what: string): 
   for (const [k, v] of Object.entries(sel.matchLabels ?? {})) {
     const p = keyProblem(k);
     if (p) problems.push(`${what}.matchLabels: ${p}`);
-    if (typeof v !== 'string' || v.length > 63 || !LABEL_VALUE.test(v)) problems.push(`${what}.matchLabels: value "${String(v)}" of "${k}" is not a valid label value`);
+    if (typeof v !== 'string' || v.length > 63 || !LABEL_VALUE.test(v))
+      problems.push(`${what}.matchLabels: value "${String(v)}" of "${k}" is not a valid label value`);
   }
   (sel.matchExpressions ?? []).forEach((e, i) => {
     const p = keyProblem(e.key);
     if (p) problems.push(`${what}.matchExpressions[${i}]: ${p}`);
     const values = e.values ?? [];
-    if ((e.operator === 'In' || e.operator === 'NotIn') && values.length === 0) problems.push(`${what}.matchExpressions[${i}]: ${e.operator} needs values`);
-    if ((e.operator === 'Exists' || e.operator === 'DoesNotExist') && values.length > 0) problems.push(`${what}.matchExpressions[${i}]: ${e.operator} takes no values`);
-    for (const v of values) if (v.length > 63 || !LABEL_VALUE.test(v)) problems.push(`${what}.matchExpressions[${i}]: value "${v}" is not a valid label value`);
+    if ((e.operator === 'In' || e.operator === 'NotIn') && values.length === 0)
+      problems.push(`${what}.matchExpressions[${i}]: ${e.operator} needs values`);
+    if ((e.operator === 'Exists' || e.operator === 'DoesNotExist') && values.length > 0)
+      problems.push(`${what}.matchExpressions[${i}]: ${e.operator} takes no values`);
+    for (const v of values)
+      if (v.length > 63 || !LABEL_VALUE.test(v)) problems.push(`${what}.matchExpressions[${i}]: value "${v}" is not a valid label value`);
   });
   return problems;
 }

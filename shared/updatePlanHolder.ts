@@ -43,7 +43,11 @@ export function holderOrder(a: UpdatePlan, b: UpdatePlan): number {
  */
 export function targetHolder(plans: readonly UpdatePlan[], namespace: string | undefined, target: string): UpdatePlan | undefined {
   return plans
-    .filter((p) => p.spec?.targetRelease === target && (namespace === undefined || p.metadata.namespace === undefined || p.metadata.namespace === namespace))
+    .filter(
+      (p) =>
+        p.spec?.targetRelease === target &&
+        (namespace === undefined || p.metadata.namespace === undefined || p.metadata.namespace === namespace),
+    )
     .sort(holderOrder)[0];
 }
 
@@ -51,6 +55,9 @@ export function targetHolder(plans: readonly UpdatePlan[], namespace: string | u
 export function heldByAnother(plan: UpdatePlan, plans: readonly UpdatePlan[]): UpdatePlan | undefined {
   const holder = targetHolder(plans, plan.metadata.namespace ?? '', plan.spec.targetRelease);
   if (holder === undefined) return undefined;
-  const same = holder.metadata.uid !== undefined && plan.metadata.uid !== undefined ? holder.metadata.uid === plan.metadata.uid : holder.metadata.name === plan.metadata.name;
+  const same =
+    holder.metadata.uid !== undefined && plan.metadata.uid !== undefined
+      ? holder.metadata.uid === plan.metadata.uid
+      : holder.metadata.name === plan.metadata.name;
   return same ? undefined : holder;
 }

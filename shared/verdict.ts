@@ -60,5 +60,8 @@ export function combine(verdicts: Verdict[]): Verdict {
   const warnings = verdicts.flatMap((v) => v.warnings);
   const denied = verdicts.find((v): v is Denied => !v.allowed);
   if (denied) return { ...denied, warnings };
-  return allow(warnings, verdicts.flatMap((v) => (v.allowed ? v.patch : [])));
+  return allow(
+    warnings,
+    verdicts.flatMap((v) => (v.allowed ? v.patch : [])),
+  );
 }

@@ -20,7 +20,16 @@ export function offsetMinutes(zone: string, at: number): number {
   if (zone === 'UTC' || zone === 'Etc/UTC') return 0;
   let format = offsetFormats.get(zone);
   if (!format) {
-    format = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
     offsetFormats.set(zone, format);
   }
   const p = { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0 };
@@ -204,7 +213,8 @@ function dayRuns(p: WallPlan, day: number): Run[] {
   wallClockWork.steps++;
   if (!p.matchesDay(day)) return [];
   const z = zoneDay(p.zone, day);
-  if (z.change === undefined) return p.runs.map(([a, b]) => ({ start: z.base + (a - z.before) * MINUTE, end: z.base + (b - z.before) * MINUTE + p.ms }));
+  if (z.change === undefined)
+    return p.runs.map(([a, b]) => ({ start: z.base + (a - z.before) * MINUTE, end: z.base + (b - z.before) * MINUTE + p.ms }));
   const out: Run[] = [];
   for (const f of changeDayFires(p, z)) {
     const last = out[out.length - 1];

@@ -4,7 +4,18 @@
 // values: documents are parsed with `uniqueKeys: false`, and these errors are added to the
 // document's — the same error yaml gives (DUPLICATE_KEY, "Map keys must be unique", at the
 // repeated key), in the same order.
-import { isMap, isPair, isScalar, isSeq, parseDocument, YAMLParseError, type Document, type DocumentOptions, type ParseOptions, type SchemaOptions } from 'yaml';
+import {
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  parseDocument,
+  YAMLParseError,
+  type Document,
+  type DocumentOptions,
+  type ParseOptions,
+  type SchemaOptions,
+} from 'yaml';
 
 /** Work done by duplicateKeyErrors in this process: one unit per key compared or looked up (for tests). */
 export const duplicateKeyWork = { comparisons: 0 };

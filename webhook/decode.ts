@@ -89,7 +89,10 @@ function whom(req: AdmissionRequest, kind: string): string {
  * The request with its objects typed, or the refusal of the first that does not decode
  * (`object` before `oldObject`): what is wrong, where, and what the object must look like.
  */
-export function decodeObjects<T extends KubeObject>(req: AdmissionRequest, { kind, rule, checker }: DecodeOptions): DecodedRequest<T> | Denied {
+export function decodeObjects<T extends KubeObject>(
+  req: AdmissionRequest,
+  { kind, rule, checker }: DecodeOptions,
+): DecodedRequest<T> | Denied {
   if ((req.object ?? null) === null && (req.oldObject ?? null) === null) {
     return deny({
       rule,
@@ -108,7 +111,10 @@ export function decodeObjects<T extends KubeObject>(req: AdmissionRequest, { kin
     return deny({
       rule,
       object: whom(req, kind),
-      refused: field === 'object' ? `${req.operation.toLowerCase()} (the written object does not decode)` : `${req.operation.toLowerCase()} (the stored object does not decode)`,
+      refused:
+        field === 'object'
+          ? `${req.operation.toLowerCase()} (the written object does not decode)`
+          : `${req.operation.toLowerCase()} (the stored object does not decode)`,
       why: `${errors.length > 0 ? errors.join('; ') : 'it does not have the shape of a ' + kind}`,
       fix: `write the ${kind} as \`kubectl explain ${kind.toLowerCase()}.spec\` describes it (an object where an object is expected, a string where a string is)`,
       code: 422,

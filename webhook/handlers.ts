@@ -2,11 +2,25 @@
 // pure rule, return its verdict. Handlers only read: admission creates nothing (a review
 // sent straight to the webhook port, forged or not, changes nothing in the cluster).
 import type { Operation } from 'rfc6902';
-import { GROUP, type FleetRollout, type Instance, type OperatorVersion, type PlanApproval, type PlanPolicy, type UpdatePlan } from '../shared/api/schema.ts';
+import {
+  GROUP,
+  type FleetRollout,
+  type Instance,
+  type OperatorVersion,
+  type PlanApproval,
+  type PlanPolicy,
+  type UpdatePlan,
+} from '../shared/api/schema.ts';
 import { DEFAULT_CONTROLLER_USER, FLEET_MARK_ANNOTATION, fleetRequestedBy, parseMark, type Author } from '../shared/fleet.ts';
 import { matchesSelector, selectorQuery } from '../shared/labelSelector.ts';
 import { admitFleetMark } from './rules/fleetMark.ts';
-import { admitFleetRollout, admitFleetTargets, mutateFleetRollout, type FleetRolloutContext, type FleetTargetFacts } from './rules/fleetRollout.ts';
+import {
+  admitFleetRollout,
+  admitFleetTargets,
+  mutateFleetRollout,
+  type FleetRolloutContext,
+  type FleetTargetFacts,
+} from './rules/fleetRollout.ts';
 import { createKubeClient, type KubeCredentials } from '../shared/kube/client.ts';
 import { DEFAULT_PLAN_SERVICE_ACCOUNT } from '../shared/api/names.ts';
 import { apiLookups, preflightInstanceWrite, type WebhookLookups } from './lookups.ts';
@@ -19,7 +33,14 @@ import { admitInstance, upgradeTarget, type InstanceAdmissionContext } from './r
 import { admitPreChecksOptOut, optOutToJudge, skipPreChecksOf } from './rules/preChecksOptOut.ts';
 import type { AccessSubject } from '../shared/kube/access.ts';
 import { introducesRequest, mutateInstance } from './rules/instanceMutate.ts';
-import { admitGovernedSchedules, admitPlanApproval, admitPlanPolicy, judgeBreakGlass, mutatePlanApproval, type ApprovalAuthor } from './rules/governance.ts';
+import {
+  admitGovernedSchedules,
+  admitPlanApproval,
+  admitPlanPolicy,
+  judgeBreakGlass,
+  mutatePlanApproval,
+  type ApprovalAuthor,
+} from './rules/governance.ts';
 import { BREAK_GLASS_ANNOTATION } from '../shared/plan/governance.ts';
 import { jsonEqual } from '../shared/json.ts';
 import { admitInstanceStatus, mutateInstanceStatus } from '../shared/conditions/statusAdmission.ts';
@@ -28,7 +49,13 @@ import { NO_ALLOWANCE, type TenancyAllowance } from '../shared/blueprint/review.
 import { admitServiceAccount, impersonationOf, serviceAccountToCheck } from './rules/tenancy.ts';
 import { admitUpdatePlan, needsOtherUpdatePlans, reportedInsightsOf, type UpdatePlanContext } from './rules/updatePlan.ts';
 import { admitBlueprintRights, bringsBlueprint, serviceAccountsToJudge } from './rules/blueprintRights.ts';
-import { admitChangedBlueprint, blueprintRecordPatch, blueprintRestorePatch, changedBlueprintAccount, recordsBlueprint } from './rules/blueprintRecord.ts';
+import {
+  admitChangedBlueprint,
+  blueprintRecordPatch,
+  blueprintRestorePatch,
+  changedBlueprintAccount,
+  recordsBlueprint,
+} from './rules/blueprintRecord.ts';
 import { allow, combine, deny, type Verdict } from '../shared/verdict.ts';
 import { perRunParameterRefusal, rawParameterChanges } from '../shared/plan/policy.ts';
 import type { WebhookRoute, WebhookRoutes } from './server.ts';
@@ -75,7 +102,10 @@ export { ROUTES };
  */
 export function needsLiveOperatorVersion(operation: string, object: Instance | undefined, oldObject: Instance | undefined): boolean {
   if (operation !== 'UPDATE' || !object?.spec || !oldObject?.spec) return true;
-  return object.spec.operatorVersion?.name !== oldObject.spec.operatorVersion?.name || rawParameterChanges(oldObject.spec, object.spec).length > 0;
+  return (
+    object.spec.operatorVersion?.name !== oldObject.spec.operatorVersion?.name ||
+    rawParameterChanges(oldObject.spec, object.spec).length > 0
+  );
 }
 
 /** The Instance a decoded request is about (its object, or on DELETE the stored one) and the stored one. */
@@ -126,11 +156,15 @@ export async function instanceContext(
  * controller writes a trigger for a FleetRollout and marks it so — the rollout and its
  * recorded author (shared/fleet.ts fleetRequestedBy). A mark nobody but the controller may set.
  */
-function requesterName(req: Pick<AdmissionRequest, 'userInfo'> & { object: unknown; oldObject: unknown }, controllerUser: string): string | undefined {
+function requesterName(
+  req: Pick<AdmissionRequest, 'userInfo'> & { object: unknown; oldObject: unknown },
+  controllerUser: string,
+): string | undefined {
   const username = req.userInfo?.username;
   const object = req.object ?? req.oldObject;
   if (username === undefined || !isRecord(object) || !isRecord(object.metadata)) return username;
-  const old = isRecord(req.oldObject) && isRecord(req.oldObject.metadata) ? (req.oldObject as Parameters<typeof fleetRequestedBy>[0]) : undefined;
+  const old =
+    isRecord(req.oldObject) && isRecord(req.oldObject.metadata) ? (req.oldObject as Parameters<typeof fleetRequestedBy>[0]) : undefined;
   const annotations = object.metadata.annotations;
   if (annotations !== undefined && !isRecord(annotations)) return username;
   return fleetRequestedBy(old, object as Parameters<typeof fleetRequestedBy>[1], username, controllerUser) ?? username;
@@ -147,12 +181,17 @@ async function handleUpdatePlan(req: AdmissionRequest, lookups: WebhookLookups):
   // Only the API server's reviews are judged; a name, namespace or target that is not a
   // string comes from something else (the API server validates them first).
   const text = (v: unknown) => v === undefined || typeof v === 'string';
-  if (!isRecord(object.spec) || typeof object.spec.targetRelease !== 'string' || !text(object.metadata.namespace) || !text(object.metadata.name)) {
+  if (
+    !isRecord(object.spec) ||
+    typeof object.spec.targetRelease !== 'string' ||
+    !text(object.metadata.namespace) ||
+    !text(object.metadata.name)
+  ) {
     return deny({
       rule: 'updateplan.malformed',
       object: `AdmissionReview ${req.uid}`,
       refused: 'request',
-      why: 'the UpdatePlan\'s metadata.name, metadata.namespace or spec.targetRelease is not a string',
+      why: "the UpdatePlan's metadata.name, metadata.namespace or spec.targetRelease is not a string",
       fix: 'only the Kubernetes API server should call this webhook',
       code: 400,
       reason: 'BadRequest',
@@ -207,14 +246,36 @@ async function handleInstance(
   const judge = (context: InstanceAdmissionContext) =>
     combine([
       admitInstance(context),
-      admitServiceAccount({ operation: req.operation, object, oldObject, namespace, defaultServiceAccount, user, access, serviceAccountExists }),
+      admitServiceAccount({
+        operation: req.operation,
+        object,
+        oldObject,
+        namespace,
+        defaultServiceAccount,
+        user,
+        access,
+        serviceAccountExists,
+      }),
       admitFleetMark({ operation: req.operation, object, oldObject, username: req.userInfo.username ?? '', controllerUser }),
     ]);
   // A break-glass is judged here as the mutating webhook judged it, so that the stamp it
   // wrote (with the freezes it passes) is the one expected.
-  const glass = req.operation === 'UPDATE' && object.metadata?.annotations?.[BREAK_GLASS_ANNOTATION] !== undefined ? await governanceFacts(object, lookups) : undefined;
-  const judgedGlass = glass ? judgeBreakGlass({ object, ...(oldObject ? { oldObject } : {}), user: authorOf(req), ...glass, now: Date.parse(now), introducesRequest: introducesRequest(first.context) }) : undefined;
-  const withGlass = (c: InstanceAdmissionContext): InstanceAdmissionContext => (judgedGlass?.stamp ? { ...c, breakGlass: judgedGlass.stamp } : c);
+  const glass =
+    req.operation === 'UPDATE' && object.metadata?.annotations?.[BREAK_GLASS_ANNOTATION] !== undefined
+      ? await governanceFacts(object, lookups)
+      : undefined;
+  const judgedGlass = glass
+    ? judgeBreakGlass({
+        object,
+        ...(oldObject ? { oldObject } : {}),
+        user: authorOf(req),
+        ...glass,
+        now: Date.parse(now),
+        introducesRequest: introducesRequest(first.context),
+      })
+    : undefined;
+  const withGlass = (c: InstanceAdmissionContext): InstanceAdmissionContext =>
+    judgedGlass?.stamp ? { ...c, breakGlass: judgedGlass.stamp } : c;
   let context = withGlass(first.context);
   let verdict = judgedGlass && !judgedGlass.verdict.allowed ? judgedGlass.verdict : judge(context);
   if (!verdict.allowed && first.fromCache) {
@@ -229,7 +290,15 @@ async function handleInstance(
     const changedAccess = await lookups.canI(subject, impersonationOf(namespace, changedFor));
     verdict = combine([
       verdict,
-      admitChangedBlueprint({ object, oldObject, namespace, user, operatorVersion: context.operatorVersion, serviceAccount: changedFor, access: changedAccess }),
+      admitChangedBlueprint({
+        object,
+        oldObject,
+        namespace,
+        user,
+        operatorVersion: context.operatorVersion,
+        serviceAccount: changedFor,
+        access: changedAccess,
+      }),
     ]);
   }
   // The pre-checks opt-out is a right of its own (webhook/rules/preChecksOptOut.ts).
@@ -274,7 +343,8 @@ async function handleOperatorVersion(req: AdmissionRequest, lookups: WebhookLook
   const name = object.metadata.name;
   // A creation is judged too: an OperatorVersion deleted and made again under the same name
   // is used by the Instances that named it.
-  const using = req.operation !== 'CREATE' || judged ? (await lookups.listInstances(ns)).filter((i) => i.spec?.operatorVersion?.name === name) : [];
+  const using =
+    req.operation !== 'CREATE' || judged ? (await lookups.listInstances(ns)).filter((i) => i.spec?.operatorVersion?.name === name) : [];
   const instancesUsing = req.operation === 'CREATE' ? undefined : using.length;
   const verdict = admitOperatorVersion({ operation: req.operation, oldObject, object, instancesUsing, namespace: ns, tenancy });
   if (!verdict.allowed || !judged) return verdict;
@@ -315,7 +385,9 @@ export async function fleetTargetFacts(ctx: FleetRolloutContext, lookups: Webhoo
   ]);
   const nsLabels = new Map((namespaces ?? []).map((n) => [n.name, n.labels]));
   const matching = all.filter(
-    (i) => matchesSelector(i.metadata.labels, spec.instanceSelector) && (!namespaces || matchesSelector(nsLabels.get(i.metadata.namespace ?? ''), spec.namespaceSelector)),
+    (i) =>
+      matchesSelector(i.metadata.labels, spec.instanceSelector) &&
+      (!namespaces || matchesSelector(nsLabels.get(i.metadata.namespace ?? ''), spec.namespaceSelector)),
   );
   const names = [...new Set(matching.map((i) => i.metadata.namespace ?? ''))].sort();
   const ovKeys = [...new Set(matching.map((i) => `${i.metadata.namespace}/${i.spec?.operatorVersion?.name}`))];
@@ -342,7 +414,11 @@ export async function fleetTargetFacts(ctx: FleetRolloutContext, lookups: Webhoo
     // A refusal names only what its author may see: namespaces where the author may not list
     // Instances (or the answer is unknown) are only counted in it.
     Promise.all(
-      names.map(async (ns) => ((await lookups.canI(subject, { verb: 'list', group: GROUP, resource: 'instances', namespace: ns })).kind === 'allowed' ? undefined : ns)),
+      names.map(async (ns) =>
+        (await lookups.canI(subject, { verb: 'list', group: GROUP, resource: 'instances', namespace: ns })).kind === 'allowed'
+          ? undefined
+          : ns,
+      ),
     ),
   ]);
   // The author must be allowed to act as each named ServiceAccount of the targets, as a
@@ -371,7 +447,8 @@ export async function fleetTargetFacts(ctx: FleetRolloutContext, lookups: Webhoo
         name: i.metadata.name ?? '',
         operatorVersion: i.spec?.operatorVersion?.name ?? '',
         plans: ov ? Object.keys(ov.spec.plans ?? {}) : undefined,
-        parameterRefusal: ov && spec.plan?.parameters ? perRunParameterRefusal(ov.spec, ov.metadata.name ?? '', spec.plan.parameters) : undefined,
+        parameterRefusal:
+          ov && spec.plan?.parameters ? perRunParameterRefusal(ov.spec, ov.metadata.name ?? '', spec.plan.parameters) : undefined,
       };
     }),
     forbiddenNamespaces: forbidden.filter((n): n is string => n !== undefined),
@@ -399,7 +476,8 @@ async function handlePlanApproval(req: AdmissionRequest, lookups: WebhookLookups
   const user = authorOf(req);
   const first = admitPlanApproval({ operation: req.operation, object, oldObject, user });
   if (!first.allowed || req.operation !== 'CREATE') return first;
-  if (!lookups.getInstance || !lookups.listPlanApprovals) throw new Error('PlanApproval admission needs to read Instances and PlanApprovals');
+  if (!lookups.getInstance || !lookups.listPlanApprovals)
+    throw new Error('PlanApproval admission needs to read Instances and PlanApprovals');
   const ns = req.namespace ?? object.metadata.namespace ?? '';
   const [instance, approvals] = await Promise.all([lookups.getInstance(ns, object.spec.instance), lookups.listPlanApprovals(ns)]);
   return admitPlanApproval({ operation: req.operation, object, user, facts: { instance, approvals } });
@@ -410,7 +488,10 @@ async function handlePlanApproval(req: AdmissionRequest, lookups: WebhookLookups
  * introduces a request, a new schedule of a plan a PlanPolicy requires approval for. Looks
  * up policies only when the write has one of those.
  */
-async function governanceFacts(object: Instance, lookups: WebhookLookups): Promise<{ policies: PlanPolicy[]; namespaceLabels: Record<string, string> } | undefined> {
+async function governanceFacts(
+  object: Instance,
+  lookups: WebhookLookups,
+): Promise<{ policies: PlanPolicy[]; namespaceLabels: Record<string, string> } | undefined> {
   if (!lookups.listPlanPolicies || !lookups.labelsOfNamespace) return undefined;
   const policies = await lookups.listPlanPolicies();
   if (policies.length === 0) return { policies, namespaceLabels: {} };
@@ -451,7 +532,16 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
   const handle: Record<WebhookPath, WebhookRoute['handle']> = {
     [ROUTES.validateInstances]: async (raw) => {
       const req = decodeInstances(raw, 'validating');
-      return isDenied(req) ? req : handleInstance(req, lookups, now(), deps.defaultServiceAccount ?? DEFAULT_PLAN_SERVICE_ACCOUNT, deps.controllerUser ?? DEFAULT_CONTROLLER_USER, deps.tenancy ?? NO_ALLOWANCE);
+      return isDenied(req)
+        ? req
+        : handleInstance(
+            req,
+            lookups,
+            now(),
+            deps.defaultServiceAccount ?? DEFAULT_PLAN_SERVICE_ACCOUNT,
+            deps.controllerUser ?? DEFAULT_CONTROLLER_USER,
+            deps.tenancy ?? NO_ALLOWANCE,
+          );
     },
     // Filling in a trigger id and stamping who asked need no lookups; recording the
     // blueprint of a write that introduces a run reads its OperatorVersion (the cache's).
@@ -468,19 +558,33 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
         user: requesterName(req, deps.controllerUser ?? DEFAULT_CONTROLLER_USER),
       };
       // A break-glass is judged with the request it comes with, and stamped with it.
-      const glass = req.operation === 'UPDATE' && object.metadata?.annotations?.[BREAK_GLASS_ANNOTATION] !== undefined ? await governanceFacts(object, lookups) : undefined;
-      const judged = glass ? judgeBreakGlass({ object, ...(oldObject ? { oldObject } : {}), user: authorOf(req), ...glass, now: clock().getTime(), introducesRequest: introducesRequest(ctx) }) : undefined;
+      const glass =
+        req.operation === 'UPDATE' && object.metadata?.annotations?.[BREAK_GLASS_ANNOTATION] !== undefined
+          ? await governanceFacts(object, lookups)
+          : undefined;
+      const judged = glass
+        ? judgeBreakGlass({
+            object,
+            ...(oldObject ? { oldObject } : {}),
+            user: authorOf(req),
+            ...glass,
+            now: clock().getTime(),
+            introducesRequest: introducesRequest(ctx),
+          })
+        : undefined;
       if (judged && !judged.verdict.allowed) return judged.verdict;
       const mutated = mutateInstance({ ...ctx, ...(judged?.stamp ? { breakGlass: judged.stamp } : {}) });
       if (!mutated.allowed) return mutated;
-      const verdict = judged && judged.verdict.warnings.length > 0 ? allow([...judged.verdict.warnings, ...mutated.warnings], mutated.patch) : mutated;
+      const verdict =
+        judged && judged.verdict.warnings.length > 0 ? allow([...judged.verdict.warnings, ...mutated.warnings], mutated.patch) : mutated;
       if (!recordsBlueprint(req.operation, object, oldObject)) {
         const restore = blueprintRestorePatch(req.operation, object, oldObject);
         return restore.length === 0 ? verdict : allow(verdict.warnings, [...mergeAnnotationPatches(verdict.patch, restore)]);
       }
       const ns = req.namespace ?? object.metadata?.namespace ?? '';
       const name = object.spec?.operatorVersion?.name;
-      const ov = typeof name === 'string' ? (lookups.cachedOperatorVersion?.(ns, name) ?? (await lookups.getOperatorVersion(ns, name))) : undefined;
+      const ov =
+        typeof name === 'string' ? (lookups.cachedOperatorVersion?.(ns, name) ?? (await lookups.getOperatorVersion(ns, name))) : undefined;
       const record = blueprintRecordPatch(object, ov, verdict.patch);
       return record.length === 0 ? verdict : allow(verdict.warnings, [...verdict.patch, ...record]);
     },
@@ -491,7 +595,8 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
     [ROUTES.validateFleetRollouts]: (req) => handleFleetRollout(req, lookups),
     [ROUTES.mutateFleetRollouts]: async (req) => mutateFleetRollout(fleetContext(req)),
     [ROUTES.validatePlanPolicies]: async (req) => admitPlanPolicy({ object: req.object as unknown as PlanPolicy, now: clock().getTime() }),
-    [ROUTES.mutatePlanApprovals]: async (req) => mutatePlanApproval({ operation: req.operation, object: req.object as unknown as PlanApproval, user: authorOf(req) }),
+    [ROUTES.mutatePlanApprovals]: async (req) =>
+      mutatePlanApproval({ operation: req.operation, object: req.object as unknown as PlanApproval, user: authorOf(req) }),
     [ROUTES.validatePlanApprovals]: (req) => handlePlanApproval(req, lookups),
   };
   const routes: WebhookRoutes = Object.fromEntries(WEBHOOK_ROUTES.map((r) => [r.path, { kinds: [r.kind], handle: handle[r.path] }]));
@@ -514,7 +619,11 @@ function mergeAnnotationPatches(first: readonly Operation[], second: readonly Op
     ...first,
     ...second.flatMap((op): Operation[] =>
       op.op === 'add' && op.path === '/metadata/annotations'
-        ? Object.entries(op.value as Record<string, string>).map(([k, v]) => ({ op: 'add', path: `/metadata/annotations/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, value: v }))
+        ? Object.entries(op.value as Record<string, string>).map(([k, v]) => ({
+            op: 'add',
+            path: `/metadata/annotations/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`,
+            value: v,
+          }))
         : [op],
     ),
   ];

@@ -6,14 +6,30 @@
 import { classifyApiError, type KubeClient } from '../shared/kube/client.ts';
 import { subjectAccessReviewer, type AccessAnswer, type AccessAttributes, type AccessSubject } from '../shared/kube/access.ts';
 import type { OperatorVersionCache, ServiceAccountCache } from './operatorVersionCache.ts';
-import { accessQuestions, accessVerdict, kindKey, kindsNamed, preflightPlanOf, servedKindsVerdict, type AccessAnswers } from './rules/preflight.ts';
+import {
+  accessQuestions,
+  accessVerdict,
+  kindKey,
+  kindsNamed,
+  preflightPlanOf,
+  servedKindsVerdict,
+  type AccessAnswers,
+} from './rules/preflight.ts';
 import type { InstanceAdmissionContext } from './rules/instanceContext.ts';
 import type { KindInfo } from '../shared/plan/needs.ts';
 import { kindsNotServed, type KindNotServed, type KindServing } from '../shared/plan/servedKinds.ts';
 import { NO_ALLOWANCE, type TenancyAllowance } from '../shared/blueprint/review.ts';
 import type { WebhookMetrics } from './metrics.ts';
 import { servedKindsLookup } from './servedKinds.ts';
-import { GROUP, VERSION, type Instance, type OperatorVersion, type PlanApproval, type PlanPolicy, type UpdatePlan } from '../shared/api/schema.ts';
+import {
+  GROUP,
+  VERSION,
+  type Instance,
+  type OperatorVersion,
+  type PlanApproval,
+  type PlanPolicy,
+  type UpdatePlan,
+} from '../shared/api/schema.ts';
 import { allow, type Verdict } from '../shared/verdict.ts';
 
 /** The reads admission needs (and nothing that writes). */
@@ -90,10 +106,15 @@ async function withinBudget<T>(work: Promise<T>, ms: number): Promise<T | 'timeo
 }
 
 /** The kinds of the run's objects the API server does not serve; undefined when discovery could not answer. */
-async function kindsNotServedBy(check: { tasks: Parameters<typeof kindsNotServed>[0] }, servedKind: (apiVersion: string, kind: string) => Promise<KindServing>): Promise<KindNotServed[] | undefined> {
+async function kindsNotServedBy(
+  check: { tasks: Parameters<typeof kindsNotServed>[0] },
+  servedKind: (apiVersion: string, kind: string) => Promise<KindServing>,
+): Promise<KindNotServed[] | undefined> {
   const answers = new Map<string, KindServing>();
   try {
-    await Promise.all(kindsNamed(check.tasks).map(async (p) => answers.set(kindKey(p.apiVersion, p.kind), await servedKind(p.apiVersion, p.kind))));
+    await Promise.all(
+      kindsNamed(check.tasks).map(async (p) => answers.set(kindKey(p.apiVersion, p.kind), await servedKind(p.apiVersion, p.kind))),
+    );
   } catch {
     // Discovery failed (an aggregated API down, the API server busy): the run itself will tell.
     return undefined;
@@ -106,7 +127,12 @@ async function kindsNotServedBy(check: { tasks: Parameters<typeof kindsNotServed
  * discovery and the access reviews of the plan's ServiceAccount, each part within
  * `deps.accessBudgetMs`. `serviceAccount` is the one the plan acts as.
  */
-export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serviceAccount: string, deps: PreflightDeps, tenancy: TenancyAllowance = NO_ALLOWANCE): Promise<Verdict> {
+export async function preflightInstanceWrite(
+  ctx: InstanceAdmissionContext,
+  serviceAccount: string,
+  deps: PreflightDeps,
+  tenancy: TenancyAllowance = NO_ALLOWANCE,
+): Promise<Verdict> {
   const planned = preflightPlanOf(ctx, tenancy);
   if ('verdict' in planned) return planned.verdict;
   const { check } = planned;
@@ -122,12 +148,21 @@ export async function preflightInstanceWrite(ctx: InstanceAdmissionContext, serv
       // Discovery is asynchronous, "what a plan needs" is pure: resolve every kind the
       // rendered tasks name first, then ask the questions that follow from the answers.
       const kinds = new Map<string, KindInfo | undefined>();
-      await Promise.all(kindsNamed(check.tasks).map(async (r) => kinds.set(kindKey(r.apiVersion, r.kind), await deps.resolveKind(r.apiVersion, r.kind))));
-      const questions = accessQuestions(check, serviceAccount, (apiVersion, kind) => kinds.get(kindKey(apiVersion, kind)), deps.controllerUser);
+      await Promise.all(
+        kindsNamed(check.tasks).map(async (r) => kinds.set(kindKey(r.apiVersion, r.kind), await deps.resolveKind(r.apiVersion, r.kind))),
+      );
+      const questions = accessQuestions(
+        check,
+        serviceAccount,
+        (apiVersion, kind) => kinds.get(kindKey(apiVersion, kind)),
+        deps.controllerUser,
+      );
       const [exists, granted, answers] = await Promise.all([
         deps.serviceAccountExists(check.namespace, serviceAccount),
         questions.controller ? deps.canI(questions.controller.subject, questions.controller.attributes) : undefined,
-        Promise.all(questions.rights.map(async ({ rule, attributes }) => ({ rule, answer: await deps.canI(questions.subject, attributes) }))),
+        Promise.all(
+          questions.rights.map(async ({ rule, attributes }) => ({ rule, answer: await deps.canI(questions.subject, attributes) })),
+        ),
       ]);
       return { exists, granted, answers, unknownKinds: questions.unknownKinds };
     })(),
@@ -167,11 +202,15 @@ export function apiLookups(
   const reviewer = subjectAccessReviewer(kube, { timeoutMs: options.accessReviewTimeoutMs ?? ACCESS_REVIEW_TIMEOUT_MS });
   // The preflight's questions about a plan's ServiceAccount are a courtesy check, asked on
   // every trigger: answers are reused for a few seconds (docs/admission.md).
-  const planReviewer = subjectAccessReviewer(kube, { timeoutMs: PREFLIGHT_BUDGET_MS, cache: { ttlMs: PREFLIGHT_ACCESS_TTL_MS, maxEntries: 4096 } });
+  const planReviewer = subjectAccessReviewer(kube, {
+    timeoutMs: PREFLIGHT_BUDGET_MS,
+    cache: { ttlMs: PREFLIGHT_ACCESS_TTL_MS, maxEntries: 4096 },
+  });
   // A ServiceAccount the watch has is there; one it has not (created a moment ago, or the
   // cache not live) is looked up.
   const serviceAccountExists = async (ns: string, name: string) =>
-    options.serviceAccounts?.get(ns, name) !== undefined || (await kube.get({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: ns, name })) !== undefined;
+    options.serviceAccounts?.get(ns, name) !== undefined ||
+    (await kube.get({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: ns, name })) !== undefined;
   // Which versions serve a kind: asked for every object of a run the preflight checks, kept 30 s.
   const servedKind = servedKindsLookup(kube);
   const get = <T>(ns: string, kind: string, name: string) => kube.get<T>({ apiVersion: `${GROUP}/${VERSION}`, kind, namespace: ns, name });
@@ -205,7 +244,9 @@ export function apiLookups(
         labels: n.metadata.labels ?? {},
       })),
     listPlanPolicies: async () => (await kube.list<PlanPolicy>(`/apis/${GROUP}/${VERSION}/planpolicies`)).items,
-    labelsOfNamespace: async (name) => (await kube.get<{ metadata: { labels?: Record<string, string> } }>({ apiVersion: 'v1', kind: 'Namespace', name }))?.metadata.labels ?? {},
+    labelsOfNamespace: async (name) =>
+      (await kube.get<{ metadata: { labels?: Record<string, string> } }>({ apiVersion: 'v1', kind: 'Namespace', name }))?.metadata.labels ??
+      {},
     getInstance: (ns, name) => get<Instance>(ns, 'Instance', name),
     listPlanApprovals: (ns) => list<PlanApproval>(ns, 'planapprovals'),
     serviceAccountExists,
@@ -219,7 +260,11 @@ export function apiLookups(
       async resolveKind(apiVersion, kind) {
         try {
           const r = await kube.resourceFor(apiVersion, kind);
-          return { group: apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '', resource: r.name, namespaced: r.namespaced };
+          return {
+            group: apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '',
+            resource: r.name,
+            namespaced: r.namespaced,
+          };
         } catch (err) {
           if (classifyApiError(err) === 'notFound') return undefined;
           throw err;
@@ -228,4 +273,3 @@ export function apiLookups(
     },
   };
 }
-

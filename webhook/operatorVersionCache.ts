@@ -19,7 +19,16 @@
 //   judges every request again with the same policy (shared/plan/policy.ts) against the
 //   OperatorVersion it sees when it starts the plan, and refuses or holds it with the same
 //   rule id and message on PlanRunning and in an Event — never silently.
-import { KubeApiError, watchEventError, type KubeClient, type KubeObjectLike, type KubeStatus, type QueryValue, type WatchEvent, type WatchHandle } from '../shared/kube/client.ts';
+import {
+  KubeApiError,
+  watchEventError,
+  type KubeClient,
+  type KubeObjectLike,
+  type KubeStatus,
+  type QueryValue,
+  type WatchEvent,
+  type WatchHandle,
+} from '../shared/kube/client.ts';
 import { Informer, type RestartBackoff } from '../shared/kube/informer.ts';
 import { errorFields, silentLogger, type Logger } from '../shared/log.ts';
 import { GROUP, VERSION, type OperatorVersion } from '../shared/api/schema.ts';
@@ -107,7 +116,8 @@ export class LiveCache<T extends KubeObjectLike> {
             query,
             (event: WatchEvent) => {
               if (event.type !== 'ERROR') this.heard();
-              else if ((event.object as KubeStatus).code !== 410) this.failed('watch', watchEventError(what.path, event.object as KubeStatus));
+              else if ((event.object as KubeStatus).code !== 410)
+                this.failed('watch', watchEventError(what.path, event.object as KubeStatus));
               onEvent(event);
             },
             (err) => {
@@ -202,7 +212,10 @@ export class ServiceAccountCache extends LiveCache<ServiceAccountName> {
       resource: 'serviceaccounts',
       kind: 'ServiceAccount',
       fallback: 'the preflight reads ServiceAccounts',
-      transform: (sa) => ({ metadata: { name: sa.metadata?.name, namespace: sa.metadata?.namespace, resourceVersion: sa.metadata?.resourceVersion } }) as ServiceAccountName,
+      transform: (sa) =>
+        ({
+          metadata: { name: sa.metadata?.name, namespace: sa.metadata?.namespace, resourceVersion: sa.metadata?.resourceVersion },
+        }) as ServiceAccountName,
     });
   }
 }

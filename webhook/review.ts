@@ -56,13 +56,7 @@ export interface AdmissionRequest {
 }
 
 export type DecodeProblem =
-  | 'not-json'
-  | 'not-object'
-  | 'not-admission-review'
-  | 'no-request'
-  | 'no-uid'
-  | 'malformed-request'
-  | 'unexpected-kind';
+  'not-json' | 'not-object' | 'not-admission-review' | 'no-request' | 'no-uid' | 'malformed-request' | 'unexpected-kind';
 
 export interface DecodeFailure {
   problem: DecodeProblem;
@@ -99,9 +93,7 @@ export interface AdmissionReviewResponse {
 }
 
 /** What to send back over HTTP: an AdmissionReview, or an error body when there is no uid to answer. */
-export type ReviewAnswer =
-  | { status: 200; body: AdmissionReviewResponse }
-  | { status: 400; body: { error: string } };
+export type ReviewAnswer = { status: 200; body: AdmissionReviewResponse } | { status: 400; body: { error: string } };
 
 type Json = Record<string, unknown>;
 
@@ -196,7 +188,8 @@ const fail = (problem: DecodeProblem, detail: string, extra: Partial<DecodeFailu
  */
 export function decodeAdmissionReview(body: string | Uint8Array | undefined, expectedKinds: readonly string[]): Decoded {
   // Read in place: Buffer.from(aUint8Array) would copy the whole body first.
-  const text = body === undefined ? '' : typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  const text =
+    body === undefined ? '' : typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -220,11 +213,10 @@ export function decodeAdmissionReview(body: string | Uint8Array | undefined, exp
   const request = decodeRequest(r);
   if ('malformed' in request) return fail('malformed-request', request.malformed, { uid });
   if (!expectedKinds.includes(request.kind.kind)) {
-    return fail(
-      'unexpected-kind',
-      `handles ${expectedKinds.join(', ') || 'no kinds'}, not ${request.kind.kind.slice(0, 63)}`,
-      { uid, request },
-    );
+    return fail('unexpected-kind', `handles ${expectedKinds.join(', ') || 'no kinds'}, not ${request.kind.kind.slice(0, 63)}`, {
+      uid,
+      request,
+    });
   }
   return { ok: true, request };
 }

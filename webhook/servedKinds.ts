@@ -14,7 +14,10 @@ interface Cached<T> {
 
 export type ServedKindLookup = (apiVersion: string, kind: string) => Promise<KindServing>;
 
-export function servedKindsLookup(kube: Pick<KubeClient, 'request'>, options: { ttlMs?: number; now?: () => number } = {}): ServedKindLookup {
+export function servedKindsLookup(
+  kube: Pick<KubeClient, 'request'>,
+  options: { ttlMs?: number; now?: () => number } = {},
+): ServedKindLookup {
   const ttl = options.ttlMs ?? SERVED_KINDS_TTL_MS;
   const now = options.now ?? Date.now;
   let groups: Cached<Map<string, string[]>> | undefined;
@@ -34,9 +37,16 @@ export function servedKindsLookup(kube: Pick<KubeClient, 'request'>, options: { 
       groups,
       async () => {
         const core = await kube.request<{ versions?: string[] }>({ method: 'GET', path: '/api' });
-        const list = await kube.request<{ groups?: { name: string; versions?: { groupVersion: string }[] }[] }>({ method: 'GET', path: '/apis' });
+        const list = await kube.request<{ groups?: { name: string; versions?: { groupVersion: string }[] }[] }>({
+          method: 'GET',
+          path: '/apis',
+        });
         const out = new Map<string, string[]>([['', core.versions ?? []]]);
-        for (const g of list.groups ?? []) out.set(g.name, (g.versions ?? []).map((v) => v.groupVersion));
+        for (const g of list.groups ?? [])
+          out.set(
+            g.name,
+            (g.versions ?? []).map((v) => v.groupVersion),
+          );
         return out;
       },
       (e) => (groups = e),

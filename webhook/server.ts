@@ -303,7 +303,7 @@ export class ReviewGate {
   }
 
   private admitWaiting(): void {
-    for (let i = 0; i < this.waiting.length; ) {
+    for (let i = 0; i < this.waiting.length;) {
       const w = this.waiting[i]!;
       if (!this.fits(w.weight)) {
         i++;
@@ -364,7 +364,8 @@ export function jsonDeeperThan(body: Uint8Array, max: number): boolean {
   for (let i = 0; i < body.length; i++) {
     const c = body[i]!;
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped byte
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped byte
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x5b || c === 0x7b) {
@@ -404,13 +405,28 @@ interface HeldBody {
 function readBody(req: Request, limit: number, budgets: { small: ByteBudget; large: ByteBudget }): Promise<HeldBody | BodyRefusal> {
   const contentType = req.headers['content-type'];
   if (!isJsonContentType(contentType)) {
-    return Promise.resolve({ reason: 'unsupported-media-type', status: 415, error: `content-type must be application/json, got ${JSON.stringify(contentType ?? '')}`, detail: contentType ?? '' });
+    return Promise.resolve({
+      reason: 'unsupported-media-type',
+      status: 415,
+      error: `content-type must be application/json, got ${JSON.stringify(contentType ?? '')}`,
+      detail: contentType ?? '',
+    });
   }
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
   if (encoding !== 'identity') {
-    return Promise.resolve({ reason: 'unsupported-media-type', status: 415, error: `unsupported content encoding "${encoding}"`, detail: encoding });
+    return Promise.resolve({
+      reason: 'unsupported-media-type',
+      status: 415,
+      error: `unsupported content encoding "${encoding}"`,
+      detail: encoding,
+    });
   }
-  const tooLarge = (detail: string): BodyRefusal => ({ reason: 'too-large', status: 413, error: `body exceeds the limit of ${limit} bytes`, detail });
+  const tooLarge = (detail: string): BodyRefusal => ({
+    reason: 'too-large',
+    status: 413,
+    error: `body exceeds the limit of ${limit} bytes`,
+    detail,
+  });
   const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
   if (declared !== undefined && declared > limit) return Promise.resolve(tooLarge(`content-length ${declared}`));
   return new Promise((resolve) => {
@@ -437,7 +453,12 @@ function readBody(req: Request, limit: number, budgets: { small: ByteBudget; lar
     };
     const onData = (chunk: Buffer) => {
       if (held + chunk.length > limit) return finish(tooLarge(`${held + chunk.length} bytes and more`));
-      const busy = (): BodyRefusal => ({ reason: 'busy', status: 503, error: 'the webhook holds as many request bytes as it may; retry', detail: `${budget.held} of ${budget.capacity} bytes held` });
+      const busy = (): BodyRefusal => ({
+        reason: 'busy',
+        status: 503,
+        error: 'the webhook holds as many request bytes as it may; retry',
+        detail: `${budget.held} of ${budget.capacity} bytes held`,
+      });
       if (budget === budgets.small && held + chunk.length > SMALL_BODY_BYTES) {
         // Grown out of the small lane: everything it holds moves to the large one.
         if (!budgets.large.take(held + chunk.length)) return finish(busy());
@@ -453,7 +474,12 @@ function readBody(req: Request, limit: number, budgets: { small: ByteBudget; lar
     };
     const onEnd = () => {
       if (declared !== undefined && held !== declared) {
-        return finish({ reason: 'unreadable-body', status: 400, error: `request size did not match content length`, detail: `${held} of ${declared}` });
+        return finish({
+          reason: 'unreadable-body',
+          status: 400,
+          error: `request size did not match content length`,
+          detail: `${held} of ${declared}`,
+        });
       }
       let given = false;
       finish({
@@ -491,7 +517,9 @@ interface HttpError {
 function sendError(res: http.ServerResponse, status: number, error: string, headers: Record<string, string> = {}): void {
   if (res.headersSent) return;
   const text = JSON.stringify({ error });
-  res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) }).end(text);
+  res
+    .writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) })
+    .end(text);
 }
 
 type AdmissionRouteHandler = (req: Request, res: Response) => Promise<void>;
@@ -575,7 +603,10 @@ export function createWebhookApp(options: WebhookAppOptions): express.Express {
         const leave = await gate.acquire(read.body.length);
         if (!leave) {
           metrics.countBadRequest(path, 'busy');
-          logger.warn({ webhook: path, reason: 'busy', inFlight: gate.inFlight, queued: gate.queued }, 'admission request refused: too many reviews at once');
+          logger.warn(
+            { webhook: path, reason: 'busy', inFlight: gate.inFlight, queued: gate.queued },
+            'admission request refused: too many reviews at once',
+          );
           sendError(res, 429, 'too many admission reviews at once; retry', { 'retry-after': '1' });
           return;
         }
@@ -1003,7 +1034,11 @@ export function expressMessageClasses(app: express.Express): MessageConstructors
   }
   AppRequest.prototype = app.request;
   function AppResponse(this: http.ServerResponse, req: http.IncomingMessage, options?: unknown): void {
-    (http.ServerResponse as unknown as (this: http.ServerResponse, req: http.IncomingMessage, options?: unknown) => void).call(this, req, options);
+    (http.ServerResponse as unknown as (this: http.ServerResponse, req: http.IncomingMessage, options?: unknown) => void).call(
+      this,
+      req,
+      options,
+    );
   }
   AppResponse.prototype = app.response;
   return {
@@ -1024,7 +1059,12 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   let clientCA = clientAuth ? await loadClientCA(clientAuth.caFile) : undefined;
   let pair = initial;
   // One context for both: a reload of either keeps the other.
-  const context = (): SecureContextOptions => ({ ...TLS_OPTIONS, cert: pair.cert, key: pair.key, ...(clientCA ? { ca: clientCA.pem } : {}) });
+  const context = (): SecureContextOptions => ({
+    ...TLS_OPTIONS,
+    cert: pair.cert,
+    key: pair.key,
+    ...(clientCA ? { ca: clientCA.pem } : {}),
+  });
   const clientNames = clientAuth?.names?.filter((n) => n !== '');
   const reviewPaths = new Set(Object.keys(options.handlers));
 
@@ -1052,11 +1092,14 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
           const path = pathOf(req.url);
           const webhook = reviewPaths.has(path) ? path : 'other';
           options.metrics.countUnauthenticated(webhook, refusal.reason);
-          logger.warn({ webhook, reason: refusal.reason, error: refusal.detail, remote: req.socket.remoteAddress }, 'review refused: client not authenticated');
+          logger.warn(
+            { webhook, reason: refusal.reason, error: refusal.detail, remote: req.socket.remoteAddress },
+            'review refused: client not authenticated',
+          );
           // The body is never read, the review never decoded: the connection closes after the answer.
           req.pause();
           res.once('finish', () => req.socket.destroy());
-          sendError(res, 401, 'a client certificate signed by the webhook\'s client CA is required', { connection: 'close' });
+          sendError(res, 401, "a client certificate signed by the webhook's client CA is required", { connection: 'close' });
           return;
         }
       }
@@ -1103,7 +1146,9 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       host: options.host ?? '::',
       routes: Object.keys(options.handlers),
       serialNumber: initial.serialNumber,
-      clientCA: clientCA ? { file: clientAuth!.caFile, subjects: clientCA.subjects, names: clientNames?.length ? clientNames : 'any' } : 'none: any client that reaches the port may send reviews',
+      clientCA: clientCA
+        ? { file: clientAuth!.caFile, subjects: clientCA.subjects, names: clientNames?.length ? clientNames : 'any' }
+        : 'none: any client that reaches the port may send reviews',
     },
     'webhook server listening',
   );

@@ -10,11 +10,26 @@ import { KubeApiError } from '../../shared/kube/client.ts';
 import { activeFreeze, selects } from '../../shared/plan/governance.ts';
 import { describeProblem } from '../../shared/plan/preflight.ts';
 import { runDigest } from '../../shared/plan/runDigest.ts';
-import { CONNECTION_HELP, PROGRAM, defineVerb, parseOutput, parseVerb, required, usageError, type ParseArgsOptionsConfig, type Verb } from '../args.ts';
+import {
+  CONNECTION_HELP,
+  PROGRAM,
+  defineVerb,
+  parseOutput,
+  parseVerb,
+  required,
+  usageError,
+  type ParseArgsOptionsConfig,
+  type Verb,
+} from '../args.ts';
 import { connect } from '../connect.ts';
 import { CliError, EXIT, type CliIO, type ExitCode } from '../io.ts';
 
-const decideOptions = { instance: { type: 'string' }, run: { type: 'string' }, comment: { type: 'string' }, yes: { type: 'boolean', short: 'y' } } as const;
+const decideOptions = {
+  instance: { type: 'string' },
+  run: { type: 'string' },
+  comment: { type: 'string' },
+  yes: { type: 'boolean', short: 'y' },
+} as const;
 
 const decideHelp = (word: 'approve' | 'reject', what: string) => `${what}
 
@@ -37,8 +52,16 @@ ${CONNECTION_HELP}
 Exit codes: 0 recorded; 1 nothing waits, the digest changed, or the webhook refused; 2 usage error.
 `;
 
-const approveVerb = defineVerb({ name: 'plan approve', options: decideOptions, help: decideHelp('approve', 'Approve a run that waits for approval (a PlanPolicy requires it).') });
-const rejectVerb = defineVerb({ name: 'plan reject', options: decideOptions, help: decideHelp('reject', 'Reject a run that waits for approval: it ends REJECTED and never runs.') });
+const approveVerb = defineVerb({
+  name: 'plan approve',
+  options: decideOptions,
+  help: decideHelp('approve', 'Approve a run that waits for approval (a PlanPolicy requires it).'),
+});
+const rejectVerb = defineVerb({
+  name: 'plan reject',
+  options: decideOptions,
+  help: decideHelp('reject', 'Reject a run that waits for approval: it ends REJECTED and never runs.'),
+});
 
 const pendingVerb = defineVerb({
   name: 'plan pending',
@@ -71,7 +94,11 @@ ${CONNECTION_HELP}
 `,
 });
 
-export const governancePlanVerbSpecs: Record<string, Verb<ParseArgsOptionsConfig>> = { approve: approveVerb, reject: rejectVerb, pending: pendingVerb };
+export const governancePlanVerbSpecs: Record<string, Verb<ParseArgsOptionsConfig>> = {
+  approve: approveVerb,
+  reject: rejectVerb,
+  pending: pendingVerb,
+};
 export const policyVerbSpecs: Record<string, Verb<ParseArgsOptionsConfig>> = { list: policyListVerb };
 export const policyHelp = `See what change governance (PlanPolicies) holds.
 
@@ -106,23 +133,43 @@ async function decide(verb: typeof approveVerb, decision: 'Approve' | 'Reject', 
   const inst = await client.get<Instance>(instanceRef(namespace, name));
   if (!inst) throw new CliError(`instance "${name}" not found in namespace "${namespace}"`);
   const pending = inst.status?.pendingApproval;
-  if (!pending) throw new CliError(`no run awaits approval on instance ${namespace}/${name}`, EXIT.failed, `List what waits with: ${PROGRAM} plan pending`);
+  if (!pending)
+    throw new CliError(
+      `no run awaits approval on instance ${namespace}/${name}`,
+      EXIT.failed,
+      `List what waits with: ${PROGRAM} plan pending`,
+    );
   if (values.run !== undefined && values.run !== pending.runID) {
-    throw new CliError(`run ${values.run} does not await approval on instance ${namespace}/${name}; run ${pending.runID} (plan ${pending.plan}) does`);
+    throw new CliError(
+      `run ${values.run} does not await approval on instance ${namespace}/${name}; run ${pending.runID} (plan ${pending.plan}) does`,
+    );
   }
   const ovName = inst.spec.operatorVersion.name;
   const ov = await client.get<OperatorVersion>({ apiVersion: API_VERSION, kind: 'OperatorVersion', namespace, name: ovName });
   if (!ov) throw new CliError(`OperatorVersion "${ovName}" not found in namespace "${namespace}"`);
   const pe = inst.spec.planExecution;
-  const run = pending.trigger === 'manual' && pe?.planName === pending.plan ? { ...(pe.parameters ? { parameters: pe.parameters } : {}), ...(pe.parametersFrom ? { parametersFrom: pe.parametersFrom } : {}) } : undefined;
-  const { digest, rendered } = runDigest({ ov, instance: { name, namespace, spec: inst.spec }, plan: pending.plan, ...(run ? { run } : {}) });
+  const run =
+    pending.trigger === 'manual' && pe?.planName === pending.plan
+      ? { ...(pe.parameters ? { parameters: pe.parameters } : {}), ...(pe.parametersFrom ? { parametersFrom: pe.parametersFrom } : {}) }
+      : undefined;
+  const { digest, rendered } = runDigest({
+    ov,
+    instance: { name, namespace, spec: inst.spec },
+    plan: pending.plan,
+    ...(run ? { run } : {}),
+  });
 
   const lines = [
     `Instance ${namespace}/${name}: plan ${pending.plan}, run ${pending.runID}`,
     `  asked by ${pending.requestedBy ?? 'unknown'} (${pending.trigger ?? 'trigger'}) at ${pending.requestedAt}${pending.expiresAt ? `; expires ${pending.expiresAt}` : ''}`,
     `  approvals: ${(pending.approvedBy ?? []).length} of ${pending.required}${pending.approvedBy?.length ? ` (${pending.approvedBy.join(', ')})` : ''}; approvers: ${pending.approverGroups?.join(', ') ?? 'anyone allowed'}; policies: ${pending.policies.join(', ')}`,
     `  OperatorVersion ${ovName}; it would apply:`,
-    ...rendered.tasks.flatMap((t) => t.objects.map((o) => `    ${t.phase}/${t.step}/${t.task}: ${String(o.object.kind)} ${typeof o.object.metadata === 'object' && o.object.metadata && 'name' in o.object.metadata ? String(o.object.metadata.name) : ''}`)),
+    ...rendered.tasks.flatMap((t) =>
+      t.objects.map(
+        (o) =>
+          `    ${t.phase}/${t.step}/${t.task}: ${String(o.object.kind)} ${typeof o.object.metadata === 'object' && o.object.metadata && 'name' in o.object.metadata ? String(o.object.metadata.name) : ''}`,
+      ),
+    ),
     ...rendered.problems.map((p) => `    ! ${describeProblem(p)}`),
     `  digest: ${digest}`,
   ];
@@ -146,10 +193,18 @@ async function decide(verb: typeof approveVerb, decision: 'Approve' | 'Reject', 
     apiVersion: API_VERSION,
     kind: 'PlanApproval',
     metadata: { generateName: `${name}-${decision.toLowerCase()}-`, namespace },
-    spec: { instance: name, runID: pending.runID, decision, digest: pending.digest, ...(values.comment ? { comment: values.comment } : {}) },
+    spec: {
+      instance: name,
+      runID: pending.runID,
+      decision,
+      digest: pending.digest,
+      ...(values.comment ? { comment: values.comment } : {}),
+    },
   };
   const created = await client.create<PlanApproval>(approval);
-  io.stdout.write(`${decision === 'Approve' ? 'approved' : 'rejected'} run ${pending.runID} as ${created.spec.approver?.username ?? '?'} (PlanApproval ${namespace}/${created.metadata.name ?? ''})\n`);
+  io.stdout.write(
+    `${decision === 'Approve' ? 'approved' : 'rejected'} run ${pending.runID} as ${created.spec.approver?.username ?? '?'} (PlanApproval ${namespace}/${created.metadata.name ?? ''})\n`,
+  );
   return EXIT.ok;
 }
 
@@ -176,7 +231,16 @@ export async function planPending(args: string[], io: CliIO): Promise<ExitCode> 
   const table = [['NAMESPACE', 'INSTANCE', 'PLAN', 'RUN', 'ASKED-BY', 'APPROVALS', 'APPROVERS', 'EXPIRES']];
   for (const i of waiting) {
     const p = i.status!.pendingApproval!;
-    table.push([i.metadata.namespace ?? '', i.metadata.name ?? '', p.plan, p.runID, p.requestedBy ?? 'unknown', `${p.approvedBy?.length ?? 0}/${p.required}`, p.approverGroups?.join(',') ?? '*', p.expiresAt ?? '-']);
+    table.push([
+      i.metadata.namespace ?? '',
+      i.metadata.name ?? '',
+      p.plan,
+      p.runID,
+      p.requestedBy ?? 'unknown',
+      `${p.approvedBy?.length ?? 0}/${p.required}`,
+      p.approverGroups?.join(',') ?? '*',
+      p.expiresAt ?? '-',
+    ]);
   }
   io.stdout.write(columns(table));
   return EXIT.ok;
@@ -192,24 +256,49 @@ export async function policyList(args: string[], io: CliIO): Promise<ExitCode> {
   try {
     policies = (await client.list<PlanPolicy>(`/apis/${API_VERSION}/planpolicies`)).items;
   } catch (err) {
-    if (err instanceof KubeApiError && err.statusCode === 403) throw new CliError('you may not list PlanPolicies (cluster-scoped)', EXIT.failed, 'Ask a cluster admin for get/list on planpolicies.planwarden.dev; what governs a run you asked for is in its Instance\'s status.pendingApproval and PlanRunning condition.');
+    if (err instanceof KubeApiError && err.statusCode === 403)
+      throw new CliError(
+        'you may not list PlanPolicies (cluster-scoped)',
+        EXIT.failed,
+        "Ask a cluster admin for get/list on planpolicies.planwarden.dev; what governs a run you asked for is in its Instance's status.pendingApproval and PlanRunning condition.",
+      );
     throw err;
   }
   // Which Instances each selects, among those this user may list (cluster-wide; else none counted).
   const [instances, namespaces] = await Promise.all([
-    client.list<Instance>(`/apis/${API_VERSION}/instances`).then((l) => l.items, () => undefined),
-    client.list<{ metadata: { name?: string; labels?: Record<string, string> } }>('/api/v1/namespaces').then((l) => l.items, () => undefined),
+    client.list<Instance>(`/apis/${API_VERSION}/instances`).then(
+      (l) => l.items,
+      () => undefined,
+    ),
+    client.list<{ metadata: { name?: string; labels?: Record<string, string> } }>('/api/v1/namespaces').then(
+      (l) => l.items,
+      () => undefined,
+    ),
   ]);
   const nsLabels = new Map((namespaces ?? []).map((n) => [n.metadata.name ?? '', n.metadata.labels ?? {}]));
   const now = io.now().getTime();
   const rows = policies.map((p) => {
     const freeze = activeFreeze(p, now);
-    const selected = instances && namespaces ? instances.filter((i) => selects(p.spec, { namespace: { name: i.metadata.namespace ?? '', labels: nsLabels.get(i.metadata.namespace ?? '') ?? {} }, instanceLabels: i.metadata.labels ?? {} })) : undefined;
+    const selected =
+      instances && namespaces
+        ? instances.filter((i) =>
+            selects(p.spec, {
+              namespace: { name: i.metadata.namespace ?? '', labels: nsLabels.get(i.metadata.namespace ?? '') ?? {} },
+              instanceLabels: i.metadata.labels ?? {},
+            }),
+          )
+        : undefined;
     return {
       name: p.metadata.name ?? '',
       plans: p.spec.plans ?? ['* (not cleanup)'],
-      approval: p.spec.approval ? `${p.spec.approval.required}${p.spec.approval.approverGroups ? ` of ${p.spec.approval.approverGroups.join(',')}` : ''}${p.spec.approval.timeout ? ` within ${p.spec.approval.timeout}` : ''}` : '-',
-      freeze: freeze ? `until ${freeze.until === undefined ? 'lifted' : new Date(freeze.until).toISOString()}${freeze.reason ? ` (${freeze.reason})` : ''}${freeze.breakGlassGroups.length ? `; break-glass: ${freeze.breakGlassGroups.join(',')}` : ''}` : p.spec.freeze ? 'not in force' : '-',
+      approval: p.spec.approval
+        ? `${p.spec.approval.required}${p.spec.approval.approverGroups ? ` of ${p.spec.approval.approverGroups.join(',')}` : ''}${p.spec.approval.timeout ? ` within ${p.spec.approval.timeout}` : ''}`
+        : '-',
+      freeze: freeze
+        ? `until ${freeze.until === undefined ? 'lifted' : new Date(freeze.until).toISOString()}${freeze.reason ? ` (${freeze.reason})` : ''}${freeze.breakGlassGroups.length ? `; break-glass: ${freeze.breakGlassGroups.join(',')}` : ''}`
+        : p.spec.freeze
+          ? 'not in force'
+          : '-',
       instances: selected === undefined ? 'unknown' : String(selected.length),
     };
   });
@@ -221,7 +310,12 @@ export async function policyList(args: string[], io: CliIO): Promise<ExitCode> {
     io.stdout.write('no PlanPolicies: nothing is governed\n');
     return EXIT.ok;
   }
-  io.stdout.write(columns([['NAME', 'PLANS', 'APPROVAL', 'FREEZE', 'INSTANCES'], ...rows.map((r) => [r.name, r.plans.join(','), r.approval, r.freeze, r.instances])]));
+  io.stdout.write(
+    columns([
+      ['NAME', 'PLANS', 'APPROVAL', 'FREEZE', 'INSTANCES'],
+      ...rows.map((r) => [r.name, r.plans.join(','), r.approval, r.freeze, r.instances]),
+    ]),
+  );
   return EXIT.ok;
 }
 

@@ -2,7 +2,16 @@
 // targets with state and message, and the one spec field a person flips while it runs.
 import { stringify as toYaml } from 'yaml';
 import { API_VERSION, type FleetRollout } from '../../shared/api/schema.ts';
-import { CONNECTION_HELP, PROGRAM, defineVerb, parseOutput, parseVerb, usageError, type ParseArgsOptionsConfig, type Verb } from '../args.ts';
+import {
+  CONNECTION_HELP,
+  PROGRAM,
+  defineVerb,
+  parseOutput,
+  parseVerb,
+  usageError,
+  type ParseArgsOptionsConfig,
+  type Verb,
+} from '../args.ts';
 import { connect } from '../connect.ts';
 import { CliError, EXIT, type CliIO, type ExitCode } from '../io.ts';
 import { renderFleet } from '../fleetTree.ts';
@@ -65,7 +74,11 @@ export const fleetVerbs: Record<string, (args: string[], io: CliIO) => Promise<E
 const ref = (name: string) => ({ apiVersion: API_VERSION, kind: 'FleetRollout', name });
 
 function oneName(verb: Verb<ParseArgsOptionsConfig>, positionals: string[]): string {
-  if (positionals.length !== 1) throw usageError(verb.name, positionals.length === 0 ? 'the FleetRollout\'s NAME is required' : `one NAME, got: ${positionals.join(' ')}`);
+  if (positionals.length !== 1)
+    throw usageError(
+      verb.name,
+      positionals.length === 0 ? "the FleetRollout's NAME is required" : `one NAME, got: ${positionals.join(' ')}`,
+    );
   return positionals[0]!;
 }
 

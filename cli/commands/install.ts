@@ -4,7 +4,17 @@
 import { API_VERSION, type Instance, type OperatorVersion } from '../../shared/api/schema.ts';
 import { isRunning } from '../../shared/plan/triggers.ts';
 import { unacceptedRisks } from '../../shared/insights.ts';
-import { CONNECTION_HELP, PROGRAM, defineVerb, parseDuration, parseVerb, required, usageError, type ParseArgsOptionsConfig, type Verb } from '../args.ts';
+import {
+  CONNECTION_HELP,
+  PROGRAM,
+  defineVerb,
+  parseDuration,
+  parseVerb,
+  required,
+  usageError,
+  type ParseArgsOptionsConfig,
+  type Verb,
+} from '../args.ts';
 import { connect, type Connection } from '../connect.ts';
 import { follow } from '../follow.ts';
 import { CliError, EXIT, type CliIO, type ExitCode } from '../io.ts';
@@ -20,7 +30,12 @@ const WAIT_FLAGS = `      --wait                 follow the plan the write start
 
 const installVerb = defineVerb({
   name: 'install',
-  options: { instance: { type: 'string' }, param: { type: 'string', short: 'p', multiple: true }, wait: { type: 'boolean' }, timeout: { type: 'string' } },
+  options: {
+    instance: { type: 'string' },
+    param: { type: 'string', short: 'p', multiple: true },
+    wait: { type: 'boolean' },
+    timeout: { type: 'string' },
+  },
   help: `Install a package: apply its OperatorVersion (<name>-<operatorVersion>) server-side with field
 manager ${FIELD_MANAGER}, then create an Instance of it with the given parameters. The
 Instance's deploy plan starts; with --wait the command follows it to the end. The webhook
@@ -46,7 +61,12 @@ its webhook refused a write, or the plan ended FATAL_ERROR or ABORTED; 2 usage e
 
 const upgradeVerb = defineVerb({
   name: 'upgrade',
-  options: { instance: { type: 'string' }, param: { type: 'string', short: 'p', multiple: true }, wait: { type: 'boolean' }, timeout: { type: 'string' } },
+  options: {
+    instance: { type: 'string' },
+    param: { type: 'string', short: 'p', multiple: true },
+    wait: { type: 'boolean' },
+    timeout: { type: 'string' },
+  },
   help: `Upgrade an Instance to a package's version: apply its OperatorVersion server-side, make sure
 the upgrade's pre-checks are done (the UpdatePlan for the target, created when missing,
 analysed by the UpdateInformers; a risk nobody accepted stops here — accept it with
@@ -89,13 +109,23 @@ function oneDir(verb: string, positionals: readonly string[]): string {
 async function applyOperatorVersion(conn: Connection, io: CliIO, ov: OperatorVersion): Promise<void> {
   const ref = { apiVersion: API_VERSION, kind: 'OperatorVersion', namespace: conn.namespace, name: ov.metadata.name ?? '' };
   const before = await conn.client.get<OperatorVersion>(ref);
-  const applied = await conn.client.apply<OperatorVersion>({ ...ov, metadata: { ...ov.metadata, namespace: conn.namespace } }, { fieldManager: FIELD_MANAGER });
+  const applied = await conn.client.apply<OperatorVersion>(
+    { ...ov, metadata: { ...ov.metadata, namespace: conn.namespace } },
+    { fieldManager: FIELD_MANAGER },
+  );
   const how = !before ? 'created' : before.metadata.generation === applied.metadata.generation ? 'unchanged' : 'configured';
   io.stdout.write(`operatorversion ${conn.namespace}/${ref.name} ${how} (server-side apply)\n`);
 }
 
 /** Follows the first run the controller starts after `previousRunId` to its end. */
-async function waitForNextRun(conn: Connection, io: CliIO, instance: string, previousRunId: string | undefined, timeoutMs: number, generation: number | undefined): Promise<ExitCode> {
+async function waitForNextRun(
+  conn: Connection,
+  io: CliIO,
+  instance: string,
+  previousRunId: string | undefined,
+  timeoutMs: number,
+  generation: number | undefined,
+): Promise<ExitCode> {
   const started = Date.now();
   const next = await follow<Instance, { plan: string; id: string } | 'refused'>({
     client: conn.client,
@@ -105,16 +135,21 @@ async function waitForNextRun(conn: Connection, io: CliIO, instance: string, pre
       const active = inst.status?.activePlan;
       if (active && active.id !== previousRunId) return { plan: active.name, id: active.id };
       const refused = condition(inst.status?.conditions, 'PlanRunning');
-      if (refused?.reason === 'TriggerRefused' && generation !== undefined && (refused.observedGeneration ?? 0) >= generation) return 'refused';
+      if (refused?.reason === 'TriggerRefused' && generation !== undefined && (refused.observedGeneration ?? 0) >= generation)
+        return 'refused';
       return undefined;
     },
   });
   if (!next.done) {
-    io.stderr.write(`error: timed out after ${Math.round(timeoutMs / 1000)}s waiting for a plan to start on instance ${conn.namespace}/${instance}\n`);
+    io.stderr.write(
+      `error: timed out after ${Math.round(timeoutMs / 1000)}s waiting for a plan to start on instance ${conn.namespace}/${instance}\n`,
+    );
     return EXIT.timeout;
   }
   if (next.result === 'refused') {
-    io.stderr.write(`error: the controller refused to start the plan: ${condition(next.object.status?.conditions, 'PlanRunning')?.message ?? ''}\n`);
+    io.stderr.write(
+      `error: the controller refused to start the plan: ${condition(next.object.status?.conditions, 'PlanRunning')?.message ?? ''}\n`,
+    );
     return EXIT.failed;
   }
   const { plan, id } = next.result;
@@ -163,7 +198,12 @@ export async function upgrade(args: string[], io: CliIO): Promise<ExitCode> {
   const target = ov.metadata.name ?? '';
   const conn = connect(values, io.stderr);
   const current = await conn.client.get<Instance>(instanceRef(conn.namespace, name));
-  if (!current) throw new CliError(`instance "${name}" not found in namespace "${conn.namespace}"`, EXIT.failed, `Install it with: ${PROGRAM} install ${dir} --instance ${name} -n ${conn.namespace}`);
+  if (!current)
+    throw new CliError(
+      `instance "${name}" not found in namespace "${conn.namespace}"`,
+      EXIT.failed,
+      `Install it with: ${PROGRAM} install ${dir} --instance ${name} -n ${conn.namespace}`,
+    );
   const from = current.spec.operatorVersion.name;
   if (from === target && !parameters) {
     io.stdout.write(`instance ${conn.namespace}/${name} already runs ${target}: nothing to upgrade\n`);
@@ -182,20 +222,33 @@ export async function upgrade(args: string[], io: CliIO): Promise<ExitCode> {
     }
     if (unacceptedRisks(analysed.plan).length > 0) {
       io.stdout.write(renderPreChecks(analysed.plan, { now: io.now() }));
-      throw new CliError(`the upgrade to ${target} has risks nobody accepted`, EXIT.failed, `Review and accept them with: ${PROGRAM} update pre-checks --target ${target} -n ${conn.namespace} --accept UID...`);
+      throw new CliError(
+        `the upgrade to ${target} has risks nobody accepted`,
+        EXIT.failed,
+        `Review and accept them with: ${PROGRAM} update pre-checks --target ${target} -n ${conn.namespace} --accept UID...`,
+      );
     }
   }
   const previousRunId = current.status?.activePlan?.id;
   if (isRunning(current.status?.activePlan?.status)) {
-    io.stderr.write(`note: plan ${current.status?.activePlan?.name ?? ''} is running on instance ${conn.namespace}/${name}; the webhook decides whether the upgrade may start\n`);
+    io.stderr.write(
+      `note: plan ${current.status?.activePlan?.name ?? ''} is running on instance ${conn.namespace}/${name}; the webhook decides whether the upgrade may start\n`,
+    );
   }
   const patched = await conn.client.patch<Instance>(
     instanceRef(conn.namespace, name),
-    { metadata: { resourceVersion: current.metadata.resourceVersion }, spec: { operatorVersion: { name: target }, ...(parameters ? { parameters } : {}) } },
+    {
+      metadata: { resourceVersion: current.metadata.resourceVersion },
+      spec: { operatorVersion: { name: target }, ...(parameters ? { parameters } : {}) },
+    },
     'merge',
     { fieldManager: FIELD_MANAGER },
   );
-  io.stdout.write(from === target ? `instance ${conn.namespace}/${name}: parameters set on ${target}\n` : `instance ${conn.namespace}/${name} upgraded from ${from} to ${target}\n`);
+  io.stdout.write(
+    from === target
+      ? `instance ${conn.namespace}/${name}: parameters set on ${target}\n`
+      : `instance ${conn.namespace}/${name} upgraded from ${from} to ${target}\n`,
+  );
   if (!values.wait) return EXIT.ok;
   return waitForNextRun(conn, io, name, previousRunId, timeoutMs, patched.metadata.generation);
 }

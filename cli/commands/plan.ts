@@ -6,13 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { stringify as toYaml } from 'yaml';
 import { heldPlans } from '../../shared/plan/triggers.ts';
 import { governancePlanVerbSpecs, planApprove, planPending, planReject } from './approve.ts';
-import {
-  API_VERSION,
-  TERMINAL_STATES,
-  type Instance,
-  type PlanState,
-  type PlanStatus,
-} from '../../shared/api/schema.ts';
+import { API_VERSION, TERMINAL_STATES, type Instance, type PlanState, type PlanStatus } from '../../shared/api/schema.ts';
 import { runsOf, type RunEntry } from '../../shared/plan/history.ts';
 import { planPreview, previewVerb } from './preview.ts';
 import { isRunning } from '../../shared/plan/triggers.ts';
@@ -34,15 +28,7 @@ import { connect, type Connection } from '../connect.ts';
 import { follow } from '../follow.ts';
 import { CliError, EXIT, type CliIO, type ExitCode } from '../io.ts';
 import { startProgress } from '../progress.ts';
-import {
-  condition,
-  historyRows,
-  outcomeText,
-  progressText,
-  renderHistory,
-  renderStatus,
-  shownPlan,
-} from '../render.ts';
+import { condition, historyRows, outcomeText, progressText, renderHistory, renderStatus, shownPlan } from '../render.ts';
 
 export const FIELD_MANAGER = 'kubectl-planwarden';
 const DEFAULT_TIMEOUT = '10m';
@@ -55,7 +41,13 @@ or the API refused the request; 2 usage error; 3 --timeout passed.`;
 
 const triggerVerb = defineVerb({
   name: 'plan trigger',
-  options: { instance: { type: 'string' }, wait: { type: 'boolean' }, timeout: { type: 'string' }, param: { type: 'string', short: 'p', multiple: true }, 'param-from': { type: 'string', multiple: true } },
+  options: {
+    instance: { type: 'string' },
+    wait: { type: 'boolean' },
+    timeout: { type: 'string' },
+    param: { type: 'string', short: 'p', multiple: true },
+    'param-from': { type: 'string', multiple: true },
+  },
   help: `Start a plan on an Instance (sets spec.planExecution with a fresh id; the admission webhook
 decides whether it may run).
 
@@ -206,7 +198,9 @@ export function freshTriggerId(plan: string, now: Date): string {
 }
 
 async function patchPlanExecution(conn: Connection, instance: string, planExecution: unknown): Promise<Instance> {
-  return conn.client.patch<Instance>(instanceRef(conn.namespace, instance), { spec: { planExecution } }, 'merge', { fieldManager: FIELD_MANAGER });
+  return conn.client.patch<Instance>(instanceRef(conn.namespace, instance), { spec: { planExecution } }, 'merge', {
+    fieldManager: FIELD_MANAGER,
+  });
 }
 
 /** `-p KEY=VALUE` flags as a map; a flag without `=`, an empty key or a key given twice is a usage error. */
@@ -241,7 +235,10 @@ export async function planTrigger(args: string[], io: CliIO): Promise<ExitCode> 
   const { values, positionals } = parseVerb(triggerVerb, args);
   if (values.help) return help(io, triggerVerb.help);
   if (positionals.length !== 1) {
-    throw usageError(triggerVerb.name, positionals.length === 0 ? 'the plan name is required' : `one plan name expected, got: ${positionals.join(' ')}`);
+    throw usageError(
+      triggerVerb.name,
+      positionals.length === 0 ? 'the plan name is required' : `one plan name expected, got: ${positionals.join(' ')}`,
+    );
   }
   const plan = positionals[0]!;
   const instance = required(triggerVerb.name, values.instance, '--instance');
@@ -253,7 +250,13 @@ export async function planTrigger(args: string[], io: CliIO): Promise<ExitCode> 
   const id = freshTriggerId(plan, io.now());
   // The whole planExecution is replaced (JSON patch): per-run values of an earlier trigger
   // must not merge into this one's.
-  const planExecution = { planName: plan, id, abort: false, ...(parameters ? { parameters } : {}), ...(parametersFrom ? { parametersFrom } : {}) };
+  const planExecution = {
+    planName: plan,
+    id,
+    abort: false,
+    ...(parameters ? { parameters } : {}),
+    ...(parametersFrom ? { parametersFrom } : {}),
+  };
   const patched = await conn.client.patch<Instance>(
     instanceRef(conn.namespace, instance),
     [{ op: 'add', path: '/spec/planExecution', value: planExecution }],
@@ -287,7 +290,9 @@ export async function planStatus(args: string[], io: CliIO): Promise<ExitCode> {
       until: (i) => (shownPlan(i, values.plan) !== undefined ? true : undefined),
     });
     if (!started.done) {
-      io.stderr.write(`error: timed out after ${Math.round(timeoutMs / 1000)}s waiting for a plan to start on instance ${conn.namespace}/${name}\n`);
+      io.stderr.write(
+        `error: timed out after ${Math.round(timeoutMs / 1000)}s waiting for a plan to start on instance ${conn.namespace}/${name}\n`,
+      );
       return EXIT.timeout;
     }
     inst = started.object;
@@ -300,7 +305,9 @@ export async function planStatus(args: string[], io: CliIO): Promise<ExitCode> {
   let run = inst.status?.planStatus?.[plan];
   if (!run) {
     const known = Object.keys(inst.status?.planStatus ?? {}).sort();
-    throw new CliError(`instance ${conn.namespace}/${name} has no status for plan "${plan}"${known.length ? ` (plans: ${known.join(', ')})` : ''}`);
+    throw new CliError(
+      `instance ${conn.namespace}/${name} has no status for plan "${plan}"${known.length ? ` (plans: ${known.join(', ')})` : ''}`,
+    );
   }
 
   let code: ExitCode = EXIT.ok;
@@ -312,7 +319,9 @@ export async function planStatus(args: string[], io: CliIO): Promise<ExitCode> {
     run = end.run;
     code = end.state === 'COMPLETE' ? EXIT.ok : EXIT.failed;
   }
-  io.stdout.write(formatted(output, run) ?? renderStatus(inst, plan, run, { now: io.now(), color: useColor(colorMode, io.stdout.isTTY, io.env) }));
+  io.stdout.write(
+    formatted(output, run) ?? renderStatus(inst, plan, run, { now: io.now(), color: useColor(colorMode, io.stdout.isTTY, io.env) }),
+  );
   return code;
 }
 
@@ -345,9 +354,14 @@ export async function planAbort(args: string[], io: CliIO): Promise<ExitCode> {
   const held = heldPlans(inst.status);
   if ((!active || !isRunning(active.status)) && held.length > 0 && inst.status?.applied?.operatorVersion !== undefined) {
     const pe = inst.spec.planExecution;
-    await patchPlanExecution(conn, name, { ...(pe ? { planName: pe.planName, ...(pe.id ? { id: pe.id } : {}) } : { planName: held[0] }), abort: true });
+    await patchPlanExecution(conn, name, {
+      ...(pe ? { planName: pe.planName, ...(pe.id ? { id: pe.id } : {}) } : { planName: held[0] }),
+      abort: true,
+    });
     const waiting = inst.status?.pendingApproval;
-    io.stdout.write(`abort requested: the waiting request of ${held.map((p) => `plan ${p}`).join(', ')}${waiting ? ` (run ${waiting.runID})` : ''} on instance ${conn.namespace}/${name} is withdrawn (ABORTED)\n`);
+    io.stdout.write(
+      `abort requested: the waiting request of ${held.map((p) => `plan ${p}`).join(', ')}${waiting ? ` (run ${waiting.runID})` : ''} on instance ${conn.namespace}/${name} is withdrawn (ABORTED)\n`,
+    );
     return EXIT.ok;
   }
   if (!active || !isRunning(active.status)) {
@@ -465,7 +479,9 @@ export async function awaitRun(conn: Connection, io: CliIO, awaited: AwaitedRun)
 export function reportEnd(io: CliIO, end: RunEnd, opts: { plan: string; id: string; timeoutMs: number; succeedOn: PlanState }): ExitCode {
   if (end.kind === 'timeout') {
     const seconds = Math.round(opts.timeoutMs / 1000);
-    io.stderr.write(`error: timed out after ${seconds}s waiting for plan ${opts.plan} (id ${opts.id})${end.last ? `; last seen: ${end.last}` : ''}\n`);
+    io.stderr.write(
+      `error: timed out after ${seconds}s waiting for plan ${opts.plan} (id ${opts.id})${end.last ? `; last seen: ${end.last}` : ''}\n`,
+    );
     return EXIT.timeout;
   }
   if (end.kind === 'refused') {

@@ -79,7 +79,6 @@ const CONTROLLER_FIELD_MANAGER = 'planwarden';
 
 type Output = 'tree' | 'diff' | 'yaml' | 'json';
 
-
 export async function planPreview(args: string[], io: CliIO): Promise<ExitCode> {
   const { values, positionals } = parseVerb(previewVerb, args);
   if (values.help) {
@@ -89,45 +88,89 @@ export async function planPreview(args: string[], io: CliIO): Promise<ExitCode> 
   if (positionals.length > 1) throw usageError(previewVerb.name, `one plan name expected, got: ${positionals.join(' ')}`);
   const name = required(previewVerb.name, values.instance, '--instance');
   const output = (values.output ?? 'tree') as Output;
-  if (!['tree', 'diff', 'yaml', 'json'].includes(output)) throw usageError(previewVerb.name, `--output ${JSON.stringify(output)}: allowed values are tree, diff, yaml, json`);
+  if (!['tree', 'diff', 'yaml', 'json'].includes(output))
+    throw usageError(previewVerb.name, `--output ${JSON.stringify(output)}: allowed values are tree, diff, yaml, json`);
   const runParameters = parseRunParameters(previewVerb.name, values.param);
   const runParametersFrom = parseRunParametersFrom(previewVerb.name, values['param-from']);
   const sets = parseRunParameters(previewVerb.name, values.set);
 
   const warnings: string[] = [];
   let collecting = false;
-  const conn = connect(values, { isTTY: false, write: (text: string) => void (collecting ? warnings.push(text.replace(/^Warning: /, '').trim()) : io.stderr.write(text)) });
+  const conn = connect(values, {
+    isTTY: false,
+    write: (text: string) => void (collecting ? warnings.push(text.replace(/^Warning: /, '').trim()) : io.stderr.write(text)),
+  });
   const { client, namespace } = conn;
   const inst = await client.get<Instance>({ ...INSTANCE, namespace, name });
   if (!inst) throw new CliError(`instance "${name}" not found in namespace "${namespace}"`);
   const ovName = values.operatorversion ?? inst.spec.operatorVersion.name;
   const ov = await client.get<OperatorVersion>({ apiVersion: API_VERSION, kind: 'OperatorVersion', namespace, name: ovName });
-  if (!ov) throw new CliError(`OperatorVersion "${ovName}" not found in namespace "${namespace}"`, EXIT.failed, `List them with: kubectl get operatorversions -n ${namespace}`);
+  if (!ov)
+    throw new CliError(
+      `OperatorVersion "${ovName}" not found in namespace "${namespace}"`,
+      EXIT.failed,
+      `List them with: kubectl get operatorversions -n ${namespace}`,
+    );
 
   // What the trigger is, and the write that would make it.
-  const spec = { ...inst.spec, ...(sets ? { parameters: { ...(inst.spec.parameters ?? {}), ...sets } } : {}), operatorVersion: { name: ovName } };
+  const spec = {
+    ...inst.spec,
+    ...(sets ? { parameters: { ...(inst.spec.parameters ?? {}), ...sets } } : {}),
+    operatorVersion: { name: ovName },
+  };
   const upgrading = ovName !== inst.spec.operatorVersion.name;
   let plan = positionals[0];
   let trigger: string;
   let write: { patch: unknown; type: 'merge' | 'json' };
   if (upgrading || sets) {
-    const asked = requestedPlans(ov.spec, { spec, status: inst.status ?? {} }).filter((r) => r.kind === 'upgrade' || r.kind === 'parameter');
+    const asked = requestedPlans(ov.spec, { spec, status: inst.status ?? {} }).filter(
+      (r) => r.kind === 'upgrade' || r.kind === 'parameter',
+    );
     plan ??= asked[0]?.plan ?? (upgrading ? upgradePlanOf(ov.spec) : undefined);
-    if (plan === undefined) throw new CliError(`the change runs no plan: ${sets ? 'the values are as applied' : 'OperatorVersion has no upgrade, update or deploy plan'}`);
-    trigger = upgrading ? `upgrade to ${ovName}` : `change of ${Object.keys(sets ?? {}).sort().join(', ')}`;
-    write = { patch: { spec: { ...(upgrading ? { operatorVersion: { name: ovName } } : {}), ...(sets ? { parameters: sets } : {}) } }, type: 'merge' };
+    if (plan === undefined)
+      throw new CliError(
+        `the change runs no plan: ${sets ? 'the values are as applied' : 'OperatorVersion has no upgrade, update or deploy plan'}`,
+      );
+    trigger = upgrading
+      ? `upgrade to ${ovName}`
+      : `change of ${Object.keys(sets ?? {})
+          .sort()
+          .join(', ')}`;
+    write = {
+      patch: { spec: { ...(upgrading ? { operatorVersion: { name: ovName } } : {}), ...(sets ? { parameters: sets } : {}) } },
+      type: 'merge',
+    };
   } else {
     if (plan === undefined) throw usageError(previewVerb.name, 'the plan name is required (or --set / --operatorversion)');
     trigger = 'manual trigger';
-    const planExecution = { planName: plan, id: freshTriggerId(plan, io.now()), abort: false, ...(runParameters ? { parameters: runParameters } : {}), ...(runParametersFrom ? { parametersFrom: runParametersFrom } : {}) };
+    const planExecution = {
+      planName: plan,
+      id: freshTriggerId(plan, io.now()),
+      abort: false,
+      ...(runParameters ? { parameters: runParameters } : {}),
+      ...(runParametersFrom ? { parametersFrom: runParametersFrom } : {}),
+    };
     write = { patch: [{ op: 'add', path: '/spec/planExecution', value: planExecution }], type: 'json' };
   }
-  if (!Object.hasOwn(ov.spec.plans ?? {}, plan)) throw new CliError(`OperatorVersion "${ovName}" has no plan "${plan}" (plans: ${Object.keys(ov.spec.plans ?? {}).sort().join(', ') || 'none'})`);
+  if (!Object.hasOwn(ov.spec.plans ?? {}, plan))
+    throw new CliError(
+      `OperatorVersion "${ovName}" has no plan "${plan}" (plans: ${
+        Object.keys(ov.spec.plans ?? {})
+          .sort()
+          .join(', ') || 'none'
+      })`,
+    );
 
   // The webhook's verdict: the write as a server dry run (admission runs, nothing is stored).
   collecting = true;
   const verdict = await client
-    .request({ method: 'PATCH', path: await client.pathFor({ ...INSTANCE, namespace, name }), body: write.patch, contentType: write.type === 'json' ? 'application/json-patch+json' : 'application/merge-patch+json', query: { dryRun: 'All', fieldManager: 'kubectl-planwarden' } })
+    .request({
+      method: 'PATCH',
+      path: await client.pathFor({ ...INSTANCE, namespace, name }),
+      body: write.patch,
+      contentType: write.type === 'json' ? 'application/json-patch+json' : 'application/merge-patch+json',
+      query: { dryRun: 'All', fieldManager: 'kubectl-planwarden' },
+    })
     .then(
       () => ({ allowed: true as const, warnings }),
       (err: unknown) => ({ allowed: false as const, message: apiErrorMessage(err), warnings }),
@@ -135,10 +178,15 @@ export async function planPreview(args: string[], io: CliIO): Promise<ExitCode> 
   collecting = false;
 
   // The run's values and rendering: what the webhook's preflight judges.
-  const run = trigger === 'manual trigger' ? { ...(runParameters ? { parameters: runParameters } : {}), ...(runParametersFrom ? { parametersFrom: runParametersFrom } : {}) } : undefined;
+  const run =
+    trigger === 'manual trigger'
+      ? { ...(runParameters ? { parameters: runParameters } : {}), ...(runParametersFrom ? { parametersFrom: runParametersFrom } : {}) }
+      : undefined;
   const { rendered, digest } = runDigest({ ov, instance: { name, namespace, spec }, plan, ...(run ? { run } : {}) });
   if (rendered.problems.length > 0) {
-    throw new CliError(`plan ${plan} does not render with these values:\n${rendered.problems.map((p) => `  ${describeProblem(p)}`).join('\n')}`);
+    throw new CliError(
+      `plan ${plan} does not render with these values:\n${rendered.problems.map((p) => `  ${describeProblem(p)}`).join('\n')}`,
+    );
   }
 
   // As the plan's ServiceAccount, only where the person may impersonate it.
@@ -147,8 +195,27 @@ export async function planPreview(args: string[], io: CliIO): Promise<ExitCode> 
   const asPlan = may === true ? client.as(`system:serviceaccount:${namespace}:${serviceAccount}`) : undefined;
   const cannot = may === true ? undefined : may;
 
-  const tasks = await previewTasks({ ov, plan, inst: { ...inst, spec }, rendered: rendered.tasks, asPlan, cannot, keepObjects: output === 'yaml' });
-  const preview: Preview = { instance: name, namespace, plan, operatorVersion: ovName, trigger, verdict, serviceAccount, tasks, counts: countObjects(tasks), digest };
+  const tasks = await previewTasks({
+    ov,
+    plan,
+    inst: { ...inst, spec },
+    rendered: rendered.tasks,
+    asPlan,
+    cannot,
+    keepObjects: output === 'yaml',
+  });
+  const preview: Preview = {
+    instance: name,
+    namespace,
+    plan,
+    operatorVersion: ovName,
+    trigger,
+    verdict,
+    serviceAccount,
+    tasks,
+    counts: countObjects(tasks),
+    digest,
+  };
 
   if (output === 'json') io.stdout.write(`${JSON.stringify(preview, null, 2)}\n`);
   else if (output === 'diff') io.stdout.write(renderPreviewDiff(preview));
@@ -167,7 +234,11 @@ async function mayImpersonate(client: KubeClient, namespace: string, serviceAcco
     spec: { resourceAttributes: { verb: 'impersonate', resource: 'serviceaccounts', name: serviceAccount, namespace } },
   };
   try {
-    const answer = await client.request<{ status?: { allowed?: boolean; reason?: string } }>({ method: 'POST', path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', body: review });
+    const answer = await client.request<{ status?: { allowed?: boolean; reason?: string } }>({
+      method: 'POST',
+      path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+      body: review,
+    });
     if (answer.status?.allowed === true) return true;
     return `you may not impersonate ServiceAccount ${namespace}/${serviceAccount}, whose rights the plan uses (kubectl auth can-i impersonate serviceaccounts/${serviceAccount} -n ${namespace}); the edit role grants it`;
   } catch (err) {
@@ -186,7 +257,8 @@ interface TasksInput {
   keepObjects: boolean;
 }
 
-const refText = (o: { kind: string; metadata?: { name?: string; namespace?: string } }) => `${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name ?? '?'}`;
+const refText = (o: { kind: string; metadata?: { name?: string; namespace?: string } }) =>
+  `${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name ?? '?'}`;
 
 /** Every task of the plan in order (Dummy ones too), with what it would do. */
 async function previewTasks(input: TasksInput): Promise<PreviewTask[]> {
@@ -205,26 +277,47 @@ async function previewTasks(input: TasksInput): Promise<PreviewTask[]> {
         const kind = kinds.get(task) ?? '?';
         const planned = byKey.get(`${phase.name}\u0000${step.name}\u0000${task}`) ?? [];
         if (kind === 'Dummy' || planned.length === 0) {
-          out.push({ phase: phase.name, step: step.name, task, kind, note: kind === 'Dummy' ? 'nothing to apply' : 'rendered once with an earlier step (same objects)', objects: [] });
+          out.push({
+            phase: phase.name,
+            step: step.name,
+            task,
+            kind,
+            note: kind === 'Dummy' ? 'nothing to apply' : 'rendered once with an earlier step (same objects)',
+            objects: [],
+          });
           continue;
         }
         for (const t of planned) {
-          const entry: PreviewTask = { phase: phase.name, step: step.name, task, kind, ...(t.target ? { target: t.target } : {}), objects: [] };
+          const entry: PreviewTask = {
+            phase: phase.name,
+            step: step.name,
+            task,
+            kind,
+            ...(t.target ? { target: t.target } : {}),
+            objects: [],
+          };
           out.push(entry);
           const deleting = t.kind === 'Delete' || (t.kind === 'Toggle' && t.toggle === 'delete');
-          if (t.kind === 'Toggle') entry.note = `parameter ${ov.spec.tasks?.find((x) => x.name === task)?.spec?.parameter ?? '?'} switches it to ${t.toggle === 'apply' ? 'apply' : 'delete'}`;
+          if (t.kind === 'Toggle')
+            entry.note = `parameter ${ov.spec.tasks?.find((x) => x.name === task)?.spec?.parameter ?? '?'} switches it to ${t.toggle === 'apply' ? 'apply' : 'delete'}`;
           if (t.kind === 'Wait' && t.waitFor) {
             const ref = t.waitFor;
             jobs.push(async () => {
               if (!input.asPlan) return void (entry.note = `waits for ${ref.kind} ${ref.name}; ${input.cannot ?? ''}`);
-              const found = await input.asPlan.get({ apiVersion: ref.apiVersion, kind: ref.kind, namespace: ref.namespace ?? inst.metadata.namespace, name: ref.name }).catch(() => undefined);
+              const found = await input.asPlan
+                .get({ apiVersion: ref.apiVersion, kind: ref.kind, namespace: ref.namespace ?? inst.metadata.namespace, name: ref.name })
+                .catch(() => undefined);
               entry.note = `waits for ${ref.kind} ${ref.name}: ${found ? 'it exists now' : 'it does not exist now'}`;
             });
             continue;
           }
-          if (t.kind === 'Pipe') entry.note = `runs a Pod, then keeps its files in ${(t.captures ?? []).map((c) => `${c.kind} ${c.name}`).join(', ')}`;
+          if (t.kind === 'Pipe')
+            entry.note = `runs a Pod, then keeps its files in ${(t.captures ?? []).map((c) => `${c.kind} ${c.name}`).join(', ')}`;
           for (const { template, object } of t.objects) {
-            const ref = refText({ ...object, metadata: { ...object.metadata, namespace: object.metadata?.namespace ?? inst.metadata.namespace } });
+            const ref = refText({
+              ...object,
+              metadata: { ...object.metadata, namespace: object.metadata?.namespace ?? inst.metadata.namespace },
+            });
             const po: PreviewObject = { ref, template, state: 'unknown' };
             entry.objects.push(po);
             const again = seen.has(ref);
@@ -236,7 +329,8 @@ async function previewTasks(input: TasksInput): Promise<PreviewTask[]> {
             const laterKind = crdKinds.has(object.kind) && object.kind !== 'CustomResourceDefinition';
             jobs.push(async () => {
               if (!input.asPlan) return void (po.why = input.cannot);
-              if (laterKind) return void (po.why = `its kind ${object.kind} is defined by a CustomResourceDefinition an earlier step applies`);
+              if (laterKind)
+                return void (po.why = `its kind ${object.kind} is defined by a CustomResourceDefinition an earlier step applies`);
               if (again && !deleting) po.why = 'an earlier task of this plan applies it first: compared with the object as it is now';
               await previewObject(input.asPlan, inst, plan, object, deleting, po, input.keepObjects);
             });
@@ -255,17 +349,31 @@ async function previewTasks(input: TasksInput): Promise<PreviewTask[]> {
   return out;
 }
 
-async function previewObject(kube: KubeClient, inst: Instance, plan: string, object: KubeResource, deleting: boolean, po: PreviewObject, keep: boolean): Promise<void> {
+async function previewObject(
+  kube: KubeClient,
+  inst: Instance,
+  plan: string,
+  object: KubeResource,
+  deleting: boolean,
+  po: PreviewObject,
+  keep: boolean,
+): Promise<void> {
   let namespaced: boolean;
   try {
     namespaced = (await kube.resourceFor(object.apiVersion, object.kind)).namespaced;
   } catch (err) {
     po.state = 'unknown';
-    po.why = classifyApiError(err) === 'notFound' ? `the API server does not serve ${object.kind} (${object.apiVersion})` : apiErrorMessage(err);
+    po.why =
+      classifyApiError(err) === 'notFound' ? `the API server does not serve ${object.kind} (${object.apiVersion})` : apiErrorMessage(err);
     return;
   }
   const prepared = prepareObject(object, { instance: inst, plan, namespaced });
-  const at = { apiVersion: prepared.apiVersion, kind: prepared.kind, name: prepared.metadata.name ?? '', ...(namespaced ? { namespace: prepared.metadata.namespace ?? inst.metadata.namespace } : {}) };
+  const at = {
+    apiVersion: prepared.apiVersion,
+    kind: prepared.kind,
+    name: prepared.metadata.name ?? '',
+    ...(namespaced ? { namespace: prepared.metadata.namespace ?? inst.metadata.namespace } : {}),
+  };
   let live: KubeResource | undefined;
   try {
     live = await kube.get<KubeResource>(at);

@@ -19,7 +19,12 @@ import {
   type PolicyRule,
 } from '../../shared/plan/needs.ts';
 import { secretParameterNames } from '../../shared/params/secrets.ts';
-import { accountUser, controllerGrantObjects, DEFAULT_CONTROLLER_ACCOUNT, type ControllerAccount } from '../../shared/plan/controllerGrant.ts';
+import {
+  accountUser,
+  controllerGrantObjects,
+  DEFAULT_CONTROLLER_ACCOUNT,
+  type ControllerAccount,
+} from '../../shared/plan/controllerGrant.ts';
 import { CONNECTION_HELP, PROGRAM, defineVerb, parseVerb, required, usageError, type ParseArgsOptionsConfig, type Verb } from '../args.ts';
 import { connect } from '../connect.ts';
 import { CliError, EXIT, type CliIO, type ExitCode } from '../io.ts';
@@ -87,14 +92,21 @@ Exit codes: 0 printed; 1 the OperatorVersion does not exist, a template does not
 export const rbacVerbSpecs: Record<string, Verb<ParseArgsOptionsConfig>> = { '': rbacVerb };
 
 /** A rendered object's kind, as discovery answers: undefined when not served. */
-export async function discoverKinds(client: KubeClient, kinds: readonly { apiVersion: string; kind: string }[]): Promise<Map<string, KindInfo | undefined>> {
+export async function discoverKinds(
+  client: KubeClient,
+  kinds: readonly { apiVersion: string; kind: string }[],
+): Promise<Map<string, KindInfo | undefined>> {
   const out = new Map<string, KindInfo | undefined>();
   for (const { apiVersion, kind } of kinds) {
     const key = `${apiVersion} ${kind}`;
     if (out.has(key)) continue;
     try {
       const resource = await client.resourceFor(apiVersion, kind);
-      out.set(key, { group: apiVersion.includes('/') ? apiVersion.split('/')[0]! : '', resource: resource.name, namespaced: resource.namespaced });
+      out.set(key, {
+        group: apiVersion.includes('/') ? apiVersion.split('/')[0]! : '',
+        resource: resource.name,
+        namespaced: resource.namespaced,
+      });
     } catch (err) {
       if (classifyApiError(err) !== 'notFound') throw err;
       out.set(key, undefined);
@@ -115,14 +127,25 @@ export interface RbacOptions {
 }
 
 /** The needs of `ov`'s plans with kinds resolved by `kinds` (from discoverKinds), and its secret parameters. */
-export function needsFor(ov: OperatorVersion, opts: RbacOptions, resolve: (apiVersion: string, kind: string) => KindInfo | undefined): PlanNeeds & { secretParameters?: string[] } {
-  const needs = planNeeds({ spec: ov.spec, ...(opts.plans ? { plans: opts.plans } : {}), vars: placeholderVars(ov.spec, opts.namespace), resolveKind: resolve });
+export function needsFor(
+  ov: OperatorVersion,
+  opts: RbacOptions,
+  resolve: (apiVersion: string, kind: string) => KindInfo | undefined,
+): PlanNeeds & { secretParameters?: string[] } {
+  const needs = planNeeds({
+    spec: ov.spec,
+    ...(opts.plans ? { plans: opts.plans } : {}),
+    vars: placeholderVars(ov.spec, opts.namespace),
+    resolveKind: resolve,
+  });
   return { ...needs, secretParameters: [...secretParameterNames(ov.spec)].sort() };
 }
 
 /** get on exactly the Secrets secret parameters are read from (none: no rule). */
 export function secretRules(secrets: readonly string[] | undefined): PolicyRule[] {
-  return secrets && secrets.length > 0 ? [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: [...secrets].sort() }] : [];
+  return secrets && secrets.length > 0
+    ? [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: [...secrets].sort() }]
+    : [];
 }
 
 interface Printed {
@@ -146,7 +169,8 @@ function toYaml(value: unknown): string {
   return doc.toString({ lineWidth: 0, flowCollectionPadding: false });
 }
 
-const describeRule = (r: AccessRule) => `${r.verb} ${r.apiGroup ? `${r.resource}.${r.apiGroup}` : r.resource}${r.namespace ? ` in namespace ${r.namespace}` : ' (cluster-scoped)'}`;
+const describeRule = (r: AccessRule) =>
+  `${r.verb} ${r.apiGroup ? `${r.resource}.${r.apiGroup}` : r.resource}${r.namespace ? ` in namespace ${r.namespace}` : ' (cluster-scoped)'}`;
 
 /** The objects and warnings for `needs` (pure). */
 export function rbacObjects(needs: PlanNeeds & { secretParameters?: string[] }, opts: RbacOptions): Printed {
@@ -155,7 +179,10 @@ export function rbacObjects(needs: PlanNeeds & { secretParameters?: string[] }, 
   const beyond = rules.filter((r) => scopeOf(r, opts.namespace) !== 'namespace');
   const name = `${opts.serviceAccount}-${opts.operatorVersion}`.slice(0, 253);
   const labels = { 'app.kubernetes.io/managed-by': 'kubectl-planwarden' };
-  const annotations = { 'planwarden.dev/generated-by': rbacCommand(opts.operatorVersion, opts.namespace, opts.serviceAccount) + (opts.plans ? ` --plans ${opts.plans.join(',')}` : '') };
+  const annotations = {
+    'planwarden.dev/generated-by':
+      rbacCommand(opts.operatorVersion, opts.namespace, opts.serviceAccount) + (opts.plans ? ` --plans ${opts.plans.join(',')}` : ''),
+  };
   const items: Record<string, unknown>[] = [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: opts.serviceAccount, namespace: opts.namespace } },
     {
@@ -175,10 +202,14 @@ export function rbacObjects(needs: PlanNeeds & { secretParameters?: string[] }, 
   const warnings: string[] = [];
   const secret = (needs.secretParameters ?? []).filter(() => !opts.secrets?.length);
   if (secret.length > 0) {
-    warnings.push(`secret ${secret.length === 1 ? 'parameter' : 'parameters'} ${secret.join(', ')} ${secret.length === 1 ? 'is' : 'are'} read from Secrets as the ServiceAccount: give --instance NAME (or --secret NAME) to grant get on exactly those Secrets`);
+    warnings.push(
+      `secret ${secret.length === 1 ? 'parameter' : 'parameters'} ${secret.join(', ')} ${secret.length === 1 ? 'is' : 'are'} read from Secrets as the ServiceAccount: give --instance NAME (or --secret NAME) to grant get on exactly those Secrets`,
+    );
   }
   for (const u of needs.unknownKinds) {
-    warnings.push(`unknown kind, not granted: ${u.kind} (${u.apiVersion})${u.template ? ` in template ${u.template}` : ''} (plan ${u.plan}, step ${u.step}, task ${u.task}): the API server does not serve it; install its CRD and run this again`);
+    warnings.push(
+      `unknown kind, not granted: ${u.kind} (${u.apiVersion})${u.template ? ` in template ${u.template}` : ''} (plan ${u.plan}, step ${u.step}, task ${u.task}): the API server does not serve it; install its CRD and run this again`,
+    );
   }
   let beyondNamespace: Record<string, unknown> | undefined;
   if (beyond.length) {
@@ -193,7 +224,10 @@ export function rbacObjects(needs: PlanNeeds & { secretParameters?: string[] }, 
       rules: mergeRules(beyond),
     };
   }
-  const grant = controllerGrantObjects(opts.namespace, opts.serviceAccount, opts.controller ?? DEFAULT_CONTROLLER_ACCOUNT, { labels, annotations });
+  const grant = controllerGrantObjects(opts.namespace, opts.serviceAccount, opts.controller ?? DEFAULT_CONTROLLER_ACCOUNT, {
+    labels,
+    annotations,
+  });
   return { items, grant, ...(beyondNamespace ? { beyondNamespace } : {}), warnings };
 }
 
@@ -203,7 +237,10 @@ export function rbacYaml(printed: Printed, needs: PlanNeeds, opts: RbacOptions):
     `# The rights the plans of OperatorVersion ${opts.namespace}/${opts.operatorVersion}${opts.plans ? ` (plans ${opts.plans.join(', ')})` : ''} need, as ServiceAccount ${opts.serviceAccount}.`,
     `# Generated by: ${rbacCommand(opts.operatorVersion, opts.namespace, opts.serviceAccount)}${opts.plans ? ` --plans ${opts.plans.join(',')}` : ''}`,
     '# What each task does:',
-    ...needs.tasks.map((t) => `#   ${t.plan}/${t.phase}/${t.step} task ${t.task} (${t.kind}): ${[...new Set(t.rules.map((r) => `${r.verb} ${r.apiGroup ? `${r.resource}.${r.apiGroup}` : r.resource}`))].join(', ')}`),
+    ...needs.tasks.map(
+      (t) =>
+        `#   ${t.plan}/${t.phase}/${t.step} task ${t.task} (${t.kind}): ${[...new Set(t.rules.map((r) => `${r.verb} ${r.apiGroup ? `${r.resource}.${r.apiGroup}` : r.resource}`))].join(', ')}`,
+    ),
     ...(needs.tasks.length ? [] : ['#   nothing: no task makes a request']),
     ...printed.warnings.map((w) => `# WARNING: ${w}`),
   ];
@@ -217,7 +254,11 @@ export function rbacYaml(printed: Printed, needs: PlanNeeds, opts: RbacOptions):
     printed.grant.map((o) => toYaml(o).trimEnd()).join('\n---\n') +
     '\n';
   if (printed.beyondNamespace) {
-    const commented = toYaml(printed.beyondNamespace).trimEnd().split('\n').map((l) => `# ${l}`).join('\n');
+    const commented = toYaml(printed.beyondNamespace)
+      .trimEnd()
+      .split('\n')
+      .map((l) => `# ${l}`)
+      .join('\n');
     text += `---\n# NOT APPLIED — outside the namespace, a cluster admin decides (bind it with a ClusterRoleBinding or RoleBindings in the namespaces named):\n${commented}\n`;
   }
   return text;
@@ -227,7 +268,11 @@ export function rbacYaml(printed: Printed, needs: PlanNeeds, opts: RbacOptions):
 function parseAccount(raw: string | undefined): ControllerAccount | undefined {
   if (raw === undefined) return undefined;
   const m = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?):([a-z0-9]([-.a-z0-9]*[a-z0-9])?)$/.exec(raw);
-  if (!m) throw usageError(rbacVerb.name, `--controller-service-account ${JSON.stringify(raw)}: expected NAMESPACE:NAME, e.g. ${DEFAULT_CONTROLLER_ACCOUNT.namespace}:${DEFAULT_CONTROLLER_ACCOUNT.name}`);
+  if (!m)
+    throw usageError(
+      rbacVerb.name,
+      `--controller-service-account ${JSON.stringify(raw)}: expected NAMESPACE:NAME, e.g. ${DEFAULT_CONTROLLER_ACCOUNT.namespace}:${DEFAULT_CONTROLLER_ACCOUNT.name}`,
+    );
   return { namespace: m[1]!, name: m[3]! };
 }
 
@@ -240,8 +285,12 @@ export async function rbac(args: string[], io: CliIO): Promise<ExitCode> {
   if (positionals.length) throw usageError(rbacVerb.name, `unexpected argument "${positionals[0]!}"`);
   const operatorVersion = required(rbacVerb.name, values['operator-version'], '--operator-version');
   const output = values.output ?? 'yaml';
-  if (output !== 'yaml' && output !== 'json') throw usageError(rbacVerb.name, `--output ${JSON.stringify(output)}: allowed values are yaml, json`);
-  const plans = values.plans?.split(',').map((p) => p.trim()).filter((p) => p);
+  if (output !== 'yaml' && output !== 'json')
+    throw usageError(rbacVerb.name, `--output ${JSON.stringify(output)}: allowed values are yaml, json`);
+  const plans = values.plans
+    ?.split(',')
+    .map((p) => p.trim())
+    .filter((p) => p);
   if (values.plans !== undefined && !plans?.length) throw usageError(rbacVerb.name, '--plans needs at least one plan name');
   const { client, namespace } = connect(values, io.stderr);
   const controller = parseAccount(values['controller-service-account']);
@@ -249,7 +298,8 @@ export async function rbac(args: string[], io: CliIO): Promise<ExitCode> {
   if (values.instance !== undefined) {
     const inst = await client.get<Instance>({ apiVersion: API_VERSION, kind: 'Instance', namespace, name: values.instance });
     if (!inst) throw new CliError(`Instance "${values.instance}" not found in namespace "${namespace}"`);
-    for (const source of Object.values(inst.spec.parametersFrom ?? {})) if (source?.secretKeyRef?.name) secrets.add(source.secretKeyRef.name);
+    for (const source of Object.values(inst.spec.parametersFrom ?? {}))
+      if (source?.secretKeyRef?.name) secrets.add(source.secretKeyRef.name);
   }
   const opts: RbacOptions = {
     operatorVersion,
@@ -261,7 +311,12 @@ export async function rbac(args: string[], io: CliIO): Promise<ExitCode> {
   };
 
   const ov = await client.get<OperatorVersion>({ apiVersion: API_VERSION, kind: 'OperatorVersion', namespace, name: operatorVersion });
-  if (!ov) throw new CliError(`OperatorVersion "${operatorVersion}" not found in namespace "${namespace}"`, EXIT.failed, `List them with: kubectl get operatorversions -n ${namespace}`);
+  if (!ov)
+    throw new CliError(
+      `OperatorVersion "${operatorVersion}" not found in namespace "${namespace}"`,
+      EXIT.failed,
+      `List them with: kubectl get operatorversions -n ${namespace}`,
+    );
 
   // First pass: which kinds the templates render; then discovery; then the needs with them.
   const asked: { apiVersion: string; kind: string }[] = [];

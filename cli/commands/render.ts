@@ -64,13 +64,18 @@ export const renderVerbSpecs: Record<string, Verb<ParseArgsOptionsConfig>> = { '
  * parameter without a value, or a value that does not fit its declaration, is an error
  * naming it (as the Instance webhook would refuse it).
  */
-export function planValues(spec: OperatorVersionSpec, instanceValues: Readonly<Record<string, string>> | undefined, overrides: Readonly<Record<string, string>> | undefined): Record<string, string> {
+export function planValues(
+  spec: OperatorVersionSpec,
+  instanceValues: Readonly<Record<string, string>> | undefined,
+  overrides: Readonly<Record<string, string>> | undefined,
+): Record<string, string> {
   const values = effectiveParameters(spec, { ...instanceValues, ...overrides });
   const problems: string[] = [];
   for (const p of spec.parameters ?? []) {
     if (p.secret === true) {
       // Shown as its reference (the Instance's), never read: `<secret: mysql-creds/password>`.
-      if (overrides !== undefined && Object.hasOwn(overrides, p.name)) problems.push(`parameter ${p.name} is secret: it is read from a Secret at run time and never given on the command line`);
+      if (overrides !== undefined && Object.hasOwn(overrides, p.name))
+        problems.push(`parameter ${p.name} is secret: it is read from a Secret at run time and never given on the command line`);
       else if (values[p.name] === undefined || !values[p.name]!.startsWith('<secret: ')) values[p.name] = `<secret: ${p.name}>`;
       continue;
     }
@@ -98,7 +103,10 @@ export interface RenderInput {
 export function renderPlan(input: RenderInput): { ok: true; yaml: string } | { ok: false; problems: string[] } {
   const { ov, plan } = input;
   if (!ov.spec.plans?.[plan]) {
-    return { ok: false, problems: [`plan ${plan} is not in OperatorVersion ${ov.metadata.name ?? ''} (plans: ${planNames(ov.spec).join(', ') || 'none'})`] };
+    return {
+      ok: false,
+      problems: [`plan ${plan} is not in OperatorVersion ${ov.metadata.name ?? ''} (plans: ${planNames(ov.spec).join(', ') || 'none'})`],
+    };
   }
   const result = preflightPlan({
     ov: ov.spec,
@@ -138,7 +146,12 @@ export async function render(args: string[], io: CliIO): Promise<ExitCode> {
     namespace = conn.namespace;
     const name = values.operatorversion!;
     const found = await conn.client.get<OperatorVersion>({ apiVersion: API_VERSION, kind: 'OperatorVersion', namespace, name });
-    if (!found) throw new CliError(`OperatorVersion "${name}" not found in namespace "${namespace}"`, EXIT.failed, `List them with: kubectl get operatorversions -n ${namespace}`);
+    if (!found)
+      throw new CliError(
+        `OperatorVersion "${name}" not found in namespace "${namespace}"`,
+        EXIT.failed,
+        `List them with: kubectl get operatorversions -n ${namespace}`,
+      );
     ov = found;
     if (values.instance !== undefined) {
       const inst = await conn.client.get<Instance>({ apiVersion: API_VERSION, kind: 'Instance', namespace, name: values.instance });

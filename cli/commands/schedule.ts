@@ -2,7 +2,19 @@
 // their ticks — the next one, the last one and what it did (started a run, or why not).
 import { stringify as toYaml } from 'yaml';
 import { API_VERSION, type Instance } from '../../shared/api/schema.ts';
-import { CONNECTION_HELP, PROGRAM, defineVerb, parseColor, parseOutput, parseVerb, required, usageError, useColor, type ParseArgsOptionsConfig, type Verb } from '../args.ts';
+import {
+  CONNECTION_HELP,
+  PROGRAM,
+  defineVerb,
+  parseColor,
+  parseOutput,
+  parseVerb,
+  required,
+  usageError,
+  useColor,
+  type ParseArgsOptionsConfig,
+  type Verb,
+} from '../args.ts';
 import { connect } from '../connect.ts';
 import { CliError, EXIT, type CliIO, type ExitCode } from '../io.ts';
 import { renderSchedules, scheduleRows } from '../render.ts';

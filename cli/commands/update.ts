@@ -5,7 +5,17 @@
 import { classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
 import { covers, scopeDigest, unacceptedRisks as openRisks } from '../../shared/insights.ts';
 import { API_VERSION, type AcceptedInsight, type UpdatePlan } from '../../shared/api/schema.ts';
-import { CONNECTION_HELP, PROGRAM, parseDuration, parseVerb, required, usageError, defineVerb, type ParseArgsOptionsConfig, type Verb } from '../args.ts';
+import {
+  CONNECTION_HELP,
+  PROGRAM,
+  parseDuration,
+  parseVerb,
+  required,
+  usageError,
+  defineVerb,
+  type ParseArgsOptionsConfig,
+  type Verb,
+} from '../args.ts';
 import { connect, type Connection } from '../connect.ts';
 import { follow } from '../follow.ts';
 import { CliError, EXIT, type CliIO, type ExitCode } from '../io.ts';
@@ -81,7 +91,10 @@ export async function updatePreChecks(args: string[], io: CliIO): Promise<ExitCo
   if (positionals.length > 0 && values.accept === undefined) {
     throw usageError(preChecksVerb.name, `unexpected argument: ${positionals.join(' ')}`);
   }
-  const uids = [...(values.accept ?? []), ...positionals].flatMap((u) => u.split(',')).map((u) => u.trim()).filter(Boolean);
+  const uids = [...(values.accept ?? []), ...positionals]
+    .flatMap((u) => u.split(','))
+    .map((u) => u.trim())
+    .filter(Boolean);
   if (values.accept !== undefined && uids.length === 0) throw usageError(preChecksVerb.name, '--accept needs at least one uid');
   const timeoutMs = parseDuration(preChecksVerb.name, '--timeout', values.timeout ?? DEFAULT_TIMEOUT);
   const conn = connect(values, io.stderr);
@@ -140,7 +153,12 @@ export function isAnalysed(plan: UpdatePlan): boolean {
   return generation === undefined || analyzed.observedGeneration === undefined || analyzed.observedGeneration >= generation;
 }
 
-export async function awaitAnalysis(conn: Connection, io: CliIO, plan: UpdatePlan, timeoutMs: number): Promise<{ done: boolean; plan: UpdatePlan }> {
+export async function awaitAnalysis(
+  conn: Connection,
+  io: CliIO,
+  plan: UpdatePlan,
+  timeoutMs: number,
+): Promise<{ done: boolean; plan: UpdatePlan }> {
   if (isAnalysed(plan)) return { done: true, plan };
   const progress = startProgress(io.stderr, () => io.now());
   try {
@@ -186,7 +204,11 @@ export function insightsByUid(plan: UpdatePlan, uids: readonly string[]): Pair[]
       );
     }
     const live = found.filter((f) => f.insight.remediation?.resolved !== true);
-    const pairs = (live.length > 0 ? live : found).map((f) => ({ updateInformer: f.informer, uid, scopeDigest: scopeDigest(f.insight.scope) }));
+    const pairs = (live.length > 0 ? live : found).map((f) => ({
+      updateInformer: f.informer,
+      uid,
+      scopeDigest: scopeDigest(f.insight.scope),
+    }));
     return [...new Map(pairs.map((p) => [key(p), p])).values()];
   });
 }
@@ -196,7 +218,10 @@ export function insightsByUid(plan: UpdatePlan, uids: readonly string[]): Pair[]
  * The webhook keeps one entry per (informer, uid): an entry given for another scope of the
  * uid (an insight since resolved) is rebound to the scope accepted now.
  */
-export function withAccepted(current: readonly AcceptedInsight[] | undefined, pairs: readonly Pair[]): { list: AcceptedInsight[]; added: Pair[] } {
+export function withAccepted(
+  current: readonly AcceptedInsight[] | undefined,
+  pairs: readonly Pair[],
+): { list: AcceptedInsight[]; added: Pair[] } {
   const list = (current ?? []).map((a) => ({ ...a }));
   const added: Pair[] = [];
   for (const pair of pairs) {
@@ -216,7 +241,11 @@ export function withAccepted(current: readonly AcceptedInsight[] | undefined, pa
 const MAX_CONFLICT_RETRIES = 5;
 
 /** Writes the acceptances with optimistic concurrency (resourceVersion), retrying on conflict. */
-async function accept(client: KubeClient, plan: UpdatePlan, choose: (plan: UpdatePlan) => Pair[]): Promise<{ plan: UpdatePlan; added: Pair[] }> {
+async function accept(
+  client: KubeClient,
+  plan: UpdatePlan,
+  choose: (plan: UpdatePlan) => Pair[],
+): Promise<{ plan: UpdatePlan; added: Pair[] }> {
   let current = plan;
   const ref = planRef(current.metadata.namespace ?? '', current.metadata.name ?? '');
   for (let attempt = 0; ; attempt++) {

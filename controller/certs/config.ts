@@ -52,11 +52,13 @@ type CertFlagValues = Partial<Record<keyof typeof CERT_FLAG_OPTIONS, string>>;
 /** The certificate configuration from flags; throws on a bad value (the process must not start). */
 export function readCertConfig(values: CertFlagValues, namespace: string): CertConfig {
   const mode = values['cert-mode'] ?? 'external';
-  if (mode !== 'self-signed' && mode !== 'external') throw new Error(`--cert-mode must be self-signed or external, got ${JSON.stringify(mode)}`);
+  if (mode !== 'self-signed' && mode !== 'external')
+    throw new Error(`--cert-mode must be self-signed or external, got ${JSON.stringify(mode)}`);
   const duration = (flag: keyof CertFlagValues, def: string) => {
     const raw = values[flag] ?? def;
     const ms = parseDuration(raw);
-    if (ms === undefined) throw new Error(`--${flag} must be a positive duration such as 90d, 12h, 30s or 500ms, got ${JSON.stringify(raw)}`);
+    if (ms === undefined)
+      throw new Error(`--${flag} must be a positive duration such as 90d, 12h, 30s or 500ms, got ${JSON.stringify(raw)}`);
     return ms;
   };
   const settings: CertSettings = {

@@ -48,7 +48,9 @@ export function settingsProblems(s: CertSettings): string[] {
   if (s.leafRenewBeforeMs >= s.leafValidityMs) problems.push('--cert-renew-before must be shorter than --cert-leaf-validity');
   if (s.caRenewBeforeMs >= s.caValidityMs) problems.push('--cert-ca-renew-before must be shorter than --cert-ca-validity');
   if (s.caRenewBeforeMs <= s.leafRenewBeforeMs + s.caTrustSettleMs) {
-    problems.push('--cert-ca-renew-before must exceed --cert-renew-before plus --cert-ca-trust-settle (a CA rotation must finish before the last leaf it signed needs renewing)');
+    problems.push(
+      '--cert-ca-renew-before must exceed --cert-renew-before plus --cert-ca-trust-settle (a CA rotation must finish before the last leaf it signed needs renewing)',
+    );
   }
   return problems;
 }
@@ -149,10 +151,12 @@ function leafProblems(data: Record<string, string>, ca: X509Certificate, now: nu
   if (!leaf) return [`${SECRET_KEYS.cert} is missing or not a PEM certificate`];
   const problems: string[] = [];
   if (!keyMatches(leaf.cert, data[SECRET_KEYS.key])) problems.push(`${SECRET_KEYS.key} is missing or does not match ${SECRET_KEYS.cert}`);
-  if (!leaf.cert.checkIssued(ca) || !leaf.cert.verify(ca.publicKey)) problems.push(`${SECRET_KEYS.cert} is not signed by ${SECRET_KEYS.ca}`);
+  if (!leaf.cert.checkIssued(ca) || !leaf.cert.verify(ca.publicKey))
+    problems.push(`${SECRET_KEYS.cert} is not signed by ${SECRET_KEYS.ca}`);
   // A pair that already ends with its CA cannot be renewed into a longer one: the CA rotation will.
   const caNotAfter = Date.parse(ca.validTo);
-  if (leaf.notAfter - now <= s.leafRenewBeforeMs && leaf.notAfter < caNotAfter) problems.push(`the serving certificate expires ${leaf.cert.validTo}`);
+  if (leaf.notAfter - now <= s.leafRenewBeforeMs && leaf.notAfter < caNotAfter)
+    problems.push(`the serving certificate expires ${leaf.cert.validTo}`);
   const missing = webhookDnsNames(s.service, s.namespace).filter((n) => leaf.cert.checkHost(n, { subject: 'never' }) === undefined);
   if (missing.length > 0) problems.push(`the serving certificate does not cover ${missing.join(', ')}`);
   return problems;
@@ -170,7 +174,9 @@ export function trustedAuthorities(secret: CertSecretState, now: Date): X509Cert
   const current = certificatesIn(secret.data[SECRET_KEYS.ca]).slice(0, 1);
   const next = certificatesIn(secret.data[SECRET_KEYS.nextCa]).slice(0, 1);
   const seen = new Set<string>();
-  return [...previous, ...current, ...next].filter((c) => c.ca && Date.parse(c.validTo) > t && !seen.has(fingerprint(c)) && seen.add(fingerprint(c)));
+  return [...previous, ...current, ...next].filter(
+    (c) => c.ca && Date.parse(c.validTo) > t && !seen.has(fingerprint(c)) && seen.add(fingerprint(c)),
+  );
 }
 
 const bundleText = (cas: X509Certificate[]) => `${cas.map(pemOf).join('\n')}\n`;
@@ -251,7 +257,10 @@ export interface Generated {
 }
 
 /** Which material a step needs, and who signs the serving pair. */
-export function materialFor(step: SecretStep, data: Record<string, string>): { newAuthority: boolean; leafSigner?: 'new' | 'current' | 'next' } {
+export function materialFor(
+  step: SecretStep,
+  data: Record<string, string>,
+): { newAuthority: boolean; leafSigner?: 'new' | 'current' | 'next' } {
   switch (step.step) {
     case 'issue-authority':
       return { newAuthority: true, leafSigner: 'new' };
@@ -318,7 +327,10 @@ export function secretAfter(
       data[SECRET_KEYS.caKey] = authority.keyPem;
       setLeaf();
       const fresh = fingerprint(new X509Certificate(authority.certPem));
-      retire(old.filter((c) => fingerprint(c) !== fresh), until);
+      retire(
+        old.filter((c) => fingerprint(c) !== fresh),
+        until,
+      );
       break;
     }
     case 'introduce-next-authority': {

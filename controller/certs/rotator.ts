@@ -57,7 +57,10 @@ const encode = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 const STEP_EVENTS: Record<SecretStep['step'], { reason: string; message: string }> = {
   'issue-authority': { reason: 'CertificateAuthorityIssued', message: 'issued a new webhook CA and serving certificate' },
   'introduce-next-authority': { reason: 'CertificateAuthorityRotating', message: 'created the next webhook CA; caBundles trust both' },
-  'promote-next-authority': { reason: 'CertificateAuthorityRotated', message: 'the next webhook CA signs the serving certificate now; the old one stays trusted until its certificates expire' },
+  'promote-next-authority': {
+    reason: 'CertificateAuthorityRotated',
+    message: 'the next webhook CA signs the serving certificate now; the old one stays trusted until its certificates expire',
+  },
   'renew-leaf': { reason: 'CertificateRenewed', message: 'renewed the webhook serving certificate' },
   tidy: { reason: 'CertificateSecretTidied', message: 'removed retired or unusable CAs from the certificate Secret' },
 };
@@ -76,7 +79,10 @@ export class CertificateRotator {
     for (let pass = 0; pass < MAX_PASSES; pass++) {
       const secret = await this.readSecret();
       if (!secret) {
-        this.o.logger.error({ secret: this.o.secret }, 'certificate Secret not found: create it (the self-signed overlay does) — the controller may only get and update it');
+        this.o.logger.error(
+          { secret: this.o.secret },
+          'certificate Secret not found: create it (the self-signed overlay does) — the controller may only get and update it',
+        );
         return undefined;
       }
       const configs = await this.readConfigs();
@@ -85,9 +91,20 @@ export class CertificateRotator {
         data: Object.fromEntries(Object.entries(secret.data ?? {}).map(([k, v]) => [k, decode(v)])),
         annotations: secret.metadata.annotations ?? {},
       };
-      const actions = decideCertActions(state, configs.map((c) => c.state), now, this.o.settings);
+      const actions = decideCertActions(
+        state,
+        configs.map((c) => c.state),
+        now,
+        this.o.settings,
+      );
       if (actions.secret) {
-        await this.writeSecret(secret, state, configs.map((c) => c.state), actions.secret, now);
+        await this.writeSecret(
+          secret,
+          state,
+          configs.map((c) => c.state),
+          actions.secret,
+          now,
+        );
         continue;
       }
       if (actions.bundles.length === 0) return actions.recheckAt;
@@ -98,7 +115,12 @@ export class CertificateRotator {
         await this.o.kube.replace(updated, { fieldManager: 'planwarden-controller' });
         this.o.logger.info({ kind: fix.kind, name: fix.name, reason: fix.reason }, 'caBundle updated');
         if (fix.reason.startsWith('a caBundle is missing')) {
-          this.o.events?.record(this.eventTarget(config), 'Warning', 'CaBundleRepaired', `${fix.kind} ${fix.name}: ${fix.reason}; restored`);
+          this.o.events?.record(
+            this.eventTarget(config),
+            'Warning',
+            'CaBundleRepaired',
+            `${fix.kind} ${fix.name}: ${fix.reason}; restored`,
+          );
         }
       }
     }
@@ -128,7 +150,11 @@ export class CertificateRotator {
   }
 
   private eventTarget(o: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; [k: string]: unknown } }) {
-    return { apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.metadata.name, namespace: o.metadata.namespace ?? this.o.secret.namespace } };
+    return {
+      apiVersion: o.apiVersion,
+      kind: o.kind,
+      metadata: { name: o.metadata.name, namespace: o.metadata.namespace ?? this.o.secret.namespace },
+    };
   }
 
   private async readSecret(): Promise<SecretObject | undefined> {
@@ -145,7 +171,8 @@ export class CertificateRotator {
         out.push({ object, state: { kind, name, caBundles } });
       }
     }
-    if (out.length === 0) this.o.logger.warn({ names: this.o.webhookConfigurations }, 'no webhook configuration of these names: no caBundle to keep');
+    if (out.length === 0)
+      this.o.logger.warn({ names: this.o.webhookConfigurations }, 'no webhook configuration of these names: no caBundle to keep');
     return out;
   }
 
@@ -178,7 +205,13 @@ export class CertificateRotator {
     return { ...(authority ? { authority } : {}), ...(leaf ? { leaf } : {}) };
   }
 
-  private async writeSecret(secret: SecretObject, state: CertSecretState, configs: WebhookConfigState[], step: SecretStep, now: Date): Promise<void> {
+  private async writeSecret(
+    secret: SecretObject,
+    state: CertSecretState,
+    configs: WebhookConfigState[],
+    step: SecretStep,
+    now: Date,
+  ): Promise<void> {
     const next = secretAfter(state, configs, step, await this.generate(step, state, now), now, this.o.settings);
     const updated: SecretObject = {
       ...secret,

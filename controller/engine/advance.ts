@@ -20,15 +20,7 @@ import type {
   TargetStatus,
 } from '../../shared/api/schema.ts';
 import { isRunning } from '../../shared/plan/triggers.ts';
-import {
-  ensurePlanStatusEntries,
-  isInFlight,
-  pendingPhases,
-  isPlanTerminal,
-  recordHistory,
-  rollUp,
-  stopRunningSteps,
-} from './status.ts';
+import { ensurePlanStatusEntries, isInFlight, pendingPhases, isPlanTerminal, recordHistory, rollUp, stopRunningSteps } from './status.ts';
 import { formatDuration, millisOf } from '../../shared/time.ts';
 import { jsonEqual } from '../../shared/json.ts';
 import { addMillis, backoffMs, toTimestamp } from './time.ts';
@@ -143,15 +135,8 @@ interface StepRef {
   status: StepStatus;
 }
 
-function newContext(
-  input: AdvancePlanInput,
-  now: string,
-  options: EngineOptions,
-  planName: string,
-  run: PlanStatus,
-): Context {
-  const key = (phase: number, step: number, taskIndex: number, target?: string) =>
-    JSON.stringify([phase, step, taskIndex, target ?? null]);
+function newContext(input: AdvancePlanInput, now: string, options: EngineOptions, planName: string, run: PlanStatus): Context {
+  const key = (phase: number, step: number, taskIndex: number, target?: string) => JSON.stringify([phase, step, taskIndex, target ?? null]);
   const outcomes = new Map<string, TaskOutcome>();
   for (const o of input.observations?.tasks ?? []) outcomes.set(key(o.phase, o.step, o.taskIndex, o.target), o.outcome);
   const resolved = new Map<string, readonly string[]>();
@@ -217,7 +202,11 @@ const isParallel = (strategy: string | undefined) => strategy === 'parallel';
 
 function evaluatePhases(ctx: Context, plan: Plan, phases: PhaseStatus[]): void {
   if (ctx.run.status === 'PENDING') {
-    emit(ctx, 'PlanStarted', `run ${ctx.run.id ?? ''} started${ctx.run.trigger ? ` (trigger: ${ctx.run.trigger})` : ''}${ctx.run.requestedBy ? `, requested by ${ctx.run.requestedBy}` : ''}`);
+    emit(
+      ctx,
+      'PlanStarted',
+      `run ${ctx.run.id ?? ''} started${ctx.run.trigger ? ` (trigger: ${ctx.run.trigger})` : ''}${ctx.run.requestedBy ? `, requested by ${ctx.run.requestedBy}` : ''}`,
+    );
   }
   for (const [i, phaseSpec] of plan.phases.entries()) {
     if (ctx.failed) break;

@@ -84,11 +84,7 @@ export function startPlan(input: StartPlanInput): InstanceStatus {
 }
 
 /** What trigger detection diffs against from now on: the spec this run was started from. */
-function appliedAfterStart(
-  instance: Pick<Instance, 'metadata' | 'spec'>,
-  request: PlanRequest,
-  before: Applied | undefined,
-): Applied {
+function appliedAfterStart(instance: Pick<Instance, 'metadata' | 'spec'>, request: PlanRequest, before: Applied | undefined): Applied {
   const applied: Applied = {
     operatorVersion: instance.spec.operatorVersion.name,
     parameters: { ...(instance.spec.parameters ?? {}) },
@@ -132,7 +128,14 @@ export function endHeldRequest(input: {
   const plan = input.request.plan;
   const previous = runs[plan];
   if (previous && !isHeldPlaceholder(previous) && !isRunning(previous.status)) recordHistory(status, plan, previous, options);
-  const ended: PlanStatus = { status: input.state, id: input.runID, trigger: input.request.kind, message: input.message, finishedAt: now, lastUpdatedTimestamp: now };
+  const ended: PlanStatus = {
+    status: input.state,
+    id: input.runID,
+    trigger: input.request.kind,
+    message: input.message,
+    finishedAt: now,
+    lastUpdatedTimestamp: now,
+  };
   if (input.requestedBy !== undefined) ended.requestedBy = input.requestedBy;
   if (input.by !== undefined && input.by.length > 0) ended.approvedBy = [...input.by];
   if (input.ov.metadata.name !== undefined) ended.operatorVersion = input.ov.metadata.name;
@@ -150,7 +153,14 @@ export function endHeldRequest(input: {
  * is filed in history first). A plan that is running is left as it is: a restart that waits
  * does not stop the run. An unchanged hold is returned as it was (nothing to write).
  */
-export function holdPlan(input: { ov: OperatorVersion; status: InstanceStatus; request: PlanRequest; message: string; now: string | Date; options?: Partial<EngineOptions> }): InstanceStatus {
+export function holdPlan(input: {
+  ov: OperatorVersion;
+  status: InstanceStatus;
+  request: PlanRequest;
+  message: string;
+  now: string | Date;
+  options?: Partial<EngineOptions>;
+}): InstanceStatus {
   const { request, message } = input;
   const status = ensurePlanStatusEntries(input.ov, input.status);
   const runs = status.planStatus!;
@@ -161,7 +171,6 @@ export function holdPlan(input: { ov: OperatorVersion; status: InstanceStatus; r
   runs[request.plan] = { status: 'PENDING', trigger: request.kind, message, lastUpdatedTimestamp: toTimestamp(input.now) };
   return status;
 }
-
 
 /**
  * Held entries of plans other than `keep` go back to the plan's last run (from history), or
@@ -190,7 +199,12 @@ export function releaseHeldPlans(status: InstanceStatus, keep?: string): Instanc
  * change or upgrade is consumed like a start (status.applied moves to the spec); a held manual
  * trigger is consumed by the abort itself (consumeAbort).
  */
-export function withdrawHeld(input: { ov: OperatorVersion; instance: Pick<Instance, 'metadata' | 'spec' | 'status'>; now: string | Date; options?: Partial<EngineOptions> }): InstanceStatus {
+export function withdrawHeld(input: {
+  ov: OperatorVersion;
+  instance: Pick<Instance, 'metadata' | 'spec' | 'status'>;
+  now: string | Date;
+  options?: Partial<EngineOptions>;
+}): InstanceStatus {
   const now = toTimestamp(input.now);
   const status = ensurePlanStatusEntries(input.ov, input.instance.status);
   const options = engineOptions(input.options);
@@ -200,7 +214,14 @@ export function withdrawHeld(input: { ov: OperatorVersion; instance: Pick<Instan
     const pe = input.instance.spec.planExecution;
     const waiting = status.pendingApproval?.plan === plan ? status.pendingApproval.runID : undefined;
     const id = waiting ?? (run.trigger === 'manual' && pe?.planName === plan && pe.id ? pe.id : `withdrawn-${now}`);
-    const withdrawn: PlanStatus = { ...run, id, status: 'ABORTED', finishedAt: now, lastUpdatedTimestamp: now, message: `withdrawn by an abort while held (${run.message ?? 'maintenance'})` };
+    const withdrawn: PlanStatus = {
+      ...run,
+      id,
+      status: 'ABORTED',
+      finishedAt: now,
+      lastUpdatedTimestamp: now,
+      message: `withdrawn by an abort while held (${run.message ?? 'maintenance'})`,
+    };
     recordHistory(status, plan, withdrawn, options);
     status.planStatus![plan] = withdrawn;
     if (run.trigger === 'upgrade') consume = 'upgrade';

@@ -109,8 +109,7 @@ export function historyEntryOf(plan: string, run: PlanStatus): HistoryEntry | un
   return entry;
 }
 
-const sameRun = (a: HistoryEntry, b: HistoryEntry) =>
-  a.plan === b.plan && a.id === b.id && a.startedAt === b.startedAt;
+const sameRun = (a: HistoryEntry, b: HistoryEntry) => a.plan === b.plan && a.id === b.id && a.startedAt === b.startedAt;
 
 /**
  * Records a run in status.history (oldest first), replacing an entry of the same run, and

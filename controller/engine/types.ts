@@ -66,13 +66,7 @@ export interface ResolveTargetsAction {
  * retry, a failure; an abort is PlanAborted). Phases and steps that start or complete are in
  * status alone: one Event per step would cost the API server a write each (issue 26).
  */
-export const EVENT_REASONS = [
-  'PlanStarted',
-  'StepFailed',
-  'StepRetrying',
-  'PlanFinished',
-  'PlanAborted',
-] as const;
+export const EVENT_REASONS = ['PlanStarted', 'StepFailed', 'StepRetrying', 'PlanFinished', 'PlanAborted'] as const;
 export type EventReason = (typeof EVENT_REASONS)[number];
 
 /** A Kubernetes Event to record on the Instance. */

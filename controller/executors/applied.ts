@@ -51,14 +51,16 @@ export async function judgeAppliedObjects(
   });
   // Each task once, rendered with the first plan (in input order) that runs it.
   const tasks = new Map<string, { task: Task; plan: string }>();
-  for (const plan of input.plans) for (const task of applyTasksOf(ov, plan, input.parameters)) if (!tasks.has(task.name)) tasks.set(task.name, { task, plan });
+  for (const plan of input.plans)
+    for (const task of applyTasksOf(ov, plan, input.parameters)) if (!tasks.has(task.name)) tasks.set(task.name, { task, plan });
   const objects = [...tasks.values()].flatMap(({ task, plan }) => {
     const rendered = renderResources(ov.spec.templates, task.spec?.resources ?? [], varsFor(plan));
     return rendered.ok ? rendered.value : [];
   });
   if (objects.length === 0) return undefined;
   const identity = await planIdentity(deps.kube, instance, deps.tenancy ?? LOCKED_DOWN, input.signal);
-  if (isObservation(identity)) return { state: 'unknown', message: identity.message ?? 'cannot act as the plans ServiceAccount', objects: objects.length };
+  if (isObservation(identity))
+    return { state: 'unknown', message: identity.message ?? 'cannot act as the plans ServiceAccount', objects: objects.length };
 
   const judged: { state: AppliedState; message: string }[] = [];
   for (const { template, object } of objects) {
@@ -66,7 +68,10 @@ export async function judgeAppliedObjects(
     try {
       const resource = await identity.kube.resourceFor(object.apiVersion, object.kind);
       const namespace = resource.namespaced ? (object.metadata.namespace ?? instance.metadata.namespace) : undefined;
-      const found = await identity.kube.get({ apiVersion: object.apiVersion, kind: object.kind, namespace, name: object.metadata.name ?? '' }, input.signal);
+      const found = await identity.kube.get(
+        { apiVersion: object.apiVersion, kind: object.kind, namespace, name: object.metadata.name ?? '' },
+        input.signal,
+      );
       if (!found) {
         judged.push({ state: 'missing', message: `${what} is missing` });
         continue;
@@ -90,6 +95,7 @@ export async function judgeAppliedObjects(
   const deciding = judged.filter((j) => j.state === state);
   const shown = deciding.slice(0, 3).map((j) => j.message);
   if (deciding.length > 3) shown.push(`and ${deciding.length - 3} more`);
-  const message = state === 'current' ? `${judged.length} applied ${judged.length === 1 ? 'object is' : 'objects are'} current` : shown.join('; ');
+  const message =
+    state === 'current' ? `${judged.length} applied ${judged.length === 1 ? 'object is' : 'objects are'} current` : shown.join('; ');
   return { state, message, objects: judged.length };
 }

@@ -18,7 +18,6 @@ import { combineHealth, describeObject, judgeHealth, type Health } from './healt
 import { renderResources } from '../../shared/template/render.ts';
 import { prepareObject } from '../../shared/plan/prepare.ts';
 
-
 export { prepareObject, type PrepareOptions } from '../../shared/plan/prepare.ts';
 
 /** Health as an observation. */

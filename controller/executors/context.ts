@@ -88,10 +88,16 @@ export const FIELD_MANAGER = 'planwarden';
  * for anything that is not an API error. A Forbidden answer names the missing permission and,
  * given the OperatorVersion's name, the `kubectl planwarden rbac` command that prints the fix.
  */
-export function observationForError(err: unknown, doing: string, identity?: Pick<PlanIdentity, 'serviceAccount'>, operatorVersion?: string): Observation {
+export function observationForError(
+  err: unknown,
+  doing: string,
+  identity?: Pick<PlanIdentity, 'serviceAccount'>,
+  operatorVersion?: string,
+): Observation {
   // An RBAC refusal of a plan's request: which permission is missing for whom, and how to grant it.
   const refusal = identity && err instanceof KubeApiError && err.statusCode === 403 ? parseRbacRefusal(apiErrorMessage(err)) : undefined;
-  if (identity && refusal) return { kind: 'fatalError', message: `${doing}: forbidden: ${explainForbidden(refusal, identity, operatorVersion)}` };
+  if (identity && refusal)
+    return { kind: 'fatalError', message: `${doing}: forbidden: ${explainForbidden(refusal, identity, operatorVersion)}` };
   const message = `${doing}: ${apiErrorMessage(err)}`;
   switch (classifyApiError(err)) {
     case 'transient':
@@ -129,7 +135,12 @@ export function renderVarsOf(ctx: ExecutionContext): RenderVars {
  * The identity for one task: the Instance's ServiceAccount, read first (impersonation does
  * not check that it exists, and RoleBindings outlive it), or an observation saying why not.
  */
-export async function planIdentity(kube: KubeClient, instance: Instance, policy: TenancyPolicy, signal?: AbortSignal): Promise<PlanIdentity | Observation> {
+export async function planIdentity(
+  kube: KubeClient,
+  instance: Instance,
+  policy: TenancyPolicy,
+  signal?: AbortSignal,
+): Promise<PlanIdentity | Observation> {
   if (!policy.impersonate) return { kube };
   const sa = planServiceAccount(instance, policy);
   let found: unknown;

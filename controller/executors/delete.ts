@@ -4,7 +4,15 @@
 // must expect that what they remove may already be missing. Requests are the Instance's
 // ServiceAccount's, and only objects in the Instance's namespace are deleted (tenancy.ts).
 import type { KubeResource, ResourceRef } from '../../shared/kube/client.ts';
-import { isObservation, observationForError, renderVarsOf, scopeViolationOf, TenantExecutor, type ExecutionContext, type Observation } from './context.ts';
+import {
+  isObservation,
+  observationForError,
+  renderVarsOf,
+  scopeViolationOf,
+  TenantExecutor,
+  type ExecutionContext,
+  type Observation,
+} from './context.ts';
 import { describeObject } from './health.ts';
 import { renderResources } from '../../shared/template/render.ts';
 import { servedResource } from './tenancy.ts';
@@ -48,7 +56,12 @@ export class DeleteExecutor extends TenantExecutor {
         const resource = await servedResource(identity.kube, ref.apiVersion, ref.kind);
         // No resource serves the kind any more: nothing of it can exist.
         if (!resource) continue;
-        const violation = scopeViolationOf({ kind: ref.kind, metadata: { namespace: ref.namespace } }, resource.namespaced, ctx, this.tenancy);
+        const violation = scopeViolationOf(
+          { kind: ref.kind, metadata: { namespace: ref.namespace } },
+          resource.namespaced,
+          ctx,
+          this.tenancy,
+        );
         if (violation) return { kind: 'fatalError', message: `${doing}: refused: ${violation}` };
         // A read first: an object already on its way out is not deleted again.
         const current = await identity.kube.get(ref, ctx.signal);

@@ -98,7 +98,8 @@ function generationPending(obj: Judged, name: string, absentMeansZero: boolean):
   if (typeof observed !== 'number') {
     return absentMeansZero ? inProgress(name, `waiting for the controller to observe generation ${generation}`) : undefined;
   }
-  if (observed < generation) return inProgress(name, `waiting for the controller to observe generation ${generation} (observed ${observed})`);
+  if (observed < generation)
+    return inProgress(name, `waiting for the controller to observe generation ${generation} (observed ${observed})`);
   return undefined;
 }
 
@@ -194,7 +195,9 @@ const pod: Judge = (obj, name) => {
     ...((field(obj.status, 'initContainerStatuses') as ContainerStatus[] | undefined) ?? []),
     ...((field(obj.status, 'containerStatuses') as ContainerStatus[] | undefined) ?? []),
   ];
-  const waiting = statuses.find((s) => s.state?.waiting?.reason && s.state.waiting.reason !== 'ContainerCreating' && s.state.waiting.reason !== 'PodInitializing');
+  const waiting = statuses.find(
+    (s) => s.state?.waiting?.reason && s.state.waiting.reason !== 'ContainerCreating' && s.state.waiting.reason !== 'PodInitializing',
+  );
   if (waiting) {
     const w = waiting.state!.waiting!;
     return inProgress(name, `container ${waiting.name ?? '?'} ${w.reason}${w.message ? `: ${w.message}` : ''}`);
@@ -217,7 +220,9 @@ const namespace: Judge = (obj, name) =>
 const service: Judge = (obj, name) => {
   if (str(obj.spec, 'type') !== 'LoadBalancer') return current(name, 'exists');
   const ingress = field(obj.status, 'loadBalancer.ingress');
-  return Array.isArray(ingress) && ingress.length > 0 ? current(name, 'load balancer ready') : inProgress(name, 'waiting for a load balancer address');
+  return Array.isArray(ingress) && ingress.length > 0
+    ? current(name, 'load balancer ready')
+    : inProgress(name, 'waiting for a load balancer address');
 };
 
 const persistentVolumeClaim: Judge = (obj, name) => {

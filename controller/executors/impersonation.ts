@@ -9,7 +9,6 @@ import { apiErrorMessage, type KubeClient } from '../../shared/kube/client.ts';
 import { accountOfUser, DEFAULT_CONTROLLER_ACCOUNT, notGrantedMessage, type ControllerAccount } from '../../shared/plan/controllerGrant.ts';
 import { IMPERSONATION_NOT_GRANTED, planServiceAccount, type TenancyPolicy } from './tenancy.ts';
 
-
 /** Task kinds whose requests are made as the plan's ServiceAccount (a Dummy makes none). */
 const ACTING_KINDS = new Set(['Apply', 'Delete', 'Wait']);
 
@@ -53,7 +52,12 @@ export async function judgeImpersonationGrant(
     reason: IMPERSONATION_NOT_GRANTED,
     message:
       `plan "${input.plan}" waits: ` +
-      notGrantedMessage({ namespace: sa.namespace, serviceAccount: sa.name, operatorVersion: input.instance.spec.operatorVersion.name, controller }),
+      notGrantedMessage({
+        namespace: sa.namespace,
+        serviceAccount: sa.name,
+        operatorVersion: input.instance.spec.operatorVersion.name,
+        controller,
+      }),
   };
 }
 

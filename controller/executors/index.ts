@@ -34,7 +34,12 @@ export function createExecutors(deps: ExecutorDeps): Executors {
     executorFor(kind) {
       const executor = byKind[kind];
       if (!executor) {
-        return { execute: async (ctx) => ({ kind: 'fatalError', message: `task ${ctx.task.name}: unknown kind "${kind}" (known: ${Object.keys(byKind).join(', ')})` }) };
+        return {
+          execute: async (ctx) => ({
+            kind: 'fatalError',
+            message: `task ${ctx.task.name}: unknown kind "${kind}" (known: ${Object.keys(byKind).join(', ')})`,
+          }),
+        };
       }
       return { execute: (ctx) => executeSafely(executor, ctx) };
     },
@@ -69,4 +74,3 @@ export function withTimeout(observation: Observation, ctx: Pick<ExecutionContext
     message: `task ${ctx.task.name}: not done after timeoutSeconds ${limit}${observation.message ? `: ${observation.message}` : ''}`,
   };
 }
-

@@ -6,7 +6,16 @@
 // Every request is the Instance's ServiceAccount's (TenantExecutor).
 import type { PipeFile } from '../../shared/api/schema.ts';
 import type { KubeClient, KubeResource } from '../../shared/kube/client.ts';
-import { PIPE_RUN_ANNOTATION, pipeObject, pipeObjectName, pipePod, pipePodName, pipePodShape, readPipeCapture, type PipeRunAt } from '../../shared/plan/pipe.ts';
+import {
+  PIPE_RUN_ANNOTATION,
+  pipeObject,
+  pipeObjectName,
+  pipePod,
+  pipePodName,
+  pipePodShape,
+  readPipeCapture,
+  type PipeRunAt,
+} from '../../shared/plan/pipe.ts';
 import { renderResources } from '../../shared/template/render.ts';
 import { PIPE_POD_RENDER } from '../../shared/plan/preflight.ts';
 import { prepareObject } from './apply.ts';
@@ -37,14 +46,22 @@ export class PipeExecutor extends TenantExecutor {
     const rendered = renderResources(ctx.operatorVersion.spec.templates, [template], renderVarsOf(ctx), PIPE_POD_RENDER);
     if (!rendered.ok) return { kind: 'fatalError', message: rendered.error.message };
     const objects = rendered.value;
-    const shape = objects.length === 1 ? pipePodShape(objects[0]!.object, files) : { problems: [`renders ${objects.length} objects, not one Pod`] };
-    if ('problems' in shape) return { kind: 'fatalError', message: `task ${task.name}: template ${template} is not a Pipe Pod: ${shape.problems.join('; ')}` };
+    const shape =
+      objects.length === 1 ? pipePodShape(objects[0]!.object, files) : { problems: [`renders ${objects.length} objects, not one Pod`] };
+    if ('problems' in shape)
+      return { kind: 'fatalError', message: `task ${task.name}: template ${template} is not a Pipe Pod: ${shape.problems.join('; ')}` };
     const identity = await this.identityFor(ctx);
     if (isObservation(identity)) return identity;
 
     const namespace = ctx.instance.metadata.namespace ?? '';
     const runId = ctx.runId ?? '';
-    const at: PipeRunAt = { instance: ctx.instance.metadata.name ?? '', plan: ctx.plan, phase: ctx.phase ?? '', step: ctx.step ?? '', task: task.name };
+    const at: PipeRunAt = {
+      instance: ctx.instance.metadata.name ?? '',
+      plan: ctx.plan,
+      phase: ctx.phase ?? '',
+      step: ctx.step ?? '',
+      task: task.name,
+    };
     const podName = pipePodName(at);
     const podRef = { apiVersion: 'v1', kind: 'Pod', namespace, name: podName };
     const stored = files.map((f) => ({ file: f, ref: { apiVersion: 'v1', kind: f.kind, namespace, name: pipeObjectName(at, f.key) } }));
@@ -54,7 +71,9 @@ export class PipeExecutor extends TenantExecutor {
     // This run stored every file already (an evaluation whose status write was lost): only the Pod may be left.
     let filled: boolean;
     try {
-      filled = (await Promise.all(stored.map(({ ref }) => identity.kube.get(ref, ctx.signal)))).every((o) => o?.metadata.annotations?.[PIPE_RUN_ANNOTATION] === runId);
+      filled = (await Promise.all(stored.map(({ ref }) => identity.kube.get(ref, ctx.signal)))).every(
+        (o) => o?.metadata.annotations?.[PIPE_RUN_ANNOTATION] === runId,
+      );
     } catch (err) {
       return fail(err, 'read the objects the files are stored in');
     }
@@ -92,18 +111,35 @@ export class PipeExecutor extends TenantExecutor {
       return { kind: 'transientError', message: doing(`${capture.message} (${podName})`) };
     }
     for (const [i, { file, ref }] of stored.entries()) {
-      const object = prepareObject(pipeObject(file, capture.contents[i]!, { name: ref.name, namespace, runId }), { instance: ctx.instance, plan: ctx.plan, namespaced: true });
+      const object = prepareObject(pipeObject(file, capture.contents[i]!, { name: ref.name, namespace, runId }), {
+        instance: ctx.instance,
+        plan: ctx.plan,
+        namespaced: true,
+      });
       try {
         await identity.kube.apply(object, { fieldManager: this.fieldManager, force: true, signal: ctx.signal });
       } catch (err) {
         return fail(err, `store ${describeFile(file)} in ${file.kind} ${ref.name}`);
       }
     }
-    return this.finish(identity, podRef, pod, ctx, `${files.length} pipe ${files.length === 1 ? 'file' : 'files'} stored in ${stored.map((s) => `${s.file.kind} ${s.ref.name}`).join(', ')}`);
+    return this.finish(
+      identity,
+      podRef,
+      pod,
+      ctx,
+      `${files.length} pipe ${files.length === 1 ? 'file' : 'files'} stored in ${stored.map((s) => `${s.file.kind} ${s.ref.name}`).join(', ')}`,
+    );
   }
 
   /** Deletes the Pod when there is one, then reports `message` as `kind`. */
-  private async finish(identity: PlanIdentity, ref: { apiVersion: string; kind: string; namespace: string; name: string }, pod: KubeResource | undefined, ctx: ExecutionContext, message: string, kind: 'done' | 'inProgress' = 'done'): Promise<Observation> {
+  private async finish(
+    identity: PlanIdentity,
+    ref: { apiVersion: string; kind: string; namespace: string; name: string },
+    pod: KubeResource | undefined,
+    ctx: ExecutionContext,
+    message: string,
+    kind: 'done' | 'inProgress' = 'done',
+  ): Promise<Observation> {
     if (pod && !pod.metadata.deletionTimestamp) {
       const removed = await this.deletePod(identity, ref, ctx);
       if (removed) return removed;
@@ -112,7 +148,11 @@ export class PipeExecutor extends TenantExecutor {
   }
 
   /** Deletes the Pipe Pod; an observation only when that failed. */
-  private async deletePod(identity: { kube: KubeClient; serviceAccount?: PlanIdentity['serviceAccount'] }, ref: { apiVersion: string; kind: string; namespace: string; name: string }, ctx: ExecutionContext): Promise<Observation | undefined> {
+  private async deletePod(
+    identity: { kube: KubeClient; serviceAccount?: PlanIdentity['serviceAccount'] },
+    ref: { apiVersion: string; kind: string; namespace: string; name: string },
+    ctx: ExecutionContext,
+  ): Promise<Observation | undefined> {
     try {
       await identity.kube.delete(ref, { propagationPolicy: 'Background', signal: ctx.signal });
       return undefined;

@@ -12,7 +12,6 @@ import { accountOfUser, DEFAULT_CONTROLLER_ACCOUNT, notGrantedMessage } from '..
 /** The condition reason (PlanRunning), Event reason and message prefix of a namespace that did not grant the controller impersonation. */
 export const IMPERSONATION_NOT_GRANTED = 'ImpersonationNotGranted';
 
-
 export interface TenancyPolicy {
   /** false: plans run with the controller's own rights (single-tenant clusters, an explicit opt-in). */
   impersonate: boolean;
@@ -145,7 +144,8 @@ export function explainForbidden(refusal: RbacRefusal, identity: Pick<PlanIdenti
   const canI = `\`kubectl auth can-i ${refusal.verb} ${resource}${refusal.namespace ? ` -n ${refusal.namespace}` : ''} --as=${user}\` decides`;
   if (operatorVersion) {
     const command = rbacCommand(operatorVersion, sa.namespace, sa.name);
-    const beyond = refusal.namespace === sa.namespace ? '' : ' (outside the namespace it prints a commented-out ClusterRole: a cluster admin decides)';
+    const beyond =
+      refusal.namespace === sa.namespace ? '' : ' (outside the namespace it prints a commented-out ClusterRole: a cluster admin decides)';
     return `ServiceAccount ${sa.namespace}/${sa.name} may not ${refusal.verb} ${resource}${where}; \`${command} | kubectl apply -f -\` grants what the blueprint's plans need${beyond}; ${canI}`;
   }
   const grant = refusal.namespace

@@ -5,7 +5,15 @@
 import type { ObjectRef } from '../../shared/api/schema.ts';
 import type { KubeResource } from '../../shared/kube/client.ts';
 import { millisOf } from '../../shared/time.ts';
-import { isObservation, observationForError, renderVarsOf, scopeViolationOf, TenantExecutor, type ExecutionContext, type Observation } from './context.ts';
+import {
+  isObservation,
+  observationForError,
+  renderVarsOf,
+  scopeViolationOf,
+  TenantExecutor,
+  type ExecutionContext,
+  type Observation,
+} from './context.ts';
 import { describeObject } from './health.ts';
 import { resolveWaitRef } from '../../shared/plan/waitRef.ts';
 import { servedResource } from './tenancy.ts';
@@ -41,11 +49,17 @@ export function waitObservation(input: WaitInput): Observation {
   const what = `${describeObject({ kind: ref.kind, metadata: { name: ref.name } })} to have condition ${condition.type}=${condition.status}`;
   const conditions = (object?.status as { conditions?: ConditionLike[] } | undefined)?.conditions ?? [];
   if (conditions.some((c) => c.type === condition.type && c.status === condition.status)) {
-    return { kind: 'done', message: `${describeObject({ kind: ref.kind, metadata: { name: ref.name } })}: ${condition.type}=${condition.status}` };
+    return {
+      kind: 'done',
+      message: `${describeObject({ kind: ref.kind, metadata: { name: ref.name } })}: ${condition.type}=${condition.status}`,
+    };
   }
   const elapsedMs = millisOf(input.now) - millisOf(input.taskStartedAt);
   if (input.timeoutSeconds !== undefined && elapsedMs >= input.timeoutSeconds * 1000) {
-    return { kind: 'fatalError', message: `timed out after ${input.timeoutSeconds}s waiting for ${what} (last seen: ${conditionNow(object, condition.type)})` };
+    return {
+      kind: 'fatalError',
+      message: `timed out after ${input.timeoutSeconds}s waiting for ${what} (last seen: ${conditionNow(object, condition.type)})`,
+    };
   }
   return { kind: 'inProgress', message: `waiting for ${what} (now: ${conditionNow(object, condition.type)})` };
 }
@@ -67,7 +81,12 @@ export class WaitExecutor extends TenantExecutor {
       // An unknown kind reads as absent: its CRD may still be on its way.
       const resource = await servedResource(identity.kube, ref.apiVersion, ref.kind);
       if (resource) {
-        const violation = scopeViolationOf({ kind: ref.kind, metadata: { namespace: ref.namespace } }, resource.namespaced, ctx, this.tenancy);
+        const violation = scopeViolationOf(
+          { kind: ref.kind, metadata: { namespace: ref.namespace } },
+          resource.namespaced,
+          ctx,
+          this.tenancy,
+        );
         if (violation) return { kind: 'fatalError', message: `${doing}: refused: ${violation}` };
         object = await identity.kube.get({ ...ref }, ctx.signal);
       }

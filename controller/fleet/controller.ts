@@ -32,7 +32,11 @@ export function setupFleetController(s: FleetControllerSetup): Controller {
   // wrote them); a change of spec, metadata or deletion does.
   rollouts.onUpdate((old, cur) => {
     index.update(cur);
-    if (old.metadata.generation !== cur.metadata.generation || old.metadata.deletionTimestamp !== cur.metadata.deletionTimestamp || !jsonEqual(old.metadata.annotations ?? null, cur.metadata.annotations ?? null)) {
+    if (
+      old.metadata.generation !== cur.metadata.generation ||
+      old.metadata.deletionTimestamp !== cur.metadata.deletionTimestamp ||
+      !jsonEqual(old.metadata.annotations ?? null, cur.metadata.annotations ?? null)
+    ) {
       queue.add(objectKey(cur));
     }
   });

@@ -142,7 +142,8 @@ export function observeTarget(rollout: FleetRollout, runId: string, inst: Instan
     const past = (inst.status?.history ?? []).find((h) => h.plan === spec.plan!.name && h.id === runId);
     const status = run?.status ?? past?.status;
     if (status === 'COMPLETE') return { state: 'Completed' };
-    if (status === 'FATAL_ERROR' || status === 'ABORTED') return { state: 'Failed', message: `plan ${spec.plan.name} ${status}${(run ?? past)?.message ? `: ${(run ?? past)!.message}` : ''}` };
+    if (status === 'FATAL_ERROR' || status === 'ABORTED')
+      return { state: 'Failed', message: `plan ${spec.plan.name} ${status}${(run ?? past)?.message ? `: ${(run ?? past)!.message}` : ''}` };
     const ours = run !== undefined || inst.spec.planExecution?.id === runId;
     // A held request is PENDING without an id until it starts (maintenance: pause or window).
     if (ours && (run ?? ps)?.status === 'PENDING' && heldMessage(inst)) return { state: 'Waiting', message: heldMessage(inst) };
@@ -155,13 +156,22 @@ export function observeTarget(rollout: FleetRollout, runId: string, inst: Instan
   // known by its trigger and the OperatorVersion it ran with.
   const run = runs.find(([, ps]) => ps.trigger === 'upgrade' && ps.operatorVersion === ov);
   if (run && (run[1].status === 'FATAL_ERROR' || run[1].status === 'ABORTED')) {
-    return { state: 'Failed', message: `upgrade to ${ov} (plan ${run[0]}, run ${run[1].id ?? '?'}) ${run[1].status}${run[1].message ? `: ${run[1].message}` : ''}` };
+    return {
+      state: 'Failed',
+      message: `upgrade to ${ov} (plan ${run[0]}, run ${run[1].id ?? '?'}) ${run[1].status}${run[1].message ? `: ${run[1].message}` : ''}`,
+    };
   }
   if (inst.status?.applied?.operatorVersion !== ov && heldMessage(inst)) return { state: 'Waiting', message: heldMessage(inst) };
   const active = inst.status?.activePlan;
   const busy = active !== undefined && (active.status === 'PENDING' || active.status === 'IN_PROGRESS' || active.status === 'ERROR');
   if (inst.status?.applied?.operatorVersion === ov && !busy && readyAtGeneration(inst)) return { state: 'Completed' };
-  return { state: 'Running', message: inst.status?.applied?.operatorVersion === ov && !busy ? `on ${ov}, waiting for Ready=True at generation ${inst.metadata.generation}` : undefined };
+  return {
+    state: 'Running',
+    message:
+      inst.status?.applied?.operatorVersion === ov && !busy
+        ? `on ${ov}, waiting for Ready=True at generation ${inst.metadata.generation}`
+        : undefined,
+  };
 }
 
 function countsOf(targets: readonly Target[]): FleetCounts {
@@ -183,7 +193,13 @@ function listed(targets: readonly Target[]): FleetTarget[] {
 
 const clean = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
-function finish(rollout: FleetRollout, base: FleetRolloutStatus, targets: Target[], now: string, extra: { waiting?: boolean } = {}): FleetRolloutStatus {
+function finish(
+  rollout: FleetRollout,
+  base: FleetRolloutStatus,
+  targets: Target[],
+  now: string,
+  extra: { waiting?: boolean } = {},
+): FleetRolloutStatus {
   const spec = rollout.spec;
   const counts = countsOf(targets);
   const maxFailures = spec.maxFailures ?? 0;
@@ -195,7 +211,8 @@ function finish(rollout: FleetRollout, base: FleetRolloutStatus, targets: Target
   const done = !firstOpen;
   const firstFailed = targets.find((t) => t.detail.state === 'Failed');
   let conditions: Condition[] | undefined = base.conditions;
-  const set = (c: Omit<Condition, 'lastTransitionTime'>) => (conditions = setCondition(conditions, { ...c, observedGeneration: rollout.metadata.generation }, now));
+  const set = (c: Omit<Condition, 'lastTransitionTime'>) =>
+    (conditions = setCondition(conditions, { ...c, observedGeneration: rollout.metadata.generation }, now));
   set(
     failed
       ? {
@@ -208,14 +225,33 @@ function finish(rollout: FleetRollout, base: FleetRolloutStatus, targets: Target
   );
   set(
     done && !failed
-      ? { type: 'Complete', status: 'True', reason: 'AllTargetsDone', message: `${counts.completed} completed, ${counts.failed} failed, ${counts.skipped} skipped of ${counts.total}` }
-      : { type: 'Complete', status: 'False', reason: failed ? 'Failed' : 'InProgress', message: `${counts.completed}/${counts.total} completed` },
+      ? {
+          type: 'Complete',
+          status: 'True',
+          reason: 'AllTargetsDone',
+          message: `${counts.completed} completed, ${counts.failed} failed, ${counts.skipped} skipped of ${counts.total}`,
+        }
+      : {
+          type: 'Complete',
+          status: 'False',
+          reason: failed ? 'Failed' : 'InProgress',
+          message: `${counts.completed}/${counts.total} completed`,
+        },
   );
-  set(spec.paused ? { type: 'Paused', status: 'True', reason: 'Paused', message: 'spec.paused: nothing new starts; runs in flight finish' } : { type: 'Paused', status: 'False', reason: 'Running', message: 'not paused' });
+  set(
+    spec.paused
+      ? { type: 'Paused', status: 'True', reason: 'Paused', message: 'spec.paused: nothing new starts; runs in flight finish' }
+      : { type: 'Paused', status: 'False', reason: 'Running', message: 'not paused' },
+  );
   const inFlight = counts.running + counts.waiting;
   set(
     done || (failed && inFlight === 0)
-      ? { type: 'Progressing', status: 'False', reason: failed ? 'Failed' : 'Complete', message: failed ? 'stopped: failure budget exceeded' : 'every target is done' }
+      ? {
+          type: 'Progressing',
+          status: 'False',
+          reason: failed ? 'Failed' : 'Complete',
+          message: failed ? 'stopped: failure budget exceeded' : 'every target is done',
+        }
       : {
           type: 'Progressing',
           status: spec.paused && inFlight === 0 ? 'False' : 'True',
@@ -256,7 +292,15 @@ export function decideFleet(inputs: FleetInputs): FleetDecision {
   if (!base.resolved) {
     const resolved = resolveTargets(inputs.matching());
     const total = resolved.reduce((n, r) => n + r.names.length, 0);
-    base = { ...base, resolved, runId: fleetRunId(rollout.metadata.name ?? '', rollout.metadata.uid ?? ''), startedAt: nowText, states: 'P'.repeat(total), waveEnds: waveEnds(spec.waves, total), targets: [] };
+    base = {
+      ...base,
+      resolved,
+      runId: fleetRunId(rollout.metadata.name ?? '', rollout.metadata.uid ?? ''),
+      startedAt: nowText,
+      states: 'P'.repeat(total),
+      waveEnds: waveEnds(spec.waves, total),
+      targets: [],
+    };
   }
   const runId = spec.upgrade ? upgradeRunId(spec.upgrade.operatorVersion) : base.runId!;
   const ends = base.waveEnds ?? waveEnds(spec.waves, (base.states ?? '').length);
@@ -295,8 +339,14 @@ export function decideFleet(inputs: FleetInputs): FleetDecision {
     namespace: t.namespace,
     name: t.name,
     runId,
-    ...(spec.plan ? { plan: clean({ name: spec.plan.name, parameters: spec.plan.parameters }) } : { upgrade: { operatorVersion: spec.upgrade!.operatorVersion } }),
-    mark: { rollout: rollout.metadata.name ?? '', author: author?.username ?? '', id: spec.plan ? runId : upgradeRunId(spec.upgrade!.operatorVersion) },
+    ...(spec.plan
+      ? { plan: clean({ name: spec.plan.name, parameters: spec.plan.parameters }) }
+      : { upgrade: { operatorVersion: spec.upgrade!.operatorVersion } }),
+    mark: {
+      rollout: rollout.metadata.name ?? '',
+      author: author?.username ?? '',
+      id: spec.plan ? runId : upgradeRunId(spec.upgrade!.operatorVersion),
+    },
     author: author ?? { username: '', groups: [] },
   });
   if (!stopped && author) {
@@ -324,13 +374,28 @@ export function decideFleet(inputs: FleetInputs): FleetDecision {
   }
   const status = finish(rollout, base, targets, nowText, { waiting: targets.some((t) => t.detail.state === 'Waiting') });
   if (!author && !stopped && targets.some((t) => t.detail.state === 'Pending')) {
-    status.conditions = setCondition(status.conditions, { type: 'Progressing', status: 'False', reason: 'NoAuthor', message: `annotation ${AUTHOR_ANNOTATION} is missing or unreadable: nothing starts (the webhook records it at creation)`, observedGeneration: rollout.metadata.generation }, nowText);
+    status.conditions = setCondition(
+      status.conditions,
+      {
+        type: 'Progressing',
+        status: 'False',
+        reason: 'NoAuthor',
+        message: `annotation ${AUTHOR_ANNOTATION} is missing or unreadable: nothing starts (the webhook records it at creation)`,
+        observedGeneration: rollout.metadata.generation,
+      },
+      nowText,
+    );
   }
   return clean({ status, writes, requeueAfterMs: requeue });
 }
 
 /** The status after the writes of a decision: Failed (Forbidden or refused for good), Waiting with a retry, or unchanged. */
-export function recordOutcomes(rollout: FleetRollout, status: FleetRolloutStatus, outcomes: readonly WriteOutcome[], now: Date): { status: FleetRolloutStatus; requeueAfterMs?: number } {
+export function recordOutcomes(
+  rollout: FleetRollout,
+  status: FleetRolloutStatus,
+  outcomes: readonly WriteOutcome[],
+  now: Date,
+): { status: FleetRolloutStatus; requeueAfterMs?: number } {
   const nowText = now.toISOString();
   const ends = status.waveEnds ?? [];
   const targets = targetsOf(status, ends);

@@ -67,7 +67,12 @@ export function triggerPatch(w: TriggerWrite, instance: Instance | undefined): u
     ops.push({ op: 'add', path: '/metadata/annotations', value: { [FLEET_MARK_ANNOTATION]: mark } });
   }
   if (w.plan) {
-    const planExecution = { planName: w.plan.name, id: w.runId, abort: false, ...(w.plan.parameters ? { parameters: w.plan.parameters } : {}) };
+    const planExecution = {
+      planName: w.plan.name,
+      id: w.runId,
+      abort: false,
+      ...(w.plan.parameters ? { parameters: w.plan.parameters } : {}),
+    };
     ops.push({ op: 'add', path: '/spec/planExecution', value: planExecution });
   } else {
     ops.push({ op: 'replace', path: '/spec/operatorVersion/name', value: w.upgrade!.operatorVersion });
@@ -83,7 +88,14 @@ export function triggerPatch(w: TriggerWrite, instance: Instance | undefined): u
 export function outcomeOfError(w: Pick<TriggerWrite, 'namespace' | 'name'>, err: unknown): WriteOutcome {
   const message = apiErrorMessage(err);
   const denied = err instanceof KubeApiError && /admission webhook .* denied the request/.test(message);
-  if (denied) return { namespace: w.namespace, name: w.name, kind: 'refused', wait: err.statusCode === 409, message: message.replace(/^.*denied the request: /, '') };
+  if (denied)
+    return {
+      namespace: w.namespace,
+      name: w.name,
+      kind: 'refused',
+      wait: err.statusCode === 409,
+      message: message.replace(/^.*denied the request: /, ''),
+    };
   return { namespace: w.namespace, name: w.name, kind: 'error', message };
 }
 
@@ -92,12 +104,16 @@ async function matchingInstances(deps: FleetWorkerDeps, rollout: FleetRollout): 
   const spec = rollout.spec;
   let namespaces: Set<string> | undefined;
   if (spec.namespaceSelector) {
-    const list = await deps.kube.list<{ metadata: { name?: string } }>('/api/v1/namespaces', { labelSelector: selectorQuery(spec.namespaceSelector) || undefined });
+    const list = await deps.kube.list<{ metadata: { name?: string } }>('/api/v1/namespaces', {
+      labelSelector: selectorQuery(spec.namespaceSelector) || undefined,
+    });
     namespaces = new Set(list.items.map((n) => n.metadata.name ?? ''));
   }
   return deps.instances
     .list()
-    .filter((i) => (namespaces ? namespaces.has(i.metadata.namespace ?? '') : true) && matchesSelector(i.metadata.labels, spec.instanceSelector));
+    .filter(
+      (i) => (namespaces ? namespaces.has(i.metadata.namespace ?? '') : true) && matchesSelector(i.metadata.labels, spec.instanceSelector),
+    );
 }
 
 /** Whether a condition turned True between two statuses (for the one Event it deserves). */
@@ -139,7 +155,12 @@ export function fleetWorker(deps: FleetWorkerDeps): (key: string) => Promise<Wor
         if (after.requeueAfterMs !== undefined) requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, after.requeueAfterMs);
         for (const o of outcomes) {
           if (o.kind === 'forbidden' || (o.kind === 'refused' && !o.wait)) {
-            deps.events?.record(rollout, 'Warning', 'TargetFailed', `${o.namespace}/${o.name}: ${o.kind === 'forbidden' ? `Forbidden: ${o.message}` : o.message}`);
+            deps.events?.record(
+              rollout,
+              'Warning',
+              'TargetFailed',
+              `${o.namespace}/${o.name}: ${o.kind === 'forbidden' ? `Forbidden: ${o.message}` : o.message}`,
+            );
           }
         }
         if (!jsonEqual(rollout.status ?? null, status)) rollout = await writeStatus(rollout, status);
@@ -150,8 +171,10 @@ export function fleetWorker(deps: FleetWorkerDeps): (key: string) => Promise<Wor
       if (kind === 'notFound') return undefined;
       throw err;
     }
-    if (turnedTrue(cached.status, status, 'Failed')) deps.events?.record(rollout, 'Warning', 'RolloutFailed', findCondition(status.conditions, 'Failed')?.message ?? 'failed');
-    if (turnedTrue(cached.status, status, 'Complete')) deps.events?.record(rollout, 'Normal', 'RolloutComplete', findCondition(status.conditions, 'Complete')?.message ?? 'complete');
+    if (turnedTrue(cached.status, status, 'Failed'))
+      deps.events?.record(rollout, 'Warning', 'RolloutFailed', findCondition(status.conditions, 'Failed')?.message ?? 'failed');
+    if (turnedTrue(cached.status, status, 'Complete'))
+      deps.events?.record(rollout, 'Normal', 'RolloutComplete', findCondition(status.conditions, 'Complete')?.message ?? 'complete');
     deps.setTargets?.(key, status.counts);
     return requeueAfterMs === undefined ? undefined : { requeueAfterMs };
   };
@@ -164,9 +187,20 @@ async function writeTrigger(deps: FleetWorkerDeps, w: TriggerWrite): Promise<Wri
     { verb: 'patch', group: GROUP, resource: 'instances', namespace: w.namespace, name: w.name },
   );
   if (answer.kind === 'denied') {
-    return { namespace: w.namespace, name: w.name, kind: 'forbidden', message: `${w.author.username} may not patch instances "${w.name}" in namespace "${w.namespace}"${answer.reason ? ` (${answer.reason})` : ''}` };
+    return {
+      namespace: w.namespace,
+      name: w.name,
+      kind: 'forbidden',
+      message: `${w.author.username} may not patch instances "${w.name}" in namespace "${w.namespace}"${answer.reason ? ` (${answer.reason})` : ''}`,
+    };
   }
-  if (answer.kind === 'unknown') return { namespace: w.namespace, name: w.name, kind: 'error', message: `could not ask whether ${w.author.username} may patch it: ${answer.reason}` };
+  if (answer.kind === 'unknown')
+    return {
+      namespace: w.namespace,
+      name: w.name,
+      kind: 'error',
+      message: `could not ask whether ${w.author.username} may patch it: ${answer.reason}`,
+    };
   const instance = deps.instances.get(`${w.namespace}/${w.name}`);
   // Its plans run as the ServiceAccount it names: the author must be allowed to act as it,
   // as a manual trigger of an upgrade must (asked before each trigger: a right taken away counts).
@@ -177,14 +211,30 @@ async function writeTrigger(deps: FleetWorkerDeps, w: TriggerWrite): Promise<Wri
       { verb: 'impersonate', group: '', resource: 'serviceaccounts', namespace: w.namespace, name: sa },
     );
     if (actAs.kind === 'denied') {
-      return { namespace: w.namespace, name: w.name, kind: 'forbidden', message: `${w.author.username} may not impersonate serviceaccounts "${sa}" in namespace "${w.namespace}", which its plans run as${actAs.reason ? ` (${actAs.reason})` : ''}` };
+      return {
+        namespace: w.namespace,
+        name: w.name,
+        kind: 'forbidden',
+        message: `${w.author.username} may not impersonate serviceaccounts "${sa}" in namespace "${w.namespace}", which its plans run as${actAs.reason ? ` (${actAs.reason})` : ''}`,
+      };
     }
-    if (actAs.kind === 'unknown') return { namespace: w.namespace, name: w.name, kind: 'error', message: `could not ask whether ${w.author.username} may impersonate serviceaccounts "${sa}": ${actAs.reason}` };
+    if (actAs.kind === 'unknown')
+      return {
+        namespace: w.namespace,
+        name: w.name,
+        kind: 'error',
+        message: `could not ask whether ${w.author.username} may impersonate serviceaccounts "${sa}": ${actAs.reason}`,
+      };
   }
   try {
-    await deps.kube.patch({ apiVersion: API_VERSION, kind: 'Instance', namespace: w.namespace, name: w.name }, triggerPatch(w, instance), 'json', {
-      fieldManager: FLEET_FIELD_MANAGER,
-    });
+    await deps.kube.patch(
+      { apiVersion: API_VERSION, kind: 'Instance', namespace: w.namespace, name: w.name },
+      triggerPatch(w, instance),
+      'json',
+      {
+        fieldManager: FLEET_FIELD_MANAGER,
+      },
+    );
     deps.logger.info({ rollout: w.mark.rollout, instance: `${w.namespace}/${w.name}`, runId: w.runId }, 'rollout trigger written');
     return { namespace: w.namespace, name: w.name, kind: 'written' };
   } catch (err) {

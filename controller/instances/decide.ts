@@ -4,13 +4,7 @@
 // parts only the controller reports (its adapter entry, PlanRunning, observedGeneration).
 import type { AppliedHealth, AppliedState } from '../executors/applied.ts';
 import { jsonEqual } from '../../shared/json.ts';
-import type {
-  AdapterStatus,
-  Condition,
-  Instance,
-  InstanceStatus,
-  OperatorVersion,
-} from '../../shared/api/schema.ts';
+import type { AdapterStatus, Condition, Instance, InstanceStatus, OperatorVersion } from '../../shared/api/schema.ts';
 import { aggregateRootConditions, mergeAdapterReport } from '../../shared/conditions/aggregate.ts';
 import { setCondition } from '../../shared/conditions/conditions.ts';
 import {
@@ -58,7 +52,16 @@ export type Decision =
   | { kind: 'withdraw'; plans: string[] }
   | { kind: 'refuse'; report: Report }
   /** A governed request ends without running: REJECTED by an approver or EXPIRED (shared/plan/governance.ts). */
-  | { kind: 'end'; request: PlanRequest; state: 'REJECTED' | 'EXPIRED'; runID: string; requestedBy: string; by?: string[]; message: string; report: Report }
+  | {
+      kind: 'end';
+      request: PlanRequest;
+      state: 'REJECTED' | 'EXPIRED';
+      runID: string;
+      requestedBy: string;
+      by?: string[];
+      message: string;
+      report: Report;
+    }
   | { kind: 'missingOperatorVersion'; message: string };
 
 const ovName = (i: Instance) => i.spec.operatorVersion.name;
@@ -110,7 +113,10 @@ function decideDeletion(ov: OperatorVersion | undefined, inst: Instance): Decisi
 export function decide(ov: OperatorVersion | undefined, inst: Instance, now: number): Decision {
   if (inst.metadata.deletionTimestamp) return decideDeletion(ov, inst);
   if (!ov) {
-    return { kind: 'missingOperatorVersion', message: `OperatorVersion "${ovName(inst)}" not found in namespace "${inst.metadata.namespace ?? ''}"` };
+    return {
+      kind: 'missingOperatorVersion',
+      message: `OperatorVersion "${ovName(inst)}" not found in namespace "${inst.metadata.namespace ?? ''}"`,
+    };
   }
   if (!(inst.metadata.finalizers ?? []).includes(FINALIZER)) return { kind: 'addFinalizer' };
 
@@ -130,7 +136,13 @@ export function decide(ov: OperatorVersion | undefined, inst: Instance, now: num
     // Maintenance (a pause, windows) holds a governed request until it may start; a run
     // already going is never stopped by it (shared/calendar.ts).
     const hold = maintenanceHold(inst.spec.maintenance, request.plan, now);
-    if (hold.held) return { kind: 'held', request, report: { reason: hold.reason, message: hold.message }, ...(hold.startsAt !== undefined ? { startsAt: hold.startsAt } : {}) };
+    if (hold.held)
+      return {
+        kind: 'held',
+        request,
+        report: { reason: hold.reason, message: hold.message },
+        ...(hold.startsAt !== undefined ? { startsAt: hold.startsAt } : {}),
+      };
     return { kind: 'start', request, report: abortReport };
   }
   return facts.running ? { kind: 'advance', report: abortReport } : { kind: 'idle', report: abortReport };
@@ -164,7 +176,13 @@ const APPLIED_VERDICT: Record<AppliedState, { available: Condition['status']; he
   unknown: { available: 'False', health: 'Unknown', reason: 'HealthUnknown' },
 };
 
-function controllerReport(status: InstanceStatus, generation: number, now: string, nothingDue: boolean, applied?: AppliedHealth): AdapterStatus {
+function controllerReport(
+  status: InstanceStatus,
+  generation: number,
+  now: string,
+  nothingDue: boolean,
+  applied?: AppliedHealth,
+): AdapterStatus {
   const active = status.activePlan;
   const run = active ? status.planStatus?.[active.name] : undefined;
   const consumed = nothingDue ? generation : (status.applied?.generation ?? 0);
@@ -178,8 +196,7 @@ function controllerReport(status: InstanceStatus, generation: number, now: strin
   });
   const state = active?.status;
   const label = active ? `plan ${active.name} (${active.id}) ${state}` : 'no plan has run';
-  let available: Condition['status'] =
-    state === 'COMPLETE' ? 'True' : state === 'FATAL_ERROR' || state === 'ABORTED' ? 'False' : 'Unknown';
+  let available: Condition['status'] = state === 'COMPLETE' ? 'True' : state === 'FATAL_ERROR' || state === 'ABORTED' ? 'False' : 'Unknown';
   let health: Condition['status'] = available === 'False' ? 'False' : available === 'True' ? 'True' : 'Unknown';
   let reason: string = state ?? 'NoPlan';
   let message = run?.message ?? label;
@@ -250,7 +267,9 @@ export function finalizeStatus(input: {
       : {
           type: 'PlanRunning',
           status: 'False',
-          reason: active ? `Plan${active.status === 'COMPLETE' ? 'Complete' : active.status === 'ABORTED' ? 'Aborted' : 'Failed'}` : 'NoPlan',
+          reason: active
+            ? `Plan${active.status === 'COMPLETE' ? 'Complete' : active.status === 'ABORTED' ? 'Aborted' : 'Failed'}`
+            : 'NoPlan',
           message: active ? `plan ${active.name} (${active.id}) ${active.status}` : 'no plan has run',
         };
   conditions = setCondition(conditions, { ...planRunning, observedGeneration: generation }, now);

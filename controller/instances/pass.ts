@@ -12,7 +12,13 @@ import { FINALIZER } from '../../shared/api/names.ts';
 import type { Instance, InstanceStatus, OperatorVersion, PlanApproval, PlanPolicy } from '../../shared/api/schema.ts';
 import { blueprintHold, REASON_BLUEPRINT_CHANGED } from '../../shared/blueprint/digest.ts';
 import { maintenanceState, nextMaintenanceEdge } from '../../shared/calendar.ts';
-import { governanceOf, governanceStep, REASON_AWAITING_APPROVAL, type ApprovalRecord, type GovernanceStep } from '../../shared/plan/governance.ts';
+import {
+  governanceOf,
+  governanceStep,
+  REASON_AWAITING_APPROVAL,
+  type ApprovalRecord,
+  type GovernanceStep,
+} from '../../shared/plan/governance.ts';
 import { recordSkippedTicks } from '../../shared/plan/history.ts';
 import { breakGlassOf, requesterOf } from '../../shared/plan/requester.ts';
 import { runDigest } from '../../shared/plan/runDigest.ts';
@@ -204,7 +210,9 @@ function loadOf(inst: Instance, decision: Decision): InstanceLoad {
       return { busy: `plan "${decision.request.plan}" starts (${decision.request.kind})` };
     case 'held':
       // A held manual trigger leaves the baseline as it is: another plan may run meanwhile.
-      return decision.request.kind === 'manual' ? {} : { busy: `plan "${decision.request.plan}" (${decision.request.kind}) waits for maintenance and holds the Instance` };
+      return decision.request.kind === 'manual'
+        ? {}
+        : { busy: `plan "${decision.request.plan}" (${decision.request.kind}) waits for maintenance and holds the Instance` };
     case 'refuse':
       return { busy: running ?? 'a request the trigger policy refused waits for the spec to change' };
     default:
@@ -232,21 +240,50 @@ function approvalRecord(a: PlanApproval): ApprovalRecord {
  * (AwaitingApproval, Frozen); ended (REJECTED, EXPIRED). A schedule tick of a governed plan
  * that would wait is returned as `tickBusy`. Cleanup is never governed.
  */
-function govern(facts: PassFacts, ov: OperatorVersion, decision: Decision, now: Date, tickRequester?: string): { decision: Decision; step?: GovernanceStep; tickBusy?: string } {
+function govern(
+  facts: PassFacts,
+  ov: OperatorVersion,
+  decision: Decision,
+  now: Date,
+  tickRequester?: string,
+): { decision: Decision; step?: GovernanceStep; tickBusy?: string } {
   const source = facts.governance;
   const inst = facts.instance;
   if (!source || (decision.kind !== 'start' && decision.kind !== 'held') || decision.request.kind === 'delete') return { decision };
   const request = decision.request;
   const ns = inst.metadata.namespace ?? '';
-  const governance = governanceOf(source.policies, { namespace: { name: ns, labels: source.namespaceLabels ?? {} }, instanceLabels: inst.metadata.labels ?? {} }, request.plan, now.getTime());
+  const governance = governanceOf(
+    source.policies,
+    { namespace: { name: ns, labels: source.namespaceLabels ?? {} }, instanceLabels: inst.metadata.labels ?? {} },
+    request.plan,
+    now.getTime(),
+  );
   if (!governance.approval && governance.freezes.length === 0) return { decision };
   const requestedBy = request.kind === 'schedule' ? (tickRequester ?? 'schedule') : requesterOf(request, inst);
   const breakGlass = breakGlassOf(request, inst);
-  const run = request.kind === 'manual' ? { ...(request.runParameters ? { parameters: request.runParameters } : {}), ...(request.runParametersFrom ? { parametersFrom: request.runParametersFrom } : {}) } : undefined;
-  const digest = governance.approval ? runDigest({ ov, instance: { name: inst.metadata.name ?? '', namespace: ns, spec: inst.spec }, plan: request.plan, ...(run ? { run } : {}) }).digest : '';
+  const run =
+    request.kind === 'manual'
+      ? {
+          ...(request.runParameters ? { parameters: request.runParameters } : {}),
+          ...(request.runParametersFrom ? { parametersFrom: request.runParametersFrom } : {}),
+        }
+      : undefined;
+  const digest = governance.approval
+    ? runDigest({
+        ov,
+        instance: { name: inst.metadata.name ?? '', namespace: ns, spec: inst.spec },
+        plan: request.plan,
+        ...(run ? { run } : {}),
+      }).digest
+    : '';
   const step = governanceStep({
     governance,
-    request: { plan: request.plan, trigger: request.kind, requestedBy, ...(request.kind === 'manual' && request.id ? { triggerRunID: request.id } : {}) },
+    request: {
+      plan: request.plan,
+      trigger: request.kind,
+      requestedBy,
+      ...(request.kind === 'manual' && request.id ? { triggerRunID: request.id } : {}),
+    },
     pending: inst.status?.pendingApproval,
     digest,
     approvals: governance.approval ? source.approvals.map(approvalRecord) : [],
@@ -255,16 +292,42 @@ function govern(facts: PassFacts, ov: OperatorVersion, decision: Decision, now: 
     now: now.getTime(),
   });
   if (request.kind === 'schedule' && step.kind !== 'go') {
-    return { decision, tickBusy: step.kind === 'wait' && step.reason !== REASON_AWAITING_APPROVAL ? step.message : `plan "${request.plan}" needs approval (${governance.approval?.policies.join(', ') ?? ''}): a schedule tick does not wait for one` };
+    return {
+      decision,
+      tickBusy:
+        step.kind === 'wait' && step.reason !== REASON_AWAITING_APPROVAL
+          ? step.message
+          : `plan "${request.plan}" needs approval (${governance.approval?.policies.join(', ') ?? ''}): a schedule tick does not wait for one`,
+    };
   }
   switch (step.kind) {
     case 'go':
       return { decision, step };
     case 'wait':
-      return { decision: { kind: 'held', request, report: { reason: step.reason, message: step.message }, ...(step.until !== undefined ? { startsAt: step.until } : {}) }, step };
+      return {
+        decision: {
+          kind: 'held',
+          request,
+          report: { reason: step.reason, message: step.message },
+          ...(step.until !== undefined ? { startsAt: step.until } : {}),
+        },
+        step,
+      };
     case 'end':
       return {
-        decision: { kind: 'end', request, state: step.state, runID: step.runID, requestedBy, ...(step.by ? { by: step.by } : {}), message: step.message, report: { reason: step.state === 'REJECTED' ? 'PlanRejected' : 'PlanExpired', message: `plan "${request.plan}" run ${step.runID} ${step.state}: ${step.message}` } },
+        decision: {
+          kind: 'end',
+          request,
+          state: step.state,
+          runID: step.runID,
+          requestedBy,
+          ...(step.by ? { by: step.by } : {}),
+          message: step.message,
+          report: {
+            reason: step.state === 'REJECTED' ? 'PlanRejected' : 'PlanExpired',
+            message: `plan "${request.plan}" run ${step.runID} ${step.state}: ${step.message}`,
+          },
+        },
         step,
       };
   }
@@ -340,8 +403,20 @@ function stepPass(facts: PassFacts, ov: OperatorVersion, decided: Decision, now:
   if (!intent.evaluate) return assemble(facts, intent, undefined, [], now);
   const { decision, abort } = intent;
   // A new run starts from its own status: observations of the previous one do not apply.
-  const evaluation = advancePlan({ ov, instance: { status: intent.status }, now, observations: decision.kind === 'start' ? {} : facts.observations, abort });
-  return assemble(facts, intent, evaluation, evaluation.actions.filter((a) => a.type === 'event'), now);
+  const evaluation = advancePlan({
+    ov,
+    instance: { status: intent.status },
+    now,
+    observations: decision.kind === 'start' ? {} : facts.observations,
+    abort,
+  });
+  return assemble(
+    facts,
+    intent,
+    evaluation,
+    evaluation.actions.filter((a) => a.type === 'event'),
+    now,
+  );
 }
 
 /** Every rule of the pass before the engine: the decision as holds and starts leave it, and the status they make. */
@@ -358,11 +433,20 @@ function intend(facts: PassFacts, ov: OperatorVersion, decided: Decision, now: D
   // trigger can be written on an Instance being deleted).
   const blueprintChanged = blueprintHold(inst, ov);
   let driftEvent: string | undefined;
-  if (blueprintChanged && decision.kind === 'start' && decision.request.kind !== 'delete') decision = { kind: 'refuse', report: blueprintChanged };
+  if (blueprintChanged && decision.kind === 'start' && decision.request.kind !== 'delete')
+    decision = { kind: 'refuse', report: blueprintChanged };
   // The plan to run again: the last one if it applies objects, else the first completed one that does.
-  const reapply = [inst.status?.activePlan?.name, ...completedPlans(inst.status ?? {})].find((p) => p !== undefined && applyTasksOf(ov, p).length > 0);
+  const reapply = [inst.status?.activePlan?.name, ...completedPlans(inst.status ?? {})].find(
+    (p) => p !== undefined && applyTasksOf(ov, p).length > 0,
+  );
   if (applied?.state === 'missing' && ov.spec.drift === 'Reapply' && reapply && blueprintChanged) {
-    decision = { kind: 'refuse', report: { ...blueprintChanged, message: `${applied.message}; drift: Reapply would run plan ${reapply} again, held: ${blueprintChanged.message}` } };
+    decision = {
+      kind: 'refuse',
+      report: {
+        ...blueprintChanged,
+        message: `${applied.message}; drift: Reapply would run plan ${reapply} again, held: ${blueprintChanged.message}`,
+      },
+    };
   } else if (applied?.state === 'missing' && ov.spec.drift === 'Reapply' && reapply) {
     driftEvent = `${applied.message}: running plan ${reapply} again (drift: Reapply)`;
     decision = { kind: 'start', request: { plan: reapply, kind: 'drift', id: `drift/${now.toISOString()}` } };
@@ -370,7 +454,9 @@ function intend(facts: PassFacts, ov: OperatorVersion, decided: Decision, now: D
   }
   // Schedule ticks: each due one starts its plan (only when nothing else would start or run)
   // or is reported; handled in the status write, so a tick never starts twice.
-  const load = blueprintChanged ? { busy: `the OperatorVersion changed since the last accepted trigger (${REASON_BLUEPRINT_CHANGED})` } : loadOf(inst, decision);
+  const load = blueprintChanged
+    ? { busy: `the OperatorVersion changed since the last accepted trigger (${REASON_BLUEPRINT_CHANGED})` }
+    : loadOf(inst, decision);
   let ticks = inst.spec.schedules?.length || inst.status?.schedules?.length ? judgeTicks(ov.spec, inst, now.getTime(), load) : undefined;
   const beforeTick = decision;
   if (ticks?.start && (decision.kind === 'idle' || (decision.kind === 'held' && decision.request.kind === 'manual'))) {
@@ -408,16 +494,47 @@ function intend(facts: PassFacts, ov: OperatorVersion, decided: Decision, now: D
   let started: StatusPass['started'];
   if (decision.kind === 'start') {
     const request = decision.request;
-    const id = go?.runID ?? ((request.kind === 'manual' || request.kind === 'schedule') && request.id ? request.id : runId(request.plan, now, facts.runIdSuffix));
+    const id =
+      go?.runID ??
+      ((request.kind === 'manual' || request.kind === 'schedule') && request.id ? request.id : runId(request.plan, now, facts.runIdSuffix));
     // A schedule's tick runs with the schedule's per-run values and says which schedule asked.
     const scheduled = request.kind === 'schedule' ? ticks?.start : undefined;
     const requestedBy = scheduled?.requestedBy ?? requesterOf(request, inst);
-    const withValues = scheduled?.parameters && Object.keys(scheduled.parameters).length > 0 ? { ...request, runParameters: { ...scheduled.parameters } } : request;
-    status = startPlan({ ov, instance: { ...inst, status }, request: withValues, now, id, requestedBy, ...(go?.approvedBy ? { approvedBy: go.approvedBy } : {}), ...(go?.breakGlass ? { breakGlass: go.breakGlass.reason } : {}) });
-    started = { plan: request.plan, id, trigger: request.kind, requestedBy, ...(go?.approvedBy ? { approvedBy: go.approvedBy } : {}), ...(go?.breakGlass ? { breakGlass: go.breakGlass.policies } : {}) };
+    const withValues =
+      scheduled?.parameters && Object.keys(scheduled.parameters).length > 0
+        ? { ...request, runParameters: { ...scheduled.parameters } }
+        : request;
+    status = startPlan({
+      ov,
+      instance: { ...inst, status },
+      request: withValues,
+      now,
+      id,
+      requestedBy,
+      ...(go?.approvedBy ? { approvedBy: go.approvedBy } : {}),
+      ...(go?.breakGlass ? { breakGlass: go.breakGlass.reason } : {}),
+    });
+    started = {
+      plan: request.plan,
+      id,
+      trigger: request.kind,
+      requestedBy,
+      ...(go?.approvedBy ? { approvedBy: go.approvedBy } : {}),
+      ...(go?.breakGlass ? { breakGlass: go.breakGlass.policies } : {}),
+    };
   }
   if (decision.kind === 'end') {
-    status = endHeldRequest({ ov, instance: { ...inst, status }, request: decision.request, state: decision.state, runID: decision.runID, message: decision.message, requestedBy: decision.requestedBy, ...(decision.by ? { by: decision.by } : {}), now });
+    status = endHeldRequest({
+      ov,
+      instance: { ...inst, status },
+      request: decision.request,
+      state: decision.state,
+      runID: decision.runID,
+      message: decision.message,
+      requestedBy: decision.requestedBy,
+      ...(decision.by ? { by: decision.by } : {}),
+      now,
+    });
   }
   status = withPendingApproval(status, governed.step);
   if (decision.kind === 'withdraw') status = withdrawHeld({ ov, instance: { ...inst, status }, now });
@@ -431,7 +548,10 @@ function intend(facts: PassFacts, ov: OperatorVersion, decided: Decision, now: D
   // its next steps would render the new templates as the named ServiceAccount, which no
   // trigger judged. Held before its next step (an abort still stops it; cleanup on deletion
   // is not held, as its start is not).
-  const midRun = status.activePlan && isRunning(status.activePlan.status) && decision.kind !== 'start' && !abort && !inst.metadata.deletionTimestamp ? blueprintChanged : undefined;
+  const midRun =
+    status.activePlan && isRunning(status.activePlan.status) && decision.kind !== 'start' && !abort && !inst.metadata.deletionTimestamp
+      ? blueprintChanged
+      : undefined;
   const haltReport: Report | undefined =
     midRun && status.activePlan
       ? {
@@ -465,28 +585,44 @@ function assemble(facts: PassFacts, intent: Intent, evaluation: Evaluation | und
   const status = evaluation?.status ?? intent.status;
   const work = (evaluation?.actions ?? []).filter((a) => a.type !== 'event');
   const refusal = intent.haltReport ?? ('report' in decision ? decision.report : undefined);
-  const nothingDue = decision.kind === 'idle' || (decision.kind !== 'refuse' && decision.kind !== 'hold' && decision.kind !== 'held' && !isRunning(status.activePlan?.status));
+  const nothingDue =
+    decision.kind === 'idle' ||
+    (decision.kind !== 'refuse' && decision.kind !== 'hold' && decision.kind !== 'held' && !isRunning(status.activePlan?.status));
   const next = finalizeStatus({ inst, status, now: now.toISOString(), nothingDue, refusal, applied });
 
   const events: PassEvent[] = [...reportEvents(inst, refusal)];
   if (decision.kind === 'withdraw') {
-    events.push({ type: 'Normal', reason: 'HeldWithdrawn', message: `abort withdrew the held ${decision.plans.length === 1 ? 'request' : 'requests'} of ${decision.plans.map((p) => `plan "${p}"`).join(', ')}: ABORTED, nothing starts later` });
+    events.push({
+      type: 'Normal',
+      reason: 'HeldWithdrawn',
+      message: `abort withdrew the held ${decision.plans.length === 1 ? 'request' : 'requests'} of ${decision.plans.map((p) => `plan "${p}"`).join(', ')}: ABORTED, nothing starts later`,
+    });
   }
   // Only when the drift re-apply did start (governance may hold it).
-  if (intent.driftEvent !== undefined && decision.kind === 'start' && decision.request.kind === 'drift') events.push({ type: 'Normal', reason: 'DriftReapplied', message: intent.driftEvent });
+  if (intent.driftEvent !== undefined && decision.kind === 'start' && decision.request.kind === 'drift')
+    events.push({ type: 'Normal', reason: 'DriftReapplied', message: intent.driftEvent });
   const governance: StatusPass['counts']['governance'] = [];
   if (decision.kind === 'start' && go?.breakGlass) {
-    events.push({ type: 'Warning', reason: 'BreakGlass', message: `plan "${decision.request.plan}" started past the freeze of ${go.breakGlass.policies.join(', ')} by break-glass: ${go.breakGlass.reason}` });
+    events.push({
+      type: 'Warning',
+      reason: 'BreakGlass',
+      message: `plan "${decision.request.plan}" started past the freeze of ${go.breakGlass.policies.join(', ')} by break-glass: ${go.breakGlass.reason}`,
+    });
     governance.push('BreakGlass');
   }
   if (decision.kind === 'start' && go?.approvedBy) {
-    events.push({ type: 'Normal', reason: 'PlanApproved', message: `plan "${decision.request.plan}" run ${go.runID ?? ''} approved by ${go.approvedBy.join(', ')}` });
+    events.push({
+      type: 'Normal',
+      reason: 'PlanApproved',
+      message: `plan "${decision.request.plan}" run ${go.runID ?? ''} approved by ${go.approvedBy.join(', ')}`,
+    });
     governance.push('Approved');
   }
   if (decision.kind === 'end') governance.push(decision.state === 'REJECTED' ? 'Rejected' : 'Expired');
   for (const e of ticks?.events ?? []) events.push({ type: e.type, reason: e.reason, message: e.message });
   events.push(...healthEvents(inst.status, next));
-  for (const a of engineEvents) if (a.type === 'event') events.push({ type: a.warning ? 'Warning' : 'Normal', reason: a.reason, message: a.message, ofWritten: true });
+  for (const a of engineEvents)
+    if (a.type === 'event') events.push({ type: a.warning ? 'Warning' : 'Normal', reason: a.reason, message: a.message, ofWritten: true });
 
   let requeueAfterMs = evaluation?.requeueAfterMs;
   // A grant is not watched: look again at the not-ready pulse, even on a Ready Instance.
@@ -501,7 +637,10 @@ function assemble(facts: PassFacts, intent: Intent, evaluation: Evaluation | und
   const pulse = ready ? facts.pulses.readyMs : facts.pulses.notReadyMs;
   // With work in progress: when a watch event wakes us, a timer falls due, or the recheck
   // interval for what no watch reports on.
-  const requeue = work.length === 0 ? Math.min(requeueAfterMs ?? pulse, untilCalendarEdge, untilTick, untilGoverned) : Math.min(requeueAfterMs ?? Infinity, facts.inProgressRecheckMs);
+  const requeue =
+    work.length === 0
+      ? Math.min(requeueAfterMs ?? pulse, untilCalendarEdge, untilTick, untilGoverned)
+      : Math.min(requeueAfterMs ?? Infinity, facts.inProgressRecheckMs);
 
   const writesNothing = (a: Action) => {
     if (a.type !== 'executeTask') return true;
@@ -529,7 +668,8 @@ function assemble(facts: PassFacts, intent: Intent, evaluation: Evaluation | und
 
 /** An Event when the controller's verdict on the applied objects turns, naming them. */
 function healthEvents(before: InstanceStatus | undefined, after: InstanceStatus): PassEvent[] {
-  const verdict = (s: InstanceStatus | undefined) => s?.adapters?.find((a) => a.name === CONTROLLER_ADAPTER)?.conditions.find((c) => c.type === 'Available');
+  const verdict = (s: InstanceStatus | undefined) =>
+    s?.adapters?.find((a) => a.name === CONTROLLER_ADAPTER)?.conditions.find((c) => c.type === 'Available');
   const was = verdict(before);
   const now = verdict(after);
   if (!now || (was?.status === now.status && was.reason === now.reason)) return [];

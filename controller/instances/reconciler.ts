@@ -9,7 +9,15 @@
 // What the executors observed is kept for the next pass; the pass after a write does not
 // wait for the watch to bring that write back (the written object is used until the cache has it).
 import { randomBytes } from 'node:crypto';
-import type { Instance, InstanceStatus, LabelSelector, OperatorVersion, PlanApproval, PlanPolicy, SecretKeyRef } from '../../shared/api/schema.ts';
+import type {
+  Instance,
+  InstanceStatus,
+  LabelSelector,
+  OperatorVersion,
+  PlanApproval,
+  PlanPolicy,
+  SecretKeyRef,
+} from '../../shared/api/schema.ts';
 import { jsonEqual } from '../../shared/json.ts';
 import { apiErrorMessage, classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
 import { objectKey, type ObjectCache } from '../../shared/kube/informer.ts';
@@ -25,7 +33,18 @@ import type { Logger } from '../log.ts';
 import type { ControllerMetrics } from '../metrics.ts';
 import type { AppliedHealth, AppliedObjectsInput } from '../executors/applied.ts';
 import type { Report } from './decide.ts';
-import { completedPlans, continuePass, DEFAULT_IN_PROGRESS_RECHECK_MS, DEFAULT_PULSES, planPass, progressed, type PassEvent, type PassFacts, type PulseSettings, type StatusPass } from './pass.ts';
+import {
+  completedPlans,
+  continuePass,
+  DEFAULT_IN_PROGRESS_RECHECK_MS,
+  DEFAULT_PULSES,
+  planPass,
+  progressed,
+  type PassEvent,
+  type PassFacts,
+  type PulseSettings,
+  type StatusPass,
+} from './pass.ts';
 import { replaceInstanceStatus } from './statusWrite.ts';
 import { mapBounded } from '../concurrency.ts';
 
@@ -135,9 +154,12 @@ export class InstanceReconciler {
     let plan = planPass(facts, now);
     for (let round = 1; plan.kind === 'need'; round++) {
       if (round >= MAX_PLANNING_ROUNDS) throw new Error(`planPass asked for ${plan.need.fact} again after ${round} rounds`);
-      if (plan.need.fact === 'applied') facts.applied = { health: await this.judgeApplied(inst, facts.operatorVersion!, inst.status ?? {}) };
+      if (plan.need.fact === 'applied')
+        facts.applied = { health: await this.judgeApplied(inst, facts.operatorVersion!, inst.status ?? {}) };
       else {
-        const refusal = this.deps.impersonationGrant ? await this.deps.impersonationGrant({ instance: inst, operatorVersion: facts.operatorVersion!, plan: plan.need.plan }) : undefined;
+        const refusal = this.deps.impersonationGrant
+          ? await this.deps.impersonationGrant({ instance: inst, operatorVersion: facts.operatorVersion!, plan: plan.need.plan })
+          : undefined;
         facts.grant = { plan: plan.need.plan, refusal };
       }
       plan = planPass(facts, now);
@@ -165,7 +187,15 @@ export class InstanceReconciler {
     return {
       instance: inst,
       operatorVersion: this.deps.operatorVersions.get(`${ns}/${inst.spec.operatorVersion.name}`),
-      ...(source ? { governance: { policies: source.policies(), namespaceLabels: source.namespaceLabels(ns), approvals: source.approvals(ns, inst.metadata.name ?? '') } } : {}),
+      ...(source
+        ? {
+            governance: {
+              policies: source.policies(),
+              namespaceLabels: source.namespaceLabels(ns),
+              approvals: source.approvals(ns, inst.metadata.name ?? ''),
+            },
+          }
+        : {}),
       observations: carried && carried.resourceVersion === inst.metadata.resourceVersion ? carried.observations : {},
       runIdSuffix: randomBytes(2).toString('hex'),
       writesNothing: (kind) => this.deps.executors.writesNothing?.(kind) ?? false,
@@ -282,7 +312,14 @@ export class InstanceReconciler {
   /** The run's secret parameters, read as its ServiceAccount (nothing to read: none). */
   private async readSecrets(inst: Instance, ov: OperatorVersion, refs: [string, SecretKeyRef][]): Promise<SecretsRead> {
     if (refs.length === 0) return { ok: true, secrets: [] };
-    if (!this.deps.readSecrets) return { ok: false, outcome: { kind: 'fatalError', message: `OperatorVersion ${ov.metadata.name ?? ''} has secret parameters, and this controller cannot read Secrets` } };
+    if (!this.deps.readSecrets)
+      return {
+        ok: false,
+        outcome: {
+          kind: 'fatalError',
+          message: `OperatorVersion ${ov.metadata.name ?? ''} has secret parameters, and this controller cannot read Secrets`,
+        },
+      };
     return this.deps.readSecrets(inst, refs, this.deps.signal);
   }
 
@@ -323,7 +360,9 @@ export class InstanceReconciler {
     // Secret parameters: read only when a task runs, as the plan's ServiceAccount; every
     // message the tasks report goes through the redactor before it is kept anywhere.
     const refs = runSecretRefs(ov.spec, inst.spec.parametersFrom, perRunFrom);
-    const secrets = actions.some((a) => a.type === 'executeTask') ? await this.readSecrets(inst, ov, refs) : ({ ok: true, secrets: [] } as SecretsRead);
+    const secrets = actions.some((a) => a.type === 'executeTask')
+      ? await this.readSecrets(inst, ov, refs)
+      : ({ ok: true, secrets: [] } as SecretsRead);
     const unreadable = secrets.ok ? undefined : secrets.outcome;
     const redactor = new Redactor(secrets.ok ? secrets.secrets : []);
     const parameters = withSecrets(ov, runParameters(ov.spec, inst.spec.parameters, perRun), secrets.ok ? secrets.secrets : []);
@@ -335,7 +374,8 @@ export class InstanceReconciler {
       let p = nodes.get(name);
       if (!p) {
         p = this.deps.kube.get({ apiVersion: 'v1', kind: 'Node', name }, this.deps.signal).then(
-          (node) => (node ? undefined : { kind: 'fatalError' as const, message: `target Node "${name}" does not exist (MissingSignalNode)` }),
+          (node) =>
+            node ? undefined : { kind: 'fatalError' as const, message: `target Node "${name}" does not exist (MissingSignalNode)` },
           (err: unknown) => ({ kind: 'transientError' as const, message: `cannot read target Node "${name}": ${apiErrorMessage(err)}` }),
         );
         nodes.set(name, p);
@@ -376,7 +416,12 @@ export class InstanceReconciler {
    * The Nodes a step's selector matches. A failed list is logged and observed as nothing yet:
    * the step keeps waiting for its targets and the pass comes back after the recheck interval.
    */
-  private async resolveTargets(inst: Instance, phase: number, step: number, selector: LabelSelector): Promise<TargetsResolution | undefined> {
+  private async resolveTargets(
+    inst: Instance,
+    phase: number,
+    step: number,
+    selector: LabelSelector,
+  ): Promise<TargetsResolution | undefined> {
     try {
       const list = await this.deps.kube.list<{ metadata: { name: string } }>('/api/v1/nodes', { labelSelector: selectorQuery(selector) });
       return { phase, step, names: list.items.map((n) => n.metadata.name).sort() };
@@ -388,7 +433,11 @@ export class InstanceReconciler {
 }
 
 /** Where in its run a task executes: the names of its phase and step, and the run's id. */
-function runPlace(ov: OperatorVersion, inst: Instance, a: { plan: string; phase: number; step: number }): { phase?: string; step?: string; runId?: string } {
+function runPlace(
+  ov: OperatorVersion,
+  inst: Instance,
+  a: { plan: string; phase: number; step: number },
+): { phase?: string; step?: string; runId?: string } {
   const phase = ov.spec.plans?.[a.plan]?.phases?.[a.phase];
   const step = phase?.steps?.[a.step];
   const runId = inst.status?.planStatus?.[a.plan]?.id;

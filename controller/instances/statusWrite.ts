@@ -18,7 +18,11 @@ export async function replaceInstanceStatus(
   const sealed = sealInstanceStatus({ oldObject: stored, object: { ...stored, status }, now });
   if (!sealed.ok) {
     // What the API server would have answered had the validating webhook been called.
-    throw new KubeApiError(sealed.denied.code, sealed.denied.reason, `status write refused (sealed by the controller): ${sealed.denied.message}`);
+    throw new KubeApiError(
+      sealed.denied.code,
+      sealed.denied.reason,
+      `status write refused (sealed by the controller): ${sealed.denied.message}`,
+    );
   }
   return kube.replace<Instance>(sealed.object, { subresource: 'status' });
 }

@@ -123,7 +123,10 @@ function normalizeInsight(raw: unknown, receivedAt: string): unknown {
   if (isObject(insight.impact) && typeof insight.impact.level === 'string') {
     const reported = insight.impact.level;
     const known = IMPACT_LEVELS.find((l) => l === reported.trim().toLowerCase());
-    insight.impact = known === undefined ? { ...insight.impact, level: 'unknown' satisfies ImpactLevel, reportedLevel: reported } : { ...insight.impact, level: known };
+    insight.impact =
+      known === undefined
+        ? { ...insight.impact, level: 'unknown' satisfies ImpactLevel, reportedLevel: reported }
+        : { ...insight.impact, level: known };
   }
   if (isObject(insight.remediation) && typeof insight.remediation.estimatedFinish === 'string') {
     const ms = durationMs(insight.remediation.estimatedFinish);
@@ -143,14 +146,20 @@ function insightLabel(raw: unknown, index: number): string {
 
 /** The envelope read tolerantly (see the module comment), in our canonical shape. */
 function canonicalEnvelope(body: unknown): { envelope: unknown; reportedResponse?: string } | InvalidResponse {
-  if (!isObject(body)) return { error: `malformed informer answer: the answer is ${Array.isArray(body) ? 'a list' : describeJson(body)}, not an object` };
+  if (!isObject(body))
+    return { error: `malformed informer answer: the answer is ${Array.isArray(body) ? 'a list' : describeJson(body)}, not an object` };
   const status = member(body, 'status');
   const spec = member(body, 'spec');
   const reported = (isObject(status) ? member(status, 'response') : status) ?? member(body, 'response');
-  const response = typeof reported === 'string' ? INFORMER_RESPONSES.find((r) => r.toLowerCase() === reported.trim().toLowerCase()) : undefined;
+  const response =
+    typeof reported === 'string' ? INFORMER_RESPONSES.find((r) => r.toLowerCase() === reported.trim().toLowerCase()) : undefined;
   const message = (isObject(status) ? member(status, 'message') : undefined) ?? member(body, 'message');
   const insights: unknown[] = [];
-  for (const [where, holder] of [['spec', spec], ['the top level', body], ['status', status]] as const) {
+  for (const [where, holder] of [
+    ['spec', spec],
+    ['the top level', body],
+    ['status', status],
+  ] as const) {
     const list = member(holder, 'insights');
     if (list === undefined) continue;
     if (!Array.isArray(list)) return { error: `malformed informer answer: insights at ${where} must be a list, got ${describeJson(list)}` };
@@ -223,7 +232,11 @@ function handlerNames(value: unknown): { names: string[]; unreadable: number } {
     else unreadable++;
   };
   if (Array.isArray(value)) value.forEach(add);
-  else if (typeof value === 'string') value.split(/[,\s]+/).filter((n) => n !== '').forEach(add);
+  else if (typeof value === 'string')
+    value
+      .split(/[,\s]+/)
+      .filter((n) => n !== '')
+      .forEach(add);
   else if (isObject(value)) {
     for (const [name, on] of Object.entries(value)) if (on !== false && on !== null) add(name);
   } else unreadable++;
@@ -236,12 +249,14 @@ function handlerNames(value: unknown): { names: string[]; unreadable: number } {
  * when it lists no handlers anywhere, why.
  */
 export function parseDiscoveryResponse(body: unknown): DiscoveryResponse | InvalidResponse {
-  if (!isObject(body)) return { error: `malformed discovery answer: the answer is ${Array.isArray(body) ? 'a list' : describeJson(body)}, not an object` };
+  if (!isObject(body))
+    return { error: `malformed discovery answer: the answer is ${Array.isArray(body) ? 'a list' : describeJson(body)}, not an object` };
   const places = [body, member(body, 'spec'), member(body, 'status')];
   const lists = places.map((p) => member(p, 'handlers')).filter((v) => v !== undefined);
   const level = places.map((p) => member(p, 'apiLevel')).find((v) => typeof v === 'string' || typeof v === 'number');
   const apiLevel = level === undefined ? {} : { apiLevel: String(level) };
-  if (lists.length === 0) return { error: 'malformed discovery answer: no handlers (looked for handlers, spec.handlers and status.handlers)' };
+  if (lists.length === 0)
+    return { error: 'malformed discovery answer: no handlers (looked for handlers, spec.handlers and status.handlers)' };
   const handlers: string[] = [];
   let unreadable = 0;
   for (const list of lists) {
@@ -268,6 +283,7 @@ export function discoveryAsks(
   discovery: { serves?: readonly InsightsHook[]; doubt?: string; error?: string } | undefined,
   hook: InsightsHook,
 ): boolean {
-  if (discovery === undefined || discovery.error !== undefined || discovery.doubt !== undefined || discovery.serves === undefined) return true;
+  if (discovery === undefined || discovery.error !== undefined || discovery.doubt !== undefined || discovery.serves === undefined)
+    return true;
   return discovery.serves.includes(hook);
 }

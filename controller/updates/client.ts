@@ -87,10 +87,7 @@ function exchange(
       error: `the answer is larger than ${opts.maxBytes} bytes`,
       reason: 'ResponseTooLarge',
     });
-    const timer = setTimeout(
-      () => finish({ error: `no complete answer within ${opts.timeoutMs} ms`, reason: 'Timeout' }),
-      opts.timeoutMs,
-    );
+    const timer = setTimeout(() => finish({ error: `no complete answer within ${opts.timeoutMs} ms`, reason: 'Timeout' }), opts.timeoutMs);
     const onResponse = (res: IncomingMessage) => {
       const declared = Number(res.headers['content-length']);
       if (Number.isFinite(declared) && declared > opts.maxBytes) return finish(tooLarge());
@@ -193,8 +190,7 @@ export async function queryInformer<K extends HookKind>(
   } catch (err) {
     return { error: `${label}: the answer is not JSON (${(err as Error).message})`, reason: 'InvalidResponse' };
   }
-  const parsed =
-    request.kind === 'discovery' ? parseDiscoveryResponse(json) : parseInformerResponse(json, new Date().toISOString());
+  const parsed = request.kind === 'discovery' ? parseDiscoveryResponse(json) : parseInformerResponse(json, new Date().toISOString());
   if ('error' in parsed) return { error: `${label}: ${parsed.error}`, reason: 'InvalidResponse' };
   return parsed as AnswerOf<K>;
 }

@@ -87,8 +87,35 @@ export function setupUpdateControllers(s: UpdateControllerSetup): Controller {
         (err: unknown) => logger.warn(errorFields(err), 'could not delete legacy UpdatePlan reservation Leases'),
       );
       await Promise.all([
-        runQueue(planQueue, updatePlanWorker({ kube, updatePlans, updateInformers, operatorVersions, instances, discovery, events, logger, waitBoundMs: s.waitBoundMs }), signal),
-        runQueue(upgradeQueue, upgradeStatusWorker({ kube, instances, updateInformers, operatorVersions, discovery, logger, waitBoundMs: s.waitBoundMs, pulseMs: s.pulseMs }), signal),
+        runQueue(
+          planQueue,
+          updatePlanWorker({
+            kube,
+            updatePlans,
+            updateInformers,
+            operatorVersions,
+            instances,
+            discovery,
+            events,
+            logger,
+            waitBoundMs: s.waitBoundMs,
+          }),
+          signal,
+        ),
+        runQueue(
+          upgradeQueue,
+          upgradeStatusWorker({
+            kube,
+            instances,
+            updateInformers,
+            operatorVersions,
+            discovery,
+            logger,
+            waitBoundMs: s.waitBoundMs,
+            pulseMs: s.pulseMs,
+          }),
+          signal,
+        ),
         runQueue(informerQueue, informerWorker({ kube, updateInformers, discovery, events, logger }), signal),
       ]);
     },

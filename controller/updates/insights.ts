@@ -263,7 +263,9 @@ export function mergeInformerResponse(
     'error' in outcome ? { response: 'Failure', message: outcome.error, insights: [], findings: [outcome.error] } : outcome;
   const findings = [...answer.findings];
   if (!('error' in outcome) && answer.reportedResponse !== undefined) {
-    findings.unshift(`answered status.response ${answer.reportedResponse}, none of Success, Failure and Wait: counted as a Failure, its insights kept`);
+    findings.unshift(
+      `answered status.response ${answer.reportedResponse}, none of Success, Failure and Wait: counted as a Failure, its insights kept`,
+    );
   } else if (!('error' in outcome) && answer.response === 'Failure') {
     findings.unshift(`answered Failure: ${answer.message ?? 'no message'}`);
   }
@@ -297,7 +299,10 @@ export function mergeInformerResponse(
     const degraded = degradedInsight(name, findings, previousDegraded?.acquisitionTime ?? now);
     insights = [degraded, ...insights.filter((i) => insightIdentity(name, i) !== insightIdentity(name, degraded))];
   } else if (previousDegraded !== undefined) {
-    insights = [...insights.filter((i) => insightIdentity(name, i) !== insightIdentity(name, previousDegraded)), markResolved(previousDegraded)];
+    insights = [
+      ...insights.filter((i) => insightIdentity(name, i) !== insightIdentity(name, previousDegraded)),
+      markResolved(previousDegraded),
+    ];
   }
   const message =
     answer.message ??
@@ -329,7 +334,6 @@ export function isInformerActive(informer: UpdateInformer): boolean {
   return informer.spec.enabled !== false && informer.metadata.deletionTimestamp === undefined;
 }
 
-
 function andMore(listed: number, total: number): string {
   return total > listed ? ` and ${total - listed} more` : '';
 }
@@ -356,9 +360,7 @@ function analyzedCondition(plan: UpdatePlan, informers: readonly UpdateInformer[
       if (entry === undefined) return `"${n}" has not answered yet`;
       return `"${n}" answered Wait${entry.message ? `: ${entry.message}` : ''}`;
     });
-    const message = stale
-      ? `waiting for the informers to analyse generation ${generation}`
-      : `waiting for informer ${why.join('; ')}`;
+    const message = stale ? `waiting for the informers to analyse generation ${generation}` : `waiting for informer ${why.join('; ')}`;
     return { ...base, status: 'Unknown', reason: 'Waiting', message };
   }
   const degraded = active.filter((n) => isDegraded(entries.get(n)));

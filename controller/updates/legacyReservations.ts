@@ -13,7 +13,10 @@ export async function deleteLegacyReservations(kube: KubeClient, namespace: stri
   let deleted = 0;
   for (const lease of list.items) {
     try {
-      await kube.request({ method: 'DELETE', path: `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${lease.metadata.name ?? ''}` });
+      await kube.request({
+        method: 'DELETE',
+        path: `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${lease.metadata.name ?? ''}`,
+      });
       deleted++;
     } catch (e) {
       if (classifyApiError(e) !== 'notFound') throw e;

@@ -153,11 +153,15 @@ const INSIGHTS_HOOKS: readonly InsightsHook[] = ['updatePlanInsights', 'updateIn
  * Unreadable (an HTTP error, not JSON, no handlers), Ambiguous — and every hook is asked.
  * Shown, never a risk.
  */
-export function discoveryCondition(discovery: DiscoveryRecord, generation: number | undefined): Omit<InformerCondition, 'lastTransitionTime'> {
+export function discoveryCondition(
+  discovery: DiscoveryRecord,
+  generation: number | undefined,
+): Omit<InformerCondition, 'lastTransitionTime'> {
   const base = { type: 'Discovered', ...(generation === undefined ? {} : { observedGeneration: generation }) };
-  const asked = 'every hook is asked (when in doubt, ask); only the hooks\' own answers decide the informer\'s say';
+  const asked = "every hook is asked (when in doubt, ask); only the hooks' own answers decide the informer's say";
   if (discovery.error !== undefined) {
-    const reason = discovery.reason === 'InvalidClientConfig' ? 'InvalidClientConfig' : UNREACHABLE.has(discovery.reason) ? 'Unreachable' : 'Unreadable';
+    const reason =
+      discovery.reason === 'InvalidClientConfig' ? 'InvalidClientConfig' : UNREACHABLE.has(discovery.reason) ? 'Unreachable' : 'Unreadable';
     return { ...base, status: 'False', reason, message: clip(`discovery: ${discovery.error}: ${asked}`) };
   }
   if (discovery.doubt !== undefined) {
@@ -195,11 +199,16 @@ export async function discoverInformer(input: {
 }): Promise<DiscoverResult> {
   const { informer, now } = input;
   const conditions = informer.status?.conditions ?? [];
-  if (!isInformerActive(informer)) return { conditions: withOnline(conditions, onlineCondition(informer, undefined, undefined, now)!, now) };
+  if (!isInformerActive(informer))
+    return { conditions: withOnline(conditions, onlineCondition(informer, undefined, undefined, now)!, now) };
   const nowMs = Date.parse(now);
   if (!discoveryDue(input.discovery, informer, nowMs)) {
     const checked = Date.parse(input.discovery!.checkedAt);
-    return { discovery: input.discovery!, conditions: [...conditions], requeueAfterMs: Math.max(1, checked + DISCOVERY_REFRESH_MS - nowMs) };
+    return {
+      discovery: input.discovery!,
+      conditions: [...conditions],
+      requeueAfterMs: Math.max(1, checked + DISCOVERY_REFRESH_MS - nowMs),
+    };
   }
   const discovery = await readDiscovery(informer, input.query, now);
   const generation = informer.metadata.generation;
@@ -210,20 +219,39 @@ export async function discoverInformer(input: {
     if (judgedByHooks(conditions)) return { discovery, conditions: [...conditions], requeueAfterMs: FAILURE_RETRY_MS };
     const online = UNREACHABLE.has(discovery.reason)
       ? { ...base, status: 'False' as const, reason: offlineReason(discovery.reason), message: clip(`discovery: ${discovery.error}`) }
-      : { ...base, status: 'Unknown' as const, reason: 'DiscoveryUnreadable', message: clip(`discovery: ${discovery.error}: its hooks are asked anyway, and their answers set Online`) };
+      : {
+          ...base,
+          status: 'Unknown' as const,
+          reason: 'DiscoveryUnreadable',
+          message: clip(`discovery: ${discovery.error}: its hooks are asked anyway, and their answers set Online`),
+        };
     return { discovery, conditions: withOnline(conditions, online, now), requeueAfterMs: FAILURE_RETRY_MS };
   }
   const handlers = discovery.handlers ?? [];
   const next = judgedByHooks(conditions)
     ? [...conditions]
-    : withOnline(conditions, { ...base, status: 'True', reason: 'Discovered', message: clip(`the informer answers discovery: ${handlers.join(', ') || 'no handlers'}`) }, now);
+    : withOnline(
+        conditions,
+        {
+          ...base,
+          status: 'True',
+          reason: 'Discovered',
+          message: clip(`the informer answers discovery: ${handlers.join(', ') || 'no handlers'}`),
+        },
+        now,
+      );
   return { discovery, conditions: next, handlers, requeueAfterMs: DISCOVERY_REFRESH_MS };
 }
 
 /** Whether Online was last set by a hook's answer (not by discovery, nor Disabled): discovery then leaves it alone. */
 function judgedByHooks(conditions: readonly InformerCondition[]): boolean {
   const online = conditions.find((c) => c.type === 'Online');
-  return online !== undefined && online.reason !== 'Disabled' && online.reason !== 'Discovered' && !(online.message ?? '').startsWith('discovery: ');
+  return (
+    online !== undefined &&
+    online.reason !== 'Disabled' &&
+    online.reason !== 'Discovered' &&
+    !(online.message ?? '').startsWith('discovery: ')
+  );
 }
 
 /** One informer's round: discovery when due, then the hook unless discovery clearly leaves it out. */
@@ -243,7 +271,8 @@ export async function askInformer(
   input: { query: InformerQuery; now: string; discovery?: DiscoveryRecord },
 ): Promise<InformerRound> {
   let discovery = input.discovery;
-  if (discovery === undefined || discoveryDue(discovery, informer, Date.parse(input.now))) discovery = await readDiscovery(informer, input.query, input.now);
+  if (discovery === undefined || discoveryDue(discovery, informer, Date.parse(input.now)))
+    discovery = await readDiscovery(informer, input.query, input.now);
   if (!discoveryAsks(discovery, hook)) {
     const message = `does not serve ${hook} (its discovery lists: ${(discovery.handlers ?? []).join(', ') || 'nothing'})`;
     return { discovery, outcome: { response: 'Success', message, insights: [], findings: [] } };
@@ -263,9 +292,7 @@ export async function reconcileUpdatePlan(input: UpdatePlanReconcileInput): Prom
   const generation = plan.metadata.generation;
   const fresh = generation === undefined || plan.status?.observedGeneration === generation;
   const previous = new Map((plan.status?.informers ?? []).map((e) => [e.name, e]));
-  const active = input.informers
-    .filter(isInformerActive)
-    .sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
+  const active = input.informers.filter(isInformerActive).sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
   const due = active.filter((i) => dueInMs(previous.get(i.metadata.name ?? ''), fresh, nowMs) <= 0);
 
   // informerUpdate: only when a generation is first analysed, not on every Wait re-ask.
@@ -313,7 +340,11 @@ export async function reconcileUpdatePlan(input: UpdatePlanReconcileInput): Prom
 }
 
 /** `conditions` with `online` set; Online carries the seed's lastHeartbeatTime. */
-export function withOnline(conditions: readonly InformerCondition[], online: Omit<InformerCondition, 'lastTransitionTime'>, now: string): InformerCondition[] {
+export function withOnline(
+  conditions: readonly InformerCondition[],
+  online: Omit<InformerCondition, 'lastTransitionTime'>,
+  now: string,
+): InformerCondition[] {
   return setCondition(conditions, online, now);
 }
 
@@ -351,6 +382,11 @@ export function onlineCondition(
     const message = `the informer answered Wait${outcome.message ? ` (${outcome.message})` : ''}: asked again every ${WAIT_RETRY_MS / 1000} s`;
     return { ...base, ...heartbeat, status: 'False', reason: 'InformerUpdating', message: clip(message) };
   }
-  return { ...base, ...heartbeat, status: 'True', reason: 'Answered', message: 'the informer answers its hooks with well-formed responses' };
+  return {
+    ...base,
+    ...heartbeat,
+    status: 'True',
+    reason: 'Answered',
+    message: 'the informer answers its hooks with well-formed responses',
+  };
 }
-

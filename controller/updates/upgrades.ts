@@ -15,7 +15,14 @@ import { runsOf } from '../../shared/plan/history.ts';
 import { isRunning } from '../../shared/plan/triggers.ts';
 import { isInformerActive, mergeInformerResponse, updateInsightsRequest } from './insights.ts';
 import { mapBounded } from '../concurrency.ts';
-import { askInformer, DEFAULT_WAIT_BOUND_MS, dueInMs, QUERY_CONCURRENCY, type DiscoveryRecord, type InformerRoundInput } from './reconciler.ts';
+import {
+  askInformer,
+  DEFAULT_WAIT_BOUND_MS,
+  dueInMs,
+  QUERY_CONCURRENCY,
+  type DiscoveryRecord,
+  type InformerRoundInput,
+} from './reconciler.ts';
 
 /** How often the informers are asked while an upgrade runs (the controller's not-Ready pulse). */
 export const UPGRADE_PULSE_MS = 10_000;
@@ -34,7 +41,9 @@ export function upgradeRunOf(instance: Instance): UpgradeRun | undefined {
   if (active === undefined) return undefined;
   const run = instance.status?.planStatus?.[active.name];
   if (run === undefined || run.trigger !== 'upgrade' || run.id !== active.id) return undefined;
-  const previous = [...runsOf(instance.status?.history)].reverse().find((h) => h.operatorVersion !== undefined && h.operatorVersion !== run.operatorVersion);
+  const previous = [...runsOf(instance.status?.history)]
+    .reverse()
+    .find((h) => h.operatorVersion !== undefined && h.operatorVersion !== run.operatorVersion);
   return {
     plan: active.name,
     id: active.id,
@@ -62,13 +71,43 @@ function endReason(state: PlanState): string {
 function upgradeConditions(previous: readonly Condition[] | undefined, run: UpgradeRun, now: string): Condition[] {
   const to = run.target ? ` to ${run.target}` : '';
   if (!isRunning(run.state)) {
-    const pending = setCondition(previous, { type: 'UpdatePending', status: 'False', reason: 'UpgradeEnded', message: `the upgrade${to} ended ${run.state}` }, now);
-    return setCondition(pending, { type: 'UpdateActive', status: 'False', reason: endReason(run.state), message: `the upgrade${to} is over (${run.state}): nobody is asked any more` }, now);
+    const pending = setCondition(
+      previous,
+      { type: 'UpdatePending', status: 'False', reason: 'UpgradeEnded', message: `the upgrade${to} ended ${run.state}` },
+      now,
+    );
+    return setCondition(
+      pending,
+      {
+        type: 'UpdateActive',
+        status: 'False',
+        reason: endReason(run.state),
+        message: `the upgrade${to} is over (${run.state}): nobody is asked any more`,
+      },
+      now,
+    );
   }
-  const pending = setCondition(previous, { type: 'UpdatePending', status: 'True', reason: 'UpgradeNotReconciled', message: `the upgrade${to} (plan ${run.plan}) has not finished` }, now);
+  const pending = setCondition(
+    previous,
+    {
+      type: 'UpdatePending',
+      status: 'True',
+      reason: 'UpgradeNotReconciled',
+      message: `the upgrade${to} (plan ${run.plan}) has not finished`,
+    },
+    now,
+  );
   return run.state === 'ERROR'
-    ? setCondition(pending, { type: 'UpdateActive', status: 'False', reason: 'AwaitingRetry', message: `a step of plan ${run.plan} waits to retry` }, now)
-    : setCondition(pending, { type: 'UpdateActive', status: 'True', reason: 'UpgradeRunning', message: `plan ${run.plan} is ${run.state}` }, now);
+    ? setCondition(
+        pending,
+        { type: 'UpdateActive', status: 'False', reason: 'AwaitingRetry', message: `a step of plan ${run.plan} waits to retry` },
+        now,
+      )
+    : setCondition(
+        pending,
+        { type: 'UpdateActive', status: 'True', reason: 'UpgradeRunning', message: `plan ${run.plan} is ${run.state}` },
+        now,
+      );
 }
 
 export interface UpgradeReconcileInput extends InformerRoundInput {
@@ -114,11 +153,17 @@ export async function reconcileUpgradeStatus(input: UpgradeReconcileInput): Prom
   );
   const rounds = await mapBounded(due, QUERY_CONCURRENCY, async (informer) => {
     const name = informer.metadata.name ?? '';
-    return [name, await askInformer(informer, 'updateInsights', body, { query: input.query, now, discovery: discovery.get(name) })] as const;
+    return [
+      name,
+      await askInformer(informer, 'updateInsights', body, { query: input.query, now, discovery: discovery.get(name) }),
+    ] as const;
   });
   for (const [name, round] of rounds) {
     discovery.set(name, round.discovery);
-    entries.set(name, mergeInformerResponse(name, entries.get(name), round.outcome, now, { waitBoundMs: input.waitBoundMs ?? DEFAULT_WAIT_BOUND_MS }));
+    entries.set(
+      name,
+      mergeInformerResponse(name, entries.get(name), round.outcome, now, { waitBoundMs: input.waitBoundMs ?? DEFAULT_WAIT_BOUND_MS }),
+    );
   }
   section.informers = active.map((i) => entries.get(i.metadata.name ?? '')).filter((e) => e !== undefined);
   const requeueAfterMs = active.length === 0 ? pulseMs : Math.max(1, Math.min(...active.map((i) => dueIn(i.metadata.name ?? ''))));

@@ -5,7 +5,15 @@
 // each informer's discovery said, by name) and read the cluster's identity (the
 // kube-system namespace's uid) for the requests.
 import { jsonEqual } from '../../shared/json.ts';
-import type { InformerCondition, Instance, OperatorVersion, UpdateInformer, UpdateInformerStatus, UpdatePlan, UpdatePlanStatus } from '../../shared/api/schema.ts';
+import type {
+  InformerCondition,
+  Instance,
+  OperatorVersion,
+  UpdateInformer,
+  UpdateInformerStatus,
+  UpdatePlan,
+  UpdatePlanStatus,
+} from '../../shared/api/schema.ts';
 import { findCondition, setCondition } from '../../shared/conditions/conditions.ts';
 import type { ObjectCache } from '../../shared/kube/informer.ts';
 import { classifyApiError, type KubeClient } from '../../shared/kube/client.ts';

@@ -30,7 +30,8 @@ export const KINDS: Record<Kind, KindInfo> = {
     singular: 'operatorversion',
     shortNames: ['ov'],
     scope: 'Namespaced',
-    description: 'The blueprint of a service: parameters, resource templates, tasks and plans (deploy, update, upgrade, backup, cleanup …). Instances run it.',
+    description:
+      'The blueprint of a service: parameters, resource templates, tasks and plans (deploy, update, upgrade, backup, cleanup …). Instances run it.',
     categories: ['planwarden'],
     columns: [{ name: 'Version', type: 'string', jsonPath: '.spec.version' }, age],
   },
@@ -39,7 +40,8 @@ export const KINDS: Record<Kind, KindInfo> = {
     singular: 'instance',
     shortNames: ['inst'],
     scope: 'Namespaced',
-    description: 'A service run from an OperatorVersion. Changing its parameters, its OperatorVersion or spec.planExecution runs a plan; planwarden refuses at apply time what would not run, and reports progress and health in status.',
+    description:
+      'A service run from an OperatorVersion. Changing its parameters, its OperatorVersion or spec.planExecution runs a plan; planwarden refuses at apply time what would not run, and reports progress and health in status.',
     categories: ['planwarden'],
     columns: [
       { name: 'OperatorVersion', type: 'string', jsonPath: '.spec.operatorVersion.name' },
@@ -56,7 +58,8 @@ export const KINDS: Record<Kind, KindInfo> = {
     singular: 'updateplan',
     shortNames: ['up', 'upl'],
     scope: 'Namespaced',
-    description: 'A possible upgrade to spec.targetRelease, analysed before it happens: every UpdateInformer is asked, its insights are listed, and risks must be accepted before an Instance may upgrade (OpenShift pre-checks).',
+    description:
+      'A possible upgrade to spec.targetRelease, analysed before it happens: every UpdateInformer is asked, its insights are listed, and risks must be accepted before an Instance may upgrade (OpenShift pre-checks).',
     categories: ['planwarden'],
     columns: [
       { name: 'Target', type: 'string', jsonPath: '.spec.targetRelease' },
@@ -70,7 +73,8 @@ export const KINDS: Record<Kind, KindInfo> = {
     singular: 'updateinformer',
     shortNames: ['ui', 'uinf'],
     scope: 'Cluster',
-    description: 'A party that has a say in upgrades: an HTTPS endpoint planwarden asks (discovery, updatePlanInsights, updateInsights). Cluster-scoped: only cluster admins create them.',
+    description:
+      'A party that has a say in upgrades: an HTTPS endpoint planwarden asks (discovery, updatePlanInsights, updateInsights). Cluster-scoped: only cluster admins create them.',
     categories: ['planwarden'],
     columns: [
       { name: 'Enabled', type: 'boolean', jsonPath: '.spec.enabled' },
@@ -84,7 +88,8 @@ export const KINDS: Record<Kind, KindInfo> = {
     singular: 'fleetrollout',
     shortNames: ['fr'],
     scope: 'Cluster',
-    description: 'One plan or upgrade across many Instances, in waves, with its author\'s rights: the controller triggers each target only if the person who created the rollout may patch that Instance.',
+    description:
+      "One plan or upgrade across many Instances, in waves, with its author's rights: the controller triggers each target only if the person who created the rollout may patch that Instance.",
     categories: ['planwarden'],
     columns: [
       { name: 'Action', type: 'string', jsonPath: '.status.action', description: 'plan <name> or upgrade to <OperatorVersion>' },
@@ -99,7 +104,8 @@ export const KINDS: Record<Kind, KindInfo> = {
     singular: 'planpolicy',
     shortNames: ['pp'],
     scope: 'Cluster',
-    description: 'Change governance across namespaces: runs of governed plans wait for approvals by people other than the requester (a two-person rule), and a freeze holds them (break-glass for named groups). Cluster-scoped: only cluster admins write them.',
+    description:
+      'Change governance across namespaces: runs of governed plans wait for approvals by people other than the requester (a two-person rule), and a freeze holds them (break-glass for named groups). Cluster-scoped: only cluster admins write them.',
     categories: ['planwarden'],
     columns: [
       { name: 'Plans', type: 'string', jsonPath: '.spec.plans', description: 'absent: every plan but cleanup' },
@@ -113,7 +119,8 @@ export const KINDS: Record<Kind, KindInfo> = {
     singular: 'planapproval',
     shortNames: ['pa'],
     scope: 'Namespaced',
-    description: 'One person\'s decision (Approve or Reject) on a run waiting for approval, for the digest of what they saw. The approver is stamped by the webhook.',
+    description:
+      "One person's decision (Approve or Reject) on a run waiting for approval, for the digest of what they saw. The approver is stamped by the webhook.",
     categories: ['planwarden'],
     columns: [
       { name: 'Instance', type: 'string', jsonPath: '.spec.instance' },

@@ -12,7 +12,8 @@ const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 /** Why `value` is not a DNS-1123 label (≤ 63, lower-case alphanumerics and '-'), or undefined. */
 export function dns1123LabelProblem(value: string): string | undefined {
   if (value.length > 63) return `longer than 63 characters (${value.length})`;
-  if (!DNS1123_LABEL.test(value)) return "not a DNS-1123 label: lower-case letters, digits and '-', starting and ending with a letter or digit";
+  if (!DNS1123_LABEL.test(value))
+    return "not a DNS-1123 label: lower-case letters, digits and '-', starting and ending with a letter or digit";
   return undefined;
 }
 
@@ -28,7 +29,8 @@ export function dns1123SubdomainProblem(value: string): string | undefined {
 /** Why `value` is not a DNS-1035 label (a Service's name: ≤ 63, starts with a letter), or undefined. */
 export function dns1035LabelProblem(value: string): string | undefined {
   if (value.length > 63) return `longer than 63 characters (${value.length})`;
-  if (!DNS1035_LABEL.test(value)) return "not a DNS-1035 label: lower-case letters, digits and '-', starting with a letter, ending with a letter or digit";
+  if (!DNS1035_LABEL.test(value))
+    return "not a DNS-1035 label: lower-case letters, digits and '-', starting with a letter, ending with a letter or digit";
   return undefined;
 }
 

@@ -22,7 +22,10 @@ function registerOnce(): void {
       if (schema.type === 'string') return typeof value === 'string';
       if (schema.type === 'array') {
         const items = schema.items as TSchema | undefined;
-        return Array.isArray(value) && (items === undefined || value.every((v) => (items.type === 'string' ? typeof v === 'string' : Value.Check(items, v))));
+        return (
+          Array.isArray(value) &&
+          (items === undefined || value.every((v) => (items.type === 'string' ? typeof v === 'string' : Value.Check(items, v))))
+        );
       }
       if (schema.type !== 'object' || typeof value !== 'object' || value === null || Array.isArray(value)) return false;
       const values = schema.additionalProperties as TSchema | undefined;
@@ -104,7 +107,8 @@ function describeError(error: ValueError): string {
   if (typeof error.value === 'string' && typeof schema.minLength === 'number' && error.value.length < schema.minLength) {
     return `${at}must be ${schema.minLength === 1 ? 'a non-empty string' : `at least ${schema.minLength} characters long`}`;
   }
-  if (typeof schema.type === 'string' && jsonType(error.value) !== schema.type) return `${at}must be ${describeSchema(schema)}, got ${describeValue(error.value)}`;
+  if (typeof schema.type === 'string' && jsonType(error.value) !== schema.type)
+    return `${at}must be ${describeSchema(schema)}, got ${describeValue(error.value)}`;
   return `${at}${error.message.replace(/^Expected/, 'must be').replace(/^Unexpected/, 'is')}`.trim();
 }
 

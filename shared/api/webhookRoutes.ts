@@ -73,7 +73,8 @@ fail the condition (an error refuses the write under failurePolicy Fail).`,
 const REQUESTED_BY = "'planwarden.dev/requested-by'";
 const BLUEPRINT = "'planwarden.dev/blueprint'";
 const SCHEDULE_EDITS = "'planwarden.dev/schedule-edits'";
-const annotationOf = (o: string, key: string) => `(has(${o}.metadata.annotations) && ${key} in ${o}.metadata.annotations ? ${o}.metadata.annotations[${key}] : '')`;
+const annotationOf = (o: string, key: string) =>
+  `(has(${o}.metadata.annotations) && ${key} in ${o}.metadata.annotations ? ${o}.metadata.annotations[${key}] : '')`;
 const stampOf = (o: string) => annotationOf(o, REQUESTED_BY);
 
 const FINALIZER_OR_ID_MISSING_OR_REQUEST_OR_STAMP: MatchCondition = {

@@ -13,7 +13,10 @@ export const BLUEPRINT_ANNOTATION = 'planwarden.dev/blueprint';
 
 /** `sha256:` and the first 16 hex digits of the SHA-256 of the spec's canonical JSON (key order does not count). */
 export function blueprintDigest(spec: OperatorVersionSpec | undefined): string {
-  return `sha256:${createHash('sha256').update(canonicalJson(spec ?? {})).digest('hex').slice(0, 16)}`;
+  return `sha256:${createHash('sha256')
+    .update(canonicalJson(spec ?? {}))
+    .digest('hex')
+    .slice(0, 16)}`;
 }
 
 export interface BlueprintRecord {

@@ -18,18 +18,20 @@
 //   here (a cluster-scoped CRD of some operator) still never gets applied.
 import { declarationProblems, PARAMETER_RULES } from '../params/values.ts';
 import { SECRET_PARAMETER_RULES } from '../params/secretRules.ts';
-import {
-  STRATEGIES,
-  TASK_KINDS,
-  type OperatorVersionSpec,
-  type Task,
-  type TaskKind,
-  type TaskSpec,
-} from '../api/schema.ts';
+import { STRATEGIES, TASK_KINDS, type OperatorVersionSpec, type Task, type TaskKind, type TaskSpec } from '../api/schema.ts';
 import { checkTemplateStructure } from '../template/render.ts';
 import { pipeFileProblems } from '../plan/pipe.ts';
 import { renderIdentity } from './identity.ts';
-import { checkTemplatesAnalyzed, checkTemplatesRender, key, structureMemo, templateEscapes, waitEscapes, type Escape, type StructureCheck } from './templates.ts';
+import {
+  checkTemplatesAnalyzed,
+  checkTemplatesRender,
+  key,
+  structureMemo,
+  templateEscapes,
+  waitEscapes,
+  type Escape,
+  type StructureCheck,
+} from './templates.ts';
 import type { RuleId } from '../ruleIds.ts';
 
 export { CLUSTER_SCOPED_KINDS } from './templates.ts';
@@ -54,8 +56,7 @@ export interface Finding {
 
 export type SpecCheck = (spec: OperatorVersionSpec) => Finding[];
 
-const SEMVER =
-  /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;
+const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;
 
 /** Which TaskSpec fields each kind reads; the others are ignored by the executor. */
 const TASK_FIELDS: Record<TaskKind, readonly (keyof TaskSpec)[]> = {
@@ -69,7 +70,6 @@ const TASK_FIELDS: Record<TaskKind, readonly (keyof TaskSpec)[]> = {
 };
 
 // --- paths and wording ---
-
 
 const planPath = (plan: string) => `spec.plans${key(plan)}`;
 const phasePath = (plan: string, p: number) => `${planPath(plan)}.phases[${p}]`;
@@ -202,7 +202,12 @@ export const checkTaskKinds: SpecCheck = (spec) =>
     if (task.kind === 'Wait') {
       if (ts.object === undefined) {
         out.push(
-          error('ov.task-spec', `${path}.spec.object`, `Wait task "${task.name}" names no object`, 'set spec.object {apiVersion, kind, name}'),
+          error(
+            'ov.task-spec',
+            `${path}.spec.object`,
+            `Wait task "${task.name}" names no object`,
+            'set spec.object {apiVersion, kind, name}',
+          ),
         );
       }
       if (ts.condition === undefined) {
@@ -229,7 +234,14 @@ export const checkTaskKinds: SpecCheck = (spec) =>
 function toggleProblems(spec: OperatorVersionSpec, task: Task, path: string): Finding[] {
   const name = task.spec?.parameter;
   if (!name) {
-    return [error('ov.toggle-parameter', `${path}.spec.parameter`, `Toggle task "${task.name}" names no parameter`, 'set spec.parameter to a boolean parameter: true applies its resources, false deletes them')];
+    return [
+      error(
+        'ov.toggle-parameter',
+        `${path}.spec.parameter`,
+        `Toggle task "${task.name}" names no parameter`,
+        'set spec.parameter to a boolean parameter: true applies its resources, false deletes them',
+      ),
+    ];
   }
   const declared = (spec.parameters ?? []).find((p) => p.name === name);
   if (!declared) {
@@ -242,7 +254,8 @@ function toggleProblems(spec: OperatorVersionSpec, task: Task, path: string): Fi
       ),
     ];
   }
-  if (declared.type === 'boolean' || (declared.type === undefined && (declared.default === 'true' || declared.default === 'false'))) return [];
+  if (declared.type === 'boolean' || (declared.type === undefined && (declared.default === 'true' || declared.default === 'false')))
+    return [];
   return [
     error(
       'ov.toggle-parameter',
@@ -257,10 +270,24 @@ function toggleProblems(spec: OperatorVersionSpec, task: Task, path: string): Fi
 function pipeSpecProblems(task: Task, path: string): Finding[] {
   const out: Finding[] = [];
   if (!task.spec?.pod) {
-    out.push(error('ov.pipe-spec', `${path}.spec.pod`, `Pipe task "${task.name}" names no Pod template`, 'set spec.pod to the template of the Pod that writes the files'));
+    out.push(
+      error(
+        'ov.pipe-spec',
+        `${path}.spec.pod`,
+        `Pipe task "${task.name}" names no Pod template`,
+        'set spec.pod to the template of the Pod that writes the files',
+      ),
+    );
   }
   for (const p of pipeFileProblems(task.spec?.pipe ?? [])) {
-    out.push(error('ov.pipe-spec', `${path}.spec.pipe${p.index === undefined ? '' : `[${p.index}]`}`, `Pipe task "${task.name}": ${p.problem}`, p.fix));
+    out.push(
+      error(
+        'ov.pipe-spec',
+        `${path}.spec.pipe${p.index === undefined ? '' : `[${p.index}]`}`,
+        `Pipe task "${task.name}": ${p.problem}`,
+        p.fix,
+      ),
+    );
   }
   return out;
 }
@@ -273,7 +300,7 @@ export const checkPipeKeys: SpecCheck = (spec) =>
     (i) => {
       let n = i;
       for (const [t, task] of tasksOf(spec).entries()) {
-        const files = task.kind === 'Pipe' ? task.spec?.pipe ?? [] : [];
+        const files = task.kind === 'Pipe' ? (task.spec?.pipe ?? []) : [];
         if (n < files.length) return `spec.tasks[${t}].spec.pipe[${n}].key`;
         n -= files.length;
       }
@@ -353,24 +380,35 @@ function duplicates(kind: string, names: readonly string[], pathOf: (i: number) 
       return [];
     }
     return [
-      error(
-        'ov.duplicate-name',
-        pathOf(i),
-        `${kind} "${name}" is also defined at ${pathOf(seen)}`,
-        `give each ${kind} a distinct name`,
-      ),
+      error('ov.duplicate-name', pathOf(i), `${kind} "${name}" is also defined at ${pathOf(seen)}`, `give each ${kind} a distinct name`),
     ];
   });
 }
 
 /** Task, parameter, phase (per plan), step (per phase) and static target names are unique. */
 export const checkDuplicateNames: SpecCheck = (spec) => [
-  ...duplicates('task', tasksOf(spec).map((t) => t.name), (i) => `spec.tasks[${i}].name`),
-  ...duplicates('parameter', (spec.parameters ?? []).map((p) => p.name), (i) => `spec.parameters[${i}].name`),
+  ...duplicates(
+    'task',
+    tasksOf(spec).map((t) => t.name),
+    (i) => `spec.tasks[${i}].name`,
+  ),
+  ...duplicates(
+    'parameter',
+    (spec.parameters ?? []).map((p) => p.name),
+    (i) => `spec.parameters[${i}].name`,
+  ),
   ...Object.entries(spec.plans ?? {}).flatMap(([plan, p]) => [
-    ...duplicates('phase', (p.phases ?? []).map((ph) => ph.name), (i) => `${phasePath(plan, i)}.name`),
+    ...duplicates(
+      'phase',
+      (p.phases ?? []).map((ph) => ph.name),
+      (i) => `${phasePath(plan, i)}.name`,
+    ),
     ...(p.phases ?? []).flatMap((phase, pi) => [
-      ...duplicates('step', (phase.steps ?? []).map((s) => s.name), (i) => `${stepPath(plan, pi, i)}.name`),
+      ...duplicates(
+        'step',
+        (phase.steps ?? []).map((s) => s.name),
+        (i) => `${stepPath(plan, pi, i)}.name`,
+      ),
       ...(phase.steps ?? []).flatMap((step, si) =>
         duplicates(
           'target',
@@ -493,7 +531,10 @@ export function checkTenancy(ctx: BlueprintContext): SpecCheck {
       clusterScoped: spec.clusterScoped === true && allowance.allowClusterScoped,
     };
     const tctx = { namespace: ctx.namespace, identity: renderIdentity({ metadata: { name: ctx.name }, spec }) };
-    const escapes = [...templateEscapes(spec, tctx, allowed), ...waitEscapes(spec, tctx, allowed).map((e) => ({ ...e, everyPath: true, conditions: [] }))];
+    const escapes = [
+      ...templateEscapes(spec, tctx, allowed),
+      ...waitEscapes(spec, tctx, allowed).map((e) => ({ ...e, everyPath: true, conditions: [] })),
+    ];
     return escapes.map((e): Finding => {
       if (e.everyPath) {
         const { problem, fix } = tenancyWording(e, spec, ctx.namespace);
@@ -638,7 +679,6 @@ export const SPEC_CHECKS: readonly SpecCheck[] = [
 export function reviewOperatorVersionSpec(spec: OperatorVersionSpec): Finding[] {
   return SPEC_CHECKS.flatMap((check) => check(spec));
 }
-
 
 /** Who reviews a blueprint and where: the namespace it is applied in, what the cluster admin allows. */
 export interface BlueprintContext {

@@ -59,7 +59,12 @@ export function analyzeSource(name: string, source: string, declared: DeclaredNa
 }
 
 /** One render per combination of if/with decisions, each naming its conditions. */
-export function exploreSource(name: string, source: string, vars: TemplateVars, maxPaths: number): { paths: ExploredPath[]; truncated: boolean } {
+export function exploreSource(
+  name: string,
+  source: string,
+  vars: TemplateVars,
+  maxPaths: number,
+): { paths: ExploredPath[]; truncated: boolean } {
   return exploreTemplate(name, source, vars, { maxPaths });
 }
 
@@ -122,7 +127,7 @@ function fixOf(rule: RuleId): string {
     case 'ov.template-syntax':
       return 'fix the action at that line (close every {{ with }}, every if/range/with with {{ end }})';
     default:
-      return 'make the template render with the parameters\' defaults, or give the parameter it needs a default';
+      return "make the template render with the parameters' defaults, or give the parameter it needs a default";
   }
 }
 
@@ -155,7 +160,12 @@ export function structureMemo(): StructureCheck {
     try {
       found = checkTemplateStructure(source);
     } catch (err) {
-      found = { kind: 'syntax', line: 1, problem: `cannot be read (${err instanceof Error ? err.message.split('\n')[0]! : String(err)})`, fix: 'simplify the template' };
+      found = {
+        kind: 'syntax',
+        line: 1,
+        problem: `cannot be read (${err instanceof Error ? err.message.split('\n')[0]! : String(err)})`,
+        fix: 'simplify the template',
+      };
     }
     seen.set(source, found);
     return found;
@@ -170,7 +180,13 @@ function structurallyBroken(spec: OperatorVersionSpec, structure: StructureCheck
 /** Every template analysed without values. */
 export function checkTemplatesAnalyzed(spec: OperatorVersionSpec, structure: StructureCheck = structureMemo()): TemplateFinding[] {
   const broken = structurallyBroken(spec, structure);
-  const pipes = [...new Set(taskUses(spec).flatMap((u) => Object.keys(u.pipes)).concat(pipeKeys(spec)))];
+  const pipes = [
+    ...new Set(
+      taskUses(spec)
+        .flatMap((u) => Object.keys(u.pipes))
+        .concat(pipeKeys(spec)),
+    ),
+  ];
   const declared = { params: (spec.parameters ?? []).map((p) => p.name), paramTypes: parameterTypesOf(spec.parameters), pipes };
   return Object.entries(spec.templates ?? {})
     .sort(byName)
@@ -212,7 +228,14 @@ function taskUses(spec: OperatorVersionSpec): StepUse[] {
             const task = tasks.get(name);
             if (!task) return [];
             const target = step.targets ? (step.targets.discovery?.static?.nodes?.[0] ?? TARGET_PLACEHOLDER) : undefined;
-            const use: StepUse = { plan, phase: phase.name, step: step.name, pipes: { ...pipes }, task, ...(target === undefined ? {} : { target }) };
+            const use: StepUse = {
+              plan,
+              phase: phase.name,
+              step: step.name,
+              pipes: { ...pipes },
+              task,
+              ...(target === undefined ? {} : { target }),
+            };
             for (const k of pipesOf(task)) pipes[k] = pipePlaceholder(k);
             return [use];
           }),
@@ -245,7 +268,11 @@ function unsetOnly(error: RenderError): boolean {
 }
 
 /** Every template an Apply or Delete task uses, and every Wait task's object, rendered with the defaults for each plan step that uses it. */
-export function checkTemplatesRender(spec: OperatorVersionSpec, ctx: TemplateContext, structure: StructureCheck = structureMemo()): TemplateFinding[] {
+export function checkTemplatesRender(
+  spec: OperatorVersionSpec,
+  ctx: TemplateContext,
+  structure: StructureCheck = structureMemo(),
+): TemplateFinding[] {
   const broken = structurallyBroken(spec, structure);
   const templates = spec.templates ?? {};
   const out: TemplateFinding[] = [];
@@ -270,7 +297,13 @@ export function checkTemplatesRender(spec: OperatorVersionSpec, ctx: TemplateCon
         const result = guarded(name, () => renderTemplate(name, source, vars));
         if (!result.ok && !unsetOnly(result.error)) {
           const rule = ruleOfRenderError(result.error);
-          report({ severity: 'error', rule, path: `spec.tasks[${(spec.tasks ?? []).indexOf(use.task)}].spec.object.${field}`, problem: `${result.error.message}${where}`, fix: fixOf(rule) });
+          report({
+            severity: 'error',
+            rule,
+            path: `spec.tasks[${(spec.tasks ?? []).indexOf(use.task)}].spec.object.${field}`,
+            problem: `${result.error.message}${where}`,
+            fix: fixOf(rule),
+          });
         }
       }
       continue;
@@ -305,7 +338,12 @@ export type NamespaceUse = 'home' | 'templated' | 'other';
  * text); computed when it changes with the parameters or follows .Namespace only in part;
  * another namespace when it is the same text whatever the values.
  */
-export function namespaceUse(home: string | undefined, probe: string | undefined, perturbed: string | undefined, namespace: string): NamespaceUse | undefined {
+export function namespaceUse(
+  home: string | undefined,
+  probe: string | undefined,
+  perturbed: string | undefined,
+  namespace: string,
+): NamespaceUse | undefined {
   if (home === undefined) return undefined;
   if (home === namespace && probe === PROBE_NAMESPACE) return 'home';
   if ((probe !== undefined && probe !== home) || (perturbed !== undefined && perturbed !== home)) return 'templated';
@@ -334,7 +372,8 @@ export function escapeOf(
   allowed: TenancyAllowed,
 ): Escape | undefined {
   const { path, namespacePath, what } = at;
-  if (kind !== undefined && CLUSTER_SCOPED_KINDS.has(kind)) return allowed.clusterScoped ? undefined : { rule: 'ov.cluster-scoped-kind', path, what };
+  if (kind !== undefined && CLUSTER_SCOPED_KINDS.has(kind))
+    return allowed.clusterScoped ? undefined : { rule: 'ov.cluster-scoped-kind', path, what };
   if (use === undefined || use === 'home' || allowed.crossNamespace) return undefined;
   return use === 'templated'
     ? { rule: 'ov.templated-namespace', path: namespacePath, what }
@@ -362,7 +401,14 @@ function tenancyVars(spec: OperatorVersionSpec, ctx: TemplateContext): { home: T
 }
 
 /** The escapes of one template in one explored path (its objects from the three renders). */
-function escapesOf(name: string, home: Objects, probe: Objects | undefined, moved: Objects | undefined, namespace: string, allowed: TenancyAllowed): Escape[] {
+function escapesOf(
+  name: string,
+  home: Objects,
+  probe: Objects | undefined,
+  moved: Objects | undefined,
+  namespace: string,
+  allowed: TenancyAllowed,
+): Escape[] {
   const base = `spec.templates${key(name)}`;
   return home.flatMap((o, i) => {
     const path = home.length > 1 ? `${base} (document ${i + 1})` : base;
@@ -371,7 +417,13 @@ function escapesOf(name: string, home: Objects, probe: Objects | undefined, move
     const what = `${o.kind ?? 'object'}${shownName}`;
     const ns = namespaceOf(o);
     const use = namespaceUse(ns, probe ? namespaceOf(probe[i]) : undefined, moved ? namespaceOf(moved[i]) : undefined, namespace);
-    const e = escapeOf({ path, namespacePath: `${path}: metadata.namespace`, what }, typeof o.kind === 'string' ? o.kind : undefined, use, ns, allowed);
+    const e = escapeOf(
+      { path, namespacePath: `${path}: metadata.namespace`, what },
+      typeof o.kind === 'string' ? o.kind : undefined,
+      use,
+      ns,
+      allowed,
+    );
     return e ? [e] : [];
   });
 }
@@ -398,7 +450,8 @@ export function templateEscapes(spec: OperatorVersionSpec, ctx: TemplateContext,
       };
       const home = explore(vars.home).paths.filter((p) => p.result.ok);
       if (home.length === 0) return [];
-      const index = (paths: ExploredPath[]) => new Map(paths.flatMap((p) => (p.result.ok ? [[p.conditions.join('\n'), p.result.value] as const] : [])));
+      const index = (paths: ExploredPath[]) =>
+        new Map(paths.flatMap((p) => (p.result.ok ? [[p.conditions.join('\n'), p.result.value] as const] : [])));
       const probe = index(explore(vars.probe).paths);
       const moved = index(explore(vars.moved).paths);
       const found = new Map<string, { escape: Escape; paths: string[][] }>();
@@ -412,7 +465,11 @@ export function templateEscapes(spec: OperatorVersionSpec, ctx: TemplateContext,
           found.set(k, entry);
         }
       }
-      return [...found.values()].map(({ escape, paths }) => ({ ...escape, everyPath: paths.length === home.length, conditions: paths[0] ?? [] }));
+      return [...found.values()].map(({ escape, paths }) => ({
+        ...escape,
+        everyPath: paths.length === home.length,
+        conditions: paths[0] ?? [],
+      }));
     });
 }
 
@@ -431,7 +488,12 @@ export function waitEscapes(spec: OperatorVersionSpec, ctx: TemplateContext, all
       return r.ok ? r.value : undefined;
     };
     const ns = render(vars.home);
-    const use = source === undefined ? undefined : ns === undefined ? 'templated' : namespaceUse(ns, render(vars.probe), render(vars.moved), ctx.namespace);
+    const use =
+      source === undefined
+        ? undefined
+        : ns === undefined
+          ? 'templated'
+          : namespaceUse(ns, render(vars.probe), render(vars.moved), ctx.namespace);
     const e = escapeOf({ path, namespacePath: `${path}.namespace`, what }, object.kind, use, ns, allowed);
     return e ? [e] : [];
   });

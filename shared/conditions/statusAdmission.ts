@@ -40,7 +40,6 @@ export interface InstanceStatusContext {
 
 const ROOT_TYPES = ['Available', 'Ready'] as const;
 
-
 function instanceName(ctx: InstanceStatusContext): string {
   return objectRef('Instance', ctx.object.metadata);
 }
@@ -67,8 +66,6 @@ export function adapterReports(ctx: InstanceStatusContext): AdapterReport[] {
   });
 }
 
-
-
 /** The conditions every adapter report carries (HyperFleet): what it did, whether it works, how it is. */
 export const MANDATORY_ADAPTER_CONDITIONS = ['Applied', 'Available', 'Health'] as const;
 
@@ -94,15 +91,13 @@ export function adapterReportComplete(ctx: InstanceStatusContext): Verdict {
     object: instanceName(ctx),
     refused: `${plural(problems.length, 'report', 'reports')} of adapter ${problems.join(', ')}${byWriter(ctx)}`,
     why: 'an adapter report carries the conditions Applied, Available and Health, each about the generation the report is for',
-    fix: 'write all three conditions (status Unknown where the adapter cannot tell) with observedGeneration equal to the report\'s',
+    fix: "write all three conditions (status Unknown where the adapter cannot tell) with observedGeneration equal to the report's",
   });
 }
 
 /** An adapter may not replace its report with one from an older generation. */
 export function adapterGenerationNotRegressed(ctx: InstanceStatusContext): Verdict {
-  const stale = adapterReports(ctx).filter(
-    (r) => r.stored !== undefined && r.report.observedGeneration < r.stored.observedGeneration,
-  );
+  const stale = adapterReports(ctx).filter((r) => r.stored !== undefined && r.report.observedGeneration < r.stored.observedGeneration);
   if (stale.length === 0) return allow();
   const detail = stale.map(
     (r) => `"${r.report.name}" for generation ${r.report.observedGeneration} (stored: ${r.stored?.observedGeneration})`,
@@ -117,7 +112,7 @@ export function adapterGenerationNotRegressed(ctx: InstanceStatusContext): Verdi
     fix:
       stale.length === 1
         ? `drop the stale report and report again for generation ${stale[0]?.stored?.observedGeneration} or later`
-        : 'drop the stale reports and report again for each adapter\'s stored generation or later',
+        : "drop the stale reports and report again for each adapter's stored generation or later",
   });
 }
 
@@ -155,9 +150,7 @@ export function observedGenerationNotRegressed(ctx: InstanceStatusContext): Verd
     reason: 'Conflict',
     object: instanceName(ctx),
     refused:
-      after === undefined
-        ? `removal of status.observedGeneration${byWriter(ctx)}`
-        : `status.observedGeneration ${after}${byWriter(ctx)}`,
+      after === undefined ? `removal of status.observedGeneration${byWriter(ctx)}` : `status.observedGeneration ${after}${byWriter(ctx)}`,
     why: `status.observedGeneration is already ${before} and never decreases`,
     fix: `re-read the Instance and write status.observedGeneration ${before} or later`,
   });
@@ -181,9 +174,7 @@ export function observedGenerationNotAhead(ctx: InstanceStatusContext): Verdict 
 
 /** An Available=Unknown report does not replace the stored report (nor its lastReportTime). */
 export function unknownReportKeepsStored(ctx: InstanceStatusContext): Verdict {
-  const unknown = adapterReports(ctx).filter(
-    (r) => r.stored !== undefined && adapterAvailability(r.report) === 'Unknown',
-  );
+  const unknown = adapterReports(ctx).filter((r) => r.stored !== undefined && adapterAvailability(r.report) === 'Unknown');
   if (unknown.length === 0) return allow();
   return deny({
     rule: 'status.adapter-unknown-report',

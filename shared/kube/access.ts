@@ -28,10 +28,7 @@ export interface AccessAttributes {
  * authorizers' own words when they gave any), or unknown — the question could not be
  * asked or was not answered in time; `reason` says why. Unknown is never a yes.
  */
-export type AccessAnswer =
-  | { kind: 'allowed'; reason?: string }
-  | { kind: 'denied'; reason?: string }
-  | { kind: 'unknown'; reason: string };
+export type AccessAnswer = { kind: 'allowed'; reason?: string } | { kind: 'denied'; reason?: string } | { kind: 'unknown'; reason: string };
 
 export interface AccessReviewer {
   canI(subject: AccessSubject, attributes: AccessAttributes): Promise<AccessAnswer>;
@@ -96,7 +93,18 @@ function cacheKey(s: AccessSubject, a: AccessAttributes): string {
   const extra = Object.keys(s.extra ?? {})
     .sort()
     .map((k) => [k, [...(s.extra?.[k] ?? [])].sort()]);
-  return JSON.stringify([s.user, s.uid ?? '', [...(s.groups ?? [])].sort(), extra, a.verb, a.group, a.resource, a.subresource ?? '', a.namespace ?? '', a.name ?? '']);
+  return JSON.stringify([
+    s.user,
+    s.uid ?? '',
+    [...(s.groups ?? [])].sort(),
+    extra,
+    a.verb,
+    a.group,
+    a.resource,
+    a.subresource ?? '',
+    a.namespace ?? '',
+    a.name ?? '',
+  ]);
 }
 
 /** SubjectAccessReviews through `kube` (the caller needs `create` on subjectaccessreviews). */

@@ -136,7 +136,13 @@ export interface KubeClient {
    * Every page of a collection. `each` is applied to every item as its page arrives, so that
    * a large collection is never held in full as the API sent it (an informer's compaction).
    */
-  list<T = KubeResource>(path: string, query?: Record<string, QueryValue>, signal?: AbortSignal, each?: (item: T) => T, accept?: string): Promise<KubeList<T>>;
+  list<T = KubeResource>(
+    path: string,
+    query?: Record<string, QueryValue>,
+    signal?: AbortSignal,
+    each?: (item: T) => T,
+    accept?: string,
+  ): Promise<KubeList<T>>;
   /**
    * Stream changes of a collection. `onClose` is called once, with the error if the stream
    * failed (HTTP status, network, stall) or without one when the server ended it.
@@ -328,7 +334,10 @@ class HttpKubeClient implements KubeClient {
   }
 
   as(user: string): KubeClient {
-    return new HttpKubeClient({ ...this.options, impersonateUser: user, impersonateGroups: undefined }, { discovery: this.discovery, pool: this.pool });
+    return new HttpKubeClient(
+      { ...this.options, impersonateUser: user, impersonateGroups: undefined },
+      { discovery: this.discovery, pool: this.pool },
+    );
   }
 
   async resourceFor(apiVersion: string, kind: string): Promise<ApiResource> {
@@ -421,7 +430,13 @@ class HttpKubeClient implements KubeClient {
     }
   }
 
-  async list<T = KubeResource>(path: string, query: Record<string, QueryValue> = {}, signal?: AbortSignal, each?: (item: T) => T, accept?: string): Promise<KubeList<T>> {
+  async list<T = KubeResource>(
+    path: string,
+    query: Record<string, QueryValue> = {},
+    signal?: AbortSignal,
+    each?: (item: T) => T,
+    accept?: string,
+  ): Promise<KubeList<T>> {
     const items: T[] = [];
     let page: KubeList<T> | undefined;
     let continueToken: string | undefined;
@@ -462,7 +477,14 @@ class HttpKubeClient implements KubeClient {
     const timeoutSeconds = Number(query.timeoutSeconds);
     if (Number.isFinite(timeoutSeconds) && timeoutSeconds > 0) {
       stallTimer = setTimeout(
-        () => finish(new KubeApiError(0, 'Timeout', `watch ${path}: no end of stream ${timeoutSeconds}s after it started; assuming the connection is dead`)),
+        () =>
+          finish(
+            new KubeApiError(
+              0,
+              'Timeout',
+              `watch ${path}: no end of stream ${timeoutSeconds}s after it started; assuming the connection is dead`,
+            ),
+          ),
         timeoutSeconds * 1000 + WATCH_STALL_GRACE_MS,
       );
     }
@@ -500,14 +522,18 @@ class HttpKubeClient implements KubeClient {
               onEvent(event);
             } catch (e) {
               // A consumer bug must not escape into the socket's event handler (and crash the process).
-              finish(new KubeApiError(0, 'ConsumerError', `watch ${path}: event handler threw: ${e instanceof Error ? e.message : String(e)}`));
+              finish(
+                new KubeApiError(0, 'ConsumerError', `watch ${path}: event handler threw: ${e instanceof Error ? e.message : String(e)}`),
+              );
               return;
             }
           }
         });
         res.on('end', () => finish());
         res.on('error', (e) => finish(networkError('WATCH', path, e)));
-        res.on('close', () => finish(res.complete ? undefined : new KubeApiError(0, 'NetworkError', `watch ${path}: connection closed mid-stream`)));
+        res.on('close', () =>
+          finish(res.complete ? undefined : new KubeApiError(0, 'NetworkError', `watch ${path}: connection closed mid-stream`)),
+        );
       });
       req.on('socket', (socket) => socket.setKeepAlive(true, 30_000));
       req.on('error', (e) => {
@@ -594,7 +620,9 @@ class HttpKubeClient implements KubeClient {
         Accept: 'application/json',
         'User-Agent': this.userAgent,
         ...(this.options.impersonateUser ? { 'Impersonate-User': this.options.impersonateUser } : {}),
-        ...(this.options.impersonateUser && this.options.impersonateGroups?.length ? { 'Impersonate-Group': [...this.options.impersonateGroups] } : {}),
+        ...(this.options.impersonateUser && this.options.impersonateGroups?.length
+          ? { 'Impersonate-Group': [...this.options.impersonateGroups] }
+          : {}),
         ...headers,
       },
     };
@@ -664,7 +692,12 @@ function errorFromResponse(method: string, path: string, res: RawResponse): Kube
     // not JSON: an error page from a proxy, say
   }
   const message = status?.message || res.body.slice(0, 500) || http.STATUS_CODES[res.statusCode] || 'unknown error';
-  return new KubeApiError(res.statusCode, status?.reason || http.STATUS_CODES[res.statusCode] || 'Unknown', `${method} ${path}: ${res.statusCode} ${message}`, status);
+  return new KubeApiError(
+    res.statusCode,
+    status?.reason || http.STATUS_CODES[res.statusCode] || 'Unknown',
+    `${method} ${path}: ${res.statusCode} ${message}`,
+    status,
+  );
 }
 
 function networkError(method: string, path: string, err: unknown): KubeApiError {

@@ -4,7 +4,18 @@
 // last resourceVersion, with bookmarks), relists when the server says the version expired,
 // restarts failed lists and watches with jittered exponential backoff, and gives each watch
 // a server-side timeout plus a stall guard. It never polls.
-import { classifyApiError, KubeApiError, PARTIAL_METADATA_LIST, PARTIAL_METADATA_WATCH, watchEventError, type KubeClient, type KubeObjectLike, type KubeStatus, type QueryValue, type WatchHandle } from './client.ts';
+import {
+  classifyApiError,
+  KubeApiError,
+  PARTIAL_METADATA_LIST,
+  PARTIAL_METADATA_WATCH,
+  watchEventError,
+  type KubeClient,
+  type KubeObjectLike,
+  type KubeStatus,
+  type QueryValue,
+  type WatchHandle,
+} from './client.ts';
 import { errorFields, silentLogger, type Logger } from '../log.ts';
 
 /** The read side of a cache of objects: what a reconciler looks things up in. */

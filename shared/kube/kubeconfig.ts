@@ -82,7 +82,8 @@ export function resolveKubeconfig(files: readonly KubeconfigText[], context?: st
       const list = doc[field] ?? [];
       if (!Array.isArray(list)) return { kind: 'invalid', reason: `${file.path}: ${field} is not a list` };
       for (const entry of list) {
-        if (!isRecord(entry) || typeof entry.name !== 'string') return { kind: 'invalid', reason: `${file.path}: an entry of ${field} has no name` };
+        if (!isRecord(entry) || typeof entry.name !== 'string')
+          return { kind: 'invalid', reason: `${file.path}: an entry of ${field} has no name` };
         const value = entry[inner] ?? {};
         if (!isRecord(value)) return { kind: 'invalid', reason: `${file.path}: ${field} ${entry.name}: ${inner} is not a mapping` };
         if (!into.has(entry.name)) into.set(entry.name, { name: entry.name, value, dir });
@@ -101,7 +102,10 @@ export function resolveKubeconfig(files: readonly KubeconfigText[], context?: st
   if (!cluster) return { kind: 'invalid', reason: `context ${contextName}: its cluster ${String(clusterName)} is not in the kubeconfig` };
   const userName = ctx.value.user;
   // A context without a user is anonymous, as kubectl has it.
-  const user: Named = typeof userName === 'string' && userName !== '' ? (users.get(userName) ?? { name: userName, value: {}, dir: cluster.dir }) : { name: '', value: {}, dir: cluster.dir };
+  const user: Named =
+    typeof userName === 'string' && userName !== ''
+      ? (users.get(userName) ?? { name: userName, value: {}, dir: cluster.dir })
+      : { name: '', value: {}, dir: cluster.dir };
 
   const c = cluster.value;
   if (typeof c.server !== 'string' || c.server === '') return { kind: 'invalid', reason: `cluster ${cluster.name} has no server` };

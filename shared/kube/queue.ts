@@ -210,7 +210,10 @@ export class WorkQueue {
       }
     } catch (err) {
       result = 'error';
-      this.logger.error({ key, ...errorFields(err), retryInMs: itemBackoffMs(this.numRequeues(key), this.limit) }, 'reconcile failed; retrying with backoff');
+      this.logger.error(
+        { key, ...errorFields(err), retryInMs: itemBackoffMs(this.numRequeues(key), this.limit) },
+        'reconcile failed; retrying with backoff',
+      );
       this.addRateLimited(key);
     } finally {
       this.metrics?.observeReconcile(this.name, result, (this.clock.now() - started) / 1000);

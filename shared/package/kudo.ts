@@ -52,8 +52,7 @@ export interface PackageNote {
 }
 
 export type PackageResult =
-  | { ok: true; operatorVersion: OperatorVersion; notes: PackageNote[] }
-  | { ok: false; problems: PackageProblem[]; notes: PackageNote[] };
+  { ok: true; operatorVersion: OperatorVersion; notes: PackageNote[] } | { ok: false; problems: PackageProblem[]; notes: PackageNote[] };
 
 export interface ReadOptions {
   /** metadata.namespace of the OperatorVersion (omitted when absent). */
@@ -76,7 +75,18 @@ const TASK_SPEC_FIELDS: Record<string, readonly string[]> = {
 };
 
 // secret and perRun are planwarden's (KUDO has neither): a package written for planwarden may use them.
-const PARAMETER_FIELDS = new Set(['name', 'description', 'default', 'required', 'immutable', 'trigger', 'type', 'enum', 'secret', 'perRun']);
+const PARAMETER_FIELDS = new Set([
+  'name',
+  'description',
+  'default',
+  'required',
+  'immutable',
+  'trigger',
+  'type',
+  'enum',
+  'secret',
+  'perRun',
+]);
 const PARAMETER_DISPLAY_FIELDS = ['displayName', 'hint', 'group', 'advanced'] as const;
 const OPERATOR_DESCRIPTIVE_FIELDS = ['description', 'kudoVersion', 'kubernetesVersion', 'maintainers', 'url'] as const;
 
@@ -119,7 +129,11 @@ class Source {
     try {
       return this.doc.toJS({ maxAliasCount: 100 });
     } catch (err) {
-      problems.push({ rule: PACKAGE_RULES.notYaml, file: this.file, message: `cannot be read: ${err instanceof Error ? err.message : String(err)}` });
+      problems.push({
+        rule: PACKAGE_RULES.notYaml,
+        file: this.file,
+        message: `cannot be read: ${err instanceof Error ? err.message : String(err)}`,
+      });
       return undefined;
     }
   }
@@ -143,7 +157,11 @@ function normalizePath(path: string): string | undefined {
 }
 
 /** The package's templates: name (path under templates/) → text, and what went wrong. */
-function readTemplates(files: readonly PackageFile[], problems: PackageProblem[], notes: PackageNote[]): Map<string, { text: string; file: string }> {
+function readTemplates(
+  files: readonly PackageFile[],
+  problems: PackageProblem[],
+  notes: PackageNote[],
+): Map<string, { text: string; file: string }> {
   const templates = new Map<string, { text: string; file: string }>();
   const byFoldedName = new Map<string, string>();
   for (const f of files) {
@@ -232,7 +250,8 @@ function valueText(c: Conversion, path: readonly (string | number)[], value: unk
 function readParameters(c: Conversion, top: Record<string, unknown>, annotations: Record<string, string>): Parameter[] {
   readApiVersion(c, top);
   for (const key of Object.keys(top)) {
-    if (key !== 'apiVersion' && key !== 'parameters' && key !== 'groups') note(c, [key], `field ${key} is not used by planwarden: left out`);
+    if (key !== 'apiVersion' && key !== 'parameters' && key !== 'groups')
+      note(c, [key], `field ${key} is not used by planwarden: left out`);
   }
   if (top.groups !== undefined) {
     if (Array.isArray(top.groups)) annotations[`${PACKAGE_ANNOTATION_PREFIX}parameter-groups`] = JSON.stringify(top.groups);
@@ -271,7 +290,8 @@ function readParameters(c: Conversion, top: Record<string, unknown>, annotations
       implied = v.type;
     }
     // KUDO: a parameter is required unless it says otherwise (a default still satisfies it).
-    if (raw.required !== undefined && typeof raw.required !== 'boolean') problem(c, [...at, 'required'], `parameter ${name}: required must be true or false`);
+    if (raw.required !== undefined && typeof raw.required !== 'boolean')
+      problem(c, [...at, 'required'], `parameter ${name}: required must be true or false`);
     p.required = raw.required !== false;
     if (raw.immutable !== undefined) {
       if (typeof raw.immutable !== 'boolean') problem(c, [...at, 'immutable'], `parameter ${name}: immutable must be true or false`);
@@ -290,7 +310,11 @@ function readParameters(c: Conversion, top: Record<string, unknown>, annotations
       p.type = type as Parameter['type'];
     } else if (implied !== undefined) {
       p.type = implied;
-      note(c, [...at, 'default'], `parameter ${name}: its default is a ${implied === 'array' ? 'list' : 'map'}: type ${implied}, default written as JSON text`);
+      note(
+        c,
+        [...at, 'default'],
+        `parameter ${name}: its default is a ${implied === 'array' ? 'list' : 'map'}: type ${implied}, default written as JSON text`,
+      );
     }
     if (raw.enum !== undefined && raw.enum !== null) {
       if (!Array.isArray(raw.enum)) problem(c, [...at, 'enum'], `parameter ${name}: enum must be a list`);
@@ -327,7 +351,8 @@ function readTasks(c: Conversion, raw: unknown, templates: ReadonlyMap<string, u
     const fields = TASK_SPEC_FIELDS[t.kind];
     // An unknown kind is kept as written: the OperatorVersion admission refuses it with its rule.
     if (!fields) note(c, [...at, 'kind'], `task ${t.name}: kind ${t.kind} is not a KUDO task kind planwarden knows`);
-    else if (t.kind === 'KudoOperator') note(c, [...at, 'kind'], `task ${t.name}: kind KudoOperator (a dependency on another operator) is not supported by planwarden`);
+    else if (t.kind === 'KudoOperator')
+      note(c, [...at, 'kind'], `task ${t.name}: kind KudoOperator (a dependency on another operator) is not supported by planwarden`);
     const task: TaskOut = { name: t.name, kind: t.kind };
     if (t.spec !== undefined && t.spec !== null && !isRecord(t.spec)) {
       problem(c, [...at, 'spec'], `task ${t.name}: spec must be a map`);
@@ -345,20 +370,30 @@ function readTasks(c: Conversion, raw: unknown, templates: ReadonlyMap<string, u
         const names = key === 'pod' ? (spec.pod === undefined ? [] : [spec.pod]) : spec.resources;
         if (names === undefined) continue;
         if (!Array.isArray(names) || names.some((n) => typeof n !== 'string')) {
-          problem(c, [...at, 'spec', key], `task ${t.name}: spec.${key} must be ${key === 'pod' ? 'a template name' : 'a list of template names'}`);
+          problem(
+            c,
+            [...at, 'spec', key],
+            `task ${t.name}: spec.${key} must be ${key === 'pod' ? 'a template name' : 'a list of template names'}`,
+          );
           continue;
         }
         (names as string[]).forEach((n, j) => {
           if (!templates.has(normalizePath(n) ?? n)) {
             const where = key === 'pod' ? [...at, 'spec', 'pod'] : [...at, 'spec', 'resources', j];
             const known = [...templates.keys()].sort();
-            problem(c, where, `task ${String(t.name)} names template ${String(n)}, which is not in ${TEMPLATES_DIR}/${known.length ? ` (templates: ${known.join(', ')})` : ' (no templates)'}`, PACKAGE_RULES.missingTemplate);
+            problem(
+              c,
+              where,
+              `task ${String(t.name)} names template ${String(n)}, which is not in ${TEMPLATES_DIR}/${known.length ? ` (templates: ${known.join(', ')})` : ' (no templates)'}`,
+              PACKAGE_RULES.missingTemplate,
+            );
           }
         });
       }
       if (Object.keys(spec).length > 0) task.spec = spec;
     }
-    for (const key of Object.keys(t)) if (key !== 'name' && key !== 'kind' && key !== 'spec') note(c, [...at, key], `task ${t.name}: field ${key} is not used: left out`);
+    for (const key of Object.keys(t))
+      if (key !== 'name' && key !== 'kind' && key !== 'spec') note(c, [...at, key], `task ${t.name}: field ${key} is not used: left out`);
     out.push(task);
   });
   return out;
@@ -383,7 +418,8 @@ function readPlans(c: Conversion, raw: unknown, taskNames: ReadonlySet<string>):
       continue;
     }
     const p: PlanOut = { ...(typeof plan.strategy === 'string' && plan.strategy !== '' ? { strategy: plan.strategy } : {}), phases: [] };
-    for (const key of Object.keys(plan)) if (key !== 'strategy' && key !== 'phases') note(c, [...at, key], `plan ${name}: field ${key} is not used: left out`);
+    for (const key of Object.keys(plan))
+      if (key !== 'strategy' && key !== 'phases') note(c, [...at, key], `plan ${name}: field ${key} is not used: left out`);
     const phases = plan.phases ?? [];
     if (!Array.isArray(phases)) {
       problem(c, [...at, 'phases'], `plan ${name}: phases must be a list`);
@@ -400,11 +436,19 @@ function readPlans(c: Conversion, raw: unknown, taskNames: ReadonlySet<string>):
       if (!Array.isArray(steps)) return problem(c, [...pat, 'steps'], `plan ${name}, phase ${ph.name}: steps must be a list`);
       steps.forEach((step: unknown, j) => {
         const sat = [...pat, 'steps', j];
-        if (!isRecord(step) || typeof step.name !== 'string' || step.name === '') return problem(c, sat, `plan ${name}, phase ${ph.name}: steps[${j}] must be a map with a name and tasks`);
+        if (!isRecord(step) || typeof step.name !== 'string' || step.name === '')
+          return problem(c, sat, `plan ${name}, phase ${ph.name}: steps[${j}] must be a map with a name and tasks`);
         const tasks = step.tasks ?? [];
-        if (!Array.isArray(tasks) || tasks.some((t) => typeof t !== 'string')) return problem(c, [...sat, 'tasks'], `plan ${name}, step ${step.name}: tasks must be a list of task names`);
+        if (!Array.isArray(tasks) || tasks.some((t) => typeof t !== 'string'))
+          return problem(c, [...sat, 'tasks'], `plan ${name}, step ${step.name}: tasks must be a list of task names`);
         (tasks as string[]).forEach((t, k) => {
-          if (!taskNames.has(t)) problem(c, [...sat, 'tasks', k], `plan ${name}, step ${String(step.name)} names task ${String(t)}, which is not in tasks`, PACKAGE_RULES.unknownTask);
+          if (!taskNames.has(t))
+            problem(
+              c,
+              [...sat, 'tasks', k],
+              `plan ${name}, step ${String(step.name)} names task ${String(t)}, which is not in tasks`,
+              PACKAGE_RULES.unknownTask,
+            );
         });
         ph.steps.push({ name: step.name, tasks: tasks as string[] });
       });
@@ -427,10 +471,21 @@ export function readKudoPackage(files: readonly PackageFile[], options: ReadOpti
   const find = (name: string) => files.find((f) => normalizePath(f.path) === name);
   const operatorFile = find(OPERATOR_FILE);
   if (!operatorFile) {
-    const found = files.length ? ` (found: ${files.slice(0, 5).map((f) => f.path).join(', ')}${files.length > 5 ? ', …' : ''})` : ' (the folder is empty)';
+    const found = files.length
+      ? ` (found: ${files
+          .slice(0, 5)
+          .map((f) => f.path)
+          .join(', ')}${files.length > 5 ? ', …' : ''})`
+      : ' (the folder is empty)';
     return {
       ok: false,
-      problems: [{ rule: PACKAGE_RULES.missingFile, file: OPERATOR_FILE, message: `no ${OPERATOR_FILE} in the package folder${found}: a KUDO package has operator.yaml, params.yaml and templates/` }],
+      problems: [
+        {
+          rule: PACKAGE_RULES.missingFile,
+          file: OPERATOR_FILE,
+          message: `no ${OPERATOR_FILE} in the package folder${found}: a KUDO package has operator.yaml, params.yaml and templates/`,
+        },
+      ],
       notes,
     };
   }
@@ -471,7 +526,8 @@ export function readKudoPackage(files: readonly PackageFile[], options: ReadOpti
   for (const key of OPERATOR_DESCRIPTIVE_FIELDS) {
     const v = top[key];
     if (v === undefined || v === null || v === '') continue;
-    annotations[`${PACKAGE_ANNOTATION_PREFIX}${key.replace(/[A-Z]/g, (m) => `-${m.toLowerCase()}`)}`] = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : scalarText(source.nodeAt([key]), v);
+    annotations[`${PACKAGE_ANNOTATION_PREFIX}${key.replace(/[A-Z]/g, (m) => `-${m.toLowerCase()}`)}`] =
+      typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : scalarText(source.nodeAt([key]), v);
   }
   const appVersion = stringField(c, top, 'appVersion', false);
   const known = new Set<string>(['apiVersion', 'name', 'operatorVersion', 'appVersion', 'tasks', 'plans', ...OPERATOR_DESCRIPTIVE_FIELDS]);
@@ -484,7 +540,9 @@ export function readKudoPackage(files: readonly PackageFile[], options: ReadOpti
     metadata: {
       name: operatorVersionName(name, version),
       ...(options.namespace ? { namespace: options.namespace } : {}),
-      ...(Object.keys(annotations).length ? { annotations: Object.fromEntries(Object.entries(annotations).sort(([a], [b]) => a.localeCompare(b))) } : {}),
+      ...(Object.keys(annotations).length
+        ? { annotations: Object.fromEntries(Object.entries(annotations).sort(([a], [b]) => a.localeCompare(b))) }
+        : {}),
     },
     spec: {
       version,

@@ -49,7 +49,11 @@ export function verifyPackage(ov: OperatorVersion, options: VerifyOptions): Veri
   const spec = ov.spec;
   const findings: VerifyFinding[] = [];
   const identity = renderIdentity(ov);
-  const review = reviewBlueprint(spec, { namespace: options.namespace, name: ov.metadata.name ?? '', ...(options.tenancy ? { tenancy: options.tenancy } : {}) });
+  const review = reviewBlueprint(spec, {
+    namespace: options.namespace,
+    name: ov.metadata.name ?? '',
+    ...(options.tenancy ? { tenancy: options.tenancy } : {}),
+  });
   for (const f of review) {
     findings.push({ severity: f.severity, rule: f.rule, where: f.path, message: f.fix ? `${f.problem}; ${f.fix}` : f.problem });
   }
@@ -58,7 +62,9 @@ export function verifyPackage(ov: OperatorVersion, options: VerifyOptions): Veri
   // it); an optional one without a default stays unset, as on an Instance that sets nothing.
   const placeholders = (spec.parameters ?? []).filter((p) => p.default === undefined && p.required === true).map((p) => p.name);
   // A secret parameter renders as a reference's token (an Instance names its Secret).
-  const unset = new Set((spec.parameters ?? []).filter((p) => p.default === undefined && p.required !== true && p.secret !== true).map((p) => p.name));
+  const unset = new Set(
+    (spec.parameters ?? []).filter((p) => p.default === undefined && p.required !== true && p.secret !== true).map((p) => p.name),
+  );
   const all = placeholderVars(spec, options.namespace, name);
   const vars = { ...all, params: Object.fromEntries(Object.entries(all.params).filter(([k]) => !unset.has(k))) };
   const paramTypes = parameterTypesOf(spec.parameters);
@@ -66,7 +72,14 @@ export function verifyPackage(ov: OperatorVersion, options: VerifyOptions): Veri
   // Each template's removed kind is reported once, however many plans render it.
   const seenRemoved = new Set<string>();
   for (const plan of Object.keys(spec.plans ?? {}).sort()) {
-    const result = preflightPlan({ ov: spec, plan, values: vars.params, instance: { name, namespace: options.namespace }, paramTypes, identity });
+    const result = preflightPlan({
+      ov: spec,
+      plan,
+      values: vars.params,
+      instance: { name, namespace: options.namespace },
+      paramTypes,
+      identity,
+    });
     for (const p of result.problems) {
       findings.push({ severity: 'error', rule: VERIFY_RULES.preflight, where: `plan ${plan}`, message: describePreflightProblem(p) });
     }
@@ -76,10 +89,16 @@ export function verifyPackage(ov: OperatorVersion, options: VerifyOptions): Veri
       const key = `${template}\u0000${object.apiVersion}\u0000${object.kind}`;
       if (!removed || seenRemoved.has(key)) continue;
       seenRemoved.add(key);
-      findings.push({ severity: 'error', rule: VERIFY_RULES.removedApi, where: `template ${template}`, message: describeRemovedApi(object.apiVersion, object.kind, removed) });
+      findings.push({
+        severity: 'error',
+        rule: VERIFY_RULES.removedApi,
+        where: `template ${template}`,
+        message: describeRemovedApi(object.apiVersion, object.kind, removed),
+      });
     }
   }
   const limits: string[] = [];
-  if (placeholders.length > 0) limits.push(`required parameters without a default rendered with a placeholder value: ${placeholders.join(', ')}`);
+  if (placeholders.length > 0)
+    limits.push(`required parameters without a default rendered with a placeholder value: ${placeholders.join(', ')}`);
   return { findings, plans, limits };
 }

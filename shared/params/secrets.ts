@@ -59,7 +59,8 @@ export function runSecretRefs(
   const secret = secretParameterNames(ov);
   const merged = new Map<string, SecretKeyRef>();
   for (const from of [specFrom, runFrom]) {
-    for (const [name, source] of Object.entries(from ?? {})) if (secret.has(name) && source?.secretKeyRef) merged.set(name, source.secretKeyRef);
+    for (const [name, source] of Object.entries(from ?? {}))
+      if (secret.has(name) && source?.secretKeyRef) merged.set(name, source.secretKeyRef);
   }
   return [...merged].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
@@ -78,14 +79,21 @@ export function decodeSecretValue(secret: { data?: Record<string, string> } | un
   const data = secret?.data ?? {};
   if (!Object.hasOwn(data, ref.key)) {
     const keys = Object.keys(data).sort();
-    return { ok: false, why: `Secret "${ref.name}" has no key "${ref.key}" (its keys: ${keys.length > 0 ? keys.slice(0, 20).join(', ') : 'none'})` };
+    return {
+      ok: false,
+      why: `Secret "${ref.name}" has no key "${ref.key}" (its keys: ${keys.length > 0 ? keys.slice(0, 20).join(', ') : 'none'})`,
+    };
   }
   const bytes = Buffer.from(data[ref.key] ?? '', 'base64');
-  if (bytes.length > MAX_SECRET_VALUE_BYTES) return { ok: false, why: `key "${ref.key}" of Secret "${ref.name}" holds ${bytes.length} bytes, more than ${MAX_SECRET_VALUE_BYTES}` };
+  if (bytes.length > MAX_SECRET_VALUE_BYTES)
+    return { ok: false, why: `key "${ref.key}" of Secret "${ref.name}" holds ${bytes.length} bytes, more than ${MAX_SECRET_VALUE_BYTES}` };
   try {
     return { ok: true, value: new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes) };
   } catch {
-    return { ok: false, why: `key "${ref.key}" of Secret "${ref.name}" is not UTF-8 text (a parameter's value is text; put binary data in the object as base64 yourself)` };
+    return {
+      ok: false,
+      why: `key "${ref.key}" of Secret "${ref.name}" is not UTF-8 text (a parameter's value is text; put binary data in the object as base64 yourself)`,
+    };
   }
 }
 

@@ -232,7 +232,11 @@ export function valueProblem(decl: Parameter, value: string): string | undefined
 
 /** An example of a value that fits, for a fix. */
 export function exampleValue(decl: Parameter): string | undefined {
-  if (decl.enum !== undefined && decl.enum.length > 0) return decl.enum.map((e) => showValue(e)).slice(0, 5).join(', ');
+  if (decl.enum !== undefined && decl.enum.length > 0)
+    return decl.enum
+      .map((e) => showValue(e))
+      .slice(0, 5)
+      .join(', ');
   switch (typeOf(decl)) {
     case 'integer':
       return `an integer such as "${decl.minimum !== undefined ? Math.ceil(decl.minimum) : 3}"`;

@@ -14,7 +14,10 @@ export interface ControllerAccount {
   name: string;
 }
 
-export const DEFAULT_CONTROLLER_ACCOUNT: Readonly<ControllerAccount> = { namespace: DEFAULT_INSTALL_NAMESPACE, name: CONTROLLER_SERVICE_ACCOUNT };
+export const DEFAULT_CONTROLLER_ACCOUNT: Readonly<ControllerAccount> = {
+  namespace: DEFAULT_INSTALL_NAMESPACE,
+  name: CONTROLLER_SERVICE_ACCOUNT,
+};
 
 /** The user name of a ServiceAccount (`system:serviceaccount:NS:NAME`). */
 export function accountUser(account: ControllerAccount): string {
@@ -59,7 +62,11 @@ export function controllerGrantObjects(
 }
 
 /** The two kubectl commands that make the same grant (for messages: no planwarden plugin needed). */
-export function controllerGrantCommands(namespace: string, serviceAccount: string, controller: ControllerAccount = DEFAULT_CONTROLLER_ACCOUNT): string {
+export function controllerGrantCommands(
+  namespace: string,
+  serviceAccount: string,
+  controller: ControllerAccount = DEFAULT_CONTROLLER_ACCOUNT,
+): string {
   const name = controllerGrantName(serviceAccount);
   return (
     `kubectl -n ${namespace} create role ${name} --verb=impersonate --resource=serviceaccounts --resource-name=${serviceAccount}; ` +
@@ -68,7 +75,11 @@ export function controllerGrantCommands(namespace: string, serviceAccount: strin
 }
 
 /** `kubectl auth can-i` that shows whether the grant is there. */
-export function controllerGrantCanI(namespace: string, serviceAccount: string, controller: ControllerAccount = DEFAULT_CONTROLLER_ACCOUNT): string {
+export function controllerGrantCanI(
+  namespace: string,
+  serviceAccount: string,
+  controller: ControllerAccount = DEFAULT_CONTROLLER_ACCOUNT,
+): string {
   return `kubectl auth can-i impersonate serviceaccounts/${serviceAccount} -n ${namespace} --as=${accountUser(controller)}`;
 }
 

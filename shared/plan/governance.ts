@@ -32,7 +32,10 @@ export function governsPlan(spec: PlanPolicySpec, plan: string): boolean {
 
 /** Whether `spec`'s selectors match the Instance (an absent selector matches everything). */
 export function selects(spec: PlanPolicySpec, subject: Subject): boolean {
-  return matchesSelector(subject.namespace.labels ?? {}, spec.namespaceSelector) && matchesSelector(subject.instanceLabels ?? {}, spec.instanceSelector);
+  return (
+    matchesSelector(subject.namespace.labels ?? {}, spec.namespaceSelector) &&
+    matchesSelector(subject.instanceLabels ?? {}, spec.instanceSelector)
+  );
 }
 
 export interface ActiveFreeze {
@@ -140,7 +143,11 @@ export interface ApprovalTally {
  * only for the current digest (an older one is `stale`), a Reject for any digest (it says no
  * to the run, whatever changed since).
  */
-export function tally(pending: Pick<PendingApproval, 'runID' | 'digest' | 'requestedBy'>, rule: Pick<ApprovalRule, 'groupSets'>, records: readonly ApprovalRecord[]): ApprovalTally {
+export function tally(
+  pending: Pick<PendingApproval, 'runID' | 'digest' | 'requestedBy'>,
+  rule: Pick<ApprovalRule, 'groupSets'>,
+  records: readonly ApprovalRecord[],
+): ApprovalTally {
   const out: ApprovalTally = { approvedBy: [], stale: 0 };
   const seen = new Set<string>();
   for (const r of [...records].sort((a, b) => a.at - b.at || (a.name < b.name ? -1 : 1))) {
@@ -204,7 +211,10 @@ export function governanceStep(input: GovernanceInput): GovernanceStep {
   let pending: PendingApproval | undefined;
   let approvedBy: string[] | undefined;
   if (rule) {
-    const stored = input.pending?.plan === request.plan && (request.triggerRunID === undefined || input.pending.runID === request.triggerRunID) ? input.pending : undefined;
+    const stored =
+      input.pending?.plan === request.plan && (request.triggerRunID === undefined || input.pending.runID === request.triggerRunID)
+        ? input.pending
+        : undefined;
     const runID = stored?.runID ?? request.triggerRunID ?? input.newRunID;
     const requestedAt = stored?.requestedAt ?? iso(now);
     const expiresAt = rule.timeoutMs === undefined ? undefined : Date.parse(requestedAt) + rule.timeoutMs;
@@ -228,10 +238,21 @@ export function governanceStep(input: GovernanceInput): GovernanceStep {
     pending = { ...base, ...(t.approvedBy.length > 0 ? { approvedBy: t.approvedBy } : {}) };
     if (t.approvedBy.length < rule.required) {
       if (expiresAt !== undefined && now >= expiresAt) {
-        return { kind: 'end', state: 'EXPIRED', runID, message: `not approved within the policy's timeout (${t.approvedBy.length} of ${rule.required} approvals by ${iso(expiresAt)}; ${rule.policies.join(', ')})` };
+        return {
+          kind: 'end',
+          state: 'EXPIRED',
+          runID,
+          message: `not approved within the policy's timeout (${t.approvedBy.length} of ${rule.required} approvals by ${iso(expiresAt)}; ${rule.policies.join(', ')})`,
+        };
       }
-      const stale = t.stale > 0 ? `; ${t.stale} earlier ${t.stale === 1 ? 'approval is' : 'approvals are'} for another digest and no longer count (the OperatorVersion or the values changed)` : '';
-      const changed = stored && stored.digest !== input.digest ? `; what the run would apply changed since it began to wait (digest ${input.digest})` : '';
+      const stale =
+        t.stale > 0
+          ? `; ${t.stale} earlier ${t.stale === 1 ? 'approval is' : 'approvals are'} for another digest and no longer count (the OperatorVersion or the values changed)`
+          : '';
+      const changed =
+        stored && stored.digest !== input.digest
+          ? `; what the run would apply changed since it began to wait (digest ${input.digest})`
+          : '';
       return {
         kind: 'wait',
         pending,
@@ -247,9 +268,20 @@ export function governanceStep(input: GovernanceInput): GovernanceStep {
   if (holding.length > 0) {
     const ends = holding.map((f) => f.until);
     const until = ends.some((e) => e === undefined) ? undefined : Math.max(...(ends as number[]));
-    const what = holding.map((f) => `${f.policy}${f.reason ? ` (${f.reason})` : ''} ${f.until === undefined ? 'until the freeze is lifted' : `until ${iso(f.until)}`}`).join('; ');
+    const what = holding
+      .map(
+        (f) =>
+          `${f.policy}${f.reason ? ` (${f.reason})` : ''} ${f.until === undefined ? 'until the freeze is lifted' : `until ${iso(f.until)}`}`,
+      )
+      .join('; ');
     const approved = approvedBy ? `approved by ${approvedBy.join(', ')}; ` : '';
-    return { kind: 'wait', ...(pending ? { pending } : {}), reason: REASON_FROZEN, message: `plan "${request.plan}" is held: ${approved}frozen by ${what}`, ...(until !== undefined ? { until } : {}) };
+    return {
+      kind: 'wait',
+      ...(pending ? { pending } : {}),
+      reason: REASON_FROZEN,
+      message: `plan "${request.plan}" is held: ${approved}frozen by ${what}`,
+      ...(until !== undefined ? { until } : {}),
+    };
   }
   const used = governance.freezes.filter((f) => broken.has(f.policy)).map((f) => f.policy);
   return {
@@ -284,14 +316,26 @@ export function approvalProblem(input: {
     };
   }
   if (input.approver === p.requestedBy) {
-    return { rule: 'approval.self', message: `${input.approver} asked for run ${p.runID}: the requester may not decide on their own run`, remedy: 'ask another approver; to withdraw your own request, abort it (kubectl planwarden plan abort)' };
+    return {
+      rule: 'approval.self',
+      message: `${input.approver} asked for run ${p.runID}: the requester may not decide on their own run`,
+      remedy: 'ask another approver; to withdraw your own request, abort it (kubectl planwarden plan abort)',
+    };
   }
   const groupSets = (p.approverGroups?.length ?? 0) > 0 ? [p.approverGroups!] : [];
   if (!qualifies({ groupSets }, input.groups)) {
-    return { rule: 'approval.not-approver', message: `${input.approver} is in none of the approver groups (${p.approverGroups!.join(', ')}) of ${p.policies.join(', ')}`, remedy: 'ask a member of those groups' };
+    return {
+      rule: 'approval.not-approver',
+      message: `${input.approver} is in none of the approver groups (${p.approverGroups!.join(', ')}) of ${p.policies.join(', ')}`,
+      remedy: 'ask a member of those groups',
+    };
   }
   if (input.earlier > 0) {
-    return { rule: 'approval.already-decided', message: `${input.approver} already decided on run ${p.runID}; one decision per approver`, remedy: 'ask another approver' };
+    return {
+      rule: 'approval.already-decided',
+      message: `${input.approver} already decided on run ${p.runID}; one decision per approver`,
+      remedy: 'ask another approver',
+    };
   }
   if (input.decision === 'Approve' && input.digest !== p.digest) {
     return {
@@ -308,7 +352,12 @@ export function approvalProblem(input: {
  * Instance whose breakGlass groups hold one of theirs. `refused` lists those in force they
  * may not break.
  */
-export function breakGlassPolicies(policies: readonly PlanPolicy[], subject: Subject, groups: readonly string[], now: number): { passes: string[]; refused: string[] } {
+export function breakGlassPolicies(
+  policies: readonly PlanPolicy[],
+  subject: Subject,
+  groups: readonly string[],
+  now: number,
+): { passes: string[]; refused: string[] } {
   const passes: string[] = [];
   const refused: string[] = [];
   for (const p of policiesSelecting(policies, subject)) {

@@ -85,7 +85,11 @@ export function skippedTickEntry(t: TickSkip): SkippedTickEntry & { tick: NonNul
  * History with the skipped ticks appended (in the order given), each only when no entry of
  * its plan has its id yet: a tick is recorded once, whatever passes judge it again.
  */
-export function recordSkippedTicks(history: readonly HistoryEntry[] | undefined, ticks: readonly TickSkip[], limits: HistoryLimits = DEFAULT_HISTORY_LIMITS): HistoryEntry[] {
+export function recordSkippedTicks(
+  history: readonly HistoryEntry[] | undefined,
+  ticks: readonly TickSkip[],
+  limits: HistoryLimits = DEFAULT_HISTORY_LIMITS,
+): HistoryEntry[] {
   const out = [...(history ?? [])];
   const known = new Set(out.map((h) => `${h.plan}\u0000${h.id}`));
   for (const t of ticks) {

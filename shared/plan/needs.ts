@@ -110,7 +110,11 @@ const PLACEHOLDER_VALUE = 'placeholder';
  * Template values that render every template without an Instance: each parameter's default,
  * else a placeholder of its type (only the rendered kinds are read from what comes out).
  */
-export function placeholderVars(spec: Pick<OperatorVersionSpec, 'parameters' | 'version'>, namespace: string, name = PLACEHOLDER_NAME): RenderVars {
+export function placeholderVars(
+  spec: Pick<OperatorVersionSpec, 'parameters' | 'version'>,
+  namespace: string,
+  name = PLACEHOLDER_NAME,
+): RenderVars {
   const params = Object.fromEntries((spec.parameters ?? []).map((p) => [p.name, p.default ?? placeholderOf(p)]));
   return { params, name, namespace, operatorVersion: spec.version };
 }
@@ -141,7 +145,10 @@ export function planNeeds(input: PlanNeedsInput): PlanNeeds {
   const planNames = input.plans ?? Object.keys(spec.plans ?? {}).sort();
   for (const plan of planNames) {
     if (!spec.plans?.[plan]?.phases) {
-      out.problems.push({ plan, message: `plan ${plan} is not in the OperatorVersion (plans: ${Object.keys(spec.plans ?? {}).join(', ') || 'none'})` });
+      out.problems.push({
+        plan,
+        message: `plan ${plan} is not in the OperatorVersion (plans: ${Object.keys(spec.plans ?? {}).join(', ') || 'none'})`,
+      });
       continue;
     }
     const rendered = preflightPlan({
@@ -166,7 +173,12 @@ export function planNeeds(input: PlanNeedsInput): PlanNeeds {
  * planwarden rbac` grants and what the webhook's preflight asks a SubjectAccessReview for.
  * A task several targets render for counts once, its rules merged.
  */
-export function tasksNeeds(plan: string, tasks: readonly PlannedTask[], home: Pick<RenderVars, 'name' | 'namespace'>, resolveKind: KindResolver): Pick<PlanNeeds, 'tasks' | 'unknownKinds'> {
+export function tasksNeeds(
+  plan: string,
+  tasks: readonly PlannedTask[],
+  home: Pick<RenderVars, 'name' | 'namespace'>,
+  resolveKind: KindResolver,
+): Pick<PlanNeeds, 'tasks' | 'unknownKinds'> {
   const byTask = new Map<string, { apply: TaskNeeds; health?: TaskNeeds }>();
   const unknownKinds: UnknownKind[] = [];
   for (const t of tasks) {
@@ -176,7 +188,15 @@ export function tasksNeeds(plan: string, tasks: readonly PlannedTask[], home: Pi
     byTask.set(key, entry);
     const verbs = VERBS[t.kind as NeedKind];
     const objects: Addressed[] = t.waitFor
-      ? [{ apiVersion: t.waitFor.apiVersion, kind: t.waitFor.kind, name: t.waitFor.name, ...(t.waitFor.namespace ? { namespace: t.waitFor.namespace } : {}), verbs }]
+      ? [
+          {
+            apiVersion: t.waitFor.apiVersion,
+            kind: t.waitFor.kind,
+            name: t.waitFor.name,
+            ...(t.waitFor.namespace ? { namespace: t.waitFor.namespace } : {}),
+            verbs,
+          },
+        ]
       : [
           ...t.objects.map(({ template, object }) => ({
             apiVersion: object.apiVersion,
@@ -186,21 +206,45 @@ export function tasksNeeds(plan: string, tasks: readonly PlannedTask[], home: Pi
             template,
             verbs,
           })),
-          ...(t.captures ?? []).map((c) => ({ apiVersion: c.apiVersion, kind: c.kind, name: c.name, ...(c.namespace ? { namespace: c.namespace } : {}), verbs: PIPE_CAPTURE_VERBS })),
+          ...(t.captures ?? []).map((c) => ({
+            apiVersion: c.apiVersion,
+            kind: c.kind,
+            name: c.name,
+            ...(c.namespace ? { namespace: c.namespace } : {}),
+            verbs: PIPE_CAPTURE_VERBS,
+          })),
         ];
     for (const object of objects) {
       const info = resolveKind(object.apiVersion, object.kind);
       if (!info) {
-        unknownKinds.push({ plan, step: t.step, task: t.task, apiVersion: object.apiVersion, kind: object.kind, ...(object.template ? { template: object.template } : {}) });
+        unknownKinds.push({
+          plan,
+          step: t.step,
+          task: t.task,
+          apiVersion: object.apiVersion,
+          kind: object.kind,
+          ...(object.template ? { template: object.template } : {}),
+        });
         continue;
       }
       const namespace = info.namespaced ? object.namespace || home.namespace : undefined;
-      const base = { apiGroup: info.group, resource: info.resource, ...(namespace === undefined ? {} : { namespace }), ...(object.name ? { resourceName: object.name } : {}) };
+      const base = {
+        apiGroup: info.group,
+        resource: info.resource,
+        ...(namespace === undefined ? {} : { namespace }),
+        ...(object.name ? { resourceName: object.name } : {}),
+      };
       for (const verb of object.verbs) entry.apply.rules.push({ verb, ...base });
       // What a task applies in the Instance's namespace is owned by the Instance.
       if (t.kind !== 'Apply' && t.kind !== 'Toggle' && t.kind !== 'Pipe') continue;
       if (namespace !== undefined && namespace === home.namespace) {
-        entry.apply.rules.push({ verb: 'update', apiGroup: GROUP, resource: OWNER_FINALIZERS_RESOURCE, namespace, resourceName: home.name });
+        entry.apply.rules.push({
+          verb: 'update',
+          apiGroup: GROUP,
+          resource: OWNER_FINALIZERS_RESOURCE,
+          namespace,
+          resourceName: home.name,
+        });
       }
       if (t.kind !== 'Apply') continue;
       // applied.ts judges the Apply tasks of steps without targets only.
@@ -281,7 +325,12 @@ export function mergeRules(rules: readonly AccessRule[]): PolicyRule[] {
   }
   const out = [...byGroupAndVerbs.values()];
   for (const r of out) r.resources.sort();
-  return out.sort((a, b) => a.apiGroups[0]!.localeCompare(b.apiGroups[0]!) || a.resources[0]!.localeCompare(b.resources[0]!) || a.verbs.join().localeCompare(b.verbs.join()));
+  return out.sort(
+    (a, b) =>
+      a.apiGroups[0]!.localeCompare(b.apiGroups[0]!) ||
+      a.resources[0]!.localeCompare(b.resources[0]!) ||
+      a.verbs.join().localeCompare(b.verbs.join()),
+  );
 }
 
 /** The command that prints the ServiceAccount, Role and RoleBinding a blueprint's plans need (docs/cli.md). */

@@ -45,7 +45,8 @@ export interface PipeFileProblem {
 /** What a Pipe task's spec.pipe cannot be (OperatorVersion admission). */
 export function pipeFileProblems(files: readonly PipeFile[]): PipeFileProblem[] {
   const out: PipeFileProblem[] = [];
-  if (files.length === 0) out.push({ problem: 'names no file to capture', fix: 'list the files under spec.pipe: {file, kind: ConfigMap|Secret, key}' });
+  if (files.length === 0)
+    out.push({ problem: 'names no file to capture', fix: 'list the files under spec.pipe: {file, kind: ConfigMap|Secret, key}' });
   if (files.length > MAX_PIPE_FILES) {
     out.push({
       problem: `captures ${files.length} files; one Pod passes on at most ${MAX_PIPE_FILES} (the kubelet keeps 4 KiB of termination message per container, 12 KiB per Pod)`,
@@ -54,16 +55,31 @@ export function pipeFileProblems(files: readonly PipeFile[]): PipeFileProblem[] 
   }
   const seen = new Map<string, number>();
   files.forEach((f, index) => {
-    if (!f.file.startsWith('/')) out.push({ index, problem: `file ${JSON.stringify(f.file)} is not an absolute path`, fix: 'write the path the Pod writes the file to, e.g. /tmp/out/cert.pem' });
+    if (!f.file.startsWith('/'))
+      out.push({
+        index,
+        problem: `file ${JSON.stringify(f.file)} is not an absolute path`,
+        fix: 'write the path the Pod writes the file to, e.g. /tmp/out/cert.pem',
+      });
     else if (!DATA_KEY.test(baseName(f.file))) {
-      out.push({ index, problem: `file name ${JSON.stringify(baseName(f.file))} is not a ConfigMap/Secret key (letters, digits, '-', '_', '.')`, fix: 'rename the file' });
+      out.push({
+        index,
+        problem: `file name ${JSON.stringify(baseName(f.file))} is not a ConfigMap/Secret key (letters, digits, '-', '_', '.')`,
+        fix: 'rename the file',
+      });
     }
-    if (!(PIPE_FILE_KINDS as readonly string[]).includes(f.kind)) out.push({ index, problem: `kind ${JSON.stringify(f.kind)} is not ConfigMap or Secret`, fix: 'use ConfigMap or Secret' });
+    if (!(PIPE_FILE_KINDS as readonly string[]).includes(f.kind))
+      out.push({ index, problem: `kind ${JSON.stringify(f.kind)} is not ConfigMap or Secret`, fix: 'use ConfigMap or Secret' });
     if (!IDENTIFIER.test(f.key)) {
-      out.push({ index, problem: `key ${JSON.stringify(f.key)} cannot be read as {{ .Pipes.${f.key} }}`, fix: 'use letters, digits and _ (not starting with a digit)' });
+      out.push({
+        index,
+        problem: `key ${JSON.stringify(f.key)} cannot be read as {{ .Pipes.${f.key} }}`,
+        fix: 'use letters, digits and _ (not starting with a digit)',
+      });
     }
     const first = seen.get(f.file);
-    if (first !== undefined) out.push({ index, problem: `file ${f.file} is also captured at spec.pipe[${first}]`, fix: 'capture each file once' });
+    if (first !== undefined)
+      out.push({ index, problem: `file ${f.file} is also captured at spec.pipe[${first}]`, fix: 'capture each file once' });
     else seen.set(f.file, index);
   });
   return out;
@@ -159,18 +175,23 @@ export function pipePodShape(pod: KubeResource, files: readonly PipeFile[]): { p
   const problems: string[] = [];
   if (pod.apiVersion !== 'v1' || pod.kind !== 'Pod') return { problems: [`renders ${pod.kind} (${pod.apiVersion}), not a Pod (v1)`] };
   const spec = (pod.spec ?? {}) as PodSpec;
-  if ((spec.containers ?? []).length > 0) problems.push('has containers; a Pipe Pod writes its files in one init container (planwarden adds the containers that capture them)');
-  if ((spec.initContainers ?? []).length !== 1) problems.push(`has ${(spec.initContainers ?? []).length} init containers; a Pipe Pod has exactly one, which writes the files`);
-  if (spec.restartPolicy !== undefined && !['OnFailure', 'Never'].includes(spec.restartPolicy)) problems.push(`has restartPolicy ${spec.restartPolicy}; use OnFailure or Never (or none)`);
+  if ((spec.containers ?? []).length > 0)
+    problems.push('has containers; a Pipe Pod writes its files in one init container (planwarden adds the containers that capture them)');
+  if ((spec.initContainers ?? []).length !== 1)
+    problems.push(`has ${(spec.initContainers ?? []).length} init containers; a Pipe Pod has exactly one, which writes the files`);
+  if (spec.restartPolicy !== undefined && !['OnFailure', 'Never'].includes(spec.restartPolicy))
+    problems.push(`has restartPolicy ${spec.restartPolicy}; use OnFailure or Never (or none)`);
   const emptyDirs = (spec.volumes ?? []).filter((v) => v.emptyDir !== undefined);
-  if (emptyDirs.length !== 1) problems.push(`has ${emptyDirs.length} emptyDir volumes; a Pipe Pod has exactly one, where the files are written`);
+  if (emptyDirs.length !== 1)
+    problems.push(`has ${emptyDirs.length} emptyDir volumes; a Pipe Pod has exactly one, where the files are written`);
   if (problems.length > 0) return { problems };
   const volume = emptyDirs[0]!.name ?? '';
   const mountPath = spec.initContainers![0]!.volumeMounts?.find((m) => m.name === volume)?.mountPath;
   if (!mountPath) return { problems: [`its init container does not mount the emptyDir volume ${volume}`] };
   const root = mountPath.endsWith('/') ? mountPath : `${mountPath}/`;
   for (const f of files) {
-    if (!f.file.startsWith(root) || f.file.split('/').includes('..')) problems.push(`file ${f.file} is not under the mount path ${mountPath} of volume ${volume}`);
+    if (!f.file.startsWith(root) || f.file.split('/').includes('..'))
+      problems.push(`file ${f.file} is not under the mount path ${mountPath} of volume ${volume}`);
   }
   return problems.length > 0 ? { problems } : { volume, mountPath };
 }
@@ -239,9 +260,7 @@ interface PodStatus {
 }
 
 export type PipeCapture =
-  | { kind: 'captured'; contents: Buffer[] }
-  | { kind: 'running'; message: string }
-  | { kind: 'failed'; message: string };
+  { kind: 'captured'; contents: Buffer[] } | { kind: 'running'; message: string } | { kind: 'failed'; message: string };
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
@@ -258,7 +277,10 @@ export function readPipeCapture(pod: object, files: readonly PipeFile[]): PipeCa
   const statuses = [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])];
   if (status.phase === 'Failed') {
     const failed = statuses.filter((s) => (s.state?.terminated?.exitCode ?? 0) !== 0);
-    return { kind: 'failed', message: `pipe pod failed: ${(failed.length > 0 ? failed : statuses).map(terminatedText).join('; ') || status.message || status.reason || 'no container status'}` };
+    return {
+      kind: 'failed',
+      message: `pipe pod failed: ${(failed.length > 0 ? failed : statuses).map(terminatedText).join('; ') || status.message || status.reason || 'no container status'}`,
+    };
   }
   if (status.phase !== 'Succeeded') return { kind: 'running', message: `pipe pod is ${status.phase ?? 'not yet scheduled'}` };
   const contents: Buffer[] = [];
@@ -266,12 +288,20 @@ export function readPipeCapture(pod: object, files: readonly PipeFile[]): PipeCa
     const name = `${CAPTURE_CONTAINER_PREFIX}${i}`;
     const s = (status.containerStatuses ?? []).find((c) => c.name === name);
     const message = s?.state?.terminated?.message;
-    if (message === undefined) return { kind: 'failed', message: `pipe pod succeeded, but container ${name} (file ${f.file}) left no termination message` };
+    if (message === undefined)
+      return { kind: 'failed', message: `pipe pod succeeded, but container ${name} (file ${f.file}) left no termination message` };
     if (message.length >= TERMINATION_MESSAGE_LIMIT) {
-      return { kind: 'failed', message: `file ${f.file}: the termination message of ${name} reached the kubelet's ${TERMINATION_MESSAGE_LIMIT} bytes and may be cut; a pipe file may have at most ${MAX_PIPE_FILE_BYTES} bytes` };
+      return {
+        kind: 'failed',
+        message: `file ${f.file}: the termination message of ${name} reached the kubelet's ${TERMINATION_MESSAGE_LIMIT} bytes and may be cut; a pipe file may have at most ${MAX_PIPE_FILE_BYTES} bytes`,
+      };
     }
     const text = message.trim();
-    if (!BASE64.test(text) || text.length % 4 !== 0) return { kind: 'failed', message: `file ${f.file}: the termination message of ${name} is not base64 (the capture container did not write it)` };
+    if (!BASE64.test(text) || text.length % 4 !== 0)
+      return {
+        kind: 'failed',
+        message: `file ${f.file}: the termination message of ${name} is not base64 (the capture container did not write it)`,
+      };
     contents.push(Buffer.from(text, 'base64'));
   }
   return { kind: 'captured', contents };
@@ -281,8 +311,14 @@ export function readPipeCapture(pod: object, files: readonly PipeFile[]): PipeCa
 export function pipeObject(file: PipeFile, content: Buffer, options: { name: string; namespace: string; runId: string }): KubeResource {
   const metadata = { name: options.name, namespace: options.namespace, annotations: { [PIPE_RUN_ANNOTATION]: options.runId } };
   const key = baseName(file.file);
-  if (file.kind === 'Secret') return { apiVersion: 'v1', kind: 'Secret', metadata, type: 'Opaque', data: { [key]: content.toString('base64') } };
+  if (file.kind === 'Secret')
+    return { apiVersion: 'v1', kind: 'Secret', metadata, type: 'Opaque', data: { [key]: content.toString('base64') } };
   const text = content.toString('utf8');
   const isText = Buffer.from(text, 'utf8').equals(content);
-  return { apiVersion: 'v1', kind: 'ConfigMap', metadata, ...(isText ? { data: { [key]: text } } : { binaryData: { [key]: content.toString('base64') } }) };
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata,
+    ...(isText ? { data: { [key]: text } } : { binaryData: { [key]: content.toString('base64') } }),
+  };
 }

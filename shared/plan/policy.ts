@@ -251,10 +251,7 @@ function admissionFacts(v: AdmissionView): TriggerFacts {
     deleting: old ? (object.metadata.deletionTimestamp ?? old.metadata.deletionTimestamp) : undefined,
     abortEdge,
     abortNamesOtherPlan:
-      abortEdge &&
-      running !== undefined &&
-      pe.planName !== running.name &&
-      triggerIdentity(pe) !== triggerIdentity(before?.planExecution),
+      abortEdge && running !== undefined && pe.planName !== running.name && triggerIdentity(pe) !== triggerIdentity(before?.planExecution),
     consumedAgain,
     runParameters: manual?.runParameters ?? changedRunParameters(before?.planExecution, pe),
   };
@@ -296,10 +293,7 @@ function controllerFacts(v: ControllerView): TriggerFacts {
     deleting: object.metadata.deletionTimestamp,
     abortEdge,
     abortNamesOtherPlan:
-      abortEdge &&
-      running !== undefined &&
-      pe.planName !== running.name &&
-      triggerIdentity(pe) !== triggerIdentity(applied?.planExecution),
+      abortEdge && running !== undefined && pe.planName !== running.name && triggerIdentity(pe) !== triggerIdentity(applied?.planExecution),
   };
 }
 
@@ -447,7 +441,8 @@ export const checkKnownPlan: TriggerCheck = (f) => {
  * Per-run values (spec.planExecution.parameters) only for parameters declared perRun: true,
  * each fitting its declaration like any value.
  */
-export const checkPerRunParameters: TriggerCheck = (f) => (f.ov && f.runParameters ? perRunParameterRefusal(f.ov, f.ovName, f.runParameters) : undefined);
+export const checkPerRunParameters: TriggerCheck = (f) =>
+  f.ov && f.runParameters ? perRunParameterRefusal(f.ov, f.ovName, f.runParameters) : undefined;
 
 /** What is wrong with a per-run value: undeclared, declared without perRun: true, or not fitting its declaration. */
 export type PerRunProblem =
@@ -480,7 +475,11 @@ export function perRunValueProblem(ov: OperatorVersionSpec, values: Readonly<Rec
  * The refusal of per-run `values` against OperatorVersion `ovName` (spec `ov`), or undefined
  * when they fit (perRunValueProblem): a manual trigger's and a FleetRollout's plan.parameters.
  */
-export function perRunParameterRefusal(ov: OperatorVersionSpec, ovName: string, values: Readonly<Record<string, string>>): Refusal | undefined {
+export function perRunParameterRefusal(
+  ov: OperatorVersionSpec,
+  ovName: string,
+  values: Readonly<Record<string, string>>,
+): Refusal | undefined {
   const p = perRunValueProblem(ov, values);
   if (!p) return undefined;
   const ovRef = `OperatorVersion "${ovName}"`;

@@ -12,12 +12,7 @@ import { toggleSide, type ToggleSide } from './toggle.ts';
 import { pipePodName, pipePodShape, planPipes, pipeObjectName } from './pipe.ts';
 import { runVars, type RunIdentity } from './runVars.ts';
 import { CLUSTER_SCOPED_KINDS } from '../blueprint/kinds.ts';
-import {
-  dns1123LabelProblem,
-  labelValueProblem,
-  objectNameProblem,
-  qualifiedNameProblem,
-} from '../api/kubeNames.ts';
+import { dns1123LabelProblem, labelValueProblem, objectNameProblem, qualifiedNameProblem } from '../api/kubeNames.ts';
 
 /** Stands for a fan-out target whose name is not known before the step runs (a selector). */
 export const TARGET_PLACEHOLDER = 'placeholder-target';
@@ -82,7 +77,7 @@ const TARGET_ACTION = /\{\{-?\s*\.Target\b/;
 function usesTarget(task: Task, templates: Readonly<Record<string, string>>): boolean {
   const spec = task.spec;
   if (task.kind === 'Wait') return Object.values(spec?.object ?? {}).some((v) => typeof v === 'string' && TARGET_ACTION.test(v));
-  const sources = task.kind === 'Pipe' ? [spec?.pod ?? ''] : spec?.resources ?? [];
+  const sources = task.kind === 'Pipe' ? [spec?.pod ?? ''] : (spec?.resources ?? []);
   return sources.some((name) => TARGET_ACTION.test(templates[name] ?? ''));
 }
 
@@ -136,11 +131,17 @@ export function escapeProblem(
   allowed: { crossNamespace: boolean; clusterScoped: boolean },
 ): { field: string; message: string; rule: EscapeRule } | undefined {
   if (CLUSTER_SCOPED_KINDS.has(object.kind)) {
-    return allowed.clusterScoped ? undefined : { field: 'kind', message: 'is cluster-scoped, and plans act only in their Instance\'s namespace', rule: 'ov.cluster-scoped-kind' };
+    return allowed.clusterScoped
+      ? undefined
+      : { field: 'kind', message: "is cluster-scoped, and plans act only in their Instance's namespace", rule: 'ov.cluster-scoped-kind' };
   }
   const ns = object.metadata?.namespace;
   if (ns === undefined || ns === null || ns === namespace || allowed.crossNamespace) return undefined;
-  return { field: 'metadata.namespace', message: `"${String(ns)}" is not the Instance's namespace "${namespace}"`, rule: 'ov.other-namespace' };
+  return {
+    field: 'metadata.namespace',
+    message: `"${String(ns)}" is not the Instance's namespace "${namespace}"`,
+    rule: 'ov.other-namespace',
+  };
 }
 
 /** The targets a step's templates are rendered for: the static nodes, or one placeholder. */
@@ -191,12 +192,25 @@ export function preflightPlan(input: PreflightInput): PreflightResult {
           const key = `${taskName}\u0000${perTarget ? target : ''}`;
           if (seen.has(key)) continue;
           seen.add(key);
-          const planned: PlannedTask = { phase: phase.name, step: step.name, task: taskName, kind: task.kind, objects: [], ...(perTarget && target !== undefined ? { target } : {}), ...(targets ? { fannedOut: true as const } : {}) };
+          const planned: PlannedTask = {
+            phase: phase.name,
+            step: step.name,
+            task: taskName,
+            kind: task.kind,
+            objects: [],
+            ...(perTarget && target !== undefined ? { target } : {}),
+            ...(targets ? { fannedOut: true as const } : {}),
+          };
           const vars = varsFor(phase.name, step.name, target);
           if (task.kind === 'Toggle') {
             const side = toggleSide(task, input.values);
             if ('error' in side) {
-              problems.push({ kind: 'render', task: taskName, message: side.error, ...(side.parameter ? { parameter: side.parameter } : {}) });
+              problems.push({
+                kind: 'render',
+                task: taskName,
+                message: side.error,
+                ...(side.parameter ? { parameter: side.parameter } : {}),
+              });
               continue;
             }
             planned.toggle = side.side;
@@ -212,15 +226,26 @@ export function preflightPlan(input: PreflightInput): PreflightResult {
             }
             const files = task.spec?.pipe ?? [];
             const pods = rendered.value;
-            const shape = pods.length === 1 ? pipePodShape(pods[0]!.object, files) : { problems: [`renders ${pods.length} objects, not one Pod`] };
+            const shape =
+              pods.length === 1 ? pipePodShape(pods[0]!.object, files) : { problems: [`renders ${pods.length} objects, not one Pod`] };
             if ('problems' in shape) {
-              problems.push({ kind: 'render', task: taskName, template, message: `template ${template} is not a Pipe Pod: ${shape.problems.join('; ')}` });
+              problems.push({
+                kind: 'render',
+                task: taskName,
+                template,
+                message: `template ${template} is not a Pipe Pod: ${shape.problems.join('; ')}`,
+              });
               continue;
             }
             const pod = structuredClone(pods[0]!.object);
             pod.metadata = { ...pod.metadata, name: pipePodName(at), namespace: instance.namespace };
             planned.objects = [{ template, object: pod }];
-            planned.captures = files.map((f) => ({ apiVersion: 'v1', kind: f.kind, name: pipeObjectName(at, f.key), namespace: instance.namespace }));
+            planned.captures = files.map((f) => ({
+              apiVersion: 'v1',
+              kind: f.kind,
+              name: pipeObjectName(at, f.key),
+              namespace: instance.namespace,
+            }));
             tasks.push(planned);
             continue;
           }

@@ -28,9 +28,15 @@ export function prepareObject(obj: KubeResource, { instance, plan, namespaced }:
     const others = (metadata.ownerReferences ?? []).filter((ref) => ref.uid !== uid);
     metadata.ownerReferences = [
       ...others,
-      { apiVersion: instance.apiVersion, kind: instance.kind, name: instance.metadata.name ?? '', uid, controller: true, blockOwnerDeletion: true },
+      {
+        apiVersion: instance.apiVersion,
+        kind: instance.kind,
+        name: instance.metadata.name ?? '',
+        uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
     ];
   }
   return out;
 }
-

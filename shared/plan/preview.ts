@@ -28,7 +28,11 @@ export interface DigestInput {
  */
 export function planDigest(input: DigestInput): string {
   const body = {
-    operatorVersion: { name: input.operatorVersion.name, uid: input.operatorVersion.uid ?? '', generation: input.operatorVersion.generation ?? 0 },
+    operatorVersion: {
+      name: input.operatorVersion.name,
+      uid: input.operatorVersion.uid ?? '',
+      generation: input.operatorVersion.generation ?? 0,
+    },
     plan: input.plan,
     values: input.values,
     tasks: input.tasks.map((t) => ({
@@ -49,7 +53,16 @@ export function planDigest(input: DigestInput): string {
 // --- diff ---
 
 /** Metadata the API server writes, never the template's. */
-const NOISY_METADATA = ['managedFields', 'resourceVersion', 'uid', 'generation', 'creationTimestamp', 'selfLink', 'deletionTimestamp', 'deletionGracePeriodSeconds'];
+const NOISY_METADATA = [
+  'managedFields',
+  'resourceVersion',
+  'uid',
+  'generation',
+  'creationTimestamp',
+  'selfLink',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+];
 /** Annotations controllers write on objects planwarden applies. */
 const NOISY_ANNOTATIONS = ['deployment.kubernetes.io/revision', 'kubectl.kubernetes.io/last-applied-configuration'];
 
@@ -87,7 +100,8 @@ export function comparable(object: unknown): Record<string, Json> {
     // diff can say it is not compared.
     const hidden = (text: string) => (fromSecretParameter(text) ? text : secretHash(text));
     const text = (v: Json) => (typeof v === 'string' ? v : JSON.stringify(v));
-    for (const [k, v] of Object.entries((out.data ?? {}) as Record<string, Json>)) data[k] = hidden(Buffer.from(text(v), 'base64').toString('utf8'));
+    for (const [k, v] of Object.entries((out.data ?? {}) as Record<string, Json>))
+      data[k] = hidden(Buffer.from(text(v), 'base64').toString('utf8'));
     for (const [k, v] of Object.entries((out.stringData ?? {}) as Record<string, Json>)) data[k] = hidden(text(v));
     delete out.stringData;
     if (Object.keys(data).length > 0) out.data = data;
@@ -125,7 +139,8 @@ function listKey(items: readonly Json[]): string | undefined {
   });
 }
 
-const isMap = (v: Json | undefined): v is Record<string, Json> => v !== null && v !== undefined && typeof v === 'object' && !Array.isArray(v);
+const isMap = (v: Json | undefined): v is Record<string, Json> =>
+  v !== null && v !== undefined && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * The fields that differ between `live` and `desired` (both through comparable()): maps by
@@ -149,7 +164,8 @@ export function diffObjects(live: unknown, desired: unknown): FieldChange[] {
         const byKey = (items: Json[]) => new Map(items.map((i) => [JSON.stringify((i as Record<string, Json>)[key]), i]));
         const am = byKey(a);
         const bm = byKey(b);
-        for (const k of [...new Set([...am.keys(), ...bm.keys()])]) walk(am.get(k), bm.get(k), `${path}[${key}=${k.replace(/^"(.*)"$/, '$1')}]`);
+        for (const k of [...new Set([...am.keys(), ...bm.keys()])])
+          walk(am.get(k), bm.get(k), `${path}[${key}=${k.replace(/^"(.*)"$/, '$1')}]`);
         return;
       }
     }
@@ -208,7 +224,8 @@ export function countObjects(tasks: readonly PreviewTask[]): Preview['counts'] {
   const counts = { create: 0, change: 0, delete: 0, unchanged: 0, unknown: 0 };
   for (const t of tasks) {
     for (const o of t.objects) {
-      if (o.state === 'create' || o.state === 'change' || o.state === 'delete' || o.state === 'unchanged' || o.state === 'unknown') counts[o.state] += 1;
+      if (o.state === 'create' || o.state === 'change' || o.state === 'delete' || o.state === 'unchanged' || o.state === 'unknown')
+        counts[o.state] += 1;
     }
   }
   return counts;
@@ -222,7 +239,14 @@ function show(v: Json | undefined): string {
 }
 
 function objectLine(o: PreviewObject): string {
-  const what = { create: 'created', change: 'changed', unchanged: 'unchanged', delete: 'deleted', absent: 'absent, nothing to delete', unknown: 'not previewable' }[o.state];
+  const what = {
+    create: 'created',
+    change: 'changed',
+    unchanged: 'unchanged',
+    delete: 'deleted',
+    absent: 'absent, nothing to delete',
+    unknown: 'not previewable',
+  }[o.state];
   return `${MARK[o.state]} ${o.ref}${o.template ? ` (template ${o.template})` : ''}: ${what}${o.why ? `: ${o.why}` : ''}`;
 }
 
@@ -236,7 +260,9 @@ function changeLine(c: FieldChange): string {
 /** The tree a person reads: verdict, phases, steps, tasks, objects and their field changes, counts. */
 export function renderPreviewTree(p: Preview): string {
   const lines: string[] = [];
-  lines.push(`Preview of plan ${p.plan} on Instance ${p.namespace}/${p.instance} (${p.trigger}), OperatorVersion ${p.operatorVersion}, as ServiceAccount ${p.serviceAccount}`);
+  lines.push(
+    `Preview of plan ${p.plan} on Instance ${p.namespace}/${p.instance} (${p.trigger}), OperatorVersion ${p.operatorVersion}, as ServiceAccount ${p.serviceAccount}`,
+  );
   lines.push(p.verdict.allowed ? 'The trigger would be admitted.' : `The trigger would be REFUSED: ${p.verdict.message ?? ''}`);
   for (const w of p.verdict.warnings) lines.push(`Warning: ${w}`);
   let phase: string | undefined;
@@ -258,7 +284,9 @@ export function renderPreviewTree(p: Preview): string {
     }
   }
   const c = p.counts;
-  lines.push(`${c.create} to create, ${c.change} to change, ${c.delete} to delete, ${c.unchanged} unchanged${c.unknown ? `, ${c.unknown} not previewable` : ''}`);
+  lines.push(
+    `${c.create} to create, ${c.change} to change, ${c.delete} to delete, ${c.unchanged} unchanged${c.unknown ? `, ${c.unknown} not previewable` : ''}`,
+  );
   lines.push(`digest ${p.digest}`);
   return `${lines.join('\n')}\n`;
 }

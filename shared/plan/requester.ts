@@ -66,8 +66,16 @@ export function parseStamp(text: string | undefined): RequesterStamp {
   if (parameters) out.parameters = parameters;
   if (upgrade) out.upgrade = upgrade;
   const bg = r.breakGlass as Record<string, unknown> | undefined;
-  if (typeof bg === 'object' && bg !== null && typeof bg.user === 'string' && typeof bg.for === 'string' && typeof bg.reason === 'string' && Array.isArray(bg.policies) && bg.policies.every((p) => typeof p === 'string')) {
-    out.breakGlass = { user: bg.user, for: bg.for, reason: bg.reason, policies: [...(bg.policies)] };
+  if (
+    typeof bg === 'object' &&
+    bg !== null &&
+    typeof bg.user === 'string' &&
+    typeof bg.for === 'string' &&
+    typeof bg.reason === 'string' &&
+    Array.isArray(bg.policies) &&
+    bg.policies.every((p) => typeof p === 'string')
+  ) {
+    out.breakGlass = { user: bg.user, for: bg.for, reason: bg.reason, policies: [...bg.policies] };
   }
   return out;
 }
@@ -103,9 +111,16 @@ export function nextStamp(stored: RequesterStamp, write: IntroducedByWrite): Req
   if (write.upgradeTo !== undefined) out.upgrade = { user: write.user, to: write.upgradeTo };
   // A break-glass belongs to the one request the write introduced (a manual trigger first);
   // a new request without one leaves none standing.
-  const key = write.manual ? `manual:${triggerIdentity(write.manual)!}` : write.upgradeTo !== undefined ? `upgrade:${write.upgradeTo}` : write.parameters ? `parameters:${parametersDigest(write.parameters)}` : undefined;
+  const key = write.manual
+    ? `manual:${triggerIdentity(write.manual)!}`
+    : write.upgradeTo !== undefined
+      ? `upgrade:${write.upgradeTo}`
+      : write.parameters
+        ? `parameters:${parametersDigest(write.parameters)}`
+        : undefined;
   if (key !== undefined) {
-    if (write.breakGlass) out.breakGlass = { user: write.user, for: key, reason: write.breakGlass.reason, policies: [...write.breakGlass.policies] };
+    if (write.breakGlass)
+      out.breakGlass = { user: write.user, for: key, reason: write.breakGlass.reason, policies: [...write.breakGlass.policies] };
     else delete out.breakGlass;
   }
   return out;
@@ -126,7 +141,10 @@ function requestKey(request: PlanRequest, instance: { spec: InstanceSpec }): str
 }
 
 /** The break-glass admitted with `request` (its reason and the freezes it passes), if any. */
-export function breakGlassOf(request: PlanRequest, instance: Pick<Instance, 'metadata'> & { spec: InstanceSpec }): { user: string; reason: string; policies: string[] } | undefined {
+export function breakGlassOf(
+  request: PlanRequest,
+  instance: Pick<Instance, 'metadata'> & { spec: InstanceSpec },
+): { user: string; reason: string; policies: string[] } | undefined {
   const bg = parseStamp(stampOf(instance.metadata)).breakGlass;
   const key = requestKey(request, instance);
   return bg && key !== undefined && bg.for === key ? { user: bg.user, reason: bg.reason, policies: bg.policies } : undefined;
@@ -137,9 +155,14 @@ export function requesterOf(request: PlanRequest, instance: Pick<Instance, 'meta
   const stamp = parseStamp(stampOf(instance.metadata));
   switch (request.kind) {
     case 'manual':
-      return stamp.manual && stamp.manual.trigger === triggerIdentity({ planName: request.plan, id: request.id }) ? stamp.manual.user : UNKNOWN_REQUESTER;
+      return stamp.manual && stamp.manual.trigger === triggerIdentity({ planName: request.plan, id: request.id })
+        ? stamp.manual.user
+        : UNKNOWN_REQUESTER;
     case 'parameter':
-      return stamp.parameters && stamp.parameters.digest === parametersDigest(comparedParameters(instance.spec.parameters, instance.spec.parametersFrom)) ? stamp.parameters.user : UNKNOWN_REQUESTER;
+      return stamp.parameters &&
+        stamp.parameters.digest === parametersDigest(comparedParameters(instance.spec.parameters, instance.spec.parametersFrom))
+        ? stamp.parameters.user
+        : UNKNOWN_REQUESTER;
     case 'upgrade':
       return stamp.upgrade && stamp.upgrade.to === instance.spec.operatorVersion.name ? stamp.upgrade.user : UNKNOWN_REQUESTER;
     default:

@@ -36,6 +36,11 @@ export function runDigest(input: RunDigestInput): RunDigest {
     paramTypes: parameterTypesOf(ov.spec.parameters),
     identity: renderIdentity(ov),
   });
-  const digest = planDigest({ operatorVersion: { name: ov.metadata.name ?? '', uid: ov.metadata.uid, generation: ov.metadata.generation }, plan, values, tasks: rendered.tasks });
+  const digest = planDigest({
+    operatorVersion: { name: ov.metadata.name ?? '', uid: ov.metadata.uid, generation: ov.metadata.generation },
+    plan,
+    values,
+    tasks: rendered.tasks,
+  });
   return { digest, values, rendered };
 }

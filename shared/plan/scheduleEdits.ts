@@ -26,14 +26,20 @@ export function parseScheduleEdits(text: unknown): ScheduleEdits {
   const out: ScheduleEdits = {};
   for (const [name, v] of Object.entries(raw as Record<string, unknown>)) {
     const e = v as { schedule?: unknown; at?: unknown } | null;
-    if (e && typeof e.schedule === 'string' && typeof e.at === 'string' && !Number.isNaN(Date.parse(e.at))) out[name] = { schedule: e.schedule, at: e.at };
+    if (e && typeof e.schedule === 'string' && typeof e.at === 'string' && !Number.isNaN(Date.parse(e.at)))
+      out[name] = { schedule: e.schedule, at: e.at };
   }
   return out;
 }
 
 const schedulesOf = (i: Pick<Instance, 'spec'> | undefined): Schedule[] => {
   const list: unknown = (i?.spec as { schedules?: unknown } | undefined)?.schedules;
-  return Array.isArray(list) ? (list as unknown[]).filter((s): s is Schedule => s !== null && typeof s === 'object' && typeof (s as Schedule).name === 'string' && typeof (s as Schedule).schedule === 'string') : [];
+  return Array.isArray(list)
+    ? (list as unknown[]).filter(
+        (s): s is Schedule =>
+          s !== null && typeof s === 'object' && typeof (s as Schedule).name === 'string' && typeof (s as Schedule).schedule === 'string',
+      )
+    : [];
 };
 
 /**
@@ -41,7 +47,11 @@ const schedulesOf = (i: Pick<Instance, 'spec'> | undefined): Schedule[] => {
  * its form is unchanged, and gets `now` when it is new or its cron or zone changed; removed
  * schedules drop out. undefined when there are no schedules.
  */
-export function expectedScheduleEdits(oldObject: Pick<Instance, 'metadata' | 'spec'> | undefined, object: Pick<Instance, 'spec'>, now: string): string | undefined {
+export function expectedScheduleEdits(
+  oldObject: Pick<Instance, 'metadata' | 'spec'> | undefined,
+  object: Pick<Instance, 'spec'>,
+  now: string,
+): string | undefined {
   const stored = parseScheduleEdits(oldObject?.metadata?.annotations?.[SCHEDULE_EDITS_ANNOTATION]);
   const before = new Map(schedulesOf(oldObject).map((s) => [s.name, observedSchedule(s)]));
   const out: ScheduleEdits = {};

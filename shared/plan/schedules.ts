@@ -83,7 +83,11 @@ export function judgeTicks(ov: OperatorVersionSpec, inst: Instance, now: number,
     } else if (entry.observedSchedule !== undefined && entry.observedSchedule !== observed) {
       entry.notBefore = calendarTime(stampedEdit(edits, s, now, now));
       if (entry.waitingTick !== undefined) {
-        out.events.push({ type: 'Normal', reason: 'ScheduleChanged', message: `${words}: the tick ${entry.waitingTick} that waited is dropped: the schedule changed from "${entry.observedSchedule}" to "${observed}"` });
+        out.events.push({
+          type: 'Normal',
+          reason: 'ScheduleChanged',
+          message: `${words}: the tick ${entry.waitingTick} that waited is dropped: the schedule changed from "${entry.observedSchedule}" to "${observed}"`,
+        });
         delete entry.waitingTick;
       }
     }
@@ -103,7 +107,11 @@ export function judgeTicks(ov: OperatorVersionSpec, inst: Instance, now: number,
         ...(s.parameters && Object.keys(s.parameters).length > 0 ? { parameters: { ...s.parameters } } : {}),
         requestedBy: `schedule:${s.name}`,
       };
-      out.events.push({ type: 'Normal', reason: 'ScheduleStarted', message: `schedule "${s.name}": tick ${calendarTime(tick)} starts plan "${s.plan}" as run ${id}` });
+      out.events.push({
+        type: 'Normal',
+        reason: 'ScheduleStarted',
+        message: `schedule "${s.name}": tick ${calendarTime(tick)} starts plan "${s.plan}" as run ${id}`,
+      });
       out.outcomes.push('Started');
       busy = `plan "${s.plan}" starts for schedule "${s.name}"`;
     };
@@ -113,17 +121,26 @@ export function judgeTicks(ov: OperatorVersionSpec, inst: Instance, now: number,
     // it is the latest tick and within its deadline; else it is recorded with why it waited.
     if (entry.waitingTick !== undefined) {
       const tick = Date.parse(entry.waitingTick);
-      const waitedBehindPlan = entry.lastSkip?.time === entry.waitingTick ? entry.lastSkip.reason === 'Waiting' : !hold.held && s.concurrencyPolicy === 'Wait';
+      const waitedBehindPlan =
+        entry.lastSkip?.time === entry.waitingTick ? entry.lastSkip.reason === 'Waiting' : !hold.held && s.concurrencyPolicy === 'Wait';
       const waitedFor: ScheduleSkipReason = waitedBehindPlan ? 'Forbidden' : 'Held';
       if (s.suspend === true) {
         delete entry.waitingTick;
         skip(tick, 'Suspended', `${words}: the tick ${calendarTime(tick)} that waited is dropped: the schedule is suspended`);
       } else if (verdict.tick !== undefined) {
         delete entry.waitingTick;
-        record(tick, waitedFor, `${words}: the tick ${calendarTime(tick)} that waited (${waitedFor === 'Held' ? 'held by maintenance' : 'behind another plan'}) is skipped: the newer tick ${calendarTime(verdict.tick)} takes its place (only the latest tick may start)`);
+        record(
+          tick,
+          waitedFor,
+          `${words}: the tick ${calendarTime(tick)} that waited (${waitedFor === 'Held' ? 'held by maintenance' : 'behind another plan'}) is skipped: the newer tick ${calendarTime(verdict.tick)} takes its place (only the latest tick may start)`,
+        );
       } else if (now - tick > deadline) {
         delete entry.waitingTick;
-        skip(tick, 'Missed', `${words}: the tick ${calendarTime(tick)} that waited (${waitedFor === 'Held' ? 'held by maintenance' : 'behind another plan'}) is missed: it is more than ${deadline / 1000}s past (startingDeadlineSeconds) and does not run`);
+        skip(
+          tick,
+          'Missed',
+          `${words}: the tick ${calendarTime(tick)} that waited (${waitedFor === 'Held' ? 'held by maintenance' : 'behind another plan'}) is missed: it is more than ${deadline / 1000}s past (startingDeadlineSeconds) and does not run`,
+        );
       } else if (!hold.held && busy === undefined && hasPlan(ov, s.plan)) {
         delete entry.waitingTick;
         startTick(tick);
@@ -135,10 +152,18 @@ export function judgeTicks(ov: OperatorVersionSpec, inst: Instance, now: number,
       entry.lastScheduleTime = calendarTime(tick);
       const at = `tick ${calendarTime(tick)}`;
       if (verdict.passedOver > 0) {
-        out.events.push({ type: 'Warning', reason: 'ScheduleMissed', message: `${words}: ${verdict.passedOver}${verdict.passedOver >= 100 ? '+' : ''} earlier ticks were missed (the controller was not running)` });
+        out.events.push({
+          type: 'Warning',
+          reason: 'ScheduleMissed',
+          message: `${words}: ${verdict.passedOver}${verdict.passedOver >= 100 ? '+' : ''} earlier ticks were missed (the controller was not running)`,
+        });
         // History gets the latest of them, one entry each (the Event counts them all).
         for (const t of verdict.passedOverTicks) {
-          record(t, 'Missed', `${words}: tick ${calendarTime(t)} missed: it passed while the controller was not running (only the latest tick, ${calendarTime(tick)}, is judged)`);
+          record(
+            t,
+            'Missed',
+            `${words}: tick ${calendarTime(t)} missed: it passed while the controller was not running (only the latest tick, ${calendarTime(tick)}, is judged)`,
+          );
         }
       }
       const wait = (reason: 'Held' | 'Waiting', why: string) => {
@@ -154,12 +179,17 @@ export function judgeTicks(ov: OperatorVersionSpec, inst: Instance, now: number,
       } else if (hold.held) {
         // Held past its deadline for certain (the hold ends later): recorded now, not kept waiting.
         if (hold.startsAt !== undefined && hold.startsAt - tick > deadline) {
-          skip(tick, 'Held', `${words}: ${at} skipped: ${hold.message}, more than ${deadline / 1000}s after the tick (startingDeadlineSeconds)`);
+          skip(
+            tick,
+            'Held',
+            `${words}: ${at} skipped: ${hold.message}, more than ${deadline / 1000}s after the tick (startingDeadlineSeconds)`,
+          );
         } else {
           wait('Held', hold.message);
         }
       } else if (busy !== undefined) {
-        if ((s.concurrencyPolicy ?? 'Forbid') === 'Wait') wait('Waiting', `${busy}; it starts when that is over, within ${deadline / 1000}s of its time (concurrencyPolicy: Wait)`);
+        if ((s.concurrencyPolicy ?? 'Forbid') === 'Wait')
+          wait('Waiting', `${busy}; it starts when that is over, within ${deadline / 1000}s of its time (concurrencyPolicy: Wait)`);
         else skip(tick, 'Forbidden', `${words}: ${at} skipped: ${busy} (concurrencyPolicy: Forbid)`);
       } else if (out.start === undefined) {
         startTick(tick);

@@ -44,7 +44,12 @@ function definedByPlan(tasks: readonly PlannedTask[]): Set<string> {
   for (const t of tasks) {
     for (const { object } of t.objects) {
       if (object.kind !== 'CustomResourceDefinition' || !object.apiVersion.startsWith('apiextensions.k8s.io/')) continue;
-      const spec = (object.spec ?? {}) as { group?: unknown; names?: { kind?: unknown }; versions?: { name?: unknown }[]; version?: unknown };
+      const spec = (object.spec ?? {}) as {
+        group?: unknown;
+        names?: { kind?: unknown };
+        versions?: { name?: unknown }[];
+        version?: unknown;
+      };
       if (typeof spec.group !== 'string' || typeof spec.names?.kind !== 'string') continue;
       const versions = [...(spec.versions ?? []).map((v) => v.name), spec.version].filter((v): v is string => typeof v === 'string');
       for (const v of versions) out.add(`${spec.group}/${v}\u0000${spec.names.kind}`);
@@ -72,11 +77,23 @@ export function kindsNotServed(tasks: readonly PlannedTask[], lookup: KindServin
       const removed = removedApi(o.apiVersion, o.kind);
       const where = o.template ? `template ${o.template}` : `task ${t.task}`;
       const what = `${where}: ${o.kind} ${o.apiVersion} is not served by this cluster`;
-      const serves = answer.servedIn.length > 0 ? `; it serves ${answer.servedIn.join(', ')}` : answer.groupServed ? `; it serves no ${o.kind} in group ${groupOf(o.apiVersion) || 'core'}` : '';
+      const serves =
+        answer.servedIn.length > 0
+          ? `; it serves ${answer.servedIn.join(', ')}`
+          : answer.groupServed
+            ? `; it serves no ${o.kind} in group ${groupOf(o.apiVersion) || 'core'}`
+            : '';
       const history = removed ? ` (${describeRemovedApi(o.apiVersion, o.kind, removed)})` : '';
       const severity = answer.groupServed || answer.servedIn.length > 0 || removed ? 'error' : 'warning';
       const notInstalled = severity === 'warning' ? ` (group ${groupOf(o.apiVersion)} is not installed yet?)` : '';
-      out.push({ task: t.task, ...(o.template ? { template: o.template } : {}), apiVersion: o.apiVersion, kind: o.kind, severity, message: `${what}${serves}${history}${notInstalled}` });
+      out.push({
+        task: t.task,
+        ...(o.template ? { template: o.template } : {}),
+        apiVersion: o.apiVersion,
+        kind: o.kind,
+        severity,
+        message: `${what}${serves}${history}${notInstalled}`,
+      });
     }
   }
   return out;

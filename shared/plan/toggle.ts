@@ -6,7 +6,10 @@ import type { Task } from '../api/schema.ts';
 export type ToggleSide = 'apply' | 'delete';
 
 /** Which side a Toggle takes with these values, or why it cannot take either. */
-export function toggleSide(task: Pick<Task, 'name' | 'spec'>, values: Readonly<Record<string, string>>): { side: ToggleSide } | { error: string; parameter?: string } {
+export function toggleSide(
+  task: Pick<Task, 'name' | 'spec'>,
+  values: Readonly<Record<string, string>>,
+): { side: ToggleSide } | { error: string; parameter?: string } {
   const parameter = task.spec?.parameter;
   if (!parameter) return { error: `Toggle task ${task.name} names no parameter (spec.parameter)` };
   const value = Object.hasOwn(values, parameter) ? values[parameter] : undefined;

@@ -1,14 +1,7 @@
 // Which plan an Instance's spec asks for, relative to what the controller last acted on
 // (status.applied). The webhook and the controller both decide through these functions,
 // so a write the webhook admitted is exactly the work the controller then starts.
-import type {
-  Instance,
-  InstanceSpec,
-  InstanceStatus,
-  OperatorVersionSpec,
-  PlanState,
-  TriggerKind,
-} from '../api/schema.ts';
+import type { Instance, InstanceSpec, InstanceStatus, OperatorVersionSpec, PlanState, TriggerKind } from '../api/schema.ts';
 import { comparedParameters, referenceValues, type ParametersFrom } from '../params/secrets.ts';
 
 export const TRIGGER_PLAN_FALLBACK = ['update', 'deploy'] as const;
@@ -29,10 +22,16 @@ export interface PlanRequest {
 }
 
 /** The request a manual trigger is, with the per-run values it carries. */
-export function manualRequest(pe: { planName: string; id?: string; parameters?: Record<string, string>; parametersFrom?: ParametersFrom }): PlanRequest {
+export function manualRequest(pe: {
+  planName: string;
+  id?: string;
+  parameters?: Record<string, string>;
+  parametersFrom?: ParametersFrom;
+}): PlanRequest {
   const request: PlanRequest = { plan: pe.planName, kind: 'manual', id: pe.id ?? '' };
   if (pe.parameters !== undefined && Object.keys(pe.parameters).length > 0) request.runParameters = { ...pe.parameters };
-  if (pe.parametersFrom !== undefined && Object.keys(pe.parametersFrom).length > 0) request.runParametersFrom = structuredClone(pe.parametersFrom);
+  if (pe.parametersFrom !== undefined && Object.keys(pe.parametersFrom).length > 0)
+    request.runParametersFrom = structuredClone(pe.parametersFrom);
   return request;
 }
 
@@ -97,10 +96,7 @@ export function firstDefinedPlan(ov: OperatorVersionSpec, order: readonly string
 }
 
 /** Parameter values as the templates see them: the Instance's value, else the default. */
-export function effectiveParameters(
-  ov: OperatorVersionSpec,
-  values: Record<string, string> | undefined,
-): Record<string, string> {
+export function effectiveParameters(ov: OperatorVersionSpec, values: Record<string, string> | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   for (const p of ov.parameters ?? []) {
     const v = values?.[p.name] ?? p.default;
@@ -161,10 +157,7 @@ export function triggerIdentity(pe: { planName: string; id?: string } | undefine
  * - a planExecution whose (planName, id) was not consumed yet, unless an abort turning on
  *   consumes it.
  */
-export function requestedPlans(
-  ov: OperatorVersionSpec,
-  instance: Pick<Instance, 'spec'> & { status?: InstanceStatus },
-): PlanRequest[] {
+export function requestedPlans(ov: OperatorVersionSpec, instance: Pick<Instance, 'spec'> & { status?: InstanceStatus }): PlanRequest[] {
   const applied = instance.status?.applied;
   const spec = instance.spec;
   if (!applied?.operatorVersion) {

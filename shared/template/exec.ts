@@ -4,7 +4,21 @@
 // loop and call is bounded; a problem is a TemplateProblem with a code.
 import { arityOf, arityProblem, functionDef, unknownFunction } from './functions.ts';
 import { TemplateProblem, type Arg, type ParsedSource, type Pipeline, type TNode } from './parse.ts';
-import { Missing, ParamData, Root, Unknown, Untyped, YamlOf, dataOf, describeType, plain, readParam, textOf, truth, type Value } from './values.ts';
+import {
+  Missing,
+  ParamData,
+  Root,
+  Unknown,
+  Untyped,
+  YamlOf,
+  dataOf,
+  describeType,
+  plain,
+  readParam,
+  textOf,
+  truth,
+  type Value,
+} from './values.ts';
 import type { ParameterType } from '../api/schema.ts';
 
 export type Segment =
@@ -66,7 +80,20 @@ export interface ExecResult {
   firstMissingLine?: number;
 }
 
-export const ROOT_FIELDS = ['Params', 'Name', 'Namespace', 'OperatorName', 'OperatorVersion', 'AppVersion', 'PlanName', 'PhaseName', 'StepName', 'Target', 'Pipes', 'RunID'] as const;
+export const ROOT_FIELDS = [
+  'Params',
+  'Name',
+  'Namespace',
+  'OperatorName',
+  'OperatorVersion',
+  'AppVersion',
+  'PlanName',
+  'PhaseName',
+  'StepName',
+  'Target',
+  'Pipes',
+  'RunID',
+] as const;
 export const FIELDS_TEXT = ROOT_FIELDS.map((f) => (f === 'Params' || f === 'Pipes' ? `.${f}.X` : `.${f}`)).join(', ');
 
 class Break extends Error {}
@@ -106,12 +133,17 @@ export class Executor {
   run(): ExecResult {
     const frame: Frame = { dot: this.root, vars: [new Map([['$', this.root]])] };
     this.block(this.parsed.root, frame);
-    return { segments: this.out, missing: this.missing, ...(this.firstMissingLine === undefined ? {} : { firstMissingLine: this.firstMissingLine }) };
+    return {
+      segments: this.out,
+      missing: this.missing,
+      ...(this.firstMissingLine === undefined ? {} : { firstMissingLine: this.firstMissingLine }),
+    };
   }
 
   private spend = (chars: number, line?: number) => {
     this.outChars += chars;
-    if (this.outChars > LIMITS.outputChars) throw new TemplateProblem('template.too-large', `the output is larger than ${LIMITS.outputChars / 1024 / 1024} MiB`, line);
+    if (this.outChars > LIMITS.outputChars)
+      throw new TemplateProblem('template.too-large', `the output is larger than ${LIMITS.outputChars / 1024 / 1024} MiB`, line);
   };
 
   private emitText(text: string, from: number) {
@@ -161,10 +193,16 @@ export class Executor {
         for (const [i, b] of node.branches.entries()) {
           const v = this.tolerant(() => this.pipeline(b.cond, frame), null);
           const actual = v instanceof Unknown ? undefined : this.tolerant(() => truth(v, b.line), false);
-          const which = this.decide({ line: b.line, text: `${i === 0 ? node.k : `else ${node.k}`} ${b.cond.src}`, options: 2 }, actual === undefined ? undefined : actual ? 0 : 1);
+          const which = this.decide(
+            { line: b.line, text: `${i === 0 ? node.k : `else ${node.k}`} ${b.cond.src}`, options: 2 },
+            actual === undefined ? undefined : actual ? 0 : 1,
+          );
           if (which === 0) {
             taken = i;
-            const inner: Frame = node.k === 'with' ? { dot: v, vars: [...frame.vars, new Map<string, Value>()] } : { dot: frame.dot, vars: [...frame.vars, new Map<string, Value>()] };
+            const inner: Frame =
+              node.k === 'with'
+                ? { dot: v, vars: [...frame.vars, new Map<string, Value>()] }
+                : { dot: frame.dot, vars: [...frame.vars, new Map<string, Value>()] };
             this.declare(b.cond, v, inner, b.line);
             this.block(b.body, inner);
             break;
@@ -225,8 +263,17 @@ export class Executor {
           .sort()
           .map((k) => [k, o[k]]);
       } else {
-        const hint = v instanceof Untyped || typeof d === 'string' ? ' (declare the parameter type: array or map)' : typeof d === 'number' ? ' (write range until N)' : '';
-        throw new TemplateProblem('template.range-non-list', `range over a ${describeType(v)}: range reads a list or a mapping${hint}`, node.line);
+        const hint =
+          v instanceof Untyped || typeof d === 'string'
+            ? ' (declare the parameter type: array or map)'
+            : typeof d === 'number'
+              ? ' (write range until N)'
+              : '';
+        throw new TemplateProblem(
+          'template.range-non-list',
+          `range over a ${describeType(v)}: range reads a list or a mapping${hint}`,
+          node.line,
+        );
       }
     }
     if (!entries.length) {
@@ -234,7 +281,8 @@ export class Executor {
       return;
     }
     for (const [k, x] of entries) {
-      if (++this.iterations > LIMITS.iterations) throw new TemplateProblem('template.too-large', `more than ${LIMITS.iterations} range iterations`, node.line);
+      if (++this.iterations > LIMITS.iterations)
+        throw new TemplateProblem('template.too-large', `more than ${LIMITS.iterations} range iterations`, node.line);
       const inner: Frame = { dot: x, vars: [...frame.vars, new Map<string, Value>()] };
       const decl = node.pipe.decl;
       if (decl.length === 1) inner.vars[inner.vars.length - 1]!.set(decl[0]!, x);
@@ -255,8 +303,18 @@ export class Executor {
   /** Runs a defined template with `arg` as `.` and `$`; hands its segments to `sink`. */
   private call(name: string, arg: Value, line: number, sink: (segs: Segment[]) => void) {
     const def = this.parsed.defines.get(name);
-    if (!def) throw new TemplateProblem('template.undefined-template', `no template "${name}" is defined (define it with {{ define "${name}" }} … {{ end }})`, line);
-    if (++this.depth > LIMITS.depth) throw new TemplateProblem('template.too-large', `template "${name}" is called more than ${LIMITS.depth} levels deep (a cycle?)`, line);
+    if (!def)
+      throw new TemplateProblem(
+        'template.undefined-template',
+        `no template "${name}" is defined (define it with {{ define "${name}" }} … {{ end }})`,
+        line,
+      );
+    if (++this.depth > LIMITS.depth)
+      throw new TemplateProblem(
+        'template.too-large',
+        `template "${name}" is called more than ${LIMITS.depth} levels deep (a cycle?)`,
+        line,
+      );
     const saved = this.out;
     this.out = [];
     try {
@@ -348,7 +406,8 @@ export class Executor {
       return this.callFunction(name, values, frame, line);
     }
     if (rest.length) throw new TemplateProblem('template.syntax', `${describeArg(first!)} is not a function; it takes no arguments`, line);
-    if (piped !== NOTHING) throw new TemplateProblem('template.syntax', `only a function can follow "|" (got ${describeArg(first!)})`, line);
+    if (piped !== NOTHING)
+      throw new TemplateProblem('template.syntax', `only a function can follow "|" (got ${describeArg(first!)})`, line);
     return this.operand(first!, frame, line);
   }
 
@@ -371,11 +430,13 @@ export class Executor {
     const def = functionDef(name)!;
     if (values.some((v) => v instanceof Unknown)) {
       if (name === 'toYaml' || name === 'toJson') return new Unknown(true);
-      if ((name === 'indent' || name === 'nindent' || name === 'trim') && values[values.length - 1] instanceof Unknown) return new Unknown((values[values.length - 1] as Unknown).yaml);
+      if ((name === 'indent' || name === 'nindent' || name === 'trim') && values[values.length - 1] instanceof Unknown)
+        return new Unknown((values[values.length - 1] as Unknown).yaml);
       return new Unknown();
     }
     if (!def.acceptsMissing) {
-      for (const v of values) if (v instanceof Missing) throw new TemplateProblem('template.parameter-unset', `parameter ${v.param} is not set`, line, v.param);
+      for (const v of values)
+        if (v instanceof Missing) throw new TemplateProblem('template.parameter-unset', `parameter ${v.param} is not set`, line, v.param);
     }
     return def.fn(values, { line, spend: (n) => this.spend(n, line) });
   }
@@ -421,7 +482,8 @@ export class Executor {
         }
         continue;
       }
-      if (cur instanceof Missing) throw new TemplateProblem('template.parameter-unset', `parameter ${cur.param} is not set`, line, cur.param);
+      if (cur instanceof Missing)
+        throw new TemplateProblem('template.parameter-unset', `parameter ${cur.param} is not set`, line, cur.param);
       const d = cur instanceof ParamData ? cur.data(line) : plain(cur, line);
       if (d !== null && typeof d === 'object' && !Array.isArray(d)) {
         const o = d as Record<string, unknown>;
@@ -429,7 +491,11 @@ export class Executor {
       } else if (d === null || d === undefined) {
         throw new TemplateProblem('template.unknown-field', `.${path.slice(0, i + 1).join('.')}: .${f} of nil (no such value)`, line);
       } else {
-        throw new TemplateProblem('template.unknown-field', `.${path.slice(0, i + 1).join('.')}: a ${describeType(cur)} has no fields`, line);
+        throw new TemplateProblem(
+          'template.unknown-field',
+          `.${path.slice(0, i + 1).join('.')}: a ${describeType(cur)} has no fields`,
+          line,
+        );
       }
     }
     return cur;
@@ -453,12 +519,18 @@ export class Executor {
         if (abstract) return new Unknown();
         if (name === undefined) return { ...(vars.pipes ?? {}) };
         const p = vars.pipes?.[name];
-        if (p === undefined) throw new TemplateProblem('template.unknown-field', `.Pipes.${name}: no Pipe task of this OperatorVersion has produced "${name}" before this step`, line);
+        if (p === undefined)
+          throw new TemplateProblem(
+            'template.unknown-field',
+            `.Pipes.${name}: no Pipe task of this OperatorVersion has produced "${name}" before this step`,
+            line,
+          );
         return p;
       }
       case 'Target':
         if (abstract) return new Unknown();
-        if (vars.target === undefined) throw new TemplateProblem('template.unknown-field', '.Target is only set in steps with targets', line);
+        if (vars.target === undefined)
+          throw new TemplateProblem('template.unknown-field', '.Target is only set in steps with targets', line);
         return vars.target;
       case 'Name':
       case 'Namespace':
@@ -470,8 +542,18 @@ export class Executor {
       case 'StepName':
       case 'RunID': {
         if (abstract) return new Unknown();
-        const key = { Name: 'name', Namespace: 'namespace', OperatorVersion: 'operatorVersion', OperatorName: 'operatorName', AppVersion: 'appVersion', PlanName: 'planName', PhaseName: 'phaseName', StepName: 'stepName', RunID: 'runId' }[f] as keyof ExecVars;
-        return (vars[key]) ?? '';
+        const key = {
+          Name: 'name',
+          Namespace: 'namespace',
+          OperatorVersion: 'operatorVersion',
+          OperatorName: 'operatorName',
+          AppVersion: 'appVersion',
+          PlanName: 'planName',
+          PhaseName: 'phaseName',
+          StepName: 'stepName',
+          RunID: 'runId',
+        }[f] as keyof ExecVars;
+        return vars[key] ?? '';
       }
       default:
         throw new TemplateProblem('template.unknown-field', `unknown field .${f} (known: ${FIELDS_TEXT})`, line);
@@ -507,11 +589,20 @@ export function describeArg(a: Arg): string {
 function indentForm(pipe: Pipeline): { inner: Pipeline; spaces: number; newline: boolean } | undefined {
   const last = pipe.cmds[pipe.cmds.length - 1]!;
   const [head, n, x] = last.args;
-  if (head?.k !== 'ident' || (head.name !== 'indent' && head.name !== 'nindent') || n?.k !== 'number' || !Number.isInteger(n.value) || n.value < 0 || n.value > 256) return undefined;
+  if (
+    head?.k !== 'ident' ||
+    (head.name !== 'indent' && head.name !== 'nindent') ||
+    n?.k !== 'number' ||
+    !Number.isInteger(n.value) ||
+    n.value < 0 ||
+    n.value > 256
+  )
+    return undefined;
   const newline = head.name === 'nindent';
   if (last.args.length === 2 && pipe.cmds.length > 1) return { inner: { ...pipe, cmds: pipe.cmds.slice(0, -1) }, spaces: n.value, newline };
   if (last.args.length === 3 && pipe.cmds.length === 1 && x) {
-    const inner: Pipeline = x.k === 'paren' && !x.path.length ? x.pipe : { decl: [], assign: false, cmds: [{ args: [x] }], line: pipe.line, src: describeArg(x) };
+    const inner: Pipeline =
+      x.k === 'paren' && !x.path.length ? x.pipe : { decl: [], assign: false, cmds: [{ args: [x] }], line: pipe.line, src: describeArg(x) };
     return { inner, spaces: n.value, newline };
   }
   return undefined;

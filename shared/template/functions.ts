@@ -5,7 +5,20 @@ import { createHash } from 'node:crypto';
 import { stringify } from 'yaml';
 import { TemplateProblem } from './parse.ts';
 import { kubeScalarTags } from './kubeScalars.ts';
-import { Missing, ParamData, Quoted, Untyped, YamlOf, dataOf, describeType, plain, readParam, textOf, truth, type Value } from './values.ts';
+import {
+  Missing,
+  ParamData,
+  Quoted,
+  Untyped,
+  YamlOf,
+  dataOf,
+  describeType,
+  plain,
+  readParam,
+  textOf,
+  truth,
+  type Value,
+} from './values.ts';
 
 export interface FnContext {
   line: number;
@@ -129,61 +142,71 @@ function sprintf(format: string, args: Value[], line: number): string {
     if (n >= args.length) return undefined;
     return args[n++];
   };
-  const out = format.replace(/%([-+# 0]*)(\d+)?(?:\.(\d+))?([a-zA-Z%])/g, (all, flags: string, width: string | undefined, prec: string | undefined, verb: string) => {
-    if (verb === '%') return '%';
-    const arg = next();
-    if (arg === undefined && n > args.length - 0 && !args.length) return `%!${verb}(MISSING)`;
-    let s: string;
-    switch (verb) {
-      case 'v':
-      case 's':
-        s = textOf(arg, line);
-        if (prec !== undefined) s = [...s].slice(0, Number(prec)).join('');
-        break;
-      case 'q':
-        s = goQuote(textOf(arg, line));
-        break;
-      case 'd':
-        s = String(int(arg, line, 'printf %d'));
-        break;
-      case 'f':
-      case 'F':
-        s = num(arg, line, 'printf %f').toFixed(prec === undefined ? 6 : Number(prec));
-        break;
-      case 'g':
-        s = textOf(num(arg, line, 'printf %g'));
-        break;
-      case 'x':
-      case 'X': {
-        const p = plain(arg, line);
-        s = typeof p === 'number' ? Math.trunc(p).toString(16) : Buffer.from(textOf(p, line), 'utf8').toString('hex');
-        if (verb === 'X') s = s.toUpperCase();
-        break;
+  const out = format.replace(
+    /%([-+# 0]*)(\d+)?(?:\.(\d+))?([a-zA-Z%])/g,
+    (all, flags: string, width: string | undefined, prec: string | undefined, verb: string) => {
+      if (verb === '%') return '%';
+      const arg = next();
+      if (arg === undefined && n > args.length - 0 && !args.length) return `%!${verb}(MISSING)`;
+      let s: string;
+      switch (verb) {
+        case 'v':
+        case 's':
+          s = textOf(arg, line);
+          if (prec !== undefined) s = [...s].slice(0, Number(prec)).join('');
+          break;
+        case 'q':
+          s = goQuote(textOf(arg, line));
+          break;
+        case 'd':
+          s = String(int(arg, line, 'printf %d'));
+          break;
+        case 'f':
+        case 'F':
+          s = num(arg, line, 'printf %f').toFixed(prec === undefined ? 6 : Number(prec));
+          break;
+        case 'g':
+          s = textOf(num(arg, line, 'printf %g'));
+          break;
+        case 'x':
+        case 'X': {
+          const p = plain(arg, line);
+          s = typeof p === 'number' ? Math.trunc(p).toString(16) : Buffer.from(textOf(p, line), 'utf8').toString('hex');
+          if (verb === 'X') s = s.toUpperCase();
+          break;
+        }
+        case 't':
+          s = textOf(arg, line);
+          break;
+        default:
+          throw problem('template.value-type', `printf: the verb %${verb} is not supported (use %s %d %v %q %f %g %x %t)`, line);
       }
-      case 't':
-        s = textOf(arg, line);
-        break;
-      default:
-        throw problem('template.value-type', `printf: the verb %${verb} is not supported (use %s %d %v %q %f %g %x %t)`, line);
-    }
-    if (flags.includes('+') && /^\d/.test(s) && 'dfFg'.includes(verb)) s = `+${s}`;
-    if (width !== undefined && s.length < Number(width)) {
-      const w = Number(width);
-      if (flags.includes('-')) s = s.padEnd(w);
-      else if (flags.includes('0') && 'dfFgxX'.includes(verb)) s = s.startsWith('-') ? `-${s.slice(1).padStart(w - 1, '0')}` : s.padStart(w, '0');
-      else s = s.padStart(w);
-    }
-    void all;
-    return s;
-  });
-  return n < args.length ? `${out}%!(EXTRA ${args.slice(n).map((a) => textOf(a, line)).join(', ')})` : out;
+      if (flags.includes('+') && /^\d/.test(s) && 'dfFg'.includes(verb)) s = `+${s}`;
+      if (width !== undefined && s.length < Number(width)) {
+        const w = Number(width);
+        if (flags.includes('-')) s = s.padEnd(w);
+        else if (flags.includes('0') && 'dfFgxX'.includes(verb))
+          s = s.startsWith('-') ? `-${s.slice(1).padStart(w - 1, '0')}` : s.padStart(w, '0');
+        else s = s.padStart(w);
+      }
+      void all;
+      return s;
+    },
+  );
+  return n < args.length
+    ? `${out}%!(EXTRA ${args
+        .slice(n)
+        .map((a) => textOf(a, line))
+        .join(', ')})`
+    : out;
 }
 
 function toYamlValue(v: Value, line: number): YamlOf {
   const data = dataOf(v, line);
   let text: string;
   if (data === null || data === undefined) text = 'null';
-  else text = stringify(data, { version: '1.2', customTags: kubeScalarTags, lineWidth: 0, aliasDuplicateObjects: false }).replace(/\n$/, '');
+  else
+    text = stringify(data, { version: '1.2', customTags: kubeScalarTags, lineWidth: 0, aliasDuplicateObjects: false }).replace(/\n$/, '');
   return new YamlOf(text, data);
 }
 
@@ -199,9 +222,27 @@ const FUNCTIONS: Record<string, FnDef> = {
   or: { min: 1, max: Infinity, acceptsMissing: true, fn: (args, c) => args.find((a) => truth(a, c.line)) ?? args[args.length - 1] },
   not: { min: 1, max: 1, acceptsMissing: true, fn: ([a], c) => !truth(a, c.line) },
   // arithmetic (integers, as sprig's)
-  add: { min: 1, max: Infinity, fn: (args, c) => checked(args.reduce<number>((s, a) => s + int(a, c.line, 'add'), 0), c.line, 'add') },
+  add: {
+    min: 1,
+    max: Infinity,
+    fn: (args, c) =>
+      checked(
+        args.reduce<number>((s, a) => s + int(a, c.line, 'add'), 0),
+        c.line,
+        'add',
+      ),
+  },
   sub: { min: 2, max: 2, fn: ([a, b], c) => checked(int(a, c.line, 'sub') - int(b, c.line, 'sub'), c.line, 'sub') },
-  mul: { min: 1, max: Infinity, fn: (args, c) => checked(args.reduce<number>((s, a) => s * int(a, c.line, 'mul'), 1), c.line, 'mul') },
+  mul: {
+    min: 1,
+    max: Infinity,
+    fn: (args, c) =>
+      checked(
+        args.reduce<number>((s, a) => s * int(a, c.line, 'mul'), 1),
+        c.line,
+        'mul',
+      ),
+  },
   div: {
     min: 2,
     max: 2,
@@ -280,7 +321,8 @@ const FUNCTIONS: Record<string, FnDef> = {
     fn: ([start, stop, step], c) => {
       const [from, to, by] = [int(start, c.line, 'untilStep'), int(stop, c.line, 'untilStep'), int(step, c.line, 'untilStep')];
       const count = by === 0 || (by > 0 && from >= to) || (by < 0 && from <= to) ? 0 : Math.ceil((to - from) / by);
-      if (count > LIMIT_UNTIL) throw problem('template.too-large', `untilStep ${from} ${to} ${by}: ${count} items, at most ${LIMIT_UNTIL}`, c.line);
+      if (count > LIMIT_UNTIL)
+        throw problem('template.too-large', `untilStep ${from} ${to} ${by}: ${count} items, at most ${LIMIT_UNTIL}`, c.line);
       c.spend(count);
       return Array.from({ length: count }, (_, i) => from + i * by);
     },
@@ -311,7 +353,12 @@ const FUNCTIONS: Record<string, FnDef> = {
     fn: ([message, v], c) => {
       const p = v instanceof Missing ? null : plain(v, c.line);
       if (p === null || p === undefined || p === '') {
-        throw new TemplateProblem('template.required', `required: ${textOf(message, c.line)}`, c.line, v instanceof Missing ? v.param : undefined);
+        throw new TemplateProblem(
+          'template.required',
+          `required: ${textOf(message, c.line)}`,
+          c.line,
+          v instanceof Missing ? v.param : undefined,
+        );
       }
       return v;
     },
@@ -336,10 +383,30 @@ const FUNCTIONS: Record<string, FnDef> = {
   },
   lower: { min: 1, max: 1, fn: ([a], c) => str(a, c.line).toLowerCase() },
   upper: { min: 1, max: 1, fn: ([a], c) => str(a, c.line).toUpperCase() },
-  title: { min: 1, max: 1, fn: ([a], c) => str(a, c.line).replace(/(^|[^\p{L}\p{N}_'])(\p{L})/gu, (_m, pre: string, ch: string) => pre + ch.toUpperCase()) },
+  title: {
+    min: 1,
+    max: 1,
+    fn: ([a], c) => str(a, c.line).replace(/(^|[^\p{L}\p{N}_'])(\p{L})/gu, (_m, pre: string, ch: string) => pre + ch.toUpperCase()),
+  },
   trim: { min: 1, max: 1, fn: ([a], c) => (a instanceof YamlOf ? new YamlOf(a.text.trim(), a.data) : str(a, c.line).trim()) },
-  trimPrefix: { min: 2, max: 2, fn: ([p, s], c) => { const t = str(s, c.line); const x = str(p, c.line); return x && t.startsWith(x) ? t.slice(x.length) : t; } },
-  trimSuffix: { min: 2, max: 2, fn: ([p, s], c) => { const t = str(s, c.line); const x = str(p, c.line); return x && t.endsWith(x) ? t.slice(0, -x.length) : t; } },
+  trimPrefix: {
+    min: 2,
+    max: 2,
+    fn: ([p, s], c) => {
+      const t = str(s, c.line);
+      const x = str(p, c.line);
+      return x && t.startsWith(x) ? t.slice(x.length) : t;
+    },
+  },
+  trimSuffix: {
+    min: 2,
+    max: 2,
+    fn: ([p, s], c) => {
+      const t = str(s, c.line);
+      const x = str(p, c.line);
+      return x && t.endsWith(x) ? t.slice(0, -x.length) : t;
+    },
+  },
   replace: {
     min: 3,
     max: 3,
@@ -380,7 +447,8 @@ const FUNCTIONS: Record<string, FnDef> = {
     max: 1,
     fn: ([a], c) => {
       const t = str(a, c.line).replace(/\s/g, '');
-      if (!/^[A-Za-z0-9+/]*={0,2}$/.test(t) || t.length % 4 === 1) throw problem('template.value-type', 'b64dec: the value is not base64', c.line);
+      if (!/^[A-Za-z0-9+/]*={0,2}$/.test(t) || t.length % 4 === 1)
+        throw problem('template.value-type', 'b64dec: the value is not base64', c.line);
       return Buffer.from(t, 'base64').toString('utf8');
     },
   },
@@ -448,7 +516,12 @@ export function unknownFunction(name: string, line: number): TemplateProblem {
 
 export function arityProblem(name: string, got: number, line: number): TemplateProblem {
   const a = arityOf(name)!;
-  const want = a.min === a.max ? `${a.min} argument${a.min === 1 ? '' : 's'}` : a.max === Infinity ? `at least ${a.min} argument${a.min === 1 ? '' : 's'}` : `${a.min} to ${a.max} arguments`;
+  const want =
+    a.min === a.max
+      ? `${a.min} argument${a.min === 1 ? '' : 's'}`
+      : a.max === Infinity
+        ? `at least ${a.min} argument${a.min === 1 ? '' : 's'}`
+        : `${a.min} to ${a.max} arguments`;
   return new TemplateProblem('template.arity', `${name} takes ${want}, got ${got}`, line);
 }
 

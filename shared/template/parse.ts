@@ -110,13 +110,26 @@ function goString(src: string, line: number): string {
       continue;
     }
     const e = src[++i];
-    const simple: Record<string, string> = { n: '\n', t: '\t', r: '\r', '"': '"', '\\': '\\', "'": "'", a: '\x07', b: '\b', f: '\f', v: '\v', '0': '\0' };
+    const simple: Record<string, string> = {
+      n: '\n',
+      t: '\t',
+      r: '\r',
+      '"': '"',
+      '\\': '\\',
+      "'": "'",
+      a: '\x07',
+      b: '\b',
+      f: '\f',
+      v: '\v',
+      '0': '\0',
+    };
     if (e !== undefined && e in simple && !(e === '0' && /[0-7]/.test(src[i + 1] ?? ''))) {
       out += simple[e];
     } else if (e === 'x' || e === 'u' || e === 'U') {
       const n = e === 'x' ? 2 : e === 'u' ? 4 : 8;
       const hex = src.slice(i + 1, i + 1 + n);
-      if (!new RegExp(`^[0-9a-fA-F]{${n}}$`).test(hex)) throw new TemplateProblem('template.syntax', `bad escape in string literal ${src.slice(0, 40)}`, line);
+      if (!new RegExp(`^[0-9a-fA-F]{${n}}$`).test(hex))
+        throw new TemplateProblem('template.syntax', `bad escape in string literal ${src.slice(0, 40)}`, line);
       const cp = parseInt(hex, 16);
       if (cp > 0x10ffff) throw new TemplateProblem('template.syntax', `bad escape in string literal ${src.slice(0, 40)}`, line);
       out += String.fromCodePoint(cp);
@@ -143,7 +156,8 @@ function lexAction(text: string, line: number): Tok[] {
     } else if (c === '"') {
       let j = i + 1;
       while (j < text.length && text[j] !== '"') {
-        if (text[j] === '\n') throw new TemplateProblem('template.syntax', 'a string literal "…" cannot span lines (use a raw string `…`)', line);
+        if (text[j] === '\n')
+          throw new TemplateProblem('template.syntax', 'a string literal "…" cannot span lines (use a raw string `…`)', line);
         j += text[j] === '\\' ? 2 : 1;
       }
       if (j >= text.length) throw new TemplateProblem('template.syntax', 'unterminated string literal', line);
@@ -170,7 +184,7 @@ function lexAction(text: string, line: number): Tok[] {
         const path = m[0].slice(1).split('.');
         const prev = toks[toks.length - 1];
         // `(…).A` or `$x` glued to `.A` : a field chain on what came before.
-        if (i > 0 && (text[i - 1] === ')') && prev) toks.push({ t: 'fields', path });
+        if (i > 0 && text[i - 1] === ')' && prev) toks.push({ t: 'fields', path });
         else toks.push({ t: 'field', path });
         i += m[0].length;
       } else if (/[0-9]/.test(text[i + 1] ?? '')) {
@@ -327,12 +341,17 @@ function parsePipelineTokens(s: TokStream, inParen: boolean, allowDecl = false, 
       continue;
     }
     const arg = parseOperand(s);
-    if (!arg) throw new TemplateProblem('template.syntax', `unexpected "${t.t === 'fields' ? '.' + t.path.join('.') : t.t}" in action`, s.line);
+    if (!arg)
+      throw new TemplateProblem('template.syntax', `unexpected "${t.t === 'fields' ? '.' + t.path.join('.') : t.t}" in action`, s.line);
     args.push(arg);
   }
   if (!args.length) {
     if (cmds.length) throw new TemplateProblem('template.syntax', 'missing command after "|"', s.line);
-    throw new TemplateProblem('template.syntax', decl.length ? 'missing value for the variable declaration' : 'empty action or pipeline', s.line);
+    throw new TemplateProblem(
+      'template.syntax',
+      decl.length ? 'missing value for the variable declaration' : 'empty action or pipeline',
+      s.line,
+    );
   }
   cmds.push({ args });
   return { decl, assign, cmds, line: s.line, src: src.trim() };
@@ -497,8 +516,14 @@ export function parseTemplateSource(source: string): ParsedSource {
       }
       case 'else': {
         const f = top();
-        if (f.kind !== 'if' && f.kind !== 'with' && f.kind !== 'range') throw new TemplateProblem('template.syntax', 'unexpected {{ else }} outside if, with or range', line);
-        if (f.inElse) throw new TemplateProblem('template.syntax', `unexpected {{ else }} after the {{ else }} of the ${f.kind} at line ${f.line}`, line);
+        if (f.kind !== 'if' && f.kind !== 'with' && f.kind !== 'range')
+          throw new TemplateProblem('template.syntax', 'unexpected {{ else }} outside if, with or range', line);
+        if (f.inElse)
+          throw new TemplateProblem(
+            'template.syntax',
+            `unexpected {{ else }} after the {{ else }} of the ${f.kind} at line ${f.line}`,
+            line,
+          );
         const chained = /^\s*(if|with)\b/.exec(rest);
         if (chained) {
           if (chained[1] !== f.kind) throw new TemplateProblem('template.syntax', `{{ else ${chained[1]} }} inside a ${f.kind}`, line);
@@ -519,20 +544,28 @@ export function parseTemplateSource(source: string): ParsedSource {
       case 'end': {
         if (rest.trim()) throw new TemplateProblem('template.syntax', `unexpected "${rest.trim()}" after end`, line);
         const f = top();
-        if (f.kind === 'root') throw new TemplateProblem('template.syntax', 'unexpected {{ end }}: no if, range, with, define or block is open', line);
+        if (f.kind === 'root')
+          throw new TemplateProblem('template.syntax', 'unexpected {{ end }}: no if, range, with, define or block is open', line);
         stack.pop();
         if (f.kind === 'define' || f.kind === 'block') {
-          if (defines.has(f.name!)) throw new TemplateProblem('template.syntax', `template "${f.name!}" is defined twice (lines ${defines.get(f.name!)!.line} and ${f.line})`, f.line);
+          if (defines.has(f.name!))
+            throw new TemplateProblem(
+              'template.syntax',
+              `template "${f.name!}" is defined twice (lines ${defines.get(f.name!)!.line} and ${f.line})`,
+              f.line,
+            );
           defines.set(f.name!, { body: f.body, line: f.line });
         }
         break;
       }
       case 'define': {
-        if (stack.length !== 1) throw new TemplateProblem('template.syntax', '{{ define }} only at the top level, outside if, range, with and define', line);
+        if (stack.length !== 1)
+          throw new TemplateProblem('template.syntax', '{{ define }} only at the top level, outside if, range, with and define', line);
         const name = parsePipeline(rest, line, false);
         const a = name.cmds[0]!.args;
         const only = a[0];
-        if (name.cmds.length !== 1 || a.length !== 1 || only?.k !== 'string') throw new TemplateProblem('template.syntax', 'write {{ define "name" }}', line);
+        if (name.cmds.length !== 1 || a.length !== 1 || only?.k !== 'string')
+          throw new TemplateProblem('template.syntax', 'write {{ define "name" }}', line);
         const body: TNode[] = [];
         stack.push({ kind: 'define', body, line, name: only.value, inElse: false });
         break;
@@ -552,7 +585,8 @@ export function parseTemplateSource(source: string): ParsedSource {
         // the pipeline's value as `.` and `$`, as a define's does).
         const s = new TokStream(lexAction(rest, line), line);
         const nameTok = s.next();
-        if (nameTok?.t !== 'string' || !s.peek()) throw new TemplateProblem('template.syntax', 'write {{ block "name" . }} … {{ end }} (a name and a value)', line);
+        if (nameTok?.t !== 'string' || !s.peek())
+          throw new TemplateProblem('template.syntax', 'write {{ block "name" . }} … {{ end }} (a name and a value)', line);
         const pipe = parsePipelineTokens(s, false, false, rest);
         if (s.peek()) throw new TemplateProblem('template.syntax', 'unexpected ")" in action', line);
         top().body.push({ k: 'template', name: nameTok.value, pipe, line, from });

@@ -6,7 +6,18 @@
 // it sits in, and the objects are built by walking the parsed nodes: each hole's value goes into
 // its scalar exactly once; an alias is a deep copy of its anchor's built value (never
 // substituted again). A hole anywhere but inside a scalar value is refused.
-import { isAlias, isMap, isPair, isScalar, isSeq, parseAllDocuments, type Document, type Node as YamlNode, type Scalar, type YAMLError } from 'yaml';
+import {
+  isAlias,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  parseAllDocuments,
+  type Document,
+  type Node as YamlNode,
+  type Scalar,
+  type YAMLError,
+} from 'yaml';
 import { duplicateKeyErrors } from '../yamlKeys.ts';
 import { MemoryCache } from './cache.ts';
 import type { Segment } from './exec.ts';
@@ -104,7 +115,11 @@ export function layOut(segments: readonly Segment[], prefix: string, lines: Line
       at += s.text.length;
     } else {
       const marker = `${prefix}${holes.length}X`;
-      holes.push(s.block ? { value: s.value, line: s.line, at, len: marker.length, block: true } : { value: s.value, line: s.line, at, len: marker.length });
+      holes.push(
+        s.block
+          ? { value: s.value, line: s.line, at, len: marker.length, block: true }
+          : { value: s.value, line: s.line, at, len: marker.length },
+      );
       parts.push(marker);
       at += marker.length;
     }
@@ -234,7 +249,12 @@ function holeIn(holes: Laid['holes'], from: number, to: number): number {
  * document with actions says they were read as values; a document without actions is just not
  * YAML.
  */
-function documentProblem(docs: readonly Document.Parsed[], errorsOf: (doc: Document.Parsed, i: number) => readonly YAMLError[], laid: Laid, prefix: string): StructureProblem | undefined {
+function documentProblem(
+  docs: readonly Document.Parsed[],
+  errorsOf: (doc: Document.Parsed, i: number) => readonly YAMLError[],
+  laid: Laid,
+  prefix: string,
+): StructureProblem | undefined {
   const { holes } = laid;
   for (const [i, doc] of docs.entries()) {
     const version = doc.directives?.yaml;
@@ -261,7 +281,13 @@ function documentProblem(docs: readonly Document.Parsed[], errorsOf: (doc: Docum
             fix: `fix the YAML; ${VALUE_FIX}`,
             code: 'template.structure',
           }
-        : { kind: 'yaml', line: laid.lineAt(error.pos[0]), problem: `is not valid YAML: ${firstLine(error.message, markers)}`, fix: 'fix the YAML', code: 'template.structure' };
+        : {
+            kind: 'yaml',
+            line: laid.lineAt(error.pos[0]),
+            problem: `is not valid YAML: ${firstLine(error.message, markers)}`,
+            fix: 'fix the YAML',
+            code: 'template.structure',
+          };
     }
   }
   return undefined;
@@ -309,11 +335,23 @@ function analyse(laid: Laid, prefix: string, indentless?: ReadonlySet<number>): 
   skeletonParses++;
   try {
     // Duplicate keys are found in linear time here (yaml's own check is quadratic in a mapping's keys).
-    docs = parseAllDocuments(skeleton, { version: '1.2', customTags: kubeScalarTags, merge: false, uniqueKeys: false, prettyErrors: false }) as Document.Parsed[];
+    docs = parseAllDocuments(skeleton, {
+      version: '1.2',
+      customTags: kubeScalarTags,
+      merge: false,
+      uniqueKeys: false,
+      prettyErrors: false,
+    }) as Document.Parsed[];
     if (!Array.isArray(docs)) docs = [];
     base.duplicates = docs.map((doc) => duplicateKeyErrors(doc, skeleton));
   } catch (err) {
-    base.problem = { kind: 'yaml', line: 1, problem: `is not valid YAML: ${err instanceof Error ? err.message.split('\n')[0] : 'unreadable'}`, fix: 'fix the YAML', code: 'template.structure' };
+    base.problem = {
+      kind: 'yaml',
+      line: 1,
+      problem: `is not valid YAML: ${err instanceof Error ? err.message.split('\n')[0] : 'unreadable'}`,
+      fix: 'fix the YAML',
+      code: 'template.structure',
+    };
     return base;
   }
   base.docs = docs;
@@ -348,24 +386,62 @@ function analyse(laid: Laid, prefix: string, indentless?: ReadonlySet<number>): 
     const line = holes[owned[0]!]!.line;
     const found = typeof node.value === 'string' ? (node.value.match(markers) ?? []).length : 0;
     if (found !== owned.length) {
-      fail({ kind: 'action', line, problem: "an action is part of YAML syntax (a block scalar's header, an escape …), not of a value", fix: VALUE_FIX, code: 'template.structure' });
+      fail({
+        kind: 'action',
+        line,
+        problem: "an action is part of YAML syntax (a block scalar's header, an escape …), not of a value",
+        fix: VALUE_FIX,
+        code: 'template.structure',
+      });
     }
-    if (complexKey) fail({ kind: 'action', line, problem: 'an action is in a mapping key that is a list or a mapping: a value can name a plain key only', fix: `write the key as text; ${VALUE_FIX}`, code: 'template.structure' });
-    if (root) fail({ kind: 'action', line, problem: 'an action is a whole document: a value cannot be an object', fix: `write the object's YAML in the template; ${VALUE_FIX}`, code: 'template.structure' });
+    if (complexKey)
+      fail({
+        kind: 'action',
+        line,
+        problem: 'an action is in a mapping key that is a list or a mapping: a value can name a plain key only',
+        fix: `write the key as text; ${VALUE_FIX}`,
+        code: 'template.structure',
+      });
+    if (root)
+      fail({
+        kind: 'action',
+        line,
+        problem: 'an action is a whole document: a value cannot be an object',
+        fix: `write the object's YAML in the template; ${VALUE_FIX}`,
+        code: 'template.structure',
+      });
     const tag = node.tag;
     if (tag !== undefined && tag !== 'tag:yaml.org,2002:str') {
-      fail({ kind: 'action', line, problem: `an action is in a value tagged ${tag.replace('tag:yaml.org,2002:', '!!')}: only !!str may tag a value from an action`, fix: 'remove the tag', code: 'template.structure' });
+      fail({
+        kind: 'action',
+        line,
+        problem: `an action is in a value tagged ${tag.replace('tag:yaml.org,2002:', '!!')}: only !!str may tag a value from an action`,
+        fix: 'remove the tag',
+        code: 'template.structure',
+      });
     }
     const type = node.type;
-    const style: Slot['style'] = type === 'BLOCK_LITERAL' || type === 'BLOCK_FOLDED' ? 'block' : type === 'PLAIN' && tag === undefined ? 'plain' : 'quoted';
+    const style: Slot['style'] =
+      type === 'BLOCK_LITERAL' || type === 'BLOCK_FOLDED' ? 'block' : type === 'PLAIN' && tag === undefined ? 'plain' : 'quoted';
     for (const i of owned) {
       if (style === 'plain') {
         const lineStart = skeletonLines.lineStart(holes[i]!.at);
         if (lineStart > start && /^[ \t]*$/.test(skeleton.slice(lineStart, holes[i]!.at))) {
-          fail({ kind: 'action', line: holes[i]!.line, problem: 'an action is a line of its own inside a value: a value cannot add lines of YAML', fix: `put the action on the key's line; ${VALUE_FIX}`, code: 'template.structure' });
+          fail({
+            kind: 'action',
+            line: holes[i]!.line,
+            problem: 'an action is a line of its own inside a value: a value cannot add lines of YAML',
+            fix: `put the action on the key's line; ${VALUE_FIX}`,
+            code: 'template.structure',
+          });
         }
       }
-      slots[i] = { scalar: index, whole: owned.length === 1 && node.value === `${prefix}${i}X`, style, ...(inKey ? { key: true as const } : {}) };
+      slots[i] = {
+        scalar: index,
+        whole: owned.length === 1 && node.value === `${prefix}${i}X`,
+        style,
+        ...(inKey ? { key: true as const } : {}),
+      };
       holeScalar.set(i, node);
     }
     base.scalarHoles.set(node, owned);
@@ -377,14 +453,27 @@ function analyse(laid: Laid, prefix: string, indentless?: ReadonlySet<number>): 
     noteComment(n.comment);
     if (isScalar(n)) scalar(n, inKey, root, complexKey);
     else if (isAlias(n)) {
-      if (++aliases > PLACE_LIMITS.aliases) fail({ kind: 'yaml', line: laid.lineAt(n.range?.[0] ?? 0), problem: `has more than ${PLACE_LIMITS.aliases} aliases`, fix: 'write the values out', code: 'template.too-large' });
+      if (++aliases > PLACE_LIMITS.aliases)
+        fail({
+          kind: 'yaml',
+          line: laid.lineAt(n.range?.[0] ?? 0),
+          problem: `has more than ${PLACE_LIMITS.aliases} aliases`,
+          fix: 'write the values out',
+          code: 'template.too-large',
+        });
     } else if (isMap(n)) {
       for (const pair of n.items) {
         if (!isPair(pair)) continue;
         const key = pair.key as (YamlNode & { commentBefore?: string }) | null;
         noteComment(key?.commentBefore);
         if (isScalar(key) && key.value === '<<' && key.type === 'PLAIN') {
-          fail({ kind: 'yaml', line: laid.lineAt(key.range?.[0] ?? 0), problem: 'has a merge key "<<": merges are not supported', fix: 'write the keys out, or repeat the mapping with an alias (key: *anchor)', code: 'template.structure' });
+          fail({
+            kind: 'yaml',
+            line: laid.lineAt(key.range?.[0] ?? 0),
+            problem: 'has a merge key "<<": merges are not supported',
+            fix: 'write the keys out, or repeat the mapping with an alias (key: *anchor)',
+            code: 'template.structure',
+          });
         }
         walk(pair.key, true, false, complexKey || !isScalar(pair.key));
         if (isScalar(pair.value)) mapValues.add(pair.value);
@@ -404,14 +493,26 @@ function analyse(laid: Laid, prefix: string, indentless?: ReadonlySet<number>): 
         slots[i] = { scalar: -1, whole: false, style: 'quoted' };
         continue;
       }
-      fail({ kind: 'action', line: h.line, problem: 'an action is outside any value (in a tag, an anchor, an alias or between tokens)', fix: VALUE_FIX, code: 'template.structure' });
+      fail({
+        kind: 'action',
+        line: h.line,
+        problem: 'an action is outside any value (in a tag, an anchor, an alias or between tokens)',
+        fix: VALUE_FIX,
+        code: 'template.structure',
+      });
     }
     // A hole moved off its key's column must have become that key's whole value, nothing else.
     for (const i of indentless ?? []) {
       const slot = slots[i]!;
       const node = holeScalar.get(i);
       if (!slot.whole || slot.style !== 'plain' || slot.key || !node || !mapValues.has(node)) {
-        fail({ kind: 'action', line: holes[i]!.line, problem: 'an action at its key\'s column is not that key\'s whole value', fix: VALUE_FIX, code: 'template.structure' });
+        fail({
+          kind: 'action',
+          line: holes[i]!.line,
+          problem: "an action at its key's column is not that key's whole value",
+          fix: VALUE_FIX,
+          code: 'template.structure',
+        });
       }
       slot.indentless = true;
     }
@@ -548,7 +649,12 @@ class Budget {
   constructor(readonly line: () => number) {}
   count(n = 1) {
     this.nodes += n;
-    if (this.nodes > PLACE_LIMITS.nodes) throw new TemplateProblem('template.too-large', `the rendered objects have more than ${PLACE_LIMITS.nodes} nodes (an alias bomb?)`, this.line());
+    if (this.nodes > PLACE_LIMITS.nodes)
+      throw new TemplateProblem(
+        'template.too-large',
+        `the rendered objects have more than ${PLACE_LIMITS.nodes} nodes (an alias bomb?)`,
+        this.line(),
+      );
   }
   copy(v: unknown): unknown {
     this.count();
@@ -571,7 +677,8 @@ function wholeValue(v: Value, line: number, budget: Budget): unknown {
   if (v instanceof Missing || v instanceof Root) return textOf(v, line);
   if (typeof v === 'number') {
     if (!Number.isFinite(v)) throw new TemplateProblem('template.value-type', 'a value is not a finite number', line);
-    if (Number.isInteger(v) && !Number.isSafeInteger(v)) throw new TemplateProblem('template.value-type', 'an integer outside ±2^53 would be rounded', line);
+    if (Number.isInteger(v) && !Number.isSafeInteger(v))
+      throw new TemplateProblem('template.value-type', 'an integer outside ±2^53 would be rounded', line);
     return v === 0 ? 0 : v;
   }
   if (v === undefined) return null;
@@ -583,7 +690,14 @@ function wholeValue(v: Value, line: number, budget: Budget): unknown {
 function indentlessValue(v: Value, line: number, budget: Budget): unknown {
   const data = v instanceof YamlOf ? v.data : v instanceof ParamData && v.type === 'array' ? v.data(line) : undefined;
   if (Array.isArray(data) && data.length > 0) return budget.copy(data);
-  const what = v instanceof YamlOf || v instanceof ParamData ? (Array.isArray(data) ? 'an empty list' : data !== null && typeof data === 'object' ? 'a mapping' : 'a single value') : 'text';
+  const what =
+    v instanceof YamlOf || v instanceof ParamData
+      ? Array.isArray(data)
+        ? 'an empty list'
+        : data !== null && typeof data === 'object'
+          ? 'a mapping'
+          : 'a single value'
+      : 'text';
   throw new TemplateProblem(
     'template.structure',
     `an indent/nindent action on its own line at its key's column gives ${what}: there, as text, only "- item" lines are the key's value (a mapping's keys would land beside the key, other text is not YAML); indent it deeper than the key, or write it after "key: "`,
@@ -593,7 +707,16 @@ function indentlessValue(v: Value, line: number, budget: Budget): unknown {
 
 /** A value that names a key: text only. */
 function keyText(v: Value, line: number): string {
-  if (v instanceof YamlOf || v instanceof ParamData || (v !== null && typeof v === 'object' && !(v instanceof Quoted) && !(v instanceof Untyped) && !(v instanceof Missing) && !(v instanceof Unknown))) {
+  if (
+    v instanceof YamlOf ||
+    v instanceof ParamData ||
+    (v !== null &&
+      typeof v === 'object' &&
+      !(v instanceof Quoted) &&
+      !(v instanceof Untyped) &&
+      !(v instanceof Missing) &&
+      !(v instanceof Unknown))
+  ) {
     throw new TemplateProblem('template.structure', 'an action that names a key gives a list or a mapping: a key is text', line);
   }
   const text = textOf(v, line);
@@ -616,7 +739,11 @@ function splicedText(v: Value, line: number, style: Slot['style']): string {
  * Builds the documents of executed segments: each hole's value in its scalar, once. Returns the
  * documents' values (null for an empty document) or throws a TemplateProblem / StructureProblem.
  */
-export function placeValues(segments: readonly Segment[], prefix: string, lines: LineTable): { problem: StructureProblem } | { values: unknown[] } {
+export function placeValues(
+  segments: readonly Segment[],
+  prefix: string,
+  lines: LineTable,
+): { problem: StructureProblem } | { values: unknown[] } {
   const chunks: Laid[] = [];
   const skeletons: Skeleton[] = [];
   for (const chunk of chunksOf(layOut(segments, prefix, lines))) {
@@ -633,59 +760,70 @@ export function placeValues(segments: readonly Segment[], prefix: string, lines:
     const laid = chunks[c]!;
     const { holes } = laid;
     for (const doc of sk.docs) {
-    const built = new Map<YamlNode, unknown>();
-    const build = (node: unknown): unknown => {
-      if (node === null || node === undefined) return null;
-      budget.count();
-      let out: unknown;
-      if (isAlias(node)) {
-        const target = node.resolve(doc);
-        if (!target || !built.has(target)) throw new TemplateProblem('template.structure', `alias *${node.source} has no anchor before it`, laid.lineAt(node.range?.[0] ?? 0));
-        out = budget.copy(built.get(target));
-      } else if (isScalar(node)) {
-        const owned = sk.scalarHoles.get(node);
-        if (!owned) out = node.value;
-        else {
-          const slot = sk.slots[owned[0]!]!;
-          currentLine = holes[owned[0]!]!.line;
-          if (slot.key) {
-            // A key from a value is its text: it names the key the author's line writes, never
-            // more (a list or mapping cannot be a key).
-            out = String(node.value).replace(markerOf, (_m, n: string) => keyText(holes[Number(n)]!.value, holes[Number(n)]!.line));
-          } else if (slot.indentless) out = indentlessValue(holes[owned[0]!]!.value, currentLine, budget);
-          else if (slot.whole && slot.style === 'plain') out = wholeValue(holes[owned[0]!]!.value, currentLine, budget);
+      const built = new Map<YamlNode, unknown>();
+      const build = (node: unknown): unknown => {
+        if (node === null || node === undefined) return null;
+        budget.count();
+        let out: unknown;
+        if (isAlias(node)) {
+          const target = node.resolve(doc);
+          if (!target || !built.has(target))
+            throw new TemplateProblem(
+              'template.structure',
+              `alias *${node.source} has no anchor before it`,
+              laid.lineAt(node.range?.[0] ?? 0),
+            );
+          out = budget.copy(built.get(target));
+        } else if (isScalar(node)) {
+          const owned = sk.scalarHoles.get(node);
+          if (!owned) out = node.value;
           else {
-            // One pass over the scalar's string: each marker replaced by its hole's text; the
-            // replacement is never scanned again.
-            out = String(node.value).replace(markerOf, (_m, n: string) => {
-              const h = holes[Number(n)]!;
-              return splicedText(h.value, h.line, slot.style);
-            });
+            const slot = sk.slots[owned[0]!]!;
+            currentLine = holes[owned[0]!]!.line;
+            if (slot.key) {
+              // A key from a value is its text: it names the key the author's line writes, never
+              // more (a list or mapping cannot be a key).
+              out = String(node.value).replace(markerOf, (_m, n: string) => keyText(holes[Number(n)]!.value, holes[Number(n)]!.line));
+            } else if (slot.indentless) out = indentlessValue(holes[owned[0]!]!.value, currentLine, budget);
+            else if (slot.whole && slot.style === 'plain') out = wholeValue(holes[owned[0]!]!.value, currentLine, budget);
+            else {
+              // One pass over the scalar's string: each marker replaced by its hole's text; the
+              // replacement is never scanned again.
+              out = String(node.value).replace(markerOf, (_m, n: string) => {
+                const h = holes[Number(n)]!;
+                return splicedText(h.value, h.line, slot.style);
+              });
+            }
           }
+        } else if (isMap(node)) {
+          const o: Record<string, unknown> = {};
+          for (const pair of node.items) {
+            const k = build(pair.key);
+            const key =
+              typeof k === 'string' ? k : k === null || k === undefined ? '' : typeof k === 'object' ? JSON.stringify(k) : textOf(k);
+            // The author's own keys are unique (the parser checks); one named by a value may meet another.
+            if (Object.hasOwn(o, key))
+              throw new TemplateProblem(
+                'template.structure',
+                `the key ${JSON.stringify(key.length > 60 ? `${key.slice(0, 60)}…` : key)} appears twice in one mapping (a key named by a value meets another key)`,
+                laid.lineAt((pair.key as YamlNode | null)?.range?.[0] ?? 0),
+              );
+            const value = build(pair.value);
+            // "__proto__" is a key like any other: defined, never the prototype.
+            if (key === '__proto__') Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+            else o[key] = value;
+          }
+          out = o;
+        } else if (isSeq(node)) {
+          out = node.items.map((item) => build(item));
+        } else {
+          out = null;
         }
-      } else if (isMap(node)) {
-        const o: Record<string, unknown> = {};
-        for (const pair of node.items) {
-          const k = build(pair.key);
-          const key = typeof k === 'string' ? k : k === null || k === undefined ? '' : typeof k === 'object' ? JSON.stringify(k) : textOf(k);
-          // The author's own keys are unique (the parser checks); one named by a value may meet another.
-          if (Object.hasOwn(o, key)) throw new TemplateProblem('template.structure', `the key ${JSON.stringify(key.length > 60 ? `${key.slice(0, 60)}…` : key)} appears twice in one mapping (a key named by a value meets another key)`, laid.lineAt((pair.key as YamlNode | null)?.range?.[0] ?? 0));
-          const value = build(pair.value);
-          // "__proto__" is a key like any other: defined, never the prototype.
-          if (key === '__proto__') Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
-          else o[key] = value;
-        }
-        out = o;
-      } else if (isSeq(node)) {
-        out = node.items.map((item) => build(item));
-      } else {
-        out = null;
-      }
-      // Only an anchored node can be an alias's target.
-      if ((node as { anchor?: string }).anchor) built.set(node as YamlNode, out);
-      return out;
-    };
-    values.push(build(doc.contents));
+        // Only an anchored node can be an alias's target.
+        if ((node as { anchor?: string }).anchor) built.set(node as YamlNode, out);
+        return out;
+      };
+      values.push(build(doc.contents));
     }
   }
   return { values };

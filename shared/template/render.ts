@@ -126,7 +126,12 @@ function parsedOf(source: string): Parsed {
     // Text and key ×2 (UTF-16), the line table, and the tree: about 40 bytes a character.
     entry = { parsed, prefix: markerPrefix(source), bytes: source.length * 40 + parsed.actions * 400 + 1024 };
   } catch (err) {
-    const problem = err instanceof TemplateProblem ? err : err instanceof RangeError ? new TemplateProblem('template.too-large', 'is nested too deeply to read', 1) : undefined;
+    const problem =
+      err instanceof TemplateProblem
+        ? err
+        : err instanceof RangeError
+          ? new TemplateProblem('template.too-large', 'is nested too deeply to read', 1)
+          : undefined;
     if (!problem) throw err;
     entry = { problem, prefix: '', bytes: source.length * 4 + 1024 };
   }
@@ -135,12 +140,18 @@ function parsedOf(source: string): Parsed {
 }
 
 function problemResult<T>(template: string, err: unknown): RenderResult<T> {
-  if (err instanceof TemplateProblem) return fail(template, err.message, err.line, err.code, err.parameter === undefined ? undefined : [err.parameter]);
+  if (err instanceof TemplateProblem)
+    return fail(template, err.message, err.line, err.code, err.parameter === undefined ? undefined : [err.parameter]);
   if (err instanceof RangeError) return fail(template, 'is too deeply nested to render', undefined, 'template.too-large');
   throw err;
 }
 
-function execute(template: string, source: string, vars: RenderVars, options: ExecOptions): RenderResult<{ segments: Segment[]; parsed: Parsed }> {
+function execute(
+  template: string,
+  source: string,
+  vars: RenderVars,
+  options: ExecOptions,
+): RenderResult<{ segments: Segment[]; parsed: Parsed }> {
   const p = parsedOf(source);
   if (p.problem) return fail(template, p.problem.message, p.problem.line, p.problem.code);
   try {
@@ -180,7 +191,14 @@ export function renderTemplate(template: string, source: string, vars: RenderVar
  */
 export function checkTemplateStructure(source: string): StructureProblem | undefined {
   const p = parsedOf(source);
-  if (p.problem) return { kind: 'syntax', line: p.problem.line ?? 1, problem: p.problem.message, fix: 'fix the template syntax (close every "{{" with "}}", every if/range/with/define with {{ end }})', code: p.problem.code };
+  if (p.problem)
+    return {
+      kind: 'syntax',
+      line: p.problem.line ?? 1,
+      problem: p.problem.message,
+      fix: 'fix the template syntax (close every "{{" with "}}", every if/range/with/define with {{ end }})',
+      code: p.problem.code,
+    };
   const vars: RenderVars = { params: {}, name: '', namespace: '', operatorVersion: '' };
   for (const oracle of coverageOracles(64)) {
     let segments: Segment[];
@@ -245,7 +263,8 @@ function objectsOf(template: string, values: readonly unknown[], opts: ManifestO
   for (const [index, value] of values.entries()) {
     const which = values.length > 1 ? ` document ${index + 1}` : '';
     if (value === null || value === undefined) continue;
-    if (typeof value !== 'object' || Array.isArray(value)) return fail(template, `${which.trim() || 'the document'} is not a mapping`, undefined, 'template.object');
+    if (typeof value !== 'object' || Array.isArray(value))
+      return fail(template, `${which.trim() || 'the document'} is not a mapping`, undefined, 'template.object');
     const obj = value as Partial<KubeResource>;
     const missing = [
       typeof obj.apiVersion === 'string' && obj.apiVersion ? undefined : 'apiVersion',
@@ -280,7 +299,12 @@ export function parseManifests(template: string, text: string): RenderResult<Kub
     try {
       values.push(doc.toJS({ maxAliasCount: 100 }));
     } catch (err) {
-      return fail(template, `rendered text${which} cannot be read: ${err instanceof Error ? err.message.split('\n')[0] : 'unreadable'}`, undefined, 'template.too-large');
+      return fail(
+        template,
+        `rendered text${which} cannot be read: ${err instanceof Error ? err.message.split('\n')[0] : 'unreadable'}`,
+        undefined,
+        'template.too-large',
+      );
     }
   }
   return objectsOf(template, values);
@@ -289,7 +313,13 @@ export function parseManifests(template: string, text: string): RenderResult<Kub
 function manifestsOf(template: string, segments: readonly Segment[], p: Parsed, opts: ManifestOptions = {}): RenderResult<KubeResource[]> {
   try {
     const placed = placeValues(segments, p.prefix, p.parsed!.lines);
-    if ('problem' in placed) return fail(template, `${placed.problem.problem}; ${placed.problem.fix}`, placed.problem.line, placed.problem.code ?? 'template.structure');
+    if ('problem' in placed)
+      return fail(
+        template,
+        `${placed.problem.problem}; ${placed.problem.fix}`,
+        placed.problem.line,
+        placed.problem.code ?? 'template.structure',
+      );
     return objectsOf(template, placed.values, opts);
   } catch (err) {
     return problemResult(template, err);
@@ -309,7 +339,12 @@ function manifestsOf(template: string, segments: readonly Segment[], p: Parsed, 
  *   toJson of data (also through indent/nindent) is that list or mapping, as data.
  * A template whose actions are not all values is refused (checkTemplateStructure).
  */
-export function renderManifests(template: string, source: string, vars: RenderVars, opts: ManifestOptions = {}): RenderResult<KubeResource[]> {
+export function renderManifests(
+  template: string,
+  source: string,
+  vars: RenderVars,
+  opts: ManifestOptions = {},
+): RenderResult<KubeResource[]> {
   const run = execute(template, source, vars, { mode: 'manifest' });
   if (!run.ok) return run;
   return manifestsOf(template, run.value.segments, run.value.parsed, opts);
@@ -391,19 +426,33 @@ function analyze(name: string, source: string, declared: DeclaredNames): RenderE
     if (head === 'Params') {
       if (second === undefined) return;
       if (!params.has(second)) {
-        report(new TemplateProblem('template.unknown-field', `.Params.${second}: the OperatorVersion declares no parameter ${second}`, line));
+        report(
+          new TemplateProblem('template.unknown-field', `.Params.${second}: the OperatorVersion declares no parameter ${second}`, line),
+        );
         return;
       }
       const type = declared.paramTypes?.[second];
-      if (rest.length && type !== 'map') report(new TemplateProblem('template.unknown-field', `.Params.${second}.${rest.join('.')}: only a parameter declared map has fields`, line));
+      if (rest.length && type !== 'map')
+        report(
+          new TemplateProblem(
+            'template.unknown-field',
+            `.Params.${second}.${rest.join('.')}: only a parameter declared map has fields`,
+            line,
+          ),
+        );
       return;
     }
     if (head === 'Pipes') {
-      if (second !== undefined && pipes && !pipes.has(second)) report(new TemplateProblem('template.unknown-field', `.Pipes.${second}: no Pipe task of the OperatorVersion produces "${second}"`, line));
-      if (second !== undefined && rest.length) report(new TemplateProblem('template.unknown-field', `.Pipes.${second}.${rest[0]!}: a pipe is a name, it has no fields`, line));
+      if (second !== undefined && pipes && !pipes.has(second))
+        report(
+          new TemplateProblem('template.unknown-field', `.Pipes.${second}: no Pipe task of the OperatorVersion produces "${second}"`, line),
+        );
+      if (second !== undefined && rest.length)
+        report(new TemplateProblem('template.unknown-field', `.Pipes.${second}.${rest[0]!}: a pipe is a name, it has no fields`, line));
       return;
     }
-    if (second !== undefined) report(new TemplateProblem('template.unknown-field', `.${head}.${second}: .${head} is a string, it has no fields`, line));
+    if (second !== undefined)
+      report(new TemplateProblem('template.unknown-field', `.${head}.${second}: .${head} is a string, it has no fields`, line));
   };
 
   const arg = (a: Arg, line: number, dotIsRoot: boolean, dollarIsRoot: boolean, scope: Set<string>[], from: string) => {
@@ -439,13 +488,17 @@ function analyze(name: string, source: string, declared: DeclaredNames): RenderE
         else if (count < def.min || count > def.max) report(arityProblem(head.name, count, pipe.line));
         if (head.name === 'include' && rest[0]?.k === 'string') {
           const target = rest[0].value;
-          if (!parsed.defines.has(target)) report(new TemplateProblem('template.undefined-template', `include "${target}": no template "${target}" is defined`, pipe.line));
+          if (!parsed.defines.has(target))
+            report(
+              new TemplateProblem('template.undefined-template', `include "${target}": no template "${target}" is defined`, pipe.line),
+            );
           else calls.get(from)?.add(target);
         }
         for (const a of rest) arg(a, pipe.line, dotIsRoot, dollarIsRoot, scope, from);
       } else {
         if (head) arg(head, pipe.line, dotIsRoot, dollarIsRoot, scope, from);
-        if (rest.length) report(new TemplateProblem('template.syntax', `${describeArg(head!)} is not a function; it takes no arguments`, pipe.line));
+        if (rest.length)
+          report(new TemplateProblem('template.syntax', `${describeArg(head!)} is not a function; it takes no arguments`, pipe.line));
         if (i > 0) report(new TemplateProblem('template.syntax', `only a function can follow "|" (got ${describeArg(head!)})`, pipe.line));
       }
     });
@@ -478,7 +531,8 @@ function analyze(name: string, source: string, declared: DeclaredNames): RenderE
           break;
         }
         case 'template':
-          if (!parsed.defines.has(n.name)) report(new TemplateProblem('template.undefined-template', `template "${n.name}": no template "${n.name}" is defined`, n.line));
+          if (!parsed.defines.has(n.name))
+            report(new TemplateProblem('template.undefined-template', `template "${n.name}": no template "${n.name}" is defined`, n.line));
           else calls.get(from)?.add(n.name);
           if (n.pipe) pipeline(n.pipe, dotIsRoot, dollarIsRoot, scope, from);
           break;
@@ -490,17 +544,25 @@ function analyze(name: string, source: string, declared: DeclaredNames): RenderE
   /** `range .Params.X` where X is declared, but not array or map: it can never iterate. */
   const rangeOverParam = (pipe: Pipeline, dotIsRoot: boolean, dollarIsRoot: boolean) => {
     const only = pipe.cmds.length === 1 && pipe.cmds[0]!.args.length === 1 ? pipe.cmds[0]!.args[0]! : undefined;
-    const path = only?.k === 'field' && dotIsRoot ? only.path : only?.k === 'var' && only.name === '$' && dollarIsRoot ? only.path : undefined;
+    const path =
+      only?.k === 'field' && dotIsRoot ? only.path : only?.k === 'var' && only.name === '$' && dollarIsRoot ? only.path : undefined;
     if (!path || path.length !== 2 || path[0] !== 'Params' || !params.has(path[1]!)) return;
     const type = declared.paramTypes?.[path[1]!];
     if (type !== 'array' && type !== 'map') {
-      report(new TemplateProblem('template.range-non-list', `range over .Params.${path[1]!}, declared ${type ?? 'without a type (a string)'}: range reads a list or a mapping (declare the parameter type: array or map)`, pipe.line));
+      report(
+        new TemplateProblem(
+          'template.range-non-list',
+          `range over .Params.${path[1]!}, declared ${type ?? 'without a type (a string)'}: range reads a list or a mapping (declare the parameter type: array or map)`,
+          pipe.line,
+        ),
+      );
     }
   };
   const declare = (pipe: Pipeline, scope: Set<string>[]) => {
     if (!pipe.decl.length) return;
     if (pipe.assign) {
-      for (const v of pipe.decl) if (!scope.some((s) => s.has(v))) report(new TemplateProblem('template.syntax', `undefined variable ${v}`, pipe.line));
+      for (const v of pipe.decl)
+        if (!scope.some((s) => s.has(v))) report(new TemplateProblem('template.syntax', `undefined variable ${v}`, pipe.line));
     } else {
       for (const v of pipe.decl) scope[scope.length - 1]!.add(v);
     }
@@ -518,7 +580,13 @@ function analyze(name: string, source: string, declared: DeclaredNames): RenderE
     for (const next of calls.get(d) ?? []) {
       if (state.get(next) === 'open') {
         const cycle = [...chain.slice(chain.indexOf(next)), next];
-        report(new TemplateProblem('template.cycle', `templates call each other in a cycle: ${cycle.map((c) => `"${c}"`).join(' → ')}`, parsed.defines.get(next)!.line));
+        report(
+          new TemplateProblem(
+            'template.cycle',
+            `templates call each other in a cycle: ${cycle.map((c) => `"${c}"`).join(' → ')}`,
+            parsed.defines.get(next)!.line,
+          ),
+        );
       } else if (!state.has(next)) visit(next, [...chain, next]);
     }
     state.set(d, 'done');
@@ -526,7 +594,6 @@ function analyze(name: string, source: string, declared: DeclaredNames): RenderE
   for (const d of parsed.defines.keys()) if (!state.has(d)) visit(d, [d]);
   return errors.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
 }
-
 
 // --- every branch with values ---
 
@@ -542,9 +609,15 @@ export interface ExploredPath {
  * can say which objects appear under which conditions. Depth-first, true before false; at most
  * `maxPaths` renders, `truncated` when more combinations remained.
  */
-export function exploreTemplate(name: string, source: string, vars: RenderVars, options: { maxPaths: number }): { paths: ExploredPath[]; truncated: boolean } {
+export function exploreTemplate(
+  name: string,
+  source: string,
+  vars: RenderVars,
+  options: { maxPaths: number },
+): { paths: ExploredPath[]; truncated: boolean } {
   const p = parsedOf(source);
-  if (p.problem) return { paths: [{ conditions: [], result: fail(name, p.problem.message, p.problem.line, p.problem.code) }], truncated: false };
+  if (p.problem)
+    return { paths: [{ conditions: [], result: fail(name, p.problem.message, p.problem.line, p.problem.code) }], truncated: false };
   const paths: ExploredPath[] = [];
   let prefix: number[] = [];
   for (;;) {
@@ -559,7 +632,8 @@ export function exploreTemplate(name: string, source: string, vars: RenderVars, 
     try {
       const run = new Executor(p.parsed!, vars, { mode: 'manifest', oracle }).run();
       if (run.missing.length) {
-        const what = run.missing.length === 1 ? `parameter ${run.missing[0]} is not set` : `parameters ${run.missing.join(', ')} are not set`;
+        const what =
+          run.missing.length === 1 ? `parameter ${run.missing[0]} is not set` : `parameters ${run.missing.join(', ')} are not set`;
         result = fail(name, what, run.firstMissingLine, 'template.parameter-unset', run.missing);
       } else {
         result = manifestsOf(name, run.segments, p);

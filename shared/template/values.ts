@@ -72,10 +72,22 @@ export function structuredValue(param: string, type: 'array' | 'map', text: stri
   try {
     doc = parseDocumentUniqueKeys(text, { version: '1.2' });
   } catch {
-    throw new TemplateProblem('template.value-type', `parameter ${param} is declared ${type}, but its value is not YAML or JSON`, line, param);
+    throw new TemplateProblem(
+      'template.value-type',
+      `parameter ${param} is declared ${type}, but its value is not YAML or JSON`,
+      line,
+      param,
+    );
   }
-  if (doc.errors.length > 0) throw new TemplateProblem('template.value-type', `parameter ${param} is declared ${type}, but its value is not YAML or JSON (${doc.errors[0]!.code})`, line, param);
-  if (type === 'map' ? !isMap(doc.contents) : !isSeq(doc.contents)) throw new TemplateProblem('template.value-type', `parameter ${param} is declared ${type}, but its value is not ${shape}`, line, param);
+  if (doc.errors.length > 0)
+    throw new TemplateProblem(
+      'template.value-type',
+      `parameter ${param} is declared ${type}, but its value is not YAML or JSON (${doc.errors[0]!.code})`,
+      line,
+      param,
+    );
+  if (type === 'map' ? !isMap(doc.contents) : !isSeq(doc.contents))
+    throw new TemplateProblem('template.value-type', `parameter ${param} is declared ${type}, but its value is not ${shape}`, line, param);
   let extra: string | undefined;
   visit(doc, {
     Node(_key, node) {
@@ -85,7 +97,13 @@ export function structuredValue(param: string, type: 'array' | 'map', text: stri
       return extra === undefined ? undefined : visit.BREAK;
     },
   });
-  if (extra !== undefined) throw new TemplateProblem('template.value-type', `parameter ${param} is declared ${type}, but its value has ${extra}: a value is data only`, line, param);
+  if (extra !== undefined)
+    throw new TemplateProblem(
+      'template.value-type',
+      `parameter ${param} is declared ${type}, but its value has ${extra}: a value is data only`,
+      line,
+      param,
+    );
   return doc.toJS({ maxAliasCount: 0 });
 }
 
@@ -115,7 +133,12 @@ export function textOf(v: Value, line?: number): string {
   if (typeof v === 'string') return v;
   if (v instanceof Untyped || v instanceof Quoted || v instanceof YamlOf || v instanceof ParamData) return v.text;
   if (v instanceof Missing) throw new TemplateProblem('template.parameter-unset', `parameter ${v.param} is not set`, line, v.param);
-  if (v instanceof Root) throw new TemplateProblem('template.value-type', '"." at the top is the template\'s variables, not a value: write a field such as .Name', line);
+  if (v instanceof Root)
+    throw new TemplateProblem(
+      'template.value-type',
+      '"." at the top is the template\'s variables, not a value: write a field such as .Name',
+      line,
+    );
   if (v instanceof Unknown) return '';
   if (v === null || v === undefined) return '';
   if (typeof v === 'number') return formatNumber(v);
@@ -170,18 +193,37 @@ export function readParam(name: string, type: ParameterType | undefined, text: s
     case undefined:
       return new Untyped(text, name);
     case 'integer': {
-      if (!/^[-+]?\d+$/.test(text)) throw new TemplateProblem('template.value-type', `parameter ${name} is declared integer, but its value is not one`, line, name);
+      if (!/^[-+]?\d+$/.test(text))
+        throw new TemplateProblem('template.value-type', `parameter ${name} is declared integer, but its value is not one`, line, name);
       const n = Number(text);
-      if (!Number.isSafeInteger(n)) throw new TemplateProblem('template.value-type', `parameter ${name} is declared integer, but its value is outside ±2^53 (9007199254740991): it would be rounded`, line, name);
+      if (!Number.isSafeInteger(n))
+        throw new TemplateProblem(
+          'template.value-type',
+          `parameter ${name} is declared integer, but its value is outside ±2^53 (9007199254740991): it would be rounded`,
+          line,
+          name,
+        );
       return n === 0 ? 0 : n;
     }
     case 'number': {
       const n = /^[-+]?(\.\d+|\d+\.?\d*)([eE][-+]?\d+)?$/.test(text) ? Number(text) : NaN;
-      if (!Number.isFinite(n)) throw new TemplateProblem('template.value-type', `parameter ${name} is declared number, but its value is not a finite number`, line, name);
+      if (!Number.isFinite(n))
+        throw new TemplateProblem(
+          'template.value-type',
+          `parameter ${name} is declared number, but its value is not a finite number`,
+          line,
+          name,
+        );
       return n === 0 ? 0 : n;
     }
     case 'boolean':
-      if (text !== 'true' && text !== 'false') throw new TemplateProblem('template.value-type', `parameter ${name} is declared boolean, but its value is not true or false`, line, name);
+      if (text !== 'true' && text !== 'false')
+        throw new TemplateProblem(
+          'template.value-type',
+          `parameter ${name} is declared boolean, but its value is not true or false`,
+          line,
+          name,
+        );
       return text === 'true';
     case 'array':
     case 'map':

@@ -68,12 +68,9 @@ function runGo(args: string[], cwd: string, env: NodeJS.ProcessEnv, what: string
   const r = spawnSync('go', args, { cwd, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   const output = `${r.stdout ?? ''}${r.stderr ?? ''}`;
   if (r.error || r.status !== 0) {
-    const download = /(dial tcp|i\/o timeout|no such host|connection refused|proxy\.golang|404 Not Found|verifying module|missing go\.sum)/i.test(
-      output,
-    );
-    const hint = download
-      ? 'a Go module download failed: check that the Go module proxy (GOPROXY) is reachable'
-      : 'the Go build failed';
+    const download =
+      /(dial tcp|i\/o timeout|no such host|connection refused|proxy\.golang|404 Not Found|verifying module|missing go\.sum)/i.test(output);
+    const hint = download ? 'a Go module download failed: check that the Go module proxy (GOPROXY) is reachable' : 'the Go build failed';
     const tail = output.trim().split('\n').slice(-15).join('\n');
     throw new BuildError(`building ${what}: ${hint}\n${tail}`);
   }
@@ -99,8 +96,10 @@ export function ensureBinaries(opts: { binDir?: string; log?: (s: string) => voi
   if (fresh) return bins;
 
   const goVersion = checkGo();
-  log(`building the local control plane (Kubernetes ${KUBERNETES_VERSION}, kwok ${KWOK_VERSION}) with ${goVersion}; ` +
-    'the first build takes several minutes');
+  log(
+    `building the local control plane (Kubernetes ${KUBERNETES_VERSION}, kwok ${KWOK_VERSION}) with ${goVersion}; ` +
+      'the first build takes several minutes',
+  );
   mkdirSync(binDir, { recursive: true });
   const env = { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' };
   runGo(['build', '-trimpath', '-ldflags=-s -w', '-o', bins.k8s, '.'], GO_MODULE_DIR, env, 'k8s-local', log);

@@ -61,9 +61,7 @@ export class ClusterError extends Error {}
 
 function paths(opts: ClusterOptions) {
   const dir = resolve(opts.dir ?? DEFAULT_DIR);
-  const kubeconfig = resolve(
-    opts.kubeconfig ?? (dir === resolve(DEFAULT_DIR) ? DEFAULT_KUBECONFIG : join(dir, 'kubeconfig')),
-  );
+  const kubeconfig = resolve(opts.kubeconfig ?? (dir === resolve(DEFAULT_DIR) ? DEFAULT_KUBECONFIG : join(dir, 'kubeconfig')));
   return { dir, kubeconfig, state: join(dir, 'state.json'), logs: join(dir, 'logs'), pki: join(dir, 'pki') };
 }
 
@@ -144,10 +142,7 @@ function get(url: string, tls?: TlsOptions): Promise<HttpResult> {
   return new Promise((resolveGet) => {
     const u = new URL(url);
     const done = (status: number, body: string) => resolveGet({ status, body });
-    const req =
-      u.protocol === 'https:'
-        ? httpsRequest(u, { ...tls, timeout: 3000 })
-        : httpRequest(u, { timeout: 3000 });
+    const req = u.protocol === 'https:' ? httpsRequest(u, { ...tls, timeout: 3000 }) : httpRequest(u, { timeout: 3000 });
     req.on('response', (res) => {
       let body = '';
       res.setEncoding('utf8');
@@ -301,7 +296,9 @@ export async function up(opts: ClusterOptions = {}): Promise<UpResult> {
   // A webhook that does not ask for a client certificate never sees it.
   const clientAuth = await ensureClientAuthCerts({ dir: join(p.pki, 'webhook-client'), validityDays: 30 });
   const admissionKc = join(p.dir, 'admission-kubeconfig.yaml');
-  writeFileSync(admissionKc, renderAdmissionKubeconfig({ hosts: ['*'], certFile: clientAuth.files.cert, keyFile: clientAuth.files.key }), { mode: 0o600 });
+  writeFileSync(admissionKc, renderAdmissionKubeconfig({ hosts: ['*'], certFile: clientAuth.files.cert, keyFile: clientAuth.files.key }), {
+    mode: 0o600,
+  });
   const admissionConfig = join(p.dir, 'admission-config.yaml');
   writeFileSync(admissionConfig, renderAdmissionConfiguration(admissionKc), { mode: 0o600 });
   const write = (name: string, content: string) => {
@@ -320,10 +317,7 @@ export async function up(opts: ClusterOptions = {}): Promise<UpResult> {
     'scheduler.kubeconfig',
     kubeconfigYaml(server, pki.ca.certPem, pki.scheduler.certPem, pki.scheduler.keyPem, 'system:kube-scheduler'),
   );
-  const kwokKc = write(
-    'kwok.kubeconfig',
-    kubeconfigYaml(server, pki.ca.certPem, pki.kwok.certPem, pki.kwok.keyPem, 'kwok'),
-  );
+  const kwokKc = write('kwok.kubeconfig', kubeconfigYaml(server, pki.ca.certPem, pki.kwok.certPem, pki.kwok.keyPem, 'kwok'));
   const tls = { ca: pki.ca.certPem, cert: pki.admin.certPem, key: pki.admin.keyPem };
   const starter = new Starter(p.dir, p.logs, bins);
   const state: ClusterState = {
@@ -436,8 +430,7 @@ export async function up(opts: ClusterOptions = {}): Promise<UpResult> {
       if (r.status !== 200) return false;
       const list = JSON.parse(r.body) as { items: { status?: { conditions?: { type: string; status: string }[] } }[] };
       return (
-        list.items.length >= nodes &&
-        list.items.every((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+        list.items.length >= nodes && list.items.every((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
       );
     });
     // The service-account controllers must be up before Pods can be admitted.
@@ -577,7 +570,8 @@ export async function restartComponent(state: ClusterState, component: Component
       throw new ClusterError(`${component} exited after its restart; last log lines of ${logFile}:\n${logTail(logFile)}`);
     }
     if (await probe()) return current;
-    if (Date.now() > deadline) throw new ClusterError(`timed out waiting for the restarted ${component}; last log lines of ${logFile}:\n${logTail(logFile)}`);
+    if (Date.now() > deadline)
+      throw new ClusterError(`timed out waiting for the restarted ${component}; last log lines of ${logFile}:\n${logTail(logFile)}`);
     await sleep(250);
   }
 }

@@ -96,8 +96,7 @@ export function ensureTools(log: (s: string) => void = (s) => console.error(s)):
   let missing = missingTools();
   if (missing.length === 0) return undefined;
   if (process.getuid?.() !== 0 || runSync('apt-get', ['--version']).code !== 0) {
-    return `${missing.join(', ')} not installed and not installable here (needs root and apt-get): ` +
-      `apt-get install ${TOOLS.join(' ')}`;
+    return `${missing.join(', ')} not installed and not installable here (needs root and apt-get): ` + `apt-get install ${TOOLS.join(' ')}`;
   }
   log(`installing ${missing.join(', ')} with apt-get`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
@@ -146,7 +145,11 @@ interface BaseRecipe {
 const LOCAL_CA_DIR = '/usr/local/share/ca-certificates';
 
 function localCaHooks(): string[] {
-  const files = existsSync(LOCAL_CA_DIR) ? readdirSync(LOCAL_CA_DIR).filter((f) => f.endsWith('.crt')).sort() : [];
+  const files = existsSync(LOCAL_CA_DIR)
+    ? readdirSync(LOCAL_CA_DIR)
+        .filter((f) => f.endsWith('.crt'))
+        .sort()
+    : [];
   if (files.length === 0) return [];
   // Their content is part of the recipe (a changed CA rebuilds the base).
   const digest = hash(...files.map((f) => readFileSync(join(LOCAL_CA_DIR, f))));
@@ -218,7 +221,15 @@ function ensureBase(recipe: BaseRecipe, log: (s: string) => void): string {
 function sourceFiles(): string[] {
   const text = readFileSync(join(PROJECT_ROOT, 'tsconfig.image.json'), 'utf8').replace(/^\s*\/\/.*$/gm, '');
   const build = JSON.parse(text) as { include: string[] };
-  const files = ['Dockerfile', '.dockerignore', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.image.json'];
+  const files = [
+    'Dockerfile',
+    '.dockerignore',
+    'package.json',
+    'package-lock.json',
+    'tsconfig.json',
+    'tsconfig.build.json',
+    'tsconfig.image.json',
+  ];
   const walk = (dir: string) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
@@ -227,7 +238,8 @@ function sourceFiles(): string[] {
       else if (entry.isFile()) files.push(relative(PROJECT_ROOT, p));
     }
   };
-  for (const d of build.include) if (existsSync(join(PROJECT_ROOT, d)) && statSync(join(PROJECT_ROOT, d)).isDirectory()) walk(join(PROJECT_ROOT, d));
+  for (const d of build.include)
+    if (existsSync(join(PROJECT_ROOT, d)) && statSync(join(PROJECT_ROOT, d)).isDirectory()) walk(join(PROJECT_ROOT, d));
   return files.sort();
 }
 
@@ -270,12 +282,17 @@ export function ensureImage(opts: { log?: (s: string) => void } = {}): ImageBuil
         'build',
         '--network=host',
         '--pull=never',
-        '--build-arg', `BUILD_IMAGE=${buildBase}`,
-        '--build-arg', `RUNTIME_IMAGE=${runtimeBase}`,
-        '--build-arg', `VERSION=${version}`,
+        '--build-arg',
+        `BUILD_IMAGE=${buildBase}`,
+        '--build-arg',
+        `RUNTIME_IMAGE=${runtimeBase}`,
+        '--build-arg',
+        `VERSION=${version}`,
         ...(revision.code === 0 ? ['--build-arg', `REVISION=${revision.stdout.trim()}`] : []),
-        '--tag', ref,
-        '--file', join(PROJECT_ROOT, 'Dockerfile'),
+        '--tag',
+        ref,
+        '--file',
+        join(PROJECT_ROOT, 'Dockerfile'),
         PROJECT_ROOT,
       ],
       podmanEnv(),
@@ -340,7 +357,10 @@ function tmpfsSize(limit: string): string {
 export function manifestRunArgs(c: ManifestContainer): string[] {
   const sec = c.security;
   return [
-    'run', '--detach', '--name', c.name,
+    'run',
+    '--detach',
+    '--name',
+    c.name,
     '--network=host',
     `--user=${sec.runAsUser}:${sec.runAsGroup}`,
     ...(sec.readOnlyRootFilesystem ? ['--read-only', '--read-only-tmpfs=false'] : []),
@@ -348,11 +368,16 @@ export function manifestRunArgs(c: ManifestContainer): string[] {
     ...sec.dropCapabilities.map((cap) => `--cap-drop=${cap}`),
     ...(sec.allowPrivilegeEscalation ? [] : ['--security-opt=no-new-privileges']),
     `--stop-timeout=${c.gracePeriodSeconds ?? 30}`,
-    '--env', `POD_NAME=${c.name}`,
-    '--env', `POD_NAMESPACE=${c.namespace}`,
-    '--env', `KUBERNETES_SERVICE_HOST=${c.apiserver.host}`,
-    '--env', `KUBERNETES_SERVICE_PORT=${c.apiserver.port}`,
-    '--volume', `${c.serviceAccountDir}:/var/run/secrets/kubernetes.io/serviceaccount:ro`,
+    '--env',
+    `POD_NAME=${c.name}`,
+    '--env',
+    `POD_NAMESPACE=${c.namespace}`,
+    '--env',
+    `KUBERNETES_SERVICE_HOST=${c.apiserver.host}`,
+    '--env',
+    `KUBERNETES_SERVICE_PORT=${c.apiserver.port}`,
+    '--volume',
+    `${c.serviceAccountDir}:/var/run/secrets/kubernetes.io/serviceaccount:ro`,
     ...Object.entries(c.mounts ?? {}).flatMap(([host, inside]) => ['--volume', `${host}:${inside}:ro`]),
     c.image,
     ...c.command,

@@ -130,7 +130,11 @@ function startProcess(dir: string, name: StackComponent, script: string, args: s
 
 function logTail(dir: string, name: string): string {
   try {
-    return readFileSync(join(dir, 'logs', `${name}.log`), 'utf8').trim().split('\n').slice(-15).join('\n');
+    return readFileSync(join(dir, 'logs', `${name}.log`), 'utf8')
+      .trim()
+      .split('\n')
+      .slice(-15)
+      .join('\n');
   } catch {
     return '(no log)';
   }
@@ -158,16 +162,34 @@ export async function startStack(opts: StackOptions): Promise<StackState> {
   const isWebhookConfig = (o: Obj) => o.kind === 'ValidatingWebhookConfiguration' || o.kind === 'MutatingWebhookConfiguration';
   // Everything but the webhook configurations first: with failurePolicy Fail they must
   // not be registered before the webhook answers.
-  kubectlSync(opts.kubeconfig, ['apply', '--server-side', '--force-conflicts', '-f', '-'], JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'List',
-    items: objects.filter((o) => !isWebhookConfig(o)),
-  }));
-  kubectlSync(opts.kubeconfig, ['wait', '--for=condition=Established', '--timeout=60s', 'crd', '-l', 'app.kubernetes.io/part-of=planwarden']);
+  kubectlSync(
+    opts.kubeconfig,
+    ['apply', '--server-side', '--force-conflicts', '-f', '-'],
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: objects.filter((o) => !isWebhookConfig(o)),
+    }),
+  );
+  kubectlSync(opts.kubeconfig, [
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    'crd',
+    '-l',
+    'app.kubernetes.io/part-of=planwarden',
+  ]);
 
   const webhookKc = join(dir, 'webhook.kubeconfig');
   writeFileSync(webhookKc, tokenKubeconfig(opts.kubeconfig, 'planwarden-webhook'), { mode: 0o600 });
-  const state: StackState = { dir, webhookUrl, webhookPort, caPem: tls.certs.ca.certPem, ...(opts.clientAuth ? { clientAuth: opts.clientAuth } : {}), pids: {} };
+  const state: StackState = {
+    dir,
+    webhookUrl,
+    webhookPort,
+    caPem: tls.certs.ca.certPem,
+    ...(opts.clientAuth ? { clientAuth: opts.clientAuth } : {}),
+    pids: {},
+  };
   const save = () => writeFileSync(join(dir, 'stack.json'), JSON.stringify(state, null, 2));
   state.pids.webhook = startProcess(dir, 'webhook', opts.webhookEntry ?? 'webhook/main.ts', [
     `--port=${webhookPort}`,
@@ -184,11 +206,15 @@ export async function startStack(opts: StackOptions): Promise<StackState> {
     if (Date.now() > deadline) throw new StackError(`the webhook did not become ready:\n${logTail(dir, 'webhook')}`);
     await sleep(200);
   }
-  kubectlSync(opts.kubeconfig, ['apply', '--server-side', '--force-conflicts', '-f', '-'], JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'List',
-    items: objects.filter(isWebhookConfig),
-  }));
+  kubectlSync(
+    opts.kubeconfig,
+    ['apply', '--server-side', '--force-conflicts', '-f', '-'],
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: objects.filter(isWebhookConfig),
+    }),
+  );
 
   if (opts.controller !== false && existsSync(join(PROJECT_ROOT, 'controller', 'main.ts'))) {
     const controllerKc = join(dir, 'controller.kubeconfig');

@@ -83,7 +83,8 @@ export { run, type KubectlResult } from '../support/kubectl.ts';
 const testKubectl = kubectlFor(() => testKubeconfig());
 
 /** Runs kubectl against the test control plane, as a user would. */
-export const kubectl = (args: string[], opts: { input?: string; timeoutMs?: number } = {}): Promise<KubectlResult> => testKubectl(args, opts);
+export const kubectl = (args: string[], opts: { input?: string; timeoutMs?: number } = {}): Promise<KubectlResult> =>
+  testKubectl(args, opts);
 
 /** kubectl that must succeed; returns stdout. */
 export const kubectlOk = (args: string[], opts: { input?: string; timeoutMs?: number } = {}): Promise<string> => testKubectl.ok(args, opts);

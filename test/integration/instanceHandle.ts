@@ -17,7 +17,8 @@ export function instanceHandle(ns: () => string, name: string): InstanceHandle {
   const get = async () => JSON.parse(await kubectlOk(['-n', ns(), 'get', 'instance', name, '-o', 'json'])) as Instance;
   return {
     get,
-    upgradeTo: (target) => kubectl(['-n', ns(), 'patch', 'instance', name, '--type=merge', '-p', json({ spec: { operatorVersion: { name: target } } })]),
+    upgradeTo: (target) =>
+      kubectl(['-n', ns(), 'patch', 'instance', name, '--type=merge', '-p', json({ spec: { operatorVersion: { name: target } } })]),
     async waitForRun(plan, done, timeoutMs = 90_000) {
       const until = Date.now() + timeoutMs;
       let run: PlanStatus | undefined;
@@ -38,7 +39,13 @@ export async function getInstance(ns: string, name: string): Promise<Instance | 
 }
 
 /** Polls until `plan`'s status satisfies `done`; throws with the last status after `timeoutMs`. */
-export async function waitForPlan(ns: string, name: string, plan: string, done: (run: PlanStatus) => boolean, timeoutMs = 90_000): Promise<PlanStatus> {
+export async function waitForPlan(
+  ns: string,
+  name: string,
+  plan: string,
+  done: (run: PlanStatus) => boolean,
+  timeoutMs = 90_000,
+): Promise<PlanStatus> {
   const until = Date.now() + timeoutMs;
   let last: Instance | undefined;
   while (Date.now() < until) {
@@ -47,6 +54,7 @@ export async function waitForPlan(ns: string, name: string, plan: string, done: 
     if (run && done(run)) return run;
     await sleep(500);
   }
-  throw new Error(`timed out waiting for plan ${plan} of ${ns}/${name}; status: ${JSON.stringify(last?.status?.planStatus?.[plan] ?? last?.status)}`);
+  throw new Error(
+    `timed out waiting for plan ${plan} of ${ns}/${name}; status: ${JSON.stringify(last?.status?.planStatus?.[plan] ?? last?.status)}`,
+  );
 }
-

@@ -103,7 +103,12 @@ data:
 `;
 
 /** A real blueprint: a Deployment and a ConfigMap applied with server-side apply, deleted on cleanup. */
-export function webOperatorVersion(name: string, namespace: string, version = '1.0.0', opts: { upgradePlan?: boolean } = {}): OperatorVersion {
+export function webOperatorVersion(
+  name: string,
+  namespace: string,
+  version = '1.0.0',
+  opts: { upgradePlan?: boolean } = {},
+): OperatorVersion {
   return {
     apiVersion: API_VERSION,
     kind: 'OperatorVersion',
@@ -139,13 +144,26 @@ export function webOperatorVersion(name: string, namespace: string, version = '1
             {
               name: 'snapshot',
               strategy: 'parallel',
-              steps: [{ name: 'nodes', tasks: ['snapshot'], targets: { discovery: { selector: { matchLabels: { type: 'kwok' } } }, concurrency: 1 } }],
+              steps: [
+                {
+                  name: 'nodes',
+                  tasks: ['snapshot'],
+                  targets: { discovery: { selector: { matchLabels: { type: 'kwok' } } }, concurrency: 1 },
+                },
+              ],
             },
           ],
         },
         hang: { phases: [{ name: 'main', steps: [{ name: 'stuck', tasks: ['stuck'] }] }] },
         ...(opts.upgradePlan
-          ? { upgrade: { phases: [{ name: 'migrate', steps: [{ name: 'migrate', tasks: ['migrate'] }] }, { name: 'app', steps: [{ name: 'app', tasks: ['config', 'app'] }] }] } }
+          ? {
+              upgrade: {
+                phases: [
+                  { name: 'migrate', steps: [{ name: 'migrate', tasks: ['migrate'] }] },
+                  { name: 'app', steps: [{ name: 'app', tasks: ['config', 'app'] }] },
+                ],
+              },
+            }
           : {}),
         cleanup: { phases: [{ name: 'remove', steps: [{ name: 'remove', tasks: ['remove'] }] }] },
       },

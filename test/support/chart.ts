@@ -13,9 +13,12 @@ const OVERLAY_TLS = join(PROJECT_ROOT, 'manifests', 'overlays', 'self-signed', '
 
 /** The values that hand the chart the self-signed overlay's certificate files. */
 export const SELF_SIGNED_FILES = [
-  '--set-file', `certificate.selfSigned.caCert=${join(OVERLAY_TLS, 'ca.crt')}`,
-  '--set-file', `certificate.selfSigned.tlsCert=${join(OVERLAY_TLS, 'tls.crt')}`,
-  '--set-file', `certificate.selfSigned.tlsKey=${join(OVERLAY_TLS, 'tls.key')}`,
+  '--set-file',
+  `certificate.selfSigned.caCert=${join(OVERLAY_TLS, 'ca.crt')}`,
+  '--set-file',
+  `certificate.selfSigned.tlsCert=${join(OVERLAY_TLS, 'tls.crt')}`,
+  '--set-file',
+  `certificate.selfSigned.tlsKey=${join(OVERLAY_TLS, 'tls.key')}`,
 ];
 
 export interface HelmResult {

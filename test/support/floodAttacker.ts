@@ -68,7 +68,9 @@ async function bigBody(port: number, ca: string, piece: Buffer, bytes: number, d
   const head = `POST /validate/instances HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n${declared ? `Content-Length: ${bytes}` : 'Transfer-Encoding: chunked'}\r\n\r\n`;
   let ok = await write(s, head);
   for (let sent = 0; ok && sent < bytes; sent += piece.length) {
-    ok = declared ? await write(s, piece) : await write(s, Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]));
+    ok = declared
+      ? await write(s, piece)
+      : await write(s, Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]));
     if (ok) t.bytesSent += piece.length;
   }
   if (ok && !declared) await write(s, '0\r\n\r\n');
@@ -108,7 +110,6 @@ async function trickle(port: number, ca: string, kind: 'headers' | 'body', stop:
   if (cut) t.closedByServer++;
   return cut;
 }
-
 
 /** Runs the flood until `stop` resolves; then reports. */
 export async function flood(plan: FloodPlan, stopped: Promise<void>): Promise<FloodReport> {

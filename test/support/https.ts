@@ -24,11 +24,15 @@ export async function webhookMetricsText(webhookUrl: string, ca: string): Promis
 export function httpsPostJson(url: string, ca: string, body: unknown, timeoutMs = 10_000): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const data = Buffer.from(JSON.stringify(body));
-    const req = request(url, { method: 'POST', ca, timeout: timeoutMs, headers: { 'content-type': 'application/json', 'content-length': data.length } }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
+    const req = request(
+      url,
+      { method: 'POST', ca, timeout: timeoutMs, headers: { 'content-type': 'application/json', 'content-length': data.length } },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);
     req.end(data);

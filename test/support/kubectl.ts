@@ -41,7 +41,8 @@ export interface Kubectl {
 /** kubectl with `kubeconfig` (read when each command runs). */
 export function kubectlFor(kubeconfig: string | (() => string)): Kubectl {
   const path = typeof kubeconfig === 'string' ? () => kubeconfig : kubeconfig;
-  const kubectl = (args: string[], opts: { input?: string; timeoutMs?: number } = {}) => run('kubectl', ['--kubeconfig', path(), ...args], opts);
+  const kubectl = (args: string[], opts: { input?: string; timeoutMs?: number } = {}) =>
+    run('kubectl', ['--kubeconfig', path(), ...args], opts);
   const ok = async (args: string[], opts: { input?: string; timeoutMs?: number } = {}) => {
     const r = await kubectl(args, opts);
     if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.code}): ${r.stderr}`);

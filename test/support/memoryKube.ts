@@ -48,7 +48,13 @@ export function memoryKube(initial: KubeResource[] = []): MemoryKube {
         return found ? structuredClone(found) : undefined;
       },
       apply: async (obj: KubeResource) => {
-        calls.push({ ...(as ? { as } : {}), verb: 'apply', kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' });
+        calls.push({
+          ...(as ? { as } : {}),
+          verb: 'apply',
+          kind: obj.kind,
+          namespace: obj.metadata.namespace,
+          name: obj.metadata.name ?? '',
+        });
         const key = keyOf(obj.kind, obj.metadata.namespace, obj.metadata.name ?? '');
         const before = objects.get(key);
         const after = { ...structuredClone(obj), ...(before && 'status' in before ? { status: before.status } : {}) };

@@ -33,7 +33,15 @@ const inNamespace = <T extends { metadata: { namespace?: string } }>(m: Map<stri
  * In-memory lookups. Objects are stored by reference and returned as deep copies, so a
  * handler that mutates what it read cannot change the store (nor the next case's input).
  */
-export function memoryLookups(seed: { operatorVersions?: OperatorVersion[]; updatePlans?: UpdatePlan[]; instances?: Instance[]; serviceAccounts?: string[]; access?: AccessPolicy } = {}): MemoryLookups {
+export function memoryLookups(
+  seed: {
+    operatorVersions?: OperatorVersion[];
+    updatePlans?: UpdatePlan[];
+    instances?: Instance[];
+    serviceAccounts?: string[];
+    access?: AccessPolicy;
+  } = {},
+): MemoryLookups {
   const operatorVersions = new Map<string, OperatorVersion>();
   const updatePlans = new Map<string, UpdatePlan>();
   const instances = new Map<string, Instance>();

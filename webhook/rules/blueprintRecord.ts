@@ -53,7 +53,9 @@ export function blueprintRecordPatch(object: Instance, ov: OperatorVersion | und
   const annotations: unknown = isObject(metadata) ? metadata.annotations : undefined;
   if (isObject(annotations) && annotations[BLUEPRINT_ANNOTATION] === value) return [];
   const hasObject = isObject(annotations) || earlier.some((op) => op.op === 'add' && op.path === '/metadata/annotations');
-  return hasObject ? [{ op: 'add', path: BLUEPRINT_PATH, value }] : [{ op: 'add', path: '/metadata/annotations', value: { [BLUEPRINT_ANNOTATION]: value } }];
+  return hasObject
+    ? [{ op: 'add', path: BLUEPRINT_PATH, value }]
+    : [{ op: 'add', path: '/metadata/annotations', value: { [BLUEPRINT_ANNOTATION]: value } }];
 }
 
 /**
@@ -71,7 +73,9 @@ export function blueprintRestorePatch(operation: string, object: Instance | unde
   const present = isObject(now) && Object.hasOwn(now, BLUEPRINT_ANNOTATION);
   if (valueOf(now) === stored && (present || stored === undefined)) return [];
   if (stored === undefined) return present ? [{ op: 'remove', path: BLUEPRINT_PATH }] : [];
-  return isObject(now) ? [{ op: 'add', path: BLUEPRINT_PATH, value: stored }] : [{ op: 'add', path: '/metadata/annotations', value: { [BLUEPRINT_ANNOTATION]: stored } }];
+  return isObject(now)
+    ? [{ op: 'add', path: BLUEPRINT_PATH, value: stored }]
+    : [{ op: 'add', path: '/metadata/annotations', value: { [BLUEPRINT_ANNOTATION]: stored } }];
 }
 
 /**
@@ -80,7 +84,12 @@ export function blueprintRestorePatch(operation: string, object: Instance | unde
  * judged by instance.service-account-not-allowed) and names a ServiceAccount, when the
  * OperatorVersion is no longer the one recorded. Undefined: nothing to ask.
  */
-export function changedBlueprintAccount(operation: string, object: Instance, oldObject: Instance | undefined, ov: OperatorVersion | undefined): string | undefined {
+export function changedBlueprintAccount(
+  operation: string,
+  object: Instance,
+  oldObject: Instance | undefined,
+  ov: OperatorVersion | undefined,
+): string | undefined {
   if (operation !== 'UPDATE' || !ov || !recordsBlueprint(operation, object, oldObject)) return undefined;
   const sa = object.spec?.serviceAccountName;
   if (!sa || oldObject?.spec?.operatorVersion?.name !== object.spec.operatorVersion.name) return undefined;

@@ -56,7 +56,10 @@ export function serviceAccountsToJudge(users: readonly BlueprintUser[]): string[
 const LISTED = 5;
 
 function listed(names: readonly string[]): string {
-  const shown = names.slice(0, LISTED).map((n) => `"${n}"`).join(', ');
+  const shown = names
+    .slice(0, LISTED)
+    .map((n) => `"${n}"`)
+    .join(', ');
   return names.length > LISTED ? `${shown} and ${names.length - LISTED} more` : shown;
 }
 
@@ -68,7 +71,11 @@ export function admitBlueprintRights(ctx: BlueprintRightsContext): Verdict {
   const ns = ctx.namespace;
   const object = objectRef('OperatorVersion', { ...ctx.object.metadata, namespace: ns });
   const refused = ctx.operation === 'CREATE' ? 'creation' : 'change of spec';
-  const instancesOf = (sas: readonly string[]) => ctx.users.filter((u) => sas.includes(u.serviceAccount)).map((u) => u.instance).sort();
+  const instancesOf = (sas: readonly string[]) =>
+    ctx.users
+      .filter((u) => sas.includes(u.serviceAccount))
+      .map((u) => u.instance)
+      .sort();
   const denied = accounts.filter((sa) => answer(sa).kind === 'denied');
   if (denied.length > 0) {
     const reasons = denied.map((sa) => answer(sa).reason).filter((r): r is string => r !== undefined);
@@ -105,7 +112,7 @@ export function admitBlueprintRights(ctx: BlueprintRightsContext): Verdict {
         `which use this OperatorVersion) could not be checked (${clipText(reason, 160)}), and blueprint content never runs as a ServiceAccount unchecked`,
       fix:
         'try again; if it persists, the webhook cannot ask the apiserver: its ServiceAccount needs create on subjectaccessreviews.authorization.k8s.io ' +
-        '(ClusterRole planwarden-webhook) and the apiserver must answer within the webhook\'s time',
+        "(ClusterRole planwarden-webhook) and the apiserver must answer within the webhook's time",
     });
   }
   return allow();

@@ -6,7 +6,6 @@ import { FLEET_MARK_ANNOTATION } from '../../shared/fleet.ts';
 import { objectRef } from '../../shared/refusal.ts';
 import { allow, deny, type Verdict } from '../../shared/verdict.ts';
 
-
 export interface FleetMarkContext {
   operation: string;
   object: Instance;
@@ -20,7 +19,8 @@ export interface FleetMarkContext {
 export function admitFleetMark(ctx: FleetMarkContext): Verdict {
   if (ctx.operation !== 'CREATE' && ctx.operation !== 'UPDATE') return allow();
   const mark = ctx.object.metadata?.annotations?.[FLEET_MARK_ANNOTATION];
-  if (mark === undefined || mark === ctx.oldObject?.metadata?.annotations?.[FLEET_MARK_ANNOTATION] || ctx.username === ctx.controllerUser) return allow();
+  if (mark === undefined || mark === ctx.oldObject?.metadata?.annotations?.[FLEET_MARK_ANNOTATION] || ctx.username === ctx.controllerUser)
+    return allow();
   return deny({
     object: objectRef('Instance', ctx.object.metadata ?? {}),
     rule: 'instance.fleet-mark-forged',

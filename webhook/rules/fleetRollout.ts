@@ -78,15 +78,22 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
  * `items` as a refusal may name them to this author: those in namespaces the author may not
  * list Instances in are only counted ("2 Instances in 1 namespace you may not read").
  */
-function listedFor<T>(items: readonly T[], namespaceOf: (item: T) => string, name: (item: T) => string, hidden: readonly string[] | undefined, what: [string, string]): string {
+function listedFor<T>(
+  items: readonly T[],
+  namespaceOf: (item: T) => string,
+  name: (item: T) => string,
+  hidden: readonly string[] | undefined,
+  what: [string, string],
+): string {
   const secret = new Set(hidden ?? []);
   const visible = items.filter((i) => !secret.has(namespaceOf(i)));
   const unseen = items.filter((i) => secret.has(namespaceOf(i)));
   if (unseen.length === 0) return listed(visible.map(name));
   const namespaces = new Set(unseen.map(namespaceOf)).size;
-  const counted = what[0] === 'namespace'
-    ? `${plural(namespaces, 'namespace')} you may not read`
-    : `${plural(unseen.length, what[0], what[1])} in ${plural(namespaces, 'namespace')} you may not read`;
+  const counted =
+    what[0] === 'namespace'
+      ? `${plural(namespaces, 'namespace')} you may not read`
+      : `${plural(unseen.length, what[0], what[1])} in ${plural(namespaces, 'namespace')} you may not read`;
   return visible.length === 0 ? counted : `${listed(visible.map(name))}, and ${counted}`;
 }
 
@@ -103,7 +110,10 @@ function checkSelectors(ctx: FleetRolloutContext): Verdict {
       reason: 'Invalid',
     });
   }
-  const problems = [...selectorProblems(spec.instanceSelector, 'instanceSelector'), ...selectorProblems(spec.namespaceSelector, 'namespaceSelector')];
+  const problems = [
+    ...selectorProblems(spec.instanceSelector, 'instanceSelector'),
+    ...selectorProblems(spec.namespaceSelector, 'namespaceSelector'),
+  ];
   if (problems.length === 0) return allow();
   return deny({
     object: who(ctx),
@@ -275,7 +285,13 @@ export function admitFleetTargets(ctx: FleetRolloutContext, facts: FleetTargetFa
       object: who(ctx),
       rule: FLEET_RULES.authorForbidden,
       refused: 'a rollout over Instances you may not patch',
-      why: `${ctx.userInfo.username} may not patch Instances in namespace(s) ${listedFor(facts.forbiddenNamespaces, (n) => n, (n) => n, facts.hiddenNamespaces, ['namespace', 'namespaces'])}, where some match; the rollout acts with its author's rights, never more`,
+      why: `${ctx.userInfo.username} may not patch Instances in namespace(s) ${listedFor(
+        facts.forbiddenNamespaces,
+        (n) => n,
+        (n) => n,
+        facts.hiddenNamespaces,
+        ['namespace', 'namespaces'],
+      )}, where some match; the rollout acts with its author's rights, never more`,
       fix: 'narrow namespaceSelector or instanceSelector to namespaces you may patch Instances in, or ask for patch on instances.planwarden.dev there',
     });
   }
@@ -294,7 +310,13 @@ export function admitFleetTargets(ctx: FleetRolloutContext, facts: FleetTargetFa
       object: who(ctx),
       rule: FLEET_RULES.operatorVersionMissing,
       refused: `upgrade to OperatorVersion "${spec.upgrade.operatorVersion}"`,
-      why: `namespace(s) ${listedFor(facts.namespacesWithoutTarget, (n) => n, (n) => n, facts.hiddenNamespaces, ['namespace', 'namespaces'])} hold matching Instances but no OperatorVersion of that name`,
+      why: `namespace(s) ${listedFor(
+        facts.namespacesWithoutTarget,
+        (n) => n,
+        (n) => n,
+        facts.hiddenNamespaces,
+        ['namespace', 'namespaces'],
+      )} hold matching Instances but no OperatorVersion of that name`,
       fix: `create OperatorVersion "${spec.upgrade.operatorVersion}" in those namespaces first, or narrow the selectors`,
       code: 422,
       reason: 'Invalid',
@@ -307,7 +329,13 @@ export function admitFleetTargets(ctx: FleetRolloutContext, facts: FleetTargetFa
         object: who(ctx),
         rule: FLEET_RULES.planMissing,
         refused: `plan "${spec.plan.name}"`,
-        why: `the OperatorVersion of matching Instance(s) ${listedFor(lacking, (i) => i.namespace, (i) => `${i.namespace}/${i.name} (${i.operatorVersion})`, facts.hiddenNamespaces, ['Instance', 'Instances'])} has no such plan (or is missing)`,
+        why: `the OperatorVersion of matching Instance(s) ${listedFor(
+          lacking,
+          (i) => i.namespace,
+          (i) => `${i.namespace}/${i.name} (${i.operatorVersion})`,
+          facts.hiddenNamespaces,
+          ['Instance', 'Instances'],
+        )} has no such plan (or is missing)`,
         fix: 'narrow the selectors to Instances whose OperatorVersion has the plan, or upgrade those Instances first',
         code: 422,
         reason: 'Invalid',
@@ -322,11 +350,17 @@ export function admitFleetTargets(ctx: FleetRolloutContext, facts: FleetTargetFa
       return deny({
         object: who(ctx),
         rule: FLEET_RULES.parametersInvalid,
-        refused: `spec.plan.parameters for ${refused.length} target(s): ${listedFor(refused, (i) => i.namespace, (i) => `${i.namespace}/${i.name}`, facts.hiddenNamespaces, ['Instance', 'Instances'])}`,
+        refused: `spec.plan.parameters for ${refused.length} target(s): ${listedFor(
+          refused,
+          (i) => i.namespace,
+          (i) => `${i.namespace}/${i.name}`,
+          facts.hiddenNamespaces,
+          ['Instance', 'Instances'],
+        )}`,
         why: first
           ? `each target's trigger would be refused; for ${first.namespace}/${first.name}: ${first.parameterRefusal!.refused} refused: ${first.parameterRefusal!.why} [rule ${first.parameterRefusal!.rule}]`
           : `each target's trigger would be refused: ${refused[0]!.parameterRefusal!.why} [rule ${refused[0]!.parameterRefusal!.rule}]`,
-        fix: 'give spec.plan.parameters only per-run parameters every target\'s OperatorVersion declares, with values that fit them',
+        fix: "give spec.plan.parameters only per-run parameters every target's OperatorVersion declares, with values that fit them",
         code: 422,
         reason: 'Invalid',
       });

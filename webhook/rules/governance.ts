@@ -7,7 +7,14 @@ import type { Operation } from 'rfc6902';
 import type { Instance, PlanApproval, PlanPolicy } from '../../shared/api/schema.ts';
 import { parseGoDuration, parsePause } from '../../shared/calendar.ts';
 import { selectorProblems } from '../../shared/labelSelector.ts';
-import { approvalProblem, BREAK_GLASS_ANNOTATION, breakGlassPolicies, governanceOf, UNGOVERNABLE_PLAN, type Subject } from '../../shared/plan/governance.ts';
+import {
+  approvalProblem,
+  BREAK_GLASS_ANNOTATION,
+  breakGlassPolicies,
+  governanceOf,
+  UNGOVERNABLE_PLAN,
+  type Subject,
+} from '../../shared/plan/governance.ts';
 import { objectRef } from '../../shared/refusal.ts';
 import { jsonEqual } from '../../shared/json.ts';
 import { allow, deny, type Verdict } from '../../shared/verdict.ts';
@@ -23,27 +30,72 @@ export function admitPlanPolicy(input: { object: PlanPolicy; now: number }): Ver
   const spec = object.spec ?? {};
   const who = objectRef('PlanPolicy', object.metadata ?? {});
   if ((spec.plans ?? []).includes(UNGOVERNABLE_PLAN)) {
-    return deny({ object: who, rule: 'policy.cleanup-governed', refused: 'spec.plans with cleanup', why: 'deletion runs cleanup and must never wait for a person or a freeze', fix: 'leave cleanup out of spec.plans (absent plans govern every plan but cleanup)', code: 422, reason: 'Invalid' });
+    return deny({
+      object: who,
+      rule: 'policy.cleanup-governed',
+      refused: 'spec.plans with cleanup',
+      why: 'deletion runs cleanup and must never wait for a person or a freeze',
+      fix: 'leave cleanup out of spec.plans (absent plans govern every plan but cleanup)',
+      code: 422,
+      reason: 'Invalid',
+    });
   }
   if (!spec.approval && !spec.freeze) {
-    return deny({ object: who, rule: 'policy.empty', refused: 'a policy with neither approval nor freeze', why: 'it would govern nothing', fix: 'set spec.approval (required approvers) or spec.freeze (pausedUntil), or delete the policy', code: 422, reason: 'Invalid' });
+    return deny({
+      object: who,
+      rule: 'policy.empty',
+      refused: 'a policy with neither approval nor freeze',
+      why: 'it would govern nothing',
+      fix: 'set spec.approval (required approvers) or spec.freeze (pausedUntil), or delete the policy',
+      code: 422,
+      reason: 'Invalid',
+    });
   }
-  const selectors = [...selectorProblems(spec.namespaceSelector, 'spec.namespaceSelector'), ...selectorProblems(spec.instanceSelector, 'spec.instanceSelector')];
+  const selectors = [
+    ...selectorProblems(spec.namespaceSelector, 'spec.namespaceSelector'),
+    ...selectorProblems(spec.instanceSelector, 'spec.instanceSelector'),
+  ];
   if (selectors.length > 0) {
-    return deny({ object: who, rule: 'policy.selector-invalid', refused: 'the selectors', why: selectors.join('; '), fix: 'write label selectors as metav1 does (keys and values of labels)', code: 422, reason: 'Invalid' });
+    return deny({
+      object: who,
+      rule: 'policy.selector-invalid',
+      refused: 'the selectors',
+      why: selectors.join('; '),
+      fix: 'write label selectors as metav1 does (keys and values of labels)',
+      code: 422,
+      reason: 'Invalid',
+    });
   }
   const timeout = spec.approval?.timeout;
   if (timeout !== undefined && !((parseGoDuration(timeout) ?? 0) > 0)) {
-    return deny({ object: who, rule: 'policy.timeout-invalid', refused: `spec.approval.timeout "${timeout}"`, why: 'it is not a positive duration', fix: 'write hours, minutes and seconds, e.g. 4h, 90m, 1h30m', code: 422, reason: 'Invalid' });
+    return deny({
+      object: who,
+      rule: 'policy.timeout-invalid',
+      refused: `spec.approval.timeout "${timeout}"`,
+      why: 'it is not a positive duration',
+      fix: 'write hours, minutes and seconds, e.g. 4h, 90m, 1h30m',
+      code: 422,
+      reason: 'Invalid',
+    });
   }
   const warnings: string[] = [];
   if (spec.freeze) {
     const pause = parsePause(spec.freeze.pausedUntil);
     if (pause.kind === 'invalid' || pause.kind === 'none') {
-      return deny({ object: who, rule: 'policy.freeze-invalid', refused: `spec.freeze.pausedUntil "${spec.freeze.pausedUntil}"`, why: 'it is neither "true" nor an RFC 3339 time that exists', fix: 'write "true" (until the freeze is removed) or a time such as 2027-01-04T08:00:00Z', code: 422, reason: 'Invalid' });
+      return deny({
+        object: who,
+        rule: 'policy.freeze-invalid',
+        refused: `spec.freeze.pausedUntil "${spec.freeze.pausedUntil}"`,
+        why: 'it is neither "true" nor an RFC 3339 time that exists',
+        fix: 'write "true" (until the freeze is removed) or a time such as 2027-01-04T08:00:00Z',
+        code: 422,
+        reason: 'Invalid',
+      });
     }
     if (pause.kind === 'until' && pause.at <= now) {
-      warnings.push(ruled('policy.freeze-past', `${who}: spec.freeze.pausedUntil ${spec.freeze.pausedUntil} is past: the freeze holds nothing`));
+      warnings.push(
+        ruled('policy.freeze-past', `${who}: spec.freeze.pausedUntil ${spec.freeze.pausedUntil} is past: the freeze holds nothing`),
+      );
     }
   }
   return allow(warnings);
@@ -70,7 +122,9 @@ export function mutatePlanApproval(input: { operation: string; object: PlanAppro
       fix: 'leave spec.approver out (kubectl planwarden plan approve does)',
     });
   }
-  const patch: Operation[] = [{ op: 'add', path: '/spec/approver', value: { username: input.user.username, groups: [...input.user.groups] } }];
+  const patch: Operation[] = [
+    { op: 'add', path: '/spec/approver', value: { username: input.user.username, groups: [...input.user.groups] } },
+  ];
   return allow([], patch);
 }
 
@@ -82,21 +136,45 @@ export interface PlanApprovalFacts {
 }
 
 /** A PlanApproval write: never edited; created only as a valid decision on a waiting run. */
-export function admitPlanApproval(input: { operation: string; object: PlanApproval; oldObject?: PlanApproval; user: ApprovalAuthor; facts?: PlanApprovalFacts }): Verdict {
+export function admitPlanApproval(input: {
+  operation: string;
+  object: PlanApproval;
+  oldObject?: PlanApproval;
+  user: ApprovalAuthor;
+  facts?: PlanApprovalFacts;
+}): Verdict {
   const { object } = input;
   const who = objectRef('PlanApproval', object.metadata ?? {});
   if (input.operation === 'UPDATE') {
     return jsonEqual(object.spec, input.oldObject?.spec)
       ? allow()
-      : deny({ object: who, rule: 'approval.spec-immutable', refused: 'a change of spec', why: 'a decision is a record of what was decided', fix: 'create a new PlanApproval (a second decision by the same approver on one run is refused)' });
+      : deny({
+          object: who,
+          rule: 'approval.spec-immutable',
+          refused: 'a change of spec',
+          why: 'a decision is a record of what was decided',
+          fix: 'create a new PlanApproval (a second decision by the same approver on one run is refused)',
+        });
   }
   const approver = object.spec.approver;
   if (!approver || approver.username !== input.user.username) {
-    return deny({ object: who, rule: 'approval.approver-forged', refused: 'spec.approver', why: `it is not the request's user (${input.user.username})`, fix: 'leave spec.approver out: planwarden stamps it' });
+    return deny({
+      object: who,
+      rule: 'approval.approver-forged',
+      refused: 'spec.approver',
+      why: `it is not the request's user (${input.user.username})`,
+      fix: 'leave spec.approver out: planwarden stamps it',
+    });
   }
   const facts = input.facts;
   if (!facts) return allow();
-  const earlier = facts.approvals.filter((a) => a.spec.instance === object.spec.instance && a.spec.runID === object.spec.runID && a.spec.approver?.username === approver.username && a.metadata.name !== object.metadata.name).length;
+  const earlier = facts.approvals.filter(
+    (a) =>
+      a.spec.instance === object.spec.instance &&
+      a.spec.runID === object.spec.runID &&
+      a.spec.approver?.username === approver.username &&
+      a.metadata.name !== object.metadata.name,
+  ).length;
   const problem = approvalProblem({
     pending: facts.instance?.status?.pendingApproval,
     instance: `${object.metadata.namespace ?? ''}/${object.spec.instance}`,
@@ -108,30 +186,71 @@ export function admitPlanApproval(input: { operation: string; object: PlanApprov
     earlier,
   });
   if (!problem) return allow();
-  return deny({ object: who, rule: problem.rule, refused: `${object.spec.decision} of run ${object.spec.runID}`, why: problem.message, fix: problem.remedy, ...(problem.rule === 'approval.not-awaiting' || problem.rule === 'approval.stale-digest' ? { code: 409, reason: 'Conflict' as const } : {}) });
+  return deny({
+    object: who,
+    rule: problem.rule,
+    refused: `${object.spec.decision} of run ${object.spec.runID}`,
+    why: problem.message,
+    fix: problem.remedy,
+    ...(problem.rule === 'approval.not-awaiting' || problem.rule === 'approval.stale-digest'
+      ? { code: 409, reason: 'Conflict' as const }
+      : {}),
+  });
 }
 
 // --- Instance writes ---
 
 /** A break-glass on a trigger: who may use it, for which freezes (stamped), or a refusal. */
-export function judgeBreakGlass(input: { object: Instance; oldObject?: Instance; user: ApprovalAuthor; policies: readonly PlanPolicy[]; namespaceLabels: Record<string, string>; now: number; introducesRequest: boolean }): { verdict: Verdict; stamp?: { reason: string; policies: string[] } } {
+export function judgeBreakGlass(input: {
+  object: Instance;
+  oldObject?: Instance;
+  user: ApprovalAuthor;
+  policies: readonly PlanPolicy[];
+  namespaceLabels: Record<string, string>;
+  now: number;
+  introducesRequest: boolean;
+}): { verdict: Verdict; stamp?: { reason: string; policies: string[] } } {
   const reason = input.object.metadata?.annotations?.[BREAK_GLASS_ANNOTATION];
   if (reason === undefined || !input.introducesRequest) return { verdict: allow() };
   const who = objectRef('Instance', input.object.metadata ?? {});
   // A break-glass belongs to the write that sets it: one left on the Instance by an earlier
   // write is no one's now (another person's trigger, a rollout's) and is ignored.
   if (input.oldObject?.metadata?.annotations?.[BREAK_GLASS_ANNOTATION] === reason) {
-    return { verdict: allow([ruled('instance.break-glass-unused', `${who}: annotation ${BREAK_GLASS_ANNOTATION} was set by an earlier write and is ignored; to break a freeze with this write, set a new reason`)]) };
+    return {
+      verdict: allow([
+        ruled(
+          'instance.break-glass-unused',
+          `${who}: annotation ${BREAK_GLASS_ANNOTATION} was set by an earlier write and is ignored; to break a freeze with this write, set a new reason`,
+        ),
+      ]),
+    };
   }
-  const subject: Subject = { namespace: { name: input.object.metadata.namespace ?? '', labels: input.namespaceLabels }, instanceLabels: input.object.metadata.labels ?? {} };
+  const subject: Subject = {
+    namespace: { name: input.object.metadata.namespace ?? '', labels: input.namespaceLabels },
+    instanceLabels: input.object.metadata.labels ?? {},
+  };
   // Freezes in force over the Instance, whatever the plan: break-glass is judged on the write.
   const { passes, refused } = breakGlassPolicies(input.policies, subject, input.user.groups, input.now);
   const frozen = [...passes, ...refused];
   if (reason.trim() === '') {
-    return { verdict: deny({ object: who, rule: 'instance.break-glass-forbidden', refused: `annotation ${BREAK_GLASS_ANNOTATION}`, why: 'it has no reason', fix: `write why: ${BREAK_GLASS_ANNOTATION}: "<ticket and reason>"`, code: 422, reason: 'Invalid' }) };
+    return {
+      verdict: deny({
+        object: who,
+        rule: 'instance.break-glass-forbidden',
+        refused: `annotation ${BREAK_GLASS_ANNOTATION}`,
+        why: 'it has no reason',
+        fix: `write why: ${BREAK_GLASS_ANNOTATION}: "<ticket and reason>"`,
+        code: 422,
+        reason: 'Invalid',
+      }),
+    };
   }
   if (frozen.length === 0) {
-    return { verdict: allow([ruled('instance.break-glass-unused', `${who}: annotation ${BREAK_GLASS_ANNOTATION} is ignored: no freeze holds this Instance now`)]) };
+    return {
+      verdict: allow([
+        ruled('instance.break-glass-unused', `${who}: annotation ${BREAK_GLASS_ANNOTATION} is ignored: no freeze holds this Instance now`),
+      ]),
+    };
   }
   if (passes.length === 0) {
     return {
@@ -144,16 +263,31 @@ export function judgeBreakGlass(input: { object: Instance; oldObject?: Instance;
       }),
     };
   }
-  const warnings = [ruled('instance.break-glass-used', `${who}: BREAK-GLASS by ${input.user.username} passes the freeze of ${passes.join(', ')} ("${reason}"); this is recorded on the run, in an Event and a metric`)];
-  if (refused.length > 0) warnings.push(`${who}: the freeze of ${refused.join(', ')} still holds: ${input.user.username} is not in its breakGlass groups`);
+  const warnings = [
+    ruled(
+      'instance.break-glass-used',
+      `${who}: BREAK-GLASS by ${input.user.username} passes the freeze of ${passes.join(', ')} ("${reason}"); this is recorded on the run, in an Event and a metric`,
+    ),
+  ];
+  if (refused.length > 0)
+    warnings.push(`${who}: the freeze of ${refused.join(', ')} still holds: ${input.user.username} is not in its breakGlass groups`);
   return { verdict: allow(warnings), stamp: { reason, policies: passes } };
 }
 
 /** A schedule of a plan that needs approval: refused (a tick cannot wait for a person). */
-export function admitGovernedSchedules(input: { object: Instance; oldObject?: Instance; policies: readonly PlanPolicy[]; namespaceLabels: Record<string, string>; now: number }): Verdict {
+export function admitGovernedSchedules(input: {
+  object: Instance;
+  oldObject?: Instance;
+  policies: readonly PlanPolicy[];
+  namespaceLabels: Record<string, string>;
+  now: number;
+}): Verdict {
   const schedules = input.object.spec?.schedules ?? [];
   const before = new Map((input.oldObject?.spec?.schedules ?? []).map((s) => [s.name, s]));
-  const subject: Subject = { namespace: { name: input.object.metadata.namespace ?? '', labels: input.namespaceLabels }, instanceLabels: input.object.metadata.labels ?? {} };
+  const subject: Subject = {
+    namespace: { name: input.object.metadata.namespace ?? '', labels: input.namespaceLabels },
+    instanceLabels: input.object.metadata.labels ?? {},
+  };
   for (const s of schedules) {
     if (s.suspend === true) continue;
     const old = before.get(s.name);

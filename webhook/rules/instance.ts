@@ -89,7 +89,6 @@ function objectOf(ctx: InstanceAdmissionContext): string {
   return objectRef('Instance', ctx.object.metadata);
 }
 
-
 function namespaceOf(ctx: InstanceAdmissionContext): string | undefined {
   return ctx.object.metadata.namespace ?? ctx.oldObject?.metadata.namespace;
 }
@@ -297,7 +296,10 @@ export type PolicyBackedRule = InstanceRule & { readonly checks: readonly Trigge
  * The checks it carries are the ones it runs: the order test holds the webhook's order of
  * policy checks to the controller's REQUEST_CHECKS by what the rules run, not by a list kept beside them.
  */
-function policyBacked(checks: readonly TriggerCheck[], after?: (ctx: InstanceAdmissionContext, verdict: Verdict) => Verdict): PolicyBackedRule {
+function policyBacked(
+  checks: readonly TriggerCheck[],
+  after?: (ctx: InstanceAdmissionContext, verdict: Verdict) => Verdict,
+): PolicyBackedRule {
   const rule = (ctx: InstanceAdmissionContext) => {
     const verdict = policyRule(ctx, ...checks);
     return after ? after(ctx, verdict) : verdict;
@@ -367,9 +369,7 @@ export function upgradePreChecks(ctx: InstanceAdmissionContext): Verdict {
   const planRef = objectRef('UpdatePlan', plan.metadata);
   const analyzed = (plan.status?.conditions ?? []).find((c) => c.type === 'Analyzed');
   if (analyzed?.status !== 'True') {
-    const state = analyzed
-      ? `Analyzed=${analyzed.status}${analyzed.reason ? ` (${analyzed.reason})` : ''}`
-      : 'no Analyzed condition yet';
+    const state = analyzed ? `Analyzed=${analyzed.status}${analyzed.reason ? ` (${analyzed.reason})` : ''}` : 'no Analyzed condition yet';
     return deny({
       rule: 'instance.upgrade-analysis-pending',
       object: objectOf(ctx),
@@ -408,9 +408,7 @@ export function planExecutionAtCreate(ctx: InstanceAdmissionContext): Verdict {
   if (pe.abort === true) return allow(['spec.planExecution.abort is ignored at creation: no plan is running yet']);
   const ov = ctx.operatorVersion?.spec;
   if (!ov || !hasPlan(ov, pe.planName) || pe.planName === 'cleanup' || pe.planName === 'deploy') return allow();
-  return allow([
-    clipText(`spec.planExecution (plan "${pe.planName}") is recorded as consumed at creation: only deploy runs now`),
-  ]);
+  return allow([clipText(`spec.planExecution (plan "${pe.planName}") is recorded as consumed at creation: only deploy runs now`)]);
 }
 
 /** A warning for a manual trigger that reuses the id of an earlier run of its plan. */
@@ -477,7 +475,7 @@ export function requesterStampIntact(ctx: InstanceAdmissionContext): Verdict {
     rule: 'instance.requested-by-forged',
     object: objectOf(ctx),
     refused: `annotation ${REQUESTED_BY_ANNOTATION}`,
-    why: 'it records who asked for each run, and only planwarden\'s mutating webhook writes it (from the admission request\'s user)',
+    why: "it records who asked for each run, and only planwarden's mutating webhook writes it (from the admission request's user)",
     fix: `leave annotation ${REQUESTED_BY_ANNOTATION} as stored (or remove it from what you apply)`,
     code: 422,
     reason: 'Invalid',
@@ -509,9 +507,7 @@ export function undeclaredParameters(ctx: InstanceAdmissionContext): Verdict {
       .filter((k) => !declared.includes(k))
       .map((k) => {
         const guess = closestName(k, declared);
-        return clipText(
-          `parameter ${k} is not declared by OperatorVersion "${newOvName(ctx)}"${guess ? `; did you mean ${guess}?` : ''}`,
-        );
+        return clipText(`parameter ${k} is not declared by OperatorVersion "${newOvName(ctx)}"${guess ? `; did you mean ${guess}?` : ''}`);
       }),
   );
 }

@@ -61,7 +61,8 @@ export function requesterPatch(ctx: InstanceAdmissionContext, filledId: string |
     return [];
   }
   const annotations: unknown = ctx.object.metadata?.annotations;
-  const current = isObject(annotations) && typeof annotations[REQUESTED_BY_ANNOTATION] === 'string' ? (annotations[REQUESTED_BY_ANNOTATION]) : undefined;
+  const current =
+    isObject(annotations) && typeof annotations[REQUESTED_BY_ANNOTATION] === 'string' ? annotations[REQUESTED_BY_ANNOTATION] : undefined;
   const present = isObject(annotations) && Object.hasOwn(annotations, REQUESTED_BY_ANNOTATION);
   if (current === expected && (present || expected === undefined)) return [];
   if (expected === undefined) return present ? [{ op: 'remove', path: REQUESTED_BY_PATH }] : [];
@@ -90,14 +91,20 @@ export const SCHEDULE_EDITS_PATH = `/metadata/annotations/${pointer(SCHEDULE_EDI
 export function scheduleEditsPatch(ctx: InstanceAdmissionContext, earlier: readonly Operation[]): Operation[] {
   if (ctx.operation !== 'CREATE' && ctx.operation !== 'UPDATE') return [];
   if (!isObject(ctx.object?.spec) || !isObject(ctx.object.metadata)) return [];
-  const expected = expectedScheduleEdits(ctx.operation === 'UPDATE' && isObject(ctx.oldObject?.metadata) ? ctx.oldObject : undefined, ctx.object, ctx.now);
+  const expected = expectedScheduleEdits(
+    ctx.operation === 'UPDATE' && isObject(ctx.oldObject?.metadata) ? ctx.oldObject : undefined,
+    ctx.object,
+    ctx.now,
+  );
   const annotations: unknown = ctx.object.metadata.annotations;
   const present = isObject(annotations) && Object.hasOwn(annotations, SCHEDULE_EDITS_ANNOTATION);
-  const current = present ? (annotations)[SCHEDULE_EDITS_ANNOTATION] : undefined;
+  const current = present ? annotations[SCHEDULE_EDITS_ANNOTATION] : undefined;
   if (current === expected) return [];
   if (expected === undefined) return present ? [{ op: 'remove', path: SCHEDULE_EDITS_PATH }] : [];
   const hasObject = isObject(annotations) || earlier.some((op) => op.op === 'add' && op.path === '/metadata/annotations');
-  return hasObject ? [{ op: 'add', path: SCHEDULE_EDITS_PATH, value: expected }] : [{ op: 'add', path: '/metadata/annotations', value: { [SCHEDULE_EDITS_ANNOTATION]: expected } }];
+  return hasObject
+    ? [{ op: 'add', path: SCHEDULE_EDITS_PATH, value: expected }]
+    : [{ op: 'add', path: '/metadata/annotations', value: { [SCHEDULE_EDITS_ANNOTATION]: expected } }];
 }
 
 export const FINALIZERS_PATH = '/metadata/finalizers';

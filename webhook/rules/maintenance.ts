@@ -90,7 +90,13 @@ export function maintenanceValid(ctx: InstanceAdmissionContext): Verdict {
 }
 
 /** A plan name in maintenance.plans or a schedule: one the OperatorVersion has, never cleanup. */
-function planNameRefusal(ctx: InstanceAdmissionContext, ov: OperatorVersionSpec, field: string, plan: string, rules: { unknown: RuleId; cleanup: RuleId }): Verdict | undefined {
+function planNameRefusal(
+  ctx: InstanceAdmissionContext,
+  ov: OperatorVersionSpec,
+  field: string,
+  plan: string,
+  rules: { unknown: RuleId; cleanup: RuleId },
+): Verdict | undefined {
   if (plan === 'cleanup') {
     return deny({
       rule: rules.cleanup,
@@ -122,7 +128,10 @@ export function maintenancePlansKnown(ctx: InstanceAdmissionContext): Verdict {
   if (!ov || (!changed(ctx, 'maintenance') && !ovChanged(ctx))) return allow();
   const plans = ctx.object.spec.maintenance?.plans ?? [];
   for (const [i, plan] of plans.entries()) {
-    const refusal = planNameRefusal(ctx, ov, `spec.maintenance.plans[${i}]`, plan, { unknown: MAINTENANCE_RULES.maintenanceUnknownPlan, cleanup: MAINTENANCE_RULES.maintenanceCleanup });
+    const refusal = planNameRefusal(ctx, ov, `spec.maintenance.plans[${i}]`, plan, {
+      unknown: MAINTENANCE_RULES.maintenanceUnknownPlan,
+      cleanup: MAINTENANCE_RULES.maintenanceCleanup,
+    });
     if (refusal) return refusal;
   }
   return allow();
@@ -133,17 +142,32 @@ export function maintenancePlansKnown(ctx: InstanceAdmissionContext): Verdict {
  * value fits its declaration, judged as a manual trigger's are (shared/plan/policy.ts
  * perRunValueProblem) and worded for the schedule.
  */
-export function perRunValuesRefusal(ov: OperatorVersionSpec, values: Record<string, string>): { name: string; why: string; fix: string } | undefined {
+export function perRunValuesRefusal(
+  ov: OperatorVersionSpec,
+  values: Record<string, string>,
+): { name: string; why: string; fix: string } | undefined {
   const p = perRunValueProblem(ov, values);
   if (!p) return undefined;
   const { name } = p;
   switch (p.kind) {
     case 'undeclared':
-      return { name, why: `the OperatorVersion declares no parameter ${name}`, fix: `remove it${p.guess ? ` (did you mean ${p.guess}?)` : ''}` };
+      return {
+        name,
+        why: `the OperatorVersion declares no parameter ${name}`,
+        fix: `remove it${p.guess ? ` (did you mean ${p.guess}?)` : ''}`,
+      };
     case 'not-per-run':
-      return { name, why: `parameter ${name} is not declared perRun: true, so a run cannot be given its own value`, fix: `remove it, or set spec.parameters.${name} for every run` };
+      return {
+        name,
+        why: `parameter ${name} is not declared perRun: true, so a run cannot be given its own value`,
+        fix: `remove it, or set spec.parameters.${name} for every run`,
+      };
     default:
-      return { name, why: `${showValue(p.value)} does not fit ${name} (${describeDeclaration(p.decl)}): ${p.problem}`, fix: `give a value that fits the declaration` };
+      return {
+        name,
+        why: `${showValue(p.value)} does not fit ${name} (${describeDeclaration(p.decl)}): ${p.problem}`,
+        fix: `give a value that fits the declaration`,
+      };
   }
 }
 
@@ -172,7 +196,10 @@ export function schedulesValid(ctx: InstanceAdmissionContext): Verdict {
     if (problem && changed(ctx, 'schedules')) return problemDenial(ctx, ruleOf(problem, MAINTENANCE_RULES.scheduleInvalid), problem);
     const ov = ctx.operatorVersion?.spec;
     if (!ov) continue;
-    const refusal = planNameRefusal(ctx, ov, `spec.schedules[${i}].plan`, s.plan, { unknown: MAINTENANCE_RULES.scheduleUnknownPlan, cleanup: MAINTENANCE_RULES.scheduleCleanup });
+    const refusal = planNameRefusal(ctx, ov, `spec.schedules[${i}].plan`, s.plan, {
+      unknown: MAINTENANCE_RULES.scheduleUnknownPlan,
+      cleanup: MAINTENANCE_RULES.scheduleCleanup,
+    });
     if (refusal) return refusal;
     const values = perRunValuesRefusal(ov, s.parameters ?? {});
     if (values) {
@@ -199,7 +226,12 @@ export function heldTriggerWarning(ctx: InstanceAdmissionContext): Verdict {
   if (!m) return allow();
   const now = Date.parse(ctx.now);
   const introduced = () => factsOf(ctx).introduced;
-  const plans = ctx.operation === 'CREATE' ? (ctx.operatorVersion?.spec.plans?.deploy ? ['deploy'] : []) : [...new Set(introduced().map((r) => r.plan))];
+  const plans =
+    ctx.operation === 'CREATE'
+      ? ctx.operatorVersion?.spec.plans?.deploy
+        ? ['deploy']
+        : []
+      : [...new Set(introduced().map((r) => r.plan))];
   const warnings: string[] = [];
   for (const plan of plans) {
     const hold = maintenanceHold(m, plan, now);
@@ -219,4 +251,10 @@ export function calendarWarning(ctx: InstanceAdmissionContext): Verdict {
   return allow(calendarWarnings(m, schedules, Date.parse(ctx.now)).map((w) => clipText(`${w.message} [rule ${rules[w.kind]}]`, 240)));
 }
 
-export const MAINTENANCE_ADMISSION_RULES = [maintenanceValid, maintenancePlansKnown, schedulesValid, heldTriggerWarning, calendarWarning] as const;
+export const MAINTENANCE_ADMISSION_RULES = [
+  maintenanceValid,
+  maintenancePlansKnown,
+  schedulesValid,
+  heldTriggerWarning,
+  calendarWarning,
+] as const;

@@ -36,7 +36,12 @@ export function optsOut(annotations: Record<string, string> | undefined): boolea
  * Whether the writer's right to opt out must be asked: the new object opts out, and the write
  * is an upgrade (where it counts), a creation, or a write that sets it.
  */
-export function optOutToJudge(operation: string, object: Instance | undefined, oldObject: Instance | undefined, upgrading: boolean): boolean {
+export function optOutToJudge(
+  operation: string,
+  object: Instance | undefined,
+  oldObject: Instance | undefined,
+  upgrading: boolean,
+): boolean {
   if (operation !== 'CREATE' && operation !== 'UPDATE') return false;
   if (!optsOut(object?.metadata?.annotations)) return false;
   return upgrading || operation === 'CREATE' || !optsOut(oldObject?.metadata?.annotations);

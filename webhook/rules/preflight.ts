@@ -118,17 +118,36 @@ export interface PreflightCheck {
  * The first part of the preflight, which needs no answers: allowed when the write starts no
  * plan, refused when the plan cannot render with these values, otherwise what to ask about.
  */
-export function preflightPlanOf(ctx: InstanceAdmissionContext, tenancy: TenancyAllowance = NO_ALLOWANCE): { verdict: Verdict } | { check: PreflightCheck } {
+export function preflightPlanOf(
+  ctx: InstanceAdmissionContext,
+  tenancy: TenancyAllowance = NO_ALLOWANCE,
+): { verdict: Verdict } | { check: PreflightCheck } {
   const run = runToCheck(ctx);
   if (!run) return { verdict: allow() };
   const namespace = ctx.object.metadata.namespace ?? ctx.oldObject?.metadata.namespace ?? '';
   const instance = { name: ctx.object.metadata.name ?? '', namespace };
   const object = objectRef('Instance', { ...ctx.object.metadata, namespace });
-  const what = ctx.operation === 'CREATE' ? 'creation' : upgradeTarget(ctx) ? `upgrade to OperatorVersion "${upgradeTarget(ctx)}"` : `run of plan "${run.plan}"`;
+  const what =
+    ctx.operation === 'CREATE'
+      ? 'creation'
+      : upgradeTarget(ctx)
+        ? `upgrade to OperatorVersion "${upgradeTarget(ctx)}"`
+        : `run of plan "${run.plan}"`;
   const identity = ctx.operatorVersion ? renderIdentity(ctx.operatorVersion) : undefined;
   // Where objects may land: what the OperatorVersion declares and the cluster admin allows (as at its admission).
-  const allowed = { crossNamespace: run.ov.crossNamespace === true && tenancy.allowCrossNamespace, clusterScoped: run.ov.clusterScoped === true && tenancy.allowClusterScoped };
-  const { tasks, problems } = preflightPlan({ ov: run.ov, plan: run.plan, values: run.values, instance, paramTypes: parameterTypesOf(run.ov.parameters), ...(identity ? { identity } : {}), tenancy: allowed });
+  const allowed = {
+    crossNamespace: run.ov.crossNamespace === true && tenancy.allowCrossNamespace,
+    clusterScoped: run.ov.clusterScoped === true && tenancy.allowClusterScoped,
+  };
+  const { tasks, problems } = preflightPlan({
+    ov: run.ov,
+    plan: run.plan,
+    values: run.values,
+    instance,
+    paramTypes: parameterTypesOf(run.ov.parameters),
+    ...(identity ? { identity } : {}),
+    tenancy: allowed,
+  });
   if (problems.length > 0) {
     const shown = problems.slice(0, 3).map(describeProblem);
     const more = problems.length > 3 ? ` and ${problems.length - 3} more` : '';
@@ -145,7 +164,7 @@ export function preflightPlanOf(ctx: InstanceAdmissionContext, tenancy: TenancyA
         fix:
           parameter && parameter.kind === 'render'
             ? `set spec.parameters.${parameter.parameter} (or fix the OperatorVersion's template)`
-            : 'change the values so that every object gets a valid name, namespace and labels (or fix the OperatorVersion\'s templates)',
+            : "change the values so that every object gets a valid name, namespace and labels (or fix the OperatorVersion's templates)",
         code: 422,
         reason: 'Invalid',
       }),
@@ -158,7 +177,8 @@ export function preflightPlanOf(ctx: InstanceAdmissionContext, tenancy: TenancyA
 export function kindsNamed(tasks: readonly PlannedTask[]): { apiVersion: string; kind: string }[] {
   const pairs = new Map<string, { apiVersion: string; kind: string }>();
   for (const t of tasks) {
-    for (const r of [...t.objects.map((o) => o.object), ...(t.waitFor ? [t.waitFor] : [])]) pairs.set(kindKey(r.apiVersion, r.kind), { apiVersion: r.apiVersion, kind: r.kind });
+    for (const r of [...t.objects.map((o) => o.object), ...(t.waitFor ? [t.waitFor] : [])])
+      pairs.set(kindKey(r.apiVersion, r.kind), { apiVersion: r.apiVersion, kind: r.kind });
   }
   return [...pairs.values()];
 }
@@ -169,7 +189,10 @@ export const kindKey = (apiVersion: string, kind: string): string => `${apiVersi
  * The served-versions check: refused when an object's kind is served by no version the
  * cluster has; undefined (nothing to say) otherwise, also when discovery failed or was late.
  */
-export function servedKindsVerdict(check: PreflightCheck, notServed: readonly KindNotServed[] | undefined | 'timeout'): Verdict | undefined {
+export function servedKindsVerdict(
+  check: PreflightCheck,
+  notServed: readonly KindNotServed[] | undefined | 'timeout',
+): Verdict | undefined {
   const refused = notServed === 'timeout' ? [] : (notServed ?? []).filter((n) => n.severity === 'error');
   if (refused.length === 0) return undefined;
   const shown = refused.slice(0, 3).map((n) => `task ${n.task}, ${n.message}`);
@@ -178,7 +201,7 @@ export function servedKindsVerdict(check: PreflightCheck, notServed: readonly Ki
     object: check.object,
     refused: check.what,
     why: `plan "${check.plan}" would fail: ${shown.join('; ')}${refused.length > 3 ? ` and ${refused.length - 3} more` : ''}`,
-    fix: 'change the apiVersion in the OperatorVersion\'s templates to one the cluster serves (planwarden never rewrites it), or install what serves it',
+    fix: "change the apiVersion in the OperatorVersion's templates to one the cluster serves (planwarden never rewrites it), or install what serves it",
     code: 422,
     reason: 'Invalid',
   });
@@ -195,12 +218,20 @@ export interface AccessQuestions {
   unknownKinds: string[];
 }
 
-export function accessQuestions(check: PreflightCheck, serviceAccount: string, kindOf: (apiVersion: string, kind: string) => KindInfo | undefined, controllerUser?: string): AccessQuestions {
+export function accessQuestions(
+  check: PreflightCheck,
+  serviceAccount: string,
+  kindOf: (apiVersion: string, kind: string) => KindInfo | undefined,
+  controllerUser?: string,
+): AccessQuestions {
   const needs = tasksNeeds(check.plan, check.tasks, check.instance, kindOf);
   // instances/finalizers is needed only where the OwnerReferencesPermissionEnforcement
   // admission plugin runs, which the webhook cannot see: a plan that would work must not
   // be refused, so the preflight leaves that rule to `kubectl planwarden rbac`.
-  const rules = [...secretReadRules(check.secrets, check.namespace), ...allRules(needs).filter((r) => r.resource !== OWNER_FINALIZERS_RESOURCE)];
+  const rules = [
+    ...secretReadRules(check.secrets, check.namespace),
+    ...allRules(needs).filter((r) => r.resource !== OWNER_FINALIZERS_RESOURCE),
+  ];
   return {
     subject: serviceAccountSubject(check.namespace, serviceAccount),
     rights: rules.map((rule) => ({
@@ -214,7 +245,9 @@ export function accessQuestions(check: PreflightCheck, serviceAccount: string, k
         ...(rule.resourceName ? { name: rule.resourceName } : {}),
       },
     })),
-    ...(controllerUser === undefined ? {} : { controller: { subject: controllerSubject(controllerUser), attributes: impersonationOf(check.namespace, serviceAccount) } }),
+    ...(controllerUser === undefined
+      ? {}
+      : { controller: { subject: controllerSubject(controllerUser), attributes: impersonationOf(check.namespace, serviceAccount) } }),
     unknownKinds: [...new Set(needs.unknownKinds.map((u) => `${u.kind} (${u.apiVersion})`))],
   };
 }
@@ -230,10 +263,20 @@ export interface AccessAnswers {
 }
 
 /** The access part of the preflight, from the answers ('timeout': they did not come in time). */
-export function accessVerdict(ctx: InstanceAdmissionContext, check: PreflightCheck, serviceAccount: string, controllerUser: string | undefined, checked: AccessAnswers | 'timeout'): Verdict {
+export function accessVerdict(
+  ctx: InstanceAdmissionContext,
+  check: PreflightCheck,
+  serviceAccount: string,
+  controllerUser: string | undefined,
+  checked: AccessAnswers | 'timeout',
+): Verdict {
   const { plan, namespace, object, what } = check;
   if (checked === 'timeout') {
-    return allow([clipText(`the rights of ServiceAccount "${serviceAccount}" for plan "${plan}" could not be checked in time; the plan runs with them as they are`)]);
+    return allow([
+      clipText(
+        `the rights of ServiceAccount "${serviceAccount}" for plan "${plan}" could not be checked in time; the plan runs with them as they are`,
+      ),
+    ]);
   }
   if (!checked.exists) {
     return deny({
@@ -263,14 +306,20 @@ export function accessVerdict(ctx: InstanceAdmissionContext, check: PreflightChe
       reason: 'Forbidden',
     });
   }
-  const warnings = checked.unknownKinds.map((k) => clipText(`plan "${plan}" uses ${k}, which the API server does not serve (yet); its rights were not checked`));
+  const warnings = checked.unknownKinds.map((k) =>
+    clipText(`plan "${plan}" uses ${k}, which the API server does not serve (yet); its rights were not checked`),
+  );
   const unknown = checked.answers.flatMap((a) => (a.answer.kind === 'unknown' ? [a.answer.reason] : []));
   if (unknown.length > 0) warnings.push(clipText(`some rights of ServiceAccount "${serviceAccount}" could not be checked (${unknown[0]})`));
   const missing = checked.answers.filter((a) => a.answer.kind === 'denied').map((a) => a.rule);
-  const unreadable = missing.filter((r) => r.resource === 'secrets' && r.verb === 'get' && check.secrets.some(([, ref]) => ref.name === r.resourceName));
+  const unreadable = missing.filter(
+    (r) => r.resource === 'secrets' && r.verb === 'get' && check.secrets.some(([, ref]) => ref.name === r.resourceName),
+  );
   if (unreadable.length > 0) {
     const names = unreadable.map((r) => r.resourceName ?? '');
-    const params = check.secrets.filter(([, ref]) => names.includes(ref.name)).map(([p, ref]) => `${p} (Secret ${ref.name}, key ${ref.key})`);
+    const params = check.secrets
+      .filter(([, ref]) => names.includes(ref.name))
+      .map(([p, ref]) => `${p} (Secret ${ref.name}, key ${ref.key})`);
     return deny({
       rule: SECRET_PARAMETER_RULES.notReadable,
       object,

@@ -35,7 +35,9 @@ export function secretParameters(ctx: InstanceAdmissionContext): Verdict {
   const ovName = spec.operatorVersion.name;
   const secret = secretParameterNames(ov);
 
-  const twice = changed(ctx, (s) => [s.parameters, s.parametersFrom]) ? keys(spec.parametersFrom).filter((n) => Object.hasOwn(spec.parameters ?? {}, n)) : [];
+  const twice = changed(ctx, (s) => [s.parameters, s.parametersFrom])
+    ? keys(spec.parametersFrom).filter((n) => Object.hasOwn(spec.parameters ?? {}, n))
+    : [];
   if (twice.length > 0) {
     return deny({
       rule: SECRET_PARAMETER_RULES.twice,
@@ -49,8 +51,10 @@ export function secretParameters(ctx: InstanceAdmissionContext): Verdict {
   }
 
   const written: [string, string][] = [];
-  if (changed(ctx, (s) => s.parameters)) for (const n of keys(spec.parameters)) if (secret.has(n)) written.push([n, `spec.parameters.${n}`]);
-  if (changed(ctx, (s) => s.planExecution)) for (const n of keys(spec.planExecution?.parameters)) if (secret.has(n)) written.push([n, `spec.planExecution.parameters.${n}`]);
+  if (changed(ctx, (s) => s.parameters))
+    for (const n of keys(spec.parameters)) if (secret.has(n)) written.push([n, `spec.parameters.${n}`]);
+  if (changed(ctx, (s) => s.planExecution))
+    for (const n of keys(spec.planExecution?.parameters)) if (secret.has(n)) written.push([n, `spec.planExecution.parameters.${n}`]);
   if (changed(ctx, (s) => s.schedules)) {
     (spec.schedules ?? []).forEach((sch, i) => {
       for (const n of keys(sch.parameters)) if (secret.has(n)) written.push([n, `spec.schedules[${i}].parameters.${n}`]);

@@ -33,7 +33,6 @@ export interface UpdatePlanContext {
   reportedInsights: readonly ReportedInsight[];
 }
 
-
 function planName(ctx: UpdatePlanContext): string {
   return objectRef('UpdatePlan', ctx.object.metadata);
 }
@@ -57,7 +56,11 @@ export function reportedInsightsOf(plans: readonly (UpdatePlan | undefined)[]): 
  * The acceptances new to the spec (not stored before) that name no insight in `reported`
  * nor in this object's or its old version's status.
  */
-function unreportedAcceptances(object: UpdatePlan, oldObject: UpdatePlan | undefined, reported: readonly ReportedInsight[]): AcceptedInsight[] {
+function unreportedAcceptances(
+  object: UpdatePlan,
+  oldObject: UpdatePlan | undefined,
+  reported: readonly ReportedInsight[],
+): AcceptedInsight[] {
   const known = new Set([...reported, ...reportedInsightsOf([object, oldObject])].map(pairKey));
   const stored = new Set((oldObject?.spec.acceptedInsights ?? []).map(pairKey));
   return (object.spec.acceptedInsights ?? []).filter((e) => !stored.has(pairKey(e)) && !known.has(pairKey(e)));
@@ -191,11 +194,5 @@ export function acceptedInsightsReported(ctx: UpdatePlanContext): Verdict {
 /** The validating webhook for UpdatePlans (uniqueness as the list shows it; a race is settled by age, shared/updatePlanHolder.ts). */
 export function admitUpdatePlan(ctx: UpdatePlanContext): Verdict {
   if (ctx.operation === 'DELETE') return allow();
-  return combine([
-    targetReleaseImmutable(ctx),
-    targetReleaseUnique(ctx),
-    acceptedInsightsDistinct(ctx),
-    acceptedInsightsReported(ctx),
-  ]);
+  return combine([targetReleaseImmutable(ctx), targetReleaseUnique(ctx), acceptedInsightsDistinct(ctx), acceptedInsightsReported(ctx)]);
 }
-

@@ -18,10 +18,11 @@ async function statusCalls(): Promise<{ validate: number; mutate: number }> {
   const stack = testStack();
   const body = await webhookMetricsText(stack.webhookUrl, stack.caPem);
   const sum = (path: string) =>
-    [...body.matchAll(new RegExp(String.raw`^planwarden_admission_requests_total\{webhook="${path}",operation="[A-Z]+",verdict="[a-z]+"\} (\d+)$`, 'gm'))].reduce(
-      (n, m) => n + Number(m[1]),
-      0,
-    );
+    [
+      ...body.matchAll(
+        new RegExp(String.raw`^planwarden_admission_requests_total\{webhook="${path}",operation="[A-Z]+",verdict="[a-z]+"\} (\d+)$`, 'gm'),
+      ),
+    ].reduce((n, m) => n + Number(m[1]), 0);
   return { validate: sum('/validate/instances-status'), mutate: sum('/mutate/instances-status') };
 }
 
@@ -40,7 +41,10 @@ describe('API server: status.observedGeneration never decreases (CRD transition 
   this.timeout(60_000);
   const ns = useNamespace('status-rules');
   let kube: KubeClient;
-  const withObservedGeneration = (i: Instance, observedGeneration: number): Instance => ({ ...i, status: { ...i.status, observedGeneration } });
+  const withObservedGeneration = (i: Instance, observedGeneration: number): Instance => ({
+    ...i,
+    status: { ...i.status, observedGeneration },
+  });
 
   before(async function () {
     kube = createKubeClient({ kubeConfig: kubeConfig(), userAgent: 'planwarden-status-rules-test' });
@@ -50,7 +54,11 @@ describe('API server: status.observedGeneration never decreases (CRD transition 
   it("refuses a decrease where no webhook is called (the controller's own status writes), with the rule id", async function () {
     // The status webhooks skip the controller's username (matchCondition not-the-controller):
     // its writes are judged by the API server's CEL rule alone.
-    const asController = createKubeClient({ kubeConfig: kubeConfig(), userAgent: 'planwarden-status-rules-test', impersonateUser: DEFAULT_CONTROLLER_USER });
+    const asController = createKubeClient({
+      kubeConfig: kubeConfig(),
+      userAgent: 'planwarden-status-rules-test',
+      impersonateUser: DEFAULT_CONTROLLER_USER,
+    });
     const created = await kube.create(instance('regress', ns(), 'app-1.0.0', {}, { [TEST_CONTROLLER_LABEL]: 'none' }));
     const before = await statusCalls();
     const at1 = await asController.replace(withObservedGeneration(created, 1), { subresource: 'status' });

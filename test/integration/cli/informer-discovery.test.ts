@@ -23,10 +23,14 @@ function cli(args: string[]) {
 }
 
 const shapes: { says: string; discovery: unknown; handlers: string[] }[] = [
-  { says: 'the seed\'s own words', discovery: { apiLevel: 'v1alpha1', handlers: ['status', 'plan'] }, handlers: ['status', 'plan'] },
+  { says: "the seed's own words", discovery: { apiLevel: 'v1alpha1', handlers: ['status', 'plan'] }, handlers: ['status', 'plan'] },
   {
     says: 'the envelope of the insight answers',
-    discovery: { apiVersion: SEED, kind: 'DiscoveryResponse', spec: { apiLevel: 'v1alpha1', handlers: ['updatePlanInsights', 'updateInsights'] } },
+    discovery: {
+      apiVersion: SEED,
+      kind: 'DiscoveryResponse',
+      spec: { apiLevel: 'v1alpha1', handlers: ['updatePlanInsights', 'updateInsights'] },
+    },
     handlers: ['updatePlanInsights', 'updateInsights'],
   },
 ];
@@ -43,21 +47,38 @@ for (const [index, shape] of shapes.entries()) {
         responses: (kind) => {
           if (kind === 'discovery') return { json: shape.discovery };
           if (kind === 'updateInsights') {
-            return { json: { apiVersion: SEED, kind: 'UpdateInsightsResponse', status: { response: 'Success' }, spec: { insights: [{ uid: 'node-reboot', impact: { level: 'status', summary: 'Node rebooting' } }] } } };
+            return {
+              json: {
+                apiVersion: SEED,
+                kind: 'UpdateInsightsResponse',
+                status: { response: 'Success' },
+                spec: { insights: [{ uid: 'node-reboot', impact: { level: 'status', summary: 'Node rebooting' } }] },
+              },
+            };
           }
           return {
             json: {
               apiVersion: SEED,
               kind: 'UpdateInsightsResponse',
               status: { response: 'Success' },
-              spec: { insights: [{ uid: 'pdb-drain', impact: { level: 'warning', type: 'api-availability', summary: 'a PodDisruptionBudget blocks the drain' } }] },
+              spec: {
+                insights: [
+                  {
+                    uid: 'pdb-drain',
+                    impact: { level: 'warning', type: 'api-availability', summary: 'a PodDisruptionBudget blocks the drain' },
+                  },
+                ],
+              },
             },
           };
         },
       });
       informerName = `${ns()}-informer`;
       await kubectlOk(['apply', '-f', '-'], { input: json(updateInformer(informerName, informer)) });
-      for (const [name, version] of [['disc-1.0.0', '1.0.0'], ['disc-2.0.0', '2.0.0']] as const) {
+      for (const [name, version] of [
+        ['disc-1.0.0', '1.0.0'],
+        ['disc-2.0.0', '2.0.0'],
+      ] as const) {
         await kubectlOk(['apply', '-f', '-'], { input: json(slowUpgradeOperatorVersion(name, ns(), version)) });
       }
       await kubectlOk(['apply', '-f', '-'], { input: json(instance('svc', ns(), 'disc-1.0.0')) });
@@ -81,13 +102,19 @@ for (const [index, shape] of shapes.entries()) {
       const entry = plan.status!.informers!.find((e) => e.name === informerName)!;
       expect(entry.findings).to.equal(undefined);
       expect(entry.insights!.map((i) => i.uid)).to.deep.equal(['pdb-drain']);
-      expect(informer.calls.some((c) => c.kind === 'updatePlanInsights'), 'updatePlanInsights was asked').to.equal(true);
+      expect(
+        informer.calls.some((c) => c.kind === 'updatePlanInsights'),
+        'updatePlanInsights was asked',
+      ).to.equal(true);
     });
 
     it('the warning blocks the upgrade until accepted; once accepted the upgrade runs to COMPLETE', async function () {
       const refused = await upgradeTo('disc-2.0.0');
       expect(refused.code).to.equal(1);
-      expect(refused.stderr).to.contain('instance.upgrade-risks-not-accepted').and.contain(`${informerName}/pdb-drain`).and.not.contain('informer-degraded');
+      expect(refused.stderr)
+        .to.contain('instance.upgrade-risks-not-accepted')
+        .and.contain(`${informerName}/pdb-drain`)
+        .and.not.contain('informer-degraded');
 
       const accepted = await cli(['update', 'pre-checks', '--target', 'disc-2.0.0', '-n', ns(), '--accept', 'pdb-drain']);
       expect(accepted.code, accepted.stderr).to.equal(0);
@@ -98,7 +125,10 @@ for (const [index, shape] of shapes.entries()) {
       expect(allowed.code, allowed.stderr).to.equal(0);
       const run = await waitForRun('upgrade', (r) => r.status === 'COMPLETE' && r.operatorVersion === 'disc-2.0.0');
       expect(run.trigger).to.equal('upgrade');
-      expect(informer.calls.filter((c) => c.kind === 'updateInsights').length - before, 'updateInsights asked while the upgrade ran').to.be.at.least(1);
+      expect(
+        informer.calls.filter((c) => c.kind === 'updateInsights').length - before,
+        'updateInsights asked while the upgrade ran',
+      ).to.be.at.least(1);
       const section = (await getInstance()).status?.updateStatus;
       expect(section!.informers!.find((e) => e.name === informerName)!.insights!.map((i) => i.uid)).to.deep.equal(['node-reboot']);
     });

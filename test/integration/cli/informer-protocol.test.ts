@@ -55,7 +55,8 @@ describe('UpdateInformer protocol (the seed), end to end with pre-checks and an 
   before(async function () {
     informer = await startInformerServer({
       responses: (kind, body) => {
-        if (kind === 'discovery') return { json: { apiVersion: SEED, kind: 'DiscoveryResponse', handlers: ['updatePlanInsights', 'updateInsights'] } };
+        if (kind === 'discovery')
+          return { json: { apiVersion: SEED, kind: 'DiscoveryResponse', handlers: ['updatePlanInsights', 'updateInsights'] } };
         if (kind === 'updateInsights') return { json: { status: { response: 'Success' }, spec: { insights: [seedInsights[0]] } } };
         const target = (body as { spec?: { targetRelease?: string } }).spec?.targetRelease;
         // Informers are cluster-wide: UpdatePlans other test files leave are asked about too.
@@ -65,18 +66,30 @@ describe('UpdateInformer protocol (the seed), end to end with pre-checks and an 
           return {
             json: {
               status: { response: 'Success' },
-              spec: { insights: [{ impact: { level: 'critical', summary: 'no uid' } }, { uid: 'kept', impact: { level: 'info', summary: 'kept' } }] },
+              spec: {
+                insights: [
+                  { impact: { level: 'critical', summary: 'no uid' } },
+                  { uid: 'kept', impact: { level: 'info', summary: 'kept' } },
+                ],
+              },
             },
           };
         }
         planAnswers++;
-        if (planAnswers === 1) return { json: { apiVersion: SEED, kind: 'UpdateInsightsResponse', status: { response: 'Wait', message: 'building insights' } } };
-        return { json: { apiVersion: SEED, kind: 'UpdateInsightsResponse', spec: { insights: seedInsights }, status: { response: 'Success' } } };
+        if (planAnswers === 1)
+          return { json: { apiVersion: SEED, kind: 'UpdateInsightsResponse', status: { response: 'Wait', message: 'building insights' } } };
+        return {
+          json: { apiVersion: SEED, kind: 'UpdateInsightsResponse', spec: { insights: seedInsights }, status: { response: 'Success' } },
+        };
       },
     });
     informerName = `${ns()}-informer`;
     await kubectlOk(['apply', '-f', '-'], { input: json(updateInformer(informerName, informer)) });
-    for (const [name, version] of [['proto-1.0.0', '1.0.0'], ['proto-2.0.0', '2.0.0'], ['proto-3.0.0', '3.0.0']] as const) {
+    for (const [name, version] of [
+      ['proto-1.0.0', '1.0.0'],
+      ['proto-2.0.0', '2.0.0'],
+      ['proto-3.0.0', '3.0.0'],
+    ] as const) {
       await kubectlOk(['apply', '-f', '-'], { input: json(slowUpgradeOperatorVersion(name, ns(), version)) });
     }
     await kubectlOk(['apply', '-f', '-'], { input: json(instance('svc', ns(), 'proto-1.0.0')) });
@@ -89,7 +102,7 @@ describe('UpdateInformer protocol (the seed), end to end with pre-checks and an 
 
   const { get: getInstance, upgradeTo, waitForRun } = instanceHandle(ns, 'svc');
 
-  it('reads the new informer\'s discovery on its own (its handlers in status)', async function () {
+  it("reads the new informer's discovery on its own (its handlers in status)", async function () {
     const until = Date.now() + 60_000;
     let handlers = '';
     while (handlers === '' && Date.now() < until) {
@@ -135,7 +148,9 @@ describe('UpdateInformer protocol (the seed), end to end with pre-checks and an 
       handlers: string[];
     };
     expect(online.handlers).to.deep.equal(['updatePlanInsights', 'updateInsights']);
-    expect(online.conditions.find((c) => c.type === 'Online')).to.include({ status: 'True' }).and.to.have.property('lastHeartbeatTime');
+    expect(online.conditions.find((c) => c.type === 'Online'))
+      .to.include({ status: 'True' })
+      .and.to.have.property('lastHeartbeatTime');
   });
 
   it('refuses the upgrade naming the warning, allows it once the warning alone is accepted, and runs it', async function () {
@@ -158,7 +173,11 @@ describe('UpdateInformer protocol (the seed), end to end with pre-checks and an 
   it('asked updateInsights while the upgrade ran; the Instance and plan status show its answer and that the upgrade ended', async function () {
     const during = informer.calls.filter((c) => c.kind === 'updateInsights');
     expect(during.length, 'updateInsights calls').to.be.at.least(1);
-    expect((during[0]!.body as { spec: { instance: unknown } }).spec.instance).to.deep.include({ namespace: ns(), name: 'svc', plan: 'upgrade' });
+    expect((during[0]!.body as { spec: { instance: unknown } }).spec.instance).to.deep.include({
+      namespace: ns(),
+      name: 'svc',
+      plan: 'upgrade',
+    });
 
     const until = Date.now() + 60_000;
     let section = (await getInstance()).status?.updateStatus;

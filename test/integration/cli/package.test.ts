@@ -41,7 +41,16 @@ describe('kubectl-planwarden install / upgrade of a KUDO-layout package (real ap
     expect(r.stdout).to.match(/plan deploy COMPLETE in \S+ \(run deploy-\S+\)/);
     const sts = JSON.parse(await kubectlOk(['-n', ns(), 'get', 'statefulset', 'cache', '-o', 'json'])) as { spec: { replicas: number } };
     expect(sts.spec.replicas).to.equal(2);
-    const managers = await kubectlOk(['-n', ns(), 'get', 'operatorversion', 'kv-store-1.0.0', '--show-managed-fields', '-o', 'jsonpath={.metadata.managedFields[*].manager}']);
+    const managers = await kubectlOk([
+      '-n',
+      ns(),
+      'get',
+      'operatorversion',
+      'kv-store-1.0.0',
+      '--show-managed-fields',
+      '-o',
+      'jsonpath={.metadata.managedFields[*].manager}',
+    ]);
     expect(managers).to.contain('kubectl-planwarden');
   });
 

@@ -73,7 +73,9 @@ describe('kubectl-planwarden (real apiserver, webhook and controller)', function
     const r = await cli(inst('plan', 'status', '--wait'));
     expect(r.code, r.stderr).to.equal(0);
     const lines = r.stdout.split('\n');
-    expect(lines[0]).to.match(/^Plan deploy \[COMPLETE\] serial, run deploy-\S+, trigger create, operatorVersion app-1.0.0, started .*, took \S+/);
+    expect(lines[0]).to.match(
+      /^Plan deploy \[COMPLETE\] serial, run deploy-\S+, trigger create, operatorVersion app-1.0.0, started .*, took \S+/,
+    );
     expect(r.stdout).to.contain('└── Phase main [COMPLETE] serial');
     expect(r.stdout).to.match(/├── Step work \[COMPLETE\]/);
     expect(r.stdout).to.match(/└── Step slow \[COMPLETE\].*took \d/);
@@ -97,7 +99,9 @@ describe('kubectl-planwarden (real apiserver, webhook and controller)', function
   it('plan status shows the backup run as a tree, and -o json|yaml its planStatus entry', async function () {
     const r = await cli(inst('plan', 'status'));
     expect(r.code, r.stderr).to.equal(0);
-    expect(r.stdout.split('\n')[0]).to.match(new RegExp(`^Plan backup \\[COMPLETE\\] serial, run ${backupId}, trigger manual, operatorVersion app-1.0.0, started `));
+    expect(r.stdout.split('\n')[0]).to.match(
+      new RegExp(`^Plan backup \\[COMPLETE\\] serial, run ${backupId}, trigger manual, operatorVersion app-1.0.0, started `),
+    );
     expect(r.stdout).to.match(/└── Phase main \[COMPLETE\] serial\n {4}└── Step slow \[COMPLETE\] tasks done 1, finished \S+, took [2-9]/);
 
     const asJson = await cli(inst('plan', 'status', '-o', 'json'));
@@ -114,9 +118,7 @@ describe('kubectl-planwarden (real apiserver, webhook and controller)', function
     expect(r.code, r.stderr).to.equal(0);
     const [header, ...rows] = r.stdout.trimEnd().split('\n');
     expect(header).to.match(/^PLAN\s+ID\s+STATUS\s+TRIGGER\s+REQUESTED BY\s+STARTED\s+FINISHED\s+DURATION\s+MESSAGE$/);
-    expect(rows.map((row) => row.split(/\s+/).slice(0, 4))).to.deep.include.members([
-      ['backup', backupId, 'COMPLETE', 'manual'],
-    ]);
+    expect(rows.map((row) => row.split(/\s+/).slice(0, 4))).to.deep.include.members([['backup', backupId, 'COMPLETE', 'manual']]);
     expect(rows.some((row) => /^deploy\s+deploy-\S+\s+COMPLETE\s+create\s/.test(row))).to.equal(true, r.stdout);
 
     const asJson = JSON.parse((await cli(inst('plan', 'history', '-o', 'json'))).stdout) as HistoryEntry[];
@@ -157,14 +159,27 @@ describe('kubectl-planwarden (real apiserver, webhook and controller)', function
   it('plan abort with nothing running says so and exits 1', async function () {
     const r = await cli(inst('plan', 'abort'));
     expect(r.code).to.equal(1);
-    expect(r.stderr).to.match(/^error: no plan is running on instance cli-\S+\/web \(the last plan, restore, is ABORTED\): nothing to abort$/m);
+    expect(r.stderr).to.match(
+      /^error: no plan is running on instance cli-\S+\/web \(the last plan, restore, is ABORTED\): nothing to abort$/m,
+    );
   });
 
   it('plan abort works again while an earlier abort is still set in the spec', async function () {
     // restore started by a parameter change: spec.planExecution still says abort: true.
-    await kubectlOk(['-n', ns(), 'patch', 'instance', 'web', '--type=merge', '-p', json({ spec: { parameters: { RESTORE_FROM: 'snap-1' } } })]);
+    await kubectlOk([
+      '-n',
+      ns(),
+      'patch',
+      'instance',
+      'web',
+      '--type=merge',
+      '-p',
+      json({ spec: { parameters: { RESTORE_FROM: 'snap-1' } } }),
+    ]);
     await waitForJsonPath(ns(), 'web', '.status.activePlan.status', 'IN_PROGRESS');
-    const before = JSON.parse(await kubectlOk(['-n', ns(), 'get', 'instance', 'web', '-o', 'json'])) as { spec: { planExecution?: { abort?: boolean } } };
+    const before = JSON.parse(await kubectlOk(['-n', ns(), 'get', 'instance', 'web', '-o', 'json'])) as {
+      spec: { planExecution?: { abort?: boolean } };
+    };
     expect(before.spec.planExecution?.abort).to.equal(true);
 
     const r = await cli(inst('plan', 'abort', '--wait', '--timeout', '60s'));
@@ -210,7 +225,10 @@ describe('kubectl-planwarden (real apiserver, webhook and controller)', function
       const r = await cli(['plan', 'history', '--instance', 'web', '-n', ns(), '--plan', 'backup'], { env, viaKubectl: true });
       expect(r.code, r.stderr).to.equal(0);
       expect(r.stdout).to.match(new RegExp(`^backup\\s+${backupId}\\s+COMPLETE\\s+manual\\s`, 'm'));
-      const status = await cli(['plan', 'status', '--instance', 'web', '-n', ns(), '--plan', 'backup', '--context', 'no-such-context'], { env, viaKubectl: true });
+      const status = await cli(['plan', 'status', '--instance', 'web', '-n', ns(), '--plan', 'backup', '--context', 'no-such-context'], {
+        env,
+        viaKubectl: true,
+      });
       expect(status.code).to.equal(1);
       expect(status.stderr).to.match(/error: context "no-such-context" does not exist in the kubeconfig/);
     } finally {
@@ -218,7 +236,7 @@ describe('kubectl-planwarden (real apiserver, webhook and controller)', function
     }
   });
 
-  it('runs from bin/ on PATH (the README\'s set-up) with kubectl\'s flags before the command, and completes through kubectl_complete-planwarden', async function () {
+  it("runs from bin/ on PATH (the README's set-up) with kubectl's flags before the command, and completes through kubectl_complete-planwarden", async function () {
     const env = { PATH: `${join(PROJECT_ROOT, 'bin')}:${process.env.PATH ?? ''}` };
     for (const args of [
       ['-n', ns(), 'plan', 'history', '--instance', 'web', '--plan', 'backup'],
@@ -231,10 +249,14 @@ describe('kubectl-planwarden (real apiserver, webhook and controller)', function
     }
     // What kubectl (>= 1.26) runs to complete `kubectl planwarden … --instance <TAB>`.
     const completion = await new Promise<Run>((resolve, reject) => {
-      const child = spawn('kubectl_complete-planwarden', ['--kubeconfig', testKubeconfig(), '-n', ns(), 'plan', 'trigger', '--instance', 'web', ''], {
-        env: { ...process.env, ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const child = spawn(
+        'kubectl_complete-planwarden',
+        ['--kubeconfig', testKubeconfig(), '-n', ns(), 'plan', 'trigger', '--instance', 'web', ''],
+        {
+          env: { ...process.env, ...env },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

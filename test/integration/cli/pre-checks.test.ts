@@ -28,10 +28,17 @@ describe('kubectl-planwarden update pre-checks (real controller and UpdateInform
   before(async function () {
     informer = await startInformerServer({
       responses: (kind, body) => {
-        if (kind !== 'updatePlanInsights') return { json: { apiVersion: HOOKS, kind: 'DiscoveryResponse', handlers: ['updatePlanInsights'] } };
+        if (kind !== 'updatePlanInsights')
+          return { json: { apiVersion: HOOKS, kind: 'DiscoveryResponse', handlers: ['updatePlanInsights'] } };
         const target = (body as { spec?: { targetRelease?: string } }).spec?.targetRelease;
         if (target === 'app-9.0.0') {
-          return { json: { apiVersion: HOOKS, kind: 'UpdatePlanInsightsResponse', status: { response: 'Failure', message: 'cannot reach the broker admin API' } } };
+          return {
+            json: {
+              apiVersion: HOOKS,
+              kind: 'UpdatePlanInsightsResponse',
+              status: { response: 'Failure', message: 'cannot reach the broker admin API' },
+            },
+          };
         }
         return {
           json: {
@@ -74,7 +81,9 @@ describe('kubectl-planwarden update pre-checks (real controller and UpdateInform
   it('--accept of an uid no informer reported exits 1 and writes nothing', async function () {
     const r = await cli(['update', 'pre-checks', '--target', 'app-2.0.0', '-n', ns(), '--accept', 'nope']);
     expect(r.code).to.equal(1);
-    expect(r.stderr).to.match(/^error: insight nope was not reported by any informer of UpdatePlan app-2\.0\.0 \(reported: w-restart, i-metrics\)$/m);
+    expect(r.stderr).to.match(
+      /^error: insight nope was not reported by any informer of UpdatePlan app-2\.0\.0 \(reported: w-restart, i-metrics\)$/m,
+    );
     expect((await getPlan('app-2.0.0')).spec.acceptedInsights ?? []).to.deep.equal([]);
   });
 
@@ -105,7 +114,16 @@ describe('kubectl-planwarden update pre-checks (real controller and UpdateInform
     expect(r.stdout).to.match(/Analyzed True \(InformersDegraded\)/);
     expect(r.stdout).to.contain('finding: answered Failure: cannot reach the broker admin API');
     expect(r.stdout).to.match(/planwarden\.dev\/informer-degraded\s+error\s+yes\s+informer \S+ is degraded/);
-    const accepted = await cli(['update', 'pre-checks', '--target', 'app-9.0.0', '-n', ns(), '--accept', 'planwarden.dev/informer-degraded']);
+    const accepted = await cli([
+      'update',
+      'pre-checks',
+      '--target',
+      'app-9.0.0',
+      '-n',
+      ns(),
+      '--accept',
+      'planwarden.dev/informer-degraded',
+    ]);
     expect(accepted.code, accepted.stderr).to.equal(0);
     expect(accepted.stdout).to.contain(`accepted 1 insight: ${informerName}/planwarden.dev/informer-degraded`);
   });

@@ -30,7 +30,8 @@ function blueprint(ns: string): OperatorVersion {
         'deploy.yaml':
           'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Name }}\nspec:\n  replicas: {{ .Params.REPLICAS }}\n  selector:\n    matchLabels:\n      app: {{ .Name }}\n' +
           '  template:\n    metadata:\n      labels:\n        app: {{ .Name }}\n    spec:\n      containers:\n        - name: web\n          image: registry.invalid/web:1\n',
-        'svc.yaml': 'apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Name }}\nspec:\n  selector:\n    app: {{ .Name }}\n  ports:\n    - port: 80\n',
+        'svc.yaml':
+          'apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Name }}\nspec:\n  selector:\n    app: {{ .Name }}\n  ports:\n    - port: 80\n',
         'old.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-old\n',
       },
       tasks: [
@@ -51,18 +52,38 @@ function blueprint(ns: string): OperatorVersion {
 describe('kubectl planwarden plan preview (real apiserver, webhook and controller)', function () {
   this.timeout(180_000);
   const ns = `preview-${randomBytes(3).toString('hex')}`;
-  const versions = async () => kubectlOk(['-n', ns, 'get', 'instance,deployment,configmap', '-o', 'jsonpath={range .items[*]}{.kind}/{.metadata.name}={.metadata.resourceVersion} {end}']);
+  const versions = async () =>
+    kubectlOk([
+      '-n',
+      ns,
+      'get',
+      'instance,deployment,configmap',
+      '-o',
+      'jsonpath={range .items[*]}{.kind}/{.metadata.name}={.metadata.resourceVersion} {end}',
+    ]);
 
   before(async function () {
     await kubectlOk(['create', 'namespace', ns]);
     await kubectlOk(['-n', ns, 'create', 'rolebinding', 'viewer', '--clusterrole=view', `--user=${VIEWER}`]);
     await kubectlOk(['-n', ns, 'create', 'rolebinding', 'editor', '--clusterrole=edit', `--user=${EDITOR}`]);
-    for (let i = 0; i < 120 && (await kubectl(['auth', 'can-i', 'get', 'instances.planwarden.dev', '-n', ns, `--as=${VIEWER}`])).stdout.trim() !== 'yes'; i++) await new Promise((r) => setTimeout(r, 500));
+    for (
+      let i = 0;
+      i < 120 && (await kubectl(['auth', 'can-i', 'get', 'instances.planwarden.dev', '-n', ns, `--as=${VIEWER}`])).stdout.trim() !== 'yes';
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 500));
     await kubectlOk(['apply', '-f', '-'], { input: json(blueprint(ns)) });
     const rights = await planwarden(['rbac', '--operator-version', OV, '-n', ns]);
     expect(rights.code, rights.stderr).to.equal(0);
     await kubectlOk(['apply', '-f', '-'], { input: rights.stdout });
-    await kubectlOk(['apply', '-f', '-'], { input: json({ apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance', metadata: { name: 'web', namespace: ns }, spec: { operatorVersion: { name: OV }, parameters: { REPLICAS: '1' } } }) });
+    await kubectlOk(['apply', '-f', '-'], {
+      input: json({
+        apiVersion: 'planwarden.dev/v1alpha1',
+        kind: 'Instance',
+        metadata: { name: 'web', namespace: ns },
+        spec: { operatorVersion: { name: OV }, parameters: { REPLICAS: '1' } },
+      }),
+    });
     await kubectlOk(['-n', ns, 'wait', 'instance/web', '--for=jsonpath={.status.planStatus.deploy.status}=COMPLETE', '--timeout=120s']);
     await kubectlOk(['-n', ns, 'create', 'configmap', 'web-old']);
   });
@@ -98,9 +119,13 @@ describe('kubectl planwarden plan preview (real apiserver, webhook and controlle
   });
 
   it('a plan with a new object previews it as created (+); a Delete task lists what exists (-)', async function () {
-    const expose = JSON.parse((await planwarden(['plan', 'preview', 'expose', '--instance', 'web', '-n', ns, '-o', 'json'])).stdout) as Preview;
+    const expose = JSON.parse(
+      (await planwarden(['plan', 'preview', 'expose', '--instance', 'web', '-n', ns, '-o', 'json'])).stdout,
+    ) as Preview;
     expect(expose.tasks.flatMap((t) => t.objects).map((o) => [o.ref, o.state])).to.deep.equal([[`Service ${ns}/web`, 'create']]);
-    const prune = JSON.parse((await planwarden(['plan', 'preview', 'prune', '--instance', 'web', '-n', ns, '-o', 'json'])).stdout) as Preview;
+    const prune = JSON.parse(
+      (await planwarden(['plan', 'preview', 'prune', '--instance', 'web', '-n', ns, '-o', 'json'])).stdout,
+    ) as Preview;
     expect(prune.tasks.flatMap((t) => t.objects).map((o) => [o.ref, o.state])).to.deep.equal([[`ConfigMap ${ns}/web-old`, 'delete']]);
     await kubectlOk(['-n', ns, 'get', 'configmap', 'web-old']);
     await kubectl(['-n', ns, 'get', 'service', 'web'], {}).then((g) => expect(g.code, 'no Service was created').to.not.equal(0));
@@ -123,7 +148,12 @@ describe('kubectl planwarden plan preview (real apiserver, webhook and controlle
   // objects. Figures are logged, not asserted; the request count is a property of the code.
   it('costs one read and one dry run per object, plus a fixed few (figures logged)', async function () {
     const objects = 100;
-    const templates = Object.fromEntries(Array.from({ length: objects }, (_, i) => [`cm-${i}.yaml`, `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: many-${i}\ndata:\n  v: "{{ .Params.REPLICAS }}"\n`]));
+    const templates = Object.fromEntries(
+      Array.from({ length: objects }, (_, i) => [
+        `cm-${i}.yaml`,
+        `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: many-${i}\ndata:\n  v: "{{ .Params.REPLICAS }}"\n`,
+      ]),
+    );
     const many = blueprint(ns);
     many.metadata.name = 'many-1.0.0';
     many.spec.templates = { ...many.spec.templates, ...templates };
@@ -132,10 +162,20 @@ describe('kubectl planwarden plan preview (real apiserver, webhook and controlle
     await kubectlOk(['apply', '-f', '-'], { input: json(many) });
     const rights = await planwarden(['rbac', '--operator-version', 'many-1.0.0', '-n', ns]);
     await kubectlOk(['apply', '-f', '-'], { input: rights.stdout });
-    await kubectlOk(['apply', '-f', '-'], { input: json({ apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance', metadata: { name: 'many', namespace: ns }, spec: { operatorVersion: { name: 'many-1.0.0' } } }) });
+    await kubectlOk(['apply', '-f', '-'], {
+      input: json({
+        apiVersion: 'planwarden.dev/v1alpha1',
+        kind: 'Instance',
+        metadata: { name: 'many', namespace: ns },
+        spec: { operatorVersion: { name: 'many-1.0.0' } },
+      }),
+    });
     await kubectlOk(['-n', ns, 'wait', 'instance/many', '--for=jsonpath={.status.planStatus.deploy.status}=COMPLETE', '--timeout=120s']);
     // The example as a user applies it (examples/webapp), in this namespace.
-    const example = (f: string) => readFileSync(join(PROJECT_ROOT, 'examples', 'webapp', f), 'utf8').replaceAll('namespace: demo', `namespace: ${ns}`).replaceAll(' demo', ` ${ns}`);
+    const example = (f: string) =>
+      readFileSync(join(PROJECT_ROOT, 'examples', 'webapp', f), 'utf8')
+        .replaceAll('namespace: demo', `namespace: ${ns}`)
+        .replaceAll(' demo', ` ${ns}`);
     await kubectlOk(['apply', '-f', '-'], { input: example('operatorversion.yaml') });
     await kubectlOk(['apply', '-f', '-'], { input: example('plan-rights.yaml') });
     await kubectlOk(['apply', '-f', '-'], { input: example('instance.yaml') });
@@ -150,7 +190,9 @@ describe('kubectl planwarden plan preview (real apiserver, webhook and controlle
       expect((JSON.parse(hundred.stdout) as Preview).counts.create).to.equal(objects);
       const [s1, s100] = [stats(one.stderr), stats(hundred.stderr)];
       const webapp = JSON.parse(one.stdout) as Preview;
-      console.log(`      (preview of examples/webapp --set REPLICAS=3 (${Object.values(webapp.counts).reduce((a, b) => a + b, 0)} objects): ${s1?.[1]} API requests (${s1?.[2]}), ${s1?.[3]} ms; of ${objects} objects: ${s100?.[1]} API requests (${s100?.[2]}), ${s100?.[3]} ms)`);
+      console.log(
+        `      (preview of examples/webapp --set REPLICAS=3 (${Object.values(webapp.counts).reduce((a, b) => a + b, 0)} objects): ${s1?.[1]} API requests (${s1?.[2]}), ${s1?.[3]} ms; of ${objects} objects: ${s100?.[1]} API requests (${s100?.[2]}), ${s100?.[3]} ms)`,
+      );
       // Per object: a GET of the live object and a dry-run PATCH; discovery once per kind.
       expect(Number(s100?.[1])).to.be.at.most(2 * objects + 12);
     } finally {
@@ -158,4 +200,3 @@ describe('kubectl planwarden plan preview (real apiserver, webhook and controlle
     }
   });
 });
-

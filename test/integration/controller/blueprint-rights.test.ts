@@ -43,19 +43,41 @@ describe('blueprint rights: content that runs as a ServiceAccount needs the righ
   const asIvan = as(IVAN);
   const asEve = as(EVE);
   const secretExists = async () => (await kubectl(['-n', ns(), 'get', 'secret', 'minted', '-o', 'name'])).code === 0;
-  const deployRun = async () => (JSON.parse(await kubectlOk(['-n', ns(), 'get', 'instance', 'vault', '-o', 'json'])) as Instance).status?.planStatus?.deploy;
+  const deployRun = async () =>
+    (JSON.parse(await kubectlOk(['-n', ns(), 'get', 'instance', 'vault', '-o', 'json'])) as Instance).status?.planStatus?.deploy;
   /** eve runs the deploy again (a new trigger id) and waits until it is over: it runs the templates stored now, as "strong". */
   const rerun = async (id: string) => {
-    await asEve(['-n', ns(), 'patch', 'instance', 'vault', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'deploy', id } } })]).then((r) => expect(r.code, r.stderr).to.equal(0));
-    const deploy = await until(`deploy ${id} over`, async () => {
-      const run: PlanStatus | undefined = await deployRun();
-      return run && run.id === id && (run.status === 'COMPLETE' || run.status === 'FATAL_ERROR') ? run : undefined;
-    }, 90_000);
+    await asEve([
+      '-n',
+      ns(),
+      'patch',
+      'instance',
+      'vault',
+      '--type=merge',
+      '-p',
+      json({ spec: { planExecution: { planName: 'deploy', id } } }),
+    ]).then((r) => expect(r.code, r.stderr).to.equal(0));
+    const deploy = await until(
+      `deploy ${id} over`,
+      async () => {
+        const run: PlanStatus | undefined = await deployRun();
+        return run && run.id === id && (run.status === 'COMPLETE' || run.status === 'FATAL_ERROR') ? run : undefined;
+      },
+      90_000,
+    );
     expect(deploy.status, JSON.stringify(deploy)).to.equal('COMPLETE');
   };
 
   before(async function () {
-    await kubectlOk(['-n', ns(), 'create', 'role', 'planwarden-kinds', '--verb=*', '--resource=instances.planwarden.dev,operatorversions.planwarden.dev']);
+    await kubectlOk([
+      '-n',
+      ns(),
+      'create',
+      'role',
+      'planwarden-kinds',
+      '--verb=*',
+      '--resource=instances.planwarden.dev,operatorversions.planwarden.dev',
+    ]);
     await kubectlOk(['-n', ns(), 'create', 'rolebinding', 'ivan', '--role=planwarden-kinds', `--user=${IVAN}`]);
     await kubectlOk(['-n', ns(), 'create', 'rolebinding', 'eve-edit', '--clusterrole=edit', `--user=${EVE}`]);
     await kubectlOk(['-n', ns(), 'create', 'rolebinding', 'eve-kinds', '--role=planwarden-kinds', `--user=${EVE}`]);
@@ -63,7 +85,9 @@ describe('blueprint rights: content that runs as a ServiceAccount needs the righ
     await kubectlOk(['-n', ns(), 'create', 'role', 'strong', '--verb=*', '--resource=secrets,configmaps']);
     await kubectlOk(['-n', ns(), 'create', 'rolebinding', 'strong', '--role=strong', `--serviceaccount=${ns()}:strong`]);
     await asEve(['apply', '-f', '-'], json(blueprint(ns(), { 'cm.yaml': CONFIGMAP }))).then((r) => expect(r.code, r.stderr).to.equal(0));
-    await asEve(['apply', '-f', '-'], json(instance('vault', ns(), 'vault-1.0.0', { serviceAccountName: 'strong' }))).then((r) => expect(r.code, r.stderr).to.equal(0));
+    await asEve(['apply', '-f', '-'], json(instance('vault', ns(), 'vault-1.0.0', { serviceAccountName: 'strong' }))).then((r) =>
+      expect(r.code, r.stderr).to.equal(0),
+    );
     await until('deploy of vault COMPLETE', async () => {
       const r = await kubectlOk(['-n', ns(), 'get', 'instance', 'vault', '-o', 'json']);
       return (JSON.parse(r) as Instance).status?.planStatus?.deploy?.status === 'COMPLETE' ? true : undefined;
@@ -71,7 +95,8 @@ describe('blueprint rights: content that runs as a ServiceAccount needs the righ
   });
 
   it('ivan may write OperatorVersions but not act as "strong"; "strong" may create Secrets', async function () {
-    const canI = async (user: string, ...what: string[]) => (await kubectl(['auth', 'can-i', ...what, '-n', ns(), `--as=${user}`])).stdout.trim();
+    const canI = async (user: string, ...what: string[]) =>
+      (await kubectl(['auth', 'can-i', ...what, '-n', ns(), `--as=${user}`])).stdout.trim();
     expect(await canI(IVAN, 'update', 'operatorversions.planwarden.dev')).to.equal('yes');
     expect(await canI(IVAN, 'impersonate', 'serviceaccounts/strong')).to.equal('no');
     expect(await canI(IVAN, 'create', 'secrets')).to.equal('no');
@@ -108,10 +133,21 @@ describe('blueprint rights: content that runs as a ServiceAccount needs the righ
   });
 
   it('the blueprint record cannot be set or removed by a metadata-only write: it is restored (the hold stays planwarden’s)', async function () {
-    const record = async () => (JSON.parse(await kubectlOk(['-n', ns(), 'get', 'instance', 'vault', '-o', 'json'])) as Instance).metadata.annotations?.['planwarden.dev/blueprint'];
+    const record = async () =>
+      (JSON.parse(await kubectlOk(['-n', ns(), 'get', 'instance', 'vault', '-o', 'json'])) as Instance).metadata.annotations?.[
+        'planwarden.dev/blueprint'
+      ];
     const stored = await record();
     expect(stored, 'the record of the last accepted trigger').to.match(/\/sha256:/);
-    const set = await asIvan(['-n', ns(), 'annotate', '--overwrite', 'instance', 'vault', 'planwarden.dev/blueprint=forged/sha256:0000000000000000']);
+    const set = await asIvan([
+      '-n',
+      ns(),
+      'annotate',
+      '--overwrite',
+      'instance',
+      'vault',
+      'planwarden.dev/blueprint=forged/sha256:0000000000000000',
+    ]);
     expect(set.code, set.stderr).to.equal(0);
     expect(await record()).to.equal(stored);
     const removed = await asIvan(['-n', ns(), 'annotate', 'instance', 'vault', 'planwarden.dev/blueprint-']);

@@ -27,11 +27,27 @@ describe('FleetRollout rights: the author’s right to act as each target’s Se
     await kubectlOk(['apply', '-f', '-'], { input: json(dummyOperatorVersion('db-1.0.0', ns())) });
     await kubectlOk(['apply', '-f', '-'], { input: json(dummyOperatorVersion('db-2.0.0', ns(), { version: '2.0.0' })) });
     await kubectlOk(['-n', ns(), 'create', 'serviceaccount', 'strong']);
-    await kubectlOk(['apply', '-f', '-'], { input: json(instance('vault', ns(), 'db-1.0.0', { serviceAccountName: 'strong' }, { [RUN_LABEL]: `${ns()}-sa` })) });
+    await kubectlOk(['apply', '-f', '-'], {
+      input: json(instance('vault', ns(), 'db-1.0.0', { serviceAccountName: 'strong' }, { [RUN_LABEL]: `${ns()}-sa` })),
+    });
     await kubectlOk(['apply', '-f', '-'], { input: json(instance('plain', ns(), 'db-1.0.0', {}, { [RUN_LABEL]: `${ns()}-plain` })) });
-    await kubectlOk(['-n', ns(), 'create', 'role', 'patch-instances', '--verb=get,list,watch,patch', '--resource=instances.planwarden.dev']);
+    await kubectlOk([
+      '-n',
+      ns(),
+      'create',
+      'role',
+      'patch-instances',
+      '--verb=get,list,watch,patch',
+      '--resource=instances.planwarden.dev',
+    ]);
     await kubectlOk(['-n', ns(), 'create', 'rolebinding', 'mona', '--role=patch-instances', `--user=${MONA}`]);
-    await kubectlOk(['create', 'clusterrole', `fleet-${ns()}`, '--verb=create,get,list,watch,update,patch', '--resource=fleetrollouts.planwarden.dev']);
+    await kubectlOk([
+      'create',
+      'clusterrole',
+      `fleet-${ns()}`,
+      '--verb=create,get,list,watch,update,patch',
+      '--resource=fleetrollouts.planwarden.dev',
+    ]);
     await kubectlOk(['create', 'clusterrolebinding', `fleet-${ns()}`, `--clusterrole=fleet-${ns()}`, `--user=${MONA}`, `--user=${OTTO}`]);
   });
 
@@ -41,14 +57,23 @@ describe('FleetRollout rights: the author’s right to act as each target’s Se
   });
 
   it('mona may patch Instances and create rollouts, but not impersonate "strong"', async function () {
-    expect((await kubectl(['auth', 'can-i', 'patch', 'instances.planwarden.dev', '-n', ns(), `--as=${MONA}`])).stdout.trim()).to.equal('yes');
-    expect((await kubectl(['auth', 'can-i', 'impersonate', 'serviceaccounts/strong', '-n', ns(), `--as=${MONA}`])).stdout.trim()).to.equal('no');
+    expect((await kubectl(['auth', 'can-i', 'patch', 'instances.planwarden.dev', '-n', ns(), `--as=${MONA}`])).stdout.trim()).to.equal(
+      'yes',
+    );
+    expect((await kubectl(['auth', 'can-i', 'impersonate', 'serviceaccounts/strong', '-n', ns(), `--as=${MONA}`])).stdout.trim()).to.equal(
+      'no',
+    );
   });
 
   it('refuses mona’s upgrade rollout over an Instance naming "strong" (fleetrollout.target-impersonation)', async function () {
     rollouts.push(`${ns()}-up`);
     const r = await kubectl([`--as=${MONA}`, 'create', '-f', '-'], {
-      input: json(rollout(`${ns()}-up`, { instanceSelector: { matchLabels: { [RUN_LABEL]: `${ns()}-sa` } }, upgrade: { operatorVersion: 'db-2.0.0' } })),
+      input: json(
+        rollout(`${ns()}-up`, {
+          instanceSelector: { matchLabels: { [RUN_LABEL]: `${ns()}-sa` } },
+          upgrade: { operatorVersion: 'db-2.0.0' },
+        }),
+      ),
     });
     expect(r.code, r.stdout).to.not.equal(0);
     expect(r.stderr).to.include('[rule fleetrollout.target-impersonation]');
@@ -59,11 +84,23 @@ describe('FleetRollout rights: the author’s right to act as each target’s Se
   it('otto, with update on FleetRollouts, may pause mona’s rollout but not unpause it (fleetrollout.update-not-author)', async function () {
     const name = `${ns()}-paused`;
     rollouts.push(name);
-    await kubectlOk([`--as=${MONA}`, 'create', '-f', '-'], { input: json(rollout(name, { instanceSelector: { matchLabels: { [RUN_LABEL]: `${ns()}-plain` } }, plan: { name: 'backup' }, paused: true })) });
+    await kubectlOk([`--as=${MONA}`, 'create', '-f', '-'], {
+      input: json(
+        rollout(name, { instanceSelector: { matchLabels: { [RUN_LABEL]: `${ns()}-plain` } }, plan: { name: 'backup' }, paused: true }),
+      ),
+    });
     const unpause = await kubectl([`--as=${OTTO}`, 'patch', 'fleetrollout', name, '--type=merge', '-p', json({ spec: { paused: false } })]);
     expect(unpause.code, unpause.stdout).to.not.equal(0);
     expect(unpause.stderr).to.include('[rule fleetrollout.update-not-author]');
-    const raise = await kubectl([`--as=${OTTO}`, 'patch', 'fleetrollout', name, '--type=merge', '-p', json({ spec: { maxConcurrent: 50 } })]);
+    const raise = await kubectl([
+      `--as=${OTTO}`,
+      'patch',
+      'fleetrollout',
+      name,
+      '--type=merge',
+      '-p',
+      json({ spec: { maxConcurrent: 50 } }),
+    ]);
     expect(raise.stderr).to.include('[rule fleetrollout.update-not-author]');
     await kubectlOk([`--as=${MONA}`, 'patch', 'fleetrollout', name, '--type=merge', '-p', json({ spec: { paused: false } })]);
     await kubectlOk([`--as=${OTTO}`, 'patch', 'fleetrollout', name, '--type=merge', '-p', json({ spec: { paused: true } })]);

@@ -33,18 +33,29 @@ function rollout(name: string, spec: FleetRollout['spec'], labels?: Record<strin
 function runsOf(inst: Instance, plan: string, id: string): HistoryEntry[] {
   const past = (inst.status?.history ?? []).filter((h) => h.plan === plan && h.id === id);
   const current = inst.status?.planStatus?.[plan];
-  return current?.id === id && !past.some((h) => h.id === id) ? [...past, { plan, id, status: current.status, startedAt: current.startedAt, requestedBy: current.requestedBy }] : past;
+  return current?.id === id && !past.some((h) => h.id === id)
+    ? [...past, { plan, id, status: current.status, startedAt: current.startedAt, requestedBy: current.requestedBy }]
+    : past;
 }
 
-const target = (r: FleetRollout, ns: string, name: string): FleetTarget | undefined => r.status?.targets?.find((t) => t.namespace === ns && t.name === name);
+const target = (r: FleetRollout, ns: string, name: string): FleetTarget | undefined =>
+  r.status?.targets?.find((t) => t.namespace === ns && t.name === name);
 const deployed = (ns: string, name: string) =>
-  until(`deploy of ${ns}/${name}`, async () => ((await getInstance(ns, name)).status?.planStatus?.deploy?.status === 'COMPLETE' ? true : undefined), 90_000);
+  until(
+    `deploy of ${ns}/${name}`,
+    async () => ((await getInstance(ns, name)).status?.planStatus?.deploy?.status === 'COMPLETE' ? true : undefined),
+    90_000,
+  );
 const condition = (r: FleetRollout, type: string) => r.status?.conditions?.find((c) => c.type === type);
 const rolloutWhere = (name: string, what: string, test: (r: FleetRollout) => boolean, timeoutMs = 90_000) =>
-  until(`FleetRollout ${name}: ${what}`, async () => {
-    const r = await getRollout(name);
-    return test(r) ? r : undefined;
-  }, timeoutMs);
+  until(
+    `FleetRollout ${name}: ${what}`,
+    async () => {
+      const r = await getRollout(name);
+      return test(r) ? r : undefined;
+    },
+    timeoutMs,
+  );
 
 /** The OperatorVersion whose backup fails for good (a Dummy task with fatal: true). */
 function failingOperatorVersion(name: string, ns: string): OperatorVersion {
@@ -68,7 +79,13 @@ describe('FleetRollout: one plan or upgrade across Instances, in waves, as its a
   before(async function () {
     for (const ns of [nsA(), nsB()]) await kubectlOk(['apply', '-f', '-'], { input: json(dummyOperatorVersion('db-1.0.0', ns)) });
     // Who may create rollouts (a cluster admin grants it by name; edit/view do not).
-    await kubectlOk(['create', 'clusterrole', `fleet-author-${run()}`, '--verb=create,get,list,watch,patch,update', '--resource=fleetrollouts.planwarden.dev']);
+    await kubectlOk([
+      'create',
+      'clusterrole',
+      `fleet-author-${run()}`,
+      '--verb=create,get,list,watch,patch,update',
+      '--resource=fleetrollouts.planwarden.dev',
+    ]);
   });
   after(async function () {
     for (const name of rollouts) await kubectl(['delete', 'fleetrollout', name, '--ignore-not-found', '--wait=false']);
@@ -79,18 +96,31 @@ describe('FleetRollout: one plan or upgrade across Instances, in waves, as its a
   it('refuses at creation what cannot work, with a rule id: a plan a matching Instance lacks, an author who may not patch there; and a forged rollout mark on an Instance', async function () {
     const labels = { [RUN_LABEL]: `${run()}-refused` };
     await kubectlOk(['apply', '-f', '-'], { input: json(instance('r1', nsA(), 'db-1.0.0', {}, labels)) });
-    const missing = await kubectl(['create', '-f', '-'], { input: json(rollout(`${run()}-nope`, { instanceSelector: { matchLabels: labels }, plan: { name: 'bakup' } })) });
+    const missing = await kubectl(['create', '-f', '-'], {
+      input: json(rollout(`${run()}-nope`, { instanceSelector: { matchLabels: labels }, plan: { name: 'bakup' } })),
+    });
     expect(missing.code).to.not.equal(0);
     expect(missing.stderr).to.include('[rule fleetrollout.plan-missing]').and.include(`${nsA()}/r1`);
     const dave = `dave-${run()}`;
     await kubectlOk(['create', 'clusterrolebinding', `fleet-author-${run()}`, `--clusterrole=fleet-author-${run()}`, `--user=${dave}`]);
-    const forbidden = await kubectl([`--as=${dave}`, 'create', '-f', '-'], { input: json(rollout(`${run()}-nope`, { instanceSelector: { matchLabels: labels }, plan: { name: 'backup' } })) });
+    const forbidden = await kubectl([`--as=${dave}`, 'create', '-f', '-'], {
+      input: json(rollout(`${run()}-nope`, { instanceSelector: { matchLabels: labels }, plan: { name: 'backup' } })),
+    });
     expect(forbidden.code).to.not.equal(0);
     expect(forbidden.stderr).to.include('[rule fleetrollout.author-forbidden]').and.include(nsA());
     // A mark speaks only for the trigger the same write introduces: forging one with a trigger is refused.
     await deployed(nsA(), 'r1');
     const mark = JSON.stringify({ rollout: 'x', author: 'admin', id: 't1' });
-    const forged = await kubectl(['-n', nsA(), 'patch', 'instance', 'r1', '--type=merge', '-p', json({ metadata: { annotations: { [FLEET_MARK_ANNOTATION]: mark } }, spec: { planExecution: { planName: 'backup', id: 't1' } } })]);
+    const forged = await kubectl([
+      '-n',
+      nsA(),
+      'patch',
+      'instance',
+      'r1',
+      '--type=merge',
+      '-p',
+      json({ metadata: { annotations: { [FLEET_MARK_ANNOTATION]: mark } }, spec: { planExecution: { planName: 'backup', id: 't1' } } }),
+    ]);
     expect(forged.code).to.not.equal(0);
     expect(forged.stderr).to.include('[rule instance.fleet-mark-forged]');
     expect((await kubectl(['get', 'fleetrollout', `${run()}-nope`])).code).to.not.equal(0);
@@ -106,7 +136,9 @@ describe('FleetRollout: one plan or upgrade across Instances, in waves, as its a
     for (const [ns, name] of targets) await kubectlOk(['apply', '-f', '-'], { input: json(instance(name, ns, 'db-1.0.0', {}, labels)) });
     for (const [ns, name] of targets) await deployed(ns, name);
     const name = `${run()}-waves`;
-    await create(rollout(name, { instanceSelector: { matchLabels: labels }, plan: { name: 'backup' }, waves: ['1', '100%'], maxConcurrent: 2 }));
+    await create(
+      rollout(name, { instanceSelector: { matchLabels: labels }, plan: { name: 'backup' }, waves: ['1', '100%'], maxConcurrent: 2 }),
+    );
     await kubectlOk(['wait', '--for=condition=Complete', `fleetrollout/${name}`, '--timeout=120s']);
     const done = await getRollout(name);
     expect(done.status?.counts).to.include({ total: 3, completed: 3, failed: 0 });
@@ -115,7 +147,10 @@ describe('FleetRollout: one plan or upgrade across Instances, in waves, as its a
     const runs = new Map<string, HistoryEntry>();
     for (const [ns, n] of targets) {
       const mine = runsOf(await getInstance(ns, n), 'backup', id);
-      expect(mine.map((h) => h.status), `${ns}/${n}`).to.deep.equal(['COMPLETE']);
+      expect(
+        mine.map((h) => h.status),
+        `${ns}/${n}`,
+      ).to.deep.equal(['COMPLETE']);
       expect(mine[0]!.requestedBy).to.equal(`rollout:${name} (by ${author.username})`);
       runs.set(n, mine[0]!);
     }
@@ -152,9 +187,23 @@ describe('FleetRollout: one plan or upgrade across Instances, in waves, as its a
   it('an author whose right shrinks while the rollout is paused: the Instance they may no longer patch is never written (Failed, Forbidden); resume runs the other', async function () {
     const labels = { [RUN_LABEL]: `${run()}-author` };
     const carol = `carol-${run()}`;
-    await kubectlOk(['create', 'clusterrolebinding', `fleet-author-${run()}-carol`, `--clusterrole=fleet-author-${run()}`, `--user=${carol}`]);
+    await kubectlOk([
+      'create',
+      'clusterrolebinding',
+      `fleet-author-${run()}-carol`,
+      `--clusterrole=fleet-author-${run()}`,
+      `--user=${carol}`,
+    ]);
     for (const ns of [nsA(), nsB()]) {
-      await kubectlOk(['-n', ns, 'create', 'role', 'instance-patcher', '--verb=get,list,watch,patch', '--resource=instances.planwarden.dev']);
+      await kubectlOk([
+        '-n',
+        ns,
+        'create',
+        'role',
+        'instance-patcher',
+        '--verb=get,list,watch,patch',
+        '--resource=instances.planwarden.dev',
+      ]);
       await kubectlOk(['-n', ns, 'create', 'rolebinding', 'carol-patches', '--role=instance-patcher', `--user=${carol}`]);
     }
     await kubectlOk(['apply', '-f', '-'], { input: json(instance('c1', nsA(), 'db-1.0.0', {}, labels)) });
@@ -162,35 +211,81 @@ describe('FleetRollout: one plan or upgrade across Instances, in waves, as its a
     await deployed(nsA(), 'c1');
     await deployed(nsB(), 'c2');
     const name = `${run()}-author`;
-    await create(rollout(name, { instanceSelector: { matchLabels: labels }, plan: { name: 'backup' }, maxConcurrent: 2, maxFailures: 1, paused: true }), carol);
-    const paused = await rolloutWhere(name, 'Paused=True with its targets resolved', (r) => condition(r, 'Paused')?.status === 'True' && r.status?.counts?.total === 2);
+    await create(
+      rollout(name, {
+        instanceSelector: { matchLabels: labels },
+        plan: { name: 'backup' },
+        maxConcurrent: 2,
+        maxFailures: 1,
+        paused: true,
+      }),
+      carol,
+    );
+    const paused = await rolloutWhere(
+      name,
+      'Paused=True with its targets resolved',
+      (r) => condition(r, 'Paused')?.status === 'True' && r.status?.counts?.total === 2,
+    );
     expect(paused.status?.counts).to.include({ pending: 2, running: 0 });
     await kubectlOk(['-n', nsB(), 'delete', 'rolebinding', 'carol-patches']);
     // Only the author may resume (fleetrollout.update-not-author): carol resumes her own rollout.
     const resumed = await plugin(['fleet', 'resume', name, '--as', carol]);
     expect(resumed.code, resumed.stderr).to.equal(0);
-    const done = await rolloutWhere(name, 'both targets ended', (r) => (r.status?.counts?.completed ?? 0) + (r.status?.counts?.failed ?? 0) === 2, 120_000);
+    const done = await rolloutWhere(
+      name,
+      'both targets ended',
+      (r) => (r.status?.counts?.completed ?? 0) + (r.status?.counts?.failed ?? 0) === 2,
+      120_000,
+    );
     expect(target(done, nsB(), 'c2')).to.include({ state: 'Failed' });
-    expect(target(done, nsB(), 'c2')?.message).to.include('Forbidden').and.include(carol);
+    expect(target(done, nsB(), 'c2')?.message)
+      .to.include('Forbidden')
+      .and.include(carol);
     const c2 = await getInstance(nsB(), 'c2');
     expect(c2.metadata.annotations ?? {}).to.not.have.property(FLEET_MARK_ANNOTATION);
     expect(runsOf(c2, 'backup', done.status!.runId!)).to.deep.equal([]);
     const c1 = runsOf(await getInstance(nsA(), 'c1'), 'backup', done.status!.runId!);
     expect(c1.map((h) => [h.status, h.requestedBy])).to.deep.equal([['COMPLETE', `rollout:${name} (by ${carol})`]]);
-    const events = await kubectlOk(['get', 'events', '-A', '--field-selector', `involvedObject.name=${name},reason=TargetFailed`, '-o', 'jsonpath={.items[*].message}']);
+    const events = await kubectlOk([
+      'get',
+      'events',
+      '-A',
+      '--field-selector',
+      `involvedObject.name=${name},reason=TargetFailed`,
+      '-o',
+      'jsonpath={.items[*].message}',
+    ]);
     expect(events).to.include(`${nsB()}/c2`);
   });
 
-  it('a target held by its Instance\'s maintenance pause is Waiting with why; lifting the pause completes it', async function () {
+  it("a target held by its Instance's maintenance pause is Waiting with why; lifting the pause completes it", async function () {
     const labels = { [RUN_LABEL]: `${run()}-held` };
     await kubectlOk(['apply', '-f', '-'], { input: json(instance('m1', nsA(), 'db-1.0.0', {}, labels)) });
     await deployed(nsA(), 'm1');
-    await kubectlOk(['-n', nsA(), 'patch', 'instance', 'm1', '--type=merge', '-p', json({ spec: { maintenance: { pausedUntil: 'true' } } })]);
+    await kubectlOk([
+      '-n',
+      nsA(),
+      'patch',
+      'instance',
+      'm1',
+      '--type=merge',
+      '-p',
+      json({ spec: { maintenance: { pausedUntil: 'true' } } }),
+    ]);
     const name = `${run()}-held`;
     await create(rollout(name, { instanceSelector: { matchLabels: labels }, plan: { name: 'backup' } }));
     const waiting = await rolloutWhere(name, 'its target Waiting', (r) => target(r, nsA(), 'm1')?.state === 'Waiting');
     expect(target(waiting, nsA(), 'm1')?.message).to.match(/pause/i);
-    await kubectlOk(['-n', nsA(), 'patch', 'instance', 'm1', '--type=merge', '-p', json({ spec: { maintenance: { pausedUntil: 'false' } } })]);
+    await kubectlOk([
+      '-n',
+      nsA(),
+      'patch',
+      'instance',
+      'm1',
+      '--type=merge',
+      '-p',
+      json({ spec: { maintenance: { pausedUntil: 'false' } } }),
+    ]);
     await kubectlOk(['wait', '--for=condition=Complete', `fleetrollout/${name}`, '--timeout=120s']);
   });
 
@@ -212,7 +307,9 @@ describe('FleetRollout: one plan or upgrade across Instances, in waves, as its a
       // The upgrade ran the blueprint's update plan (the Dummy blueprint has no upgrade plan).
       const upgrade = inst.status?.planStatus?.update;
       expect(upgrade, n).to.include({ trigger: 'upgrade', operatorVersion: 'db-2.0.0', status: 'COMPLETE' });
-      expect(upgrade?.requestedBy, `${n}: ${JSON.stringify(inst.status?.planStatus)} ${JSON.stringify(inst.status?.history)}`).to.match(new RegExp(`^rollout:${name} \\(by `));
+      expect(upgrade?.requestedBy, `${n}: ${JSON.stringify(inst.status?.planStatus)} ${JSON.stringify(inst.status?.history)}`).to.match(
+        new RegExp(`^rollout:${name} \\(by `),
+      );
     }
   });
 });
@@ -223,7 +320,12 @@ describe('FleetRollout: a controller killed mid-rollout and restarted (real cont
   const procs: ControllerProcess[] = [];
   const shard = () => ({ [TEST_CONTROLLER_LABEL]: ns() });
   const start = async (identity: string) => {
-    const p = await startControllerProcess({ stackDir: testStack().dir, identity, leaseName: `test-${ns()}-${identity}`, instanceSelector: `${TEST_CONTROLLER_LABEL}=${ns()}` });
+    const p = await startControllerProcess({
+      stackDir: testStack().dir,
+      identity,
+      leaseName: `test-${ns()}-${identity}`,
+      instanceSelector: `${TEST_CONTROLLER_LABEL}=${ns()}`,
+    });
     procs.push(p);
     return p;
   };
@@ -242,9 +344,16 @@ describe('FleetRollout: a controller killed mid-rollout and restarted (real cont
     await kubectlOk(['apply', '-f', '-'], { input: json(dummyOperatorVersion('db-1.0.0', ns())) });
     const names = ['r1', 'r2', 'r3', 'r4'];
     for (const n of names) await kubectlOk(['apply', '-f', '-'], { input: json(instance(n, ns(), 'db-1.0.0', {}, shard())) });
-    for (const n of names) await until(`deploy of ${n}`, async () => ((await getInstance(ns(), n)).status?.planStatus?.deploy?.status === 'COMPLETE' ? true : undefined), 90_000);
+    for (const n of names)
+      await until(
+        `deploy of ${n}`,
+        async () => ((await getInstance(ns(), n)).status?.planStatus?.deploy?.status === 'COMPLETE' ? true : undefined),
+        90_000,
+      );
     // Labelled like its Instances: the sharded test controllers run it, the suite's controller does not.
-    await kubectlOk(['create', '-f', '-'], { input: json(rollout(name(), { instanceSelector: { matchLabels: shard() }, plan: { name: 'backup' }, maxConcurrent: 2 }, shard())) });
+    await kubectlOk(['create', '-f', '-'], {
+      input: json(rollout(name(), { instanceSelector: { matchLabels: shard() }, plan: { name: 'backup' }, maxConcurrent: 2 }, shard())),
+    });
     await rolloutWhere(name(), 'a trigger in flight', (r) => (r.status?.counts?.running ?? 0) > 0);
     await first.kill('SIGKILL');
     await start('fleet-2');
@@ -254,7 +363,10 @@ describe('FleetRollout: a controller killed mid-rollout and restarted (real cont
     for (const n of names) {
       const inst = await getInstance(ns(), n);
       const backups = (inst.status?.history ?? []).filter((h) => h.plan === 'backup');
-      expect(backups.map((h) => [h.id, h.status]), n).to.deep.equal([[done.status!.runId, 'COMPLETE']]);
+      expect(
+        backups.map((h) => [h.id, h.status]),
+        n,
+      ).to.deep.equal([[done.status!.runId, 'COMPLETE']]);
     }
   });
 });

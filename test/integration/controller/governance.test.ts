@@ -32,10 +32,12 @@ async function waitFor<T>(what: string, read: () => Promise<{ value: T | undefin
   throw new Error(`timed out waiting for ${what}: ${JSON.stringify(seen)}`);
 }
 
-const instanceWhere = <T>(ns: string, name: string, pick: (i: Instance) => T | undefined) => async () => {
-  const i = await getInstance(ns, name);
-  return { value: pick(i), seen: i.status };
-};
+const instanceWhere =
+  <T>(ns: string, name: string, pick: (i: Instance) => T | undefined) =>
+  async () => {
+    const i = await getInstance(ns, name);
+    return { value: pick(i), seen: i.status };
+  };
 const planIs = (plan: string, done: (r: PlanStatus) => boolean) => (i: Instance) => {
   const r = i.status?.planStatus?.[plan];
   return r && done(r) ? r : undefined;
@@ -51,7 +53,13 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
 
   before(async function () {
     await kubectlOk(['label', 'namespace', ns(), `pw-gov=${tag}`]);
-    for (const [user, role] of [['alice', 'admin'], ['bob', 'admin'], ['carol', 'admin'], ['erin', 'edit'], ['lee', 'edit']] as const) {
+    for (const [user, role] of [
+      ['alice', 'admin'],
+      ['bob', 'admin'],
+      ['carol', 'admin'],
+      ['erin', 'edit'],
+      ['lee', 'edit'],
+    ] as const) {
       await kubectlOk(['-n', ns(), 'create', 'rolebinding', `${user}-${role}`, `--clusterrole=${role}`, `--user=${user}`]);
     }
     const ov = dummyOperatorVersion(OV, ns());
@@ -62,14 +70,32 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
         apiVersion: 'planwarden.dev/v1alpha1',
         kind: 'PlanPolicy',
         metadata: { name: approvals },
-        spec: { namespaceSelector: { matchLabels: { 'pw-gov': tag } }, plans: ['restore'], approval: { required: 2, approverGroups: ['sre'], timeout: '1h' } },
+        spec: {
+          namespaceSelector: { matchLabels: { 'pw-gov': tag } },
+          plans: ['restore'],
+          approval: { required: 2, approverGroups: ['sre'], timeout: '1h' },
+        },
       }),
     });
     for (const name of ['shop', 'fleet-a']) {
       await kubectlOk(['apply', '-f', '-'], { input: json(instance(name, ns(), OV, {}, { app: `gov-${tag}` })) });
     }
-    for (const name of ['shop', 'fleet-a']) await waitFor(`${name} deploy`, instanceWhere(ns(), name, planIs('deploy', (r) => r.status === 'COMPLETE')));
-    for (let i = 0; i < 120 && (await kubectl(['auth', 'can-i', 'create', 'planapprovals.planwarden.dev', '-n', ns(), '--as=bob'])).stdout.trim() !== 'yes'; i++) await sleep(500);
+    for (const name of ['shop', 'fleet-a'])
+      await waitFor(
+        `${name} deploy`,
+        instanceWhere(
+          ns(),
+          name,
+          planIs('deploy', (r) => r.status === 'COMPLETE'),
+        ),
+      );
+    for (
+      let i = 0;
+      i < 120 &&
+      (await kubectl(['auth', 'can-i', 'create', 'planapprovals.planwarden.dev', '-n', ns(), '--as=bob'])).stdout.trim() !== 'yes';
+      i++
+    )
+      await sleep(500);
   });
 
   after(async function () {
@@ -78,16 +104,25 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
   });
 
   it('RBAC: the admin role may create PlanApprovals, edit may not; view may read them', async function () {
-    expect((await kubectl(['auth', 'can-i', 'create', 'planapprovals.planwarden.dev', '-n', ns(), '--as=bob'])).stdout.trim()).to.equal('yes');
-    expect((await kubectl(['auth', 'can-i', 'create', 'planapprovals.planwarden.dev', '-n', ns(), '--as=erin'])).stdout.trim()).to.equal('no');
-    expect((await kubectl(['auth', 'can-i', 'list', 'planapprovals.planwarden.dev', '-n', ns(), '--as=erin'])).stdout.trim()).to.equal('yes');
+    expect((await kubectl(['auth', 'can-i', 'create', 'planapprovals.planwarden.dev', '-n', ns(), '--as=bob'])).stdout.trim()).to.equal(
+      'yes',
+    );
+    expect((await kubectl(['auth', 'can-i', 'create', 'planapprovals.planwarden.dev', '-n', ns(), '--as=erin'])).stdout.trim()).to.equal(
+      'no',
+    );
+    expect((await kubectl(['auth', 'can-i', 'list', 'planapprovals.planwarden.dev', '-n', ns(), '--as=erin'])).stdout.trim()).to.equal(
+      'yes',
+    );
     expect((await kubectl(['auth', 'can-i', 'create', 'planpolicies.planwarden.dev', '--as=bob'])).stdout.trim()).to.equal('no');
   });
 
   it('a restore waits for two sre approvals, not the requester’s nor a second of the same person, then runs and names them', async function () {
     const trigger = await planwarden(['plan', 'trigger', 'restore', '--instance', 'shop', '-n', ns(), ...as('alice', 'sre')]);
     expect(trigger.code, trigger.stderr).to.equal(0);
-    const waiting = await waitFor('the restore to await approval', instanceWhere(ns(), 'shop', (i) => (i.status?.pendingApproval ? i : undefined)));
+    const waiting = await waitFor(
+      'the restore to await approval',
+      instanceWhere(ns(), 'shop', (i) => (i.status?.pendingApproval ? i : undefined)),
+    );
     const pending = waiting.status!.pendingApproval!;
     expect(pending).to.include({ plan: 'restore', requestedBy: 'alice', required: 2 });
     expect(pending.digest).to.match(/^sha256:[0-9a-f]{32}$/);
@@ -112,7 +147,20 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
     expect(outsider.code).to.equal(1);
     expect(outsider.stderr).to.contain('approval.not-approver');
 
-    const bob = await planwarden(['plan', 'approve', '--instance', 'shop', '-n', ns(), '--run', pending.runID, '--yes', '--comment', 'restore point checked', ...as('bob', 'sre')]);
+    const bob = await planwarden([
+      'plan',
+      'approve',
+      '--instance',
+      'shop',
+      '-n',
+      ns(),
+      '--run',
+      pending.runID,
+      '--yes',
+      '--comment',
+      'restore point checked',
+      ...as('bob', 'sre'),
+    ]);
     expect(bob.code, bob.stderr).to.equal(0);
     expect(bob.stdout).to.contain(`digest: ${pending.digest}`).and.contain('approved run').and.contain('as bob');
 
@@ -122,16 +170,37 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
 
     // A client-written approver is refused, whoever writes it.
     const forged = await kubectl(['apply', '-f', '-', ...as('carol', 'sre')], {
-      input: json({ apiVersion: 'planwarden.dev/v1alpha1', kind: 'PlanApproval', metadata: { name: 'forged', namespace: ns() }, spec: { instance: 'shop', runID: pending.runID, decision: 'Approve', digest: pending.digest, approver: { username: 'bob', groups: ['sre'] } } }),
+      input: json({
+        apiVersion: 'planwarden.dev/v1alpha1',
+        kind: 'PlanApproval',
+        metadata: { name: 'forged', namespace: ns() },
+        spec: {
+          instance: 'shop',
+          runID: pending.runID,
+          decision: 'Approve',
+          digest: pending.digest,
+          approver: { username: 'bob', groups: ['sre'] },
+        },
+      }),
     });
     expect(forged.code).to.not.equal(0);
     expect(forged.stderr).to.contain('approval.approver-forged');
 
-    await waitFor('1 of 2 approvals', instanceWhere(ns(), 'shop', (i) => (i.status?.pendingApproval?.approvedBy?.length === 1 ? true : undefined)));
+    await waitFor(
+      '1 of 2 approvals',
+      instanceWhere(ns(), 'shop', (i) => (i.status?.pendingApproval?.approvedBy?.length === 1 ? true : undefined)),
+    );
     const carol = await planwarden(['plan', 'approve', '--instance', 'shop', '-n', ns(), '--yes', ...as('carol', 'sre')]);
     expect(carol.code, carol.stderr).to.equal(0);
 
-    const done = await waitFor('the approved restore', instanceWhere(ns(), 'shop', planIs('restore', (r) => r.status === 'COMPLETE')));
+    const done = await waitFor(
+      'the approved restore',
+      instanceWhere(
+        ns(),
+        'shop',
+        planIs('restore', (r) => r.status === 'COMPLETE'),
+      ),
+    );
     expect(done.id).to.equal(pending.runID);
     expect(done.requestedBy).to.equal('alice');
     expect(done.approvedBy).to.deep.equal(['bob', 'carol']);
@@ -142,10 +211,33 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
   it('a Reject ends the request REJECTED, in history with who and why; nothing runs', async function () {
     const trigger = await planwarden(['plan', 'trigger', 'restore', '--instance', 'shop', '-n', ns(), ...as('alice', 'sre')]);
     expect(trigger.code, trigger.stderr).to.equal(0);
-    const pending = await waitFor('a new restore to await approval', instanceWhere(ns(), 'shop', (i) => (i.status?.pendingApproval && i.status.planStatus?.restore?.status === 'PENDING' ? i.status.pendingApproval : undefined)));
-    const reject = await planwarden(['plan', 'reject', '--instance', 'shop', '-n', ns(), '--yes', '--comment', 'not during the sale', ...as('bob', 'sre')]);
+    const pending = await waitFor(
+      'a new restore to await approval',
+      instanceWhere(ns(), 'shop', (i) =>
+        i.status?.pendingApproval && i.status.planStatus?.restore?.status === 'PENDING' ? i.status.pendingApproval : undefined,
+      ),
+    );
+    const reject = await planwarden([
+      'plan',
+      'reject',
+      '--instance',
+      'shop',
+      '-n',
+      ns(),
+      '--yes',
+      '--comment',
+      'not during the sale',
+      ...as('bob', 'sre'),
+    ]);
     expect(reject.code, reject.stderr).to.equal(0);
-    const ended = await waitFor('REJECTED', instanceWhere(ns(), 'shop', planIs('restore', (r) => r.status === 'REJECTED')));
+    const ended = await waitFor(
+      'REJECTED',
+      instanceWhere(
+        ns(),
+        'shop',
+        planIs('restore', (r) => r.status === 'REJECTED'),
+      ),
+    );
     expect(ended).to.include({ id: pending.runID, requestedBy: 'alice', message: 'rejected by bob: not during the sale' });
     expect(ended.approvedBy).to.deep.equal(['bob']);
     const i = await getInstance(ns(), 'shop');
@@ -158,11 +250,23 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
   it('an abort withdraws a run awaiting approval: ABORTED with its run id, nothing runs', async function () {
     const trigger = await planwarden(['plan', 'trigger', 'restore', '--instance', 'shop', '-n', ns(), ...as('alice', 'sre')]);
     expect(trigger.code, trigger.stderr).to.equal(0);
-    const pending = await waitFor('a third restore to await approval', instanceWhere(ns(), 'shop', (i) => (i.status?.pendingApproval && i.status.planStatus?.restore?.status === 'PENDING' ? i.status.pendingApproval : undefined)));
+    const pending = await waitFor(
+      'a third restore to await approval',
+      instanceWhere(ns(), 'shop', (i) =>
+        i.status?.pendingApproval && i.status.planStatus?.restore?.status === 'PENDING' ? i.status.pendingApproval : undefined,
+      ),
+    );
     const abort = await planwarden(['plan', 'abort', '--instance', 'shop', '-n', ns(), ...as('alice', 'sre')]);
     expect(abort.code, abort.stderr).to.equal(0);
     expect(abort.stdout).to.contain(`(run ${pending.runID})`);
-    const ended = await waitFor('ABORTED', instanceWhere(ns(), 'shop', planIs('restore', (r) => r.status === 'ABORTED')));
+    const ended = await waitFor(
+      'ABORTED',
+      instanceWhere(
+        ns(),
+        'shop',
+        planIs('restore', (r) => r.status === 'ABORTED'),
+      ),
+    );
     expect(ended.id).to.equal(pending.runID);
     expect((await getInstance(ns(), 'shop')).status?.pendingApproval).to.equal(undefined);
     // Reset the abort so that later triggers are not refused.
@@ -175,7 +279,11 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
         apiVersion: 'planwarden.dev/v1alpha1',
         kind: 'PlanPolicy',
         metadata: { name: freeze },
-        spec: { namespaceSelector: { matchLabels: { 'pw-gov': tag } }, plans: ['upgrade', 'update', 'deploy', 'backup'], freeze: { pausedUntil: 'true', reason: 'year-end freeze', breakGlass: { groups: ['sre-leads'] } } },
+        spec: {
+          namespaceSelector: { matchLabels: { 'pw-gov': tag } },
+          plans: ['upgrade', 'update', 'deploy', 'backup'],
+          freeze: { pausedUntil: 'true', reason: 'year-end freeze', breakGlass: { groups: ['sre-leads'] } },
+        },
       }),
     });
     // What governs now, as a cluster admin lists it; a namespace admin may not list policies.
@@ -187,26 +295,74 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
     const hidden = await planwarden(['policy', 'list', ...as('bob', 'sre')]);
     expect(hidden.code).to.equal(1);
     expect(hidden.stderr).to.contain('you may not list PlanPolicies');
-    const up = await kubectl(['-n', ns(), 'patch', 'instance', 'shop', '--type=merge', '-p', json({ spec: { parameters: { REPLICAS: '3' } } }), ...as('erin')]);
+    const up = await kubectl([
+      '-n',
+      ns(),
+      'patch',
+      'instance',
+      'shop',
+      '--type=merge',
+      '-p',
+      json({ spec: { parameters: { REPLICAS: '3' } } }),
+      ...as('erin'),
+    ]);
     expect(up.code, up.stderr).to.equal(0);
-    const held = await waitFor('the frozen upgrade', instanceWhere(ns(), 'shop', (i) => {
-      const c = i.status?.conditions?.find((x) => x.type === 'PlanRunning');
-      return c?.reason === 'Frozen' ? c : undefined;
-    }));
+    const held = await waitFor(
+      'the frozen upgrade',
+      instanceWhere(ns(), 'shop', (i) => {
+        const c = i.status?.conditions?.find((x) => x.type === 'PlanRunning');
+        return c?.reason === 'Frozen' ? c : undefined;
+      }),
+    );
     expect(held.message).to.contain(`frozen by ${freeze} (year-end freeze) until the freeze is lifted`);
 
     // Outside the breakGlass groups: refused at apply time.
-    const denied = await kubectl(['-n', ns(), 'patch', 'instance', 'fleet-a', '--type=merge', '-p', json({ metadata: { annotations: { 'planwarden.dev/break-glass': 'INC-1' } }, spec: { planExecution: { planName: 'backup', id: 'bg-1' } } }), ...as('erin', 'dev')]);
+    const denied = await kubectl([
+      '-n',
+      ns(),
+      'patch',
+      'instance',
+      'fleet-a',
+      '--type=merge',
+      '-p',
+      json({
+        metadata: { annotations: { 'planwarden.dev/break-glass': 'INC-1' } },
+        spec: { planExecution: { planName: 'backup', id: 'bg-1' } },
+      }),
+      ...as('erin', 'dev'),
+    ]);
     expect(denied.code).to.not.equal(0);
     expect(denied.stderr).to.contain('instance.break-glass-forbidden');
 
     // A member passes it: the write is warned, the run records the reason, an Event and a metric say so.
-    const glass = await kubectl(['-n', ns(), 'patch', 'instance', 'fleet-a', '--type=merge', '-p', json({ metadata: { annotations: { 'planwarden.dev/break-glass': 'INC-2 disk full' } }, spec: { planExecution: { planName: 'backup', id: 'bg-2' } } }), ...as('lee', 'sre-leads')]);
+    const glass = await kubectl([
+      '-n',
+      ns(),
+      'patch',
+      'instance',
+      'fleet-a',
+      '--type=merge',
+      '-p',
+      json({
+        metadata: { annotations: { 'planwarden.dev/break-glass': 'INC-2 disk full' } },
+        spec: { planExecution: { planName: 'backup', id: 'bg-2' } },
+      }),
+      ...as('lee', 'sre-leads'),
+    ]);
     expect(glass.code, glass.stderr).to.equal(0);
     expect(glass.stderr).to.contain('BREAK-GLASS by lee');
-    const ran = await waitFor('the break-glass backup', instanceWhere(ns(), 'fleet-a', planIs('backup', (r) => r.status === 'COMPLETE' && r.id === 'bg-2')));
+    const ran = await waitFor(
+      'the break-glass backup',
+      instanceWhere(
+        ns(),
+        'fleet-a',
+        planIs('backup', (r) => r.status === 'COMPLETE' && r.id === 'bg-2'),
+      ),
+    );
     expect(ran.breakGlass).to.equal('INC-2 disk full');
-    const events = JSON.parse(await kubectlOk(['-n', ns(), 'get', 'events', '--field-selector', 'involvedObject.name=fleet-a,reason=BreakGlass', '-o', 'json'])) as { items: { message: string }[] };
+    const events = JSON.parse(
+      await kubectlOk(['-n', ns(), 'get', 'events', '--field-selector', 'involvedObject.name=fleet-a,reason=BreakGlass', '-o', 'json']),
+    ) as { items: { message: string }[] };
     expect(events.items.map((e) => e.message).join()).to.contain(`past the freeze of ${freeze}`);
 
     // The change of shop is still held.
@@ -233,6 +389,11 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
   it('lifting the freeze lets the held change run', async function () {
     await kubectlOk(['delete', 'fleetrollout', `gov-fleet-${tag}`]);
     await kubectlOk(['delete', 'planpolicy', freeze]);
-    await waitFor('the change after the freeze', instanceWhere(ns(), 'shop', (i) => (i.status?.applied?.parameters?.REPLICAS === '3' && i.status.activePlan?.status === 'COMPLETE' ? true : undefined)));
+    await waitFor(
+      'the change after the freeze',
+      instanceWhere(ns(), 'shop', (i) =>
+        i.status?.applied?.parameters?.REPLICAS === '3' && i.status.activePlan?.status === 'COMPLETE' ? true : undefined,
+      ),
+    );
   });
 });

@@ -39,13 +39,25 @@ async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<
   }
 }
 
-const canI = async (ns: string) => (await kubectl(['auth', 'can-i', 'impersonate', 'serviceaccounts/planwarden-plans', '-n', ns, `--as=${CONTROLLER}`])).stdout.trim();
+const canI = async (ns: string) =>
+  (await kubectl(['auth', 'can-i', 'impersonate', 'serviceaccounts/planwarden-plans', '-n', ns, `--as=${CONTROLLER}`])).stdout.trim();
 /** The suite's wide grant (test/support/plan-rights.yaml) and the by-name one rbac prints. */
 const revoke = async (ns: string) => {
-  await kubectlOk(['-n', ns, 'delete', 'rolebinding', 'planwarden-controller-as-plans', 'planwarden-controller-as-planwarden-plans', '--ignore-not-found']);
+  await kubectlOk([
+    '-n',
+    ns,
+    'delete',
+    'rolebinding',
+    'planwarden-controller-as-plans',
+    'planwarden-controller-as-planwarden-plans',
+    '--ignore-not-found',
+  ]);
   await waitFor('the grant to be gone', 10_000, async () => ((await canI(ns)) === 'no' ? true : undefined));
 };
-const grant = (ns: string) => kubectlOk(['apply', '-f', '-'], { input: json({ apiVersion: 'v1', kind: 'List', items: controllerGrantObjects(ns, 'planwarden-plans') }) });
+const grant = (ns: string) =>
+  kubectlOk(['apply', '-f', '-'], {
+    input: json({ apiVersion: 'v1', kind: 'List', items: controllerGrantObjects(ns, 'planwarden-plans') }),
+  });
 
 describe('a namespace that did not grant the controller impersonation (issue 34, hole 8)', function () {
   this.timeout(180_000);
@@ -68,7 +80,9 @@ describe('a namespace that did not grant the controller impersonation (issue 34,
       .to.contain('[rule instance.controller-not-granted]')
       .and.contain(`namespace "${ns()}" does not let planwarden's controller (${CONTROLLER}) act as it`)
       .and.contain('ServiceAccount "planwarden-plans"')
-      .and.contain(`kubectl -n ${ns()} create rolebinding planwarden-controller-as-planwarden-plans --role=planwarden-controller-as-planwarden-plans --serviceaccount=planwarden-system:planwarden-controller`);
+      .and.contain(
+        `kubectl -n ${ns()} create rolebinding planwarden-controller-as-planwarden-plans --role=planwarden-controller-as-planwarden-plans --serviceaccount=planwarden-system:planwarden-controller`,
+      );
   });
 
   it('a plan admitted while granted, starting after the grant was taken away: condition ImpersonationNotGranted and a Warning Event; granted again, it runs', async () => {
@@ -80,7 +94,9 @@ describe('a namespace that did not grant the controller impersonation (issue 34,
     // judged by the webhook's preflight, which refuses it now).
     const pausedUntil = new Date(Date.now() + 40_000).toISOString().replace(/\.\d+Z$/, 'Z');
     await kubectlOk(['apply', '-f', '-'], { input: json(instance('held', ns(), 'cfg-1.0.0', { maintenance: { pausedUntil } })) });
-    await waitFor('deploy held', 30_000, async () => ((await getInstance(ns(), 'held')).status?.planStatus?.deploy?.status === 'PENDING' ? true : undefined));
+    await waitFor('deploy held', 30_000, async () =>
+      (await getInstance(ns(), 'held')).status?.planStatus?.deploy?.status === 'PENDING' ? true : undefined,
+    );
     await revoke(ns());
 
     const cond = await waitFor('the ImpersonationNotGranted condition', 90_000, async () =>
@@ -89,10 +105,23 @@ describe('a namespace that did not grant the controller impersonation (issue 34,
     expect(cond.status).to.equal('False');
     expect(cond.message)
       .to.contain(`namespace "${ns()}" does not let planwarden's controller (${CONTROLLER}) act as ServiceAccount "planwarden-plans"`)
-      .and.contain(`kubectl planwarden rbac --operator-version cfg-1.0.0 -n ${ns()} --service-account planwarden-plans | kubectl apply -f -`)
+      .and.contain(
+        `kubectl planwarden rbac --operator-version cfg-1.0.0 -n ${ns()} --service-account planwarden-plans | kubectl apply -f -`,
+      )
       .and.contain(`kubectl -n ${ns()} create rolebinding planwarden-controller-as-planwarden-plans`);
     const events = await waitFor('the Warning Event', 30_000, async () => {
-      const list = JSON.parse(await kubectlOk(['-n', ns(), 'get', 'events', '--field-selector', 'involvedObject.name=held,reason=ImpersonationNotGranted', '-o', 'json'])) as { items: { type: string; message: string }[] };
+      const list = JSON.parse(
+        await kubectlOk([
+          '-n',
+          ns(),
+          'get',
+          'events',
+          '--field-selector',
+          'involvedObject.name=held,reason=ImpersonationNotGranted',
+          '-o',
+          'json',
+        ]),
+      ) as { items: { type: string; message: string }[] };
       return list.items.length > 0 ? list.items : undefined;
     });
     expect(events[0]!.type).to.equal('Warning');
@@ -100,7 +129,9 @@ describe('a namespace that did not grant the controller impersonation (issue 34,
     expect((await kubectl(['-n', ns(), 'get', 'configmap', 'held-config'])).code).to.not.equal(0);
 
     await grant(ns());
-    await waitFor('deploy COMPLETE once granted', 60_000, async () => ((await getInstance(ns(), 'held')).status?.planStatus?.deploy?.status === 'COMPLETE' ? true : undefined));
+    await waitFor('deploy COMPLETE once granted', 60_000, async () =>
+      (await getInstance(ns(), 'held')).status?.planStatus?.deploy?.status === 'COMPLETE' ? true : undefined,
+    );
     await kubectlOk(['-n', ns(), 'get', 'configmap', 'held-config']);
   });
 });

@@ -18,7 +18,6 @@ const EXAMPLE = join(PROJECT_ROOT, 'examples', 'webapp');
 const OV = 'webapp-1.0.0';
 const USERS = { edit: 'team-editor', view: 'team-viewer', admin: 'team-admin' } as const;
 
-
 function exampleOv(namespace: string, name = OV): OperatorVersion {
   const ov = parse(readFileSync(join(EXAMPLE, 'operatorversion.yaml'), 'utf8')) as OperatorVersion;
   return { ...ov, metadata: { name, namespace } };
@@ -41,8 +40,10 @@ describe('onboarding a team (built-in roles, kubectl planwarden rbac)', function
       await kubectlOk(['-n', ns, 'create', 'rolebinding', `${role}-binding`, `--clusterrole=${role}`, `--user=${user}`]);
     }
     // The aggregation controller copies planwarden-edit's rules into edit on its own schedule.
-    for (let i = 0; i < 120 && !(await canI(USERS.edit, 'create', 'instances.planwarden.dev', ns)); i++) await new Promise((r) => setTimeout(r, 500));
-    for (let i = 0; i < 60 && !(await canI(USERS.admin, 'skip-pre-checks', 'instances.planwarden.dev', ns)); i++) await new Promise((r) => setTimeout(r, 500));
+    for (let i = 0; i < 120 && !(await canI(USERS.edit, 'create', 'instances.planwarden.dev', ns)); i++)
+      await new Promise((r) => setTimeout(r, 500));
+    for (let i = 0; i < 60 && !(await canI(USERS.admin, 'skip-pre-checks', 'instances.planwarden.dev', ns)); i++)
+      await new Promise((r) => setTimeout(r, 500));
   });
   after(async function () {
     await kubectl(['delete', 'namespace', ns, '--wait=false', '--ignore-not-found']);
@@ -66,8 +67,20 @@ describe('onboarding a team (built-in roles, kubectl planwarden rbac)', function
       ['admin', true, 'create', 'instances.planwarden.dev', 'admin has what edit has'],
       ['admin', true, 'delete', 'operatorversions.planwarden.dev', 'blueprints included'],
       ['admin', false, 'update', 'instances.planwarden.dev/status', 'status is not a person’s, not even an admin’s'],
-      ['admin', true, 'skip-pre-checks', 'instances.planwarden.dev', 'an admin may opt an Instance out of an upgrade’s pre-checks (issue 34)'],
-      ['edit', false, 'skip-pre-checks', 'instances.planwarden.dev', 'an editor may not: accepting risks stays apart from editing Instances'],
+      [
+        'admin',
+        true,
+        'skip-pre-checks',
+        'instances.planwarden.dev',
+        'an admin may opt an Instance out of an upgrade’s pre-checks (issue 34)',
+      ],
+      [
+        'edit',
+        false,
+        'skip-pre-checks',
+        'instances.planwarden.dev',
+        'an editor may not: accepting risks stays apart from editing Instances',
+      ],
       ['view', false, 'skip-pre-checks', 'instances.planwarden.dev', 'nor may a viewer'],
     ];
     for (const [who, can, verb, resource, why] of rows) {
@@ -92,7 +105,9 @@ describe('onboarding a team (built-in roles, kubectl planwarden rbac)', function
       const r = await planwarden(['rbac', '--operator-version', OV, '-n', ns]);
       expect(r.code, r.stderr).to.equal(0);
       expect(r.stderr).to.equal('');
-      expect(r.stdout).to.equal(readFileSync(join(EXAMPLE, 'plan-rights.yaml'), 'utf8').replaceAll(' demo', ` ${ns}`).replaceAll('demo/', `${ns}/`));
+      expect(r.stdout).to.equal(
+        readFileSync(join(EXAMPLE, 'plan-rights.yaml'), 'utf8').replaceAll(' demo', ` ${ns}`).replaceAll('demo/', `${ns}/`),
+      );
       await kubectlOk(['apply', '-f', '-'], { input: r.stdout });
     });
 
@@ -106,14 +121,41 @@ describe('onboarding a team (built-in roles, kubectl planwarden rbac)', function
 
     it('an edit user triggers a plan (reconfigure), which runs to COMPLETE', async () => {
       const id = `reconfigure-${randomBytes(3).toString('hex')}`;
-      await kubectlOk(['-n', ns, 'patch', 'instance', 'shop', '--type=merge', '-p', JSON.stringify({ spec: { planExecution: { planName: 'reconfigure', id } } }), `--as=${USERS.edit}`]);
-      await kubectlOk(['-n', ns, 'wait', 'instance/shop', '--for=jsonpath={.status.planStatus.reconfigure.status}=COMPLETE', '--timeout=120s']);
+      await kubectlOk([
+        '-n',
+        ns,
+        'patch',
+        'instance',
+        'shop',
+        '--type=merge',
+        '-p',
+        JSON.stringify({ spec: { planExecution: { planName: 'reconfigure', id } } }),
+        `--as=${USERS.edit}`,
+      ]);
+      await kubectlOk([
+        '-n',
+        ns,
+        'wait',
+        'instance/shop',
+        '--for=jsonpath={.status.planStatus.reconfigure.status}=COMPLETE',
+        '--timeout=120s',
+      ]);
     });
 
     it('a view user lists the Instances but cannot patch one', async () => {
       const list = await kubectlOk(['-n', ns, 'get', 'instances', '-o', 'name', `--as=${USERS.view}`]);
       expect(list.trim()).to.equal('instance.planwarden.dev/shop');
-      const patch = await kubectl(['-n', ns, 'patch', 'instance', 'shop', '--type=merge', '-p', JSON.stringify({ spec: { planExecution: { planName: 'reconfigure', id: 'nope' } } }), `--as=${USERS.view}`]);
+      const patch = await kubectl([
+        '-n',
+        ns,
+        'patch',
+        'instance',
+        'shop',
+        '--type=merge',
+        '-p',
+        JSON.stringify({ spec: { planExecution: { planName: 'reconfigure', id: 'nope' } } }),
+        `--as=${USERS.view}`,
+      ]);
       expect(patch.code).to.not.equal(0);
       expect(patch.stderr).to.contain(`User "${USERS.view}" cannot patch resource "instances" in API group "planwarden.dev"`);
     });
@@ -140,7 +182,10 @@ describe('onboarding a team (built-in roles, kubectl planwarden rbac)', function
   describe('kubectl planwarden rbac: bad input', () => {
     before(async function () {
       const ov = exampleOv(ns, 'crd-1.0.0');
-      ov.spec.templates = { ...ov.spec.templates, 'db.yaml': 'apiVersion: example.com/v1\nkind: Database\nmetadata:\n  name: "{{ .Name }}-db"\n' };
+      ov.spec.templates = {
+        ...ov.spec.templates,
+        'db.yaml': 'apiVersion: example.com/v1\nkind: Database\nmetadata:\n  name: "{{ .Name }}-db"\n',
+      };
       ov.spec.tasks = [...(ov.spec.tasks ?? []), { name: 'db', kind: 'Apply', spec: { resources: ['db.yaml'] } }];
       const deployPhases = ov.spec.plans?.['deploy']?.phases ?? [];
       ov.spec.plans = { ...ov.spec.plans, deploy: { phases: [...deployPhases, { name: 'db', steps: [{ name: 'db', tasks: ['db'] }] }] } };
@@ -168,10 +213,25 @@ describe('onboarding a team (built-in roles, kubectl planwarden rbac)', function
       expect(r.stderr).to.contain('unknown kind, not granted: Database');
     });
 
-    it('-o json prints a List of the ServiceAccount, the Role and the RoleBinding, then the controller\'s grant; --plans limits it', async () => {
-      const r = await planwarden(['rbac', '--operator-version', OV, '-n', ns, '-o', 'json', '--plans', 'deploy', '--service-account', 'deployer']);
+    it("-o json prints a List of the ServiceAccount, the Role and the RoleBinding, then the controller's grant; --plans limits it", async () => {
+      const r = await planwarden([
+        'rbac',
+        '--operator-version',
+        OV,
+        '-n',
+        ns,
+        '-o',
+        'json',
+        '--plans',
+        'deploy',
+        '--service-account',
+        'deployer',
+      ]);
       expect(r.code, r.stderr).to.equal(0);
-      const list = JSON.parse(r.stdout) as { kind: string; items: { kind: string; metadata: { name: string }; rules?: { resources: string[]; verbs: string[] }[] }[] };
+      const list = JSON.parse(r.stdout) as {
+        kind: string;
+        items: { kind: string; metadata: { name: string }; rules?: { resources: string[]; verbs: string[] }[] }[];
+      };
       expect(list.kind).to.equal('List');
       expect(list.items.map((i) => `${i.kind} ${i.metadata.name}`)).to.deep.equal([
         'ServiceAccount deployer',

@@ -74,8 +74,13 @@ describe('controller memory: 2,000 large labelled Deployments (issue 34, hole 7)
     expect(pid, 'the controller runs').to.be.a('number');
     // The stack does not wait for the controller: its metrics port answers once it runs.
     const up = Date.now() + 180_000;
-    while (!(await cachedDeployments(port).then(() => true, () => false))) {
-      if (Date.now() > up) throw new Error('the controller\'s /metrics did not answer');
+    while (
+      !(await cachedDeployments(port).then(
+        () => true,
+        () => false,
+      ))
+    ) {
+      if (Date.now() > up) throw new Error("the controller's /metrics did not answer");
       await new Promise((r) => setTimeout(r, 1_000));
     }
     await new Promise((r) => setTimeout(r, 5_000));
@@ -104,7 +109,8 @@ describe('controller memory: 2,000 large labelled Deployments (issue 34, hole 7)
     // holds exactly the labelled Deployments that exist. Compared with a list, not with the
     // count before, because earlier tests' namespaces may still be deleting theirs.
     const existing = async () =>
-      (await kube.list('/apis/apps/v1/deployments', { labelSelector: LABEL_INSTANCE }, undefined, undefined, PARTIAL_METADATA_LIST)).items.length;
+      (await kube.list('/apis/apps/v1/deployments', { labelSelector: LABEL_INSTANCE }, undefined, undefined, PARTIAL_METADATA_LIST)).items
+        .length;
     const deadline = Date.now() + 300_000;
     let cached = await cachedDeployments(port);
     let exist = await existing();
@@ -112,7 +118,15 @@ describe('controller memory: 2,000 large labelled Deployments (issue 34, hole 7)
       await new Promise((r) => setTimeout(r, 1_000));
       [cached, exist] = [await cachedDeployments(port), await existing()];
     }
-    const ours = (await kube.list(`/apis/apps/v1/namespaces/${ns()}/deployments`, { labelSelector: LABEL_INSTANCE }, undefined, undefined, PARTIAL_METADATA_LIST)).items.length;
+    const ours = (
+      await kube.list(
+        `/apis/apps/v1/namespaces/${ns()}/deployments`,
+        { labelSelector: LABEL_INSTANCE },
+        undefined,
+        undefined,
+        PARTIAL_METADATA_LIST,
+      )
+    ).items.length;
     const seen = cached - cachedBefore;
     const loaded = await sample(10);
     const growth = loaded - idle;

@@ -10,8 +10,8 @@ import { instance, json, webOperatorVersion } from '../objects.ts';
 import { getInstance, waitForPlan } from '../instanceHandle.ts';
 
 /** The wait for a run, with this file's 60 s default. */
-const waitForRun = (ns: string, name: string, plan: string, done: (run: PlanStatus) => boolean, timeoutMs = 60_000) => waitForPlan(ns, name, plan, done, timeoutMs);
-
+const waitForRun = (ns: string, name: string, plan: string, done: (run: PlanStatus) => boolean, timeoutMs = 60_000) =>
+  waitForPlan(ns, name, plan, done, timeoutMs);
 
 /** The web blueprint with typed parameters: REPLICAS an integer 1..5, LOG_LEVEL an enum given per run. */
 function typedOperatorVersion(name: string, ns: string): OperatorVersion {
@@ -31,7 +31,15 @@ describe('typed and per-run parameters, requestedBy (real control plane)', funct
   before(async function () {
     await kubectlOk(['apply', '-f', '-'], { input: json(typedOperatorVersion('typed-1.0.0', ns())) });
     // alice and bob may edit Instances here, nothing else (impersonated with kubectl --as).
-    await kubectlOk(['-n', ns(), 'create', 'role', 'instance-editor', '--verb=get,list,watch,patch,update', '--resource=instances.planwarden.dev']);
+    await kubectlOk([
+      '-n',
+      ns(),
+      'create',
+      'role',
+      'instance-editor',
+      '--verb=get,list,watch,patch,update',
+      '--resource=instances.planwarden.dev',
+    ]);
     await kubectlOk(['-n', ns(), 'create', 'rolebinding', 'instance-editors', '--role=instance-editor', '--user=alice', '--user=bob']);
   });
 
@@ -45,7 +53,9 @@ describe('typed and per-run parameters, requestedBy (real control plane)', funct
   });
 
   it('refuses creating an Instance with an integer "1e3": nothing is stored', async function () {
-    const r = await kubectl(['apply', '-f', '-'], { input: json(instance('bad', ns(), 'typed-1.0.0', { parameters: { REPLICAS: '1e3' } })) });
+    const r = await kubectl(['apply', '-f', '-'], {
+      input: json(instance('bad', ns(), 'typed-1.0.0', { parameters: { REPLICAS: '1e3' } })),
+    });
     expect(r.code).to.not.equal(0);
     expect(r.stderr).to.include('[rule instance.parameter-invalid]').and.include('REPLICAS');
     expect(await getInstance(ns(), 'bad')).to.equal(undefined);
@@ -56,7 +66,16 @@ describe('typed and per-run parameters, requestedBy (real control plane)', funct
     await waitForRun(ns(), 'shop', 'deploy', (r) => r.status === 'COMPLETE');
     const before = (await getInstance(ns(), 'shop'))!.metadata.generation;
     for (const value of ['9', '0x10', ' 3']) {
-      const r = await kubectl(['-n', ns(), 'patch', 'instance', 'shop', '--type=merge', '-p', json({ spec: { parameters: { REPLICAS: value } } })]);
+      const r = await kubectl([
+        '-n',
+        ns(),
+        'patch',
+        'instance',
+        'shop',
+        '--type=merge',
+        '-p',
+        json({ spec: { parameters: { REPLICAS: value } } }),
+      ]);
       expect(r.code, value).to.not.equal(0);
       expect(r.stderr).to.include('[rule instance.parameter-invalid]');
     }
@@ -72,19 +91,59 @@ describe('typed and per-run parameters, requestedBy (real control plane)', funct
     expect(await kubectlOk(['-n', ns(), 'get', 'configmap', 'shop-config', '-o', 'jsonpath={.data.logLevel}'])).to.equal('debug');
     const inst = (await getInstance(ns(), 'shop'))!;
     expect(inst.spec.parameters ?? {}).to.not.have.property('LOG_LEVEL');
-    const events = await kubectlOk(['-n', ns(), 'get', 'events', '--field-selector', 'involvedObject.name=shop', '-o', 'jsonpath={.items[*].message}']);
+    const events = await kubectlOk([
+      '-n',
+      ns(),
+      'get',
+      'events',
+      '--field-selector',
+      'involvedObject.name=shop',
+      '-o',
+      'jsonpath={.items[*].message}',
+    ]);
     expect(events).to.include('requested by alice');
   });
 
   it('refuses a per-run value for a parameter not declared perRun, and one outside the enum', async function () {
-    const notPerRun = await kubectl(['-n', ns(), 'patch', 'instance', 'shop', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'reconfigure', id: 'r-2', parameters: { REPLICAS: '2' } } } })]);
+    const notPerRun = await kubectl([
+      '-n',
+      ns(),
+      'patch',
+      'instance',
+      'shop',
+      '--type=merge',
+      '-p',
+      json({ spec: { planExecution: { planName: 'reconfigure', id: 'r-2', parameters: { REPLICAS: '2' } } } }),
+    ]);
     expect(notPerRun.stderr).to.include('[rule instance.per-run-parameter-not-allowed]');
-    const outside = await kubectl(['-n', ns(), 'patch', 'instance', 'shop', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'reconfigure', id: 'r-2', parameters: { LOG_LEVEL: 'loud' } } } })]);
+    const outside = await kubectl([
+      '-n',
+      ns(),
+      'patch',
+      'instance',
+      'shop',
+      '--type=merge',
+      '-p',
+      json({ spec: { planExecution: { planName: 'reconfigure', id: 'r-2', parameters: { LOG_LEVEL: 'loud' } } } }),
+    ]);
     expect(outside.stderr).to.include('[rule instance.parameter-invalid]');
   });
 
   it('runs a per-run value through the plugin as bob (-p, --as): the earlier run is in history with alice', async function () {
-    const r = await plugin(['plan', 'trigger', 'reconfigure', '--instance', 'shop', '-n', ns(), '-p', 'LOG_LEVEL=warn', '--as', 'bob', '--wait']);
+    const r = await plugin([
+      'plan',
+      'trigger',
+      'reconfigure',
+      '--instance',
+      'shop',
+      '-n',
+      ns(),
+      '-p',
+      'LOG_LEVEL=warn',
+      '--as',
+      'bob',
+      '--wait',
+    ]);
     expect(r.code, r.stderr).to.equal(0);
     const run = await waitForRun(ns(), 'shop', 'reconfigure', (x) => x.status === 'COMPLETE' && x.parameters?.LOG_LEVEL === 'warn');
     expect(run.requestedBy).to.equal('bob');
@@ -99,12 +158,30 @@ describe('typed and per-run parameters, requestedBy (real control plane)', funct
   it('keeps the requested-by stamp: a client writing another name gets the stored one back', async function () {
     const stored = (await getInstance(ns(), 'shop'))!.metadata.annotations?.['planwarden.dev/requested-by'];
     expect(stored).to.include('"bob"');
-    await kubectlOk(['-n', ns(), 'annotate', '--overwrite', 'instance', 'shop', 'planwarden.dev/requested-by={"manual":{"user":"mallory","trigger":"reconfigure/x"}}']);
+    await kubectlOk([
+      '-n',
+      ns(),
+      'annotate',
+      '--overwrite',
+      'instance',
+      'shop',
+      'planwarden.dev/requested-by={"manual":{"user":"mallory","trigger":"reconfigure/x"}}',
+    ]);
     expect((await getInstance(ns(), 'shop'))!.metadata.annotations?.['planwarden.dev/requested-by']).to.equal(stored);
   });
 
   it('names the user of a parameter change (kubectl --as alice) on the run it starts', async function () {
-    await kubectlOk(['-n', ns(), '--as=alice', 'patch', 'instance', 'shop', '--type=merge', '-p', json({ spec: { parameters: { REPLICAS: '2' } } })]);
+    await kubectlOk([
+      '-n',
+      ns(),
+      '--as=alice',
+      'patch',
+      'instance',
+      'shop',
+      '--type=merge',
+      '-p',
+      json({ spec: { parameters: { REPLICAS: '2' } } }),
+    ]);
     const run = await waitForRun(ns(), 'shop', 'deploy', (r) => r.trigger === 'parameter' && r.status === 'COMPLETE');
     expect(run.requestedBy).to.equal('alice');
   });

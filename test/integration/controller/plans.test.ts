@@ -30,7 +30,9 @@ async function waitForPlan(
     if (last && run && done(run, last)) return run;
     await sleep(500);
   }
-  throw new Error(`timed out waiting for plan ${plan} of ${ns}/${name}; status: ${JSON.stringify(last?.status?.planStatus?.[plan] ?? last?.status)}`);
+  throw new Error(
+    `timed out waiting for plan ${plan} of ${ns}/${name}; status: ${JSON.stringify(last?.status?.planStatus?.[plan] ?? last?.status)}`,
+  );
 }
 
 const complete = (run: PlanStatus) => run.status === 'COMPLETE';
@@ -57,7 +59,16 @@ describe('controller: plans on the real control plane', function () {
     expect(inst.metadata.finalizers).to.include('planwarden.dev/cleanup');
     const ready2 = inst.status?.conditions?.find((c) => c.type === 'Ready');
     expect(ready2?.status).to.equal('True');
-    const events = await kubectlOk(['-n', ns(), 'get', 'events', '--field-selector', 'involvedObject.name=shop', '-o', 'jsonpath={.items[*].reason}']);
+    const events = await kubectlOk([
+      '-n',
+      ns(),
+      'get',
+      'events',
+      '--field-selector',
+      'involvedObject.name=shop',
+      '-o',
+      'jsonpath={.items[*].reason}',
+    ]);
     expect(events).to.contain('PlanStarted').and.contain('PlanFinished');
   });
 
@@ -69,15 +80,33 @@ describe('controller: plans on the real control plane', function () {
     expect(ready).to.equal('3');
   });
 
-  it('runs a parameter\'s own trigger plan (LOG_LEVEL → reconfigure)', async function () {
-    await kubectlOk(['-n', ns(), 'patch', 'instance', 'shop', '--type=merge', '-p', json({ spec: { parameters: { LOG_LEVEL: 'debug' } } })]);
+  it("runs a parameter's own trigger plan (LOG_LEVEL → reconfigure)", async function () {
+    await kubectlOk([
+      '-n',
+      ns(),
+      'patch',
+      'instance',
+      'shop',
+      '--type=merge',
+      '-p',
+      json({ spec: { parameters: { LOG_LEVEL: 'debug' } } }),
+    ]);
     await waitForPlan(ns(), 'shop', 'reconfigure', complete);
     const level = await kubectlOk(['-n', ns(), 'get', 'configmap', 'shop-config', '-o', 'jsonpath={.data.logLevel}']);
     expect(level).to.equal('debug');
   });
 
   it('runs a manual trigger, fanning out over the simulated nodes one at a time', async function () {
-    await kubectlOk(['-n', ns(), 'patch', 'instance', 'shop', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'backup', id: 'b-1' } } })]);
+    await kubectlOk([
+      '-n',
+      ns(),
+      'patch',
+      'instance',
+      'shop',
+      '--type=merge',
+      '-p',
+      json({ spec: { planExecution: { planName: 'backup', id: 'b-1' } } }),
+    ]);
     const run = await waitForPlan(ns(), 'shop', 'backup', (r) => r.id === 'b-1' && r.status === 'COMPLETE');
     const targets = run.phases![0]!.steps[0]!.targets!;
     expect(targets.map((t) => t.name)).to.deep.equal(['kwok-node-0', 'kwok-node-1']);
@@ -87,22 +116,58 @@ describe('controller: plans on the real control plane', function () {
   });
 
   it('aborts a stuck plan when spec.planExecution.abort turns true', async function () {
-    await kubectlOk(['-n', ns(), 'patch', 'instance', 'shop', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'hang', id: 'h-1' } } })]);
+    await kubectlOk([
+      '-n',
+      ns(),
+      'patch',
+      'instance',
+      'shop',
+      '--type=merge',
+      '-p',
+      json({ spec: { planExecution: { planName: 'hang', id: 'h-1' } } }),
+    ]);
     await waitForPlan(ns(), 'shop', 'hang', (r) => r.status === 'IN_PROGRESS');
-    await kubectlOk(['-n', ns(), 'patch', 'instance', 'shop', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'hang', id: 'h-1', abort: true } } })]);
+    await kubectlOk([
+      '-n',
+      ns(),
+      'patch',
+      'instance',
+      'shop',
+      '--type=merge',
+      '-p',
+      json({ spec: { planExecution: { planName: 'hang', id: 'h-1', abort: true } } }),
+    ]);
     const run = await waitForPlan(ns(), 'shop', 'hang', (r) => r.status === 'ABORTED');
     expect(run.phases![0]!.steps[0]!.status).to.equal('ABORTED');
   });
 
   it('runs the upgrade plan when spec.operatorVersion changes, after the pre-checks', async function () {
     // Without an UpdatePlan the webhook refuses the upgrade.
-    const refused = await kubectl(['-n', ns(), 'patch', 'instance', 'shop', '--type=merge', '-p', json({ spec: { operatorVersion: { name: 'web-2.0.0' } } })]);
+    const refused = await kubectl([
+      '-n',
+      ns(),
+      'patch',
+      'instance',
+      'shop',
+      '--type=merge',
+      '-p',
+      json({ spec: { operatorVersion: { name: 'web-2.0.0' } } }),
+    ]);
     expect(refused.code).to.equal(1);
     expect(refused.stderr).to.contain('instance.upgrade-no-update-plan');
     await kubectlOk(['create', '-f', '-'], { input: json(updatePlan('to-web-2', ns(), 'web-2.0.0')) });
     // No informers are registered in this test: the controller marks it Analyzed.
     await kubectlOk(['-n', ns(), 'wait', '--for=condition=Analyzed', 'updateplan/to-web-2', '--timeout=60s']);
-    await kubectlOk(['-n', ns(), 'patch', 'instance', 'shop', '--type=merge', '-p', json({ spec: { operatorVersion: { name: 'web-2.0.0' } } })]);
+    await kubectlOk([
+      '-n',
+      ns(),
+      'patch',
+      'instance',
+      'shop',
+      '--type=merge',
+      '-p',
+      json({ spec: { operatorVersion: { name: 'web-2.0.0' } } }),
+    ]);
     const run = await waitForPlan(ns(), 'shop', 'upgrade', complete);
     expect(run.trigger).to.equal('upgrade');
     expect(run.operatorVersion).to.equal('web-2.0.0');
@@ -119,7 +184,7 @@ describe('controller: plans on the real control plane', function () {
     expect(gone.code).to.equal(1);
   });
 
-  it('feeds an UpdateInformer\'s insights into an UpdatePlan, and an upgrade waits for their acceptance', async function () {
+  it("feeds an UpdateInformer's insights into an UpdatePlan, and an upgrade waits for their acceptance", async function () {
     const informer = await startInformerServer({
       responses: (kind) =>
         kind === 'updatePlanInsights'
@@ -158,15 +223,48 @@ describe('controller: plans on the real control plane', function () {
       await kubectlOk(['-n', ns(), 'wait', '--for=condition=Analyzed', 'updateplan/risky', '--timeout=60s']);
       const insights = await kubectlOk(['-n', ns(), 'get', 'updateplan', 'risky', '-o', 'jsonpath={.status.informers[0].insights[0].uid}']);
       expect(insights).to.equal('pdb-blocks-drain');
-      const online = await kubectlOk(['get', 'updateinformer', informerName, '-o', 'jsonpath={.status.conditions[?(@.type=="Online")].status}']);
+      const online = await kubectlOk([
+        'get',
+        'updateinformer',
+        informerName,
+        '-o',
+        'jsonpath={.status.conditions[?(@.type=="Online")].status}',
+      ]);
       expect(online).to.equal('True');
 
-      const refused = await kubectl(['-n', ns(), 'patch', 'instance', 'shop2', '--type=merge', '-p', json({ spec: { operatorVersion: { name: 'web-3.0.0' } } })]);
+      const refused = await kubectl([
+        '-n',
+        ns(),
+        'patch',
+        'instance',
+        'shop2',
+        '--type=merge',
+        '-p',
+        json({ spec: { operatorVersion: { name: 'web-3.0.0' } } }),
+      ]);
       expect(refused.code).to.equal(1);
       expect(refused.stderr).to.contain('instance.upgrade-risks-not-accepted').and.contain('pdb-blocks-drain');
 
-      await kubectlOk(['-n', ns(), 'patch', 'updateplan', 'risky', '--type=merge', '-p', json({ spec: { acceptedInsights: [{ updateInformer: informerName, uid: 'pdb-blocks-drain', accepted: true }] } })]);
-      await kubectlOk(['-n', ns(), 'patch', 'instance', 'shop2', '--type=merge', '-p', json({ spec: { operatorVersion: { name: 'web-3.0.0' } } })]);
+      await kubectlOk([
+        '-n',
+        ns(),
+        'patch',
+        'updateplan',
+        'risky',
+        '--type=merge',
+        '-p',
+        json({ spec: { acceptedInsights: [{ updateInformer: informerName, uid: 'pdb-blocks-drain', accepted: true }] } }),
+      ]);
+      await kubectlOk([
+        '-n',
+        ns(),
+        'patch',
+        'instance',
+        'shop2',
+        '--type=merge',
+        '-p',
+        json({ spec: { operatorVersion: { name: 'web-3.0.0' } } }),
+      ]);
       const run = await waitForPlan(ns(), 'shop2', 'update', (r) => r.trigger === 'upgrade' && r.status === 'COMPLETE');
       expect(run.operatorVersion).to.equal('web-3.0.0');
       expect(informer.calls.some((c) => c.kind === 'updatePlanInsights')).to.equal(true);

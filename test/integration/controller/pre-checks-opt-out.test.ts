@@ -14,7 +14,8 @@ describe('the pre-checks opt-out needs the skip-pre-checks right (admin, not edi
   const ns = `optout-${randomBytes(3).toString('hex')}`;
   const EDITOR = 'opt-editor';
   const ADMIN = 'opt-admin';
-  const canI = async (user: string) => (await kubectl(['auth', 'can-i', 'skip-pre-checks', 'instances.planwarden.dev', '-n', ns, `--as=${user}`])).stdout.trim();
+  const canI = async (user: string) =>
+    (await kubectl(['auth', 'can-i', 'skip-pre-checks', 'instances.planwarden.dev', '-n', ns, `--as=${user}`])).stdout.trim();
   const upgrade = (user: string, name: string, withAnnotation: boolean) =>
     kubectl([
       `--as=${user}`,
@@ -25,7 +26,10 @@ describe('the pre-checks opt-out needs the skip-pre-checks right (admin, not edi
       name,
       '--type=merge',
       '-p',
-      json({ ...(withAnnotation ? { metadata: { annotations: { [PRE_CHECKS_ANNOTATION]: 'false' } } } : {}), spec: { operatorVersion: { name: 'app-2.0.0' } } }),
+      json({
+        ...(withAnnotation ? { metadata: { annotations: { [PRE_CHECKS_ANNOTATION]: 'false' } } } : {}),
+        spec: { operatorVersion: { name: 'app-2.0.0' } },
+      }),
     ]);
 
   before(async function () {
@@ -35,14 +39,25 @@ describe('the pre-checks opt-out needs the skip-pre-checks right (admin, not edi
     await kubectlOk(['-n', ns, 'create', 'serviceaccount', 'planwarden-plans']);
     // The aggregation controller copies the planwarden-* ClusterRoles into edit and admin on its own schedule.
     const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline && (await kubectl(['auth', 'can-i', 'patch', 'instances.planwarden.dev', '-n', ns, `--as=${EDITOR}`])).stdout.trim() !== 'yes') await new Promise((r) => setTimeout(r, 500));
+    while (
+      Date.now() < deadline &&
+      (await kubectl(['auth', 'can-i', 'patch', 'instances.planwarden.dev', '-n', ns, `--as=${EDITOR}`])).stdout.trim() !== 'yes'
+    )
+      await new Promise((r) => setTimeout(r, 500));
     while (Date.now() < deadline && (await canI(ADMIN)) !== 'yes') await new Promise((r) => setTimeout(r, 500));
     await kubectlOk(['apply', '-f', '-'], { input: json(dummyOperatorVersion('app-1.0.0', ns)) });
     await kubectlOk(['apply', '-f', '-'], { input: json(dummyOperatorVersion('app-2.0.0', ns, { version: '2.0.0' })) });
     for (const name of ['by-editor', 'by-admin', 'marked-first']) {
       await kubectlOk(['apply', '-f', '-'], { input: json(instance(name, ns, 'app-1.0.0')) });
       // Deployed, not just started: an upgrade waits for a running plan (instance.upgrade-while-running).
-      await kubectlOk(['-n', ns, 'wait', `instance/${name}`, '--for=jsonpath={.status.planStatus.deploy.status}=COMPLETE', '--timeout=90s']);
+      await kubectlOk([
+        '-n',
+        ns,
+        'wait',
+        `instance/${name}`,
+        '--for=jsonpath={.status.planStatus.deploy.status}=COMPLETE',
+        '--timeout=90s',
+      ]);
     }
   });
 
@@ -60,7 +75,9 @@ describe('the pre-checks opt-out needs the skip-pre-checks right (admin, not edi
     expect(r.code, r.stdout).to.not.equal(0);
     expect(r.stderr).to.include('[rule instance.pre-checks-opt-out-forbidden]');
     expect(r.stderr).to.include(`user "${EDITOR}" may not skip-pre-checks instances in namespace "${ns}"`);
-    expect(await kubectlOk(['-n', ns, 'get', 'instance', 'by-editor', '-o', 'jsonpath={.spec.operatorVersion.name}'])).to.equal('app-1.0.0');
+    expect(await kubectlOk(['-n', ns, 'get', 'instance', 'by-editor', '-o', 'jsonpath={.spec.operatorVersion.name}'])).to.equal(
+      'app-1.0.0',
+    );
   });
 
   it('refuses it too when the annotation was set by a metadata-only write first: the upgrade that uses it is judged', async function () {

@@ -59,7 +59,17 @@ describe('controller resilience (real processes, real apiserver)', function () {
     ov.spec.tasks!.push({ name: 'three', kind: 'Dummy', spec: { done: true, durationSeconds: 3 } });
     ov.spec.plans.deploy = {
       strategy: 'serial',
-      phases: [{ name: 'main', strategy: 'serial', steps: [{ name: 'one', tasks: ['three'] }, { name: 'two', tasks: ['three'] }, { name: 'three', tasks: ['three'] }] }],
+      phases: [
+        {
+          name: 'main',
+          strategy: 'serial',
+          steps: [
+            { name: 'one', tasks: ['three'] },
+            { name: 'two', tasks: ['three'] },
+            { name: 'three', tasks: ['three'] },
+          ],
+        },
+      ],
     };
     await kubectlOk(['apply', '-f', '-'], { input: json(ov) });
   });
@@ -77,10 +87,14 @@ describe('controller resilience (real processes, real apiserver)', function () {
     const standby = leader === a ? b : a;
     const killedAt = Date.now();
     await leader.kill('SIGKILL');
-    const next = await until('a new leader', async () => {
-      const h = await leaseHolder(lease);
-      return h && h !== leader.identity ? h : undefined;
-    }, 45_000);
+    const next = await until(
+      'a new leader',
+      async () => {
+        const h = await leaseHolder(lease);
+        return h && h !== leader.identity ? h : undefined;
+      },
+      45_000,
+    );
     const takeoverSeconds = (Date.now() - killedAt) / 1000;
     expect(next).to.equal(standby.identity);
     // Lease duration 15 s, retry period 2 s: a dead leader's lease runs out, then the standby
@@ -106,10 +120,14 @@ describe('controller resilience (real processes, real apiserver)', function () {
     const stepOne = before.status!.planStatus!.deploy!.phases![0]!.steps[0]!;
 
     await start('crashy-2', lease);
-    const after = await until('deploy COMPLETE after the restart', async () => {
-      const i = await getInstance(ns(), 'job');
-      return i.status?.planStatus?.deploy?.status === 'COMPLETE' ? i : undefined;
-    }, 90_000);
+    const after = await until(
+      'deploy COMPLETE after the restart',
+      async () => {
+        const i = await getInstance(ns(), 'job');
+        return i.status?.planStatus?.deploy?.status === 'COMPLETE' ? i : undefined;
+      },
+      90_000,
+    );
     const run = after.status!.planStatus!.deploy!;
     expect(run.id).to.equal(before.status!.planStatus!.deploy!.id, 'the same run continued');
     // Starting a step (again) stamps a new startedAt, finishing it a new finishedAt: step one

@@ -12,7 +12,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A minutely schedule's next tick and its run can take longer than the helper's 60 s default. */
 const TICK_WAIT_MS = 120_000;
 
-
 async function getInstance(ns: string): Promise<Instance> {
   return JSON.parse(await kubectlOk(['-n', ns, 'get', 'instance', 'db', '-o', 'json'])) as Instance;
 }
@@ -24,7 +23,9 @@ async function leaseHolder(lease: string): Promise<string | undefined> {
 
 /** ScheduleStarted Events by run id, counting repeats (an Event recorded twice is counted twice). */
 async function startsByRun(ns: string): Promise<Map<string, number>> {
-  const list = JSON.parse(await kubectlOk(['-n', ns, 'get', 'events', '--field-selector', 'reason=ScheduleStarted', '-o', 'json'])) as { items: { message: string; count?: number; series?: { count: number } }[] };
+  const list = JSON.parse(await kubectlOk(['-n', ns, 'get', 'events', '--field-selector', 'reason=ScheduleStarted', '-o', 'json'])) as {
+    items: { message: string; count?: number; series?: { count: number } }[];
+  };
   const out = new Map<string, number>();
   for (const e of list.items) {
     const id = /as run (\S+)$/.exec(e.message)?.[1];
@@ -38,7 +39,12 @@ describe('schedules: leader failover at a tick (two controller replicas)', funct
   const ns = useNamespace('tickfail');
   const procs: ControllerProcess[] = [];
   const start = async (identity: string, lease: string) => {
-    const p = await startControllerProcess({ stackDir: testStack().dir, identity, leaseName: lease, instanceSelector: `${TEST_CONTROLLER_LABEL}=${ns()}` });
+    const p = await startControllerProcess({
+      stackDir: testStack().dir,
+      identity,
+      leaseName: lease,
+      instanceSelector: `${TEST_CONTROLLER_LABEL}=${ns()}`,
+    });
     procs.push(p);
     return p;
   };
@@ -55,13 +61,23 @@ describe('schedules: leader failover at a tick (two controller replicas)', funct
     const a = await start('tick-a', lease);
     const b = await start('tick-b', lease);
     await kubectlOk(['apply', '-f', '-'], { input: json(dummyOperatorVersion('db-1.0.0', ns())) });
-    const inst = instance('db', ns(), 'db-1.0.0', { schedules: [{ name: 'minutely', plan: 'backup', schedule: '* * * * *' }] }, { [TEST_CONTROLLER_LABEL]: ns() });
+    const inst = instance(
+      'db',
+      ns(),
+      'db-1.0.0',
+      { schedules: [{ name: 'minutely', plan: 'backup', schedule: '* * * * *' }] },
+      { [TEST_CONTROLLER_LABEL]: ns() },
+    );
     await kubectlOk(['apply', '-f', '-'], { input: json(inst) });
     // The first tick under the first leader.
-    const firstRun = await until('a first scheduled run', async () => {
-      const r = (await getInstance(ns())).status?.planStatus?.backup;
-      return r?.trigger === 'schedule' && r.status === 'COMPLETE' ? r.id : undefined;
-    }, TICK_WAIT_MS);
+    const firstRun = await until(
+      'a first scheduled run',
+      async () => {
+        const r = (await getInstance(ns())).status?.planStatus?.backup;
+        return r?.trigger === 'schedule' && r.status === 'COMPLETE' ? r.id : undefined;
+      },
+      TICK_WAIT_MS,
+    );
     const leaderId = await until('a leader', () => leaseHolder(lease), TICK_WAIT_MS);
     const leader = leaderId === a.identity ? a : b;
     // Kill it 5 s before the next tick: the standby gets the Lease only after the tick (15 s lease).
@@ -69,10 +85,14 @@ describe('schedules: leader failover at a tick (two controller replicas)', funct
     await sleep(Math.max(0, nextTick - 5_000 - Date.now()));
     await leader.kill('SIGKILL');
     const tickId = `minutely-${new Date(nextTick).toISOString().replace(/\.\d+Z$/, 'Z')}`;
-    const run = await until(`run ${tickId} under the new leader`, async () => {
-      const r = (await getInstance(ns())).status?.planStatus?.backup;
-      return r?.id === tickId && r.status === 'COMPLETE' ? r : undefined;
-    }, TICK_WAIT_MS);
+    const run = await until(
+      `run ${tickId} under the new leader`,
+      async () => {
+        const r = (await getInstance(ns())).status?.planStatus?.backup;
+        return r?.id === tickId && r.status === 'COMPLETE' ? r : undefined;
+      },
+      TICK_WAIT_MS,
+    );
     expect(await leaseHolder(lease)).to.not.equal(leaderId);
     expect(run.requestedBy).to.equal('schedule:minutely');
     const starts = await startsByRun(ns());

@@ -11,7 +11,6 @@ import { instance, json } from '../objects.ts';
 import { waitForPlan } from '../instanceHandle.ts';
 import { sleep } from '../../support/wait.ts';
 
-
 const ov = (name: string, namespace: string, spec: Omit<OperatorVersion['spec'], 'version'>): OperatorVersion => ({
   apiVersion: API_VERSION,
   kind: 'OperatorVersion',
@@ -36,7 +35,8 @@ spec:
         - name: out
           mountPath: /out
 `;
-const USES_PIPE = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "{{ .Name }}-user"\ndata:\n  greetingFrom: "{{ .Pipes.greeting }}"\n';
+const USES_PIPE =
+  'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "{{ .Name }}-user"\ndata:\n  greetingFrom: "{{ .Pipes.greeting }}"\n';
 
 describe('controller: Toggle, Pipe and served kinds on the real control plane', function () {
   this.timeout(240_000);
@@ -71,10 +71,26 @@ describe('controller: Toggle, Pipe and served kinds on the real control plane', 
     const spec = {
       templates: { 'pod.yaml': PIPE_POD, 'user.yaml': USES_PIPE },
       tasks: [
-        { name: 'greet', kind: 'Pipe' as const, spec: { pod: 'pod.yaml', pipe: [{ file: '/out/greeting.txt', kind: 'ConfigMap' as const, key: 'greeting' }] } },
+        {
+          name: 'greet',
+          kind: 'Pipe' as const,
+          spec: { pod: 'pod.yaml', pipe: [{ file: '/out/greeting.txt', kind: 'ConfigMap' as const, key: 'greeting' }] },
+        },
         { name: 'use', kind: 'Apply' as const, spec: { resources: ['user.yaml'] } },
       ],
-      plans: { deploy: { phases: [{ name: 'main', steps: [{ name: 'gen', tasks: ['greet'] }, { name: 'use', tasks: ['use'] }] }] } },
+      plans: {
+        deploy: {
+          phases: [
+            {
+              name: 'main',
+              steps: [
+                { name: 'gen', tasks: ['greet'] },
+                { name: 'use', tasks: ['use'] },
+              ],
+            },
+          ],
+        },
+      },
     };
     await kubectlOk(['apply', '-f', '-'], { input: json(ov('pipe-1.0.0', ns(), spec)) });
     await kubectlOk(['apply', '-f', '-'], { input: json(instance('pip', ns(), 'pipe-1.0.0')) });
@@ -95,22 +111,43 @@ describe('controller: Toggle, Pipe and served kinds on the real control plane', 
     const status = {
       status: {
         phase: 'Succeeded',
-        initContainerStatuses: [{ name: 'gen', image: 'busybox:1.36', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 0, reason: 'Completed' } } }],
-        containerStatuses: [{ name: 'capture-0', image: 'busybox:1.36', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 0, reason: 'Completed', message } } }],
+        initContainerStatuses: [
+          {
+            name: 'gen',
+            image: 'busybox:1.36',
+            imageID: '',
+            ready: false,
+            restartCount: 0,
+            state: { terminated: { exitCode: 0, reason: 'Completed' } },
+          },
+        ],
+        containerStatuses: [
+          {
+            name: 'capture-0',
+            image: 'busybox:1.36',
+            imageID: '',
+            ready: false,
+            restartCount: 0,
+            state: { terminated: { exitCode: 0, reason: 'Completed', message } },
+          },
+        ],
       },
     };
     await kubectlOk(['-n', ns(), 'patch', 'pod', podName, '--subresource=status', '--type=merge', '-p', json(status)]);
 
     await waitForPlan(ns(), 'pip', 'deploy', (r) => r.status === 'COMPLETE');
     expect(await kubectlOk(['-n', ns(), 'get', 'configmap', cmName, '-o', 'jsonpath={.data.greeting\\.txt}'])).to.equal('hello\n');
-    expect(await kubectlOk(['-n', ns(), 'get', 'configmap', cmName, '-o', 'jsonpath={.metadata.ownerReferences[0].kind}'])).to.equal('Instance');
+    expect(await kubectlOk(['-n', ns(), 'get', 'configmap', cmName, '-o', 'jsonpath={.metadata.ownerReferences[0].kind}'])).to.equal(
+      'Instance',
+    );
     expect(await kubectlOk(['-n', ns(), 'get', 'configmap', 'pip-user', '-o', 'jsonpath={.data.greetingFrom}'])).to.equal(cmName);
     const left = await kubectl(['-n', ns(), 'get', 'pod', podName]);
     expect(left.code, 'the Pipe Pod is deleted once its file is stored').to.not.equal(0);
   });
 
   it('refuses at apply time an Instance whose template is a policy/v1beta1 PodDisruptionBudget, naming policy/v1', async function () {
-    const pdb = 'apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata:\n  name: "{{ .Name }}-pdb"\nspec:\n  maxUnavailable: 1\n  selector: {matchLabels: {app: x}}\n';
+    const pdb =
+      'apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata:\n  name: "{{ .Name }}-pdb"\nspec:\n  maxUnavailable: 1\n  selector: {matchLabels: {app: x}}\n';
     const spec = {
       templates: { 'pdb.yaml': pdb },
       tasks: [{ name: 'pdb', kind: 'Apply' as const, spec: { resources: ['pdb.yaml'] } }],

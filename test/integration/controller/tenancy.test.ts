@@ -52,7 +52,8 @@ describe('tenancy: plans act with the tenant’s rights, never the controller’
   this.timeout(120_000);
   const ns = useNamespace('tenant');
   const victim = `victim-${randomBytes(3).toString('hex')}`;
-  const precious = () => kubectlOk(['-n', victim, 'get', 'configmap', 'precious', '-o', 'jsonpath={.data.v}{" "}{.metadata.resourceVersion}']);
+  const precious = () =>
+    kubectlOk(['-n', victim, 'get', 'configmap', 'precious', '-o', 'jsonpath={.data.v}{" "}{.metadata.resourceVersion}']);
   let original = '';
 
   before(async function () {
@@ -61,7 +62,15 @@ describe('tenancy: plans act with the tenant’s rights, never the controller’
     original = await precious();
     // alice: planwarden's kinds and ConfigMaps in her namespace, and acting as its
     // ServiceAccounts (what the edit role would give her; naming one needs it), nothing else.
-    await kubectlOk(['-n', ns(), 'create', 'role', 'alice', '--verb=*', '--resource=instances.planwarden.dev,operatorversions.planwarden.dev,configmaps']);
+    await kubectlOk([
+      '-n',
+      ns(),
+      'create',
+      'role',
+      'alice',
+      '--verb=*',
+      '--resource=instances.planwarden.dev,operatorversions.planwarden.dev,configmaps',
+    ]);
     await kubectlOk(['-n', ns(), 'create', 'rolebinding', 'alice', '--role=alice', `--user=${ALICE}`]);
     await kubectlOk(['-n', ns(), 'create', 'role', 'alice-act-as', '--verb=impersonate', '--resource=serviceaccounts']);
     await kubectlOk(['-n', ns(), 'create', 'rolebinding', 'alice-act-as', '--role=alice-act-as', `--user=${ALICE}`]);
@@ -78,13 +87,18 @@ describe('tenancy: plans act with the tenant’s rights, never the controller’
   it('alice holds namespaced rights only: she cannot create UpdateInformers (cluster-scoped) nor touch the other namespace', async function () {
     expect((await kubectl(['auth', 'can-i', 'create', 'updateinformers.planwarden.dev', `--as=${ALICE}`])).stdout.trim()).to.equal('no');
     expect((await kubectl(['auth', 'can-i', 'patch', 'configmaps', '-n', victim, `--as=${ALICE}`])).stdout.trim()).to.equal('no');
-    expect((await kubectl(['auth', 'can-i', 'create', 'instances.planwarden.dev', '-n', ns(), `--as=${ALICE}`])).stdout.trim()).to.equal('yes');
+    expect((await kubectl(['auth', 'can-i', 'create', 'instances.planwarden.dev', '-n', ns(), `--as=${ALICE}`])).stdout.trim()).to.equal(
+      'yes',
+    );
   });
 
   it('refuses at admission a template that names another namespace, one whose namespace is a parameter, and a cluster-scoped kind', async function () {
     const cases: [string, string][] = [
       [`apiVersion: v1\nkind: ConfigMap\nmetadata: {name: precious, namespace: ${victim}}\ndata: {v: stolen}\n`, 'ov.other-namespace'],
-      ['apiVersion: v1\nkind: ConfigMap\nmetadata: {name: precious, namespace: "{{ .Name }}"}\ndata: {v: stolen}\n', 'ov.templated-namespace'],
+      [
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: precious, namespace: "{{ .Name }}"}\ndata: {v: stolen}\n',
+        'ov.templated-namespace',
+      ],
       ['apiVersion: v1\nkind: Namespace\nmetadata: {name: grabbed}\n', 'ov.cluster-scoped-kind'],
     ];
     for (const [template, rule] of cases) {
@@ -95,7 +109,10 @@ describe('tenancy: plans act with the tenant’s rights, never the controller’
   });
 
   it('refuses an Instance naming a ServiceAccount that does not exist, saying how to create and bind it', async function () {
-    await asAlice(['apply', '-f', '-'], json(blueprint('ok-1.0.0', ns(), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {v: "1"}\n')));
+    await asAlice(
+      ['apply', '-f', '-'],
+      json(blueprint('ok-1.0.0', ns(), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {v: "1"}\n')),
+    );
     const r = await asAlice(['apply', '-f', '-'], json(instance('ghost', ns(), 'ok-1.0.0', { serviceAccountName: 'nobody' })));
     expect(r.code).to.not.equal(0);
     expect(r.stderr).to.include('[rule instance.service-account-missing]');
@@ -137,10 +154,15 @@ describe('tenancy: plans act with the tenant’s rights, never the controller’
     const can = await kubectl(['auth', 'can-i', 'patch', 'configmaps', '-n', ns(), `--as=system:serviceaccount:${ns()}:${sa}`]);
     expect(can.stdout.trim()).to.equal('yes');
     // The preflight caches an answer for up to 10 s: retry until the new binding is seen.
-    await until('the Instance to be admitted once the ServiceAccount is bound', async () => {
-      const x = await asAlice(['apply', '-f', '-'], json(instance('limited', ns(), 'ok-1.0.0', { serviceAccountName: sa })));
-      return x.code === 0 ? true : undefined;
-    }, 30_000, 1_000);
+    await until(
+      'the Instance to be admitted once the ServiceAccount is bound',
+      async () => {
+        const x = await asAlice(['apply', '-f', '-'], json(instance('limited', ns(), 'ok-1.0.0', { serviceAccountName: sa })));
+        return x.code === 0 ? true : undefined;
+      },
+      30_000,
+      1_000,
+    );
     const done = await planOf(ns(), 'limited', 'deploy', terminal);
     expect(done.status, stepMessages(done)).to.equal('COMPLETE');
     const managed = await kubectlOk(['-n', ns(), 'get', 'configmap', 'settings', '-o', 'jsonpath={.metadata.managedFields[*].manager}']);
@@ -151,12 +173,23 @@ describe('tenancy: plans act with the tenant’s rights, never the controller’
     const sa = 'shortlived';
     await kubectlOk(['-n', ns(), 'create', 'serviceaccount', sa]);
     await kubectlOk(['-n', ns(), 'create', 'rolebinding', sa, '--role=planwarden-plans', `--serviceaccount=${ns()}:${sa}`]);
-    await asAlice(['apply', '-f', '-'], json(instance('orphan', ns(), 'ok-1.0.0', { serviceAccountName: sa }))).then((x) => expect(x.code, x.stderr).to.equal(0));
+    await asAlice(['apply', '-f', '-'], json(instance('orphan', ns(), 'ok-1.0.0', { serviceAccountName: sa }))).then((x) =>
+      expect(x.code, x.stderr).to.equal(0),
+    );
     expect((await planOf(ns(), 'orphan', 'deploy', terminal)).status).to.equal('COMPLETE');
     await kubectlOk(['-n', ns(), 'delete', 'serviceaccount', sa]);
     // Editing the Instance stays possible (its name did not change); a trigger of a plan that acts as it is refused.
     await asAlice(['-n', ns(), 'label', 'instance', 'orphan', 'edited=yes']).then((x) => expect(x.code, x.stderr).to.equal(0));
-    const r = await asAlice(['-n', ns(), 'patch', 'instance', 'orphan', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'remove' } } })]);
+    const r = await asAlice([
+      '-n',
+      ns(),
+      'patch',
+      'instance',
+      'orphan',
+      '--type=merge',
+      '-p',
+      json({ spec: { planExecution: { planName: 'remove' } } }),
+    ]);
     expect(r.code, r.stdout).to.not.equal(0);
     expect(r.stderr).to.include('[rule instance.plan-service-account-missing]');
     expect(r.stderr).to.include(`kubectl planwarden rbac --operator-version ok-1.0.0 -n ${ns()} --service-account ${sa}`);
@@ -182,11 +215,20 @@ describe('tenancy: naming a ServiceAccount for plans needs the right to act as i
   const asEve = as(EVE);
   const SECRET = 'apiVersion: v1\nkind: Secret\nmetadata: {name: loot}\nstringData: {v: "1"}\n';
   const CONFIGMAP = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {v: "1"}\n';
-  const canI = async (user: string, ...what: string[]) => (await kubectl(['auth', 'can-i', ...what, '-n', ns(), `--as=${user}`])).stdout.trim();
+  const canI = async (user: string, ...what: string[]) =>
+    (await kubectl(['auth', 'can-i', ...what, '-n', ns(), `--as=${user}`])).stdout.trim();
   const secretExists = async () => (await kubectl(['-n', ns(), 'get', 'secret', 'loot', '-o', 'name'])).code === 0;
 
   before(async function () {
-    await kubectlOk(['-n', ns(), 'create', 'role', 'planwarden-kinds', '--verb=*', '--resource=instances.planwarden.dev,operatorversions.planwarden.dev']);
+    await kubectlOk([
+      '-n',
+      ns(),
+      'create',
+      'role',
+      'planwarden-kinds',
+      '--verb=*',
+      '--resource=instances.planwarden.dev,operatorversions.planwarden.dev',
+    ]);
     await kubectlOk(['-n', ns(), 'create', 'rolebinding', 'ivan', '--role=planwarden-kinds', `--user=${IVAN}`]);
     // The built-in edit role holds impersonate on the namespace's ServiceAccounts, but not
     // planwarden's kinds (unless aggregated to it): those come from a Role of their own.
@@ -200,7 +242,9 @@ describe('tenancy: naming a ServiceAccount for plans needs the right to act as i
     await kubectlOk(['-n', ns(), 'create', 'rolebinding', 'strong', '--role=strong', `--serviceaccount=${ns()}:strong`]);
     await kubectlOk(['-n', ns(), 'create', 'serviceaccount', 'other']);
     await asIvan(['apply', '-f', '-'], json(blueprint('secret-1.0.0', ns(), SECRET))).then((r) => expect(r.code, r.stderr).to.equal(0));
-    await asIvan(['apply', '-f', '-'], json(blueprint('settings-1.0.0', ns(), CONFIGMAP))).then((r) => expect(r.code, r.stderr).to.equal(0));
+    await asIvan(['apply', '-f', '-'], json(blueprint('settings-1.0.0', ns(), CONFIGMAP))).then((r) =>
+      expect(r.code, r.stderr).to.equal(0),
+    );
   });
 
   it('ivan may not create Secrets nor act as "strong"; eve (edit) may act as it; "strong" may create Secrets', async function () {
@@ -216,7 +260,9 @@ describe('tenancy: naming a ServiceAccount for plans needs the right to act as i
     expect(r.code, r.stdout).to.not.equal(0);
     expect(r.stderr).to.include('[rule instance.service-account-not-allowed]');
     expect(r.stderr).to.include('user "ivan" may not impersonate ServiceAccount "strong"');
-    expect(r.stderr).to.include(`kubectl -n ${ns()} create role act-as-strong --verb=impersonate --resource=serviceaccounts --resource-name=strong`);
+    expect(r.stderr).to.include(
+      `kubectl -n ${ns()} create role act-as-strong --verb=impersonate --resource=serviceaccounts --resource-name=strong`,
+    );
     expect(r.stderr).to.include('--clusterrole=edit --user=ivan');
     expect((await kubectl(['-n', ns(), 'get', 'instance', 'grab', '-o', 'name'])).stderr).to.include('NotFound');
     expect(await secretExists()).to.equal(false);
@@ -237,7 +283,16 @@ describe('tenancy: naming a ServiceAccount for plans needs the right to act as i
   });
 
   it('judges a later change of the name: ivan may not rename it to a ServiceAccount he may not act as; eve may', async function () {
-    const rename = (to: string) => ['-n', ns(), 'patch', 'instance', 'vault', '--type=merge', '-p', json({ spec: { serviceAccountName: to } })];
+    const rename = (to: string) => [
+      '-n',
+      ns(),
+      'patch',
+      'instance',
+      'vault',
+      '--type=merge',
+      '-p',
+      json({ spec: { serviceAccountName: to } }),
+    ];
     const refused = await asIvan(rename('other'));
     expect(refused.code).to.not.equal(0);
     expect(refused.stderr).to.include('[rule instance.service-account-not-allowed]');
@@ -248,9 +303,16 @@ describe('tenancy: naming a ServiceAccount for plans needs the right to act as i
 
   it('does not judge again a write that keeps the name: ivan may label the Instance and trigger its plans', async function () {
     await asIvan(['-n', ns(), 'label', 'instance', 'vault', 'team=a']).then((x) => expect(x.code, x.stderr).to.equal(0));
-    await asIvan(['-n', ns(), 'patch', 'instance', 'vault', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'deploy', id: 'ivan-again' } } })]).then((x) =>
-      expect(x.code, x.stderr).to.equal(0),
-    );
+    await asIvan([
+      '-n',
+      ns(),
+      'patch',
+      'instance',
+      'vault',
+      '--type=merge',
+      '-p',
+      json({ spec: { planExecution: { planName: 'deploy', id: 'ivan-again' } } }),
+    ]).then((x) => expect(x.code, x.stderr).to.equal(0));
     const deploy = await planOf(ns(), 'vault', 'deploy', (run) => run.id === 'ivan-again' && terminal(run));
     expect(deploy.status, stepMessages(deploy)).to.equal('COMPLETE');
   });
@@ -264,13 +326,28 @@ describe('tenancy: naming a ServiceAccount for plans needs the right to act as i
   });
 
   it('the remedy the refusal names works: a Role allowing ivan to impersonate "strong" by name, bound to him', async function () {
-    await kubectlOk(['-n', ns(), 'create', 'role', 'act-as-strong', '--verb=impersonate', '--resource=serviceaccounts', '--resource-name=strong']);
+    await kubectlOk([
+      '-n',
+      ns(),
+      'create',
+      'role',
+      'act-as-strong',
+      '--verb=impersonate',
+      '--resource=serviceaccounts',
+      '--resource-name=strong',
+    ]);
     await kubectlOk(['-n', ns(), 'create', 'rolebinding', 'act-as-strong', '--role=act-as-strong', `--user=${IVAN}`]);
     expect(await canI(IVAN, 'impersonate', 'serviceaccounts/strong')).to.equal('yes');
     // A server-side dry run is judged like the write itself, and leaves nothing behind.
-    const r = await asIvan(['apply', '--dry-run=server', '-f', '-'], json(instance('grab', ns(), 'secret-1.0.0', { serviceAccountName: 'strong' })));
+    const r = await asIvan(
+      ['apply', '--dry-run=server', '-f', '-'],
+      json(instance('grab', ns(), 'secret-1.0.0', { serviceAccountName: 'strong' })),
+    );
     expect(r.code, r.stderr).to.equal(0);
-    const other = await asIvan(['apply', '--dry-run=server', '-f', '-'], json(instance('grab', ns(), 'secret-1.0.0', { serviceAccountName: 'other' })));
+    const other = await asIvan(
+      ['apply', '--dry-run=server', '-f', '-'],
+      json(instance('grab', ns(), 'secret-1.0.0', { serviceAccountName: 'other' })),
+    );
     expect(other.stderr).to.include('[rule instance.service-account-not-allowed]');
   });
 });

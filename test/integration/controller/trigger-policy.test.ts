@@ -13,7 +13,13 @@ async function getInstance(ns: string, name: string): Promise<Instance> {
   return JSON.parse(await kubectlOk(['-n', ns, 'get', 'instance', name, '-o', 'json'])) as Instance;
 }
 
-async function waitForRun(ns: string, name: string, plan: string, done: (run: PlanStatus) => boolean, timeoutMs = 60_000): Promise<PlanStatus> {
+async function waitForRun(
+  ns: string,
+  name: string,
+  plan: string,
+  done: (run: PlanStatus) => boolean,
+  timeoutMs = 60_000,
+): Promise<PlanStatus> {
   const until = Date.now() + timeoutMs;
   let last: Instance | undefined;
   while (Date.now() < until) {
@@ -51,7 +57,10 @@ describe('trigger policy: abort, then a new trigger, with plain kubectl', functi
     for (const dry of [['--dry-run=server'], []]) {
       const r = await mergePatch(ns(), { spec: { planExecution: { planName: 'backup', id: 't5' } } }, ...dry);
       expect(r.code, `${dry.join(' ')} ${r.stdout}`).to.not.equal(0);
-      expect(r.stderr).to.contain('trigger of plan "backup" (id "t5") refused').and.contain('abort: false').and.contain('[rule instance.abort-still-set]');
+      expect(r.stderr)
+        .to.contain('trigger of plan "backup" (id "t5") refused')
+        .and.contain('abort: false')
+        .and.contain('[rule instance.abort-still-set]');
     }
     const after = await getInstance(ns(), 'db');
     expect(after.metadata.generation).to.equal(before.metadata.generation);
@@ -73,12 +82,18 @@ describe('trigger policy: abort, then a new trigger, with plain kubectl', functi
     expect(run.trigger).to.equal('manual');
   });
 
-  it('gives malformed planExecutions the API server\'s verdict: only abort, an empty id, abort as a string', async function () {
+  it("gives malformed planExecutions the API server's verdict: only abort, an empty id, abort as a string", async function () {
     await kubectlOk(['apply', '-f', '-'], { input: json(instance('bare', ns(), 'db-1.0.0')) });
     const cases: { body: unknown; says: RegExp }[] = [
       { body: { spec: { planExecution: { abort: true } } }, says: /planName: Required value/ },
-      { body: { spec: { planExecution: { planName: 'backup', id: '' } } }, says: /spec\.planExecution\.id: Invalid value: "": spec\.planExecution\.id in body should be at least 1 chars long/ },
-      { body: { spec: { planExecution: { planName: 'backup', id: 'x', abort: 'true' } } }, says: /spec\.planExecution\.abort: Invalid value: "string": spec\.planExecution\.abort in body must be of type boolean/ },
+      {
+        body: { spec: { planExecution: { planName: 'backup', id: '' } } },
+        says: /spec\.planExecution\.id: Invalid value: "": spec\.planExecution\.id in body should be at least 1 chars long/,
+      },
+      {
+        body: { spec: { planExecution: { planName: 'backup', id: 'x', abort: 'true' } } },
+        says: /spec\.planExecution\.abort: Invalid value: "string": spec\.planExecution\.abort in body must be of type boolean/,
+      },
     ];
     for (const c of cases) {
       const r = await kubectl(['-n', ns(), 'patch', 'instance', 'bare', '--type=merge', '-p', json(c.body)]);

@@ -39,7 +39,12 @@ describe('controller: the writes one run costs (real apiserver)', function () {
     const path = `/apis/planwarden.dev/v1alpha1/namespaces/${ns()}/instances`;
     const listed = await kube.list<Instance>(path);
     const seen: WatchEvent[] = [];
-    const watch = kube.watch(path, { resourceVersion: listed.metadata?.resourceVersion }, (e) => seen.push(e), () => undefined);
+    const watch = kube.watch(
+      path,
+      { resourceVersion: listed.metadata?.resourceVersion },
+      (e) => seen.push(e),
+      () => undefined,
+    );
     try {
       const created = await kube.create(instance('three', ns(), 'three-1.0.0'));
       expect(created.metadata.finalizers, 'set at admission').to.deep.equal([FINALIZER]);
@@ -72,6 +77,15 @@ describe('controller: the writes one run costs (real apiserver)', function () {
 
 /** The reasons of the Events on Instance "three", sorted. */
 async function reasons(namespace: string): Promise<string[]> {
-  const out = await kubectlOk(['-n', namespace, 'get', 'events', '--field-selector', 'involvedObject.name=three,involvedObject.kind=Instance', '-o', 'jsonpath={.items[*].reason}']);
+  const out = await kubectlOk([
+    '-n',
+    namespace,
+    'get',
+    'events',
+    '--field-selector',
+    'involvedObject.name=three,involvedObject.kind=Instance',
+    '-o',
+    'jsonpath={.items[*].reason}',
+  ]);
   return out.split(/\s+/).filter(Boolean).sort();
 }

@@ -60,7 +60,12 @@ interface Manifest {
 }
 
 /** How a component's Deployment runs its container: command, grace period, security. */
-function manifest(component: 'webhook' | 'controller'): { command: string[]; grace: number; security: ContainerSecurity; mounts: string[] } {
+function manifest(component: 'webhook' | 'controller'): {
+  command: string[];
+  grace: number;
+  security: ContainerSecurity;
+  mounts: string[];
+} {
   const m = parseYaml(readFileSync(join(PROJECT_ROOT, 'manifests', 'base', component, 'deployment.yaml'), 'utf8')) as Manifest;
   const spec = m.spec.template.spec;
   const container = spec.containers[0]!;
@@ -164,7 +169,9 @@ describe('the container image on a control plane of its own (podman, as the mani
     const objects = localInstallObjects(state.kubeconfig, `https://127.0.0.1:${webhookPort}`, tls.certs.ca.certPem);
     const isWebhookConfig = (o: { kind?: string }) => /^(Validating|Mutating)WebhookConfiguration$/.test(o.kind ?? '');
     const list = (items: unknown[]) => JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
-    await kubectl.ok(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: list(objects.filter((o) => !isWebhookConfig(o))) });
+    await kubectl.ok(['apply', '--server-side', '--force-conflicts', '-f', '-'], {
+      input: list(objects.filter((o) => !isWebhookConfig(o))),
+    });
     await kubectl.ok(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '-l', 'app.kubernetes.io/part-of=planwarden']);
 
     const serviceAccount = async (name: string) =>
@@ -204,7 +211,10 @@ describe('the container image on a control plane of its own (podman, as the mani
       gracePeriodSeconds: webhook.grace,
     });
     const readyz = `https://127.0.0.1:${webhookPort}/readyz`;
-    await waitReady(names.webhook, async () => (await httpsGet(readyz, tls.certs.ca.certPem, 2_000).catch(() => ({ status: 0 }))).status === 200);
+    await waitReady(
+      names.webhook,
+      async () => (await httpsGet(readyz, tls.certs.ca.certPem, 2_000).catch(() => ({ status: 0 }))).status === 200,
+    );
     console.log(`    webhook container: podman run → /readyz 200 in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     await kubectl.ok(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: list(objects.filter(isWebhookConfig)) });
 

@@ -57,7 +57,12 @@ describe('reliability: kube-apiserver killed and restarted mid-plan (dedicated c
     }
     const started = Date.now();
     state = (await up({ dir: CLUSTER_DIR, nodes: 1, timeoutSeconds: 240, log: (s) => console.log(`      (${s})`) })).state;
-    stack = await startStack({ kubeconfig: state.kubeconfig, dir: STACK_DIR, controllerArgs: ['--pulse-not-ready-seconds=2'], log: (s) => console.log(`      (${s})`) });
+    stack = await startStack({
+      kubeconfig: state.kubeconfig,
+      dir: STACK_DIR,
+      controllerArgs: ['--pulse-not-ready-seconds=2'],
+      log: (s) => console.log(`      (${s})`),
+    });
     kubectl = kubectlFor(state.kubeconfig);
     console.log(`      (dedicated control plane and stack up in ${((Date.now() - started) / 1000).toFixed(1)} s)`);
     await kubectl.ok(['create', 'namespace', NS]);
@@ -72,20 +77,36 @@ describe('reliability: kube-apiserver killed and restarted mid-plan (dedicated c
 
   /** Waits until `plan` runs with step one COMPLETE and another step IN_PROGRESS; returns that reading. */
   const midPlan = (plan: string, id?: string) =>
-    until(`${plan} mid-plan`, async () => {
-      const i = await getInstance('svc');
-      const run = i.status?.planStatus?.[plan];
-      const steps = run?.phases?.[0]?.steps ?? [];
-      if (id !== undefined && run?.id !== id) return undefined;
-      return run?.status === 'IN_PROGRESS' && steps[0]?.status === 'COMPLETE' && steps.slice(1).some((s) => s.status === 'IN_PROGRESS') ? i : undefined;
-    }, 60_000, 200);
+    until(
+      `${plan} mid-plan`,
+      async () => {
+        const i = await getInstance('svc');
+        const run = i.status?.planStatus?.[plan];
+        const steps = run?.phases?.[0]?.steps ?? [];
+        if (id !== undefined && run?.id !== id) return undefined;
+        return run?.status === 'IN_PROGRESS' && steps[0]?.status === 'COMPLETE' && steps.slice(1).some((s) => s.status === 'IN_PROGRESS')
+          ? i
+          : undefined;
+      },
+      60_000,
+      200,
+    );
 
   it(`finishes a plan COMPLETE after the apiserver is killed mid-plan and restarted with the same flags (${RESTARTS} time(s))`, async function () {
     await kubectl.ok(['apply', '-f', '-'], { input: json(instance('svc', NS, 'slow-1.0.0')) });
     for (let r = 0; r < RESTARTS; r++) {
       const plan = r === 0 ? 'deploy' : 'work';
       if (r > 0) {
-        await kubectl.ok(['-n', NS, 'patch', 'instance', 'svc', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'work', id: `restart-${r}` } } })]);
+        await kubectl.ok([
+          '-n',
+          NS,
+          'patch',
+          'instance',
+          'svc',
+          '--type=merge',
+          '-p',
+          json({ spec: { planExecution: { planName: 'work', id: `restart-${r}` } } }),
+        ]);
       }
       const before = await midPlan(plan, r === 0 ? undefined : `restart-${r}`);
       const run = before.status!.planStatus![plan]!;
@@ -101,12 +122,19 @@ describe('reliability: kube-apiserver killed and restarted mid-plan (dedicated c
       state = await restartComponent(state, 'kube-apiserver');
       const readyAt = Date.now();
       expect(state.pids['kube-apiserver']).to.not.equal(oldPid);
-      expect(readState({ dir: CLUSTER_DIR })?.pids['kube-apiserver'], 'state.json knows the new apiserver (down() stops it)').to.equal(state.pids['kube-apiserver']);
+      expect(readState({ dir: CLUSTER_DIR })?.pids['kube-apiserver'], 'state.json knows the new apiserver (down() stops it)').to.equal(
+        state.pids['kube-apiserver'],
+      );
 
-      const after = await until(`${plan} COMPLETE after the restart`, async () => {
-        const i = await getInstance('svc');
-        return i.status?.planStatus?.[plan]?.status === 'COMPLETE' ? i : undefined;
-      }, 180_000, 500);
+      const after = await until(
+        `${plan} COMPLETE after the restart`,
+        async () => {
+          const i = await getInstance('svc');
+          return i.status?.planStatus?.[plan]?.status === 'COMPLETE' ? i : undefined;
+        },
+        180_000,
+        500,
+      );
       console.log(
         `      (restart ${r + 1}: apiserver down ${(downMs / 1000).toFixed(1)} s, ready ${((readyAt - killedAt) / 1000).toFixed(1)} s after the kill; ` +
           `${plan} COMPLETE ${((Date.now() - readyAt) / 1000).toFixed(1)} s after ready)`,
@@ -121,24 +149,61 @@ describe('reliability: kube-apiserver killed and restarted mid-plan (dedicated c
     // The stack survived and serves again.
     expect(isOurProcess(stack.pids.webhook, STACK_DIR), 'webhook process alive').to.equal(true);
     expect(isOurProcess(stack.pids.controller, STACK_DIR), 'controller process alive').to.equal(true);
-    const refused = await kubectl(['-n', NS, 'patch', 'instance', 'svc', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'bakup', id: 'x' } } })]);
+    const refused = await kubectl([
+      '-n',
+      NS,
+      'patch',
+      'instance',
+      'svc',
+      '--type=merge',
+      '-p',
+      json({ spec: { planExecution: { planName: 'bakup', id: 'x' } } }),
+    ]);
     expect(refused.code, 'the apiserver calls the webhook again').to.equal(1);
     expect(refused.stderr).to.contain('[rule instance.unknown-plan]');
-    await kubectl.ok(['-n', NS, 'patch', 'instance', 'svc', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'ping', id: 'after-restart' } } })]);
-    await until('a new trigger to run to COMPLETE (the controller watches again)', async () => {
-      const run = (await getInstance('svc')).status?.planStatus?.ping;
-      return run?.id === 'after-restart' && run.status === 'COMPLETE' ? true : undefined;
-    }, 90_000, 500);
+    await kubectl.ok([
+      '-n',
+      NS,
+      'patch',
+      'instance',
+      'svc',
+      '--type=merge',
+      '-p',
+      json({ spec: { planExecution: { planName: 'ping', id: 'after-restart' } } }),
+    ]);
+    await until(
+      'a new trigger to run to COMPLETE (the controller watches again)',
+      async () => {
+        const run = (await getInstance('svc')).status?.planStatus?.ping;
+        return run?.id === 'after-restart' && run.status === 'COMPLETE' ? true : undefined;
+      },
+      90_000,
+      500,
+    );
   });
 
   it('exits when an outage outlasts its renew deadline, and a restarted controller finishes the plan', async function () {
     const controllerPid = stack.pids.controller;
-    await kubectl.ok(['-n', NS, 'patch', 'instance', 'svc', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'work', id: 'long-outage' } } })]);
+    await kubectl.ok([
+      '-n',
+      NS,
+      'patch',
+      'instance',
+      'svc',
+      '--type=merge',
+      '-p',
+      json({ spec: { planExecution: { planName: 'work', id: 'long-outage' } } }),
+    ]);
     const before = await midPlan('work', 'long-outage');
     const stepOne = before.status!.planStatus!.work!.phases![0]!.steps[0]!;
     const killedAt = Date.now();
     await killComponent(state, 'kube-apiserver', 'SIGKILL');
-    await until('the controller to exit on lost leadership', async () => (isOurProcess(controllerPid, STACK_DIR) ? undefined : true), 60_000, 250);
+    await until(
+      'the controller to exit on lost leadership',
+      async () => (isOurProcess(controllerPid, STACK_DIR) ? undefined : true),
+      60_000,
+      250,
+    );
     const exitedAfter = (Date.now() - killedAt) / 1000;
     const log = readFileSync(join(STACK_DIR, 'logs', 'controller.log'), 'utf8');
     expect(log).to.contain('"msg":"leadership lost"');
@@ -147,11 +212,18 @@ describe('reliability: kube-apiserver killed and restarted mid-plan (dedicated c
     // What the controller's Deployment would do: start it again.
     stack = await startStack({ kubeconfig: state.kubeconfig, dir: STACK_DIR, controllerArgs: ['--pulse-not-ready-seconds=2'] });
     const restartedAt = Date.now();
-    const after = await until('work COMPLETE under the restarted controller', async () => {
-      const i = await getInstance('svc');
-      return i.status?.planStatus?.work?.status === 'COMPLETE' ? i : undefined;
-    }, 120_000, 500);
-    console.log(`      (controller exited ${exitedAfter.toFixed(1)} s after the apiserver died; the plan finished ${((Date.now() - restartedAt) / 1000).toFixed(1)} s after the restart)`);
+    const after = await until(
+      'work COMPLETE under the restarted controller',
+      async () => {
+        const i = await getInstance('svc');
+        return i.status?.planStatus?.work?.status === 'COMPLETE' ? i : undefined;
+      },
+      120_000,
+      500,
+    );
+    console.log(
+      `      (controller exited ${exitedAfter.toFixed(1)} s after the apiserver died; the plan finished ${((Date.now() - restartedAt) / 1000).toFixed(1)} s after the restart)`,
+    );
     const done = after.status!.planStatus!.work!;
     expect(done.id).to.equal('long-outage');
     const one = done.phases![0]!.steps[0]!;

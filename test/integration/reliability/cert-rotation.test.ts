@@ -87,11 +87,20 @@ describe('reliability: webhook certificate rotation under load', function () {
     try {
       for (let r = 0; r < RENEWALS; r++) {
         await sleep(300);
-        const renewed = await ensureWebhookCerts({ dir: tls.dir, service: 'planwarden-webhook', namespace: 'planwarden-system', renew: true });
+        const renewed = await ensureWebhookCerts({
+          dir: tls.dir,
+          service: 'planwarden-webhook',
+          namespace: 'planwarden-system',
+          renew: true,
+        });
         expect(renewed.action).to.equal('renewed');
         const want = new X509Certificate(readFileSync(tls.cert)).serialNumber.toUpperCase();
-        await until(`the webhook to serve renewal ${r + 1} (serial ${want})`, async () =>
-          (await servedSerial(stack.webhookPort, stack.caPem)) === want ? true : undefined, 30_000, 100);
+        await until(
+          `the webhook to serve renewal ${r + 1} (serial ${want})`,
+          async () => ((await servedSerial(stack.webhookPort, stack.caPem)) === want ? true : undefined),
+          30_000,
+          100,
+        );
         serials.push(want);
         servedAt.push(Date.now());
         // A burst beyond the steady writers' connections makes the apiserver open new ones
@@ -106,7 +115,9 @@ describe('reliability: webhook certificate rotation under load', function () {
       clearInterval(sampler);
     }
     // Connections first seen a little after a renewal was served cannot have used the old certificate.
-    const newConnections = servedAt.map((t, i) => [...firstSeen.values()].filter((seen) => seen > t + 100 && seen < (servedAt[i + 1] ?? Infinity)).length);
+    const newConnections = servedAt.map(
+      (t, i) => [...firstSeen.values()].filter((seen) => seen > t + 100 && seen < (servedAt[i + 1] ?? Infinity)).length,
+    );
 
     const failed = outcomes.filter((o): o is Extract<Outcome, { kind: 'failed' }> => o.kind === 'failed');
     const stored = outcomes.filter((o) => o.kind === 'stored').length;
@@ -122,6 +133,9 @@ describe('reliability: webhook certificate rotation under load', function () {
     expect(denied).to.equal(Math.floor(outcomes.length / 2));
     // Not vacuous: the apiserver opened connections (new handshakes) to a renewed certificate.
     // It reuses its idle keep-alive connections otherwise, so later bursts often need none.
-    expect(newConnections.reduce((a, b) => a + b, 0), 'new apiserver connections after renewals').to.be.greaterThan(0);
+    expect(
+      newConnections.reduce((a, b) => a + b, 0),
+      'new apiserver connections after renewals',
+    ).to.be.greaterThan(0);
   });
 });

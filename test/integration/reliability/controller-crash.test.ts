@@ -142,18 +142,24 @@ describe('reliability: controller killed with -9 at random points during plans',
         }),
       ),
     });
-    await until('the apply recorder to be called', async () => {
-      const name = `probe-${randomBytes(2).toString('hex')}`;
-      await kubectl(['-n', ns(), 'create', 'configmap', name]);
-      return recorder!.records.some((r) => r.name === name) ? true : undefined;
-    }, 30_000, 500);
+    await until(
+      'the apply recorder to be called',
+      async () => {
+        const name = `probe-${randomBytes(2).toString('hex')}`;
+        await kubectl(['-n', ns(), 'create', 'configmap', name]);
+        return recorder!.records.some((r) => r.name === name) ? true : undefined;
+      },
+      30_000,
+      500,
+    );
     await kubectlOk(['apply', '-f', '-'], { input: json(operatorVersion(ns())) });
   });
 
   after(async function () {
     this.timeout(120_000);
     // The Instances carry the cleanup finalizer: let a controller run cleanup before they all go.
-    if (![...procs.values()].some((p) => p.child.exitCode === null && p.child.signalCode === null)) await start('crash-cleanup').catch(() => undefined);
+    if (![...procs.values()].some((p) => p.child.exitCode === null && p.child.signalCode === null))
+      await start('crash-cleanup').catch(() => undefined);
     await kubectl(['-n', ns(), 'delete', 'instances', '--all', '--timeout=60s']);
     await Promise.all([...procs.values()].map((p) => p.kill('SIGKILL')));
     await kubectl(['delete', 'validatingwebhookconfiguration', configName, '--ignore-not-found']);
@@ -215,7 +221,11 @@ describe('reliability: controller killed with -9 at random points during plans',
         const round = runRound.get(runKey)?.round;
         if (round !== undefined && (killing || round < minRounds) && run.status === 'COMPLETE' && round === target.get(name)) {
           const next = round + 1;
-          await kube.patch({ apiVersion: API_VERSION, kind: 'Instance', namespace: ns(), name }, { spec: { parameters: { ROUND: String(next) } } }, 'merge');
+          await kube.patch(
+            { apiVersion: API_VERSION, kind: 'Instance', namespace: ns(), name },
+            { spec: { parameters: { ROUND: String(next) } } },
+            'merge',
+          );
           target.set(name, next);
         }
       }
@@ -272,14 +282,19 @@ describe('reliability: controller killed with -9 at random points during plans',
       killing = false;
 
       // --- let every Instance finish its last round ---
-      await until('every Instance COMPLETE at its last round', async () => {
-        const done = instances.every((name) => {
-          const run = latest.get(name)?.status?.planStatus?.deploy;
-          const round = run?.id ? runRound.get(`${name}/${run.id}`)?.round : undefined;
-          return run?.status === 'COMPLETE' && round === target.get(name) && round !== undefined && round >= minRounds;
-        });
-        return done ? true : undefined;
-      }, 180_000, 500);
+      await until(
+        'every Instance COMPLETE at its last round',
+        async () => {
+          const done = instances.every((name) => {
+            const run = latest.get(name)?.status?.planStatus?.deploy;
+            const round = run?.id ? runRound.get(`${name}/${run.id}`)?.round : undefined;
+            return run?.status === 'COMPLETE' && round === target.get(name) && round !== undefined && round >= minRounds;
+          });
+          return done ? true : undefined;
+        },
+        180_000,
+        500,
+      );
     } finally {
       killing = false;
       running = false;
@@ -291,7 +306,10 @@ describe('reliability: controller killed with -9 at random points during plans',
     for (const name of instances) {
       for (let round = 0; round <= target.get(name)!; round++) {
         const runs = rounds.filter((r) => r.instance === name && r.round === round);
-        expect(runs.map((r) => r.runId), `${name} round ${round}: one run`).to.have.length(1);
+        expect(
+          runs.map((r) => r.runId),
+          `${name} round ${round}: one run`,
+        ).to.have.length(1);
         const stepsComplete = ['a', 'p1', 'b', 'p2', 'c'].every((s) => completeSteps.has(`${name}/${runs[0]!.runId}/${s}`));
         expect(stepsComplete, `${name} round ${round} (${runs[0]!.runId}): every step seen COMPLETE`).to.equal(true);
       }
@@ -318,11 +336,16 @@ describe('reliability: controller killed with -9 at random points during plans',
         if (times.length === 0) problems.push(`${cm}: step ${step} of ${runId} COMPLETE without any execution`);
         const late = writes.filter((t) => t > finished);
         if (late.length > 0) {
-          problems.push(`${cm}: ${late.length} write(s) after the step was COMPLETE (step ${seen.startedAt} – ${seen.finishedAt}; executions started at ${at})`);
+          problems.push(
+            `${cm}: ${late.length} write(s) after the step was COMPLETE (step ${seen.startedAt} – ${seen.finishedAt}; executions started at ${at})`,
+          );
         } else if (times.length > 1) {
           const killed = killTimes.some((k) => k >= started && k <= finished);
           if (killed || seen.attempts > 0) interrupted++;
-          else problems.push(`${cm}: executed ${times.length} times without a kill or a retry during the step (${seen.startedAt} – ${seen.finishedAt}; executions at ${at})`);
+          else
+            problems.push(
+              `${cm}: executed ${times.length} times without a kill or a retry during the step (${seen.startedAt} – ${seen.finishedAt}; executions at ${at})`,
+            );
         }
       }
     }
@@ -337,10 +360,15 @@ describe('reliability: controller killed with -9 at random points during plans',
   };
   /** Waits until `identity` holds the Lease and has renewed it after `since`. */
   const leading = (identity: string, since: number, timeoutMs = 60_000) =>
-    until(`${identity} leading`, async () => {
-      const s = await leaseSpec();
-      return s?.holderIdentity === identity && ms(s.renewTime) >= since ? true : undefined;
-    }, timeoutMs, 200);
+    until(
+      `${identity} leading`,
+      async () => {
+        const s = await leaseSpec();
+        return s?.holderIdentity === identity && ms(s.renewTime) >= since ? true : undefined;
+      },
+      timeoutMs,
+      200,
+    );
 
   it('executes each Apply step of plans nobody interrupts exactly once (3 Instances, 3 rounds, no kill)', async function () {
     const o = await scenario(['calm-0', 'calm-1', 'calm-2'], 0, 2);

@@ -30,9 +30,19 @@ interface Row {
   name?: string;
 }
 
-const row = (who: Row['who'], can: boolean, verb: string, resource: string, ns: string | undefined, why: string): Row => ({ who, can, verb, resource, ns, why });
+const row = (who: Row['who'], can: boolean, verb: string, resource: string, ns: string | undefined, why: string): Row => ({
+  who,
+  can,
+  verb,
+  resource,
+  ns,
+  why,
+});
 /** A row about one named object (rules with resourceNames). */
-const named = (who: Row['who'], can: boolean, verb: string, resource: string, name: string, ns: string | undefined, why: string): Row => ({ ...row(who, can, verb, resource, ns, why), name });
+const named = (who: Row['who'], can: boolean, verb: string, resource: string, name: string, ns: string | undefined, why: string): Row => ({
+  ...row(who, can, verb, resource, ns, why),
+  name,
+});
 
 const ROWS: Row[] = [
   // --- the controller ---
@@ -42,7 +52,14 @@ const ROWS: Row[] = [
   row('controller', true, 'list', 'updateinformers.planwarden.dev', undefined, 'it queries informers'),
   row('controller', true, 'update', 'instances.planwarden.dev/status', 'default', 'it writes plan status through the status subresource'),
   row('controller', true, 'update', 'updateplans.planwarden.dev/status', 'default', 'it writes UpdatePlan insights'),
-  row('controller', false, 'patch', 'instances.planwarden.dev/status', 'default', 'it writes status only by PUT with the resourceVersion it sealed the write against'),
+  row(
+    'controller',
+    false,
+    'patch',
+    'instances.planwarden.dev/status',
+    'default',
+    'it writes status only by PUT with the resourceVersion it sealed the write against',
+  ),
   row('controller', false, 'patch', 'updateplans.planwarden.dev/status', 'default', 'status is written by PUT only'),
   row('controller', true, 'update', 'instances.planwarden.dev', 'default', 'it keeps the cleanup finalizer in metadata'),
   row('controller', true, 'update', 'instances.planwarden.dev/finalizers', 'default', 'owner references with blockOwnerDeletion need it'),
@@ -60,12 +77,42 @@ const ROWS: Row[] = [
   row('controller', false, 'delete', 'namespaces', undefined, 'it never deletes namespaces'),
   row('controller', false, 'create', 'namespaces', undefined, 'nor creates them'),
   row('controller', true, 'update', 'leases.coordination.k8s.io', 'planwarden-system', 'leader election'),
-  row('controller', true, 'delete', 'leases.coordination.k8s.io', 'planwarden-system', 'it deletes reservation Leases earlier versions left'),
+  row(
+    'controller',
+    true,
+    'delete',
+    'leases.coordination.k8s.io',
+    'planwarden-system',
+    'it deletes reservation Leases earlier versions left',
+  ),
   row('controller', false, 'create', 'leases.coordination.k8s.io', 'default', 'Leases only in planwarden-system'),
   row('controller', false, 'update', 'leases.coordination.k8s.io', 'kube-system', 'it cannot touch other components’ leader Leases'),
-  row('controller', false, 'impersonate', 'serviceaccounts', 'default', 'plans act as a ServiceAccount of their Instance’s namespace only where that namespace granted it'),
-  named('controller', false, 'impersonate', 'serviceaccounts', 'namespace-controller', 'kube-system', 'its token cannot become a kube-system ServiceAccount'),
-  named('controller', false, 'impersonate', 'serviceaccounts', 'planwarden-plans', 'kube-system', 'nor one named like a plan ServiceAccount there'),
+  row(
+    'controller',
+    false,
+    'impersonate',
+    'serviceaccounts',
+    'default',
+    'plans act as a ServiceAccount of their Instance’s namespace only where that namespace granted it',
+  ),
+  named(
+    'controller',
+    false,
+    'impersonate',
+    'serviceaccounts',
+    'namespace-controller',
+    'kube-system',
+    'its token cannot become a kube-system ServiceAccount',
+  ),
+  named(
+    'controller',
+    false,
+    'impersonate',
+    'serviceaccounts',
+    'planwarden-plans',
+    'kube-system',
+    'nor one named like a plan ServiceAccount there',
+  ),
   row('controller', false, 'impersonate', 'serviceaccounts', undefined, 'no impersonation cluster-wide'),
   row('controller', true, 'get', 'serviceaccounts', 'default', 'it checks that the plans’ ServiceAccount exists'),
   row('controller', false, 'create', 'deployments.apps', 'default', 'Apply tasks impersonate: the controller itself writes no workload'),
@@ -79,7 +126,14 @@ const ROWS: Row[] = [
   row('controller', false, 'create', 'rolebindings.rbac.authorization.k8s.io', 'default', 'it cannot bind roles'),
   row('controller', false, 'impersonate', 'users', undefined, 'it cannot act as a person'),
   row('controller', false, 'impersonate', 'groups', undefined, 'nor as a group (system:masters)'),
-  row('controller', false, 'patch', 'validatingwebhookconfigurations.admissionregistration.k8s.io', undefined, 'it cannot switch the guard off'),
+  row(
+    'controller',
+    false,
+    'patch',
+    'validatingwebhookconfigurations.admissionregistration.k8s.io',
+    undefined,
+    'it cannot switch the guard off',
+  ),
   row('controller', false, 'create', 'customresourcedefinitions.apiextensions.k8s.io', undefined, 'CRDs are installed, not created by it'),
   row('controller', false, 'create', 'serviceaccounts/token', 'planwarden-system', 'it cannot mint tokens'),
   // self-managed certificates (--cert-mode=self-signed; manifests/overlays/self-signed/certificate-rotation.yaml)
@@ -89,10 +143,42 @@ const ROWS: Row[] = [
   named('controller', false, 'get', 'secrets', 'other', 'planwarden-system', 'no other Secret of its namespace'),
   named('controller', false, 'get', 'secrets', 'planwarden-webhook-tls', 'default', 'nor one of that name elsewhere'),
   row('controller', false, 'list', 'secrets', 'planwarden-system', 'it cannot list Secrets'),
-  named('controller', true, 'update', 'validatingwebhookconfigurations.admissionregistration.k8s.io', 'planwarden', undefined, 'it keeps the caBundle of planwarden’s validating webhooks'),
-  named('controller', true, 'patch', 'mutatingwebhookconfigurations.admissionregistration.k8s.io', 'planwarden', undefined, 'and of its mutating webhooks'),
-  named('controller', false, 'update', 'validatingwebhookconfigurations.admissionregistration.k8s.io', 'other', undefined, 'no other webhook configuration'),
-  named('controller', false, 'delete', 'validatingwebhookconfigurations.admissionregistration.k8s.io', 'planwarden', undefined, 'it cannot remove the guard'),
+  named(
+    'controller',
+    true,
+    'update',
+    'validatingwebhookconfigurations.admissionregistration.k8s.io',
+    'planwarden',
+    undefined,
+    'it keeps the caBundle of planwarden’s validating webhooks',
+  ),
+  named(
+    'controller',
+    true,
+    'patch',
+    'mutatingwebhookconfigurations.admissionregistration.k8s.io',
+    'planwarden',
+    undefined,
+    'and of its mutating webhooks',
+  ),
+  named(
+    'controller',
+    false,
+    'update',
+    'validatingwebhookconfigurations.admissionregistration.k8s.io',
+    'other',
+    undefined,
+    'no other webhook configuration',
+  ),
+  named(
+    'controller',
+    false,
+    'delete',
+    'validatingwebhookconfigurations.admissionregistration.k8s.io',
+    'planwarden',
+    undefined,
+    'it cannot remove the guard',
+  ),
   // --- the webhook ---
   row('webhook', true, 'get', 'operatorversions.planwarden.dev', undefined, 'an Instance is judged against its OperatorVersion'),
   row('webhook', true, 'list', 'operatorversions.planwarden.dev', undefined, 'its OperatorVersion cache lists them once'),
@@ -119,25 +205,74 @@ const ROWS: Row[] = [
   row('webhook', false, 'list', 'secrets', undefined, 'no Secrets anywhere'),
   row('webhook', false, 'get', 'configmaps', 'default', 'nothing outside planwarden’s kinds'),
   row('webhook', true, 'get', 'serviceaccounts', 'default', 'an Instance’s spec.serviceAccountName must exist'),
-  row('webhook', true, 'watch', 'serviceaccounts', undefined, 'a trigger’s preflight asks whether its plan’s ServiceAccount exists: a list-watch cache of names'),
+  row(
+    'webhook',
+    true,
+    'watch',
+    'serviceaccounts',
+    undefined,
+    'a trigger’s preflight asks whether its plan’s ServiceAccount exists: a list-watch cache of names',
+  ),
   row('webhook', false, 'create', 'serviceaccounts', 'default', 'it never creates one'),
   row('webhook', false, 'create', 'serviceaccounts/token', 'default', 'nor mints their tokens'),
   row('webhook', false, 'create', 'events', 'default', 'it records no Events'),
   row('webhook', false, 'list', 'nodes', undefined, 'it needs no nodes'),
   row('webhook', false, 'delete', 'namespaces', undefined, 'it never deletes namespaces'),
-  row('webhook', false, 'patch', 'validatingwebhookconfigurations.admissionregistration.k8s.io', undefined, 'it cannot change its own registration'),
+  row(
+    'webhook',
+    false,
+    'patch',
+    'validatingwebhookconfigurations.admissionregistration.k8s.io',
+    undefined,
+    'it cannot change its own registration',
+  ),
   row('webhook', false, 'impersonate', 'serviceaccounts', 'planwarden-system', 'it cannot act as the controller'),
-  row('webhook', true, 'create', 'subjectaccessreviews.authorization.k8s.io', undefined, 'it asks whether the user naming a ServiceAccount may impersonate it'),
-  row('webhook', false, 'create', 'localsubjectaccessreviews.authorization.k8s.io', 'default', 'cluster-wide reviews only, no namespaced ones'),
+  row(
+    'webhook',
+    true,
+    'create',
+    'subjectaccessreviews.authorization.k8s.io',
+    undefined,
+    'it asks whether the user naming a ServiceAccount may impersonate it',
+  ),
+  row(
+    'webhook',
+    false,
+    'create',
+    'localsubjectaccessreviews.authorization.k8s.io',
+    'default',
+    'cluster-wide reviews only, no namespaced ones',
+  ),
   row('webhook', false, 'create', 'tokenreviews.authentication.k8s.io', undefined, 'it reviews no tokens'),
-  row('controller', true, 'create', 'subjectaccessreviews.authorization.k8s.io', undefined, 'before a FleetRollout trigger it asks whether the rollout’s author may patch that Instance'),
+  row(
+    'controller',
+    true,
+    'create',
+    'subjectaccessreviews.authorization.k8s.io',
+    undefined,
+    'before a FleetRollout trigger it asks whether the rollout’s author may patch that Instance',
+  ),
   row('controller', true, 'list', 'namespaces', undefined, 'a FleetRollout’s namespaceSelector is resolved against namespace labels'),
   row('controller', true, 'watch', 'fleetrollouts.planwarden.dev', undefined, 'it reconciles FleetRollouts'),
   row('controller', true, 'update', 'fleetrollouts.planwarden.dev/status', undefined, 'it records each rollout’s targets in status'),
   row('controller', false, 'update', 'fleetrollouts.planwarden.dev', undefined, 'a rollout’s spec is its author’s'),
   row('controller', false, 'create', 'fleetrollouts.planwarden.dev', undefined, 'nor does it create rollouts'),
-  row('controller', true, 'patch', 'instances.planwarden.dev', 'default', 'a FleetRollout’s triggers (after its author’s right is confirmed)'),
-  row('webhook', true, 'list', 'namespaces', undefined, 'a FleetRollout’s creation is judged in the namespaces its namespaceSelector matches'),
+  row(
+    'controller',
+    true,
+    'patch',
+    'instances.planwarden.dev',
+    'default',
+    'a FleetRollout’s triggers (after its author’s right is confirmed)',
+  ),
+  row(
+    'webhook',
+    true,
+    'list',
+    'namespaces',
+    undefined,
+    'a FleetRollout’s creation is judged in the namespaces its namespaceSelector matches',
+  ),
   row('webhook', false, 'get', 'fleetrollouts.planwarden.dev', undefined, 'it reads no rollouts: the admission request carries them'),
   // change governance
   row('controller', true, 'watch', 'planpolicies.planwarden.dev', undefined, 'runs of governed plans wait for approvals and freezes'),
@@ -145,7 +280,14 @@ const ROWS: Row[] = [
   row('controller', false, 'create', 'planapprovals.planwarden.dev', 'default', 'it never approves: a person does'),
   row('controller', false, 'update', 'planpolicies.planwarden.dev', undefined, 'policies are cluster admins’'),
   row('controller', true, 'watch', 'namespaces', undefined, 'a PlanPolicy’s namespaceSelector: namespace labels, watched as metadata'),
-  row('webhook', true, 'list', 'planpolicies.planwarden.dev', undefined, 'a break-glass and a new schedule are judged against the policies'),
+  row(
+    'webhook',
+    true,
+    'list',
+    'planpolicies.planwarden.dev',
+    undefined,
+    'a break-glass and a new schedule are judged against the policies',
+  ),
   row('webhook', true, 'list', 'planapprovals.planwarden.dev', 'default', 'an approver’s earlier decision on a run is refused'),
   row('webhook', true, 'get', 'instances.planwarden.dev', 'default', 'a PlanApproval is judged against the run its Instance has waiting'),
   row('webhook', true, 'get', 'namespaces', undefined, 'the labels of an Instance’s namespace'),
@@ -219,8 +361,18 @@ describe('reliability: RBAC of the controller and webhook ServiceAccounts (kubec
   }
 
   // What `--list` shows beyond the planwarden kinds: what every authenticated identity may do.
-  const SELF_REVIEWS = ['selfsubjectaccessreviews.authorization.k8s.io', 'selfsubjectrulesreviews.authorization.k8s.io', 'selfsubjectreviews.authentication.k8s.io'];
-  const PLANWARDEN = ['instances.planwarden.dev', 'operatorversions.planwarden.dev', 'updateplans.planwarden.dev', 'updateinformers.planwarden.dev', 'fleetrollouts.planwarden.dev'];
+  const SELF_REVIEWS = [
+    'selfsubjectaccessreviews.authorization.k8s.io',
+    'selfsubjectrulesreviews.authorization.k8s.io',
+    'selfsubjectreviews.authentication.k8s.io',
+  ];
+  const PLANWARDEN = [
+    'instances.planwarden.dev',
+    'operatorversions.planwarden.dev',
+    'updateplans.planwarden.dev',
+    'updateinformers.planwarden.dev',
+    'fleetrollouts.planwarden.dev',
+  ];
   /** What the webhook may do with planwarden's kinds: exactly what its lookups use. */
   const WEBHOOK_READS: Record<string, string[]> = {
     'instances.planwarden.dev': ['get', 'list'],
@@ -308,11 +460,14 @@ describe('reliability: RBAC of the controller and webhook ServiceAccounts (kubec
       if (WATCHED_ONLY.has(x.resource)) expect([...x.verbs].sort(), x.resource).to.deep.equal(['list', 'watch']);
       // get only: impersonation is each onboarded namespace's grant, not the controller's own.
       if (x.resource === 'serviceaccounts') expect([...x.verbs].sort()).to.deep.equal(['get']);
-      if (BY_NAME[x.resource]) expect([x.resourceNames, [...x.verbs].sort()], `${x.resource}:\n${r.stdout}`).to.deep.equal(BY_NAME[x.resource]);
+      if (BY_NAME[x.resource])
+        expect([x.resourceNames, [...x.verbs].sort()], `${x.resource}:\n${r.stdout}`).to.deep.equal(BY_NAME[x.resource]);
       if (x.resource === 'namespaces') {
         // Informer requests carry the cluster id: kube-system's uid by name; a FleetRollout's
         // namespaceSelector needs the list (labels), and nothing else of namespaces.
-        expect([x.resourceNames, [...x.verbs].sort()], `namespaces:\n${r.stdout}`).to.deep.equal(x.resourceNames === 'kube-system' ? ['kube-system', ['get']] : ['', ['list', 'watch']]);
+        expect([x.resourceNames, [...x.verbs].sort()], `namespaces:\n${r.stdout}`).to.deep.equal(
+          x.resourceNames === 'kube-system' ? ['kube-system', ['get']] : ['', ['list', 'watch']],
+        );
         continue;
       }
       expect(allowed.has(x.resource), `unexpected grant ${x.resource} [${x.verbs.join(' ')}]:\n${r.stdout}`).to.equal(true);
@@ -330,16 +485,24 @@ describe('reliability: a namespace grants the controller its plan ServiceAccount
 
   before(async function () {
     await kubectlOk(['create', 'namespace', onboarded]);
-    await kubectlOk(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: controllerGrantObjects(onboarded, 'planwarden-plans') }) });
+    await kubectlOk(['apply', '-f', '-'], {
+      input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: controllerGrantObjects(onboarded, 'planwarden-plans') }),
+    });
   });
   after(async function () {
     await kubectl(['delete', 'namespace', onboarded, '--wait=false', '--ignore-not-found']);
   });
 
-  const canI = async (ns: string, sa: string) => (await kubectl(['auth', 'can-i', 'impersonate', `serviceaccounts/${sa}`, '-n', ns, `--as=${CONTROLLER}`])).stdout.trim();
-  it('impersonate serviceaccounts/planwarden-plans in the onboarded namespace: yes', async () => expect(await canI(onboarded, 'planwarden-plans')).to.equal('yes'));
-  it('impersonate another ServiceAccount of that namespace: no (the grant names the plan ServiceAccount)', async () => expect(await canI(onboarded, 'default')).to.equal('no'));
-  it('impersonate serviceaccounts/namespace-controller -n kube-system: no', async () => expect(await canI('kube-system', 'namespace-controller')).to.equal('no'));
-  it('impersonate serviceaccounts/planwarden-webhook -n planwarden-system: no', async () => expect(await canI('planwarden-system', 'planwarden-webhook')).to.equal('no'));
-  it('the suite\'s own namespaces are onboarded (test/support/plan-rights.yaml): yes', async () => expect(await canI(suite(), 'planwarden-plans')).to.equal('yes'));
+  const canI = async (ns: string, sa: string) =>
+    (await kubectl(['auth', 'can-i', 'impersonate', `serviceaccounts/${sa}`, '-n', ns, `--as=${CONTROLLER}`])).stdout.trim();
+  it('impersonate serviceaccounts/planwarden-plans in the onboarded namespace: yes', async () =>
+    expect(await canI(onboarded, 'planwarden-plans')).to.equal('yes'));
+  it('impersonate another ServiceAccount of that namespace: no (the grant names the plan ServiceAccount)', async () =>
+    expect(await canI(onboarded, 'default')).to.equal('no'));
+  it('impersonate serviceaccounts/namespace-controller -n kube-system: no', async () =>
+    expect(await canI('kube-system', 'namespace-controller')).to.equal('no'));
+  it('impersonate serviceaccounts/planwarden-webhook -n planwarden-system: no', async () =>
+    expect(await canI('planwarden-system', 'planwarden-webhook')).to.equal('no'));
+  it("the suite's own namespaces are onboarded (test/support/plan-rights.yaml): yes", async () =>
+    expect(await canI(suite(), 'planwarden-plans')).to.equal('yes'));
 });

@@ -57,11 +57,16 @@ describe('reliability: one UpdatePlan per target across two webhook replicas', f
     });
     // The apiserver picks the configuration up within a moment; a dry run reaches the proxy
     // once it has.
-    await until('the proxy to receive admission calls', async () => {
-      const r = await kubectl(['create', '--dry-run=server', '-f', '-'], { input: json(updatePlan('probe', ns(), 'probe-1.0.0')) });
-      expect(r.code, r.stderr).to.equal(0);
-      return proxy!.connections.some((n) => n > 0) ? true : undefined;
-    }, 30_000, 500);
+    await until(
+      'the proxy to receive admission calls',
+      async () => {
+        const r = await kubectl(['create', '--dry-run=server', '-f', '-'], { input: json(updatePlan('probe', ns(), 'probe-1.0.0')) });
+        expect(r.code, r.stderr).to.equal(0);
+        return proxy!.connections.some((n) => n > 0) ? true : undefined;
+      },
+      30_000,
+      500,
+    );
   });
   after(async function () {
     await kubectl(['delete', 'validatingwebhookconfiguration', configName, '--ignore-not-found']);
@@ -90,21 +95,32 @@ describe('reliability: one UpdatePlan per target across two webhook replicas', f
         expect(m).to.contain('updateplan.duplicate-target');
       }
       // One holder (the oldest); every other one the controller marks DuplicateTarget.
-      const { free, ofTarget } = await until(`round ${round}: all but one UpdatePlan of ${target} marked DuplicateTarget`, async () => {
-        const stored = JSON.parse(await kubectlOk(['-n', ns(), 'get', 'updateplans', '-o', 'json'])) as { items: UpdatePlan[] };
-        const ofTarget = stored.items.filter((p) => p.spec.targetRelease === target);
-        expect(ofTarget).to.have.length(created.length);
-        const free = ofTarget.filter((p) => !(p.status?.conditions ?? []).some((c) => c.type === 'Analyzed' && c.reason === 'DuplicateTarget'));
-        return free.length === 1 ? { free, ofTarget } : undefined;
-      }, 60_000, 500);
+      const { free, ofTarget } = await until(
+        `round ${round}: all but one UpdatePlan of ${target} marked DuplicateTarget`,
+        async () => {
+          const stored = JSON.parse(await kubectlOk(['-n', ns(), 'get', 'updateplans', '-o', 'json'])) as { items: UpdatePlan[] };
+          const ofTarget = stored.items.filter((p) => p.spec.targetRelease === target);
+          expect(ofTarget).to.have.length(created.length);
+          const free = ofTarget.filter(
+            (p) => !(p.status?.conditions ?? []).some((c) => c.type === 'Analyzed' && c.reason === 'DuplicateTarget'),
+          );
+          return free.length === 1 ? { free, ofTarget } : undefined;
+        },
+        60_000,
+        500,
+      );
       const oldest = [...ofTarget].sort(
-        (x, y) => (x.metadata.creationTimestamp ?? '').localeCompare(y.metadata.creationTimestamp ?? '') || (x.metadata.name ?? '').localeCompare(y.metadata.name ?? ''),
+        (x, y) =>
+          (x.metadata.creationTimestamp ?? '').localeCompare(y.metadata.creationTimestamp ?? '') ||
+          (x.metadata.name ?? '').localeCompare(y.metadata.name ?? ''),
       )[0]!;
       expect(free[0]!.metadata.name, 'the holder is the oldest').to.equal(oldest.metadata.name);
     }
     const replicaCreates = (await updatePlanCreates(replica!)) - before;
     const connections = proxy!.connections.map((n, i) => n - connectionsBefore[i]!);
-    console.log(`      (proxy connections: stack webhook ${connections[0]}, second replica ${connections[1]}; the second replica judged ${replicaCreates} creates)`);
+    console.log(
+      `      (proxy connections: stack webhook ${connections[0]}, second replica ${connections[1]}; the second replica judged ${replicaCreates} creates)`,
+    );
     expect(connections[0], 'connections the proxy sent to the stack webhook').to.be.greaterThan(0);
     expect(connections[1], 'connections the proxy sent to the second replica').to.be.greaterThan(0);
     expect(replicaCreates, 'UpdatePlan creates the second replica judged').to.be.greaterThan(0);

@@ -125,11 +125,14 @@ describe('reliability: the controller keeps the self-signed webhook certificate 
         let pending: { cert: string; key: string; since: number } | undefined;
         let current = original.cert;
         while (!stopKubelet) {
-          const s = await kube.get<SecretObject>({ apiVersion: 'v1', kind: 'Secret', namespace: NAMESPACE, name: SECRET }).catch(() => undefined);
+          const s = await kube
+            .get<SecretObject>({ apiVersion: 'v1', kind: 'Secret', namespace: NAMESPACE, name: SECRET })
+            .catch(() => undefined);
           const cert = unb64(s?.data?.['tls.crt']);
           const key = unb64(s?.data?.['tls.key']);
           const ca = unb64(s?.data?.['ca.crt']);
-          if (cert !== undefined && ca !== undefined && certificatesIn(cert).length > 0 && certificatesIn(ca).length > 0) secretHistory.set(cert, { ca, cert });
+          if (cert !== undefined && ca !== undefined && certificatesIn(cert).length > 0 && certificatesIn(ca).length > 0)
+            secretHistory.set(cert, { ca, cert });
           if (cert !== undefined && key !== undefined && cert !== current) {
             if (pending?.cert !== cert) pending = { cert, key, since: Date.now() };
             if (Date.now() - pending.since >= KUBELET_SYNC_MS) {
@@ -179,43 +182,79 @@ describe('reliability: the controller keeps the self-signed webhook certificate 
       });
 
       // Take-over: a CA of the controller's own signs the pair; the stack's CA stays trusted meanwhile.
-      const firstCa = await until('the controller to take the Secret over with a CA of its own', async () => {
-        const s = await kube.get<SecretObject>({ apiVersion: 'v1', kind: 'Secret', namespace: NAMESPACE, name: SECRET });
-        const ca = unb64(s?.data?.['ca.crt']);
-        return ca && s?.data?.['ca.key'] && ca !== original.caCert ? ca : undefined;
-      }, 60_000, 250);
+      const firstCa = await until(
+        'the controller to take the Secret over with a CA of its own',
+        async () => {
+          const s = await kube.get<SecretObject>({ apiVersion: 'v1', kind: 'Secret', namespace: NAMESPACE, name: SECRET });
+          const ca = unb64(s?.data?.['ca.crt']);
+          return ca && s?.data?.['ca.key'] && ca !== original.caCert ? ca : undefined;
+        },
+        60_000,
+        250,
+      );
 
       // One CA rotation: a second CA signs, and at the end the first is trusted no more.
-      const secondCa = await until('a CA rotation (a second CA signing)', async () => {
-        const s = await kube.get<SecretObject>({ apiVersion: 'v1', kind: 'Secret', namespace: NAMESPACE, name: SECRET });
-        const ca = unb64(s?.data?.['ca.crt']);
-        return ca && ca !== firstCa && ca !== original.caCert ? ca : undefined;
-      }, 90_000, 250);
-      await until('the first CA to leave every caBundle once no pair it signed is valid', async () => {
-        const trusted = await trustedEverywhere(kube);
-        return !trusted.has(fingerprintOf(firstCa)) && trusted.has(fingerprintOf(secondCa)) ? true : undefined;
-      }, 60_000, 500);
-      await until('the webhook to serve a pair signed by the second CA', async () => {
-        const served = await servedSerial(stack.webhookPort);
-        const entry = [...secretHistory.values()].find((h) => serialOf(h.cert) === served);
-        return entry && entry.ca === secondCa ? true : undefined;
-      }, 30_000, 250);
+      const secondCa = await until(
+        'a CA rotation (a second CA signing)',
+        async () => {
+          const s = await kube.get<SecretObject>({ apiVersion: 'v1', kind: 'Secret', namespace: NAMESPACE, name: SECRET });
+          const ca = unb64(s?.data?.['ca.crt']);
+          return ca && ca !== firstCa && ca !== original.caCert ? ca : undefined;
+        },
+        90_000,
+        250,
+      );
+      await until(
+        'the first CA to leave every caBundle once no pair it signed is valid',
+        async () => {
+          const trusted = await trustedEverywhere(kube);
+          return !trusted.has(fingerprintOf(firstCa)) && trusted.has(fingerprintOf(secondCa)) ? true : undefined;
+        },
+        60_000,
+        500,
+      );
+      await until(
+        'the webhook to serve a pair signed by the second CA',
+        async () => {
+          const served = await servedSerial(stack.webhookPort);
+          const entry = [...secretHistory.values()].find((h) => serialOf(h.cert) === served);
+          return entry && entry.ca === secondCa ? true : undefined;
+        },
+        30_000,
+        250,
+      );
 
       // The Secret edited into garbage, under the same load: repaired, and no write fails.
       const before = await kube.get<SecretObject>({ apiVersion: 'v1', kind: 'Secret', namespace: NAMESPACE, name: SECRET });
-      await kube.replace<SecretObject>({ ...before!, data: { 'tls.crt': b64('garbage'), 'tls.key': b64('garbage'), 'ca.crt': b64('garbage') } });
-      const repairedCa = await until('the garbage Secret to be repaired with a new CA', async () => {
-        const s = await kube.get<SecretObject>({ apiVersion: 'v1', kind: 'Secret', namespace: NAMESPACE, name: SECRET });
-        const ca = unb64(s?.data?.['ca.crt']);
-        return ca && ca.includes('BEGIN CERTIFICATE') && ca !== secondCa && ca !== firstCa ? ca : undefined;
-      }, 30_000, 250);
-      await until('the webhook to serve the repaired pair', async () => {
-        const served = await servedSerial(stack.webhookPort);
-        const entry = [...secretHistory.values()].find((h) => serialOf(h.cert) === served);
-        return entry && entry.ca === repairedCa ? true : undefined;
-      }, 30_000, 250);
+      await kube.replace<SecretObject>({
+        ...before!,
+        data: { 'tls.crt': b64('garbage'), 'tls.key': b64('garbage'), 'ca.crt': b64('garbage') },
+      });
+      const repairedCa = await until(
+        'the garbage Secret to be repaired with a new CA',
+        async () => {
+          const s = await kube.get<SecretObject>({ apiVersion: 'v1', kind: 'Secret', namespace: NAMESPACE, name: SECRET });
+          const ca = unb64(s?.data?.['ca.crt']);
+          return ca && ca.includes('BEGIN CERTIFICATE') && ca !== secondCa && ca !== firstCa ? ca : undefined;
+        },
+        30_000,
+        250,
+      );
+      await until(
+        'the webhook to serve the repaired pair',
+        async () => {
+          const served = await servedSerial(stack.webhookPort);
+          const entry = [...secretHistory.values()].find((h) => serialOf(h.cert) === served);
+          return entry && entry.ca === repairedCa ? true : undefined;
+        },
+        30_000,
+        250,
+      );
       const events = await kube.list<{ reason?: string; involvedObject?: { name?: string } }>(`/api/v1/namespaces/${NAMESPACE}/events`);
-      expect(events.items.some((e) => e.reason === 'CertificateSecretRepaired' && e.involvedObject?.name === SECRET), 'a CertificateSecretRepaired Event').to.equal(true);
+      expect(
+        events.items.some((e) => e.reason === 'CertificateSecretRepaired' && e.involvedObject?.name === SECRET),
+        'a CertificateSecretRepaired Event',
+      ).to.equal(true);
 
       writing = false;
       await Promise.all(writers);
@@ -224,10 +263,15 @@ describe('reliability: the controller keeps the self-signed webhook certificate 
       const config = await getConfig(kube, 'ValidatingWebhookConfiguration');
       delete config.webhooks[0]!.clientConfig.caBundle;
       await kube.replace(config);
-      await until('the removed caBundle to be restored', async () => {
-        const again = await getConfig(kube, 'ValidatingWebhookConfiguration');
-        return again.webhooks[0]!.clientConfig.caBundle ? true : undefined;
-      }, 30_000, 250);
+      await until(
+        'the removed caBundle to be restored',
+        async () => {
+          const again = await getConfig(kube, 'ValidatingWebhookConfiguration');
+          return again.webhooks[0]!.clientConfig.caBundle ? true : undefined;
+        },
+        30_000,
+        250,
+      );
       // An even number: a valid OperatorVersion, stored (odd ones are meant to be denied;
       // how many the writers made before decides the parity of n).
       n += n % 2;
@@ -257,8 +301,12 @@ describe('reliability: the controller keeps the self-signed webhook certificate 
       await setCaBundles(kube, `${original.caCert.trim()}\n${(await currentBundlePem(kube)).trim()}\n`);
       writeAtomically(tls.key, original.key);
       writeAtomically(tls.cert, original.cert);
-      await until('the webhook to serve the stack’s own pair again', async () =>
-        (await servedSerial(stack.webhookPort)) === serialOf(original.cert) ? true : undefined, 30_000, 200);
+      await until(
+        'the webhook to serve the stack’s own pair again',
+        async () => ((await servedSerial(stack.webhookPort)) === serialOf(original.cert) ? true : undefined),
+        30_000,
+        200,
+      );
       await setCaBundles(kube, original.caCert);
       await kube.delete({ apiVersion: 'v1', kind: 'Secret', namespace: NAMESPACE, name: SECRET });
     }

@@ -18,7 +18,10 @@ async function getInstance(ns: string, name: string): Promise<Instance> {
 /** The webhook's admission counter for one route and operation, from its /metrics. */
 async function admissions(w: WebhookProcess, webhook: string, operation: string): Promise<number> {
   const { body } = await w.get('/metrics');
-  const re = new RegExp(`^planwarden_admission_requests_total\\{webhook="${webhook}",operation="${operation}",verdict="[a-z]+"\\} (\\d+)$`, 'gm');
+  const re = new RegExp(
+    `^planwarden_admission_requests_total\\{webhook="${webhook}",operation="${operation}",verdict="[a-z]+"\\} (\\d+)$`,
+    'gm',
+  );
   return [...body.matchAll(re)].reduce((n, m) => n + Number(m[1]), 0);
 }
 
@@ -33,7 +36,14 @@ describe('reliability: webhook down with failurePolicy Fail', function () {
     // No controller runs this Instance; its status is written below as the controller would.
     await kubectlOk(['apply', '-f', '-'], { input: json(instance('svc', ns(), 'app-1.0.0', {}, { [TEST_CONTROLLER_LABEL]: 'none' })) });
     await kubectlOk([
-      '-n', ns(), 'patch', 'instance', 'svc', '--subresource=status', '--type=merge', '-p',
+      '-n',
+      ns(),
+      'patch',
+      'instance',
+      'svc',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
       json({
         status: {
           applied: { operatorVersion: 'app-1.0.0', parameters: {}, generation: 1 },
@@ -65,19 +75,43 @@ describe('reliability: webhook down with failurePolicy Fail', function () {
   });
 
   it('is called while it runs: the trigger passes both webhooks in a server-side dry run', async function () {
-    const patch = ['-n', ns(), 'patch', 'instance', 'svc', '--type=merge', '--dry-run=server', '-p', json({ spec: { planExecution: { planName: 'backup', id: 'b-1' } } })];
+    const patch = [
+      '-n',
+      ns(),
+      'patch',
+      'instance',
+      'svc',
+      '--type=merge',
+      '--dry-run=server',
+      '-p',
+      json({ spec: { planExecution: { planName: 'backup', id: 'b-1' } } }),
+    ];
     // The apiserver picks up a new webhook configuration within a moment: wait until ours answers.
-    await until('the dedicated webhook to be called', async () => {
-      const r = await kubectl(patch);
-      expect(r.code, r.stderr).to.equal(0);
-      return (await admissions(webhook!, '/validate/instances', 'UPDATE')) > 0 ? true : undefined;
-    }, 30_000, 500);
+    await until(
+      'the dedicated webhook to be called',
+      async () => {
+        const r = await kubectl(patch);
+        expect(r.code, r.stderr).to.equal(0);
+        return (await admissions(webhook!, '/validate/instances', 'UPDATE')) > 0 ? true : undefined;
+      },
+      30_000,
+      500,
+    );
   });
 
   it('refuses the trigger with "failed calling webhook" once it is killed, and leaves the Instance unchanged', async function () {
     const before = await getInstance(ns(), 'svc');
     await webhook!.kill('SIGKILL');
-    const r = await kubectl(['-n', ns(), 'patch', 'instance', 'svc', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'backup', id: 'b-2' } } })]);
+    const r = await kubectl([
+      '-n',
+      ns(),
+      'patch',
+      'instance',
+      'svc',
+      '--type=merge',
+      '-p',
+      json({ spec: { planExecution: { planName: 'backup', id: 'b-2' } } }),
+    ]);
     expect(r.code, r.stdout).to.equal(1);
     expect(r.stderr).to.contain('failed calling webhook');
     expect(r.stderr).to.contain(`${configName}.test.planwarden.dev`);

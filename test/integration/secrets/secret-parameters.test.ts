@@ -30,13 +30,22 @@ describe('secret parameters: a password from a Secret, never in the Instance (re
     apiVersion: 'planwarden.dev/v1alpha1',
     kind: 'Instance',
     metadata: { name, namespace: ns },
-    spec: { operatorVersion: { name: OV }, parametersFrom: { PASSWORD: { secretKeyRef: { name: 'db-creds', key: 'password' } } }, ...extra },
+    spec: {
+      operatorVersion: { name: OV },
+      parametersFrom: { PASSWORD: { secretKeyRef: { name: 'db-creds', key: 'password' } } },
+      ...extra,
+    },
   });
 
   before(async function () {
     await kubectlOk(['create', 'namespace', ns]);
     await kubectlOk(['-n', ns, 'create', 'rolebinding', 'editor', '--clusterrole=edit', `--user=${EDITOR}`]);
-    for (let i = 0; i < 120 && (await kubectl(['auth', 'can-i', 'create', 'instances.planwarden.dev', '-n', ns, `--as=${EDITOR}`])).stdout.trim() !== 'yes'; i++) {
+    for (
+      let i = 0;
+      i < 120 &&
+      (await kubectl(['auth', 'can-i', 'create', 'instances.planwarden.dev', '-n', ns, `--as=${EDITOR}`])).stdout.trim() !== 'yes';
+      i++
+    ) {
       await new Promise((r) => setTimeout(r, 500));
     }
     await kubectlOk(['-n', ns, 'create', 'secret', 'generic', 'db-creds', `--from-literal=password=${PASSWORD}`]);
@@ -64,7 +73,9 @@ describe('secret parameters: a password from a Secret, never in the Instance (re
     );
     expect(items.length).to.be.greaterThan(1);
     await kubectlOk(['apply', '-f', '-'], { input: json({ apiVersion: 'v1', kind: 'List', items }) });
-    const r = await kubectl(['apply', '-f', '-', `--as=${EDITOR}`], { input: json(instanceWith('narrow-db', { serviceAccountName: 'narrow' })) });
+    const r = await kubectl(['apply', '-f', '-', `--as=${EDITOR}`], {
+      input: json(instanceWith('narrow-db', { serviceAccountName: 'narrow' })),
+    });
     expect(r.code, r.stdout).to.not.equal(0);
     expect(r.stderr).to.include('[rule instance.secret-not-readable]');
     expect(r.stderr).to.include('may not get Secret "db-creds"');
@@ -103,12 +114,31 @@ describe('secret parameters: a password from a Secret, never in the Instance (re
   });
 
   it('a restore takes its key from a Secret for one run: applied, recorded by reference only', async function () {
-    const r = await planwarden(['plan', 'trigger', 'restore', '--instance', 'db', '-n', ns, '--param-from', 'RESTORE_KEY=restore-key/k', '--wait', '--timeout', '120s', '--as', EDITOR]);
+    const r = await planwarden([
+      'plan',
+      'trigger',
+      'restore',
+      '--instance',
+      'db',
+      '-n',
+      ns,
+      '--param-from',
+      'RESTORE_KEY=restore-key/k',
+      '--wait',
+      '--timeout',
+      '120s',
+      '--as',
+      EDITOR,
+    ]);
     expect(r.code, `${r.stdout}\n${r.stderr}`).to.equal(0);
     const key = await kubectlOk(['-n', ns, 'get', 'secret', 'db-restore', '-o', 'jsonpath={.data.key}']);
     expect(Buffer.from(key, 'base64').toString('utf8')).to.equal(RESTORE_KEY);
-    const inst = JSON.parse(await kubectlOk(['-n', ns, 'get', 'instance', 'db', '-o', 'json'])) as { status: { planStatus: Record<string, { parametersFrom?: unknown }> } };
-    expect(inst.status.planStatus.restore?.parametersFrom).to.deep.equal({ RESTORE_KEY: { secretKeyRef: { name: 'restore-key', key: 'k' } } });
+    const inst = JSON.parse(await kubectlOk(['-n', ns, 'get', 'instance', 'db', '-o', 'json'])) as {
+      status: { planStatus: Record<string, { parametersFrom?: unknown }> };
+    };
+    expect(inst.status.planStatus.restore?.parametersFrom).to.deep.equal({
+      RESTORE_KEY: { secretKeyRef: { name: 'restore-key', key: 'k' } },
+    });
     const history = await planwarden(['plan', 'history', '--instance', 'db', '-n', ns, '-o', 'json']);
     expect(history.code, history.stderr).to.equal(0);
     expect(history.stdout).to.include('restore-key');

@@ -22,7 +22,16 @@ describe('webhook: SubjectAccessReviews on the real apiserver', function () {
     kube = createKubeClient({ kubeConfig: kubeConfig(), userAgent: 'planwarden-sar-test' });
     await kubectlOk(['-n', ns(), 'create', 'serviceaccount', 'strong']);
     await kubectlOk(['-n', ns(), 'create', 'rolebinding', 'sam-edit', '--clusterrole=edit', '--user=sam']);
-    await kubectlOk(['-n', ns(), 'create', 'role', 'act-as-strong', '--verb=impersonate', '--resource=serviceaccounts', '--resource-name=strong']);
+    await kubectlOk([
+      '-n',
+      ns(),
+      'create',
+      'role',
+      'act-as-strong',
+      '--verb=impersonate',
+      '--resource=serviceaccounts',
+      '--resource-name=strong',
+    ]);
     await kubectlOk(['-n', ns(), 'create', 'rolebinding', 'act-as-strong', '--role=act-as-strong', '--group=strong-users']);
     await kubectlOk(['-n', ns(), 'create', 'role', 'reader', '--verb=get', '--resource=operatorversions.planwarden.dev,serviceaccounts']);
     await kubectlOk(['-n', ns(), 'create', 'rolebinding', 'reader', '--role=reader', `--user=${READER}`]);
@@ -31,7 +40,8 @@ describe('webhook: SubjectAccessReviews on the real apiserver', function () {
 
   it('answers for the user and their groups as RBAC decides: edit allows, a Role by name allows its group only, nothing denies', async function () {
     const lookups = apiLookups(kube);
-    const ask = (user: string, groups: string[], name = 'strong') => lookups.canI({ user, groups }, impersonationOf(ns(), name)).then((a) => a.kind);
+    const ask = (user: string, groups: string[], name = 'strong') =>
+      lookups.canI({ user, groups }, impersonationOf(ns(), name)).then((a) => a.kind);
     expect(await ask('sam', ['system:authenticated'])).to.equal('allowed');
     expect(await ask('nobody', ['system:authenticated'])).to.equal('denied');
     expect(await ask('nobody', ['system:authenticated', 'strong-users'])).to.equal('allowed');

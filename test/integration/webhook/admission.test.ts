@@ -60,14 +60,32 @@ describe('admission guard (real apiserver → webhook)', function () {
     });
 
     it('refuses an unknown plan, listing the plans that exist', async function () {
-      const r = await kubectl(['-n', ns(), 'patch', 'instance', 'web', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'bakup' } } })]);
+      const r = await kubectl([
+        '-n',
+        ns(),
+        'patch',
+        'instance',
+        'web',
+        '--type=merge',
+        '-p',
+        json({ spec: { planExecution: { planName: 'bakup' } } }),
+      ]);
       expect(r.code).to.equal(1);
       expect(r.stderr).to.contain('[rule instance.unknown-plan]');
       expect(r.stderr).to.contain('backup');
     });
 
     it('refuses triggering cleanup by hand', async function () {
-      const r = await kubectl(['-n', ns(), 'patch', 'instance', 'web', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'cleanup' } } })]);
+      const r = await kubectl([
+        '-n',
+        ns(),
+        'patch',
+        'instance',
+        'web',
+        '--type=merge',
+        '-p',
+        json({ spec: { planExecution: { planName: 'cleanup' } } }),
+      ]);
       expect(r.code).to.equal(1);
       expect(r.stderr).to.contain('[rule instance.cleanup-manual]');
     });
@@ -78,7 +96,16 @@ describe('admission guard (real apiserver → webhook)', function () {
         activePlan: { name: 'deploy', id: 'create', status: 'IN_PROGRESS', startedAt: '2026-11-22T10:00:00Z' },
         planStatus: { deploy: { status: 'IN_PROGRESS', id: 'create', startedAt: '2026-11-22T10:00:00Z' } },
       });
-      const patch = ['-n', ns(), 'patch', 'instance', 'web', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'backup', id: 'b-1' } } })];
+      const patch = [
+        '-n',
+        ns(),
+        'patch',
+        'instance',
+        'web',
+        '--type=merge',
+        '-p',
+        json({ spec: { planExecution: { planName: 'backup', id: 'b-1' } } }),
+      ];
       const r = await kubectl(patch);
       expect(r.code).to.equal(1);
       expect(r.stderr).to.contain('[rule instance.plan-running]');
@@ -94,13 +121,31 @@ describe('admission guard (real apiserver → webhook)', function () {
     });
 
     it('refuses a parameter change that triggers another plan while deploy runs', async function () {
-      const r = await kubectl(['-n', ns(), 'patch', 'instance', 'web', '--type=merge', '-p', json({ spec: { parameters: { BACKUP_BUCKET: 'b2' } } })]);
+      const r = await kubectl([
+        '-n',
+        ns(),
+        'patch',
+        'instance',
+        'web',
+        '--type=merge',
+        '-p',
+        json({ spec: { parameters: { BACKUP_BUCKET: 'b2' } } }),
+      ]);
       expect(r.code).to.equal(1);
       expect(r.stderr).to.contain('[rule instance.plan-running]');
     });
 
     it('refuses an immutable parameter change', async function () {
-      const r = await kubectl(['-n', ns(), 'patch', 'instance', 'web', '--type=merge', '-p', json({ spec: { parameters: { CLUSTER_ID: 'other' } } })]);
+      const r = await kubectl([
+        '-n',
+        ns(),
+        'patch',
+        'instance',
+        'web',
+        '--type=merge',
+        '-p',
+        json({ spec: { parameters: { CLUSTER_ID: 'other' } } }),
+      ]);
       expect(r.code).to.equal(1);
       expect(r.stderr).to.contain('[rule instance.immutable-parameter-changed]');
     });
@@ -123,7 +168,16 @@ describe('admission guard (real apiserver → webhook)', function () {
     });
 
     it('refuses abort while no plan runs', async function () {
-      const r = await kubectl(['-n', ns(), 'patch', 'instance', 'web', '--type=merge', '-p', json({ spec: { planExecution: { planName: 'deploy', id: 'x', abort: true } } })]);
+      const r = await kubectl([
+        '-n',
+        ns(),
+        'patch',
+        'instance',
+        'web',
+        '--type=merge',
+        '-p',
+        json({ spec: { planExecution: { planName: 'deploy', id: 'x', abort: true } } }),
+      ]);
       expect(r.code).to.equal(1);
       expect(r.stderr).to.contain('[rule instance.');
     });
@@ -143,11 +197,20 @@ describe('admission guard (real apiserver → webhook)', function () {
       });
       const results = await Promise.all(
         plans.map((planName, i) =>
-          kubectl(['-n', ns(), 'patch', 'instance', 'race', '--type=merge', '-p', json({ spec: { planExecution: { planName, id: `r-${i}` } } })]),
+          kubectl([
+            '-n',
+            ns(),
+            'patch',
+            'instance',
+            'race',
+            '--type=merge',
+            '-p',
+            json({ spec: { planExecution: { planName, id: `r-${i}` } } }),
+          ]),
         ),
       );
       const accepted = results.filter((r) => r.code === 0);
-      expect(accepted.length, "exactly one trigger wins").to.equal(1);
+      expect(accepted.length, 'exactly one trigger wins').to.equal(1);
       expect(accepted.length + results.filter((r) => r.stderr.includes('[rule instance.')).length).to.equal(20);
     });
   });
@@ -165,8 +228,13 @@ describe('admission guard (real apiserver → webhook)', function () {
       // the target (shared/updatePlanHolder.ts); the controller marks every other one.
       type Listed = { items: UpdatePlan[] };
       const holderOf = (items: UpdatePlan[]) =>
-        [...items].sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''))[0]!;
-      const duplicateMarked = (p: UpdatePlan) => (p.status?.conditions ?? []).some((c) => c.type === 'Analyzed' && c.reason === 'DuplicateTarget');
+        [...items].sort(
+          (a, b) =>
+            (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
+            (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''),
+        )[0]!;
+      const duplicateMarked = (p: UpdatePlan) =>
+        (p.status?.conditions ?? []).some((c) => c.type === 'Analyzed' && c.reason === 'DuplicateTarget');
       let list = JSON.parse(await kubectlOk(['-n', ns(), 'get', 'updateplans', '-o', 'json'])) as Listed;
       expect(list.items).to.have.length(created.length);
       for (let i = 0; i < 60; i++) {
@@ -176,7 +244,10 @@ describe('admission guard (real apiserver → webhook)', function () {
         list = JSON.parse(await kubectlOk(['-n', ns(), 'get', 'updateplans', '-o', 'json'])) as Listed;
       }
       const holder = holderOf(list.items);
-      for (const p of list.items) expect(duplicateMarked(p), `${p.metadata.name} marked (holder ${holder.metadata.name})`).to.equal(p.metadata.uid !== holder.metadata.uid);
+      for (const p of list.items)
+        expect(duplicateMarked(p), `${p.metadata.name} marked (holder ${holder.metadata.name})`).to.equal(
+          p.metadata.uid !== holder.metadata.uid,
+        );
     });
 
     it('has a server-side dry run give the same verdict, and no admission ever creates a reservation', async function () {
@@ -189,10 +260,19 @@ describe('admission guard (real apiserver → webhook)', function () {
       expect(leases.trim()).to.equal('');
     });
 
-    it('refuses changing targetRelease in the apiserver itself (the CRD\'s CEL rule), in the webhook\'s words, before any webhook', async function () {
+    it("refuses changing targetRelease in the apiserver itself (the CRD's CEL rule), in the webhook's words, before any webhook", async function () {
       const name = (await kubectlOk(['-n', ns(), 'get', 'updateplans', '-o', 'jsonpath={.items[0].metadata.name}'])).trim();
       const stored = JSON.parse(await kubectlOk(['-n', ns(), 'get', 'updateplan', name, '-o', 'json'])) as UpdatePlan;
-      const r = await kubectl(['-n', ns(), 'patch', 'updateplan', name, '--type=merge', '-p', json({ spec: { targetRelease: 'app-9.0.0' } })]);
+      const r = await kubectl([
+        '-n',
+        ns(),
+        'patch',
+        'updateplan',
+        name,
+        '--type=merge',
+        '-p',
+        json({ spec: { targetRelease: 'app-9.0.0' } }),
+      ]);
       expect(r.code).to.equal(1);
       expect(r.stderr).to.contain(`The UpdatePlan "${name}" is invalid: spec.targetRelease: Invalid value`);
       expect(r.stderr).to.not.contain('admission webhook');
@@ -206,7 +286,9 @@ describe('admission guard (real apiserver → webhook)', function () {
       });
       expect(webhook.allowed).to.equal(false);
       const words = webhook.allowed ? '' : webhook.message.slice(webhook.message.indexOf(': ') + 2);
-      expect(words).to.match(/^change of spec\.targetRelease from "app-2\.0\.0" to "app-9\.0\.0" refused: .* \[rule updateplan\.target-immutable\]$/);
+      expect(words).to.match(
+        /^change of spec\.targetRelease from "app-2\.0\.0" to "app-9\.0\.0" refused: .* \[rule updateplan\.target-immutable\]$/,
+      );
       expect(r.stderr).to.contain(words);
     });
 
@@ -214,7 +296,16 @@ describe('admission guard (real apiserver → webhook)', function () {
       const name = `target-immutable-${ns()}`.slice(0, 63);
       await kubectlOk(['create', '-f', '-'], { input: json(updatePlan(name, 'planwarden-system', 'app-2.0.0')) });
       try {
-        const r = await kubectl(['-n', 'planwarden-system', 'patch', 'updateplan', name, '--type=merge', '-p', json({ spec: { targetRelease: 'app-9.0.0' } })]);
+        const r = await kubectl([
+          '-n',
+          'planwarden-system',
+          'patch',
+          'updateplan',
+          name,
+          '--type=merge',
+          '-p',
+          json({ spec: { targetRelease: 'app-9.0.0' } }),
+        ]);
         expect(r.code).to.equal(1);
         expect(r.stderr).to.contain('[rule updateplan.target-immutable]');
       } finally {

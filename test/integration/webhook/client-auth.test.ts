@@ -37,7 +37,14 @@ function post(url: string, ca: string, body: unknown, client?: { cert: string; k
     const data = Buffer.from(JSON.stringify(body));
     const req = request(
       url,
-      { method: 'POST', ca, ...client, agent: false, timeout: 10_000, headers: { 'content-type': 'application/json', 'content-length': data.length } },
+      {
+        method: 'POST',
+        ca,
+        ...client,
+        agent: false,
+        timeout: 10_000,
+        headers: { 'content-type': 'application/json', 'content-length': data.length },
+      },
       (res) => {
         let text = '';
         res.on('data', (c: Buffer) => (text += c.toString()));
@@ -52,7 +59,8 @@ function post(url: string, ca: string, body: unknown, client?: { cert: string; k
 
 const sum = (text: string, re: RegExp) => [...text.matchAll(re)].reduce((n, m) => n + Number(m[1]), 0);
 /** Instance CREATEs the webhook judged (every verdict): the controller never creates Instances, so only this test moves it. */
-const judgedCreates = (text: string) => sum(text, /^planwarden_admission_requests_total\{webhook="\/validate\/instances",operation="CREATE",verdict="[a-z]+"\} (\d+)$/gm);
+const judgedCreates = (text: string) =>
+  sum(text, /^planwarden_admission_requests_total\{webhook="\/validate\/instances",operation="CREATE",verdict="[a-z]+"\} (\d+)$/gm);
 const unauthenticated = (text: string, reason: string) =>
   sum(text, new RegExp(`^planwarden_webhook_unauthenticated_total\\{webhook="/validate/instances",reason="${reason}"\\} (\\d+)$`, 'gm'));
 
@@ -62,7 +70,9 @@ describe('the webhook answers reviews only from the API server (--client-ca)', f
 
   before(function () {
     if (!testStack().clientAuth) {
-      throw new Error('the test stack runs its webhook without --client-ca: the control plane predates webhookClientAuth (npm run cluster:down, then run again)');
+      throw new Error(
+        'the test stack runs its webhook without --client-ca: the control plane predates webhookClientAuth (npm run cluster:down, then run again)',
+      );
     }
   });
 
@@ -91,7 +101,7 @@ describe('the webhook answers reviews only from the API server (--client-ca)', f
     expect(unauthenticated(after, 'untrusted') - unauthenticated(before, 'untrusted')).to.equal(1);
   });
 
-  it('judges the same review when it comes with the API server\'s client certificate', async function () {
+  it("judges the same review when it comes with the API server's client certificate", async function () {
     const stack = testStack();
     const auth = stack.clientAuth!;
     const before = judgedCreates(await webhookMetricsText(stack.webhookUrl, stack.caPem));

@@ -28,7 +28,16 @@ describe('no exempt namespaces: an Instance in kube-system is judged', function 
 
   it('refuses a trigger of a plan that does not exist (instance.unknown-plan)', async function () {
     await kubectlOk(['apply', '-f', '-'], { input: json(instance(name, 'kube-system', ov)) });
-    const r = await kubectl(['-n', 'kube-system', 'patch', 'instance', name, '--type=merge', '-p', json({ spec: { planExecution: { planName: 'no-such-plan', id: 't1' } } })]);
+    const r = await kubectl([
+      '-n',
+      'kube-system',
+      'patch',
+      'instance',
+      name,
+      '--type=merge',
+      '-p',
+      json({ spec: { planExecution: { planName: 'no-such-plan', id: 't1' } } }),
+    ]);
     expect(r.code, r.stdout).to.not.equal(0);
     expect(r.stderr).to.include('[rule instance.unknown-plan]');
     const stored = await kubectlOk(['-n', 'kube-system', 'get', 'instance', name, '-o', 'jsonpath={.spec.planExecution.planName}']);

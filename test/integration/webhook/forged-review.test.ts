@@ -63,7 +63,10 @@ describe('a forged AdmissionReview sent straight to the webhook port (as an atta
     for (const a of answers) expect(a.status, a.body).to.equal(200);
 
     const leasesAfter = (await kubectlOk(LEASES)).split('\n').filter(Boolean);
-    expect(leasesAfter.filter((l) => !leasesBefore.includes(l)), 'Leases the forged reviews created').to.deep.equal([]);
+    expect(
+      leasesAfter.filter((l) => !leasesBefore.includes(l)),
+      'Leases the forged reviews created',
+    ).to.deep.equal([]);
 
     // Past the old reservations' 30 s grace period, so a stale-looking one would count.
     await new Promise((r) => setTimeout(r, 31_000));

@@ -13,16 +13,26 @@ const CASES: [what: string, values: string[]][] = [
     'every value changed',
     [
       ...SELF_SIGNED_FILES,
-      '--set', 'webhook.replicas=3',
-      '--set', 'controller.replicas=1',
-      '--set', 'controller.leaderElection.enabled=false',
-      '--set', 'logLevel=debug',
-      '--set', 'image.repository=registry.example.com/planwarden',
-      '--set', 'image.tag=9.9.9',
-      '--set', 'image.pullPolicy=Always',
-      '--set', 'controller.pulses.notReadySeconds=3',
-      '--set-string', 'controller.instanceSelector=shard in (a\\,b)',
-      '--set', 'tenancy.defaultServiceAccount=runner',
+      '--set',
+      'webhook.replicas=3',
+      '--set',
+      'controller.replicas=1',
+      '--set',
+      'controller.leaderElection.enabled=false',
+      '--set',
+      'logLevel=debug',
+      '--set',
+      'image.repository=registry.example.com/planwarden',
+      '--set',
+      'image.tag=9.9.9',
+      '--set',
+      'image.pullPolicy=Always',
+      '--set',
+      'controller.pulses.notReadySeconds=3',
+      '--set-string',
+      'controller.instanceSelector=shard in (a\\,b)',
+      '--set',
+      'tenancy.defaultServiceAccount=runner',
     ],
   ],
 ];
@@ -42,15 +52,25 @@ describe('install with Helm (real apiserver)', function () {
       expect(rendered.code, rendered.stderr).to.equal(0);
       // cert-manager's CRDs are not installed here: its Issuer/Certificate are checked by the unit tests only.
       const docs = rendered.stdout.split(/^---$/m).filter((d) => !/^kind: (Issuer|Certificate)$/m.test(d));
-      const r = await kubectl(['apply', '--server-side', '--dry-run=server', '--force-conflicts', '-f', '-'], { input: docs.join('---\n') });
+      const r = await kubectl(['apply', '--server-side', '--dry-run=server', '--force-conflicts', '-f', '-'], {
+        input: docs.join('---\n'),
+      });
       expect(r.code, r.stderr).to.equal(0);
-      expect(r.stdout).to.match(/customresourcedefinition.apiextensions.k8s.io\/instances.planwarden.dev serverside-applied \(server dry run\)/);
-      expect(r.stdout).to.match(/validatingwebhookconfiguration.admissionregistration.k8s.io\/planwarden serverside-applied \(server dry run\)/);
-      expect(r.stdout).to.match(/mutatingwebhookconfiguration.admissionregistration.k8s.io\/planwarden serverside-applied \(server dry run\)/);
+      expect(r.stdout).to.match(
+        /customresourcedefinition.apiextensions.k8s.io\/instances.planwarden.dev serverside-applied \(server dry run\)/,
+      );
+      expect(r.stdout).to.match(
+        /validatingwebhookconfiguration.admissionregistration.k8s.io\/planwarden serverside-applied \(server dry run\)/,
+      );
+      expect(r.stdout).to.match(
+        /mutatingwebhookconfiguration.admissionregistration.k8s.io\/planwarden serverside-applied \(server dry run\)/,
+      );
       expect(r.stdout).to.match(/deployment.apps\/planwarden-webhook serverside-applied \(server dry run\)/);
       expect(r.stdout).to.match(/deployment.apps\/planwarden-controller serverside-applied \(server dry run\)/);
       if (values.includes('tenancy.singleTenant=true')) {
-        expect(r.stdout).to.match(/clusterrole.rbac.authorization.k8s.io\/planwarden-controller-apply serverside-applied \(server dry run\)/);
+        expect(r.stdout).to.match(
+          /clusterrole.rbac.authorization.k8s.io\/planwarden-controller-apply serverside-applied \(server dry run\)/,
+        );
       }
     });
   }

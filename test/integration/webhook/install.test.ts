@@ -36,9 +36,13 @@ describe('install and operations (real apiserver)', function () {
       const rendered = await kubectlOk(['kustomize', dir]);
       // cert-manager's CRDs are not installed here: its Issuer/Certificate are checked by kustomize only.
       const docs = rendered.split(/^---$/m).filter((d) => !/^kind: (Issuer|Certificate)$/m.test(d));
-      const r = await kubectl(['apply', '--server-side', '--dry-run=server', '--force-conflicts', '-f', '-'], { input: docs.join('---\n') });
+      const r = await kubectl(['apply', '--server-side', '--dry-run=server', '--force-conflicts', '-f', '-'], {
+        input: docs.join('---\n'),
+      });
       expect(r.code, r.stderr).to.equal(0);
-      expect(r.stdout).to.match(/validatingwebhookconfiguration.admissionregistration.k8s.io\/planwarden serverside-applied \(server dry run\)/);
+      expect(r.stdout).to.match(
+        /validatingwebhookconfiguration.admissionregistration.k8s.io\/planwarden serverside-applied \(server dry run\)/,
+      );
       expect(r.stdout).to.match(/deployment.apps\/planwarden-webhook serverside-applied \(server dry run\)/);
     });
   }

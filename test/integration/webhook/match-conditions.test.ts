@@ -19,10 +19,11 @@ async function calls(): Promise<{ validate: number; mutate: number; validateStat
   const stack = testStack();
   const body = await webhookMetricsText(stack.webhookUrl, stack.caPem);
   const sum = (path: string) =>
-    [...body.matchAll(new RegExp(String.raw`^planwarden_admission_requests_total\{webhook="${path}",operation="[A-Z]+",verdict="[a-z]+"\} (\d+)$`, 'gm'))].reduce(
-      (n, m) => n + Number(m[1]),
-      0,
-    );
+    [
+      ...body.matchAll(
+        new RegExp(String.raw`^planwarden_admission_requests_total\{webhook="${path}",operation="[A-Z]+",verdict="[a-z]+"\} (\d+)$`, 'gm'),
+      ),
+    ].reduce((n, m) => n + Number(m[1]), 0);
   return {
     validate: sum('/validate/instances'),
     mutate: sum('/mutate/instances'),
@@ -56,8 +57,14 @@ describe('webhook: the apiserver calls the Instance webhooks only for writes who
   });
 
   it('a label patch and an annotation reach no webhook', async function () {
-    expect(await counted(() => kube.patch(ref('db'), { metadata: { labels: { team: 'payments' } } }, 'merge'))).to.deep.equal({ validate: 0, mutate: 0 });
-    expect(await counted(() => kubectlOk(['-n', ns(), 'annotate', 'instance', 'db', 'note=hello']))).to.deep.equal({ validate: 0, mutate: 0 });
+    expect(await counted(() => kube.patch(ref('db'), { metadata: { labels: { team: 'payments' } } }, 'merge'))).to.deep.equal({
+      validate: 0,
+      mutate: 0,
+    });
+    expect(await counted(() => kubectlOk(['-n', ns(), 'annotate', 'instance', 'db', 'note=hello']))).to.deep.equal({
+      validate: 0,
+      mutate: 0,
+    });
   });
 
   it('a trigger without an id reaches both, and gets its id', async function () {
@@ -68,20 +75,32 @@ describe('webhook: the apiserver calls the Instance webhooks only for writes who
   });
 
   it('a trigger with an id reaches both (the mutation stamps who asked in planwarden.dev/requested-by)', async function () {
-    expect(await counted(() => kube.patch(ref('db'), { spec: { planExecution: { planName: 'deploy', id: 'with-id', abort: false } } }, 'merge'))).to.deep.equal({
+    expect(
+      await counted(() => kube.patch(ref('db'), { spec: { planExecution: { planName: 'deploy', id: 'with-id', abort: false } } }, 'merge')),
+    ).to.deep.equal({
       validate: 1,
       mutate: 1,
     });
   });
 
   it('re-applying the trigger without its id: the mutation keeps the stored id, and the write, now keeping spec, is validated by nobody', async function () {
-    const cost = await counted(() => kube.patch(ref('db'), { spec: { planExecution: { planName: 'deploy', id: null, abort: false } } }, 'merge'));
+    const cost = await counted(() =>
+      kube.patch(ref('db'), { spec: { planExecution: { planName: 'deploy', id: null, abort: false } } }, 'merge'),
+    );
     expect(cost).to.deep.equal({ validate: 0, mutate: 1 });
     expect((await kube.get<Instance>(ref('db')))!.spec.planExecution?.id).to.equal('with-id');
   });
 
   it('server-side apply with "id": null reaches the mutating webhook (the apiserver passes the null through), which fills it in', async function () {
-    const manifest = { ...instance('ssa', ns(), 'app-1.0.0', { planExecution: { planName: 'deploy', id: null as unknown as string } }, { [TEST_CONTROLLER_LABEL]: 'none' }) };
+    const manifest = {
+      ...instance(
+        'ssa',
+        ns(),
+        'app-1.0.0',
+        { planExecution: { planName: 'deploy', id: null as unknown as string } },
+        { [TEST_CONTROLLER_LABEL]: 'none' },
+      ),
+    };
     const cost = await counted(() => kubectlOk(['apply', '--server-side', '-f', '-'], { input: json(manifest) }));
     expect(cost).to.deep.equal({ validate: 1, mutate: 1 });
     expect((await kube.get<Instance>(ref('ssa')))!.spec.planExecution?.id).to.match(/^\d{4}-\d\d-\d\dT/);
@@ -97,20 +116,31 @@ describe('webhook: the apiserver calls the Instance webhooks only for writes who
 
   it('the finalizer removal that ends a deletion reaches no webhook', async function () {
     // The mutation adds planwarden.dev/cleanup beside example.com/hold; no controller acts on it.
-    await kube.create({ ...instance('held', ns(), 'app-1.0.0', {}, { [TEST_CONTROLLER_LABEL]: 'none' }), metadata: { name: 'held', namespace: ns(), labels: { [TEST_CONTROLLER_LABEL]: 'none' }, finalizers: ['example.com/hold'] } });
+    await kube.create({
+      ...instance('held', ns(), 'app-1.0.0', {}, { [TEST_CONTROLLER_LABEL]: 'none' }),
+      metadata: { name: 'held', namespace: ns(), labels: { [TEST_CONTROLLER_LABEL]: 'none' }, finalizers: ['example.com/hold'] },
+    });
     await kubectlOk(['-n', ns(), 'delete', 'instance', 'held', '--wait=false']);
-    expect(await counted(() => kube.patch(ref('held'), { metadata: { finalizers: null } }, 'merge'))).to.deep.equal({ validate: 0, mutate: 0 });
+    expect(await counted(() => kube.patch(ref('held'), { metadata: { finalizers: null } }, 'merge'))).to.deep.equal({
+      validate: 0,
+      mutate: 0,
+    });
     expect(await kube.get(ref('held'))).to.equal(undefined);
   });
 
   it('a creation reaches both, and the mutation puts the cleanup finalizer on it (the controller need not write it)', async function () {
-    expect(await counted(() => kube.create(instance('plain', ns(), 'app-1.0.0', {}, { [TEST_CONTROLLER_LABEL]: 'none' })))).to.deep.equal({ validate: 1, mutate: 1 });
+    expect(await counted(() => kube.create(instance('plain', ns(), 'app-1.0.0', {}, { [TEST_CONTROLLER_LABEL]: 'none' })))).to.deep.equal({
+      validate: 1,
+      mutate: 1,
+    });
     expect((await kube.get<Instance>(ref('plain')))!.metadata.finalizers).to.deep.equal([FINALIZER]);
   });
 
   it('server-side apply (GitOps): the finalizer the mutation added at creation stays when the manifest, which lacks it, is applied again', async function () {
     const apply = (labels: Record<string, string>) =>
-      kubectlOk(['apply', '--server-side', '--field-manager=gitops', '-f', '-'], { input: json(instance('gitops', ns(), 'app-1.0.0', {}, { [TEST_CONTROLLER_LABEL]: 'none', ...labels })) });
+      kubectlOk(['apply', '--server-side', '--field-manager=gitops', '-f', '-'], {
+        input: json(instance('gitops', ns(), 'app-1.0.0', {}, { [TEST_CONTROLLER_LABEL]: 'none', ...labels })),
+      });
     await apply({});
     expect((await kube.get<Instance>(ref('gitops')))!.metadata.finalizers).to.deep.equal([FINALIZER]);
     await apply({ team: 'payments' });
@@ -120,7 +150,13 @@ describe('webhook: the apiserver calls the Instance webhooks only for writes who
   });
 
   it('a creation that carries the finalizer and a trigger with its id reaches only the validating webhook', async function () {
-    const carrying = instance('carrying', ns(), 'app-1.0.0', { planExecution: { planName: 'deploy', id: 'd1' } }, { [TEST_CONTROLLER_LABEL]: 'none' });
+    const carrying = instance(
+      'carrying',
+      ns(),
+      'app-1.0.0',
+      { planExecution: { planName: 'deploy', id: 'd1' } },
+      { [TEST_CONTROLLER_LABEL]: 'none' },
+    );
     carrying.metadata.finalizers = ['example.com/hold', FINALIZER];
     expect(await counted(() => kube.create(carrying))).to.deep.equal({ validate: 1, mutate: 0 });
     expect((await kube.get<Instance>(ref('carrying')))!.metadata.finalizers).to.deep.equal(['example.com/hold', FINALIZER]);
@@ -130,7 +166,9 @@ describe('webhook: the apiserver calls the Instance webhooks only for writes who
     // The suite's controller runs this one's deploy: its status writes are the controller's own.
     const cost = await countedStatus(async () => {
       await kube.create(instance('run', ns(), 'app-1.0.0'));
-      await until('deploy COMPLETE', async () => ((await kube.get<Instance>(ref('run')))?.status?.planStatus?.deploy?.status === 'COMPLETE' ? true : undefined));
+      await until('deploy COMPLETE', async () =>
+        (await kube.get<Instance>(ref('run')))?.status?.planStatus?.deploy?.status === 'COMPLETE' ? true : undefined,
+      );
     });
     expect(cost, 'the controller wrote status without the status webhooks').to.deep.equal({ validate: 0, mutate: 0 });
     const ran = (await kube.get<Instance>(ref('run')))!;
@@ -140,8 +178,13 @@ describe('webhook: the apiserver calls the Instance webhooks only for writes who
 
     // An adapter (here the test's admin identity) reports with Available=Unknown: both webhooks judge it, the mutation keeps the stored verdict.
     const stored = ran.status!.adapters![0]!;
-    const unknown = { ...stored, conditions: stored.conditions.map((c) => (c.type === 'Available' ? { ...c, status: 'Unknown' as const } : c)) };
-    const adapterCost = await countedStatus(() => kube.replace<Instance>({ ...ran, status: { ...ran.status, adapters: [unknown] } }, { subresource: 'status' }));
+    const unknown = {
+      ...stored,
+      conditions: stored.conditions.map((c) => (c.type === 'Available' ? { ...c, status: 'Unknown' as const } : c)),
+    };
+    const adapterCost = await countedStatus(() =>
+      kube.replace<Instance>({ ...ran, status: { ...ran.status, adapters: [unknown] } }, { subresource: 'status' }),
+    );
     expect(adapterCost).to.deep.equal({ validate: 1, mutate: 1 });
     expect((await kube.get<Instance>(ref('run')))!.status?.adapters?.[0]).to.deep.equal(stored);
   });

@@ -18,14 +18,19 @@ import { dummyOperatorVersion, instance, json, TEST_CONTROLLER_LABEL } from '../
 
 /** planwarden_admission_operatorversion_reads_total by source, from a /metrics body. */
 function reads(body: string): { cache: number; api: number } {
-  const count = (source: string) => Number(new RegExp(String.raw`^planwarden_admission_operatorversion_reads_total\{source="${source}"\} (\d+)$`, 'm').exec(body)?.[1] ?? 0);
+  const count = (source: string) =>
+    Number(
+      new RegExp(String.raw`^planwarden_admission_operatorversion_reads_total\{source="${source}"\} (\d+)$`, 'm').exec(body)?.[1] ?? 0,
+    );
   return { cache: count('cache'), api: count('api') };
 }
 
 /** Instance admissions a webhook answered, by verdict, from a /metrics body. */
 function instanceVerdicts(body: string): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const m of body.matchAll(/^planwarden_admission_requests_total\{webhook="\/validate\/instances",operation="[A-Z]+",verdict="([a-z]+)"\} (\d+)$/gm)) {
+  for (const m of body.matchAll(
+    /^planwarden_admission_requests_total\{webhook="\/validate\/instances",operation="[A-Z]+",verdict="([a-z]+)"\} (\d+)$/gm,
+  )) {
     out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[2]);
   }
   return out;
@@ -53,7 +58,8 @@ describe('webhook: OperatorVersions from a watch-backed cache', function () {
   /** Waits for the run of trigger `id` on db to be COMPLETE: then nothing runs or is pending. */
   const completed = (id: string) =>
     until(`run ${id} COMPLETE`, async () => {
-      const a = (await kube.get<Instance>({ apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance', namespace: ns(), name: 'db' }))?.status?.activePlan;
+      const a = (await kube.get<Instance>({ apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance', namespace: ns(), name: 'db' }))?.status
+        ?.activePlan;
       return a?.id === id && a.status === 'COMPLETE' ? true : undefined;
     });
 
@@ -140,10 +146,15 @@ describe('webhook: OperatorVersions from a watch-backed cache', function () {
         ),
       });
       // The apiserver picks the configuration up within a moment.
-      await until('the get-only webhook to receive admission calls', async () => {
-        await patchInstance('db', trigger('update', `probe-${randomBytes(2).toString('hex')}`));
-        return (instanceVerdicts((await replica!.get('/metrics')).body).allowed ?? 0) > 0 ? true : undefined;
-      }, 30_000, 500);
+      await until(
+        'the get-only webhook to receive admission calls',
+        async () => {
+          await patchInstance('db', trigger('update', `probe-${randomBytes(2).toString('hex')}`));
+          return (instanceVerdicts((await replica!.get('/metrics')).body).allowed ?? 0) > 0 ? true : undefined;
+        },
+        30_000,
+        500,
+      );
     });
 
     after(async function () {
@@ -154,7 +165,10 @@ describe('webhook: OperatorVersions from a watch-backed cache', function () {
     });
 
     it('starts, judges every write with a GET, and logs that once', async function () {
-      const forbiddenLines = () => readFileSync(replica!.log, 'utf8').split('\n').filter((l) => l.includes('OperatorVersion cache: list forbidden'));
+      const forbiddenLines = () =>
+        readFileSync(replica!.log, 'utf8')
+          .split('\n')
+          .filter((l) => l.includes('OperatorVersion cache: list forbidden'));
       await until('the outage logged', async () => (forbiddenLines().length > 0 ? true : undefined), 30_000, 200);
       const before = await replica!.get('/metrics');
       await patchInstance('db', trigger('update', `get-only-${suffix}`));

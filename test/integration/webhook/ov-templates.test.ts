@@ -29,7 +29,9 @@ describe('webhook: OperatorVersion admission evaluates templates', function () {
   const ns = useNamespace('wh-ovtpl');
 
   it('refuses a template reading .Nope when the OperatorVersion is applied, with the rule id', async function () {
-    const r = await kubectl(['apply', '-f', '-'], { input: json(blueprint('nope-1.0.0', ns(), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: "{{ .Nope }}"\n')) });
+    const r = await kubectl(['apply', '-f', '-'], {
+      input: json(blueprint('nope-1.0.0', ns(), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: "{{ .Nope }}"\n')),
+    });
     expect(r.code).to.equal(1);
     expect(r.stderr).to.contain('denied the request');
     expect(r.stderr).to.contain('unknown field .Nope');
@@ -48,7 +50,12 @@ describe('webhook: OperatorVersion admission evaluates templates', function () {
       const i = await kube.get<Instance>({ apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance', namespace: ns(), name: 'db' });
       return i?.status?.planStatus?.deploy?.status === 'COMPLETE' ? true : undefined;
     });
-    const cm = await kube.get<{ data?: Record<string, string> }>({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns(), name: 'kafka-deploy' });
+    const cm = await kube.get<{ data?: Record<string, string> }>({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      namespace: ns(),
+      name: 'kafka-deploy',
+    });
     expect(cm?.data).to.deep.equal({ items: '0-3.7.1,1-3.7.1,', nodePort: 'no' });
   });
 });

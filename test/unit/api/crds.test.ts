@@ -4,13 +4,7 @@ import { expect } from 'chai';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ALL_KINDS, KINDS, crdFor } from '../../../shared/api/crds.ts';
-import {
-  driftFrom,
-  printerColumnProblems,
-  renderCrdFiles,
-  resolveJsonPath,
-  structuralProblems,
-} from '../../../scripts/gen-crds.ts';
+import { driftFrom, printerColumnProblems, renderCrdFiles, resolveJsonPath, structuralProblems } from '../../../scripts/gen-crds.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -35,8 +29,7 @@ type Kind = (typeof ALL_KINDS)[number];
 const crdSpec = (kind: Kind): CrdSpec => crdFor(kind).spec as CrdSpec;
 const schemaOf = (kind: Kind): SchemaNode => crdSpec(kind).versions[0]!.schema.openAPIV3Schema;
 /** The schema node at a path of property names. */
-const nodeAt = (kind: Kind, fieldPath: string[]): SchemaNode =>
-  fieldPath.reduce((node, field) => node.properties![field]!, schemaOf(kind));
+const nodeAt = (kind: Kind, fieldPath: string[]): SchemaNode => fieldPath.reduce((node, field) => node.properties![field]!, schemaOf(kind));
 
 describe('CRDs', () => {
   describe('the committed files', () => {
@@ -210,7 +203,11 @@ describe('CRDs', () => {
     const admissionDocs = readFileSync(`${REPO_ROOT}docs/admission.md`, 'utf8');
 
     it('status.observedGeneration never decreasing is one of them, on the Instance status', () => {
-      expect(celRules().filter((r) => r.at === 'Instance.status').map((r) => r.rule)).to.deep.equal([
+      expect(
+        celRules()
+          .filter((r) => r.at === 'Instance.status')
+          .map((r) => r.rule),
+      ).to.deep.equal([
         '!has(oldSelf.observedGeneration) || (has(self.observedGeneration) && self.observedGeneration >= oldSelf.observedGeneration)',
       ]);
     });

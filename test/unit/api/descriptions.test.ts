@@ -16,7 +16,8 @@ export function undescribed(node: Node, path = ''): string[] {
     out.push(...undescribed(child, at));
   }
   if (node.items) out.push(...undescribed(node.items, `${path}[]`));
-  if (node.additionalProperties && typeof node.additionalProperties === 'object') out.push(...undescribed(node.additionalProperties, `${path}{}`));
+  if (node.additionalProperties && typeof node.additionalProperties === 'object')
+    out.push(...undescribed(node.additionalProperties, `${path}{}`));
   return out;
 }
 

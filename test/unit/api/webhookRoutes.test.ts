@@ -54,8 +54,20 @@ describe('the webhook route table', () => {
     for (const r of WEBHOOK_ROUTES) {
       const w = rendered.find((x) => x.name === r.name)!;
       expect(w.clientConfig.service.path, r.name).to.equal(r.path);
-      expect(w.rules, r.name).to.deep.equal([{ apiGroups: ['planwarden.dev'], apiVersions: ['v1alpha1'], resources: [r.resource], operations: [...r.operations], scope: r.scope }]);
-      expect([w.failurePolicy, w.timeoutSeconds, w.sideEffects], r.name).to.deep.equal([WEBHOOK_POLICY.failurePolicy, WEBHOOK_POLICY.timeoutSeconds, WEBHOOK_POLICY.sideEffects]);
+      expect(w.rules, r.name).to.deep.equal([
+        {
+          apiGroups: ['planwarden.dev'],
+          apiVersions: ['v1alpha1'],
+          resources: [r.resource],
+          operations: [...r.operations],
+          scope: r.scope,
+        },
+      ]);
+      expect([w.failurePolicy, w.timeoutSeconds, w.sideEffects], r.name).to.deep.equal([
+        WEBHOOK_POLICY.failurePolicy,
+        WEBHOOK_POLICY.timeoutSeconds,
+        WEBHOOK_POLICY.sideEffects,
+      ]);
     }
   });
 

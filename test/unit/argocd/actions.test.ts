@@ -22,7 +22,13 @@ interface OfferedAction {
 
 interface ActionTests {
   discoveryTests: { inputPath: string; result: OfferedAction[] }[];
-  actionTests: { action: string; inputPath: string; parameters?: Record<string, string>; expectedOutputPath?: string; expectedErrorMessage?: string }[];
+  actionTests: {
+    action: string;
+    inputPath: string;
+    parameters?: Record<string, string>;
+    expectedOutputPath?: string;
+    expectedErrorMessage?: string;
+  }[];
 }
 
 /** Every <group>/<kind>/actions directory, with its action_test.yaml and its action names. */
@@ -33,7 +39,9 @@ function actionSets(): { name: string; dir: string; tests: ActionTests; actions:
       const dir = join(CUSTOMIZATIONS, group, kind, 'actions');
       if (!existsSync(join(dir, 'discovery.lua'))) continue;
       const tests = parse(readFileSync(join(dir, 'action_test.yaml'), 'utf8')) as ActionTests;
-      const actions = readdirSync(dir).filter((d) => statSync(join(dir, d)).isDirectory() && existsSync(join(dir, d, 'action.lua'))).sort();
+      const actions = readdirSync(dir)
+        .filter((d) => statSync(join(dir, d)).isDirectory() && existsSync(join(dir, d, 'action.lua')))
+        .sort();
       sets.push({ name: `${group}/${kind}`, dir, tests, actions });
     }
   }
@@ -49,7 +57,13 @@ function lua(args: string[]) {
 }
 
 /** An offered action as Argo CD's ResourceAction reads it: absent fields are their zero values. */
-const normalized = (a: OfferedAction) => ({ name: a.name, disabled: a.disabled ?? false, iconClass: a.iconClass ?? '', displayName: a.displayName ?? '', params: a.params ?? [] });
+const normalized = (a: OfferedAction) => ({
+  name: a.name,
+  disabled: a.disabled ?? false,
+  iconClass: a.iconClass ?? '',
+  displayName: a.displayName ?? '',
+  params: a.params ?? [],
+});
 const byName = (list: OfferedAction[]) => list.map(normalized).sort((a, b) => a.name.localeCompare(b.name));
 
 const sets = actionSets();
@@ -71,7 +85,10 @@ describe('Argo CD resource actions (manifests/argocd/resource_customizations/*/*
         ...set.tests.actionTests.flatMap((t) => [t.inputPath, ...(t.expectedOutputPath ? [t.expectedOutputPath] : [])]),
       ]);
       const fixtures = readdirSync(join(set.dir, 'testdata')).map((f) => `testdata/${f}`);
-      expect(fixtures.filter((f) => !used.has(f)), `${set.name}: fixtures no case uses`).to.deep.equal([]);
+      expect(
+        fixtures.filter((f) => !used.has(f)),
+        `${set.name}: fixtures no case uses`,
+      ).to.deep.equal([]);
     }
   });
 
@@ -92,22 +109,25 @@ describe('Argo CD resource actions (manifests/argocd/resource_customizations/*/*
           for (const t of set.tests.actionTests) {
             const params = Object.entries(t.parameters ?? {});
             const title = `${t.action}${params.length ? ` ${params.map(([k, v]) => `${k}=${v}`).join(' ')}` : ''} on ${t.inputPath}`;
-            it(t.expectedOutputPath ? `${title} returns ${t.expectedOutputPath}` : `${title} is refused: ${t.expectedErrorMessage ?? ''}`, function () {
-              const r = lua([
-                ...mode.args,
-                '-action',
-                ...params.flatMap(([k, v]) => ['-param', `${k}=${v}`]),
-                join(set.dir, t.action, 'action.lua'),
-                join(set.dir, t.inputPath),
-              ]);
-              if (t.expectedOutputPath) {
-                expect(r.status, r.stderr).to.equal(0);
-                expect(JSON.parse(r.stdout)).to.deep.equal(parse(readFileSync(join(set.dir, t.expectedOutputPath), 'utf8')));
-              } else {
-                expect(r.status, r.stdout).to.equal(1);
-                expect(r.stderr.trim()).to.equal(`lua-health: ${t.expectedErrorMessage ?? ''}`);
-              }
-            });
+            it(
+              t.expectedOutputPath ? `${title} returns ${t.expectedOutputPath}` : `${title} is refused: ${t.expectedErrorMessage ?? ''}`,
+              function () {
+                const r = lua([
+                  ...mode.args,
+                  '-action',
+                  ...params.flatMap(([k, v]) => ['-param', `${k}=${v}`]),
+                  join(set.dir, t.action, 'action.lua'),
+                  join(set.dir, t.inputPath),
+                ]);
+                if (t.expectedOutputPath) {
+                  expect(r.status, r.stderr).to.equal(0);
+                  expect(JSON.parse(r.stdout)).to.deep.equal(parse(readFileSync(join(set.dir, t.expectedOutputPath), 'utf8')));
+                } else {
+                  expect(r.status, r.stdout).to.equal(1);
+                  expect(r.stderr.trim()).to.equal(`lua-health: ${t.expectedErrorMessage ?? ''}`);
+                }
+              },
+            );
           }
         });
       }

@@ -80,12 +80,19 @@ describe('Argo CD health checks (manifests/argocd/resource_customizations)', fun
   });
 
   it('finds the FleetRollout, Instance and UpdatePlan checks, each with cases and no unused fixture', function () {
-    expect(checks.map((c) => c.name)).to.deep.equal(['planwarden.dev/FleetRollout', 'planwarden.dev/Instance', 'planwarden.dev/UpdatePlan']);
+    expect(checks.map((c) => c.name)).to.deep.equal([
+      'planwarden.dev/FleetRollout',
+      'planwarden.dev/Instance',
+      'planwarden.dev/UpdatePlan',
+    ]);
     for (const check of checks) {
       expect(check.cases, `${check.name}/health_test.yaml`).to.not.be.empty;
       const used = new Set(check.cases.map((c) => c.inputPath));
       const fixtures = readdirSync(join(check.dir, 'testdata')).map((f) => `testdata/${f}`);
-      expect(fixtures.filter((f) => !used.has(f)), `${check.name}: fixtures no case uses`).to.deep.equal([]);
+      expect(
+        fixtures.filter((f) => !used.has(f)),
+        `${check.name}: fixtures no case uses`,
+      ).to.deep.equal([]);
     }
   });
 

@@ -96,7 +96,9 @@ describe('manifests/argocd', function () {
 
     it('has one health key per health.lua, and no other', function () {
       expect(scripts.size).to.equal(3);
-      const keys = Object.keys(cm.data).filter((k) => k.startsWith(HEALTH_KEY_PREFIX)).sort();
+      const keys = Object.keys(cm.data)
+        .filter((k) => k.startsWith(HEALTH_KEY_PREFIX))
+        .sort();
       expect(keys, REGENERATE).to.deep.equal([...scripts.keys()].sort());
       expect(keys).to.deep.equal([
         'resource.customizations.health.planwarden.dev_FleetRollout',
@@ -113,18 +115,26 @@ describe('manifests/argocd', function () {
     }
 
     it('has one actions key per actions/ directory, and no other', function () {
-      const keys = Object.keys(cm.data).filter((k) => k.startsWith(ACTIONS_KEY_PREFIX)).sort();
+      const keys = Object.keys(cm.data)
+        .filter((k) => k.startsWith(ACTIONS_KEY_PREFIX))
+        .sort();
       expect(keys, REGENERATE).to.deep.equal([...actionScripts().keys()].sort());
       expect(keys).to.deep.equal(['resource.customizations.actions.planwarden.dev_Instance']);
     });
 
     for (const [key, scripts] of actionScripts()) {
       it(`holds ${key} as Argo CD reads it: discovery.lua and one definition per action.lua, exactly as the files`, function () {
-        const entry = parse(cm.data[key] ?? '') as { 'discovery.lua'?: string; definitions?: { name: string; 'action.lua': string }[] } | null;
+        const entry = parse(cm.data[key] ?? '') as {
+          'discovery.lua'?: string;
+          definitions?: { name: string; 'action.lua': string }[];
+        } | null;
         expect(entry, `${key} is missing; ${REGENERATE}`).to.be.an('object');
         expect(Object.keys(entry!).sort()).to.deep.equal(['definitions', 'discovery.lua']);
         expectSameText(`${key} discovery.lua`, entry!['discovery.lua'], scripts.discovery);
-        expect(entry!.definitions!.map((d) => d.name), REGENERATE).to.deep.equal([...scripts.actions.keys()]);
+        expect(
+          entry!.definitions!.map((d) => d.name),
+          REGENERATE,
+        ).to.deep.equal([...scripts.actions.keys()]);
         for (const d of entry!.definitions!) expectSameText(`${key} ${d.name}/action.lua`, d['action.lua'], scripts.actions.get(d.name)!);
       });
     }
@@ -177,7 +187,9 @@ describe('manifests/argocd', function () {
     it('ignores spec.planExecution of Instances, and nothing else, also on sync', function () {
       expect(app.apiVersion).to.equal('argoproj.io/v1alpha1');
       expect(app.kind).to.equal('Application');
-      expect(app.spec.ignoreDifferences).to.deep.equal([{ group: 'planwarden.dev', kind: 'Instance', jsonPointers: ['/spec/planExecution'] }]);
+      expect(app.spec.ignoreDifferences).to.deep.equal([
+        { group: 'planwarden.dev', kind: 'Instance', jsonPointers: ['/spec/planExecution'] },
+      ]);
       expect(app.spec.syncPolicy?.syncOptions).to.include('RespectIgnoreDifferences=true');
     });
 
@@ -185,7 +197,10 @@ describe('manifests/argocd', function () {
       const docs = readFileSync(join(PROJECT_ROOT, 'docs', 'gitops.md'), 'utf8');
       const snippet = text.slice(text.indexOf('spec:\n'));
       const blocks = [...docs.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!.replace(/^ {2}/gm, '').replace(/^\s*\n/, ''));
-      expect(blocks.some((b) => b.includes('/spec/planExecution') && b.replace(/\s+/g, ' ').trim() === snippet.replace(/\s+/g, ' ').trim()), 'docs/gitops.md shows ignore-plan-execution.yaml from spec: on').to.equal(true);
+      expect(
+        blocks.some((b) => b.includes('/spec/planExecution') && b.replace(/\s+/g, ' ').trim() === snippet.replace(/\s+/g, ' ').trim()),
+        'docs/gitops.md shows ignore-plan-execution.yaml from spec: on',
+      ).to.equal(true);
     });
   });
 });

@@ -56,10 +56,26 @@ describe('certs/clientAuth', function () {
     const rows: { says: string; client: () => Partial<{ certPem: string; keyPem: string }>; want: RegExp | undefined }[] = [
       { says: 'a fresh pair has none', client: () => certs.client, want: undefined },
       { says: 'a missing certificate', client: () => ({}), want: /apiserver-client.crt is missing/ },
-      { says: 'a key that does not match', client: () => ({ certPem: certs.client.certPem, keyPem: certs.ca.keyPem }), want: /does not match/ },
-      { says: 'a certificate of another CA', client: () => generateClientAuthCerts({ ca: generateClientAuthCerts().ca }).client, want: /not signed by client-ca.crt/ },
-      { says: 'a certificate for another name', client: () => createClientCert({ ca: certs.ca, commonName: 'someone', keyPem: certs.client.keyPem }), want: /is for "someone"/ },
-      { says: 'a certificate expiring within 30 days', client: () => createClientCert({ ca: certs.ca, commonName: API_SERVER_CLIENT_NAME, validityDays: 10, keyPem: certs.client.keyPem }), want: /expires/ },
+      {
+        says: 'a key that does not match',
+        client: () => ({ certPem: certs.client.certPem, keyPem: certs.ca.keyPem }),
+        want: /does not match/,
+      },
+      {
+        says: 'a certificate of another CA',
+        client: () => generateClientAuthCerts({ ca: generateClientAuthCerts().ca }).client,
+        want: /not signed by client-ca.crt/,
+      },
+      {
+        says: 'a certificate for another name',
+        client: () => createClientCert({ ca: certs.ca, commonName: 'someone', keyPem: certs.client.keyPem }),
+        want: /is for "someone"/,
+      },
+      {
+        says: 'a certificate expiring within 30 days',
+        client: () => createClientCert({ ca: certs.ca, commonName: API_SERVER_CLIENT_NAME, validityDays: 10, keyPem: certs.client.keyPem }),
+        want: /expires/,
+      },
     ];
     for (const row of rows) {
       it(row.want ? `finds ${row.says}` : row.says, function () {
@@ -105,7 +121,13 @@ describe('certs/clientAuth', function () {
   });
 
   it('renders the kubeconfig kube-apiserver matches by webhook host, with absolute paths only', function () {
-    const kc = parse(renderAdmissionKubeconfig({ hosts: ['planwarden-webhook.planwarden-system.svc', '*'], certFile: '/etc/pw/c.crt', keyFile: '/etc/pw/c.key' })) as {
+    const kc = parse(
+      renderAdmissionKubeconfig({
+        hosts: ['planwarden-webhook.planwarden-system.svc', '*'],
+        certFile: '/etc/pw/c.crt',
+        keyFile: '/etc/pw/c.key',
+      }),
+    ) as {
       kind: string;
       users: { name: string; user: Record<string, string> }[];
     };
@@ -145,16 +167,31 @@ describe('certs/clientAuth', function () {
   it('certs/generate.ts --client-auth writes the pair, the two kube-apiserver files and the Secret, naming --apiserver-dir', async function () {
     const dir = tmp();
     const secret = join(dir, 'client-ca-secret.yaml');
-    const r = await generate(['--out', dir, '--client-auth', '--apiserver-dir', '/etc/kubernetes/planwarden', '--client-ca-secret', secret]);
+    const r = await generate([
+      '--out',
+      dir,
+      '--client-auth',
+      '--apiserver-dir',
+      '/etc/kubernetes/planwarden',
+      '--client-ca-secret',
+      secret,
+    ]);
     expect(r.clientAuth?.action).to.equal('created');
-    const kc = parse(readFileSync(join(dir, 'admission-kubeconfig.yaml'), 'utf8')) as { users: { name: string; user: Record<string, string> }[] };
+    const kc = parse(readFileSync(join(dir, 'admission-kubeconfig.yaml'), 'utf8')) as {
+      users: { name: string; user: Record<string, string> }[];
+    };
     expect(kc.users).to.deep.equal([
       {
         name: 'planwarden-webhook.planwarden-system.svc',
-        user: { 'client-certificate': '/etc/kubernetes/planwarden/apiserver-client.crt', 'client-key': '/etc/kubernetes/planwarden/apiserver-client.key' },
+        user: {
+          'client-certificate': '/etc/kubernetes/planwarden/apiserver-client.crt',
+          'client-key': '/etc/kubernetes/planwarden/apiserver-client.key',
+        },
       },
     ]);
-    expect(readFileSync(join(dir, 'admission-config.yaml'), 'utf8')).to.include('kubeConfigFile: /etc/kubernetes/planwarden/admission-kubeconfig.yaml');
+    expect(readFileSync(join(dir, 'admission-config.yaml'), 'utf8')).to.include(
+      'kubeConfigFile: /etc/kubernetes/planwarden/admission-kubeconfig.yaml',
+    );
     const s = parse(readFileSync(secret, 'utf8')) as { metadata: { name: string }; data: Record<string, string> };
     expect(s.metadata.name).to.equal('planwarden-webhook-client-ca');
     expect(Buffer.from(s.data['ca.crt']!, 'base64').toString()).to.equal(readFileSync(join(dir, 'client-ca.crt'), 'utf8'));

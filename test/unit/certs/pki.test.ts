@@ -25,7 +25,11 @@ function forgeChainVerifies(ca: CertPair, leaf: CertPair): boolean {
 }
 
 /** A TLS handshake through OpenSSL: the server presents `server`, the client may present `client`. */
-async function handshake(ca: CertPair, server: CertPair, client?: CertPair): Promise<{ clientAuthorized: boolean; serverAuthorized: boolean; error?: string }> {
+async function handshake(
+  ca: CertPair,
+  server: CertPair,
+  client?: CertPair,
+): Promise<{ clientAuthorized: boolean; serverAuthorized: boolean; error?: string }> {
   const srv = tls.createServer({ cert: server.certPem, key: server.keyPem, ca: ca.certPem, requestCert: true, rejectUnauthorized: false });
   let serverAuthorized = false;
   srv.on('secureConnection', (s) => {
@@ -60,7 +64,11 @@ describe('certs/pki', function () {
 
   before(function () {
     ca = createCA({ commonName: 'planwarden test CA' });
-    serving = createServingCert({ ca, dnsNames: ['planwarden-webhook.planwarden-system.svc', 'localhost'], ipAddresses: ['127.0.0.1', '::1'] });
+    serving = createServingCert({
+      ca,
+      dnsNames: ['planwarden-webhook.planwarden-system.svc', 'localhost'],
+      ipAddresses: ['127.0.0.1', '::1'],
+    });
   });
 
   describe('createCA', function () {
@@ -107,7 +115,9 @@ describe('certs/pki', function () {
 
     it('carries every DNS name and IP address as a SAN', function () {
       const x = new X509Certificate(serving.certPem);
-      expect(x.checkHost('planwarden-webhook.planwarden-system.svc', { subject: 'never' })).to.equal('planwarden-webhook.planwarden-system.svc');
+      expect(x.checkHost('planwarden-webhook.planwarden-system.svc', { subject: 'never' })).to.equal(
+        'planwarden-webhook.planwarden-system.svc',
+      );
       expect(x.checkHost('localhost', { subject: 'never' })).to.equal('localhost');
       expect(x.checkIP('127.0.0.1')).to.equal('127.0.0.1');
       expect(x.checkIP('::1')).to.equal('::1');
@@ -125,7 +135,8 @@ describe('certs/pki', function () {
     });
 
     it('names the CA key in its authority key identifier', function () {
-      const caSki = (forge.pki.certificateFromPem(ca.certPem).getExtension('subjectKeyIdentifier') as { subjectKeyIdentifier: string }).subjectKeyIdentifier;
+      const caSki = (forge.pki.certificateFromPem(ca.certPem).getExtension('subjectKeyIdentifier') as { subjectKeyIdentifier: string })
+        .subjectKeyIdentifier;
       const aki = forge.pki.certificateFromPem(serving.certPem).getExtension('authorityKeyIdentifier') as { value: string };
       // The extension value is SEQUENCE { [0] keyIdentifier }: the CA's key id ends it.
       expect(forge.util.bytesToHex(aki.value).endsWith(caSki)).to.equal(true);
@@ -193,9 +204,12 @@ describe('certs/pki', function () {
     });
 
     it('differ between certificates', function () {
-      const serials = [ca, serving, createServingCert({ ca, dnsNames: ['x'], keyPem: serving.keyPem }), createServingCert({ ca, dnsNames: ['x'], keyPem: serving.keyPem })].map(
-        (p) => new X509Certificate(p.certPem).serialNumber,
-      );
+      const serials = [
+        ca,
+        serving,
+        createServingCert({ ca, dnsNames: ['x'], keyPem: serving.keyPem }),
+        createServingCert({ ca, dnsNames: ['x'], keyPem: serving.keyPem }),
+      ].map((p) => new X509Certificate(p.certPem).serialNumber);
       expect(new Set(serials).size).to.equal(serials.length);
     });
   });

@@ -143,7 +143,10 @@ describe('certs/webhook', function () {
       metadata: { name: 'planwarden' },
       webhooks: [
         { name: 'a.planwarden.dev', clientConfig: { service: { name: 'planwarden-webhook', namespace: 'planwarden-system', path: '/a' } } },
-        { name: 'b.planwarden.dev', clientConfig: { service: { name: 'planwarden-webhook', namespace: 'planwarden-system', path: '/b' }, caBundle: 'old' } },
+        {
+          name: 'b.planwarden.dev',
+          clientConfig: { service: { name: 'planwarden-webhook', namespace: 'planwarden-system', path: '/b' }, caBundle: 'old' },
+        },
       ],
     });
 
@@ -175,7 +178,9 @@ describe('certs/webhook', function () {
     });
 
     it('handles several documents in one file', function () {
-      const text = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n---\n# the webhooks\n' + JSON.stringify(config('ValidatingWebhookConfiguration'));
+      const text =
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n---\n# the webhooks\n' +
+        JSON.stringify(config('ValidatingWebhookConfiguration'));
       const docs = parseAllDocuments(injectCaBundleIntoYaml(text, certs.ca.certPem)).map((d) => d.toJS() as Record<string, unknown>);
       expect(docs.map((d) => d.kind)).to.deep.equal(['ConfigMap', 'ValidatingWebhookConfiguration']);
       expect((docs[1] as ReturnType<typeof config>).webhooks.map((w) => w.clientConfig.caBundle)).to.deep.equal([
@@ -207,7 +212,11 @@ describe('certs/webhook', function () {
     });
 
     it('refuses a missing --out and a bad --validity-days', async function () {
-      const err = async (args: string[]) => generate(args).then(() => '', (e: Error) => e.message);
+      const err = async (args: string[]) =>
+        generate(args).then(
+          () => '',
+          (e: Error) => e.message,
+        );
       expect(await err([])).to.match(/--out is required/);
       expect(await err(['--out', tmp(), '--validity-days', 'ten'])).to.match(/--validity-days must be a positive integer/);
     });

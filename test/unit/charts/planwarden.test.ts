@@ -151,18 +151,34 @@ describe('Helm chart charts/planwarden', function () {
   describe('refuses values it cannot install, with a message naming the value', () => {
     const rows: [sentence: string, values: string[], message: RegExp][] = [
       ['a replica count that is not a number', ['--set', 'webhook.replicas=abc'], /at '\/webhook\/replicas': got string, want integer/],
-      ['a controller replica count that is not a number', ['--set', 'controller.replicas=two'], /at '\/controller\/replicas': got string, want integer/],
-      ['an unknown certificate mode', ['--set', 'certificate.mode=vault'], /at '\/certificate\/mode': value must be one of 'selfSigned', 'certManager'/],
+      [
+        'a controller replica count that is not a number',
+        ['--set', 'controller.replicas=two'],
+        /at '\/controller\/replicas': got string, want integer/,
+      ],
+      [
+        'an unknown certificate mode',
+        ['--set', 'certificate.mode=vault'],
+        /at '\/certificate\/mode': value must be one of 'selfSigned', 'certManager'/,
+      ],
       ['an unknown log level', ['--set', 'logLevel=loud'], /at '\/logLevel': value must be one of/],
-      ['a singleTenant that is not a boolean', ['--set-string', 'tenancy.singleTenant=yes'], /at '\/tenancy\/singleTenant': got string, want boolean/],
-      ['a pulse that is not a number', ['--set-string', 'controller.pulses.readySeconds=soon'], /at '\/controller\/pulses\/readySeconds': got string, want integer/],
+      [
+        'a singleTenant that is not a boolean',
+        ['--set-string', 'tenancy.singleTenant=yes'],
+        /at '\/tenancy\/singleTenant': got string, want boolean/,
+      ],
+      [
+        'a pulse that is not a number',
+        ['--set-string', 'controller.pulses.readySeconds=soon'],
+        /at '\/controller\/pulses\/readySeconds': got string, want integer/,
+      ],
       ['a misspelt value', ['--set', 'webhook.replica=3'], /at '\/webhook': additional properties 'replica' not allowed/],
     ];
     for (const [sentence, values, message] of rows) {
       it(sentence, () => {
         const r = helmTemplate([...SELF_SIGNED_FILES, ...values]);
         expect(r.code).to.not.equal(0);
-        expect(r.stderr).to.contain('values don\'t meet the specifications of the schema');
+        expect(r.stderr).to.contain("values don't meet the specifications of the schema");
         expect(r.stderr).to.match(message);
       });
     }
@@ -170,7 +186,7 @@ describe('Helm chart charts/planwarden', function () {
     it('a self-signed install without its CA: never webhook configurations with an empty caBundle', () => {
       const r = helmTemplate([]);
       expect(r.code).to.not.equal(0);
-      expect(r.stderr).to.contain('certificate.mode=selfSigned needs the webhook\'s CA');
+      expect(r.stderr).to.contain("certificate.mode=selfSigned needs the webhook's CA");
       expect(r.stderr).to.contain('certs/generate.ts');
     });
   });
@@ -185,24 +201,37 @@ describe('Helm chart charts/planwarden', function () {
       });
 
       it('installs the same objects, but the Namespace (helm install --create-namespace, or yours)', () => {
-        expect(have.map(key).sort()).to.deep.equal(want.filter((o) => o.kind !== 'Namespace').map(key).sort());
+        expect(have.map(key).sort()).to.deep.equal(
+          want
+            .filter((o) => o.kind !== 'Namespace')
+            .map(key)
+            .sort(),
+        );
       });
 
       it('every ClusterRole and Role has the same rules, every binding the same role and subjects', () => {
-        expect(fieldsByObject(have, ['ClusterRole', 'Role'], ['rules'])).to.deep.equal(fieldsByObject(want, ['ClusterRole', 'Role'], ['rules']));
+        expect(fieldsByObject(have, ['ClusterRole', 'Role'], ['rules'])).to.deep.equal(
+          fieldsByObject(want, ['ClusterRole', 'Role'], ['rules']),
+        );
         const bindings = ['ClusterRoleBinding', 'RoleBinding'];
-        expect(fieldsByObject(have, bindings, ['roleRef', 'subjects'])).to.deep.equal(fieldsByObject(want, bindings, ['roleRef', 'subjects']));
+        expect(fieldsByObject(have, bindings, ['roleRef', 'subjects'])).to.deep.equal(
+          fieldsByObject(want, bindings, ['roleRef', 'subjects']),
+        );
       });
 
       it('the webhook configurations are the same, webhook by webhook (rules, policies, selector, clientConfig and caBundle)', () => {
         expect(webhooks(have)).to.deep.equal(webhooks(want));
         for (const kind of ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']) {
-          expect(one(have, kind, 'planwarden').metadata.annotations ?? {}).to.deep.equal(one(want, kind, 'planwarden').metadata.annotations ?? {});
+          expect(one(have, kind, 'planwarden').metadata.annotations ?? {}).to.deep.equal(
+            one(want, kind, 'planwarden').metadata.annotations ?? {},
+          );
         }
       });
 
       it('the same ServiceAccounts, Service, PodDisruptionBudget, NetworkPolicy, TLS Secret and cert-manager objects', () => {
-        expect(fieldsByObject(have, ['ServiceAccount'], ['metadata'])).to.have.all.keys(Object.keys(fieldsByObject(want, ['ServiceAccount'], ['metadata'])));
+        expect(fieldsByObject(have, ['ServiceAccount'], ['metadata'])).to.have.all.keys(
+          Object.keys(fieldsByObject(want, ['ServiceAccount'], ['metadata'])),
+        );
         const same = ['Service', 'PodDisruptionBudget', 'NetworkPolicy', 'Issuer', 'Certificate'];
         expect(fieldsByObject(have, same, ['spec'])).to.deep.equal(fieldsByObject(want, same, ['spec']));
         expect(secrets(have)).to.deep.equal(secrets(want));
@@ -221,7 +250,9 @@ describe('Helm chart charts/planwarden', function () {
 
       it('the controller elects a leader and impersonates exactly when the overlay’s does', () => {
         for (const flag of ['--leader-elect', '--no-impersonation']) {
-          expect(commandOf(have, 'planwarden-controller').includes(flag), flag).to.equal(commandOf(want, 'planwarden-controller').includes(flag));
+          expect(commandOf(have, 'planwarden-controller').includes(flag), flag).to.equal(
+            commandOf(want, 'planwarden-controller').includes(flag),
+          );
         }
       });
     });
@@ -229,137 +260,274 @@ describe('Helm chart charts/planwarden', function () {
 
   describe('values reach the objects', function () {
     const rows: [sentence: string, values: string[], check: (objects: K8sObject[]) => void][] = [
-      ['webhook.replicas and controller.replicas set the Deployments’ replicas', ['--set', 'webhook.replicas=3', '--set', 'controller.replicas=1'], (o) => {
-        expect(one<Deployment>(o, 'Deployment', 'planwarden-webhook').spec.replicas).to.equal(3);
-        expect(one<Deployment>(o, 'Deployment', 'planwarden-controller').spec.replicas).to.equal(1);
-      }],
-      ['image.repository, image.tag and image.pullPolicy set both containers’ image', ['--set', 'image.repository=registry.example.com/pw', '--set', 'image.tag=1.2.3', '--set', 'image.pullPolicy=Always'], (o) => {
-        for (const d of ofKind(o, 'Deployment') as Deployment[]) {
-          expect(d.spec.template.spec.containers[0]!['image']).to.equal('registry.example.com/pw:1.2.3');
-          expect(d.spec.template.spec.containers[0]!['imagePullPolicy']).to.equal('Always');
-        }
-      }],
-      ['controller.resources replaces the controller’s resources', ['--set', 'controller.resources.limits.memory=1Gi'], (o) => {
-        const resources = one<Deployment>(o, 'Deployment', 'planwarden-controller').spec.template.spec.containers[0]!['resources'];
-        expect(resources).to.have.nested.property('limits.memory', '1Gi');
-      }],
-      ['logLevel sets --log-level of both components', ['--set', 'logLevel=debug'], (o) => {
-        expect(commandOf(o, 'planwarden-webhook')).to.include('--log-level=debug');
-        expect(commandOf(o, 'planwarden-controller')).to.include('--log-level=debug');
-      }],
-      ['controller.pulses set the pulse flags', ['--set', 'controller.pulses.notReadySeconds=3', '--set', 'controller.pulses.readySeconds=600'], (o) => {
-        expect(commandOf(o, 'planwarden-controller')).to.include.members(['--pulse-not-ready-seconds=3', '--pulse-ready-seconds=600']);
-      }],
-      ['leaderElection.enabled=false runs the controller with --no-leader-elect', ['--set', 'controller.leaderElection.enabled=false'], (o) => {
-        expect(commandOf(o, 'planwarden-controller')).to.include('--no-leader-elect').and.not.include('--leader-elect');
-      }],
-      ['leaderElection.leaseName names the Lease (one per shard)', ['--set', 'controller.leaderElection.leaseName=planwarden-shard-a'], (o) => {
-        expect(commandOf(o, 'planwarden-controller')).to.include('--lease-name=planwarden-shard-a');
-      }],
-      ['instanceSelector shards the controller', ['--set-string', 'controller.instanceSelector=shard=a'], (o) => {
-        expect(commandOf(o, 'planwarden-controller')).to.include('--instance-selector=shard=a');
-      }],
-      ['no instanceSelector: the controller runs every Instance', [], (o) => {
-        expect(commandOf(o, 'planwarden-controller').some((a) => a.startsWith('--instance-selector'))).to.equal(false);
-      }],
-      ['tenancy.defaultServiceAccount goes to the webhook and the controller alike', ['--set', 'tenancy.defaultServiceAccount=runner'], (o) => {
-        expect(commandOf(o, 'planwarden-webhook')).to.include('--default-service-account=runner');
-        expect(commandOf(o, 'planwarden-controller')).to.include('--default-service-account=runner');
-      }],
-      ['tenancy.applyRules narrows planwarden-controller-apply', ['--set', 'tenancy.singleTenant=true', '--set', 'tenancy.applyRules[0].apiGroups[0]=apps', '--set', 'tenancy.applyRules[0].resources[0]=deployments', '--set', 'tenancy.applyRules[0].verbs[0]=patch'], (o) => {
-        expect(one(o, 'ClusterRole', 'planwarden-controller-apply')['rules']).to.deep.equal([{ apiGroups: ['apps'], resources: ['deployments'], verbs: ['patch'] }]);
-      }],
-      ['without tenancy.singleTenant there is no planwarden-controller-apply', [], (o) => {
-        expect(o.filter((x) => x.metadata.name === 'planwarden-controller-apply')).to.deep.equal([]);
-      }],
-      ['planRights renders the plans trio in each listed namespace, with the given rules', [
-        '--set', 'planRights.namespaces={team-a,team-b}',
-        '--set', 'planRights.rules[0].apiGroups[0]=', '--set', 'planRights.rules[0].resources[0]=configmaps', '--set', 'planRights.rules[0].verbs={get,create,patch}',
-      ], (o) => {
-        const trio = o.filter((x) => ['team-a', 'team-b'].includes(x.metadata.namespace ?? '') && !x.metadata.name.startsWith('planwarden-controller-as-'));
-        expect(trio.map(key).sort()).to.deep.equal([
-          'Role team-a/planwarden-plans', 'Role team-b/planwarden-plans',
-          'RoleBinding team-a/planwarden-plans', 'RoleBinding team-b/planwarden-plans',
-          'ServiceAccount team-a/planwarden-plans', 'ServiceAccount team-b/planwarden-plans',
-        ]);
-        const role = trio.find((x) => x.kind === 'Role' && x.metadata.namespace === 'team-b')!;
-        expect(role['rules']).to.deep.equal([{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create', 'patch'] }]);
-        const binding = trio.find((x) => x.kind === 'RoleBinding' && x.metadata.namespace === 'team-b')!;
-        expect(binding['subjects']).to.deep.equal([{ kind: 'ServiceAccount', name: 'planwarden-plans', namespace: 'team-b' }]);
-      }],
-      ['without planRights.serviceAccountName the trio is named after tenancy.defaultServiceAccount', ['--set', 'planRights.namespaces={team-a}', '--set', 'tenancy.defaultServiceAccount=runner'], (o) => {
-        expect(o.filter((x) => x.metadata.namespace === 'team-a').map(key).sort()).to.deep.equal([
-          'Role team-a/planwarden-controller-as-runner', 'Role team-a/runner',
-          'RoleBinding team-a/planwarden-controller-as-runner', 'RoleBinding team-a/runner',
-          'ServiceAccount team-a/runner',
-        ]);
-      }],
-      ['planRights grants the controller each namespace’s plan ServiceAccount, by name, as `kubectl planwarden rbac` prints it', ['--set', 'planRights.namespaces={team-a}'], (o) => {
-        const grant = o.filter((x) => x.metadata.namespace === 'team-a' && x.metadata.name.startsWith('planwarden-controller-as-'));
-        const printed = controllerGrantObjects('team-a', 'planwarden-plans', { namespace: CHART_NAMESPACE, name: 'planwarden-controller' }) as unknown as K8sObject[];
-        expect(grant.map(key).sort()).to.deep.equal(printed.map(key).sort());
-        for (const p of printed) {
-          const h = grant.find((g) => key(g) === key(p))!;
-          expect([h['rules'], h['roleRef'], h['subjects']]).to.deep.equal([p['rules'], p['roleRef'], p['subjects']]);
-        }
-      }],
-      ['tenancy.singleTenant: no namespace grants the controller impersonation (plans impersonate nobody)', ['--set', 'planRights.namespaces={team-a}', '--set', 'tenancy.singleTenant=true'], (o) => {
-        expect(o.filter((x) => x.metadata.name.startsWith('planwarden-controller-as-'))).to.deep.equal([]);
-      }],
-      ['no planRights.namespaces: no plans trio anywhere', [], (o) => {
-        expect(o.filter((x) => x.metadata.labels?.['app.kubernetes.io/component'] === 'plans')).to.deep.equal([]);
-      }],
-      ['self-signed with only the CA leaves the Secret to you (certs/generate.ts --secret)', SELF_SIGNED_FILES.slice(0, 2), (o) => {
-        expect(ofKind(o, 'Secret')).to.deep.equal([]);
-        expect(Object.values(webhooks(o)).every((w) => typeof (w['clientConfig'] as { caBundle?: string }).caBundle === 'string')).to.equal(true);
-      }],
-      ['by default a NetworkPolicy admits the webhook port (8443) from outside the pod network only, for the webhook pods alone', [], (o) => {
-        const policy = one<K8sObject & { spec: Record<string, unknown> }>(o, 'NetworkPolicy', 'planwarden-webhook');
-        const webhookPods = one<Deployment>(o, 'Deployment', 'planwarden-webhook').spec.template;
-        expect(policy.spec['podSelector']).to.deep.equal(one<Deployment>(o, 'Deployment', 'planwarden-webhook').spec.selector);
-        expect((webhookPods as unknown as { metadata: { labels: Record<string, string> } }).metadata.labels).to.include((policy.spec['podSelector'] as { matchLabels: Record<string, string> }).matchLabels);
-        expect(policy.spec['policyTypes']).to.deep.equal(['Ingress']);
-        expect(policy.spec['ingress']).to.deep.equal([
-          {
-            ports: [{ port: 8443, protocol: 'TCP' }],
-            from: [{ ipBlock: { cidr: '0.0.0.0/0', except: ['10.244.0.0/16'] } }, { ipBlock: { cidr: '::/0' } }],
-          },
-        ]);
-        expect(ofKind(o, 'NetworkPolicy')).to.have.length(1);
-      }],
-      ['networkPolicy values set where the API server calls from, the pod CIDRs of each family taken out, and more peers', [
-        '--set', 'networkPolicy.apiServerCIDRs={172.16.0.0/28,fd12::/64}',
-        '--set', 'networkPolicy.podCIDRs={172.16.0.8/29,fd12::/96}',
-        '--set', 'networkPolicy.extraFrom[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name=monitoring',
-      ], (o) => {
-        const policy = one<K8sObject & { spec: { ingress: { from: unknown[] }[] } }>(o, 'NetworkPolicy', 'planwarden-webhook');
-        expect(policy.spec.ingress[0]!.from).to.deep.equal([
-          { ipBlock: { cidr: '172.16.0.0/28', except: ['172.16.0.8/29'] } },
-          { ipBlock: { cidr: 'fd12::/64', except: ['fd12::/96'] } },
-          { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
-        ]);
-      }],
-      ['networkPolicy.enabled=false renders no NetworkPolicy', ['--set', 'networkPolicy.enabled=false'], (o) => {
-        expect(ofKind(o, 'NetworkPolicy')).to.deep.equal([]);
-      }],
-      ['by default the webhook answers any client that reaches its port: no --client-ca, no client CA volume', [], (o) => {
-        expect(commandOf(o, 'planwarden-webhook').some((a) => a.startsWith('--client-ca'))).to.equal(false);
-        const volumes = one<Deployment>(o, 'Deployment', 'planwarden-webhook').spec.template.spec['volumes'] as { name: string }[];
-        expect(volumes.map((v) => v.name)).to.not.include('client-ca');
-      }],
-      ['webhook.clientCA mounts the client CA Secret (its ca.crt only) and runs the webhook with --client-ca and --client-names', [
-        '--set', 'webhook.clientCA.enabled=true',
-        '--set', 'webhook.clientCA.secretName=apiserver-client-ca',
-        '--set', 'webhook.clientCA.names={kube-apiserver-admission,other}',
-      ], (o) => {
-        expect(commandOf(o, 'planwarden-webhook')).to.include.members(['--client-ca=/client-ca/ca.crt', '--client-names=kube-apiserver-admission,other']);
-        const pod = one<Deployment>(o, 'Deployment', 'planwarden-webhook').spec.template.spec;
-        expect((pod['volumes'] as { name: string }[]).find((v) => v.name === 'client-ca')).to.deep.equal({
-          name: 'client-ca',
-          secret: { secretName: 'apiserver-client-ca', items: [{ key: 'ca.crt', path: 'ca.crt' }] },
-        });
-        expect(pod.containers[0]!['volumeMounts']).to.deep.include({ name: 'client-ca', mountPath: '/client-ca', readOnly: true });
-      }],
+      [
+        'webhook.replicas and controller.replicas set the Deployments’ replicas',
+        ['--set', 'webhook.replicas=3', '--set', 'controller.replicas=1'],
+        (o) => {
+          expect(one<Deployment>(o, 'Deployment', 'planwarden-webhook').spec.replicas).to.equal(3);
+          expect(one<Deployment>(o, 'Deployment', 'planwarden-controller').spec.replicas).to.equal(1);
+        },
+      ],
+      [
+        'image.repository, image.tag and image.pullPolicy set both containers’ image',
+        ['--set', 'image.repository=registry.example.com/pw', '--set', 'image.tag=1.2.3', '--set', 'image.pullPolicy=Always'],
+        (o) => {
+          for (const d of ofKind(o, 'Deployment') as Deployment[]) {
+            expect(d.spec.template.spec.containers[0]!['image']).to.equal('registry.example.com/pw:1.2.3');
+            expect(d.spec.template.spec.containers[0]!['imagePullPolicy']).to.equal('Always');
+          }
+        },
+      ],
+      [
+        'controller.resources replaces the controller’s resources',
+        ['--set', 'controller.resources.limits.memory=1Gi'],
+        (o) => {
+          const resources = one<Deployment>(o, 'Deployment', 'planwarden-controller').spec.template.spec.containers[0]!['resources'];
+          expect(resources).to.have.nested.property('limits.memory', '1Gi');
+        },
+      ],
+      [
+        'logLevel sets --log-level of both components',
+        ['--set', 'logLevel=debug'],
+        (o) => {
+          expect(commandOf(o, 'planwarden-webhook')).to.include('--log-level=debug');
+          expect(commandOf(o, 'planwarden-controller')).to.include('--log-level=debug');
+        },
+      ],
+      [
+        'controller.pulses set the pulse flags',
+        ['--set', 'controller.pulses.notReadySeconds=3', '--set', 'controller.pulses.readySeconds=600'],
+        (o) => {
+          expect(commandOf(o, 'planwarden-controller')).to.include.members(['--pulse-not-ready-seconds=3', '--pulse-ready-seconds=600']);
+        },
+      ],
+      [
+        'leaderElection.enabled=false runs the controller with --no-leader-elect',
+        ['--set', 'controller.leaderElection.enabled=false'],
+        (o) => {
+          expect(commandOf(o, 'planwarden-controller')).to.include('--no-leader-elect').and.not.include('--leader-elect');
+        },
+      ],
+      [
+        'leaderElection.leaseName names the Lease (one per shard)',
+        ['--set', 'controller.leaderElection.leaseName=planwarden-shard-a'],
+        (o) => {
+          expect(commandOf(o, 'planwarden-controller')).to.include('--lease-name=planwarden-shard-a');
+        },
+      ],
+      [
+        'instanceSelector shards the controller',
+        ['--set-string', 'controller.instanceSelector=shard=a'],
+        (o) => {
+          expect(commandOf(o, 'planwarden-controller')).to.include('--instance-selector=shard=a');
+        },
+      ],
+      [
+        'no instanceSelector: the controller runs every Instance',
+        [],
+        (o) => {
+          expect(commandOf(o, 'planwarden-controller').some((a) => a.startsWith('--instance-selector'))).to.equal(false);
+        },
+      ],
+      [
+        'tenancy.defaultServiceAccount goes to the webhook and the controller alike',
+        ['--set', 'tenancy.defaultServiceAccount=runner'],
+        (o) => {
+          expect(commandOf(o, 'planwarden-webhook')).to.include('--default-service-account=runner');
+          expect(commandOf(o, 'planwarden-controller')).to.include('--default-service-account=runner');
+        },
+      ],
+      [
+        'tenancy.applyRules narrows planwarden-controller-apply',
+        [
+          '--set',
+          'tenancy.singleTenant=true',
+          '--set',
+          'tenancy.applyRules[0].apiGroups[0]=apps',
+          '--set',
+          'tenancy.applyRules[0].resources[0]=deployments',
+          '--set',
+          'tenancy.applyRules[0].verbs[0]=patch',
+        ],
+        (o) => {
+          expect(one(o, 'ClusterRole', 'planwarden-controller-apply')['rules']).to.deep.equal([
+            { apiGroups: ['apps'], resources: ['deployments'], verbs: ['patch'] },
+          ]);
+        },
+      ],
+      [
+        'without tenancy.singleTenant there is no planwarden-controller-apply',
+        [],
+        (o) => {
+          expect(o.filter((x) => x.metadata.name === 'planwarden-controller-apply')).to.deep.equal([]);
+        },
+      ],
+      [
+        'planRights renders the plans trio in each listed namespace, with the given rules',
+        [
+          '--set',
+          'planRights.namespaces={team-a,team-b}',
+          '--set',
+          'planRights.rules[0].apiGroups[0]=',
+          '--set',
+          'planRights.rules[0].resources[0]=configmaps',
+          '--set',
+          'planRights.rules[0].verbs={get,create,patch}',
+        ],
+        (o) => {
+          const trio = o.filter(
+            (x) => ['team-a', 'team-b'].includes(x.metadata.namespace ?? '') && !x.metadata.name.startsWith('planwarden-controller-as-'),
+          );
+          expect(trio.map(key).sort()).to.deep.equal([
+            'Role team-a/planwarden-plans',
+            'Role team-b/planwarden-plans',
+            'RoleBinding team-a/planwarden-plans',
+            'RoleBinding team-b/planwarden-plans',
+            'ServiceAccount team-a/planwarden-plans',
+            'ServiceAccount team-b/planwarden-plans',
+          ]);
+          const role = trio.find((x) => x.kind === 'Role' && x.metadata.namespace === 'team-b')!;
+          expect(role['rules']).to.deep.equal([{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create', 'patch'] }]);
+          const binding = trio.find((x) => x.kind === 'RoleBinding' && x.metadata.namespace === 'team-b')!;
+          expect(binding['subjects']).to.deep.equal([{ kind: 'ServiceAccount', name: 'planwarden-plans', namespace: 'team-b' }]);
+        },
+      ],
+      [
+        'without planRights.serviceAccountName the trio is named after tenancy.defaultServiceAccount',
+        ['--set', 'planRights.namespaces={team-a}', '--set', 'tenancy.defaultServiceAccount=runner'],
+        (o) => {
+          expect(
+            o
+              .filter((x) => x.metadata.namespace === 'team-a')
+              .map(key)
+              .sort(),
+          ).to.deep.equal([
+            'Role team-a/planwarden-controller-as-runner',
+            'Role team-a/runner',
+            'RoleBinding team-a/planwarden-controller-as-runner',
+            'RoleBinding team-a/runner',
+            'ServiceAccount team-a/runner',
+          ]);
+        },
+      ],
+      [
+        'planRights grants the controller each namespace’s plan ServiceAccount, by name, as `kubectl planwarden rbac` prints it',
+        ['--set', 'planRights.namespaces={team-a}'],
+        (o) => {
+          const grant = o.filter((x) => x.metadata.namespace === 'team-a' && x.metadata.name.startsWith('planwarden-controller-as-'));
+          const printed = controllerGrantObjects('team-a', 'planwarden-plans', {
+            namespace: CHART_NAMESPACE,
+            name: 'planwarden-controller',
+          }) as unknown as K8sObject[];
+          expect(grant.map(key).sort()).to.deep.equal(printed.map(key).sort());
+          for (const p of printed) {
+            const h = grant.find((g) => key(g) === key(p))!;
+            expect([h['rules'], h['roleRef'], h['subjects']]).to.deep.equal([p['rules'], p['roleRef'], p['subjects']]);
+          }
+        },
+      ],
+      [
+        'tenancy.singleTenant: no namespace grants the controller impersonation (plans impersonate nobody)',
+        ['--set', 'planRights.namespaces={team-a}', '--set', 'tenancy.singleTenant=true'],
+        (o) => {
+          expect(o.filter((x) => x.metadata.name.startsWith('planwarden-controller-as-'))).to.deep.equal([]);
+        },
+      ],
+      [
+        'no planRights.namespaces: no plans trio anywhere',
+        [],
+        (o) => {
+          expect(o.filter((x) => x.metadata.labels?.['app.kubernetes.io/component'] === 'plans')).to.deep.equal([]);
+        },
+      ],
+      [
+        'self-signed with only the CA leaves the Secret to you (certs/generate.ts --secret)',
+        SELF_SIGNED_FILES.slice(0, 2),
+        (o) => {
+          expect(ofKind(o, 'Secret')).to.deep.equal([]);
+          expect(
+            Object.values(webhooks(o)).every((w) => typeof (w['clientConfig'] as { caBundle?: string }).caBundle === 'string'),
+          ).to.equal(true);
+        },
+      ],
+      [
+        'by default a NetworkPolicy admits the webhook port (8443) from outside the pod network only, for the webhook pods alone',
+        [],
+        (o) => {
+          const policy = one<K8sObject & { spec: Record<string, unknown> }>(o, 'NetworkPolicy', 'planwarden-webhook');
+          const webhookPods = one<Deployment>(o, 'Deployment', 'planwarden-webhook').spec.template;
+          expect(policy.spec['podSelector']).to.deep.equal(one<Deployment>(o, 'Deployment', 'planwarden-webhook').spec.selector);
+          expect((webhookPods as unknown as { metadata: { labels: Record<string, string> } }).metadata.labels).to.include(
+            (policy.spec['podSelector'] as { matchLabels: Record<string, string> }).matchLabels,
+          );
+          expect(policy.spec['policyTypes']).to.deep.equal(['Ingress']);
+          expect(policy.spec['ingress']).to.deep.equal([
+            {
+              ports: [{ port: 8443, protocol: 'TCP' }],
+              from: [{ ipBlock: { cidr: '0.0.0.0/0', except: ['10.244.0.0/16'] } }, { ipBlock: { cidr: '::/0' } }],
+            },
+          ]);
+          expect(ofKind(o, 'NetworkPolicy')).to.have.length(1);
+        },
+      ],
+      [
+        'networkPolicy values set where the API server calls from, the pod CIDRs of each family taken out, and more peers',
+        [
+          '--set',
+          'networkPolicy.apiServerCIDRs={172.16.0.0/28,fd12::/64}',
+          '--set',
+          'networkPolicy.podCIDRs={172.16.0.8/29,fd12::/96}',
+          '--set',
+          'networkPolicy.extraFrom[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name=monitoring',
+        ],
+        (o) => {
+          const policy = one<K8sObject & { spec: { ingress: { from: unknown[] }[] } }>(o, 'NetworkPolicy', 'planwarden-webhook');
+          expect(policy.spec.ingress[0]!.from).to.deep.equal([
+            { ipBlock: { cidr: '172.16.0.0/28', except: ['172.16.0.8/29'] } },
+            { ipBlock: { cidr: 'fd12::/64', except: ['fd12::/96'] } },
+            { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
+          ]);
+        },
+      ],
+      [
+        'networkPolicy.enabled=false renders no NetworkPolicy',
+        ['--set', 'networkPolicy.enabled=false'],
+        (o) => {
+          expect(ofKind(o, 'NetworkPolicy')).to.deep.equal([]);
+        },
+      ],
+      [
+        'by default the webhook answers any client that reaches its port: no --client-ca, no client CA volume',
+        [],
+        (o) => {
+          expect(commandOf(o, 'planwarden-webhook').some((a) => a.startsWith('--client-ca'))).to.equal(false);
+          const volumes = one<Deployment>(o, 'Deployment', 'planwarden-webhook').spec.template.spec['volumes'] as { name: string }[];
+          expect(volumes.map((v) => v.name)).to.not.include('client-ca');
+        },
+      ],
+      [
+        'webhook.clientCA mounts the client CA Secret (its ca.crt only) and runs the webhook with --client-ca and --client-names',
+        [
+          '--set',
+          'webhook.clientCA.enabled=true',
+          '--set',
+          'webhook.clientCA.secretName=apiserver-client-ca',
+          '--set',
+          'webhook.clientCA.names={kube-apiserver-admission,other}',
+        ],
+        (o) => {
+          expect(commandOf(o, 'planwarden-webhook')).to.include.members([
+            '--client-ca=/client-ca/ca.crt',
+            '--client-names=kube-apiserver-admission,other',
+          ]);
+          const pod = one<Deployment>(o, 'Deployment', 'planwarden-webhook').spec.template.spec;
+          expect((pod['volumes'] as { name: string }[]).find((v) => v.name === 'client-ca')).to.deep.equal({
+            name: 'client-ca',
+            secret: { secretName: 'apiserver-client-ca', items: [{ key: 'ca.crt', path: 'ca.crt' }] },
+          });
+          expect(pod.containers[0]!['volumeMounts']).to.deep.include({ name: 'client-ca', mountPath: '/client-ca', readOnly: true });
+        },
+      ],
     ];
     for (const [sentence, values, check] of rows) {
       // --set-file wins over --set: a row that names a certificate file gives only its own.
@@ -375,7 +543,9 @@ describe('Helm chart charts/planwarden', function () {
         expect(w['namespaceSelector'], 'an exempt namespace is one where Instances are never judged').to.equal(undefined);
       }
       const certificate = one(objects, 'Certificate', 'planwarden-webhook');
-      expect(certificate['spec']).to.have.property('dnsNames').that.deep.equals(['planwarden-webhook.pw-system.svc', 'planwarden-webhook.pw-system.svc.cluster.local']);
+      expect(certificate['spec'])
+        .to.have.property('dnsNames')
+        .that.deep.equals(['planwarden-webhook.pw-system.svc', 'planwarden-webhook.pw-system.svc.cluster.local']);
       expect(one(objects, 'ValidatingWebhookConfiguration', 'planwarden').metadata.annotations).to.deep.equal({
         'cert-manager.io/inject-ca-from': 'pw-system/planwarden-webhook',
       });
@@ -389,8 +559,13 @@ describe('Helm chart charts/planwarden', function () {
       const objects = parseObjects<K8sObject>(r.stdout, 'pw-system');
       const controller = 'system:serviceaccount:pw-system:planwarden-controller';
       const all = webhooks(objects);
-      for (const name of ['ValidatingWebhookConfiguration instance-status.planwarden.dev', 'MutatingWebhookConfiguration instance-status-defaults.planwarden.dev']) {
-        expect(all[name]?.['matchConditions'], name).to.deep.equal([{ name: 'not-the-controller', expression: `request.userInfo.username != '${controller}'` }]);
+      for (const name of [
+        'ValidatingWebhookConfiguration instance-status.planwarden.dev',
+        'MutatingWebhookConfiguration instance-status-defaults.planwarden.dev',
+      ]) {
+        expect(all[name]?.['matchConditions'], name).to.deep.equal([
+          { name: 'not-the-controller', expression: `request.userInfo.username != '${controller}'` },
+        ]);
       }
       expect(commandOf(objects, 'planwarden-webhook')).to.include(`--controller-user=${controller}`);
     });

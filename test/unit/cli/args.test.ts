@@ -6,7 +6,12 @@ import { CliError, EXIT } from '../../../cli/io.ts';
 
 const verb = defineVerb({
   name: 'plan status',
-  options: { instance: { type: 'string' }, wait: { type: 'boolean' }, output: { type: 'string', short: 'o' }, accept: { type: 'string', multiple: true } },
+  options: {
+    instance: { type: 'string' },
+    wait: { type: 'boolean' },
+    output: { type: 'string', short: 'o' },
+    accept: { type: 'string', multiple: true },
+  },
   help: 'help text',
 });
 
@@ -24,7 +29,19 @@ function usageErrorOf(fn: () => unknown): CliError {
 
 describe('cli args: parsing a verb', () => {
   it('reads the verb flags and kubectl connection flags, in any order, with = or a space', () => {
-    const { values, positionals } = parseVerb(verb, ['--instance=web', '-n', 'prod', '--wait', '--context', 'kind', '--kubeconfig', '/k', '-o', 'json', 'extra']);
+    const { values, positionals } = parseVerb(verb, [
+      '--instance=web',
+      '-n',
+      'prod',
+      '--wait',
+      '--context',
+      'kind',
+      '--kubeconfig',
+      '/k',
+      '-o',
+      'json',
+      'extra',
+    ]);
     expect(values).to.deep.include({ instance: 'web', namespace: 'prod', wait: true, context: 'kind', kubeconfig: '/k', output: 'json' });
     expect(positionals).to.deep.equal(['extra']);
   });

@@ -55,7 +55,7 @@ describe('cli command line: kubectl global flags anywhere', () => {
     });
   }
 
-  it('keeps the verb\'s own arguments in order, and its short flags with = (as kubectl reads -o=json)', () => {
+  it("keeps the verb's own arguments in order, and its short flags with = (as kubectl reads -o=json)", () => {
     const { words, args } = splitCommandLine(['-n', 'shop', 'plan', 'trigger', 'backup', '-o=json', '--instance', 'web']);
     expect(words).to.deep.equal(['plan', 'trigger']);
     expect(args).to.deep.equal(['--namespace', 'shop', 'backup', '-o', 'json', '--instance', 'web']);

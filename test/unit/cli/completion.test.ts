@@ -21,8 +21,37 @@ import { EXIT, memoryIO } from '../../../cli/io.ts';
 import { run } from '../../../cli/run.ts';
 import { PROJECT_ROOT } from '../../controlplane/build.ts';
 
-const TREE: CommandTree = { plan: planVerbSpecs, update: updateVerbSpecs, schedule: scheduleVerbSpecs, fleet: fleetVerbSpecs, policy: policyVerbSpecs, rbac: rbacVerbSpecs, package: packageVerbSpecs, render: renderVerbSpecs, install: installVerbSpecs, upgrade: upgradeVerbSpecs };
-const VERBS = ['plan trigger', 'plan status', 'plan history', 'plan abort', 'plan approve', 'plan reject', 'plan pending', 'policy list', 'update pre-checks', 'schedule list', 'fleet status', 'fleet pause', 'fleet resume', 'package build', 'package verify', 'completion bash', 'completion zsh'];
+const TREE: CommandTree = {
+  plan: planVerbSpecs,
+  update: updateVerbSpecs,
+  schedule: scheduleVerbSpecs,
+  fleet: fleetVerbSpecs,
+  policy: policyVerbSpecs,
+  rbac: rbacVerbSpecs,
+  package: packageVerbSpecs,
+  render: renderVerbSpecs,
+  install: installVerbSpecs,
+  upgrade: upgradeVerbSpecs,
+};
+const VERBS = [
+  'plan trigger',
+  'plan status',
+  'plan history',
+  'plan abort',
+  'plan approve',
+  'plan reject',
+  'plan pending',
+  'policy list',
+  'update pre-checks',
+  'schedule list',
+  'fleet status',
+  'fleet pause',
+  'fleet resume',
+  'package build',
+  'package verify',
+  'completion bash',
+  'completion zsh',
+];
 
 /** A cluster with two Instances in shop (web has plans), one in prod; records what was asked. */
 function fakeCluster() {
@@ -46,9 +75,34 @@ function completeLine(line: string, toComplete: string) {
 
 describe('cli completion: what __complete offers', () => {
   const rows: [string, string, string, string[]][] = [
-    ['the groups first', '', '', ['plan', 'update', 'schedule', 'fleet', 'policy', 'rbac', 'package', 'render', 'install', 'upgrade', 'completion']],
+    [
+      'the groups first',
+      '',
+      '',
+      ['plan', 'update', 'schedule', 'fleet', 'policy', 'rbac', 'package', 'render', 'install', 'upgrade', 'completion'],
+    ],
     ['no verb after rbac (a command of one word)', 'rbac', '', []],
-    ['the flags of rbac', 'rbac', '--', ['--operator-version', '--service-account', '--plans', '--output', '--strict', '--controller-service-account', '--secret', '--instance', '--kubeconfig', '--context', '--namespace', '--as', '--as-group', '--help']],
+    [
+      'the flags of rbac',
+      'rbac',
+      '--',
+      [
+        '--operator-version',
+        '--service-account',
+        '--plans',
+        '--output',
+        '--strict',
+        '--controller-service-account',
+        '--secret',
+        '--instance',
+        '--kubeconfig',
+        '--context',
+        '--namespace',
+        '--as',
+        '--as-group',
+        '--help',
+      ],
+    ],
     ['OperatorVersions after rbac --operator-version', 'rbac --operator-version', 'app-1.0', ['app-1.0.0']],
     ['output formats after rbac -o', 'rbac --operator-version app-1.0.0 -o', '', ['json', 'yaml']],
     ['a group by its prefix', '', 'pl', ['plan']],
@@ -57,7 +111,25 @@ describe('cli completion: what __complete offers', () => {
     ['the shells of completion', 'completion', '', ['bash', 'zsh']],
     ['the verbs after global flags', '-n shop --context kind plan', 'st', ['status']],
     ['the global flags before a verb', '', '--', ['--kubeconfig', '--context', '--namespace', '--as', '--as-group', '--help']],
-    ['the flags of plan status, its own and kubectl\'s', 'plan status', '--', ['--instance', '--plan', '--wait', '--timeout', '--output', '--color', '--kubeconfig', '--context', '--namespace', '--as', '--as-group', '--help']],
+    [
+      "the flags of plan status, its own and kubectl's",
+      'plan status',
+      '--',
+      [
+        '--instance',
+        '--plan',
+        '--wait',
+        '--timeout',
+        '--output',
+        '--color',
+        '--kubeconfig',
+        '--context',
+        '--namespace',
+        '--as',
+        '--as-group',
+        '--help',
+      ],
+    ],
     ['the flags of update pre-checks by prefix', 'update pre-checks', '--acc', ['--accept', '--accept-all']],
     ['output formats after -o', 'plan status --instance web -o', '', ['json', 'yaml']],
     ['colors after --color=', 'plan history', '--color=a', ['--color=auto', '--color=always']],
@@ -82,7 +154,7 @@ describe('cli completion: what __complete offers', () => {
     });
   }
 
-  it('passes the line\'s --kubeconfig, --context and namespace to the lookup', () => {
+  it("passes the line's --kubeconfig, --context and namespace to the lookup", () => {
     const got = completeLine('--kubeconfig /k plan status --context=lab -n shop --instance', '');
     expect(got.asked).to.deep.equal([['instances', { kubeconfig: '/k', context: 'lab', namespace: 'shop', instance: undefined }]]);
   });
@@ -92,7 +164,7 @@ describe('cli completion: what __complete offers', () => {
     expect(got).to.deep.include({ candidates: [], directive: DIRECTIVE.default });
   });
 
-  it('answers in cobra\'s format through the hidden verb: candidates, then :directive', async () => {
+  it("answers in cobra's format through the hidden verb: candidates, then :directive", async () => {
     const io = memoryIO();
     expect(await run(['__complete', 'plan', 'status', '--o'], io)).to.equal(EXIT.ok);
     expect(io.out()).to.equal('--output\n:4\n');
@@ -155,7 +227,10 @@ describe('cli completion: the scripts', () => {
     const quoted = ['kubectl-planwarden', ...words].map((w) => `'${w}'`).join(' ');
     const r = spawnSync(
       'bash',
-      ['-c', `source '${file}'; COMP_WORDS=(${quoted}); COMP_CWORD=${words.length}; _kubectl_planwarden; printf '%s\\n' "\${COMPREPLY[@]}"`],
+      [
+        '-c',
+        `source '${file}'; COMP_WORDS=(${quoted}); COMP_CWORD=${words.length}; _kubectl_planwarden; printf '%s\\n' "\${COMPREPLY[@]}"`,
+      ],
       { encoding: 'utf8', timeout: 30_000, env: { ...process.env, PATH: `${join(PROJECT_ROOT, 'bin')}:${process.env.PATH ?? ''}` } },
     );
     expect(r.status, r.stderr).to.equal(0);
@@ -176,7 +251,8 @@ describe('cli completion: the scripts', () => {
     const file = join(work, '_kubectl-planwarden');
     writeFileSync(file, completionScript(TREE, 'zsh'));
     // compadd and _files exist only inside zsh's completion system: stand-ins print what they get.
-    const call = (words: string[]) => `words=(kubectl-planwarden ${words.map((w) => `'${w}'`).join(' ')}); CURRENT=${words.length + 1}; PREFIX='${words.at(-1)}'; _kubectl-planwarden`;
+    const call = (words: string[]) =>
+      `words=(kubectl-planwarden ${words.map((w) => `'${w}'`).join(' ')}); CURRENT=${words.length + 1}; PREFIX='${words.at(-1)}'; _kubectl-planwarden`;
     const script = [
       'compdef() { :; }',
       'compadd() { shift; print -r -- "$*"; }',

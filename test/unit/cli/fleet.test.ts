@@ -11,7 +11,10 @@ function rollout(states: string, extra: Partial<NonNullable<FleetRollout['status
     status: {
       action: 'plan backup',
       progress: '1/3',
-      resolved: [{ namespace: 'a', names: ['db1', 'db2'] }, { namespace: 'b', names: ['db'] }],
+      resolved: [
+        { namespace: 'a', names: ['db1', 'db2'] },
+        { namespace: 'b', names: ['db'] },
+      ],
       states,
       waveEnds: [1, 3],
       currentWave: 1,
@@ -38,8 +41,17 @@ describe('kubectl planwarden fleet status', () => {
     ]);
   });
 
-  it('shows the Failed condition\'s message when the budget is exceeded', () => {
-    const failed = rollout('CFP', { conditions: [{ type: 'Failed', status: 'True', reason: 'FailureBudgetExceeded', message: '1 target(s) failed, 0 tolerated; first: a/db2: plan backup FATAL_ERROR' }] });
+  it("shows the Failed condition's message when the budget is exceeded", () => {
+    const failed = rollout('CFP', {
+      conditions: [
+        {
+          type: 'Failed',
+          status: 'True',
+          reason: 'FailureBudgetExceeded',
+          message: '1 target(s) failed, 0 tolerated; first: a/db2: plan backup FATAL_ERROR',
+        },
+      ],
+    });
     expect(renderFleet(failed)).to.include('Failed=True FailureBudgetExceeded: 1 target(s) failed, 0 tolerated; first: a/db2');
   });
 

@@ -106,11 +106,14 @@ describe('cli package and render (offline, test packages)', () => {
 
   it('package verify names an API version Kubernetes removed, the release and the replacement, and exits 1', async () => {
     const dir = variant('removed-api', {
-      'templates/configmap.yaml': 'apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata:\n  name: {{ .Name }}\nspec:\n  maxUnavailable: 1\n',
+      'templates/configmap.yaml':
+        'apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata:\n  name: {{ .Name }}\nspec:\n  maxUnavailable: 1\n',
     });
     const r = await cli('package', 'verify', dir);
     expect(r.code).to.equal(EXIT.failed);
-    expect(r.out).to.match(/^error: package\.api-removed: template configmap\.yaml: policy\/v1beta1 PodDisruptionBudget was removed in Kubernetes 1\.25; use policy\/v1$/m);
+    expect(r.out).to.match(
+      /^error: package\.api-removed: template configmap\.yaml: policy\/v1beta1 PodDisruptionBudget was removed in Kubernetes 1\.25; use policy\/v1$/m,
+    );
   });
 
   it('package build of a folder without operator.yaml: exit 1 with the file and the rule id', async () => {
@@ -134,7 +137,12 @@ describe('cli package and render (offline, test packages)', () => {
   });
 
   it('every verb has --help', async () => {
-    for (const argv of [['package', 'build', '--help'], ['package', 'verify', '--help'], ['render', '--help'], ['package', '--help']]) {
+    for (const argv of [
+      ['package', 'build', '--help'],
+      ['package', 'verify', '--help'],
+      ['render', '--help'],
+      ['package', '--help'],
+    ]) {
       const r = await cli(...argv);
       expect(r.code, argv.join(' ')).to.equal(EXIT.ok);
       expect(r.out, argv.join(' ')).to.contain('Usage:');

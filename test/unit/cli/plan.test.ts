@@ -32,7 +32,10 @@ describe('cli plan: has the awaited run ended?', () => {
     ],
     [
       'not while it runs',
-      instance({ applied: { planExecution: { planName: 'backup', id: 'b-2' } }, planStatus: { backup: { status: 'IN_PROGRESS', id: 'b-2' } } }, mine),
+      instance(
+        { applied: { planExecution: { planName: 'backup', id: 'b-2' } }, planStatus: { backup: { status: 'IN_PROGRESS', id: 'b-2' } } },
+        mine,
+      ),
       undefined,
     ],
     ['yes when it is COMPLETE', instance({ planStatus: { backup: { status: 'COMPLETE', id: 'b-2' } } }, mine), 'finished COMPLETE'],
@@ -40,12 +43,22 @@ describe('cli plan: has the awaited run ended?', () => {
     ['yes when it is ABORTED', instance({ planStatus: { backup: { status: 'ABORTED', id: 'b-2' } } }), 'finished ABORTED'],
     [
       'yes when it is already filed in history (a newer run followed)',
-      instance({ planStatus: { backup: { status: 'IN_PROGRESS', id: 'b-3' } }, history: [{ plan: 'backup', id: 'b-2', status: 'COMPLETE' }] }),
+      instance({
+        planStatus: { backup: { status: 'IN_PROGRESS', id: 'b-3' } },
+        history: [{ plan: 'backup', id: 'b-2', status: 'COMPLETE' }],
+      }),
       'finished COMPLETE',
     ],
     [
       'not by a skipped schedule tick that has its id (a tick is never a run)',
-      instance({ applied: { planExecution: { planName: 'backup', id: 'b-2' } }, planStatus: { backup: { status: 'IN_PROGRESS', id: 'b-2' } }, history: [{ plan: 'backup', id: 'b-2', status: 'SKIPPED', trigger: 'schedule' }] }, mine),
+      instance(
+        {
+          applied: { planExecution: { planName: 'backup', id: 'b-2' } },
+          planStatus: { backup: { status: 'IN_PROGRESS', id: 'b-2' } },
+          history: [{ plan: 'backup', id: 'b-2', status: 'SKIPPED', trigger: 'schedule' }],
+        },
+        mine,
+      ),
       undefined,
     ],
     [
@@ -55,24 +68,53 @@ describe('cli plan: has the awaited run ended?', () => {
     ],
     [
       'refused when the controller refused this generation',
-      instance({ conditions: [{ type: 'PlanRunning', status: 'False', reason: 'TriggerRefused', observedGeneration: 4, message: 'plan "backup" does not exist' }] }, mine),
+      instance(
+        {
+          conditions: [
+            {
+              type: 'PlanRunning',
+              status: 'False',
+              reason: 'TriggerRefused',
+              observedGeneration: 4,
+              message: 'plan "backup" does not exist',
+            },
+          ],
+        },
+        mine,
+      ),
       'refused the controller refused the trigger: plan "backup" does not exist',
     ],
     [
       'not refused by a refusal of an older generation',
-      instance({ conditions: [{ type: 'PlanRunning', status: 'False', reason: 'TriggerRefused', observedGeneration: 3, message: 'old' }] }, mine),
+      instance(
+        { conditions: [{ type: 'PlanRunning', status: 'False', reason: 'TriggerRefused', observedGeneration: 3, message: 'old' }] },
+        mine,
+      ),
       undefined,
     ],
     [
       'not while another plan holds the Instance (it starts afterwards)',
-      instance({ activePlan: { name: 'deploy', id: 'd', status: 'IN_PROGRESS' }, conditions: [{ type: 'PlanRunning', status: 'True', reason: 'PlanBusy', observedGeneration: 4 }] }, mine),
+      instance(
+        {
+          activePlan: { name: 'deploy', id: 'd', status: 'IN_PROGRESS' },
+          conditions: [{ type: 'PlanRunning', status: 'True', reason: 'PlanBusy', observedGeneration: 4 }],
+        },
+        mine,
+      ),
       undefined,
     ],
   ];
   for (const [sentence, inst, expected] of cases) {
     it(sentence, () => {
       const end = runEnd(inst, awaited);
-      const text = end === undefined ? undefined : end.kind === 'finished' ? `finished ${end.state}` : end.kind === 'refused' ? `refused ${end.message}` : end.kind;
+      const text =
+        end === undefined
+          ? undefined
+          : end.kind === 'finished'
+            ? `finished ${end.state}`
+            : end.kind === 'refused'
+              ? `refused ${end.message}`
+              : end.kind;
       expect(text).to.equal(expected);
     });
   }
@@ -95,22 +137,70 @@ describe('cli: dispatch, help and exit codes', () => {
     ['--help prints the overview on stdout', ['--help'], EXIT.ok, 'out', /^kubectl planwarden: trigger, follow and abort/],
     ['no command prints the overview on stderr, a usage error', [], EXIT.usage, 'err', /Usage:\n {2}kubectl planwarden plan trigger NAME/],
     ['a group without verb lists its verbs', ['plan'], EXIT.usage, 'err', /kubectl planwarden plan history --instance INSTANCE/],
-    ['an unknown command is a usage error', ['plans', 'status'], EXIT.usage, 'err', /^error: unknown command "plans"\nSee 'kubectl planwarden --help' for usage\.\n$/],
-    ['an unknown verb names the known ones', ['plan', 'stop'], EXIT.usage, 'err', /^error: unknown command "plan stop" \(known: trigger, status, history, abort, preview, approve, reject, pending\)/],
-    ['plan trigger --help', ['plan', 'trigger', '--help'], EXIT.ok, 'out', /^Start a plan on an Instance[\s\S]*--timeout DURATION[\s\S]*-n, --namespace NS/],
+    [
+      'an unknown command is a usage error',
+      ['plans', 'status'],
+      EXIT.usage,
+      'err',
+      /^error: unknown command "plans"\nSee 'kubectl planwarden --help' for usage\.\n$/,
+    ],
+    [
+      'an unknown verb names the known ones',
+      ['plan', 'stop'],
+      EXIT.usage,
+      'err',
+      /^error: unknown command "plan stop" \(known: trigger, status, history, abort, preview, approve, reject, pending\)/,
+    ],
+    [
+      'plan trigger --help',
+      ['plan', 'trigger', '--help'],
+      EXIT.ok,
+      'out',
+      /^Start a plan on an Instance[\s\S]*--timeout DURATION[\s\S]*-n, --namespace NS/,
+    ],
     ['plan status --help', ['plan', 'status', '-h'], EXIT.ok, 'out', /-o, --output FORMAT/],
     ['plan history --help', ['plan', 'history', '--help'], EXIT.ok, 'out', /status\.history/],
     ['plan abort --help', ['plan', 'abort', '--help'], EXIT.ok, 'out', /spec\.planExecution\.abort: true/],
     ['update pre-checks --help', ['update', 'pre-checks', '--help'], EXIT.ok, 'out', /--accept-all/],
     ['trigger without a plan name', ['plan', 'trigger', '--instance', 'web'], EXIT.usage, 'err', /^error: the plan name is required\n/],
-    ['trigger with two plan names', ['plan', 'trigger', 'a', 'b', '--instance', 'web'], EXIT.usage, 'err', /one plan name expected, got: a b/],
-    ['trigger without --instance', ['plan', 'trigger', 'backup'], EXIT.usage, 'err', /^error: --instance is required\nSee 'kubectl planwarden plan trigger --help'/],
+    [
+      'trigger with two plan names',
+      ['plan', 'trigger', 'a', 'b', '--instance', 'web'],
+      EXIT.usage,
+      'err',
+      /one plan name expected, got: a b/,
+    ],
+    [
+      'trigger without --instance',
+      ['plan', 'trigger', 'backup'],
+      EXIT.usage,
+      'err',
+      /^error: --instance is required\nSee 'kubectl planwarden plan trigger --help'/,
+    ],
     ['status with a stray argument', ['plan', 'status', 'web'], EXIT.usage, 'err', /unexpected argument: web/],
     ['status with a bad -o', ['plan', 'status', '--instance', 'web', '-o', 'wide'], EXIT.usage, 'err', /--output "wide"/],
-    ['abort with a bad --timeout', ['plan', 'abort', '--instance', 'web', '--timeout', 'soon'], EXIT.usage, 'err', /--timeout "soon": not a duration/],
+    [
+      'abort with a bad --timeout',
+      ['plan', 'abort', '--instance', 'web', '--timeout', 'soon'],
+      EXIT.usage,
+      'err',
+      /--timeout "soon": not a duration/,
+    ],
     ['pre-checks without --target', ['update', 'pre-checks'], EXIT.usage, 'err', /--target is required/],
-    ['pre-checks with words but no --accept', ['update', 'pre-checks', '--target', 'x', 'uid1'], EXIT.usage, 'err', /unexpected argument: uid1/],
-    ['a kubeconfig that does not exist', ['plan', 'status', '--instance', 'web', '--kubeconfig', '/nonexistent/kubeconfig'], EXIT.failed, 'err', /^error: cannot load kubeconfig \/nonexistent\/kubeconfig: /],
+    [
+      'pre-checks with words but no --accept',
+      ['update', 'pre-checks', '--target', 'x', 'uid1'],
+      EXIT.usage,
+      'err',
+      /unexpected argument: uid1/,
+    ],
+    [
+      'a kubeconfig that does not exist',
+      ['plan', 'status', '--instance', 'web', '--kubeconfig', '/nonexistent/kubeconfig'],
+      EXIT.failed,
+      'err',
+      /^error: cannot load kubeconfig \/nonexistent\/kubeconfig: /,
+    ],
   ];
   for (const [sentence, argv, code, stream, pattern] of cases) {
     it(`${sentence}: exit ${code}`, async () => {
@@ -147,7 +237,7 @@ describe('cli: connection flags as kubectl', () => {
 
   const cases: [string, { context?: string; namespace?: string }, string, string][] = [
     ['the current context without a namespace means "default"', {}, 'plain', 'default'],
-    ["--context picks another context, and its namespace", { context: 'team' }, 'team', 'team-a'],
+    ['--context picks another context, and its namespace', { context: 'team' }, 'team', 'team-a'],
     ['-n wins over the context namespace', { context: 'team', namespace: 'ops' }, 'team', 'ops'],
   ];
   for (const [sentence, flags, context, namespace] of cases) {

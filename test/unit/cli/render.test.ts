@@ -38,8 +38,22 @@ const completeDeploy: PlanStatus = {
       strategy: 'serial',
       status: 'COMPLETE',
       steps: [
-        { name: 'work', status: 'COMPLETE', attempts: 0, tasksDone: 1, startedAt: '2026-11-22T13:15:45Z', finishedAt: '2026-11-22T13:15:45Z' },
-        { name: 'slow', status: 'COMPLETE', attempts: 0, tasksDone: 1, startedAt: '2026-11-22T13:15:45Z', finishedAt: '2026-11-22T13:15:47Z' },
+        {
+          name: 'work',
+          status: 'COMPLETE',
+          attempts: 0,
+          tasksDone: 1,
+          startedAt: '2026-11-22T13:15:45Z',
+          finishedAt: '2026-11-22T13:15:45Z',
+        },
+        {
+          name: 'slow',
+          status: 'COMPLETE',
+          attempts: 0,
+          tasksDone: 1,
+          startedAt: '2026-11-22T13:15:45Z',
+          finishedAt: '2026-11-22T13:15:47Z',
+        },
       ],
     },
   ],
@@ -60,7 +74,14 @@ const runningUpgrade: PlanStatus = {
       strategy: 'parallel',
       status: 'COMPLETE',
       steps: [
-        { name: 'config', status: 'COMPLETE', attempts: 0, tasksDone: 1, startedAt: '2026-11-22T13:10:00Z', finishedAt: '2026-11-22T13:10:02Z' },
+        {
+          name: 'config',
+          status: 'COMPLETE',
+          attempts: 0,
+          tasksDone: 1,
+          startedAt: '2026-11-22T13:10:00Z',
+          finishedAt: '2026-11-22T13:10:02Z',
+        },
         {
           name: 'migrate',
           status: 'COMPLETE',
@@ -86,7 +107,13 @@ const runningUpgrade: PlanStatus = {
           message: '1/3 targets completed; worker1: dummy task restart: 4s of 10s elapsed',
           targets: [
             { name: 'worker0', state: 'Completed', tasksDone: 1, lastUpdatedTimestamp: '2026-11-22T13:15:54Z' },
-            { name: 'worker1', state: 'SignalSent', tasksDone: 0, lastUpdatedTimestamp: '2026-11-22T13:15:54Z', message: 'dummy task restart: 4s of 10s elapsed' },
+            {
+              name: 'worker1',
+              state: 'SignalSent',
+              tasksDone: 0,
+              lastUpdatedTimestamp: '2026-11-22T13:15:54Z',
+              message: 'dummy task restart: 4s of 10s elapsed',
+            },
             { name: 'worker2', state: 'Pending' },
           ],
         },
@@ -148,23 +175,54 @@ function instanceWith(status: Instance['status']): Instance {
 }
 
 const history: NonNullable<Instance['status']>['history'] = [
-  { plan: 'deploy', id: 'deploy-20261120-090000-1a2b', status: 'COMPLETE', trigger: 'create', requestedBy: 'create', startedAt: '2026-11-20T09:00:00Z', finishedAt: '2026-11-20T09:00:02Z' },
-  { plan: 'backup', id: 'backup-20261121-230000-0f0f', status: 'FATAL_ERROR', trigger: 'manual', requestedBy: 'alice', startedAt: '2026-11-21T23:00:00Z', finishedAt: '2026-11-21T23:01:30Z', message: 'step snapshot failed: task upload failed: bucket b1 does not exist' },
-  { plan: 'restore', id: 'restore-20261122-080000-9c9c', status: 'ABORTED', trigger: 'manual', startedAt: '2026-11-22T08:00:00Z', finishedAt: '2026-11-22T09:12:07Z', message: 'aborted on request' },
+  {
+    plan: 'deploy',
+    id: 'deploy-20261120-090000-1a2b',
+    status: 'COMPLETE',
+    trigger: 'create',
+    requestedBy: 'create',
+    startedAt: '2026-11-20T09:00:00Z',
+    finishedAt: '2026-11-20T09:00:02Z',
+  },
+  {
+    plan: 'backup',
+    id: 'backup-20261121-230000-0f0f',
+    status: 'FATAL_ERROR',
+    trigger: 'manual',
+    requestedBy: 'alice',
+    startedAt: '2026-11-21T23:00:00Z',
+    finishedAt: '2026-11-21T23:01:30Z',
+    message: 'step snapshot failed: task upload failed: bucket b1 does not exist',
+  },
+  {
+    plan: 'restore',
+    id: 'restore-20261122-080000-9c9c',
+    status: 'ABORTED',
+    trigger: 'manual',
+    startedAt: '2026-11-22T08:00:00Z',
+    finishedAt: '2026-11-22T09:12:07Z',
+    message: 'aborted on request',
+  },
 ];
 
 describe('cli render: plan status tree (golden files)', () => {
   it('a COMPLETE run: plan, phase and steps with strategy, clock times and durations', () => {
-    const inst = instanceWith({ activePlan: { name: 'deploy', id: completeDeploy.id!, status: 'COMPLETE' }, planStatus: { deploy: completeDeploy } });
+    const inst = instanceWith({
+      activePlan: { name: 'deploy', id: completeDeploy.id!, status: 'COMPLETE' },
+      planStatus: { deploy: completeDeploy },
+    });
     expectGolden('status-complete.txt', renderStatus(inst, 'deploy', completeDeploy, opts));
   });
 
   it('a running run: fan-out targets, a step in ERROR with its retry, a pending phase, time running so far', () => {
-    const inst = instanceWith({ activePlan: { name: 'upgrade', id: runningUpgrade.id!, status: 'IN_PROGRESS' }, planStatus: { upgrade: runningUpgrade } });
+    const inst = instanceWith({
+      activePlan: { name: 'upgrade', id: runningUpgrade.id!, status: 'IN_PROGRESS' },
+      planStatus: { upgrade: runningUpgrade },
+    });
     expectGolden('status-running.txt', renderStatus(inst, 'upgrade', runningUpgrade, opts));
   });
 
-  it('a running upgrade: the informers\' live insights and UpdateActive under the tree (status.updateStatus)', () => {
+  it("a running upgrade: the informers' live insights and UpdateActive under the tree (status.updateStatus)", () => {
     const inst = instanceWith({
       activePlan: { name: 'upgrade', id: runningUpgrade.id!, status: 'IN_PROGRESS' },
       planStatus: { upgrade: runningUpgrade },
@@ -201,13 +259,23 @@ describe('cli render: plan status tree (golden files)', () => {
     const inst = instanceWith({
       activePlan: { name: 'upgrade', id: runningUpgrade.id!, status: 'IN_PROGRESS' },
       planStatus: { upgrade: runningUpgrade, backup: failedBackup },
-      conditions: [{ type: 'PlanRunning', status: 'True', reason: 'PlanBusy', message: 'plan "backup" requested while "upgrade" is IN_PROGRESS; it starts when "upgrade" has finished' }],
+      conditions: [
+        {
+          type: 'PlanRunning',
+          status: 'True',
+          reason: 'PlanBusy',
+          message: 'plan "backup" requested while "upgrade" is IN_PROGRESS; it starts when "upgrade" has finished',
+        },
+      ],
     });
     expectGolden('status-failed.txt', renderStatus(inst, 'backup', failedBackup, opts));
   });
 
   it('colors the states when asked (a terminal)', () => {
-    const inst = instanceWith({ activePlan: { name: 'upgrade', id: runningUpgrade.id!, status: 'IN_PROGRESS' }, planStatus: { upgrade: runningUpgrade } });
+    const inst = instanceWith({
+      activePlan: { name: 'upgrade', id: runningUpgrade.id!, status: 'IN_PROGRESS' },
+      planStatus: { upgrade: runningUpgrade },
+    });
     const colored = renderStatus(inst, 'upgrade', runningUpgrade, { ...opts, color: true });
     expectGolden('status-running.ansi.txt', colored);
     // eslint-disable-next-line no-control-regex
@@ -242,7 +310,8 @@ describe('cli render: plan history (golden files)', () => {
       id: 'nightly-2026-11-22T09:00:00Z',
       time: '2026-11-22T09:00:00Z',
       reason: 'Forbidden',
-      message: 'schedule "nightly" (plan "backup"): tick 2026-11-22T09:00:00Z skipped: plan "restore" is IN_PROGRESS (concurrencyPolicy: Forbid)',
+      message:
+        'schedule "nightly" (plan "backup"): tick 2026-11-22T09:00:00Z skipped: plan "restore" is IN_PROGRESS (concurrencyPolicy: Forbid)',
     });
     const missed = skippedTickEntry({
       schedule: 'nightly',
@@ -250,17 +319,35 @@ describe('cli render: plan history (golden files)', () => {
       id: 'nightly-2026-11-22T12:00:00Z',
       time: '2026-11-22T12:00:00Z',
       reason: 'Missed',
-      message: 'schedule "nightly" (plan "backup"): tick 2026-11-22T12:00:00Z missed: it is more than 300s past (startingDeadlineSeconds) and does not run',
+      message:
+        'schedule "nightly" (plan "backup"): tick 2026-11-22T12:00:00Z missed: it is more than 300s past (startingDeadlineSeconds) and does not run',
     });
-    const scheduled = { plan: 'backup', id: 'nightly-2026-11-22T10:00:00Z', status: 'COMPLETE' as const, trigger: 'schedule' as const, requestedBy: 'schedule:nightly', startedAt: '2026-11-22T10:00:01Z', finishedAt: '2026-11-22T10:00:03Z' };
+    const scheduled = {
+      plan: 'backup',
+      id: 'nightly-2026-11-22T10:00:00Z',
+      status: 'COMPLETE' as const,
+      trigger: 'schedule' as const,
+      requestedBy: 'schedule:nightly',
+      startedAt: '2026-11-22T10:00:01Z',
+      finishedAt: '2026-11-22T10:00:03Z',
+    };
     const stored = [history[0]!, history[1]!, skippedWhileRestoring, history[2]!, scheduled, missed];
     const inst = instanceWith({ history: stored });
     const rows = historyRows(inst);
-    expect(rows.map((r) => r.id)).to.deep.equal([history[0]!.id, history[1]!.id, history[2]!.id, skippedWhileRestoring.id, scheduled.id, missed.id]);
+    expect(rows.map((r) => r.id)).to.deep.equal([
+      history[0]!.id,
+      history[1]!.id,
+      history[2]!.id,
+      skippedWhileRestoring.id,
+      scheduled.id,
+      missed.id,
+    ]);
     const text = renderHistory(rows, opts);
     expectGolden('history-schedules.txt', text);
     const line = (id: string) => text.split('\n').find((l) => l.includes(id)) ?? '';
-    expect(line(skippedWhileRestoring.id)).to.match(/SKIPPED +schedule +schedule:nightly +- +- +- +Forbidden: .*tick 2026-11-22T09:00:00Z skipped: plan "restore" is IN_PROGRESS/);
+    expect(line(skippedWhileRestoring.id)).to.match(
+      /SKIPPED +schedule +schedule:nightly +- +- +- +Forbidden: .*tick 2026-11-22T09:00:00Z skipped: plan "restore" is IN_PROGRESS/,
+    );
     expect(line(scheduled.id)).to.match(/COMPLETE +schedule +schedule:nightly +2026-11-22 10:00:01/);
     expect(historyRows(inst, 'backup').map((r) => r.status)).to.deep.equal(['FATAL_ERROR', 'SKIPPED', 'COMPLETE', 'SKIPPED']);
     // eslint-disable-next-line no-control-regex
@@ -320,7 +407,15 @@ describe('cli render: update pre-checks (golden file)', () => {
             insights: [degradedInsight('flaky-informer', ['answered Failure: backend down'], '2026-11-22T10:00:00Z')],
           },
         ],
-        conditions: [{ type: 'Analyzed', status: 'True', observedGeneration: 2, reason: 'AllInformersAnswered', message: 'all 2 informers answered Success' }],
+        conditions: [
+          {
+            type: 'Analyzed',
+            status: 'True',
+            observedGeneration: 2,
+            reason: 'AllInformersAnswered',
+            message: 'all 2 informers answered Success',
+          },
+        ],
       },
     };
     expectGolden('pre-checks.txt', renderPreChecks(plan, { now: new Date('2026-11-22T10:00:00Z'), utc: true }));
@@ -341,7 +436,9 @@ describe('cli render: pieces', () => {
   }
 
   it('progress: a run not started yet, with why it waits', () => {
-    expect(progressText('backup', undefined, 'plan "deploy" (r1) IN_PROGRESS')).to.equal('waiting for plan "backup" to start: plan "deploy" (r1) IN_PROGRESS');
+    expect(progressText('backup', undefined, 'plan "deploy" (r1) IN_PROGRESS')).to.equal(
+      'waiting for plan "backup" to start: plan "deploy" (r1) IN_PROGRESS',
+    );
   });
 
   it('progress: a run in flight, with steps complete and its message', () => {
@@ -358,6 +455,14 @@ describe('cli render: pieces', () => {
   });
 
   it('table: columns two spaces apart, the last one unpadded', () => {
-    expect(table(['A', 'LONGER'], [['xyz', '1'], ['', '22']])).to.equal('A    LONGER\nxyz  1\n     22\n');
+    expect(
+      table(
+        ['A', 'LONGER'],
+        [
+          ['xyz', '1'],
+          ['', '22'],
+        ],
+      ),
+    ).to.equal('A    LONGER\nxyz  1\n     22\n');
   });
 });

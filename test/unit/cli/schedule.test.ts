@@ -17,8 +17,19 @@ const inst: Instance = {
   },
   status: {
     schedules: [
-      { name: 'nightly', lastScheduleTime: '2026-11-25T03:00:00Z', nextScheduleTime: '2026-11-26T03:00:00Z', lastRunId: 'nightly-2026-11-25T03:00:00Z' },
-      { name: 'hourly', lastScheduleTime: '2026-11-25T04:00:00Z', nextScheduleTime: '2026-11-25T05:00:00Z', waitingTick: '2026-11-25T04:00:00Z', lastSkip: { time: '2026-11-25T04:00:00Z', reason: 'Waiting', message: 'plan "deploy" is IN_PROGRESS' } },
+      {
+        name: 'nightly',
+        lastScheduleTime: '2026-11-25T03:00:00Z',
+        nextScheduleTime: '2026-11-26T03:00:00Z',
+        lastRunId: 'nightly-2026-11-25T03:00:00Z',
+      },
+      {
+        name: 'hourly',
+        lastScheduleTime: '2026-11-25T04:00:00Z',
+        nextScheduleTime: '2026-11-25T05:00:00Z',
+        waitingTick: '2026-11-25T04:00:00Z',
+        lastSkip: { time: '2026-11-25T04:00:00Z', reason: 'Waiting', message: 'plan "deploy" is IN_PROGRESS' },
+      },
     ],
   },
 };

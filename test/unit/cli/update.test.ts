@@ -9,7 +9,9 @@ import { scopeDigest } from '../../../shared/insights.ts';
 const NO_SCOPE = scopeDigest(undefined);
 const POD_SCOPE = { type: 'Instance', resources: [{ kind: 'Pod', name: 'db-0' }] };
 
-function plan(opts: { generation?: number; analyzed?: Partial<Condition>; accepted?: UpdatePlan['spec']['acceptedInsights'] } = {}): UpdatePlan {
+function plan(
+  opts: { generation?: number; analyzed?: Partial<Condition>; accepted?: UpdatePlan['spec']['acceptedInsights'] } = {},
+): UpdatePlan {
   return {
     apiVersion: 'planwarden.dev/v1alpha1',
     kind: 'UpdatePlan',
@@ -40,7 +42,11 @@ describe('cli update pre-checks: is the analysis done?', () => {
     ['not while Analyzed is Unknown (informers still to answer)', plan({ analyzed: { status: 'Unknown', observedGeneration: 1 } }), false],
     ['yes when Analyzed is True for the current generation', plan({ analyzed: { status: 'True', observedGeneration: 1 } }), true],
     ['yes when Analyzed is False (an informer failed)', plan({ analyzed: { status: 'False', observedGeneration: 1 } }), true],
-    ['not when Analyzed speaks of an older generation', plan({ generation: 2, analyzed: { status: 'True', observedGeneration: 1 } }), false],
+    [
+      'not when Analyzed speaks of an older generation',
+      plan({ generation: 2, analyzed: { status: 'True', observedGeneration: 1 } }),
+      false,
+    ],
   ];
   for (const [sentence, p, expected] of cases) {
     it(sentence, () => expect(isAnalysed(p)).to.equal(expected));
@@ -117,7 +123,10 @@ describe('cli update pre-checks: what gets accepted', () => {
   });
 
   it('accepting a uid again for another scope rebinds its entry: one entry per (informer, uid), as the webhook wants', () => {
-    const { list } = withAccepted([{ updateInformer: 'db', uid: 'pod', accepted: true, scopeDigest: 'aaa' }], [{ updateInformer: 'db', uid: 'pod', scopeDigest: 'bbb' }]);
+    const { list } = withAccepted(
+      [{ updateInformer: 'db', uid: 'pod', accepted: true, scopeDigest: 'aaa' }],
+      [{ updateInformer: 'db', uid: 'pod', scopeDigest: 'bbb' }],
+    );
     expect(list).to.deep.equal([{ updateInformer: 'db', uid: 'pod', accepted: true, scopeDigest: 'bbb' }]);
   });
 });

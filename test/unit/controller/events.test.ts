@@ -72,7 +72,12 @@ describe('controller/events: the Event recorder', function () {
     const kube = { create: async (e: Record<string, unknown>) => (created = e) } as unknown as KubeClient;
     createEventRecorder(kube, silentLogger(), { instance: 'pod-a' }).record(inst, 'Warning', 'StepFailed', 'x'.repeat(2000));
     await tick();
-    expect(created).to.deep.include({ type: 'Warning', reason: 'StepFailed', reportingComponent: 'planwarden.dev/planwarden-controller', reportingInstance: 'pod-a' });
+    expect(created).to.deep.include({
+      type: 'Warning',
+      reason: 'StepFailed',
+      reportingComponent: 'planwarden.dev/planwarden-controller',
+      reportingInstance: 'pod-a',
+    });
     expect(created?.involvedObject).to.deep.include({ kind: 'Instance', name: 'db', namespace: 'shop', uid: 'u1' });
     expect((created?.message as string).length).to.equal(1024);
   });

@@ -44,10 +44,13 @@ function documents(id: string): boolean {
 }
 
 describe('docs/admission.md', function () {
-  describe('the registry (shared/ruleIds.ts) is the code\'s', function () {
+  describe("the registry (shared/ruleIds.ts) is the code's", function () {
     it('holds the ids of every guarded resource and of the webhook shell', function () {
       for (const prefix of ['instance.', 'status.', 'ov.', 'updateplan.', 'fleetrollout.', 'webhook.']) {
-        expect(ruleIds.some((id) => id.startsWith(prefix)), prefix).to.equal(true);
+        expect(
+          ruleIds.some((id) => id.startsWith(prefix)),
+          prefix,
+        ).to.equal(true);
       }
       expect(ruleIds).to.include.members(['instance.unknown-plan', 'updateplan.duplicate-target', 'ov.findings']);
     });
@@ -72,7 +75,10 @@ describe('docs/admission.md', function () {
   });
 
   it('has unique rule ids, none a prefix of another (one grep finds one rule)', function () {
-    expect(ruleIds.filter((id, i) => ruleIds.indexOf(id) !== i), 'ids listed twice').to.deep.equal([]);
+    expect(
+      ruleIds.filter((id, i) => ruleIds.indexOf(id) !== i),
+      'ids listed twice',
+    ).to.deep.equal([]);
     for (const id of ruleIds) expect(id, 'a rule id is <area>.<name>').to.match(new RegExp(`^${RULE_ID}$`));
     const prefixes = ruleIds.flatMap((a) => ruleIds.filter((b) => a !== b && b.startsWith(`${a}-`)).map((b) => `${a} < ${b}`));
     expect(prefixes, 'rule ids that are prefixes of others').to.deep.equal([]);
@@ -81,6 +87,9 @@ describe('docs/admission.md', function () {
   it('gives a section only to rules that exist', function () {
     const sections = captures(doc, SECTION);
     expect(sections).to.not.be.empty;
-    expect(sections.filter((id) => !ruleIds.includes(id)), 'sections for rule ids not in the registry').to.deep.equal([]);
+    expect(
+      sections.filter((id) => !ruleIds.includes(id)),
+      'sections for rule ids not in the registry',
+    ).to.deep.equal([]);
   });
 });

@@ -10,7 +10,21 @@ import { fileURLToPath } from 'node:url';
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const DOC = join(REPO_ROOT, 'docs', 'architecture.md');
 
-const TOP = ['webhook', 'controller', 'cli', 'shared', 'scripts', 'test', 'manifests', 'charts', 'certs', 'docs', 'bench', 'examples', 'plugins'];
+const TOP = [
+  'webhook',
+  'controller',
+  'cli',
+  'shared',
+  'scripts',
+  'test',
+  'manifests',
+  'charts',
+  'certs',
+  'docs',
+  'bench',
+  'examples',
+  'plugins',
+];
 /** `shared/api/schema.ts`, `controller/engine/*.ts`, `manifests/`: a path from the repository root. */
 const REPO_PATH = new RegExp(String.raw`(?<![\w./-])(?:${TOP.join('|')})/[\w.*/-]*`, 'g');
 /** A bare file name such as `lookups.ts` (a sibling of the cell's full path). */
@@ -46,7 +60,10 @@ export function namedPaths(text: string): { path: string; line: number }[] {
     if (root && TOP.includes(root[1]!.slice(0, -1))) treeRoot = root[1];
     const entry = TREE_ENTRY.exec(line);
     if (treeRoot !== undefined && entry) {
-      const names = entry[1]!.split(/\s{2,}/)[0]!.split(/\s+/).filter((n) => /^[\w.-]+\/?$/.test(n));
+      const names = entry[1]!
+        .split(/\s{2,}/)[0]!
+        .split(/\s+/)
+        .filter((n) => /^[\w.-]+\/?$/.test(n));
       for (const name of names) at(treeRoot + name);
     }
     if (line.startsWith('```')) treeRoot = undefined;
@@ -69,7 +86,10 @@ describe('docs/architecture.md', () => {
   });
 
   it('finds a path that does not exist, in prose, in a table cell and in the layout tree', () => {
-    const missing = (doc: string) => namedPaths(doc).filter((p) => !exists(p.path)).map((p) => p.path);
+    const missing = (doc: string) =>
+      namedPaths(doc)
+        .filter((p) => !exists(p.path))
+        .map((p) => p.path);
     expect(missing('see `shared/updates/risks.ts`')).to.deep.equal(['shared/updates/risks.ts']);
     expect(missing('| `webhook/rules/*.ts` | one module each; `verdict.ts` builds denials |')).to.deep.equal(['webhook/rules/verdict.ts']);
     expect(missing('```\n shared/   used\n ├── api/ gone/ text.ts   PURE\n```')).to.deep.equal(['shared/gone/']);

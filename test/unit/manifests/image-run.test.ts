@@ -26,13 +26,23 @@ const container = (security: ContainerSecurity): ManifestContainer => ({
 
 const CASES: [sentence: string, security: ContainerSecurity, present: string[], absent: string[]][] = [
   ['runAsUser/runAsGroup 65532 run the process as 65532:65532', MANIFESTS, ['--user=65532:65532'], []],
-  ['readOnlyRootFilesystem mounts the root read-only, with no tmpfs podman would add', MANIFESTS, ['--read-only', '--read-only-tmpfs=false'], []],
+  [
+    'readOnlyRootFilesystem mounts the root read-only, with no tmpfs podman would add',
+    MANIFESTS,
+    ['--read-only', '--read-only-tmpfs=false'],
+    [],
+  ],
   ['a 16Mi /tmp emptyDir is a 16 MiB tmpfs', MANIFESTS, ['--tmpfs=/tmp:rw,size=16m,mode=1777'], []],
   ['capabilities.drop ALL drops them all', MANIFESTS, ['--cap-drop=ALL'], []],
   ['allowPrivilegeEscalation false sets no-new-privileges', MANIFESTS, ['--security-opt=no-new-privileges'], []],
   ['a writable root filesystem adds no --read-only', { ...MANIFESTS, readOnlyRootFilesystem: false }, [], ['--read-only']],
   ['no /tmp emptyDir adds no tmpfs', { ...MANIFESTS, tmpSizeLimit: undefined }, [], ['--tmpfs=/tmp:rw,size=16m,mode=1777']],
-  ['allowed privilege escalation adds no no-new-privileges', { ...MANIFESTS, allowPrivilegeEscalation: true }, [], ['--security-opt=no-new-privileges']],
+  [
+    'allowed privilege escalation adds no no-new-privileges',
+    { ...MANIFESTS, allowPrivilegeEscalation: true },
+    [],
+    ['--security-opt=no-new-privileges'],
+  ],
 ];
 
 describe('podman flags for a pod of the manifests (the image test)', () => {

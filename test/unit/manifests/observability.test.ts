@@ -41,7 +41,9 @@ function groupingLabels(expr: string): string[] {
 }
 
 function matcherLabels(expr: string): string[] {
-  return [...expr.matchAll(/planwarden_[a-z_]+\{([^}]*)\}/g)].flatMap((m) => [...m[1]!.matchAll(/([a-z_]+)\s*(?:=~|!=|=)/g)].map((x) => x[1]!));
+  return [...expr.matchAll(/planwarden_[a-z_]+\{([^}]*)\}/g)].flatMap((m) =>
+    [...m[1]!.matchAll(/([a-z_]+)\s*(?:=~|!=|=)/g)].map((x) => x[1]!),
+  );
 }
 
 const rules = parse(readFileSync('manifests/observability/prometheus-rules.yaml', 'utf8')) as {

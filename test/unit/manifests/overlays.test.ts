@@ -147,8 +147,7 @@ function render(overlay: string): K8sObject[] {
   return objects;
 }
 
-const ofKind = <T extends K8sObject>(objects: K8sObject[], kind: string): T[] =>
-  objects.filter((o) => o.kind === kind) as T[];
+const ofKind = <T extends K8sObject>(objects: K8sObject[], kind: string): T[] => objects.filter((o) => o.kind === kind) as T[];
 
 function one<T extends K8sObject>(objects: K8sObject[], kind: string, name: string): T {
   const found = ofKind<T>(objects, kind).filter((o) => o.metadata.name === name);
@@ -326,11 +325,14 @@ describe('install manifests', function () {
           }
         });
 
-        it('no webhook skips a namespace: they match only planwarden\'s kinds, and an Instance in kube-system or planwarden-system is judged too (issue 34)', () => {
+        it("no webhook skips a namespace: they match only planwarden's kinds, and an Instance in kube-system or planwarden-system is judged too (issue 34)", () => {
           for (const w of webhooksOf(objects)) {
             expect(w.namespaceSelector, w.name).to.equal(undefined);
             expect(w.objectSelector, w.name).to.equal(undefined);
-            expect(w.rules.flatMap((r) => r.apiGroups), w.name).to.deep.equal(['planwarden.dev']);
+            expect(
+              w.rules.flatMap((r) => r.apiGroups),
+              w.name,
+            ).to.deep.equal(['planwarden.dev']);
           }
         });
 
@@ -363,12 +365,21 @@ describe('install manifests', function () {
           const pod = one<Deployment>(objects, 'Deployment', 'planwarden-webhook').spec.template.spec;
           const container = pod.containers[0]!;
           expect(container.command).to.deep.equal([
-            'node', 'dist/webhook/main.js', '--port', '8443', '--tls-cert', '/tls/tls.crt', '--tls-key', '/tls/tls.key',
+            'node',
+            'dist/webhook/main.js',
+            '--port',
+            '8443',
+            '--tls-cert',
+            '/tls/tls.crt',
+            '--tls-key',
+            '/tls/tls.key',
           ]);
           const port = container.ports?.find((p) => p.containerPort === 8443);
           expect(port, 'container port 8443').to.not.equal(undefined);
           const probePort = (probe?: Probe) =>
-            typeof probe?.httpGet?.port === 'number' ? probe.httpGet.port : container.ports?.find((p) => p.name === probe?.httpGet?.port)?.containerPort;
+            typeof probe?.httpGet?.port === 'number'
+              ? probe.httpGet.port
+              : container.ports?.find((p) => p.name === probe?.httpGet?.port)?.containerPort;
           expect(container.readinessProbe?.httpGet).to.include({ path: '/readyz', scheme: 'HTTPS' });
           expect(container.livenessProbe?.httpGet).to.include({ path: '/healthz', scheme: 'HTTPS' });
           expect(probePort(container.readinessProbe)).to.equal(8443);
@@ -380,19 +391,18 @@ describe('install manifests', function () {
         });
 
         it('the Service planwarden-webhook sends port 443 to the webhook pods on 8443', () => {
-          const service = one<K8sObject & { spec: { selector: Record<string, string>; ports: { port: number; targetPort: number | string }[] } }>(
-            objects,
-            'Service',
-            'planwarden-webhook',
-          );
+          const service = one<
+            K8sObject & { spec: { selector: Record<string, string>; ports: { port: number; targetPort: number | string }[] } }
+          >(objects, 'Service', 'planwarden-webhook');
           const deployment = one<Deployment>(objects, 'Deployment', 'planwarden-webhook');
           expect(service.spec.selector).to.deep.equal(deployment.spec.selector.matchLabels);
           const port = service.spec.ports.find((p) => p.port === 443);
           expect(port, 'port 443').to.not.equal(undefined);
           const container = deployment.spec.template.spec.containers[0]!;
-          const target = typeof port!.targetPort === 'number'
-            ? port!.targetPort
-            : container.ports?.find((p) => p.name === port!.targetPort)?.containerPort;
+          const target =
+            typeof port!.targetPort === 'number'
+              ? port!.targetPort
+              : container.ports?.find((p) => p.name === port!.targetPort)?.containerPort;
           expect(target).to.equal(8443);
         });
 
@@ -447,65 +457,361 @@ describe('install manifests', function () {
         const rows: [string, string, string, string, string, string | undefined, boolean][] = [
           ['the webhook reads Instances everywhere', 'planwarden-webhook', 'list', 'planwarden.dev', 'instances', undefined, true],
           ['the webhook reads OperatorVersions', 'planwarden-webhook', 'get', 'planwarden.dev', 'operatorversions', undefined, true],
-          ['the webhook lists OperatorVersions (its cache)', 'planwarden-webhook', 'list', 'planwarden.dev', 'operatorversions', undefined, true],
-          ['the webhook watches OperatorVersions (its cache)', 'planwarden-webhook', 'watch', 'planwarden.dev', 'operatorversions', undefined, true],
-          ['the webhook watches no Instances (its reads of them are live)', 'planwarden-webhook', 'watch', 'planwarden.dev', 'instances', undefined, false],
-          ['the webhook watches no UpdatePlans (its reads of them are live)', 'planwarden-webhook', 'watch', 'planwarden.dev', 'updateplans', undefined, false],
+          [
+            'the webhook lists OperatorVersions (its cache)',
+            'planwarden-webhook',
+            'list',
+            'planwarden.dev',
+            'operatorversions',
+            undefined,
+            true,
+          ],
+          [
+            'the webhook watches OperatorVersions (its cache)',
+            'planwarden-webhook',
+            'watch',
+            'planwarden.dev',
+            'operatorversions',
+            undefined,
+            true,
+          ],
+          [
+            'the webhook watches no Instances (its reads of them are live)',
+            'planwarden-webhook',
+            'watch',
+            'planwarden.dev',
+            'instances',
+            undefined,
+            false,
+          ],
+          [
+            'the webhook watches no UpdatePlans (its reads of them are live)',
+            'planwarden-webhook',
+            'watch',
+            'planwarden.dev',
+            'updateplans',
+            undefined,
+            false,
+          ],
           ['the webhook writes no OperatorVersions', 'planwarden-webhook', 'update', 'planwarden.dev', 'operatorversions', 'team-a', false],
           ['the webhook reads UpdatePlans', 'planwarden-webhook', 'get', 'planwarden.dev', 'updateplans', undefined, true],
           ['the webhook lists UpdatePlans', 'planwarden-webhook', 'list', 'planwarden.dev', 'updateplans', undefined, true],
-          ['the webhook does not read UpdateInformers', 'planwarden-webhook', 'list', 'planwarden.dev', 'updateinformers', undefined, false],
-          ['the webhook creates no Lease in planwarden-system (admission has no side effects)', 'planwarden-webhook', 'create', 'coordination.k8s.io', 'leases', NAMESPACE, false],
+          [
+            'the webhook does not read UpdateInformers',
+            'planwarden-webhook',
+            'list',
+            'planwarden.dev',
+            'updateinformers',
+            undefined,
+            false,
+          ],
+          [
+            'the webhook creates no Lease in planwarden-system (admission has no side effects)',
+            'planwarden-webhook',
+            'create',
+            'coordination.k8s.io',
+            'leases',
+            NAMESPACE,
+            false,
+          ],
           ['the webhook deletes no Lease there', 'planwarden-webhook', 'delete', 'coordination.k8s.io', 'leases', NAMESPACE, false],
-          ['the webhook creates no Lease in a user namespace', 'planwarden-webhook', 'create', 'coordination.k8s.io', 'leases', 'team-a', false],
-          ['the webhook deletes no Lease in kube-system', 'planwarden-webhook', 'delete', 'coordination.k8s.io', 'leases', 'kube-system', false],
-          ['the webhook cannot update Leases (other components’ leader locks)', 'planwarden-webhook', 'update', 'coordination.k8s.io', 'leases', 'kube-system', false],
+          [
+            'the webhook creates no Lease in a user namespace',
+            'planwarden-webhook',
+            'create',
+            'coordination.k8s.io',
+            'leases',
+            'team-a',
+            false,
+          ],
+          [
+            'the webhook deletes no Lease in kube-system',
+            'planwarden-webhook',
+            'delete',
+            'coordination.k8s.io',
+            'leases',
+            'kube-system',
+            false,
+          ],
+          [
+            'the webhook cannot update Leases (other components’ leader locks)',
+            'planwarden-webhook',
+            'update',
+            'coordination.k8s.io',
+            'leases',
+            'kube-system',
+            false,
+          ],
           ['the webhook cannot list Leases', 'planwarden-webhook', 'list', 'coordination.k8s.io', 'leases', 'team-a', false],
           ['the webhook cannot write Instances', 'planwarden-webhook', 'update', 'planwarden.dev', 'instances', 'team-a', false],
-          ['the webhook cannot write Instance status', 'planwarden-webhook', 'patch', 'planwarden.dev', 'instances/status', 'team-a', false],
+          [
+            'the webhook cannot write Instance status',
+            'planwarden-webhook',
+            'patch',
+            'planwarden.dev',
+            'instances/status',
+            'team-a',
+            false,
+          ],
           ['the webhook cannot read Secrets', 'planwarden-webhook', 'get', '', 'secrets', 'team-a', false],
           ['the controller watches Instances', 'planwarden-controller', 'watch', 'planwarden.dev', 'instances', undefined, true],
-          ['the controller watches UpdateInformers', 'planwarden-controller', 'watch', 'planwarden.dev', 'updateinformers', undefined, true],
-          ['the controller writes Instance status', 'planwarden-controller', 'update', 'planwarden.dev', 'instances/status', 'team-a', true],
-          ['the controller updates UpdatePlan status', 'planwarden-controller', 'update', 'planwarden.dev', 'updateplans/status', 'team-a', true],
-          ['the controller updates UpdateInformer status', 'planwarden-controller', 'update', 'planwarden.dev', 'updateinformers/status', undefined, true],
-          ['the controller cannot patch Instance status (it writes status by PUT only, sealed against what it read)', 'planwarden-controller', 'patch', 'planwarden.dev', 'instances/status', 'team-a', false],
-          ['the controller cannot patch UpdatePlan status', 'planwarden-controller', 'patch', 'planwarden.dev', 'updateplans/status', 'team-a', false],
-          ['the controller patches Instances for its finalizer', 'planwarden-controller', 'patch', 'planwarden.dev', 'instances', 'team-a', true],
+          [
+            'the controller watches UpdateInformers',
+            'planwarden-controller',
+            'watch',
+            'planwarden.dev',
+            'updateinformers',
+            undefined,
+            true,
+          ],
+          [
+            'the controller writes Instance status',
+            'planwarden-controller',
+            'update',
+            'planwarden.dev',
+            'instances/status',
+            'team-a',
+            true,
+          ],
+          [
+            'the controller updates UpdatePlan status',
+            'planwarden-controller',
+            'update',
+            'planwarden.dev',
+            'updateplans/status',
+            'team-a',
+            true,
+          ],
+          [
+            'the controller updates UpdateInformer status',
+            'planwarden-controller',
+            'update',
+            'planwarden.dev',
+            'updateinformers/status',
+            undefined,
+            true,
+          ],
+          [
+            'the controller cannot patch Instance status (it writes status by PUT only, sealed against what it read)',
+            'planwarden-controller',
+            'patch',
+            'planwarden.dev',
+            'instances/status',
+            'team-a',
+            false,
+          ],
+          [
+            'the controller cannot patch UpdatePlan status',
+            'planwarden-controller',
+            'patch',
+            'planwarden.dev',
+            'updateplans/status',
+            'team-a',
+            false,
+          ],
+          [
+            'the controller patches Instances for its finalizer',
+            'planwarden-controller',
+            'patch',
+            'planwarden.dev',
+            'instances',
+            'team-a',
+            true,
+          ],
           ['the controller cannot create Instances', 'planwarden-controller', 'create', 'planwarden.dev', 'instances', 'team-a', false],
-          ['the controller cannot write OperatorVersions', 'planwarden-controller', 'update', 'planwarden.dev', 'operatorversions', 'team-a', false],
-          ['the controller cannot write UpdatePlans (only their status)', 'planwarden-controller', 'update', 'planwarden.dev', 'updateplans', 'team-a', false],
+          [
+            'the controller cannot write OperatorVersions',
+            'planwarden-controller',
+            'update',
+            'planwarden.dev',
+            'operatorversions',
+            'team-a',
+            false,
+          ],
+          [
+            'the controller cannot write UpdatePlans (only their status)',
+            'planwarden-controller',
+            'update',
+            'planwarden.dev',
+            'updateplans',
+            'team-a',
+            false,
+          ],
           ['the controller records Events', 'planwarden-controller', 'create', 'events.k8s.io', 'events', 'team-a', true],
           ['the controller records core Events', 'planwarden-controller', 'patch', '', 'events', 'team-a', true],
-          ['the controller holds its leader Lease in planwarden-system', 'planwarden-controller', 'update', 'coordination.k8s.io', 'leases', NAMESPACE, true],
-          ['the controller creates its leader Lease in planwarden-system', 'planwarden-controller', 'create', 'coordination.k8s.io', 'leases', NAMESPACE, true],
-          ['the controller touches no Lease elsewhere', 'planwarden-controller', 'update', 'coordination.k8s.io', 'leases', 'kube-system', false],
-          ['the controller deletes reservation Leases earlier versions left in planwarden-system', 'planwarden-controller', 'delete', 'coordination.k8s.io', 'leases', NAMESPACE, true],
+          [
+            'the controller holds its leader Lease in planwarden-system',
+            'planwarden-controller',
+            'update',
+            'coordination.k8s.io',
+            'leases',
+            NAMESPACE,
+            true,
+          ],
+          [
+            'the controller creates its leader Lease in planwarden-system',
+            'planwarden-controller',
+            'create',
+            'coordination.k8s.io',
+            'leases',
+            NAMESPACE,
+            true,
+          ],
+          [
+            'the controller touches no Lease elsewhere',
+            'planwarden-controller',
+            'update',
+            'coordination.k8s.io',
+            'leases',
+            'kube-system',
+            false,
+          ],
+          [
+            'the controller deletes reservation Leases earlier versions left in planwarden-system',
+            'planwarden-controller',
+            'delete',
+            'coordination.k8s.io',
+            'leases',
+            NAMESPACE,
+            true,
+          ],
           ['the webhook reads ServiceAccounts (an Instance names one)', 'planwarden-webhook', 'get', '', 'serviceaccounts', 'team-a', true],
-          ['the webhook watches ServiceAccounts (the preflight asks on every trigger whether one exists)', 'planwarden-webhook', 'watch', '', 'serviceaccounts', undefined, true],
+          [
+            'the webhook watches ServiceAccounts (the preflight asks on every trigger whether one exists)',
+            'planwarden-webhook',
+            'watch',
+            '',
+            'serviceaccounts',
+            undefined,
+            true,
+          ],
           ['the webhook cannot create ServiceAccounts', 'planwarden-webhook', 'create', '', 'serviceaccounts', 'team-a', false],
           ['the webhook cannot impersonate', 'planwarden-webhook', 'impersonate', '', 'serviceaccounts', 'team-a', false],
-          ['the webhook asks whether a user may act as a ServiceAccount (SubjectAccessReviews)', 'planwarden-webhook', 'create', 'authorization.k8s.io', 'subjectaccessreviews', undefined, true],
-          ['the webhook reviews no tokens (no TokenReviews)', 'planwarden-webhook', 'create', 'authentication.k8s.io', 'tokenreviews', undefined, false],
-          ['the controller asks whether a FleetRollout\'s author may patch a target (SubjectAccessReviews)', 'planwarden-controller', 'create', 'authorization.k8s.io', 'subjectaccessreviews', undefined, true],
-          ['the controller lists namespaces (a FleetRollout\'s namespaceSelector)', 'planwarden-controller', 'list', '', 'namespaces', undefined, true],
-          ['the controller cannot change a FleetRollout\'s spec (its author\'s)', 'planwarden-controller', 'update', 'planwarden.dev', 'fleetrollouts', undefined, false],
-          ['the controller impersonates no ServiceAccount of its own (each namespace grants it for its plans)', 'planwarden-controller', 'impersonate', '', 'serviceaccounts', 'team-a', false],
-          ['the controller cannot become a kube-system ServiceAccount', 'planwarden-controller', 'impersonate', '', 'serviceaccounts', 'kube-system', false],
-          ['the controller cannot impersonate ServiceAccounts cluster-wide', 'planwarden-controller', 'impersonate', '', 'serviceaccounts', undefined, false],
+          [
+            'the webhook asks whether a user may act as a ServiceAccount (SubjectAccessReviews)',
+            'planwarden-webhook',
+            'create',
+            'authorization.k8s.io',
+            'subjectaccessreviews',
+            undefined,
+            true,
+          ],
+          [
+            'the webhook reviews no tokens (no TokenReviews)',
+            'planwarden-webhook',
+            'create',
+            'authentication.k8s.io',
+            'tokenreviews',
+            undefined,
+            false,
+          ],
+          [
+            "the controller asks whether a FleetRollout's author may patch a target (SubjectAccessReviews)",
+            'planwarden-controller',
+            'create',
+            'authorization.k8s.io',
+            'subjectaccessreviews',
+            undefined,
+            true,
+          ],
+          [
+            "the controller lists namespaces (a FleetRollout's namespaceSelector)",
+            'planwarden-controller',
+            'list',
+            '',
+            'namespaces',
+            undefined,
+            true,
+          ],
+          [
+            "the controller cannot change a FleetRollout's spec (its author's)",
+            'planwarden-controller',
+            'update',
+            'planwarden.dev',
+            'fleetrollouts',
+            undefined,
+            false,
+          ],
+          [
+            'the controller impersonates no ServiceAccount of its own (each namespace grants it for its plans)',
+            'planwarden-controller',
+            'impersonate',
+            '',
+            'serviceaccounts',
+            'team-a',
+            false,
+          ],
+          [
+            'the controller cannot become a kube-system ServiceAccount',
+            'planwarden-controller',
+            'impersonate',
+            '',
+            'serviceaccounts',
+            'kube-system',
+            false,
+          ],
+          [
+            'the controller cannot impersonate ServiceAccounts cluster-wide',
+            'planwarden-controller',
+            'impersonate',
+            '',
+            'serviceaccounts',
+            undefined,
+            false,
+          ],
           ['the controller checks that the ServiceAccount exists', 'planwarden-controller', 'get', '', 'serviceaccounts', 'team-a', true],
           ['the controller cannot impersonate users', 'planwarden-controller', 'impersonate', '', 'users', undefined, false],
           ['the controller cannot impersonate groups', 'planwarden-controller', 'impersonate', '', 'groups', undefined, false],
-          ['the controller cannot apply Deployments itself (plans impersonate)', 'planwarden-controller', 'patch', 'apps', 'deployments', 'team-a', false],
-          ['the controller cannot delete what Delete tasks name itself', 'planwarden-controller', 'delete', 'apps', 'statefulsets', 'team-a', false],
+          [
+            'the controller cannot apply Deployments itself (plans impersonate)',
+            'planwarden-controller',
+            'patch',
+            'apps',
+            'deployments',
+            'team-a',
+            false,
+          ],
+          [
+            'the controller cannot delete what Delete tasks name itself',
+            'planwarden-controller',
+            'delete',
+            'apps',
+            'statefulsets',
+            'team-a',
+            false,
+          ],
           ['the controller cannot write ConfigMaps', 'planwarden-controller', 'patch', '', 'configmaps', 'team-a', false],
           ['the controller cannot read Secrets', 'planwarden-controller', 'get', '', 'secrets', 'team-a', false],
-          ['the controller watches Deployments it applied (to wake their Instance)', 'planwarden-controller', 'watch', 'apps', 'deployments', undefined, true],
+          [
+            'the controller watches Deployments it applied (to wake their Instance)',
+            'planwarden-controller',
+            'watch',
+            'apps',
+            'deployments',
+            undefined,
+            true,
+          ],
           ['the controller does not read Pods', 'planwarden-controller', 'watch', '', 'pods', 'team-a', false],
           ['the controller cannot create Namespaces', 'planwarden-controller', 'create', '', 'namespaces', undefined, false],
           ['the controller never writes Pods', 'planwarden-controller', 'create', '', 'pods', 'team-a', false],
-          ['the controller cannot grant itself more (no RBAC writes)', 'planwarden-controller', 'create', 'rbac.authorization.k8s.io', 'clusterrolebindings', undefined, false],
-          ['the controller cannot change webhook configurations', 'planwarden-controller', 'update', 'admissionregistration.k8s.io', 'validatingwebhookconfigurations', undefined, false],
+          [
+            'the controller cannot grant itself more (no RBAC writes)',
+            'planwarden-controller',
+            'create',
+            'rbac.authorization.k8s.io',
+            'clusterrolebindings',
+            undefined,
+            false,
+          ],
+          [
+            'the controller cannot change webhook configurations',
+            'planwarden-controller',
+            'update',
+            'admissionregistration.k8s.io',
+            'validatingwebhookconfigurations',
+            undefined,
+            false,
+          ],
         ];
         for (const [sentence, sa, verb, group, resource, namespace, expected] of rows) {
           it(sentence, () => {
@@ -524,7 +830,9 @@ describe('install manifests', function () {
             ['impersonate serviceaccounts/planwarden-plans -n kube-system: no', 'kube-system', 'planwarden-plans', false],
           ];
           for (const [sentence, namespace, name, expected] of rows) {
-            it(sentence, () => expect(can(onboarded(), 'planwarden-controller', 'impersonate', '', 'serviceaccounts', namespace, name)).to.equal(expected));
+            it(sentence, () =>
+              expect(can(onboarded(), 'planwarden-controller', 'impersonate', '', 'serviceaccounts', namespace, name)).to.equal(expected),
+            );
           }
         });
 
@@ -537,7 +845,7 @@ describe('install manifests', function () {
           }
         });
 
-        it('the default install has no planwarden-controller-apply: plans never run with the controller\'s rights', () => {
+        it("the default install has no planwarden-controller-apply: plans never run with the controller's rights", () => {
           expect(ofKind<RoleObject>(objects, 'ClusterRole').map((r) => r.metadata.name)).to.not.include('planwarden-controller-apply');
           expect(ofKind<Binding>(objects, 'ClusterRoleBinding').map((b) => b.roleRef.name)).to.not.include('planwarden-controller-apply');
         });
@@ -547,7 +855,11 @@ describe('install manifests', function () {
           const aggregated = (role: string, verb: string, resource: string): boolean =>
             ofKind<RoleObject>(objects, 'ClusterRole')
               .filter((r) => r.metadata.labels?.[`rbac.authorization.k8s.io/aggregate-to-${role}`] === 'true')
-              .some((r) => r.rules.some((x) => (x.apiGroups ?? []).includes('planwarden.dev') && (x.resources ?? []).includes(resource) && x.verbs.includes(verb)));
+              .some((r) =>
+                r.rules.some(
+                  (x) => (x.apiGroups ?? []).includes('planwarden.dev') && (x.resources ?? []).includes(resource) && x.verbs.includes(verb),
+                ),
+              );
           const rows: [sentence: string, role: string, verb: string, resource: string, expected: boolean][] = [
             ['edit creates Instances', 'edit', 'create', 'instances', true],
             ['edit patches Instances (a trigger is a patch)', 'edit', 'patch', 'instances', true],
@@ -560,7 +872,13 @@ describe('install manifests', function () {
             ['admin has what edit has', 'admin', 'create', 'instances', true],
             ['admin writes no status either', 'admin', 'patch', 'instances/status', false],
             ['admin may skip-pre-checks instances (the pre-checks opt-out, issue 34)', 'admin', 'skip-pre-checks', 'instances', true],
-            ['edit may not skip-pre-checks instances: accepting risks stays apart from editing Instances', 'edit', 'skip-pre-checks', 'instances', false],
+            [
+              'edit may not skip-pre-checks instances: accepting risks stays apart from editing Instances',
+              'edit',
+              'skip-pre-checks',
+              'instances',
+              false,
+            ],
             ['view may not skip-pre-checks instances', 'view', 'skip-pre-checks', 'instances', false],
             ['view lists Instances', 'view', 'list', 'instances', true],
             ['view watches UpdatePlans', 'view', 'watch', 'updateplans', true],
@@ -573,8 +891,13 @@ describe('install manifests', function () {
             it(sentence, () => expect(aggregated(role, verb, resource)).to.equal(expected));
           }
           it('no aggregated role names a cluster-scoped planwarden kind', () => {
-            for (const role of ofKind<RoleObject>(objects, 'ClusterRole').filter((r) => Object.keys(r.metadata.labels ?? {}).some((l) => l.startsWith('rbac.authorization.k8s.io/aggregate-to-')))) {
-              expect(role.rules.flatMap((r) => r.resources ?? []), role.metadata.name).to.not.include.members(['updateinformers', 'fleetrollouts']);
+            for (const role of ofKind<RoleObject>(objects, 'ClusterRole').filter((r) =>
+              Object.keys(r.metadata.labels ?? {}).some((l) => l.startsWith('rbac.authorization.k8s.io/aggregate-to-')),
+            )) {
+              expect(
+                role.rules.flatMap((r) => r.resources ?? []),
+                role.metadata.name,
+              ).to.not.include.members(['updateinformers', 'fleetrollouts']);
             }
           });
         });
@@ -628,10 +951,42 @@ describe('install manifests', function () {
         ['cannot read another Secret of planwarden-system', 'get', '', 'secrets', NAMESPACE, 'other', false],
         ['cannot read that Secret name in another namespace', 'get', '', 'secrets', 'team-a', 'planwarden-webhook-tls', false],
         ['cannot create Secrets', 'create', '', 'secrets', NAMESPACE, undefined, false],
-        ['updates the planwarden ValidatingWebhookConfiguration', 'update', 'admissionregistration.k8s.io', 'validatingwebhookconfigurations', undefined, 'planwarden', true],
-        ['patches the planwarden MutatingWebhookConfiguration', 'patch', 'admissionregistration.k8s.io', 'mutatingwebhookconfigurations', undefined, 'planwarden', true],
-        ['cannot update another webhook configuration', 'update', 'admissionregistration.k8s.io', 'validatingwebhookconfigurations', undefined, 'other', false],
-        ['cannot delete its webhook configuration', 'delete', 'admissionregistration.k8s.io', 'validatingwebhookconfigurations', undefined, 'planwarden', false],
+        [
+          'updates the planwarden ValidatingWebhookConfiguration',
+          'update',
+          'admissionregistration.k8s.io',
+          'validatingwebhookconfigurations',
+          undefined,
+          'planwarden',
+          true,
+        ],
+        [
+          'patches the planwarden MutatingWebhookConfiguration',
+          'patch',
+          'admissionregistration.k8s.io',
+          'mutatingwebhookconfigurations',
+          undefined,
+          'planwarden',
+          true,
+        ],
+        [
+          'cannot update another webhook configuration',
+          'update',
+          'admissionregistration.k8s.io',
+          'validatingwebhookconfigurations',
+          undefined,
+          'other',
+          false,
+        ],
+        [
+          'cannot delete its webhook configuration',
+          'delete',
+          'admissionregistration.k8s.io',
+          'validatingwebhookconfigurations',
+          undefined,
+          'planwarden',
+          false,
+        ],
       ];
       for (const [sentence, verb, group, resource, namespace, name, expected] of rows) {
         it(`the controller ${sentence}`, () => {
@@ -645,11 +1000,9 @@ describe('install manifests', function () {
       });
 
       it('the webhook mounts only its pair and ca.crt, never the CA keys the Secret now carries', () => {
-        const webhook = one<K8sObject & { spec: { template: { spec: { volumes: { name: string; secret?: { items?: { key: string }[] } }[] } } } }>(
-          objects,
-          'Deployment',
-          'planwarden-webhook',
-        );
+        const webhook = one<
+          K8sObject & { spec: { template: { spec: { volumes: { name: string; secret?: { items?: { key: string }[] } }[] } } } }
+        >(objects, 'Deployment', 'planwarden-webhook');
         const tls = webhook.spec.template.spec.volumes.find((v) => v.name === 'tls');
         expect(tls?.secret?.items?.map((i) => i.key)).to.deep.equal(['tls.crt', 'tls.key', 'ca.crt']);
       });
@@ -657,10 +1010,7 @@ describe('install manifests', function () {
 
     it('leaves cert-manager out of it', () => {
       const objects = render('self-signed');
-      for (const config of [
-        ...ofKind(objects, 'ValidatingWebhookConfiguration'),
-        ...ofKind(objects, 'MutatingWebhookConfiguration'),
-      ]) {
+      for (const config of [...ofKind(objects, 'ValidatingWebhookConfiguration'), ...ofKind(objects, 'MutatingWebhookConfiguration')]) {
         expect(config.metadata.annotations ?? {}).to.not.have.property('cert-manager.io/inject-ca-from');
       }
       expect(objects.filter((o) => o.apiVersion.startsWith('cert-manager.io/'))).to.deep.equal([]);
@@ -675,9 +1025,7 @@ describe('install manifests', function () {
         one<WebhookConfiguration>(objects, 'ValidatingWebhookConfiguration', 'planwarden'),
         one<WebhookConfiguration>(objects, 'MutatingWebhookConfiguration', 'planwarden'),
       ]) {
-        expect(config.metadata.annotations?.['cert-manager.io/inject-ca-from'], config.kind).to.equal(
-          `${NAMESPACE}/planwarden-webhook`,
-        );
+        expect(config.metadata.annotations?.['cert-manager.io/inject-ca-from'], config.kind).to.equal(`${NAMESPACE}/planwarden-webhook`);
         for (const w of config.webhooks) expect(w.clientConfig, w.name).to.not.have.property('caBundle');
       }
     });
@@ -686,7 +1034,17 @@ describe('install manifests', function () {
       const objects = render('cert-manager');
       expect(can(objects, 'planwarden-controller', 'update', '', 'secrets', NAMESPACE, 'planwarden-webhook-tls')).to.equal(false);
       expect(can(objects, 'planwarden-controller', 'get', '', 'secrets', NAMESPACE, 'planwarden-webhook-tls')).to.equal(false);
-      expect(can(objects, 'planwarden-controller', 'patch', 'admissionregistration.k8s.io', 'mutatingwebhookconfigurations', undefined, 'planwarden')).to.equal(false);
+      expect(
+        can(
+          objects,
+          'planwarden-controller',
+          'patch',
+          'admissionregistration.k8s.io',
+          'mutatingwebhookconfigurations',
+          undefined,
+          'planwarden',
+        ),
+      ).to.equal(false);
       const controller = one<Deployment>(objects, 'Deployment', 'planwarden-controller');
       expect(controller.spec.template.spec.containers[0]!.command?.some((a) => a.startsWith('--cert-mode'))).to.equal(false);
     });

@@ -72,11 +72,11 @@ const committed = parse(readFileSync(MANIFEST_PATH, 'utf8')) as KrewPlugin;
 const manifestName = basename(MANIFEST_PATH, '.yaml');
 
 describe('plugins/planwarden.yaml: the krew plugin manifest', () => {
-  it('passes krew\'s validation', () => {
+  it("passes krew's validation", () => {
     expect(krewProblems(manifestName, committed)).to.deep.equal([]);
   });
 
-  it('is the release of package.json\'s version, with a leading v', () => {
+  it("is the release of package.json's version, with a leading v", () => {
     expect(committed.spec.version).to.equal(releaseVersion());
     expect(committed.spec.platforms[0]!.uri).to.match(new RegExp(`/${archiveName(releaseVersion()).replace(/\./g, '\\.')}$`));
   });
@@ -102,11 +102,23 @@ describe('plugins/planwarden.yaml: the krew plugin manifest', () => {
 
   const broken: [string, (p: KrewPlugin) => void, string][] = [
     ['a version without the leading v', (p) => void (p.spec.version = '0.1.0'), 'version 0.1.0 is not semver with a leading v'],
-    ['a short description over 50 characters', (p) => void (p.spec.shortDescription = 'x'.repeat(51)), 'shortDescription longer than 50 characters (51)'],
+    [
+      'a short description over 50 characters',
+      (p) => void (p.spec.shortDescription = 'x'.repeat(51)),
+      'shortDescription longer than 50 characters (51)',
+    ],
     ['a short description on two lines', (p) => void (p.spec.shortDescription = 'a\nb'), 'line break in shortDescription'],
-    ['a sha256 in capitals', (p) => void (p.spec.platforms[0]!.sha256 = 'A'.repeat(64)), 'platforms[0]: sha256 is not 64 lowercase hex digits'],
+    [
+      'a sha256 in capitals',
+      (p) => void (p.spec.platforms[0]!.sha256 = 'A'.repeat(64)),
+      'platforms[0]: sha256 is not 64 lowercase hex digits',
+    ],
     ['a platform without bin', (p) => void (p.spec.platforms[0]!.bin = ''), 'platforms[0]: no bin'],
-    ['a selector on another key', (p) => void (p.spec.platforms[0]!.selector.matchExpressions[0]!.key = 'distro'), 'platforms[0]: selector key distro not supported'],
+    [
+      'a selector on another key',
+      (p) => void (p.spec.platforms[0]!.selector.matchExpressions[0]!.key = 'distro'),
+      'platforms[0]: selector key distro not supported',
+    ],
     ['no platforms', (p) => void (p.spec.platforms = []), 'no platforms'],
     ['an unknown field', (p) => void ((p.spec as unknown as Record<string, unknown>).sha = 'x'), 'unknown field spec.sha'],
   ];
@@ -129,7 +141,10 @@ describe('scripts/krew-manifest.ts', () => {
   });
 
   const script = (args: string[]) =>
-    spawnSync(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'scripts', 'krew-manifest.ts'), ...args], { encoding: 'utf8', timeout: 60_000 });
+    spawnSync(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'scripts', 'krew-manifest.ts'), ...args], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
 
   it('writes the manifest of a given archive: its uri under the release URL, its sha256', function () {
     this.timeout(60_000);

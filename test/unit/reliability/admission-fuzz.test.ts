@@ -54,7 +54,9 @@ function operatorVersion(name: string, version: string, extraPlans: string[] = [
         { name: 'LOG_LEVEL', default: 'info' },
         { name: 'CLUSTER_ID', default: 'c1', immutable: true },
       ],
-      templates: { 'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-cm\ndata:\n  replicas: "{{ .Params.REPLICAS }}"\n' },
+      templates: {
+        'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-cm\ndata:\n  replicas: "{{ .Params.REPLICAS }}"\n',
+      },
       tasks: [
         { name: 'work', kind: 'Dummy', spec: { done: true } },
         { name: 'apply', kind: 'Apply', spec: { resources: ['cm.yaml'] } },
@@ -95,7 +97,13 @@ function planStatus(status: 'COMPLETE' | 'IN_PROGRESS', id: string) {
         status,
         steps: [
           { name: 'apply', status: 'COMPLETE' as const, startedAt: T0, finishedAt: T0, tasksDone: 1 },
-          { name: 'work', status, startedAt: T0, ...(status === 'COMPLETE' ? { finishedAt: T1 } : {}), tasksDone: status === 'COMPLETE' ? 1 : 0 },
+          {
+            name: 'work',
+            status,
+            startedAt: T0,
+            ...(status === 'COMPLETE' ? { finishedAt: T1 } : {}),
+            tasksDone: status === 'COMPLETE' ? 1 : 0,
+          },
         ],
       },
     ],
@@ -123,11 +131,23 @@ function instanceObject(state: InstanceState, spec: Partial<Instance['spec']> = 
   const running = state === 'running';
   base.status = {
     observedGeneration: 3,
-    applied: { operatorVersion: OV_NAME, parameters: { REPLICAS: '2', CLUSTER_ID: 'c1' }, generation: 3, planExecution: { planName: 'backup', id: 'b-0' } },
+    applied: {
+      operatorVersion: OV_NAME,
+      parameters: { REPLICAS: '2', CLUSTER_ID: 'c1' },
+      generation: 3,
+      planExecution: { planName: 'backup', id: 'b-0' },
+    },
     activePlan: { name: 'deploy', id: 'create', status: running ? 'IN_PROGRESS' : 'COMPLETE', startedAt: T0 },
     planStatus: { deploy: planStatus(running ? 'IN_PROGRESS' : 'COMPLETE', 'create') },
     history: [{ plan: 'deploy', id: 'create', status: 'COMPLETE', trigger: 'create', startedAt: T0, finishedAt: T1 }],
-    adapters: [{ name: 'probe', observedGeneration: 3, lastReportTime: T0, conditions: [{ type: 'Available', status: 'True', lastTransitionTime: T0, reason: 'Up', message: 'up' }] }],
+    adapters: [
+      {
+        name: 'probe',
+        observedGeneration: 3,
+        lastReportTime: T0,
+        conditions: [{ type: 'Available', status: 'True', lastTransitionTime: T0, reason: 'Up', message: 'up' }],
+      },
+    ],
     conditions,
   };
   return base;
@@ -141,7 +161,9 @@ function updatePlanObject(accepted = false): UpdatePlan {
     spec: { targetRelease: OV2_NAME, ...(accepted ? { acceptedInsights: [{ updateInformer: 'inf', uid: 'i-1', accepted: true }] } : {}) },
     status: {
       observedGeneration: 1,
-      informers: [{ name: 'inf', response: 'Success', insights: [{ uid: 'i-1', impact: { level: 'warning', summary: 'schema migration' } }] }],
+      informers: [
+        { name: 'inf', response: 'Success', insights: [{ uid: 'i-1', impact: { level: 'warning', summary: 'schema migration' } }] },
+      ],
       conditions: [{ type: 'Analyzed', status: 'True', lastTransitionTime: T0, reason: 'Done', message: 'done' }],
     },
   };
@@ -157,17 +179,18 @@ const GVK = {
   PlanPolicy: { group: 'planwarden.dev', version: 'v1alpha1', kind: 'PlanPolicy' },
   PlanApproval: { group: 'planwarden.dev', version: 'v1alpha1', kind: 'PlanApproval' },
 };
-const RESOURCE = { Instance: 'instances', OperatorVersion: 'operatorversions', UpdatePlan: 'updateplans', FleetRollout: 'fleetrollouts', PlanPolicy: 'planpolicies', PlanApproval: 'planapprovals' };
+const RESOURCE = {
+  Instance: 'instances',
+  OperatorVersion: 'operatorversions',
+  UpdatePlan: 'updateplans',
+  FleetRollout: 'fleetrollouts',
+  PlanPolicy: 'planpolicies',
+  PlanApproval: 'planapprovals',
+};
 type Kind = keyof typeof GVK;
 
 let uidCounter = 0;
-function review(
-  kind: Kind,
-  operation: 'CREATE' | 'UPDATE' | 'DELETE',
-  object: unknown,
-  oldObject: unknown,
-  extra: Json = {},
-): Json {
+function review(kind: Kind, operation: 'CREATE' | 'UPDATE' | 'DELETE', object: unknown, oldObject: unknown, extra: Json = {}): Json {
   const meta = ((isRecord(object) ? object : isRecord(oldObject) ? oldObject : {}).metadata ?? {}) as Json;
   // A copy: mutations edit it in place, and must never reach the shared objects above.
   return structuredClone({
@@ -191,7 +214,10 @@ function review(
   });
 }
 
-const withSpec = (i: Instance, spec: Partial<Instance['spec']>): Instance => ({ ...structuredClone(i), spec: { ...structuredClone(i.spec), ...spec } });
+const withSpec = (i: Instance, spec: Partial<Instance['spec']>): Instance => ({
+  ...structuredClone(i),
+  spec: { ...structuredClone(i.spec), ...spec },
+});
 const withStatus = (i: Instance, status: Instance['status']): Instance => ({ ...structuredClone(i), status });
 
 /** Realistic requests of each route, the starting points the mutations break. */
@@ -216,16 +242,35 @@ function basesFor(route: string): (() => Json)[] {
     case ROUTES.mutateInstanceStatus: {
       const reported = withStatus(idle, {
         ...structuredClone(idle.status),
-        adapters: [{ name: 'probe', observedGeneration: 3, conditions: [{ type: 'Available', status: 'False', lastTransitionTime: T1, reason: 'Down', message: 'down' }] }],
+        adapters: [
+          {
+            name: 'probe',
+            observedGeneration: 3,
+            conditions: [{ type: 'Available', status: 'False', lastTransitionTime: T1, reason: 'Down', message: 'down' }],
+          },
+        ],
       });
-      const progressed = withStatus(running, { ...structuredClone(running.status), planStatus: { deploy: planStatus('COMPLETE', 'create') } });
+      const progressed = withStatus(running, {
+        ...structuredClone(running.status),
+        planStatus: { deploy: planStatus('COMPLETE', 'create') },
+      });
       const unknown = withStatus(idle, {
         ...structuredClone(idle.status),
-        adapters: [{ name: 'probe', observedGeneration: 4, conditions: [{ type: 'Available', status: 'Unknown', lastTransitionTime: T1, reason: '?', message: '?' }] }],
+        adapters: [
+          {
+            name: 'probe',
+            observedGeneration: 4,
+            conditions: [{ type: 'Available', status: 'Unknown', lastTransitionTime: T1, reason: '?', message: '?' }],
+          },
+        ],
       });
       return [
         () => review('Instance', 'UPDATE', reported, idle, { subResource: 'status' }),
-        () => review('Instance', 'UPDATE', progressed, running, { subResource: 'status', userInfo: { username: 'system:serviceaccount:planwarden-system:planwarden-controller', groups: [] } }),
+        () =>
+          review('Instance', 'UPDATE', progressed, running, {
+            subResource: 'status',
+            userInfo: { username: 'system:serviceaccount:planwarden-system:planwarden-controller', groups: [] },
+          }),
         () => review('Instance', 'UPDATE', unknown, idle, { subResource: 'status' }),
         () => review('Instance', 'CREATE', idle, null, { subResource: 'status' }),
       ];
@@ -257,21 +302,46 @@ function basesFor(route: string): (() => Json)[] {
       const author = { 'planwarden.dev/author': JSON.stringify({ username: 'alice', groups: [] }) };
       return [
         () => review('FleetRollout', 'CREATE', rollout({}), null, { namespace: undefined }),
-        () => review('FleetRollout', 'CREATE', rollout({ plan: undefined, upgrade: { operatorVersion: OV2_NAME } }, author), null, { namespace: undefined }),
+        () =>
+          review('FleetRollout', 'CREATE', rollout({ plan: undefined, upgrade: { operatorVersion: OV2_NAME } }, author), null, {
+            namespace: undefined,
+          }),
         () => review('FleetRollout', 'UPDATE', rollout({ paused: true }, author), rollout({}, author), { namespace: undefined }),
         () => review('FleetRollout', 'UPDATE', rollout({ waves: ['100%'] }, author), rollout({}, author), { namespace: undefined }),
       ];
     }
     case ROUTES.validatePlanPolicies: {
-      const policy = (spec: Record<string, unknown>) => ({ apiVersion: 'planwarden.dev/v1alpha1', kind: 'PlanPolicy', metadata: { name: 'prod' }, spec: { namespaceSelector: { matchLabels: { env: 'prod' } }, plans: ['restore'], approval: { required: 2, approverGroups: ['sre'], timeout: '4h' }, ...spec } });
+      const policy = (spec: Record<string, unknown>) => ({
+        apiVersion: 'planwarden.dev/v1alpha1',
+        kind: 'PlanPolicy',
+        metadata: { name: 'prod' },
+        spec: {
+          namespaceSelector: { matchLabels: { env: 'prod' } },
+          plans: ['restore'],
+          approval: { required: 2, approverGroups: ['sre'], timeout: '4h' },
+          ...spec,
+        },
+      });
       return [
         () => review('PlanPolicy', 'CREATE', policy({}), null, { namespace: undefined }),
-        () => review('PlanPolicy', 'UPDATE', policy({ freeze: { pausedUntil: '2027-01-04T08:00:00Z', breakGlass: { groups: ['leads'] } } }), policy({}), { namespace: undefined }),
+        () =>
+          review(
+            'PlanPolicy',
+            'UPDATE',
+            policy({ freeze: { pausedUntil: '2027-01-04T08:00:00Z', breakGlass: { groups: ['leads'] } } }),
+            policy({}),
+            { namespace: undefined },
+          ),
       ];
     }
     case ROUTES.validatePlanApprovals:
     case ROUTES.mutatePlanApprovals: {
-      const approval = (spec: Record<string, unknown>) => ({ apiVersion: 'planwarden.dev/v1alpha1', kind: 'PlanApproval', metadata: { name: 'a1', namespace: NS }, spec: { instance: 'idle', runID: 'backup-1', decision: 'Approve', digest: 'sha256:00', ...spec } });
+      const approval = (spec: Record<string, unknown>) => ({
+        apiVersion: 'planwarden.dev/v1alpha1',
+        kind: 'PlanApproval',
+        metadata: { name: 'a1', namespace: NS },
+        spec: { instance: 'idle', runID: 'backup-1', decision: 'Approve', digest: 'sha256:00', ...spec },
+      });
       const stamped = { approver: { username: 'alice', groups: [] } };
       return [
         () => review('PlanApproval', 'CREATE', approval(route === ROUTES.mutatePlanApprovals ? {} : stamped), null),
@@ -290,7 +360,7 @@ function basesFor(route: string): (() => Json)[] {
 function pathsOf(v: unknown, maxDepth = 12, prefix: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
   if (prefix.length >= maxDepth) return out;
   if (Array.isArray(v)) v.forEach((x, i) => (out.push([...prefix, i]), pathsOf(x, maxDepth, [...prefix, i], out)));
-  else if (isRecord(v)) for (const k of Object.keys(v)) out.push([...prefix, k]), pathsOf(v[k], maxDepth, [...prefix, k], out);
+  else if (isRecord(v)) for (const k of Object.keys(v)) (out.push([...prefix, k]), pathsOf(v[k], maxDepth, [...prefix, k], out));
   return out;
 }
 
@@ -328,7 +398,29 @@ const prototypeKeys = fc.constantFrom('__proto__', 'constructor', 'toString', 'h
 const replacement: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 4, arbitrary: fc.constant(DELETE) },
   { weight: 6, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
-  { weight: 3, arbitrary: fc.constantFrom(null, true, false, 0, -1, 1.5, 2 ** 53, -0, '', ' ', [], {}, [null], { '': '' }, 'CREATE', 'Instance', 'COMPLETE', 'IN_PROGRESS') },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      null,
+      true,
+      false,
+      0,
+      -1,
+      1.5,
+      2 ** 53,
+      -0,
+      '',
+      ' ',
+      [],
+      {},
+      [null],
+      { '': '' },
+      'CREATE',
+      'Instance',
+      'COMPLETE',
+      'IN_PROGRESS',
+    ),
+  },
   { weight: 2, arbitrary: prototypeKeys },
   { weight: 2, arbitrary: fc.dictionary(prototypeKeys, fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }) },
   { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 80 }) },
@@ -359,7 +451,10 @@ function mutatedReview(route: string): fc.Arbitrary<string> {
       const request = body.request;
       const object = isRecord(request) ? request.object : undefined;
       if (blobSize !== undefined && isRecord(object) && isRecord(object.metadata)) {
-        object.metadata.annotations = { ...(isRecord(object.metadata.annotations) ? object.metadata.annotations : {}), 'example.com/blob': 'x'.repeat(blobSize) };
+        object.metadata.annotations = {
+          ...(isRecord(object.metadata.annotations) ? object.metadata.annotations : {}),
+          'example.com/blob': 'x'.repeat(blobSize),
+        };
       }
       return JSON.stringify(body);
     });
@@ -378,7 +473,20 @@ const garbage: fc.Arbitrary<string> = fc.oneof(
         request: fc.oneof(
           fc.jsonValue({ maxDepth: 2 }),
           fc.dictionary(
-            fc.constantFrom('uid', 'kind', 'resource', 'operation', 'userInfo', 'object', 'oldObject', 'name', 'namespace', 'dryRun', 'options', 'subResource'),
+            fc.constantFrom(
+              'uid',
+              'kind',
+              'resource',
+              'operation',
+              'userInfo',
+              'object',
+              'oldObject',
+              'name',
+              'namespace',
+              'dryRun',
+              'options',
+              'subResource',
+            ),
             fc.jsonValue({ maxDepth: 3 }),
           ),
         ),
@@ -390,7 +498,10 @@ const garbage: fc.Arbitrary<string> = fc.oneof(
   fc.integer({ min: 1_000, max: SOAK ? 100_000 : 30_000 }).map((n) => '['.repeat(n) + ']'.repeat(n)),
   fc
     .integer({ min: 1_000, max: SOAK ? 100_000 : 30_000 })
-    .map((n) => `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"deep","object":${'{"a":'.repeat(n)}1${'}'.repeat(n)}}}`),
+    .map(
+      (n) =>
+        `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"deep","object":${'{"a":'.repeat(n)}1${'}'.repeat(n)}}}`,
+    ),
 );
 
 // --- what every answer must satisfy ---
@@ -467,13 +578,11 @@ describe('reliability: admission fuzzing of every webhook route', function () {
 
   before(async function () {
     expect(allRoutes).to.have.length(11);
-    lookups = memoryLookups(
-      {
-        operatorVersions: [ov1, ov2],
-        updatePlans: [updatePlanObject()],
-        instances: [instanceObject('idle')],
-      },
-    );
+    lookups = memoryLookups({
+      operatorVersions: [ov1, ov2],
+      updatePlans: [updatePlanObject()],
+      instances: [instanceObject('idle')],
+    });
     routes = (await buildHandlers({ kubeConfig: new KubeConfig(), lookups, now: () => NOW })).routes;
     expect(Object.keys(routes).sort()).to.deep.equal([...allRoutes].sort());
     process.on('unhandledRejection', onUnhandled);
@@ -531,7 +640,27 @@ describe('reliability: admission fuzzing of every webhook route', function () {
     const existing = new Set<string>(PLANS);
     const invalidPlan = fc.oneof(
       { weight: 3, arbitrary: fc.constant('cleanup') },
-      { weight: 3, arbitrary: fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'Deploy', 'BACKUP', 'backup ', ' backup', 'bakup', 'deploy\u0000', 'upgrade', 'restore-2', '*', '.', 'deploy,backup') },
+      {
+        weight: 3,
+        arbitrary: fc.constantFrom(
+          '__proto__',
+          'constructor',
+          'toString',
+          'hasOwnProperty',
+          'valueOf',
+          'Deploy',
+          'BACKUP',
+          'backup ',
+          ' backup',
+          'bakup',
+          'deploy\u0000',
+          'upgrade',
+          'restore-2',
+          '*',
+          '.',
+          'deploy,backup',
+        ),
+      },
       { weight: 6, arbitrary: fc.string({ minLength: 1, maxLength: 64 }).filter((s) => !existing.has(s)) },
       { weight: 1, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 300 }).filter((s) => !existing.has(s)) },
       { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 300_000 }).map((n) => 'p'.repeat(n)) },
@@ -562,10 +691,17 @@ describe('reliability: admission fuzzing of every webhook route', function () {
           obj.metadata.labels = { ...obj.metadata.labels, ...t.labels };
           obj.spec.operatorVersion = { name: t.operatorVersion };
           obj.spec.parameters = { ...obj.spec.parameters, ...t.parameters };
-          obj.spec.planExecution = { planName: t.planName, ...(t.id !== undefined ? { id: t.id } : {}), ...(t.abort !== undefined ? { abort: t.abort } : {}) };
+          obj.spec.planExecution = {
+            planName: t.planName,
+            ...(t.id !== undefined ? { id: t.id } : {}),
+            ...(t.abort !== undefined ? { abort: t.abort } : {}),
+          };
           const body = JSON.stringify(
             t.operation === 'CREATE'
-              ? review('Instance', 'CREATE', { ...obj, status: undefined }, null, { dryRun: t.dryRun, userInfo: { username: t.username, groups: [] } })
+              ? review('Instance', 'CREATE', { ...obj, status: undefined }, null, {
+                  dryRun: t.dryRun,
+                  userInfo: { username: t.username, groups: [] },
+                })
               : review('Instance', 'UPDATE', obj, old, { dryRun: t.dryRun, userInfo: { username: t.username, groups: [] } }),
           );
           const a = await answer(route, body);
@@ -616,12 +752,18 @@ describe('reliability: admission fuzzing of every webhook route', function () {
       {
         sentence: 'a review of another kind whose metadata.name is an object with a bogus toString is denied (code 400), not thrown',
         route: ROUTES.validateUpdatePlans,
-        body: () => review('Instance', 'CREATE', { ...instanceObject('never-deployed'), metadata: { name: { toString: 1 }, namespace: NS } }, null, { name: null }),
+        body: () =>
+          review('Instance', 'CREATE', { ...instanceObject('never-deployed'), metadata: { name: { toString: 1 }, namespace: NS } }, null, {
+            name: null,
+          }),
       },
       {
         sentence: 'an UpdatePlan whose metadata.namespace is an object with a bogus toString is denied, not thrown',
         route: ROUTES.validateUpdatePlans,
-        body: () => review('UpdatePlan', 'CREATE', { ...updatePlanObject(), metadata: { name: 'to-2', namespace: { toString: [] } } }, null, { namespace: '' }),
+        body: () =>
+          review('UpdatePlan', 'CREATE', { ...updatePlanObject(), metadata: { name: 'to-2', namespace: { toString: [] } } }, null, {
+            namespace: '',
+          }),
       },
     ];
     for (const row of rows) {
@@ -634,13 +776,26 @@ describe('reliability: admission fuzzing of every webhook route', function () {
       });
     }
 
-    it('keeps the warning about an adapter\'s Unknown report under 120 characters, whatever the adapter is called', async function () {
+    it("keeps the warning about an adapter's Unknown report under 120 characters, whatever the adapter is called", async function () {
       const name = `probe-${'x'.repeat(100)}`;
       const old = instanceObject('idle');
-      old.status!.adapters = [{ name, observedGeneration: 3, lastReportTime: T0, conditions: [{ type: 'Available', status: 'True', lastTransitionTime: T0, reason: 'Up', message: 'up' }] }];
+      old.status!.adapters = [
+        {
+          name,
+          observedGeneration: 3,
+          lastReportTime: T0,
+          conditions: [{ type: 'Available', status: 'True', lastTransitionTime: T0, reason: 'Up', message: 'up' }],
+        },
+      ];
       const next = withStatus(old, {
         ...structuredClone(old.status),
-        adapters: [{ name, observedGeneration: 3, conditions: [{ type: 'Available', status: 'Unknown', lastTransitionTime: T1, reason: '?', message: '?' }] }],
+        adapters: [
+          {
+            name,
+            observedGeneration: 3,
+            conditions: [{ type: 'Available', status: 'Unknown', lastTransitionTime: T1, reason: '?', message: '?' }],
+          },
+        ],
       });
       const body = JSON.stringify(review('Instance', 'UPDATE', next, old, { subResource: 'status' }));
       const a = await answer(ROUTES.mutateInstanceStatus, body);
@@ -674,11 +829,24 @@ describe('reliability: admission fuzzing of every webhook route', function () {
     function send(method: string, path: string, body: Buffer, contentType: string | undefined): Promise<Reply> {
       return new Promise((resolve, reject) => {
         const req = http.request(
-          { host: '127.0.0.1', port, method, path, agent, headers: { ...(contentType ? { 'content-type': contentType } : {}), 'content-length': body.length } },
+          {
+            host: '127.0.0.1',
+            port,
+            method,
+            path,
+            agent,
+            headers: { ...(contentType ? { 'content-type': contentType } : {}), 'content-length': body.length },
+          },
           (res) => {
             const chunks: Buffer[] = [];
             res.on('data', (c: Buffer) => chunks.push(c));
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), text: Buffer.concat(chunks).toString('utf8') }));
+            res.on('end', () =>
+              resolve({
+                status: res.statusCode ?? 0,
+                contentType: String(res.headers['content-type'] ?? ''),
+                text: Buffer.concat(chunks).toString('utf8'),
+              }),
+            );
           },
         );
         req.on('error', reject);
@@ -691,11 +859,27 @@ describe('reliability: admission fuzzing of every webhook route', function () {
       body: fc.oneof({ weight: 2, arbitrary: garbage }, { weight: 5, arbitrary: fc.constantFrom(...allRoutes).chain(mutatedReview) }),
       contentType: fc.oneof(
         { weight: 12, arbitrary: fc.constant('application/json') },
-        { weight: 1, arbitrary: fc.constantFrom('application/json; charset=utf-8', 'APPLICATION/JSON', 'text/plain', 'application/x-www-form-urlencoded', 'application/yaml', '') },
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom(
+            'application/json; charset=utf-8',
+            'APPLICATION/JSON',
+            'text/plain',
+            'application/x-www-form-urlencoded',
+            'application/yaml',
+            '',
+          ),
+        },
         { weight: 1, arbitrary: fc.constant(undefined) },
       ),
-      method: fc.oneof({ weight: 15, arbitrary: fc.constant('POST') }, { weight: 1, arbitrary: fc.constantFrom('GET', 'PUT', 'DELETE', 'PATCH') }),
-      path: fc.oneof({ weight: 15, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom('/validate/pods', '/', '/validate/instances/', '/mutate') }),
+      method: fc.oneof(
+        { weight: 15, arbitrary: fc.constant('POST') },
+        { weight: 1, arbitrary: fc.constantFrom('GET', 'PUT', 'DELETE', 'PATCH') },
+      ),
+      path: fc.oneof(
+        { weight: 15, arbitrary: fc.constant(undefined) },
+        { weight: 1, arbitrary: fc.constantFrom('/validate/pods', '/', '/validate/instances/', '/mutate') },
+      ),
     });
 
     it(`answers ${HTTP_RUNS} random requests over HTTP with JSON, never a 5xx without a JSON body, and stays up`, async function () {

@@ -35,9 +35,13 @@ describe('shared/json jsonEqual', function () {
     fc.assert(
       fc.property(value, value, fc.integer(), fc.boolean(), (a, b, seed, withIgnore) => {
         let s = seed;
-        const rand = () => ((s = (s * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+        const rand = () => (s = (s * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
         const ignore = withIgnore ? IGNORED : [];
-        for (const [x, y] of [[a, b], [a, reshuffled(a, rand)], [reshuffled(b, rand), b]] as const) {
+        for (const [x, y] of [
+          [a, b],
+          [a, reshuffled(a, rand)],
+          [reshuffled(b, rand), b],
+        ] as const) {
           expect(jsonEqual(x, y, ignore), `${canonicalJson(x, ignore)} vs ${canonicalJson(y, ignore)}`).to.equal(
             canonicalJson(x, ignore) === canonicalJson(y, ignore),
           );

@@ -7,7 +7,8 @@ import { duplicateKeyErrors, duplicateKeyWork, parseDocumentUniqueKeys } from '.
 
 /** yaml's errors with its own quadratic check, and ours, as [code, message, position]. */
 function both(text: string): { yaml: unknown[]; ours: unknown[] } {
-  const shape = (errors: readonly { code: string; message: string; pos: [number, number] }[]) => errors.map((e) => [e.code, e.message, e.pos]);
+  const shape = (errors: readonly { code: string; message: string; pos: [number, number] }[]) =>
+    errors.map((e) => [e.code, e.message, e.pos]);
   return {
     yaml: shape(parseDocument(text, { uniqueKeys: true, prettyErrors: false, version: '1.2' }).errors),
     ours: shape(parseDocumentUniqueKeys(text, { version: '1.2' }).errors),
@@ -44,7 +45,10 @@ describe('shared/yamlKeys: duplicate keys in linear time, as yaml reports them',
     const key = fc.constantFrom('a', 'b', '"a"', "'b'", '1', '"1"', '~', 'null', 'true', '', '? a\n');
     type Tree = { k: string; v: Tree | string }[];
     const tree: fc.Arbitrary<Tree> = fc.letrec<{ map: Tree }>((t) => ({
-      map: fc.array(fc.record({ k: key, v: fc.oneof({ depthSize: 'small', withCrossShrink: true }, fc.constantFrom('1', 'x', '"y"'), t('map')) }), { minLength: 1, maxLength: 5 }),
+      map: fc.array(
+        fc.record({ k: key, v: fc.oneof({ depthSize: 'small', withCrossShrink: true }, fc.constantFrom('1', 'x', '"y"'), t('map')) }),
+        { minLength: 1, maxLength: 5 },
+      ),
     })).map;
     const text = (m: Tree, indent: string): string =>
       m
@@ -53,7 +57,8 @@ describe('shared/yamlKeys: duplicate keys in linear time, as yaml reports them',
           return typeof v === 'string' ? `${head} ${v}\n` : `${head}\n${text(v, `${indent}  `)}`;
         })
         .join('');
-    const flow = (m: Tree): string => `{${m.map(({ k, v }) => `${k.startsWith('?') ? 'a' : k}: ${typeof v === 'string' ? v : flow(v)}`).join(', ')}}`;
+    const flow = (m: Tree): string =>
+      `{${m.map(({ k, v }) => `${k.startsWith('?') ? 'a' : k}: ${typeof v === 'string' ? v : flow(v)}`).join(', ')}}`;
     fc.assert(
       fc.property(tree, fc.boolean(), (m, asFlow) => {
         const { yaml, ours } = both(asFlow ? flow(m) : text(m, ''));
@@ -63,7 +68,7 @@ describe('shared/yamlKeys: duplicate keys in linear time, as yaml reports them',
     );
   });
 
-  it('does work linear in a mapping\'s keys: the comparisons for 2n keys are twice those for n', () => {
+  it("does work linear in a mapping's keys: the comparisons for 2n keys are twice those for n", () => {
     const comparisons = (n: number) => {
       const doc = parseDocument(`${Array.from({ length: n }, (_, i) => `k${i}: v`).join('\n')}\nk1: again\n`, { uniqueKeys: false });
       const before = duplicateKeyWork.comparisons;

@@ -16,7 +16,11 @@ const OV: OperatorVersion = {
   apiVersion: API_VERSION,
   kind: 'OperatorVersion',
   metadata: { name: 'app-1', namespace: NS },
-  spec: { version: '1.0.0', tasks: [{ name: 'noop', kind: 'Dummy', spec: { done: true } }], plans: { deploy: { strategy: 'serial', phases: [] }, backup: { strategy: 'serial', phases: [] } } },
+  spec: {
+    version: '1.0.0',
+    tasks: [{ name: 'noop', kind: 'Dummy', spec: { done: true } }],
+    plans: { deploy: { strategy: 'serial', phases: [] }, backup: { strategy: 'serial', phases: [] } },
+  },
 };
 
 const good = (spec: Record<string, unknown> = {}) => ({
@@ -43,12 +47,27 @@ function request(operation: 'CREATE' | 'UPDATE', object: unknown, oldObject: unk
 
 const UNDECODABLE: [string, 'CREATE' | 'UPDATE', unknown, RegExp][] = [
   ['a spec that is a string', 'CREATE', { ...good(), spec: 'deploy please' }, /spec must be an object/],
-  ['a spec that is missing', 'CREATE', { apiVersion: API_VERSION, kind: 'Instance', metadata: { name: 'db', namespace: NS } }, /spec is required/],
-  ['a planExecution that is a list', 'UPDATE', good({ planExecution: [{ planName: 'backup' }] }), /spec\.planExecution must be an object, got a list/],
+  [
+    'a spec that is missing',
+    'CREATE',
+    { apiVersion: API_VERSION, kind: 'Instance', metadata: { name: 'db', namespace: NS } },
+    /spec is required/,
+  ],
+  [
+    'a planExecution that is a list',
+    'UPDATE',
+    good({ planExecution: [{ planName: 'backup' }] }),
+    /spec\.planExecution must be an object, got a list/,
+  ],
   ['a planName that is a number', 'UPDATE', good({ planExecution: { planName: 7 } }), /spec\.planExecution\.planName must be a/],
   ['an operatorVersion that is a string', 'UPDATE', good({ operatorVersion: 'app-1' }), /spec\.operatorVersion must be an object/],
   ['parameters that are a list', 'UPDATE', good({ parameters: ['A=1'] }), /spec\.parameters/],
-  ['annotations whose value is a number', 'UPDATE', { ...good(), metadata: { name: 'db', namespace: NS, annotations: { a: 1 } } }, /metadata\.annotations/],
+  [
+    'annotations whose value is a number',
+    'UPDATE',
+    { ...good(), metadata: { name: 'db', namespace: NS, annotations: { a: 1 } } },
+    /metadata\.annotations/,
+  ],
 ];
 
 describe('webhook/decode: an Instance write that does not decode', () => {
@@ -69,21 +88,33 @@ describe('webhook/decode: an Instance write that does not decode', () => {
   }
 
   it('a stored object that does not decode is refused too (named as the stored one)', async () => {
-    const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups: memoryLookups({ operatorVersions: [OV] }), now: () => NOW });
+    const { routes } = await buildHandlers({
+      kubeConfig: new KubeConfig(),
+      lookups: memoryLookups({ operatorVersions: [OV] }),
+      now: () => NOW,
+    });
     const v = await routes[ROUTES.validateInstances]!.handle(request('UPDATE', good(), { ...good(), spec: 42 }));
     expect(v.allowed ? 'allowed' : v.rule).to.equal('instance.malformed');
     expect(v.allowed ? '' : v.message).to.match(/stored object does not decode/);
   });
 
   it('a write that decodes is judged by the rules as before (a trigger of an unknown plan)', async () => {
-    const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups: memoryLookups({ operatorVersions: [OV] }), now: () => NOW });
+    const { routes } = await buildHandlers({
+      kubeConfig: new KubeConfig(),
+      lookups: memoryLookups({ operatorVersions: [OV] }),
+      now: () => NOW,
+    });
     const stored = { ...good(), status: { applied: { operatorVersion: 'app-1' } } };
-    const v = await routes[ROUTES.validateInstances]!.handle(request('UPDATE', { ...good({ planExecution: { planName: 'bakup', id: 't1' } }), status: stored.status }, stored));
+    const v = await routes[ROUTES.validateInstances]!.handle(
+      request('UPDATE', { ...good({ planExecution: { planName: 'bakup', id: 't1' } }), status: stored.status }, stored),
+    );
     expect(v.allowed ? 'allowed' : v.rule).to.equal('instance.unknown-plan');
     const m = await routes[ROUTES.mutateInstances]!.handle(request('UPDATE', good({ planExecution: { planName: 'backup' } }), good()));
     expect(m.allowed).to.equal(true);
     // Server-side apply passes "id": null through: the mutating shape takes it, and the id is filled in.
-    const ssa = await routes[ROUTES.mutateInstances]!.handle(request('UPDATE', good({ planExecution: { planName: 'backup', id: null } }), good()));
+    const ssa = await routes[ROUTES.mutateInstances]!.handle(
+      request('UPDATE', good({ planExecution: { planName: 'backup', id: null } }), good()),
+    );
     expect(ssa.allowed && ssa.patch.map((p) => p.path)).to.include('/spec/planExecution/id');
   });
 });

@@ -38,7 +38,12 @@ const CONTAINER_LIMIT = 256 * MiB;
 const IDLE_WEBHOOK = 70 * MiB;
 
 function review(uid: string) {
-  const obj = { apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance', metadata: { name: 'kafka', namespace: 'shop' }, spec: { operatorVersion: { name: 'kafka-1.2.0' } } };
+  const obj = {
+    apiVersion: 'planwarden.dev/v1alpha1',
+    kind: 'Instance',
+    metadata: { name: 'kafka', namespace: 'shop' },
+    spec: { operatorVersion: { name: 'kafka-1.2.0' } },
+  };
   return JSON.stringify({
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
@@ -62,7 +67,16 @@ function realReview(port: number, ca: string, uid: string): Promise<{ status: nu
   return new Promise((resolve) => {
     const body = review(uid);
     const req = https.request(
-      { host: '127.0.0.1', port, path: '/validate/instances', method: 'POST', ca, agent: false, timeout: 10_000, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/validate/instances',
+        method: 'POST',
+        ca,
+        agent: false,
+        timeout: 10_000,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -143,16 +157,35 @@ describe('webhook/server under a flood', function () {
     // The attacker runs at a lower CPU priority (nice 10, the test at 5): on a cluster it runs in another pod, on
     // CPU that is not the webhook's; here both share the test machine's cores, and what is
     // measured is what the flood costs the webhook, not who wins the scheduler.
-    const attacker = spawn('nice', ['-n', '10', process.execPath, '--import', 'tsx', fileURLToPath(new URL('../../support/floodAttacker.ts', import.meta.url)), '--flood'], {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
+    const attacker = spawn(
+      'nice',
+      [
+        '-n',
+        '10',
+        process.execPath,
+        '--import',
+        'tsx',
+        fileURLToPath(new URL('../../support/floodAttacker.ts', import.meta.url)),
+        '--flood',
+      ],
+      {
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      },
+    );
     let flooding!: () => void;
     const isFlooding = new Promise<void>((r) => (flooding = r));
     const report = new Promise<FloodReport>((resolve, reject) => {
       attacker.on('message', (m) => (m === 'flooding' ? flooding() : resolve(m as FloodReport)));
       attacker.once('error', reject);
     });
-    const plan: FloodPlan = { port: srv.port, ca: caPem, bigConnections: FLOOD.bigConnections, bigBodyBytes: FLOOD.bigBodyBytes, slowloris: FLOOD.slowloris, slowBodies: FLOOD.slowBodies };
+    const plan: FloodPlan = {
+      port: srv.port,
+      ca: caPem,
+      bigConnections: FLOOD.bigConnections,
+      bigBodyBytes: FLOOD.bigBodyBytes,
+      slowloris: FLOOD.slowloris,
+      slowBodies: FLOOD.slowBodies,
+    };
     attacker.send(plan);
     // The flood has been running for a second before the first real review.
     await isFlooding;
@@ -193,10 +226,16 @@ describe('webhook/server under a flood', function () {
     console.log(`      flood figures: ${JSON.stringify(figures)}`);
     // The flood did happen (an attacker that never got going proves nothing).
     expect(sent.bigRequests, 'large-body requests the attacker made').to.be.at.least(FLOOD.bigConnections);
-    expect(real.filter((a) => !answered.includes(a)), 'real reviews not answered').to.deep.equal([]);
+    expect(
+      real.filter((a) => !answered.includes(a)),
+      'real reviews not answered',
+    ).to.deep.equal([]);
     expect(cut, 'slowloris and slow-body connections the server cut').to.equal(FLOOD.slowloris + FLOOD.slowBodies);
     // What the flood made the process take on, on top of an idle webhook, stays under the
     // container's limit.
-    expect(peak.rss - base.rss + IDLE_WEBHOOK, `peak RSS growth ${figures.peakRssDeltaMiB} MiB + idle ${IDLE_WEBHOOK / MiB} MiB`).to.be.below(CONTAINER_LIMIT);
+    expect(
+      peak.rss - base.rss + IDLE_WEBHOOK,
+      `peak RSS growth ${figures.peakRssDeltaMiB} MiB + idle ${IDLE_WEBHOOK / MiB} MiB`,
+    ).to.be.below(CONTAINER_LIMIT);
   });
 });

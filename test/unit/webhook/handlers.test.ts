@@ -87,7 +87,10 @@ function deployed(edit: (i: Instance) => void = () => undefined): Instance {
     kind: 'Instance',
     metadata: { name: 'db', namespace: 'shop', generation: 1 },
     spec: { operatorVersion: { name: 'app-1.0.0' }, parameters: { SIZE: 'small' } },
-    status: { applied: { operatorVersion: 'app-1.0.0', parameters: { SIZE: 'small' }, generation: 1 }, activePlan: { name: 'deploy', id: 'd1', status: 'COMPLETE' } },
+    status: {
+      applied: { operatorVersion: 'app-1.0.0', parameters: { SIZE: 'small' }, generation: 1 },
+      activePlan: { name: 'deploy', id: 'd1', status: 'COMPLETE' },
+    },
   };
   edit(i);
   return i;
@@ -126,7 +129,10 @@ describe('webhook handlers: the OperatorVersion an Instance write is judged with
   }
 
   it('judges a trigger with the cached copy: no API read', async () => {
-    const lookups = cachedLookups([operatorVersion('app-1.0.0', { plans: ['deploy', 'backup'] })], [operatorVersion('app-1.0.0', { plans: ['deploy', 'backup'] })]);
+    const lookups = cachedLookups(
+      [operatorVersion('app-1.0.0', { plans: ['deploy', 'backup'] })],
+      [operatorVersion('app-1.0.0', { plans: ['deploy', 'backup'] })],
+    );
     const v = await validate(lookups, instanceRequest('UPDATE', deployed(trigger('backup', 't1')), deployed()));
     expect(v.allowed).to.equal(true);
     expect(lookups.calls).to.deep.equal({ cachedOperatorVersion: 1 });
@@ -140,7 +146,10 @@ describe('webhook handlers: the OperatorVersion an Instance write is judged with
   });
 
   it('judges a refusal again with the OperatorVersion read live: a copy that lacks a plan just added refuses nothing', async () => {
-    const lookups = cachedLookups([operatorVersion('app-1.0.0', { plans: ['deploy', 'backup'] })], [operatorVersion('app-1.0.0', { plans: ['deploy'] })]);
+    const lookups = cachedLookups(
+      [operatorVersion('app-1.0.0', { plans: ['deploy', 'backup'] })],
+      [operatorVersion('app-1.0.0', { plans: ['deploy'] })],
+    );
     const v = await validate(lookups, instanceRequest('UPDATE', deployed(trigger('backup', 't1')), deployed()));
     expect(v.allowed, v.allowed ? '' : v.message).to.equal(true);
     expect(lookups.calls.getOperatorVersion).to.equal(1);
@@ -155,7 +164,10 @@ describe('webhook handlers: the OperatorVersion an Instance write is judged with
   });
 
   it('admits a trigger against the cached copy even if the live one has lost the plan: the controller judges it again (and reports it)', async () => {
-    const lookups = cachedLookups([operatorVersion('app-1.0.0')], [operatorVersion('app-1.0.0', { plans: ['deploy', 'update', 'backup'] })]);
+    const lookups = cachedLookups(
+      [operatorVersion('app-1.0.0')],
+      [operatorVersion('app-1.0.0', { plans: ['deploy', 'update', 'backup'] })],
+    );
     const v = await validate(lookups, instanceRequest('UPDATE', deployed(trigger('backup', 't1')), deployed()));
     expect(v.allowed).to.equal(true);
     expect(lookups.calls.getOperatorVersion ?? 0).to.equal(0);
@@ -165,13 +177,23 @@ describe('webhook handlers: the OperatorVersion an Instance write is judged with
     const live = operatorVersion('app-1.0.0', { immutable: ['ZONE'] });
     const stale = operatorVersion('app-1.0.0');
     const lookups = cachedLookups([live], [stale]);
-    const v = await validate(lookups, instanceRequest('UPDATE', deployed((i) => (i.spec.parameters = { SIZE: 'small', ZONE: 'eu' })), deployed()));
+    const v = await validate(
+      lookups,
+      instanceRequest(
+        'UPDATE',
+        deployed((i) => (i.spec.parameters = { SIZE: 'small', ZONE: 'eu' })),
+        deployed(),
+      ),
+    );
     expect(v.allowed ? '' : v.rule).to.equal('instance.immutable-parameter-changed');
     expect(lookups.calls.cachedOperatorVersion ?? 0).to.equal(0);
   });
 
   it('judges a creation and an upgrade live', async () => {
-    const lookups = cachedLookups([operatorVersion('app-1.0.0'), operatorVersion('app-2.0.0')], [operatorVersion('app-1.0.0'), operatorVersion('app-2.0.0')]);
+    const lookups = cachedLookups(
+      [operatorVersion('app-1.0.0'), operatorVersion('app-2.0.0')],
+      [operatorVersion('app-1.0.0'), operatorVersion('app-2.0.0')],
+    );
     const created = deployed((i) => delete i.status);
     expect((await validate(lookups, instanceRequest('CREATE', created, null))).allowed).to.equal(true);
     const upgraded = deployed((i) => (i.spec.operatorVersion.name = 'app-2.0.0'));
@@ -183,13 +205,20 @@ describe('webhook handlers: the OperatorVersion an Instance write is judged with
 
 // --- who asked, for a FleetRollout's trigger ---
 
-describe('webhook handlers: the requested-by stamp of a FleetRollout\'s trigger', () => {
+describe("webhook handlers: the requested-by stamp of a FleetRollout's trigger", () => {
   const CONTROLLER = 'system:serviceaccount:planwarden-system:planwarden-controller';
-  const mark = (id: string) => (i: Instance) => void (i.metadata.annotations = { ...i.metadata.annotations, 'planwarden.dev/fleet-trigger': JSON.stringify({ rollout: 'pg', author: 'alice', id }) });
+  const mark = (id: string) => (i: Instance) =>
+    void (i.metadata.annotations = {
+      ...i.metadata.annotations,
+      'planwarden.dev/fleet-trigger': JSON.stringify({ rollout: 'pg', author: 'alice', id }),
+    });
   async function stamp(username: string, object: Instance, oldObject: Instance): Promise<string | undefined> {
     const lookups = memoryLookups({ operatorVersions: [operatorVersion('app-1.0.0', { plans: ['deploy', 'backup'] })] });
     const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups, now: () => NOW });
-    const v = await routes[ROUTES.mutateInstances]!.handle({ ...instanceRequest('UPDATE', object, oldObject), userInfo: { username, groups: [] } });
+    const v = await routes[ROUTES.mutateInstances]!.handle({
+      ...instanceRequest('UPDATE', object, oldObject),
+      userInfo: { username, groups: [] },
+    });
     const ops = (v.allowed ? (v.patch ?? []) : []) as { path: string; value?: unknown }[];
     const set = ops.find((o) => o.path.includes('requested-by'));
     return typeof set?.value === 'string' ? set.value : undefined;
@@ -214,7 +243,7 @@ describe('webhook handlers: the requested-by stamp of a FleetRollout\'s trigger'
 
 // --- a FleetRollout's creation: where its author may patch Instances ---
 
-describe('webhook handlers: a FleetRollout\'s author, asked per matching namespace', () => {
+describe("webhook handlers: a FleetRollout's author, asked per matching namespace", () => {
   const rolloutRequest = (parameters?: Record<string, string>): AdmissionRequest => ({
     ...request('CREATE', plan('unused'), null),
     kind: { group: 'planwarden.dev', version: 'v1alpha1', kind: 'FleetRollout' },
@@ -229,16 +258,23 @@ describe('webhook handlers: a FleetRollout\'s author, asked per matching namespa
     },
   });
   const target = (namespace: string): Instance => ({ ...deployed(), metadata: { name: 'db', namespace, labels: { app: 'db' } } });
-  const ovIn = (namespace: string) => ({ ...operatorVersion('app-1.0.0', { plans: ['deploy', 'backup'] }), metadata: { name: 'app-1.0.0', namespace } });
+  const ovIn = (namespace: string) => ({
+    ...operatorVersion('app-1.0.0', { plans: ['deploy', 'backup'] }),
+    metadata: { name: 'app-1.0.0', namespace },
+  });
 
-  async function judge(answer: (namespace: string | undefined, verb: string) => 'allowed' | 'denied' | 'unknown', parameters?: Record<string, string>) {
-    const lookups = memoryLookups(
-      {
-        operatorVersions: [ovIn('shop'), ovIn('web')],
-        instances: [target('shop'), target('web')],
-        access: (_s, a) => (answer(a.namespace, a.verb) === 'unknown' ? { kind: 'unknown', reason: 'timed out' } : { kind: answer(a.namespace, a.verb) as 'allowed' | 'denied' }),
-      },
-    );
+  async function judge(
+    answer: (namespace: string | undefined, verb: string) => 'allowed' | 'denied' | 'unknown',
+    parameters?: Record<string, string>,
+  ) {
+    const lookups = memoryLookups({
+      operatorVersions: [ovIn('shop'), ovIn('web')],
+      instances: [target('shop'), target('web')],
+      access: (_s, a) =>
+        answer(a.namespace, a.verb) === 'unknown'
+          ? { kind: 'unknown', reason: 'timed out' }
+          : { kind: answer(a.namespace, a.verb) as 'allowed' | 'denied' },
+    });
     const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups, now: () => NOW });
     return { verdict: await routes[ROUTES.validateFleetRollouts]!.handle(rolloutRequest(parameters)), lookups };
   }
@@ -246,7 +282,9 @@ describe('webhook handlers: a FleetRollout\'s author, asked per matching namespa
   it('allows a rollout whose author may patch Instances in every matching namespace, asking once per namespace (patch, and list: what a refusal may name)', async () => {
     const { verdict, lookups } = await judge(() => 'allowed');
     expect(verdict.allowed, verdict.allowed ? '' : verdict.message).to.equal(true);
-    expect(lookups.accessReviews.map((r) => [r.subject.user, r.attributes.verb, r.attributes.resource, r.attributes.namespace])).to.have.deep.members([
+    expect(
+      lookups.accessReviews.map((r) => [r.subject.user, r.attributes.verb, r.attributes.resource, r.attributes.namespace]),
+    ).to.have.deep.members([
       ['alice', 'patch', 'instances', 'shop'],
       ['alice', 'patch', 'instances', 'web'],
       ['alice', 'list', 'instances', 'shop'],
@@ -257,12 +295,18 @@ describe('webhook handlers: a FleetRollout\'s author, asked per matching namespa
   it('refuses it naming the namespace where the answer is no, when the author may list Instances there', async () => {
     const { verdict } = await judge((ns, verb) => (ns === 'web' && verb === 'patch' ? 'denied' : 'allowed'));
     expect(verdict.allowed).to.equal(false);
-    expect(verdict.allowed ? '' : verdict.message).to.include('fleetrollout.author-forbidden').and.include('web').and.not.include('shop,');
+    expect(verdict.allowed ? '' : verdict.message)
+      .to.include('fleetrollout.author-forbidden')
+      .and.include('web')
+      .and.not.include('shop,');
   });
 
   it('names no namespace nor Instance the author may not list Instances in: it only counts them', async () => {
     const denied = await judge((ns) => (ns === 'web' ? 'denied' : 'allowed'));
-    expect(denied.verdict.allowed ? '' : denied.verdict.message).to.include('fleetrollout.author-forbidden').and.include('1 namespace you may not read').and.not.include('web');
+    expect(denied.verdict.allowed ? '' : denied.verdict.message)
+      .to.include('fleetrollout.author-forbidden')
+      .and.include('1 namespace you may not read')
+      .and.not.include('web');
     const values = await judge((ns, verb) => (ns === 'web' && verb === 'list' ? 'denied' : 'allowed'), { SIZE: 'big' });
     expect(values.verdict.allowed ? '' : values.verdict.message)
       .to.include('[rule fleetrollout.parameters-invalid]')
@@ -270,7 +314,7 @@ describe('webhook handlers: a FleetRollout\'s author, asked per matching namespa
       .and.not.include('web');
   });
 
-  it('refuses per-run values a target\'s trigger would be refused for, at creation, naming the targets and the trigger rule', async () => {
+  it("refuses per-run values a target's trigger would be refused for, at creation, naming the targets and the trigger rule", async () => {
     const { verdict } = await judge(() => 'allowed', { SIZE: 'big' });
     expect(verdict.allowed).to.equal(false);
     expect(verdict.allowed ? '' : verdict.message)
@@ -282,9 +326,14 @@ describe('webhook handlers: a FleetRollout\'s author, asked per matching namespa
   it('refuses it where the answer is unknown (fail closed)', async () => {
     const { verdict } = await judge((ns, verb) => (ns === 'shop' && verb === 'patch' ? 'unknown' : 'allowed'));
     expect(verdict.allowed).to.equal(false);
-    expect(verdict.allowed ? '' : verdict.message).to.include('fleetrollout.author-forbidden').and.include('shop');
+    expect(verdict.allowed ? '' : verdict.message)
+      .to.include('fleetrollout.author-forbidden')
+      .and.include('shop');
     // Unknown whether the author may list Instances there: counted, not named (fail closed too).
     const hidden = await judge((ns) => (ns === 'shop' ? 'unknown' : 'allowed'));
-    expect(hidden.verdict.allowed ? '' : hidden.verdict.message).to.include('fleetrollout.author-forbidden').and.include('1 namespace you may not read').and.not.include('shop');
+    expect(hidden.verdict.allowed ? '' : hidden.verdict.message)
+      .to.include('fleetrollout.author-forbidden')
+      .and.include('1 namespace you may not read')
+      .and.not.include('shop');
   });
 });

@@ -10,14 +10,39 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { PRE_CHECKS_ANNOTATION } from '../../../shared/api/names.ts';
 import { DEFAULT_INSTALL_NAMESPACE, WEBHOOK_ROUTES } from '../../../shared/api/webhookRoutes.ts';
-import { API_VERSION, type Instance, type InstanceSpec, type InstanceStatus, type OperatorVersion, type Parameter, type Plan, type PlanState, type UpdatePlan } from '../../../shared/api/schema.ts';
+import {
+  API_VERSION,
+  type Instance,
+  type InstanceSpec,
+  type InstanceStatus,
+  type OperatorVersion,
+  type Parameter,
+  type Plan,
+  type PlanState,
+  type UpdatePlan,
+} from '../../../shared/api/schema.ts';
 import { buildHandlers, needsLiveOperatorVersion, ROUTES } from '../../../webhook/handlers.ts';
 import type { AdmissionRequest } from '../../../webhook/review.ts';
-import { admitInstance, immutableParametersUnchanged, INSTANCE_RULES, requiredParametersPresent, type InstanceAdmissionContext } from '../../../webhook/rules/instance.ts';
+import {
+  admitInstance,
+  immutableParametersUnchanged,
+  INSTANCE_RULES,
+  requiredParametersPresent,
+  type InstanceAdmissionContext,
+} from '../../../webhook/rules/instance.ts';
 import type { Verdict } from '../../../shared/verdict.ts';
 import { REQUESTED_BY_PATH } from '../../../webhook/rules/instanceMutate.ts';
 import { INSTANCE_SHAPES } from '../../../webhook/decode.ts';
-import { CONTROLLER_USERNAME, MUTATION_CONDITION, mutationSent, STATUS_CONDITION, statusSent, VALIDATION_CONDITION, validationSent, celEquals } from '../../support/matchConditions.ts';
+import {
+  CONTROLLER_USERNAME,
+  MUTATION_CONDITION,
+  mutationSent,
+  STATUS_CONDITION,
+  statusSent,
+  VALIDATION_CONDITION,
+  validationSent,
+  celEquals,
+} from '../../support/matchConditions.ts';
 import { memoryLookups } from '../../support/memoryLookups.ts';
 
 const RUNS = Number(process.env.PLANWARDEN_MATCH_RUNS ?? 3_000);
@@ -80,7 +105,11 @@ const specArb: fc.Arbitrary<InstanceSpec> = fc.record(
   { requiredKeys: ['operatorVersion'] },
 );
 
-const runArb = fc.record({ status: fc.constantFrom(...STATES), id: fc.constantFrom('t1', 't2', 'run-1', 'create'), startedAt: fc.constant('2026-11-22T10:00:00Z') });
+const runArb = fc.record({
+  status: fc.constantFrom(...STATES),
+  id: fc.constantFrom('t1', 't2', 'run-1', 'create'),
+  startedAt: fc.constant('2026-11-22T10:00:00Z'),
+});
 
 const statusArb: fc.Arbitrary<InstanceStatus> = fc.record(
   {
@@ -95,12 +124,16 @@ const statusArb: fc.Arbitrary<InstanceStatus> = fc.record(
       },
       { requiredKeys: [] },
     ),
-    activePlan: fc.record({ name: fc.constantFrom(...PLANS), id: fc.constantFrom('t1', 't2', 'create'), status: fc.constantFrom(...STATES), startedAt: fc.constant('2026-11-22T10:00:00Z') }),
+    activePlan: fc.record({
+      name: fc.constantFrom(...PLANS),
+      id: fc.constantFrom('t1', 't2', 'create'),
+      status: fc.constantFrom(...STATES),
+      startedAt: fc.constant('2026-11-22T10:00:00Z'),
+    }),
     planStatus: fc.dictionary(fc.constantFrom(...PLANS), runArb, { maxKeys: 3 }),
-    history: fc.array(
-      fc.record({ plan: fc.constantFrom(...PLANS), id: fc.constantFrom('t1', 't2'), status: fc.constantFrom(...STATES) }),
-      { maxLength: 3 },
-    ),
+    history: fc.array(fc.record({ plan: fc.constantFrom(...PLANS), id: fc.constantFrom('t1', 't2'), status: fc.constantFrom(...STATES) }), {
+      maxLength: 3,
+    }),
   },
   { requiredKeys: [] },
 );
@@ -108,7 +141,11 @@ const statusArb: fc.Arbitrary<InstanceStatus> = fc.record(
 const metadataArb = fc.record(
   {
     labels: fc.dictionary(fc.constantFrom('team', 'tier', 'planwarden.dev/test-controller'), fc.constantFrom('a', 'b'), { maxKeys: 3 }),
-    annotations: fc.dictionary(fc.constantFrom(PRE_CHECKS_ANNOTATION, 'note', 'planwarden.dev/force-delete'), fc.constantFrom('false', 'true', ' FALSE ', 'x'), { maxKeys: 3 }),
+    annotations: fc.dictionary(
+      fc.constantFrom(PRE_CHECKS_ANNOTATION, 'note', 'planwarden.dev/force-delete'),
+      fc.constantFrom('false', 'true', ' FALSE ', 'x'),
+      { maxKeys: 3 },
+    ),
     finalizers: fc.subarray(['planwarden.dev/cleanup', 'example.com/keep']),
     deletionTimestamp: fc.constant('2026-11-22T10:04:00Z'),
     generation: fc.integer({ min: 1, max: 5 }),
@@ -130,7 +167,11 @@ const instanceArb: fc.Arbitrary<Instance> = fc
 function reordered<T>(v: T): T {
   if (Array.isArray(v)) return v.map(reordered) as T;
   if (typeof v !== 'object' || v === null) return v;
-  return Object.fromEntries(Object.entries(v as Record<string, unknown>).reverse().map(([k, x]) => [k, reordered(x)])) as T;
+  return Object.fromEntries(
+    Object.entries(v as Record<string, unknown>)
+      .reverse()
+      .map(([k, x]) => [k, reordered(x)]),
+  ) as T;
 }
 
 /** An UPDATE that keeps spec: new metadata and status around the same spec (possibly re-ordered). */
@@ -149,9 +190,15 @@ const keepsSpecArb = fc
 
 /** What the namespace holds besides the Instance: OperatorVersions (any, some, none), ServiceAccounts, UpdatePlans. */
 const worldArb: fc.Arbitrary<World> = fc.record({
-  operatorVersions: fc.tuple(fc.option(operatorVersionArb(OV_NAMES[0]!), { nil: undefined }), fc.option(operatorVersionArb(OV_NAMES[1]!), { nil: undefined })),
+  operatorVersions: fc.tuple(
+    fc.option(operatorVersionArb(OV_NAMES[0]!), { nil: undefined }),
+    fc.option(operatorVersionArb(OV_NAMES[1]!), { nil: undefined }),
+  ),
   /** What the cache holds: another (older) copy, or nothing. */
-  cached: fc.tuple(fc.option(operatorVersionArb(OV_NAMES[0]!), { nil: undefined }), fc.option(operatorVersionArb(OV_NAMES[1]!), { nil: undefined })),
+  cached: fc.tuple(
+    fc.option(operatorVersionArb(OV_NAMES[0]!), { nil: undefined }),
+    fc.option(operatorVersionArb(OV_NAMES[1]!), { nil: undefined }),
+  ),
   serviceAccounts: fc.subarray([`${NS}/deployer`, `${NS}/planwarden-plans`]),
   analysed: fc.boolean(),
 });
@@ -162,7 +209,11 @@ function updatePlans(analysed: boolean): UpdatePlan[] {
     kind: 'UpdatePlan',
     metadata: { name: `to-${target}`, namespace: NS },
     spec: { targetRelease: target },
-    status: { conditions: analysed ? [{ type: 'Analyzed', status: 'True', reason: 'AllInformersAnswered', message: '', lastTransitionTime: '2026-11-22T00:00:00Z' }] : [] },
+    status: {
+      conditions: analysed
+        ? [{ type: 'Analyzed', status: 'True', reason: 'AllInformersAnswered', message: '', lastTransitionTime: '2026-11-22T00:00:00Z' }]
+        : [],
+    },
   }));
 }
 
@@ -189,13 +240,11 @@ interface World {
 }
 
 async function handlersFor(world: World) {
-  const lookups = memoryLookups(
-    {
-      operatorVersions: world.operatorVersions.filter((o): o is OperatorVersion => o !== undefined),
-      serviceAccounts: world.serviceAccounts,
-      updatePlans: updatePlans(world.analysed),
-    },
-  );
+  const lookups = memoryLookups({
+    operatorVersions: world.operatorVersions.filter((o): o is OperatorVersion => o !== undefined),
+    serviceAccounts: world.serviceAccounts,
+    updatePlans: updatePlans(world.analysed),
+  });
   const cached = new Map(world.cached.filter((o): o is OperatorVersion => o !== undefined).map((o) => [o.metadata.name, o]));
   const withCache = Object.assign(lookups, { cachedOperatorVersion: (_ns: string, name: string) => cached.get(name) });
   return (await buildHandlers({ kubeConfig: new KubeConfig(), lookups: withCache, now: () => NOW })).routes;
@@ -219,7 +268,10 @@ function deepFreeze<T>(v: T): T {
 
 /** The conditions of the webhook named `name`, as the manifests write them. */
 const conditionsOf = (name: string) =>
-  WEBHOOK_ROUTES.find((w) => w.name === name)?.matchConditions.map((c) => ({ name: c.name, expression: c.expression(DEFAULT_INSTALL_NAMESPACE) }));
+  WEBHOOK_ROUTES.find((w) => w.name === name)?.matchConditions.map((c) => ({
+    name: c.name,
+    expression: c.expression(DEFAULT_INSTALL_NAMESPACE),
+  }));
 
 describe('Instance webhook matchConditions: the writes not sent could not have changed a verdict', function () {
   this.timeout(120_000);
@@ -240,7 +292,12 @@ describe('Instance webhook matchConditions: the writes not sent could not have c
     });
 
     it('no other webhook has conditions (OperatorVersion, UpdatePlan, FleetRollout, PlanPolicy and PlanApproval webhooks see every write they register)', () => {
-      const conditioned = ['instances.planwarden.dev', 'instance-defaults.planwarden.dev', 'instance-status.planwarden.dev', 'instance-status-defaults.planwarden.dev'];
+      const conditioned = [
+        'instances.planwarden.dev',
+        'instance-defaults.planwarden.dev',
+        'instance-status.planwarden.dev',
+        'instance-status-defaults.planwarden.dev',
+      ];
       const others = WEBHOOK_ROUTES.filter((w) => !conditioned.includes(w.name));
       expect(others).to.have.length(7);
       for (const w of others) expect(w.matchConditions, w.name).to.deep.equal([]);
@@ -278,7 +335,8 @@ describe('Instance webhook matchConditions: the writes not sent could not have c
     });
 
     it('sends a CREATE that has the finalizer to mutation only for a planExecution object whose id is absent or null', () => {
-      const sent = (object: unknown) => mutationSent('CREATE', { metadata: { finalizers: ['planwarden.dev/cleanup'] }, ...(object as object) }, null);
+      const sent = (object: unknown) =>
+        mutationSent('CREATE', { metadata: { finalizers: ['planwarden.dev/cleanup'] }, ...(object as object) }, null);
       expect(sent({ spec: { planExecution: { planName: 'b' } } })).to.equal(true);
       expect(sent({ spec: { planExecution: { planName: 'b', id: null } } })).to.equal(true);
       expect(sent({ spec: { planExecution: { planName: 'b', id: 'x' } } })).to.equal(false);
@@ -316,28 +374,44 @@ describe('Instance webhook matchConditions: the writes not sent could not have c
 
   it(`validating: every rule, alone, has nothing to say about such a write, whatever OperatorVersions it is given (${RUNS} generated writes)`, () => {
     fc.assert(
-      fc.property(keepsSpecArb, operatorVersionArb(OV_NAMES[0]!), fc.option(operatorVersionArb(OV_NAMES[1]!), { nil: undefined }), fc.boolean(), ({ before, after }, ov, oldOv, present) => {
-        const ctx: InstanceAdmissionContext = deepFreeze({
-          operation: 'UPDATE',
-          oldObject: before,
-          object: after,
-          operatorVersion: present ? ov : undefined,
-          oldOperatorVersion: oldOv,
-          updatePlans: updatePlans(true),
-          now: NOW.toISOString(),
-        });
-        for (const rule of INSTANCE_RULES) expectNothingToSay(rule(ctx), rule.name);
-        expectNothingToSay(admitInstance(ctx), 'admitInstance');
-      }),
+      fc.property(
+        keepsSpecArb,
+        operatorVersionArb(OV_NAMES[0]!),
+        fc.option(operatorVersionArb(OV_NAMES[1]!), { nil: undefined }),
+        fc.boolean(),
+        ({ before, after }, ov, oldOv, present) => {
+          const ctx: InstanceAdmissionContext = deepFreeze({
+            operation: 'UPDATE',
+            oldObject: before,
+            object: after,
+            operatorVersion: present ? ov : undefined,
+            oldOperatorVersion: oldOv,
+            updatePlans: updatePlans(true),
+            now: NOW.toISOString(),
+          });
+          for (const rule of INSTANCE_RULES) expectNothingToSay(rule(ctx), rule.name);
+          expectNothingToSay(admitInstance(ctx), 'admitInstance');
+        },
+      ),
       { numRuns: RUNS },
     );
   });
 
   it('is not vacuous: a spec change that asks for nothing, with the OperatorVersion gone, is sent, and warned about', async () => {
-    const before: Instance = { apiVersion: API_VERSION, kind: 'Instance', metadata: { name: 'db', namespace: NS, generation: 1 }, spec: { operatorVersion: { name: OV_NAMES[0]! }, planExecution: { planName: 'backup', id: 't1' } } };
+    const before: Instance = {
+      apiVersion: API_VERSION,
+      kind: 'Instance',
+      metadata: { name: 'db', namespace: NS, generation: 1 },
+      spec: { operatorVersion: { name: OV_NAMES[0]! }, planExecution: { planName: 'backup', id: 't1' } },
+    };
     const after: Instance = { ...before, spec: { operatorVersion: { name: OV_NAMES[0]! } } };
     expect(validationSent('UPDATE', after, before)).to.equal(true);
-    const routes = await handlersFor({ operatorVersions: [undefined, undefined], cached: [undefined, undefined], serviceAccounts: [], analysed: true });
+    const routes = await handlersFor({
+      operatorVersions: [undefined, undefined],
+      cached: [undefined, undefined],
+      serviceAccounts: [],
+      analysed: true,
+    });
     const v = await routes[ROUTES.validateInstances]!.handle(request('UPDATE', after, before));
     expect(v.warnings.join('\n')).to.match(/OperatorVersion "app-1\.0\.0" not found/);
   });
@@ -346,20 +420,30 @@ describe('Instance webhook matchConditions: the writes not sent could not have c
     // needsLiveOperatorVersion sends creations, upgrades and parameter changes to the API;
     // what is left may meet a stale copy, and the required/immutable rules must not care.
     // Any spec change; half of them keep parameters and OperatorVersion, the others mostly go live.
-    const cachedWriteArb = fc.record({ before: instanceArb, spec: specArb, keepParameters: fc.boolean(), keepOperatorVersion: fc.boolean() }).map(({ before, spec, keepParameters, keepOperatorVersion }) => {
-      const after: Instance = { ...structuredClone(before), spec: structuredClone(spec) };
-      if (keepOperatorVersion) after.spec.operatorVersion = { ...before.spec.operatorVersion };
-      if (keepParameters) {
-        if (before.spec.parameters) after.spec.parameters = { ...before.spec.parameters };
-        else delete after.spec.parameters;
-      }
-      return { before, after };
-    });
+    const cachedWriteArb = fc
+      .record({ before: instanceArb, spec: specArb, keepParameters: fc.boolean(), keepOperatorVersion: fc.boolean() })
+      .map(({ before, spec, keepParameters, keepOperatorVersion }) => {
+        const after: Instance = { ...structuredClone(before), spec: structuredClone(spec) };
+        if (keepOperatorVersion) after.spec.operatorVersion = { ...before.spec.operatorVersion };
+        if (keepParameters) {
+          if (before.spec.parameters) after.spec.parameters = { ...before.spec.parameters };
+          else delete after.spec.parameters;
+        }
+        return { before, after };
+      });
     fc.assert(
       fc.property(cachedWriteArb, operatorVersionArb(OV_NAMES[0]!), operatorVersionArb(OV_NAMES[1]!), ({ before, after }, ov1, ov2) => {
         fc.pre(!needsLiveOperatorVersion('UPDATE', after, before));
         const ov = after.spec.operatorVersion.name === OV_NAMES[0] ? ov1 : ov2;
-        const ctx: InstanceAdmissionContext = { operation: 'UPDATE', oldObject: before, object: after, operatorVersion: ov, oldOperatorVersion: ov, updatePlans: [], now: NOW.toISOString() };
+        const ctx: InstanceAdmissionContext = {
+          operation: 'UPDATE',
+          oldObject: before,
+          object: after,
+          operatorVersion: ov,
+          oldOperatorVersion: ov,
+          updatePlans: [],
+          now: NOW.toISOString(),
+        };
         for (const rule of [requiredParametersPresent, immutableParametersUnchanged]) {
           const v = rule(ctx);
           expect(v.allowed, `${rule.name}: ${v.allowed ? '' : v.message}`).to.equal(true);
@@ -374,13 +458,20 @@ describe('Instance webhook matchConditions: the writes not sent could not have c
     const planExecutionArb = fc.oneof(
       anything,
       fc.record(
-        { planName: fc.constantFrom('backup', 'deploy'), id: fc.oneof(fc.constant(null), fc.constant(''), fc.constant('t1'), fc.constant(5)), abort: fc.boolean() },
+        {
+          planName: fc.constantFrom('backup', 'deploy'),
+          id: fc.oneof(fc.constant(null), fc.constant(''), fc.constant('t1'), fc.constant(5)),
+          abort: fc.boolean(),
+        },
         { requiredKeys: [] },
       ),
     );
     const specLikeArb = fc.oneof(
       anything,
-      fc.record({ operatorVersion: fc.constant({ name: OV_NAMES[0]! }), planExecution: planExecutionArb }, { requiredKeys: ['operatorVersion'] }),
+      fc.record(
+        { operatorVersion: fc.constant({ name: OV_NAMES[0]! }), planExecution: planExecutionArb },
+        { requiredKeys: ['operatorVersion'] },
+      ),
     );
     const finalizersArb = fc.option(fc.subarray(['example.com/hold', 'planwarden.dev/cleanup']), { nil: undefined });
     const objectArb = fc
@@ -388,7 +479,12 @@ describe('Instance webhook matchConditions: the writes not sent could not have c
       .map(({ finalizers, ...rest }) => ({ metadata: { name: 'db', namespace: NS, ...(finalizers ? { finalizers } : {}) }, ...rest }));
 
     it(`a write the condition does not send gets no patch; one it sends gets only the finalizer, the id and the stamp (${RUNS} generated objects, malformed ones included)`, async () => {
-      const routes = await handlersFor({ operatorVersions: [undefined, undefined], cached: [undefined, undefined], serviceAccounts: [], analysed: true });
+      const routes = await handlersFor({
+        operatorVersions: [undefined, undefined],
+        cached: [undefined, undefined],
+        serviceAccounts: [],
+        analysed: true,
+      });
       await fc.assert(
         fc.asyncProperty(fc.constantFrom<'CREATE' | 'UPDATE'>('CREATE', 'UPDATE'), objectArb, objectArb, async (operation, object, old) => {
           const oldObject = operation === 'UPDATE' ? old : null;
@@ -402,7 +498,13 @@ describe('Instance webhook matchConditions: the writes not sent could not have c
           } else {
             expect(v.allowed).to.equal(true);
             for (const p of v.allowed ? v.patch : []) {
-              expect(['/metadata/finalizers', '/metadata/finalizers/-', '/spec/planExecution/id', '/metadata/annotations', REQUESTED_BY_PATH]).to.include(p.path);
+              expect([
+                '/metadata/finalizers',
+                '/metadata/finalizers/-',
+                '/spec/planExecution/id',
+                '/metadata/annotations',
+                REQUESTED_BY_PATH,
+              ]).to.include(p.path);
             }
           }
         }),

@@ -4,7 +4,15 @@
 import { expect } from 'chai';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { KubeApiError, type KubeClient, type KubeList, type KubeResource, type QueryValue, type WatchEvent, type WatchHandle } from '../../../shared/kube/client.ts';
+import {
+  KubeApiError,
+  type KubeClient,
+  type KubeList,
+  type KubeResource,
+  type QueryValue,
+  type WatchEvent,
+  type WatchHandle,
+} from '../../../shared/kube/client.ts';
 import { API_VERSION, type OperatorVersion } from '../../../shared/api/schema.ts';
 import { OperatorVersionCache, WATCH_SECONDS } from '../../../webhook/operatorVersionCache.ts';
 
@@ -38,15 +46,28 @@ class ScriptedSource implements Pick<KubeClient, 'list' | 'watch'> {
     return next as unknown as KubeList<T>;
   }
 
-  watch(_path: string, query: Record<string, QueryValue>, onEvent: (e: WatchEvent) => void, onClose: (err?: KubeApiError) => void): WatchHandle {
+  watch(
+    _path: string,
+    query: Record<string, QueryValue>,
+    onEvent: (e: WatchEvent) => void,
+    onClose: (err?: KubeApiError) => void,
+  ): WatchHandle {
     let stopped = false;
     this.watches.push({ query, emit: (e) => !stopped && onEvent(e), close: (err) => !stopped && onClose(err) });
     return { stop: () => void (stopped = true) };
   }
 }
 
-const list = (resourceVersion: string, ...items: OperatorVersion[]): KubeList<OperatorVersion> => ({ metadata: { resourceVersion }, items });
-const forbidden = () => new KubeApiError(403, 'Forbidden', 'operatorversions.planwarden.dev is forbidden: User "system:serviceaccount:planwarden-system:planwarden-webhook" cannot list resource "operatorversions"');
+const list = (resourceVersion: string, ...items: OperatorVersion[]): KubeList<OperatorVersion> => ({
+  metadata: { resourceVersion },
+  items,
+});
+const forbidden = () =>
+  new KubeApiError(
+    403,
+    'Forbidden',
+    'operatorversions.planwarden.dev is forbidden: User "system:serviceaccount:planwarden-system:planwarden-webhook" cannot list resource "operatorversions"',
+  );
 
 async function until(condition: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 2_000;
@@ -136,7 +157,10 @@ describe('webhook OperatorVersion cache', () => {
     cache = new OperatorVersionCache({ source, backoff: { initialMs: 30, maxMs: 30 } });
     cache.start();
     await until(() => cache!.live(), 'live');
-    source.watches[0]!.emit({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' } });
+    source.watches[0]!.emit({
+      type: 'ERROR',
+      object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' },
+    });
     expect(cache.live()).to.equal(false);
     source.lists.push(list('20', ov('kafka-1.0.0', '15', ['deploy', 'backup'])));
     await until(() => source.watches.length === 2, 'the watch after the relist');
@@ -153,7 +177,9 @@ describe('webhook OperatorVersion cache', () => {
     expect(cache.get('shop', 'kafka-1.0.0')).to.equal(undefined);
     const warnings = lines.filter((l) => l.level === 'warn');
     expect(warnings).to.have.length(1);
-    expect(warnings[0]!.msg).to.match(/list forbidden; Instance admission reads OperatorVersions from the API .* list and watch operatorversions\.planwarden\.dev/);
+    expect(warnings[0]!.msg).to.match(
+      /list forbidden; Instance admission reads OperatorVersions from the API .* list and watch operatorversions\.planwarden\.dev/,
+    );
     source.lists.push(list('30', ov('kafka-1.0.0', '25')));
     await until(() => cache!.live(), 'live once the list is allowed');
     expect(cache.get('shop', 'kafka-1.0.0')).to.not.equal(undefined);
@@ -168,7 +194,9 @@ describe('webhook OperatorVersion cache', () => {
     const { logger, lines } = capture();
     // A list that answers only by failing when it is aborted.
     source.list = ((_path: string, _query: unknown, signal?: AbortSignal) =>
-      new Promise<never>((_, reject) => signal?.addEventListener('abort', () => reject(new KubeApiError(0, 'Aborted', 'aborted'))))) as unknown as ScriptedSource['list'];
+      new Promise<never>((_, reject) =>
+        signal?.addEventListener('abort', () => reject(new KubeApiError(0, 'Aborted', 'aborted'))),
+      )) as unknown as ScriptedSource['list'];
     cache = new OperatorVersionCache({ source, logger });
     cache.start();
     await cache.stop();

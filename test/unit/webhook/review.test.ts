@@ -79,9 +79,7 @@ describe('webhook/review', function () {
     });
 
     it('accepts a Buffer body, a subresource, and a CREATE without oldObject', function () {
-      const req = decodeOk(
-        withRequest({ operation: 'CREATE', oldObject: null, subResource: 'status', name: undefined }),
-      );
+      const req = decodeOk(withRequest({ operation: 'CREATE', oldObject: null, subResource: 'status', name: undefined }));
       expect(req.operation).to.equal('CREATE');
       expect(req.oldObject).to.equal(null);
       expect(req.subResource).to.equal('status');
@@ -106,25 +104,75 @@ describe('webhook/review', function () {
         problem: 'not-admission-review',
         uid: false,
       },
-      { sentence: 'another kind is not a review', body: body({ ...validReview(), kind: 'Pod' }), problem: 'not-admission-review', uid: false },
-      { sentence: 'a review without request has nothing to answer', body: body({ ...validReview(), request: undefined }), problem: 'no-request', uid: false },
-      { sentence: 'a review whose request is a list has nothing to answer', body: body({ ...validReview(), request: [] }), problem: 'no-request', uid: false },
+      {
+        sentence: 'another kind is not a review',
+        body: body({ ...validReview(), kind: 'Pod' }),
+        problem: 'not-admission-review',
+        uid: false,
+      },
+      {
+        sentence: 'a review without request has nothing to answer',
+        body: body({ ...validReview(), request: undefined }),
+        problem: 'no-request',
+        uid: false,
+      },
+      {
+        sentence: 'a review whose request is a list has nothing to answer',
+        body: body({ ...validReview(), request: [] }),
+        problem: 'no-request',
+        uid: false,
+      },
       { sentence: 'a request without uid cannot be answered', body: without('uid'), problem: 'no-uid', uid: false },
       { sentence: 'a request with an empty uid cannot be answered', body: withRequest({ uid: '' }), problem: 'no-uid', uid: false },
       { sentence: 'a request with a numeric uid cannot be answered', body: withRequest({ uid: 42 }), problem: 'no-uid', uid: false },
       { sentence: 'a request without kind is malformed', body: without('kind'), problem: 'malformed-request', uid: true },
-      { sentence: 'a request whose kind is a string is malformed', body: withRequest({ kind: 'Instance' }), problem: 'malformed-request', uid: true },
+      {
+        sentence: 'a request whose kind is a string is malformed',
+        body: withRequest({ kind: 'Instance' }),
+        problem: 'malformed-request',
+        uid: true,
+      },
       { sentence: 'a request without resource is malformed', body: without('resource'), problem: 'malformed-request', uid: true },
       { sentence: 'a request without operation is malformed', body: without('operation'), problem: 'malformed-request', uid: true },
-      { sentence: 'a CONNECT request is not one this webhook takes', body: withRequest({ operation: 'CONNECT' }), problem: 'malformed-request', uid: true },
-      { sentence: 'a lower-case operation is malformed', body: withRequest({ operation: 'update' }), problem: 'malformed-request', uid: true },
+      {
+        sentence: 'a CONNECT request is not one this webhook takes',
+        body: withRequest({ operation: 'CONNECT' }),
+        problem: 'malformed-request',
+        uid: true,
+      },
+      {
+        sentence: 'a lower-case operation is malformed',
+        body: withRequest({ operation: 'update' }),
+        problem: 'malformed-request',
+        uid: true,
+      },
       { sentence: 'a request without userInfo is malformed', body: without('userInfo'), problem: 'malformed-request', uid: true },
-      { sentence: 'groups that are not strings are malformed', body: withRequest({ userInfo: { username: 'a', groups: [1] } }), problem: 'malformed-request', uid: true },
+      {
+        sentence: 'groups that are not strings are malformed',
+        body: withRequest({ userInfo: { username: 'a', groups: [1] } }),
+        problem: 'malformed-request',
+        uid: true,
+      },
       { sentence: 'an UPDATE without object is malformed', body: without('object'), problem: 'malformed-request', uid: true },
       { sentence: 'an UPDATE without oldObject is malformed', body: without('oldObject'), problem: 'malformed-request', uid: true },
-      { sentence: 'an object that is a string is malformed', body: withRequest({ object: 'kafka' }), problem: 'malformed-request', uid: true },
-      { sentence: 'an object without metadata is malformed', body: withRequest({ object: { apiVersion: 'v1', kind: 'Instance' } }), problem: 'malformed-request', uid: true },
-      { sentence: 'a dryRun that is a string is malformed', body: withRequest({ dryRun: 'false' }), problem: 'malformed-request', uid: true },
+      {
+        sentence: 'an object that is a string is malformed',
+        body: withRequest({ object: 'kafka' }),
+        problem: 'malformed-request',
+        uid: true,
+      },
+      {
+        sentence: 'an object without metadata is malformed',
+        body: withRequest({ object: { apiVersion: 'v1', kind: 'Instance' } }),
+        problem: 'malformed-request',
+        uid: true,
+      },
+      {
+        sentence: 'a dryRun that is a string is malformed',
+        body: withRequest({ dryRun: 'false' }),
+        problem: 'malformed-request',
+        uid: true,
+      },
       { sentence: 'a name that is a number is malformed', body: withRequest({ name: 7 }), problem: 'malformed-request', uid: true },
       {
         sentence: 'an OperatorVersion sent to the Instance webhook is unexpected',
@@ -161,10 +209,9 @@ describe('webhook/review', function () {
     });
 
     it('names the object, the route and the kinds it handles when the kind is unexpected', function () {
-      const d = decodeAdmissionReview(
-        withRequest({ kind: { group: 'planwarden.dev', version: 'v1alpha1', kind: 'UpdatePlan' } }),
-        ['Instance'],
-      );
+      const d = decodeAdmissionReview(withRequest({ kind: { group: 'planwarden.dev', version: 'v1alpha1', kind: 'UpdatePlan' } }), [
+        'Instance',
+      ]);
       if (d.ok) throw new Error('expected a failure');
       const a = answerDecodeFailure(d.failure, '/validate/instances');
       if (a.status !== 200) throw new Error('expected a review');
@@ -180,7 +227,9 @@ describe('webhook/review', function () {
       if (d.ok) throw new Error('expected a failure');
       const a = answerDecodeFailure(d.failure, '/validate/instances');
       expect(a.status).to.equal(400);
-      expect(a.body).to.have.property('error').that.matches(/^body is not JSON/);
+      expect(a.body)
+        .to.have.property('error')
+        .that.matches(/^body is not JSON/);
     });
   });
 
@@ -224,7 +273,10 @@ describe('webhook/review', function () {
     });
 
     it('bounds what one answer carries: 10 warnings of < 120 characters plus a count, a denial message of 4096', function () {
-      const many = Array.from({ length: 20_000 }, (_, i) => `parameter p${i} is not declared${' by the OperatorVersion'.repeat(i === 0 ? 10 : 1)}`);
+      const many = Array.from(
+        { length: 20_000 },
+        (_, i) => `parameter p${i} is not declared${' by the OperatorVersion'.repeat(i === 0 ? 10 : 1)}`,
+      );
       const allowed = encodeVerdict('uid-4', allow(many)).response;
       expect(allowed.warnings).to.have.length(11);
       expect(allowed.warnings![0]).to.have.length(119).and.match(/…$/);
@@ -232,7 +284,9 @@ describe('webhook/review', function () {
       expect(allowed.warnings![10]).to.equal('…and 19990 more warnings');
       const denied = deny({ rule: FAKE_RULE, object: 'Instance "a/b"', refused: 'x', why: 'y'.repeat(10_000), fix: 'z', warnings: many });
       const r = encodeVerdict('uid-5', denied).response;
-      expect(r.status?.message).to.have.length(4096).and.match(/…; z \[rule r\]$/);
+      expect(r.status?.message)
+        .to.have.length(4096)
+        .and.match(/…; z \[rule r\]$/);
       expect(r.warnings).to.have.length(11);
       expect(JSON.stringify(r).length).to.be.below(6_000);
     });
@@ -254,8 +308,16 @@ describe('webhook/review', function () {
       { sentence: 'undefined is not', value: undefined, ok: false },
       { sentence: '{allowed: true} without warnings is not', value: { allowed: true }, ok: false },
       { sentence: 'a truthy non-boolean allowed is not', value: { allowed: 'yes', warnings: [], patch: [] }, ok: false },
-      { sentence: 'a denial with code 200 is not', value: { ...deny({ rule: FAKE_RULE, object: 'o', refused: 'x', why: 'y', fix: 'z' }), code: 200 }, ok: false },
-      { sentence: 'a denial without message is not', value: { allowed: false, code: 403, reason: 'Forbidden', rule: FAKE_RULE, warnings: [] }, ok: false },
+      {
+        sentence: 'a denial with code 200 is not',
+        value: { ...deny({ rule: FAKE_RULE, object: 'o', refused: 'x', why: 'y', fix: 'z' }), code: 200 },
+        ok: false,
+      },
+      {
+        sentence: 'a denial without message is not',
+        value: { allowed: false, code: 403, reason: 'Forbidden', rule: FAKE_RULE, warnings: [] },
+        ok: false,
+      },
     ];
     for (const row of rows) {
       it(row.sentence, function () {
@@ -291,7 +353,10 @@ describe('webhook/review', function () {
     });
 
     it('no arbitrary string decodes or is answered allowed', function () {
-      fc.assert(fc.property(fc.string(), (s) => neverAllowed(answerOf(s))), { numRuns: 300 });
+      fc.assert(
+        fc.property(fc.string(), (s) => neverAllowed(answerOf(s))),
+        { numRuns: 300 },
+      );
     });
 
     it('a valid review with any required field replaced by a value of the wrong type is never allowed', function () {

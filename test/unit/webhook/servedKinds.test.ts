@@ -8,8 +8,18 @@ function fakeDiscovery() {
   const docs: Record<string, unknown> = {
     '/api': { versions: ['v1'] },
     '/apis': { groups: [{ name: 'policy', versions: [{ groupVersion: 'policy/v1' }] }] },
-    '/api/v1': { resources: [{ name: 'configmaps', kind: 'ConfigMap' }, { name: 'pods/log', kind: 'Pod' }] },
-    '/apis/policy/v1': { resources: [{ name: 'poddisruptionbudgets', kind: 'PodDisruptionBudget' }, { name: 'poddisruptionbudgets/status', kind: 'PodDisruptionBudget' }] },
+    '/api/v1': {
+      resources: [
+        { name: 'configmaps', kind: 'ConfigMap' },
+        { name: 'pods/log', kind: 'Pod' },
+      ],
+    },
+    '/apis/policy/v1': {
+      resources: [
+        { name: 'poddisruptionbudgets', kind: 'PodDisruptionBudget' },
+        { name: 'poddisruptionbudgets/status', kind: 'PodDisruptionBudget' },
+      ],
+    },
   };
   const kube = {
     request: async ({ path }: { path: string }) => {
@@ -25,7 +35,11 @@ describe('webhook/servedKinds', () => {
   it('answers from /api, /apis and the group versions: policy/v1beta1 is not served, policy/v1 is', async () => {
     const { kube } = fakeDiscovery();
     const served = servedKindsLookup(kube);
-    expect(await served('policy/v1beta1', 'PodDisruptionBudget')).to.deep.equal({ served: false, groupServed: true, servedIn: ['policy/v1'] });
+    expect(await served('policy/v1beta1', 'PodDisruptionBudget')).to.deep.equal({
+      served: false,
+      groupServed: true,
+      servedIn: ['policy/v1'],
+    });
     expect(await served('policy/v1', 'PodDisruptionBudget')).to.deep.equal({ served: true, groupServed: true, servedIn: ['policy/v1'] });
     expect(await served('batch/v1', 'Job')).to.deep.equal({ served: false, groupServed: false, servedIn: [] });
   });

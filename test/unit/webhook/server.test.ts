@@ -80,7 +80,11 @@ interface CallOptions {
   client?: CertPair;
 }
 
-function call(port: number, ca: string, { path = '/validate/instances', method = 'POST', body, headers, agent, client }: CallOptions = {}): Promise<Reply> {
+function call(
+  port: number,
+  ca: string,
+  { path = '/validate/instances', method = 'POST', body, headers, agent, client }: CallOptions = {},
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = https.request(
       {
@@ -167,7 +171,13 @@ describe('webhook/server', function () {
         handle: async (req) => {
           seen.push(req);
           if (req.name === 'refused') {
-            return deny({ rule: 'instance.test' as RuleId, object: 'Instance "shop/refused"', refused: 'UPDATE', why: 'it is a test', fix: 'do not' });
+            return deny({
+              rule: 'instance.test' as RuleId,
+              object: 'Instance "shop/refused"',
+              refused: 'UPDATE',
+              why: 'it is a test',
+              fix: 'do not',
+            });
           }
           return allow(['plan "deploy" will run'], [{ op: 'add', path: '/metadata/labels', value: { checked: 'yes' } }]);
         },
@@ -175,11 +185,23 @@ describe('webhook/server', function () {
       '/validate/quiet': {
         kinds: ['Instance'],
         handle: async (req) =>
-          req.name === 'refused' ? deny({ rule: 'instance.test' as RuleId, object: 'Instance "shop/refused"', refused: 'UPDATE', why: 'it is a test', fix: 'do not' }) : allow(),
+          req.name === 'refused'
+            ? deny({
+                rule: 'instance.test' as RuleId,
+                object: 'Instance "shop/refused"',
+                refused: 'UPDATE',
+                why: 'it is a test',
+                fix: 'do not',
+              })
+            : allow(),
       },
       '/mutate/warns': {
         kinds: ['Instance'],
-        handle: async () => ({ allowed: true, warnings: ['adapter "validation" reported Available=Unknown: kept its report of generation 3'], patch: [] }),
+        handle: async () => ({
+          allowed: true,
+          warnings: ['adapter "validation" reported Available=Unknown: kept its report of generation 3'],
+          patch: [],
+        }),
       },
       '/validate/throws': {
         kinds: ['Instance'],
@@ -268,17 +290,42 @@ describe('webhook/server', function () {
     const badInputs: { sentence: string; opts: CallOptions; status: number; code?: number; error?: RegExp }[] = [
       { sentence: 'a body that is not JSON gets 400', opts: { body: '{"apiVersion":' }, status: 400, error: /not JSON/ },
       { sentence: 'an empty body gets 400', opts: {}, status: 400, error: /not JSON/ },
-      { sentence: 'JSON that is not an AdmissionReview gets 400', opts: { body: JSON.stringify({ apiVersion: 'v1', kind: 'Pod' }) }, status: 400, error: /not an admission\.k8s\.io\/v1 AdmissionReview/ },
-      { sentence: 'a review without request uid gets 400', opts: { body: JSON.stringify(review({ uid: undefined })) }, status: 400, error: /no uid/ },
-      { sentence: 'a review with a uid but no userInfo is denied with code 400', opts: { body: JSON.stringify(review({ userInfo: null })) }, status: 200, code: 400 },
+      {
+        sentence: 'JSON that is not an AdmissionReview gets 400',
+        opts: { body: JSON.stringify({ apiVersion: 'v1', kind: 'Pod' }) },
+        status: 400,
+        error: /not an admission\.k8s\.io\/v1 AdmissionReview/,
+      },
+      {
+        sentence: 'a review without request uid gets 400',
+        opts: { body: JSON.stringify(review({ uid: undefined })) },
+        status: 400,
+        error: /no uid/,
+      },
+      {
+        sentence: 'a review with a uid but no userInfo is denied with code 400',
+        opts: { body: JSON.stringify(review({ userInfo: null })) },
+        status: 200,
+        code: 400,
+      },
       {
         sentence: 'a review of another kind than the route handles is denied with code 400',
         opts: { body: JSON.stringify(review({ kind: { group: 'planwarden.dev', version: 'v1alpha1', kind: 'UpdatePlan' } })) },
         status: 200,
         code: 400,
       },
-      { sentence: 'a text/plain body gets 415', opts: { body: JSON.stringify(review()), headers: { 'content-type': 'text/plain' } }, status: 415, error: /content-type must be application\/json/ },
-      { sentence: 'a form body gets 415', opts: { body: 'a=b', headers: { 'content-type': 'application/x-www-form-urlencoded' } }, status: 415, error: /content-type/ },
+      {
+        sentence: 'a text/plain body gets 415',
+        opts: { body: JSON.stringify(review()), headers: { 'content-type': 'text/plain' } },
+        status: 415,
+        error: /content-type must be application\/json/,
+      },
+      {
+        sentence: 'a form body gets 415',
+        opts: { body: 'a=b', headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+        status: 415,
+        error: /content-type/,
+      },
       {
         sentence: 'a gzip-encoded body gets 415',
         opts: { body: gzipSync(JSON.stringify(review())), headers: { 'content-encoding': 'gzip' } },
@@ -291,8 +338,18 @@ describe('webhook/server', function () {
         status: 413,
         error: /exceeds the limit of 7340032 bytes/,
       },
-      { sentence: 'a GET on a webhook path gets 404', opts: { method: 'GET' }, status: 404, error: /no webhook at GET \/validate\/instances/ },
-      { sentence: 'a POST to an unknown path gets 404', opts: { path: '/validate/pods', body: JSON.stringify(review()) }, status: 404, error: /no webhook/ },
+      {
+        sentence: 'a GET on a webhook path gets 404',
+        opts: { method: 'GET' },
+        status: 404,
+        error: /no webhook at GET \/validate\/instances/,
+      },
+      {
+        sentence: 'a POST to an unknown path gets 404',
+        opts: { path: '/validate/pods', body: JSON.stringify(review()) },
+        status: 404,
+        error: /no webhook/,
+      },
     ];
     for (const row of badInputs) {
       it(`${row.sentence}, never allowed`, async function () {
@@ -341,7 +398,10 @@ describe('webhook/server', function () {
       });
       const info = JSON.stringify(log.lines.filter((l) => l.level !== 'debug'));
       expect(info).to.not.contain('hunter2-do-not-log');
-      expect(log.lines.find((l) => l.msg === 'admission request received')).to.include({ level: 'debug' }).and.to.have.property('bytes').above(0);
+      expect(log.lines.find((l) => l.msg === 'admission request received'))
+        .to.include({ level: 'debug' })
+        .and.to.have.property('bytes')
+        .above(0);
     });
 
     it('serves the path the API server calls, with its ?timeout=5s, and a trailing slash through express alike', async function () {
@@ -387,16 +447,23 @@ describe('webhook/server', function () {
       const r = await call(srv.port, ca.certPem, { method: 'GET', path: '/metrics' });
       expect(r.status).to.equal(200);
       expect(r.headers['content-type']).to.match(/^text\/plain/);
-      const count = /^planwarden_admission_duration_seconds_count\{webhook="\/validate\/instances",operation="UPDATE",verdict="allowed"\} (\d+)$/m.exec(r.text);
+      const count =
+        /^planwarden_admission_duration_seconds_count\{webhook="\/validate\/instances",operation="UPDATE",verdict="allowed"\} (\d+)$/m.exec(
+          r.text,
+        );
       expect(count, 'histogram count').to.not.equal(null);
       expect(Number(count![1])).to.be.greaterThan(0);
-      expect(r.text).to.match(/^planwarden_admission_duration_seconds_bucket\{le="0\.1",webhook="\/validate\/instances",operation="UPDATE",verdict="allowed"\} \d+$/m);
-      expect(r.text).to.match(/^planwarden_admission_requests_total\{webhook="\/validate\/instances",operation="UPDATE",verdict="allowed"\} [1-9]\d*$/m);
+      expect(r.text).to.match(
+        /^planwarden_admission_duration_seconds_bucket\{le="0\.1",webhook="\/validate\/instances",operation="UPDATE",verdict="allowed"\} \d+$/m,
+      );
+      expect(r.text).to.match(
+        /^planwarden_admission_requests_total\{webhook="\/validate\/instances",operation="UPDATE",verdict="allowed"\} [1-9]\d*$/m,
+      );
       expect(r.text).to.match(/^planwarden_admission_bad_requests_total\{webhook="\/validate\/instances",reason="not-json"\} [1-9]\d*$/m);
       expect(r.text).to.match(/^process_cpu_user_seconds_total /m);
     });
 
-    it('keeps idle connections longer than the apiserver (90 s), and wants headers and whole requests within the apiserver\'s call timeout', function () {
+    it("keeps idle connections longer than the apiserver (90 s), and wants headers and whole requests within the apiserver's call timeout", function () {
       // node ≥ 18 counts headersTimeout and requestTimeout from a request's first byte, not
       // across keep-alive idle time (so they no longer need to exceed keepAliveTimeout).
       expect(srv.server.keepAliveTimeout).to.be.greaterThan(90_000);
@@ -432,7 +499,13 @@ describe('webhook/server', function () {
     it('serves a certificate renewed on disk to new connections, without a restart', async function () {
       const before = await servedSerial();
       expect(before).to.equal(new X509Certificate(serving.certPem).serialNumber);
-      const renewed = createServingCert({ ca, dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'], validityDays: 1, keyPem: serving.keyPem });
+      const renewed = createServingCert({
+        ca,
+        dnsNames: ['localhost'],
+        ipAddresses: ['127.0.0.1'],
+        validityDays: 1,
+        keyPem: serving.keyPem,
+      });
       writePair(renewed);
       const want = new X509Certificate(renewed.certPem).serialNumber;
       let now = before;
@@ -446,7 +519,13 @@ describe('webhook/server', function () {
 
     it('keeps the served pair when the new key does not match, and takes the next valid pair', async function () {
       const before = await servedSerial();
-      const renewed = createServingCert({ ca, dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'], validityDays: 1, keyPem: serving.keyPem });
+      const renewed = createServingCert({
+        ca,
+        dnsNames: ['localhost'],
+        ipAddresses: ['127.0.0.1'],
+        validityDays: 1,
+        keyPem: serving.keyPem,
+      });
       writePair({ certPem: renewed.certPem, keyPem: ca.keyPem });
       expect(await srv.reloadCertificates()).to.equal('rejected');
       expect(await servedSerial()).to.equal(before);
@@ -554,8 +633,16 @@ describe('webhook/server', function () {
     });
 
     const refusals = [
-      { says: 'a certificate signed by another CA', client: () => createClientCert({ ca: otherCA, commonName: 'kube-apiserver-admission', validityDays: 1, keyPem: serving.keyPem }), reason: 'untrusted' },
-      { says: 'a serving (not client) certificate of the client CA', client: () => createServingCert({ ca: clientCA, dnsNames: ['localhost'], validityDays: 1, keyPem: serving.keyPem }), reason: 'untrusted' },
+      {
+        says: 'a certificate signed by another CA',
+        client: () => createClientCert({ ca: otherCA, commonName: 'kube-apiserver-admission', validityDays: 1, keyPem: serving.keyPem }),
+        reason: 'untrusted',
+      },
+      {
+        says: 'a serving (not client) certificate of the client CA',
+        client: () => createServingCert({ ca: clientCA, dnsNames: ['localhost'], validityDays: 1, keyPem: serving.keyPem }),
+        reason: 'untrusted',
+      },
     ];
     for (const row of refusals) {
       it(`answers 401 to ${row.says}`, async function () {
@@ -621,12 +708,42 @@ describe('webhook/server', function () {
   describe('judgeClient', function () {
     const rows = [
       { says: 'no certificate is refused', peer: { presented: false, authorized: false }, names: undefined, want: 'no-certificate' },
-      { says: 'an unverified certificate is refused', peer: { presented: true, authorized: false, authorizationError: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', commonName: 'x' }, names: undefined, want: 'untrusted' },
-      { says: 'a verified certificate of any name is taken when no names are given', peer: { presented: true, authorized: true, commonName: 'x' }, names: undefined, want: undefined },
-      { says: 'an empty names list means any name', peer: { presented: true, authorized: true, commonName: 'x' }, names: [], want: undefined },
-      { says: 'a verified certificate of another name is refused', peer: { presented: true, authorized: true, commonName: 'x' }, names: ['kube-apiserver'], want: 'name-not-allowed' },
-      { says: 'a verified certificate without a CN is refused when names are given', peer: { presented: true, authorized: true }, names: ['kube-apiserver'], want: 'name-not-allowed' },
-      { says: 'a verified certificate of a listed name is taken', peer: { presented: true, authorized: true, commonName: 'kube-apiserver' }, names: ['a', 'kube-apiserver'], want: undefined },
+      {
+        says: 'an unverified certificate is refused',
+        peer: { presented: true, authorized: false, authorizationError: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', commonName: 'x' },
+        names: undefined,
+        want: 'untrusted',
+      },
+      {
+        says: 'a verified certificate of any name is taken when no names are given',
+        peer: { presented: true, authorized: true, commonName: 'x' },
+        names: undefined,
+        want: undefined,
+      },
+      {
+        says: 'an empty names list means any name',
+        peer: { presented: true, authorized: true, commonName: 'x' },
+        names: [],
+        want: undefined,
+      },
+      {
+        says: 'a verified certificate of another name is refused',
+        peer: { presented: true, authorized: true, commonName: 'x' },
+        names: ['kube-apiserver'],
+        want: 'name-not-allowed',
+      },
+      {
+        says: 'a verified certificate without a CN is refused when names are given',
+        peer: { presented: true, authorized: true },
+        names: ['kube-apiserver'],
+        want: 'name-not-allowed',
+      },
+      {
+        says: 'a verified certificate of a listed name is taken',
+        peer: { presented: true, authorized: true, commonName: 'kube-apiserver' },
+        names: ['a', 'kube-apiserver'],
+        want: undefined,
+      },
     ];
     for (const row of rows) {
       it(row.says, function () {
@@ -719,9 +836,34 @@ describe('webhook/server', function () {
   describe('allowedLogSampler', function () {
     const cases: { says: string; calls: [string, number][]; expect: (number | undefined)[] }[] = [
       { says: 'the first answer of a webhook is logged at info', calls: [['/a', 0]], expect: [0] },
-      { says: 'within the interval the next ones go to debug', calls: [['/a', 0], ['/a', 10], ['/a', 999]], expect: [0, undefined, undefined] },
-      { says: 'after the interval one is at info again, counting those at debug', calls: [['/a', 0], ['/a', 10], ['/a', 20], ['/a', 1000]], expect: [0, undefined, undefined, 2] },
-      { says: 'each webhook has its own interval', calls: [['/a', 0], ['/b', 5], ['/a', 6]], expect: [0, 0, undefined] },
+      {
+        says: 'within the interval the next ones go to debug',
+        calls: [
+          ['/a', 0],
+          ['/a', 10],
+          ['/a', 999],
+        ],
+        expect: [0, undefined, undefined],
+      },
+      {
+        says: 'after the interval one is at info again, counting those at debug',
+        calls: [
+          ['/a', 0],
+          ['/a', 10],
+          ['/a', 20],
+          ['/a', 1000],
+        ],
+        expect: [0, undefined, undefined, 2],
+      },
+      {
+        says: 'each webhook has its own interval',
+        calls: [
+          ['/a', 0],
+          ['/b', 5],
+          ['/a', 6],
+        ],
+        expect: [0, 0, undefined],
+      },
     ];
     for (const c of cases) {
       it(c.says, function () {
@@ -779,7 +921,19 @@ describe('webhook/server', function () {
         },
       };
       const deps = { logger: capture().logger, metrics: createWebhookMetrics({ defaultMetrics: false }), handlerTimeoutMs: 1000 };
-      const fields = ['uid', 'kind', 'resource', 'operation', 'userInfo', 'object', 'oldObject', 'name', 'namespace', 'dryRun', 'subResource'];
+      const fields = [
+        'uid',
+        'kind',
+        'resource',
+        'operation',
+        'userInfo',
+        'object',
+        'oldObject',
+        'name',
+        'namespace',
+        'dryRun',
+        'subResource',
+      ];
       await fc.assert(
         fc.asyncProperty(fc.constantFrom(...fields), fc.jsonValue(), fc.uuid(), async (field, value, uid) => {
           judged.clear();

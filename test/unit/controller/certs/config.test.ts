@@ -28,16 +28,32 @@ describe('controller/certs/config', () => {
 
   it('reads self-signed lifetimes and a list of webhook configurations', () => {
     const c = readCertConfig(
-      { 'cert-mode': 'self-signed', 'cert-leaf-validity': '20s', 'cert-renew-before': '12s', 'cert-ca-validity': '60s', 'cert-ca-renew-before': '30s', 'cert-ca-trust-settle': '2s', 'webhook-configurations': 'a, b' },
+      {
+        'cert-mode': 'self-signed',
+        'cert-leaf-validity': '20s',
+        'cert-renew-before': '12s',
+        'cert-ca-validity': '60s',
+        'cert-ca-renew-before': '30s',
+        'cert-ca-trust-settle': '2s',
+        'webhook-configurations': 'a, b',
+      },
       'ns',
     );
-    expect(c.settings).to.include({ leafValidityMs: 20_000, leafRenewBeforeMs: 12_000, caValidityMs: 60_000, caRenewBeforeMs: 30_000, caTrustSettleMs: 2000 });
+    expect(c.settings).to.include({
+      leafValidityMs: 20_000,
+      leafRenewBeforeMs: 12_000,
+      caValidityMs: 60_000,
+      caRenewBeforeMs: 30_000,
+      caTrustSettleMs: 2000,
+    });
     expect(c.webhookConfigurations).to.deep.equal(['a', 'b']);
   });
 
   it('refuses an unknown mode and lifetimes that cannot work', () => {
     expect(() => readCertConfig({ 'cert-mode': 'manual' }, 'ns')).to.throw('--cert-mode');
-    expect(() => readCertConfig({ 'cert-mode': 'self-signed', 'cert-renew-before': '100d' }, 'ns')).to.throw('--cert-renew-before must be shorter');
+    expect(() => readCertConfig({ 'cert-mode': 'self-signed', 'cert-renew-before': '100d' }, 'ns')).to.throw(
+      '--cert-renew-before must be shorter',
+    );
     expect(() => readCertConfig({ 'cert-leaf-validity': 'soon' }, 'ns')).to.throw('--cert-leaf-validity must be a positive duration');
   });
 });

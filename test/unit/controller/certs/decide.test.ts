@@ -43,12 +43,23 @@ let otherKey: string;
 const newCA = (now: Date, validityMs = SETTINGS.caValidityMs): CertPair =>
   createCA({ commonName: `ca ${now.toISOString()}`, validityDays: validityMs / DAY, keyPem: caKey, now });
 const newLeaf = (ca: CertPair, now: Date, service = SETTINGS.service): CertPair =>
-  createServingCert({ ca, dnsNames: webhookDnsNames(service, SETTINGS.namespace), ipAddresses: WEBHOOK_IP_ADDRESSES, validityDays: SETTINGS.leafValidityMs / DAY, keyPem: leafKey, now });
+  createServingCert({
+    ca,
+    dnsNames: webhookDnsNames(service, SETTINGS.namespace),
+    ipAddresses: WEBHOOK_IP_ADDRESSES,
+    validityDays: SETTINGS.leafValidityMs / DAY,
+    keyPem: leafKey,
+    now,
+  });
 
 function healthy(now: Date): { secret: CertSecretState; ca: CertPair; leaf: CertPair } {
   const ca = newCA(now);
   const leaf = newLeaf(ca, now);
-  return { ca, leaf, secret: { data: { 'tls.crt': leaf.certPem, 'tls.key': leaf.keyPem, 'ca.crt': ca.certPem, 'ca.key': ca.keyPem }, annotations: {} } };
+  return {
+    ca,
+    leaf,
+    secret: { data: { 'tls.crt': leaf.certPem, 'tls.key': leaf.keyPem, 'ca.crt': ca.certPem, 'ca.key': ca.keyPem }, annotations: {} },
+  };
 }
 
 /** A CA about to need its successor, with a pair issued a day before `now`. */
@@ -60,7 +71,11 @@ function expiringCA(): { secret: CertSecretState; ca: CertPair; leaf: CertPair; 
 }
 
 const configs = (...bundles: (string | undefined)[][]): WebhookConfigState[] =>
-  bundles.map((caBundles, i) => ({ kind: i % 2 === 0 ? 'ValidatingWebhookConfiguration' : 'MutatingWebhookConfiguration', name: 'planwarden', caBundles }));
+  bundles.map((caBundles, i) => ({
+    kind: i % 2 === 0 ? 'ValidatingWebhookConfiguration' : 'MutatingWebhookConfiguration',
+    name: 'planwarden',
+    caBundles,
+  }));
 
 const notAfter = (pem: string) => Date.parse(new X509Certificate(pem).validTo);
 
@@ -68,7 +83,11 @@ const notAfter = (pem: string) => Date.parse(new X509Certificate(pem).validTo);
 function generateFor(step: SecretStep, secret: CertSecretState, now: Date, settings = SETTINGS): Generated {
   const { newAuthority, leafSigner } = materialFor(step, secret.data);
   const authority = newAuthority ? newCA(now, settings.caValidityMs) : undefined;
-  const signer = { new: authority, current: { certPem: secret.data['ca.crt']!, keyPem: secret.data['ca.key']! }, next: { certPem: secret.data['ca-next.crt']!, keyPem: secret.data['ca-next.key']! } };
+  const signer = {
+    new: authority,
+    current: { certPem: secret.data['ca.crt']!, keyPem: secret.data['ca.key']! },
+    next: { certPem: secret.data['ca-next.crt']!, keyPem: secret.data['ca-next.key']! },
+  };
   const leaf = leafSigner ? newLeaf(signer[leafSigner]!, now) : undefined;
   return { ...(authority ? { authority } : {}), ...(leaf ? { leaf } : {}) };
 }
@@ -89,7 +108,9 @@ describe('controller/certs/decide', function () {
       expect(settingsProblems({ ...SETTINGS, leafRenewBeforeMs: SETTINGS.leafValidityMs })).to.have.length(1);
     });
     it('refuses a CA renew-before that leaves no time to rotate', () => {
-      expect(settingsProblems({ ...SETTINGS, caRenewBeforeMs: SETTINGS.leafRenewBeforeMs })[0]).to.contain('--cert-ca-renew-before must exceed');
+      expect(settingsProblems({ ...SETTINGS, caRenewBeforeMs: SETTINGS.leafRenewBeforeMs })[0]).to.contain(
+        '--cert-ca-renew-before must exceed',
+      );
     });
   });
 
@@ -131,7 +152,9 @@ describe('controller/certs/decide', function () {
       expect(a.secret).to.equal(undefined);
       expect(a.bundles).to.have.length(1);
       expect(a.bundles[0]).to.deep.include({ kind: 'ValidatingWebhookConfiguration', reason: 'a caBundle is missing or unreadable' });
-      expect(certificatesIn(a.bundles[0]!.caBundle).map((c) => c.fingerprint256)).to.deep.equal([new X509Certificate(ca.certPem).fingerprint256]);
+      expect(certificatesIn(a.bundles[0]!.caBundle).map((c) => c.fingerprint256)).to.deep.equal([
+        new X509Certificate(ca.certPem).fingerprint256,
+      ]);
     });
 
     it('the leaf is renewed when it expires within renew-before', () => {
@@ -200,12 +223,17 @@ describe('controller/certs/decide', function () {
     it('promotion retires the old CA until the pair it signed expires, then forgets it', () => {
       const { secret, ca, leaf, now } = expiringCA();
       const next = newCA(now);
-      const staged = { data: { ...secret.data, 'ca-next.crt': next.certPem, 'ca-next.key': next.keyPem }, annotations: { [ANNOTATION_NEXT_SINCE]: T0.toISOString() } };
+      const staged = {
+        data: { ...secret.data, 'ca-next.crt': next.certPem, 'ca-next.key': next.keyPem },
+        annotations: { [ANNOTATION_NEXT_SINCE]: T0.toISOString() },
+      };
       const step: SecretStep = { step: 'promote-next-authority', reasons: [] };
       const promoted = secretAfter(staged, [], step, generateFor(step, staged, now), now, SETTINGS);
       expect(promoted.data['ca.crt']).to.equal(next.certPem);
       expect(promoted.data).to.not.have.property('ca-next.crt');
-      expect(promoted.annotations[ANNOTATION_PREVIOUS_UNTIL]).to.equal(new Date(Math.min(notAfter(leaf.certPem), notAfter(ca.certPem))).toISOString());
+      expect(promoted.annotations[ANNOTATION_PREVIOUS_UNTIL]).to.equal(
+        new Date(Math.min(notAfter(leaf.certPem), notAfter(ca.certPem))).toISOString(),
+      );
       expect(trustedAuthorities(promoted, now)).to.have.length(2);
       const until = new Date(promoted.annotations[ANNOTATION_PREVIOUS_UNTIL]!);
       expect(trustedAuthorities(promoted, until).map((c) => c.toString().trim())).to.deep.equal([next.certPem.trim()]);

@@ -19,10 +19,7 @@ import {
 } from './fixtures.ts';
 
 const ov = operatorVersion({
-  deploy: plan([
-    phase('one', [step('a'), step('b')]),
-    phase('two', [step('c')]),
-  ]),
+  deploy: plan([phase('one', [step('a'), step('b')]), phase('two', [step('c')])]),
 });
 
 /** The run after step a completed and step b started. */
@@ -48,13 +45,20 @@ describe('engine: abort', () => {
     expect(r.status.activePlan!.status).to.equal('ABORTED');
     expect(r.status.history!.map((h) => [h.plan, h.id, h.status])).to.deep.equal([['deploy', 'r1', 'ABORTED']]);
     expect(asked(r.actions)).to.deep.equal([]);
-    expect(eventsOf(r.actions)).to.deep.equal([{ type: 'event', reason: 'PlanAborted', warning: true, message: 'plan deploy: run r1 aborted: aborted on request' }]);
+    expect(eventsOf(r.actions)).to.deep.equal([
+      { type: 'event', reason: 'PlanAborted', warning: true, message: 'plan deploy: run r1 aborted: aborted on request' },
+    ]);
   });
 
   it('targets in flight become Aborted; Completed and Pending targets keep their state', () => {
     const fan = operatorVersion({ deploy: plan([phase('nodes', [step('roll', ['upgrade'], nodes(['w0', 'w1', 'w2', 'w3'], 2))])]) });
     const first = advancePlan({ ov: fan, instance: instance(fan, started(fan)), now: T0 });
-    const second = advancePlan({ ov: fan, instance: instance(fan, first.status), now: T0, observations: { tasks: [report(0, 0, 0, done, 'w0')] } });
+    const second = advancePlan({
+      ov: fan,
+      instance: instance(fan, first.status),
+      now: T0,
+      observations: { tasks: [report(0, 0, 0, done, 'w0')] },
+    });
     const r = advancePlan({ ov: fan, instance: instance(fan, second.status), now: at(50), abort: true });
     const targets = runOf(r.status).phases![0]!.steps[0]!.targets!;
     expect(targets.map((t) => `${t.name}:${t.state}`)).to.deep.equal(['w0:Completed', 'w1:Aborted', 'w2:Aborted', 'w3:Pending']);
@@ -63,7 +67,12 @@ describe('engine: abort', () => {
 
   it('a step waiting for its retry is ABORTED and its retry time dropped', () => {
     const first = advancePlan({ ov, instance: instance(ov, started(ov)), now: T0 });
-    const erring = advancePlan({ ov, instance: instance(ov, first.status), now: T0, observations: { tasks: [report(0, 0, 0, { kind: 'transientError', message: 'x' })] } });
+    const erring = advancePlan({
+      ov,
+      instance: instance(ov, first.status),
+      now: T0,
+      observations: { tasks: [report(0, 0, 0, { kind: 'transientError', message: 'x' })] },
+    });
     const r = advancePlan({ ov, instance: instance(ov, erring.status), now: at(10), abort: true });
     const a = runOf(r.status).phases![0]!.steps[0]!;
     expect(a.status).to.equal('ABORTED');

@@ -49,7 +49,12 @@ describe('engine: transient errors and retries', () => {
     const r = afterOutcome();
     const run = runOf(r.status);
     const app = run.phases![0]!.steps[0]!;
-    expect([app.status, run.phases![0]!.status, run.status, r.status.activePlan!.status]).to.deep.equal(['ERROR', 'ERROR', 'ERROR', 'ERROR']);
+    expect([app.status, run.phases![0]!.status, run.status, r.status.activePlan!.status]).to.deep.equal([
+      'ERROR',
+      'ERROR',
+      'ERROR',
+      'ERROR',
+    ]);
     expect(app.attempts).to.equal(1);
     expect(app.retryAt).to.equal(at(1_000));
     expect(app.message).to.equal('task app failed: apiserver timeout; attempt 1 of 5 failed, retrying in 1s');
@@ -81,7 +86,12 @@ describe('engine: transient errors and retries', () => {
 
   it('the retry evaluation ignores a stale error report of the previous attempt', () => {
     const r = afterOutcome();
-    const retry = advancePlan({ ov: single(), instance: instance(single(), r.status), now: at(1_000), observations: { tasks: [report(0, 0, 0, transient())] } });
+    const retry = advancePlan({
+      ov: single(),
+      instance: instance(single(), r.status),
+      now: at(1_000),
+      observations: { tasks: [report(0, 0, 0, transient())] },
+    });
     expect(runOf(retry.status).phases![0]!.steps[0]!.attempts).to.equal(1);
     expect(asked(retry.actions)).to.deep.equal(['0/0:app']);
   });
@@ -107,13 +117,17 @@ describe('engine: transient errors and retries', () => {
   const capRows: { when: string; planMax?: number; optionMax?: number; runs: number }[] = [
     { when: "the plan's maxAttempts 2 allows two attempts", planMax: 2, runs: 2 },
     { when: 'maxAttempts 1 makes the first transient error fatal', planMax: 1, runs: 1 },
-    { when: "the engine default (option) applies when the plan sets none", optionMax: 3, runs: 3 },
+    { when: 'the engine default (option) applies when the plan sets none', optionMax: 3, runs: 3 },
     { when: "the plan's maxAttempts wins over the engine default", planMax: 4, optionMax: 2, runs: 4 },
   ];
   for (const row of capRows) {
     it(row.when, () => {
       const ov = single(row.planMax !== undefined ? { maxAttempts: row.planMax } : {});
-      const sim = simulate({ ov, script: { app: { kind: 'transient', times: 99 } }, ...(row.optionMax ? { options: { maxAttempts: row.optionMax } } : {}) });
+      const sim = simulate({
+        ov,
+        script: { app: { kind: 'transient', times: 99 } },
+        ...(row.optionMax ? { options: { maxAttempts: row.optionMax } } : {}),
+      });
       expect(sim.executed).to.have.length(row.runs);
       expect(sim.run.status).to.equal('FATAL_ERROR');
     });
@@ -136,7 +150,12 @@ describe('engine: transient errors and retries', () => {
   it('a parallel sibling keeps running while one step waits for its retry', () => {
     const ov = operatorVersion({ deploy: plan([phase('main', [step('a'), step('b')], 'parallel')]) });
     const first = advancePlan({ ov, instance: instance(ov, started(ov)), now: T0 });
-    const second = advancePlan({ ov, instance: instance(ov, first.status), now: at(100), observations: { tasks: [report(0, 0, 0, transient())] } });
+    const second = advancePlan({
+      ov,
+      instance: instance(ov, first.status),
+      now: at(100),
+      observations: { tasks: [report(0, 0, 0, transient())] },
+    });
     expect(asked(second.actions)).to.deep.equal(['0/1:b']);
     expect(runOf(second.status).status).to.equal('ERROR');
   });
@@ -151,8 +170,18 @@ describe('engine: transient errors and retries', () => {
   it('the requeue hint is the earliest of several pending retries', () => {
     const ov = operatorVersion({ deploy: plan([phase('main', [step('a'), step('b')], 'parallel')]) });
     const first = advancePlan({ ov, instance: instance(ov, started(ov)), now: T0 });
-    const aFails = advancePlan({ ov, instance: instance(ov, first.status), now: T0, observations: { tasks: [report(0, 0, 0, transient())] } });
-    const bFails = advancePlan({ ov, instance: instance(ov, aFails.status), now: at(700), observations: { tasks: [report(0, 1, 0, transient())] } });
+    const aFails = advancePlan({
+      ov,
+      instance: instance(ov, first.status),
+      now: T0,
+      observations: { tasks: [report(0, 0, 0, transient())] },
+    });
+    const bFails = advancePlan({
+      ov,
+      instance: instance(ov, aFails.status),
+      now: at(700),
+      observations: { tasks: [report(0, 1, 0, transient())] },
+    });
     expect(bFails.requeueAfterMs).to.equal(300);
   });
 
@@ -165,11 +194,36 @@ describe('engine: transient errors and retries', () => {
   });
 
   const timerTasks: { when: string; task: Task; now: number; requeue: number | undefined }[] = [
-    { when: 'a Dummy task lasting 30s asks to be evaluated again when it should be done', task: { name: 'app', kind: 'Dummy', spec: { durationSeconds: 30 } }, now: 0, requeue: 30_000 },
-    { when: 'ten seconds into that Dummy task, the hint is the 20s left', task: { name: 'app', kind: 'Dummy', spec: { durationSeconds: 30 } }, now: 10_000, requeue: 20_000 },
-    { when: 'a Dummy task that never finishes sets no timer', task: { name: 'app', kind: 'Dummy', spec: { durationSeconds: 30, done: false } }, now: 0, requeue: undefined },
-    { when: 'a Wait task asks to be evaluated again when its timeout falls due', task: { name: 'app', kind: 'Wait', spec: { timeoutSeconds: 120 } }, now: 0, requeue: 120_000 },
-    { when: 'an Apply task sets no timer: watches wake the controller', task: { name: 'app', kind: 'Apply', spec: { resources: ['x.yaml'] } }, now: 0, requeue: undefined },
+    {
+      when: 'a Dummy task lasting 30s asks to be evaluated again when it should be done',
+      task: { name: 'app', kind: 'Dummy', spec: { durationSeconds: 30 } },
+      now: 0,
+      requeue: 30_000,
+    },
+    {
+      when: 'ten seconds into that Dummy task, the hint is the 20s left',
+      task: { name: 'app', kind: 'Dummy', spec: { durationSeconds: 30 } },
+      now: 10_000,
+      requeue: 20_000,
+    },
+    {
+      when: 'a Dummy task that never finishes sets no timer',
+      task: { name: 'app', kind: 'Dummy', spec: { durationSeconds: 30, done: false } },
+      now: 0,
+      requeue: undefined,
+    },
+    {
+      when: 'a Wait task asks to be evaluated again when its timeout falls due',
+      task: { name: 'app', kind: 'Wait', spec: { timeoutSeconds: 120 } },
+      now: 0,
+      requeue: 120_000,
+    },
+    {
+      when: 'an Apply task sets no timer: watches wake the controller',
+      task: { name: 'app', kind: 'Apply', spec: { resources: ['x.yaml'] } },
+      now: 0,
+      requeue: undefined,
+    },
   ];
   for (const row of timerTasks) {
     it(row.when, () => {
@@ -186,12 +240,25 @@ describe('engine: fatal errors', () => {
   it('a fatal error fails the step, its phase and the plan, and stops: finishedAt, history, warnings', () => {
     const r = afterOutcome(single(), { kind: 'fatalError', message: 'image does not exist' }, at(500));
     const run = runOf(r.status);
-    expect([run.phases![0]!.steps[0]!.status, run.phases![0]!.status, run.status]).to.deep.equal(['FATAL_ERROR', 'FATAL_ERROR', 'FATAL_ERROR']);
+    expect([run.phases![0]!.steps[0]!.status, run.phases![0]!.status, run.status]).to.deep.equal([
+      'FATAL_ERROR',
+      'FATAL_ERROR',
+      'FATAL_ERROR',
+    ]);
     expect(run.finishedAt).to.equal(at(500));
     expect(run.message).to.equal('phase main step app: task app failed: image does not exist');
     expect(r.status.activePlan!.status).to.equal('FATAL_ERROR');
     expect(r.status.history).to.deep.equal([
-      { plan: 'deploy', id: 'r1', status: 'FATAL_ERROR', trigger: 'create', operatorVersion: 'app-1.0.0', startedAt: T0, finishedAt: at(500), message: run.message },
+      {
+        plan: 'deploy',
+        id: 'r1',
+        status: 'FATAL_ERROR',
+        trigger: 'create',
+        operatorVersion: 'app-1.0.0',
+        startedAt: T0,
+        finishedAt: at(500),
+        message: run.message,
+      },
     ]);
     expect(r.actions.map((a) => a.type === 'event' && [a.reason, a.warning])).to.deep.equal([
       ['StepFailed', true],
@@ -202,19 +269,34 @@ describe('engine: fatal errors', () => {
 
   it('a fatal error aborts the steps running beside it and asks nothing of anyone', () => {
     const ov = operatorVersion({
-      deploy: plan([phase('one', [step('a'), step('b')], 'parallel'), phase('two', [step('c')]), phase('three', [step('d')])], { strategy: 'parallel' }),
+      deploy: plan([phase('one', [step('a'), step('b')], 'parallel'), phase('two', [step('c')]), phase('three', [step('d')])], {
+        strategy: 'parallel',
+      }),
     });
     const first = advancePlan({ ov, instance: instance(ov, started(ov)), now: T0 });
-    const r = advancePlan({ ov, instance: instance(ov, first.status), now: T0, observations: { tasks: [report(1, 0, 0, { kind: 'fatalError', message: 'no' })] } });
+    const r = advancePlan({
+      ov,
+      instance: instance(ov, first.status),
+      now: T0,
+      observations: { tasks: [report(1, 0, 0, { kind: 'fatalError', message: 'no' })] },
+    });
     const run = runOf(r.status);
     expect(asked(r.actions)).to.deep.equal([]);
     expect(run.phases!.map((p) => p.status)).to.deep.equal(['ABORTED', 'FATAL_ERROR', 'ABORTED']);
-    expect(run.phases![0]!.steps.map((s) => s.message)).to.deep.equal(['stopped: phase two step c failed', 'stopped: phase two step c failed']);
+    expect(run.phases![0]!.steps.map((s) => s.message)).to.deep.equal([
+      'stopped: phase two step c failed',
+      'stopped: phase two step c failed',
+    ]);
   });
 
   it('a failed plan asks nothing more on later evaluations', () => {
     const r = afterOutcome(single(), { kind: 'fatalError', message: 'no' });
-    const later = advancePlan({ ov: single(), instance: instance(single(), r.status), now: at(60_000), observations: { tasks: [report(0, 0, 0, done)] } });
+    const later = advancePlan({
+      ov: single(),
+      instance: instance(single(), r.status),
+      now: at(60_000),
+      observations: { tasks: [report(0, 0, 0, done)] },
+    });
     expect(later.actions).to.deep.equal([]);
     expect(later.status).to.deep.equal(r.status);
   });

@@ -32,9 +32,19 @@ function peakInFlight(sim: ReturnType<typeof simulate>): number {
 describe('engine: fan-out over targets', () => {
   const concurrencyRows: { when: string; targets: Targets; script?: Record<string, Behaviour>; peak: number }[] = [
     { when: 'without a concurrency, one target is signalled at a time', targets: nodes(['w0', 'w1', 'w2']), peak: 1 },
-    { when: 'with concurrency 2, at most two targets are in flight', targets: nodes(['w0', 'w1', 'w2', 'w3', 'w4'], 2), script: { drain: { kind: 'progress', times: 2 } }, peak: 2 },
+    {
+      when: 'with concurrency 2, at most two targets are in flight',
+      targets: nodes(['w0', 'w1', 'w2', 'w3', 'w4'], 2),
+      script: { drain: { kind: 'progress', times: 2 } },
+      peak: 2,
+    },
     { when: 'a concurrency above the number of targets signals them all at once', targets: nodes(['w0', 'w1'], 10), peak: 2 },
-    { when: 'selector targets honour the concurrency too', targets: selected({ role: 'worker' }, 2), script: { upgrade: { kind: 'progress', times: 3 } }, peak: 2 },
+    {
+      when: 'selector targets honour the concurrency too',
+      targets: selected({ role: 'worker' }, 2),
+      script: { upgrade: { kind: 'progress', times: 3 } },
+      peak: 2,
+    },
   ];
   for (const row of concurrencyRows) {
     it(row.when, () => {
@@ -72,7 +82,12 @@ describe('engine: fan-out over targets', () => {
   it('a free slot goes to the next Pending target in the same evaluation the previous one completes', () => {
     const ov = fanOut(nodes(['w0', 'w1']), ['upgrade']);
     const first = advancePlan({ ov, instance: instance(ov, started(ov)), now: T0 });
-    const second = advancePlan({ ov, instance: instance(ov, first.status), now: T0, observations: { tasks: [report(0, 0, 0, done, 'w0')] } });
+    const second = advancePlan({
+      ov,
+      instance: instance(ov, first.status),
+      now: T0,
+      observations: { tasks: [report(0, 0, 0, done, 'w0')] },
+    });
     expect(asked(second.actions)).to.deep.equal(['0/0:upgrade@w1']);
     expect(runOf(second.status).phases![0]!.steps[0]!.targets!.map((t) => t.state)).to.deep.equal(['Completed', 'SignalSent']);
   });
@@ -106,7 +121,12 @@ describe('engine: fan-out over targets', () => {
   it('a completed target is never asked again, even when an old report for it arrives', () => {
     const ov = fanOut(nodes(['w0', 'w1']), ['upgrade']);
     const first = advancePlan({ ov, instance: instance(ov, started(ov)), now: T0 });
-    const second = advancePlan({ ov, instance: instance(ov, first.status), now: T0, observations: { tasks: [report(0, 0, 0, done, 'w0')] } });
+    const second = advancePlan({
+      ov,
+      instance: instance(ov, first.status),
+      now: T0,
+      observations: { tasks: [report(0, 0, 0, done, 'w0')] },
+    });
     const stale = { tasks: [report(0, 0, 0, done, 'w0'), report(0, 0, 0, { kind: 'fatalError' as const, message: 'old news' }, 'w0')] };
     const third = advancePlan({ ov, instance: instance(ov, second.status), now: T0, observations: stale });
     expect(asked(third.actions)).to.deep.equal(['0/0:upgrade@w1']);
@@ -120,7 +140,9 @@ describe('engine: fan-out over targets', () => {
       ov,
       instance: instance(ov, first.status),
       now: T0,
-      observations: { tasks: [report(0, 0, 0, { kind: 'transientError', message: 'node unreachable' }, 'w1'), report(0, 0, 0, done, 'w0')] },
+      observations: {
+        tasks: [report(0, 0, 0, { kind: 'transientError', message: 'node unreachable' }, 'w1'), report(0, 0, 0, done, 'w0')],
+      },
     });
     const stepStatus = runOf(second.status).phases![0]!.steps[0]!;
     expect(stepStatus.status).to.equal('ERROR');
@@ -143,7 +165,11 @@ describe('engine: fan-out over targets', () => {
   });
 
   it('a target that keeps failing transiently is Failed when retries run out', () => {
-    const sim = simulate({ ov: fanOut(nodes(['w0']), ['upgrade']), script: { upgrade: { kind: 'transient', times: 99 } }, options: { maxAttempts: 3 } });
+    const sim = simulate({
+      ov: fanOut(nodes(['w0']), ['upgrade']),
+      script: { upgrade: { kind: 'transient', times: 99 } },
+      options: { maxAttempts: 3 },
+    });
     expect(sim.run.phases![0]!.steps[0]!.targets![0]!.state).to.equal('Failed');
     expect(sim.run.status).to.equal('FATAL_ERROR');
     expect(sim.executed).to.have.length(3);

@@ -31,15 +31,12 @@ export const at = (ms: number) => new Date(Date.parse(T0) + ms).toISOString();
 
 export const step = (name: string, tasks: string[] = [name], targets?: Targets): Step =>
   targets ? { name, tasks, targets } : { name, tasks };
-export const phase = (name: string, steps: Step[], strategy?: Strategy): Phase =>
-  strategy ? { name, strategy, steps } : { name, steps };
+export const phase = (name: string, steps: Step[], strategy?: Strategy): Phase => (strategy ? { name, strategy, steps } : { name, steps });
 export const plan = (phases: Phase[], extra: Partial<Plan> = {}): Plan => ({ ...extra, phases });
 export const nodes = (names: string[], concurrency?: number): Targets =>
   concurrency ? { discovery: { static: { nodes: names } }, concurrency } : { discovery: { static: { nodes: names } } };
 export const selected = (labels: Record<string, string>, concurrency?: number): Targets =>
-  concurrency
-    ? { discovery: { selector: { matchLabels: labels } }, concurrency }
-    : { discovery: { selector: { matchLabels: labels } } };
+  concurrency ? { discovery: { selector: { matchLabels: labels } }, concurrency } : { discovery: { selector: { matchLabels: labels } } };
 
 /** An OperatorVersion whose plans' tasks are Dummy tasks unless `tasks` defines them. */
 export function operatorVersion(plans: Record<string, Plan>, tasks: Task[] = [], name = 'app-1.0.0'): OperatorVersion {
@@ -79,8 +76,7 @@ export function started(ov: OperatorVersion, planName = 'deploy', options?: Part
 export const runOf = (status: InstanceStatus, planName = 'deploy'): PlanStatus => status.planStatus![planName]!;
 export const tasksAsked = (actions: readonly Action[]): ExecuteTaskAction[] =>
   actions.filter((a): a is ExecuteTaskAction => a.type === 'executeTask');
-export const eventsOf = (actions: readonly Action[]): EventAction[] =>
-  actions.filter((a): a is EventAction => a.type === 'event');
+export const eventsOf = (actions: readonly Action[]): EventAction[] => actions.filter((a): a is EventAction => a.type === 'event');
 /** "phase/step:task[@target]" of each executeTask. */
 export const asked = (actions: readonly Action[]): string[] =>
   tasksAsked(actions).map((a) => `${a.phase}/${a.step}:${a.taskName}${a.target ? `@${a.target}` : ''}`);
@@ -154,7 +150,12 @@ export function simulate(o: SimulationOptions): Simulation {
       ...(o.options ? { options: o.options } : {}),
     });
     status = result.status;
-    sim.evaluations.push({ now, actions: result.actions, status, ...(result.requeueAfterMs !== undefined ? { requeueAfterMs: result.requeueAfterMs } : {}) });
+    sim.evaluations.push({
+      now,
+      actions: result.actions,
+      status,
+      ...(result.requeueAfterMs !== undefined ? { requeueAfterMs: result.requeueAfterMs } : {}),
+    });
     sim.events.push(...eventsOf(result.actions));
     if (isPlanTerminal(runOf(status, planName).status)) break;
     observations = perform(o, result.actions, calls, now, sim);
@@ -169,13 +170,7 @@ export function simulate(o: SimulationOptions): Simulation {
   return sim;
 }
 
-function perform(
-  o: SimulationOptions,
-  actions: readonly Action[],
-  calls: Map<string, number>,
-  now: string,
-  sim: Simulation,
-): Observations {
+function perform(o: SimulationOptions, actions: readonly Action[], calls: Map<string, number>, now: string, sim: Simulation): Observations {
   const tasks: TaskObservation[] = [];
   const targetsResolved: { phase: number; step: number; names: string[] }[] = [];
   for (const action of actions) {

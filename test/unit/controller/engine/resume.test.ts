@@ -1,20 +1,7 @@
 import { expect } from 'chai';
 import { advancePlan } from '../../../../controller/engine/index.ts';
 import type { InstanceStatus, OperatorVersion, PlanStatus } from '../../../../shared/api/schema.ts';
-import {
-  T0,
-  asked,
-  at,
-  instance,
-  nodes,
-  operatorVersion,
-  phase,
-  plan,
-  runOf,
-  simulate,
-  started,
-  step,
-} from './fixtures.ts';
+import { T0, asked, at, instance, nodes, operatorVersion, phase, plan, runOf, simulate, started, step } from './fixtures.ts';
 
 const ov = operatorVersion({
   deploy: plan(
@@ -55,7 +42,9 @@ describe('engine: resuming after a controller restart', () => {
       run.phases![0]!.status = 'IN_PROGRESS';
     });
     const r = advancePlan({ ov, instance: instance(ov, status), now: at(5_000) });
-    expect(r.actions.filter((a) => a.type === 'executeTask').map((a) => a.type === 'executeTask' && [a.taskIndex, a.taskName])).to.deep.equal([[1, 'seed']]);
+    expect(
+      r.actions.filter((a) => a.type === 'executeTask').map((a) => a.type === 'executeTask' && [a.taskIndex, a.taskName]),
+    ).to.deep.equal([[1, 'seed']]);
   });
 
   it('a fanned-out step resumes its targets: Completed ones skipped, in-flight ones asked at their task', () => {

@@ -5,7 +5,10 @@ import { requestedPlans, type PlanRequest } from '../../../../shared/plan/trigge
 import { T0, at, instance, operatorVersion, phase, plan, runOf, simulate, step } from './fixtures.ts';
 
 const ov = operatorVersion({
-  deploy: plan([phase('main', [step('app'), step('web', ['web'], { discovery: { static: { nodes: ['n0'] } } })], 'parallel'), phase('post', [step('check')])]),
+  deploy: plan([
+    phase('main', [step('app'), step('web', ['web'], { discovery: { static: { nodes: ['n0'] } } })], 'parallel'),
+    phase('post', [step('check')]),
+  ]),
   backup: plan([phase('dump', [step('dump')])], { strategy: 'serial' }),
   update: plan([phase('main', [step('app')])]),
   cleanup: plan([phase('main', [step('remove')])]),
@@ -80,8 +83,18 @@ describe('engine: startPlan', () => {
       when: 'a parameter trigger keeps the manual trigger consumed before',
       request: { plan: 'update', kind: 'parameter', id: 'parameters/REPLICAS', parameters: ['REPLICAS'] },
       spec: { parameters: { REPLICAS: '5' }, planExecution: { planName: 'backup', id: 'b-7' } },
-      before: { operatorVersion: 'app-1.0.0', parameters: { REPLICAS: '3' }, planExecution: { planName: 'backup', id: 'b-7' }, generation: 2 },
-      applied: { operatorVersion: 'app-1.0.0', parameters: { REPLICAS: '5' }, planExecution: { planName: 'backup', id: 'b-7' }, generation: 3 },
+      before: {
+        operatorVersion: 'app-1.0.0',
+        parameters: { REPLICAS: '3' },
+        planExecution: { planName: 'backup', id: 'b-7' },
+        generation: 2,
+      },
+      applied: {
+        operatorVersion: 'app-1.0.0',
+        parameters: { REPLICAS: '5' },
+        planExecution: { planName: 'backup', id: 'b-7' },
+        generation: 3,
+      },
     },
   ];
   for (const row of appliedRows) {
@@ -129,7 +142,7 @@ describe('engine: startPlan', () => {
     expect(cleanup.activePlan).to.include({ name: 'cleanup', status: 'PENDING' });
   });
 
-  it('keeps the last 10 runs per plan in history and the other plans\' runs untouched', () => {
+  it("keeps the last 10 runs per plan in history and the other plans' runs untouched", () => {
     let status = runToEnd(undefined, deploy, 'd1', 0);
     for (let n = 1; n <= 12; n++) status = runToEnd(status, backup(`b${n}`), `b${n}`, n * 60_000);
     const backups = status.history!.filter((h) => h.plan === 'backup').map((h) => h.id);
@@ -141,7 +154,14 @@ describe('engine: startPlan', () => {
     let status: InstanceStatus | undefined;
     for (let n = 1; n <= 6; n++) {
       const request = n % 2 === 0 ? backup(`b${n}`) : { plan: 'update', kind: 'manual' as const, id: `u${n}` };
-      const begun = startPlan({ ov, instance: instance(ov, status), request, now: at(n * 1_000), id: `r${n}`, options: { historyPerPlan: 2, historyTotal: 3 } });
+      const begun = startPlan({
+        ov,
+        instance: instance(ov, status),
+        request,
+        now: at(n * 1_000),
+        id: `r${n}`,
+        options: { historyPerPlan: 2, historyTotal: 3 },
+      });
       status = simulate({ ov, planName: request.plan, status: begun, options: { historyPerPlan: 2, historyTotal: 3 } }).status;
     }
     expect(status!.history!.map((h) => h.id)).to.deep.equal(['r4', 'r5', 'r6']);
@@ -154,7 +174,9 @@ describe('engine: startPlan', () => {
   });
 
   it('a plan the OperatorVersion does not have yields a failed run, consumed and recorded, not an exception', () => {
-    const status = start(undefined, { plan: 'bakup', kind: 'manual', id: 'x' }, 'r1', T0, { planExecution: { planName: 'bakup', id: 'x' } });
+    const status = start(undefined, { plan: 'bakup', kind: 'manual', id: 'x' }, 'r1', T0, {
+      planExecution: { planName: 'bakup', id: 'x' },
+    });
     const run = runOf(status, 'bakup');
     expect(run.status).to.equal('FATAL_ERROR');
     expect(run.message).to.equal('OperatorVersion "app-1.0.0" has no plan "bakup" (plans: backup, cleanup, deploy, update)');

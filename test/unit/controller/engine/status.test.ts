@@ -21,7 +21,10 @@ describe('engine: ensurePlanStatusEntries', () => {
     },
     {
       when: "the active plan's entry is kept even when the OperatorVersion lost the plan",
-      status: { activePlan: { name: 'restore', id: 'r0', status: 'IN_PROGRESS' }, planStatus: { restore: { status: 'IN_PROGRESS', id: 'r0' } } },
+      status: {
+        activePlan: { name: 'restore', id: 'r0', status: 'IN_PROGRESS' },
+        planStatus: { restore: { status: 'IN_PROGRESS', id: 'r0' } },
+      },
       plans: { backup: 'NEVER_RUN', deploy: 'NEVER_RUN', restore: 'IN_PROGRESS' },
     },
   ];
@@ -60,7 +63,10 @@ describe('engine: isPlanTerminal', () => {
 
 describe('engine: summarizeTree', () => {
   const treeOv = operatorVersion({
-    deploy: plan([phase('main', [step('app'), step('roll', ['upgrade'], nodes(['w0', 'w1']))], 'parallel'), phase('post', [step('check')])]),
+    deploy: plan([
+      phase('main', [step('app'), step('roll', ['upgrade'], nodes(['w0', 'w1']))], 'parallel'),
+      phase('post', [step('check')]),
+    ]),
   });
 
   it('draws plan → phases → steps → targets with state, strategy and last update', () => {
@@ -82,7 +88,9 @@ describe('engine: summarizeTree', () => {
 
   it('shows failed attempts, the retry time and the message of a step in ERROR', () => {
     const sim = simulate({ ov: treeOv, script: { app: { kind: 'transient', times: 9 } }, maxEvaluations: 2 });
-    const line = summarizeTree(sim.run).split('\n').find((l) => l.includes('Step app'))!;
+    const line = summarizeTree(sim.run)
+      .split('\n')
+      .find((l) => l.includes('Step app'))!;
     expect(line).to.equal(
       `│   ├── Step app [ERROR] tasks done 0, failed attempts 1, retry at ${at(1_100)}, updated ${at(100)}: task app failed: flaky; attempt 1 of 5 failed, retrying in 1s`,
     );

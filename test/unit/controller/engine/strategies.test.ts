@@ -20,20 +20,33 @@ import type { Plan } from '../../../../shared/api/schema.ts';
 
 const twoByTwo = (planStrategy?: 'serial' | 'parallel', phaseStrategy?: 'serial' | 'parallel'): Plan =>
   plan(
-    [
-      phase('one', [step('a'), step('b')], phaseStrategy),
-      phase('two', [step('c'), step('d')], phaseStrategy),
-    ],
+    [phase('one', [step('a'), step('b')], phaseStrategy), phase('two', [step('c'), step('d')], phaseStrategy)],
     planStrategy ? { strategy: planStrategy } : {},
   );
 
 describe('engine: phase and step strategies', () => {
   const firstAsks: { when: string; plan: Plan; asks: string[] }[] = [
-    { when: 'a serial plan with serial phases asks only for the first step of the first phase', plan: twoByTwo('serial', 'serial'), asks: ['0/0:a'] },
+    {
+      when: 'a serial plan with serial phases asks only for the first step of the first phase',
+      plan: twoByTwo('serial', 'serial'),
+      asks: ['0/0:a'],
+    },
     { when: 'a plan without strategies behaves as serial everywhere', plan: twoByTwo(), asks: ['0/0:a'] },
-    { when: 'a serial plan with a parallel phase asks for every step of the first phase', plan: twoByTwo('serial', 'parallel'), asks: ['0/0:a', '0/1:b'] },
-    { when: 'a parallel plan with serial phases asks for the first step of every phase', plan: twoByTwo('parallel', 'serial'), asks: ['0/0:a', '1/0:c'] },
-    { when: 'a parallel plan with parallel phases asks for every step at once', plan: twoByTwo('parallel', 'parallel'), asks: ['0/0:a', '0/1:b', '1/0:c', '1/1:d'] },
+    {
+      when: 'a serial plan with a parallel phase asks for every step of the first phase',
+      plan: twoByTwo('serial', 'parallel'),
+      asks: ['0/0:a', '0/1:b'],
+    },
+    {
+      when: 'a parallel plan with serial phases asks for the first step of every phase',
+      plan: twoByTwo('parallel', 'serial'),
+      asks: ['0/0:a', '1/0:c'],
+    },
+    {
+      when: 'a parallel plan with parallel phases asks for every step at once',
+      plan: twoByTwo('parallel', 'parallel'),
+      asks: ['0/0:a', '0/1:b', '1/0:c', '1/1:d'],
+    },
     {
       when: 'an unknown strategy is treated as serial',
       plan: plan([phase('one', [step('a'), step('b')], 'sideways' as 'serial')], { strategy: 'sideways' as 'serial' }),
@@ -49,8 +62,16 @@ describe('engine: phase and step strategies', () => {
   }
 
   const orders: { when: string; plan: Plan; order: string[] }[] = [
-    { when: 'serial phases and steps run strictly one after the other', plan: twoByTwo('serial', 'serial'), order: ['0/0', '0/1', '1/0', '1/1'] },
-    { when: 'a serial plan finishes phase one (parallel steps) before starting phase two', plan: twoByTwo('serial', 'parallel'), order: ['0/0', '0/1', '1/0', '1/1'] },
+    {
+      when: 'serial phases and steps run strictly one after the other',
+      plan: twoByTwo('serial', 'serial'),
+      order: ['0/0', '0/1', '1/0', '1/1'],
+    },
+    {
+      when: 'a serial plan finishes phase one (parallel steps) before starting phase two',
+      plan: twoByTwo('serial', 'parallel'),
+      order: ['0/0', '0/1', '1/0', '1/1'],
+    },
   ];
   for (const row of orders) {
     it(row.when, () => {
@@ -61,7 +82,10 @@ describe('engine: phase and step strategies', () => {
   }
 
   it('a serial plan does not start phase two while a phase-one step is still in progress', () => {
-    const sim = simulate({ ov: operatorVersion({ deploy: twoByTwo('serial', 'parallel') }), script: { a: { kind: 'progress', times: 3 } } });
+    const sim = simulate({
+      ov: operatorVersion({ deploy: twoByTwo('serial', 'parallel') }),
+      script: { a: { kind: 'progress', times: 3 } },
+    });
     const firstC = sim.executed.find((e) => e.taskName === 'c')!;
     const lastA = sim.executed.filter((e) => e.taskName === 'a').at(-1)!;
     expect(Date.parse(firstC.now)).to.be.greaterThan(Date.parse(lastA.now));
@@ -98,7 +122,10 @@ describe('engine: phase and step strategies', () => {
   });
 
   it('the plan is COMPLETE only when every phase is, and a phase only when every step is', () => {
-    const sim = simulate({ ov: operatorVersion({ deploy: twoByTwo('parallel', 'parallel') }), script: { d: { kind: 'progress', times: 4 } } });
+    const sim = simulate({
+      ov: operatorVersion({ deploy: twoByTwo('parallel', 'parallel') }),
+      script: { d: { kind: 'progress', times: 4 } },
+    });
     for (const e of sim.evaluations.slice(0, -1)) {
       const run = runOf(e.status);
       expect(run.status).to.not.equal('COMPLETE');
@@ -116,7 +143,10 @@ describe('engine: phase and step strategies', () => {
   });
 
   it('a step that is retried and then fails for good records a Warning each time, between PlanStarted and PlanFinished', () => {
-    const sim = simulate({ ov: operatorVersion({ deploy: twoByTwo('serial', 'serial') }), script: { b: { kind: 'transient', times: 1 }, c: { kind: 'fatal' } } });
+    const sim = simulate({
+      ov: operatorVersion({ deploy: twoByTwo('serial', 'serial') }),
+      script: { b: { kind: 'transient', times: 1 }, c: { kind: 'fatal' } },
+    });
     expect(sim.events.map((e) => `${e.reason}${e.warning ? ' (Warning)' : ''}`)).to.deep.equal([
       'PlanStarted',
       'StepRetrying (Warning)',
@@ -129,7 +159,11 @@ describe('engine: phase and step strategies', () => {
     const sim = simulate({ ov: operatorVersion({ deploy: twoByTwo() }) });
     expect(sim.run.finishedAt).to.be.a('string');
     expect(sim.status.activePlan!.status).to.equal('COMPLETE');
-    const again = advancePlan({ ov: operatorVersion({ deploy: twoByTwo() }), instance: instance(operatorVersion({ deploy: twoByTwo() }), sim.status), now: T0 });
+    const again = advancePlan({
+      ov: operatorVersion({ deploy: twoByTwo() }),
+      instance: instance(operatorVersion({ deploy: twoByTwo() }), sim.status),
+      now: T0,
+    });
     expect(again.actions).to.deep.equal([]);
     expect(again.status).to.deep.equal(sim.status);
   });

@@ -30,7 +30,17 @@ const ov: OperatorVersion = {
       { name: 'wait', kind: 'Dummy', spec: { done: true } },
     ],
     plans: {
-      deploy: { phases: [{ name: 'p', steps: [{ name: 'config', tasks: ['config', 'wait'] }, { name: 'app', tasks: ['app'] }] }] },
+      deploy: {
+        phases: [
+          {
+            name: 'p',
+            steps: [
+              { name: 'config', tasks: ['config', 'wait'] },
+              { name: 'app', tasks: ['app'] },
+            ],
+          },
+        ],
+      },
       backup: { phases: [{ name: 'p', steps: [{ name: 's', tasks: ['wait'] }] }] },
       spread: { phases: [{ name: 'p', steps: [{ name: 'n', tasks: ['app'], targets: { discovery: { static: { nodes: ['n1'] } } } }] }] },
     },
@@ -59,7 +69,8 @@ function kube(objects: Record<string, unknown>, opts: { served?: string[]; forbi
     ({
       as: (user: string) => make(user),
       resourceFor: async (_v: string, kind: string) => {
-        if (opts.served && !opts.served.includes(kind)) throw new KubeApiError(404, 'NotFound', `the server could not find the requested resource (${kind})`);
+        if (opts.served && !opts.served.includes(kind))
+          throw new KubeApiError(404, 'NotFound', `the server could not find the requested resource (${kind})`);
         return { name: kind.toLowerCase() + 's', kind, namespaced: true };
       },
       get: async (ref: { kind: string; namespace?: string; name: string }) => {
@@ -101,7 +112,10 @@ describe('controller/executors/applied: the objects of the last completed plan',
   });
 
   it('reads every object as the plans ServiceAccount and calls them current when they are', async function () {
-    const { kube: k, seen } = kube({ ConfigMap: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'db-config' } }, Deployment: healthyDeployment });
+    const { kube: k, seen } = kube({
+      ConfigMap: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'db-config' } },
+      Deployment: healthyDeployment,
+    });
     expect(await judge(k)).to.deep.equal({ state: 'current', message: '2 applied objects are current', objects: 2 });
     expect(seen.filter((s) => !s.includes('ServiceAccount'))).to.deep.equal([
       'system:serviceaccount:shop:planwarden-plans get ConfigMap shop/db-config',
@@ -109,7 +123,7 @@ describe('controller/executors/applied: the objects of the last completed plan',
     ]);
   });
 
-  it('judges every completed plan\'s objects: a backup after the deploy does not hide the deploy\'s Deployment', async function () {
+  it("judges every completed plan's objects: a backup after the deploy does not hide the deploy's Deployment", async function () {
     const { kube: k } = kube({ ConfigMap: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'db-config' } } });
     expect((await judge(k, ['backup', 'deploy']))?.state).to.equal('missing');
   });
@@ -132,7 +146,10 @@ describe('controller/executors/applied: the objects of the last completed plan',
 
   it('judges an unhealthy Deployment by the rollout rules: progressing', async function () {
     const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'db-config' } };
-    const rolling = { ...healthyDeployment, status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 0, availableReplicas: 0 } };
+    const rolling = {
+      ...healthyDeployment,
+      status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 0, availableReplicas: 0 },
+    };
     expect((await judge(kube({ ConfigMap: cm, Deployment: rolling }).kube))?.state).to.equal('inProgress');
   });
 });
@@ -145,7 +162,8 @@ describe('controller adapter report between plans', function () {
   };
   const report = (applied?: AppliedHealth, status: InstanceStatus = completed) =>
     finalizeStatus({ inst: instance, status, now: '2026-11-23T10:00:00Z', nothingDue: true, applied });
-  const cond = (s: InstanceStatus, type: string) => s.adapters?.find((a) => a.name === CONTROLLER_ADAPTER)?.conditions.find((c) => c.type === type);
+  const cond = (s: InstanceStatus, type: string) =>
+    s.adapters?.find((a) => a.name === CONTROLLER_ADAPTER)?.conditions.find((c) => c.type === type);
   const root = (s: InstanceStatus, type: string) => s.conditions?.find((c) => c.type === type);
 
   it('is Available and Ready while the applied objects are current', function () {
@@ -158,7 +176,9 @@ describe('controller adapter report between plans', function () {
     const ready = report({ state: 'current', message: 'ok', objects: 2 });
     const broken = report({ state: 'missing', message: 'deployment db-web (template deployment.yaml) is missing', objects: 2 }, ready);
     expect(cond(broken, 'Available')).to.include({ status: 'False', reason: 'ObjectMissing' });
-    expect(cond(broken, 'Available')?.message).to.equal('plan deploy (d1) COMPLETE: deployment db-web (template deployment.yaml) is missing');
+    expect(cond(broken, 'Available')?.message).to.equal(
+      'plan deploy (d1) COMPLETE: deployment db-web (template deployment.yaml) is missing',
+    );
     expect(cond(broken, 'Health')?.status).to.equal('False');
     expect(root(broken, 'Ready')?.status).to.equal('False');
     const back = report({ state: 'current', message: 'ok', objects: 2 }, broken);
@@ -174,7 +194,13 @@ describe('controller adapter report between plans', function () {
 
   it('writes nothing new when a report changes nothing (same conditions, stored time kept)', function () {
     const first = report({ state: 'current', message: 'ok', objects: 2 });
-    const again = finalizeStatus({ inst: instance, status: first, now: '2026-11-23T10:30:00Z', nothingDue: true, applied: { state: 'current', message: 'ok', objects: 2 } });
+    const again = finalizeStatus({
+      inst: instance,
+      status: first,
+      now: '2026-11-23T10:30:00Z',
+      nothingDue: true,
+      applied: { state: 'current', message: 'ok', objects: 2 },
+    });
     expect(again.adapters).to.deep.equal(first.adapters);
   });
 });

@@ -9,7 +9,14 @@ const instance = {
   kind: 'Instance',
   metadata: { name: 'shop', namespace: 'team-a', uid: 'uid-1' },
 };
-const ownerRef = { apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance', name: 'shop', uid: 'uid-1', controller: true, blockOwnerDeletion: true };
+const ownerRef = {
+  apiVersion: 'planwarden.dev/v1alpha1',
+  kind: 'Instance',
+  name: 'shop',
+  uid: 'uid-1',
+  controller: true,
+  blockOwnerDeletion: true,
+};
 
 const deployment = (metadata: Partial<KubeResource['metadata']> = {}): KubeResource => ({
   apiVersion: 'apps/v1',
@@ -35,7 +42,11 @@ describe('controller/executors/apply', () => {
     });
 
     it('keeps the labels the template set, and overrides its own two', () => {
-      const out = prepareObject(deployment({ labels: { app: 'web', [LABEL_PLAN]: 'spoofed' } }), { instance, plan: 'update', namespaced: true });
+      const out = prepareObject(deployment({ labels: { app: 'web', [LABEL_PLAN]: 'spoofed' } }), {
+        instance,
+        plan: 'update',
+        namespaced: true,
+      });
       expect(out.metadata.labels).to.deep.equal({ app: 'web', [LABEL_INSTANCE]: 'shop', [LABEL_PLAN]: 'update' });
     });
 
@@ -47,7 +58,12 @@ describe('controller/executors/apply', () => {
     });
 
     it('drops the namespace of a cluster-scoped object and does not own it', () => {
-      const role: KubeResource = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'reader', namespace: 'team-a' }, rules: [] };
+      const role: KubeResource = {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name: 'reader', namespace: 'team-a' },
+        rules: [],
+      };
       const out = prepareObject(role, { instance, plan: 'deploy', namespaced: false });
       expect(out.metadata).to.deep.equal({ name: 'reader', labels: { [LABEL_INSTANCE]: 'shop', [LABEL_PLAN]: 'deploy' } });
     });
@@ -59,7 +75,11 @@ describe('controller/executors/apply', () => {
     });
 
     it('adds no owner reference when the Instance has no uid yet', () => {
-      const out = prepareObject(deployment(), { instance: { ...instance, metadata: { name: 'shop', namespace: 'team-a' } }, plan: 'deploy', namespaced: true });
+      const out = prepareObject(deployment(), {
+        instance: { ...instance, metadata: { name: 'shop', namespace: 'team-a' } },
+        plan: 'deploy',
+        namespaced: true,
+      });
       expect(out.metadata).not.to.have.property('ownerReferences');
     });
 
@@ -73,7 +93,10 @@ describe('controller/executors/apply', () => {
 
   describe('observationForHealth', () => {
     it('current is done', () => {
-      expect(observationForHealth({ status: 'current', message: 'deployment web: 3 of 3 replicas available' })).to.deep.equal({ kind: 'done', message: 'deployment web: 3 of 3 replicas available' });
+      expect(observationForHealth({ status: 'current', message: 'deployment web: 3 of 3 replicas available' })).to.deep.equal({
+        kind: 'done',
+        message: 'deployment web: 3 of 3 replicas available',
+      });
     });
     it('in progress is in progress', () => {
       expect(observationForHealth({ status: 'inProgress', message: 'deployment web: 1 of 3 updated replicas available' })).to.deep.equal({
@@ -82,7 +105,10 @@ describe('controller/executors/apply', () => {
       });
     });
     it('failed is fatal', () => {
-      expect(observationForHealth({ status: 'failed', message: 'job migrate: failed' })).to.deep.equal({ kind: 'fatalError', message: 'job migrate: failed' });
+      expect(observationForHealth({ status: 'failed', message: 'job migrate: failed' })).to.deep.equal({
+        kind: 'fatalError',
+        message: 'job migrate: failed',
+      });
     });
   });
 });

@@ -3,7 +3,11 @@ import { expect } from 'chai';
 import { deletionRef, deletionState } from '../../../../controller/executors/delete.ts';
 import type { KubeResource } from '../../../../shared/kube/client.ts';
 
-const cm = (metadata: Partial<KubeResource['metadata']> = {}): KubeResource => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', ...metadata } });
+const cm = (metadata: Partial<KubeResource['metadata']> = {}): KubeResource => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: 'c', ...metadata },
+});
 
 describe('controller/executors/delete', () => {
   describe('deletionState', () => {

@@ -11,15 +11,30 @@ const after = (seconds: number) => new Date(Date.parse(STARTED) + seconds * 1000
 describe('controller/executors/dummy', () => {
   const rows: { sentence: string; spec: TaskSpec | undefined; elapsed: number; expected: Observation }[] = [
     { sentence: 'with no spec is done at once', spec: undefined, elapsed: 0, expected: { kind: 'done', message: 'dummy task t: done' } },
-    { sentence: 'with done: true is done at once', spec: { done: true }, elapsed: 0, expected: { kind: 'done', message: 'dummy task t: done' } },
+    {
+      sentence: 'with done: true is done at once',
+      spec: { done: true },
+      elapsed: 0,
+      expected: { kind: 'done', message: 'dummy task t: done' },
+    },
     {
       sentence: 'with a duration is in progress before it has passed, saying how far along it is',
       spec: { durationSeconds: 10 },
       elapsed: 3.5,
       expected: { kind: 'inProgress', message: 'dummy task t: 3s of 10s elapsed' },
     },
-    { sentence: 'with a duration is done once it has passed exactly', spec: { durationSeconds: 10 }, elapsed: 10, expected: { kind: 'done', message: 'dummy task t: done' } },
-    { sentence: 'with a duration is done long after', spec: { durationSeconds: 10, done: true }, elapsed: 3600, expected: { kind: 'done', message: 'dummy task t: done' } },
+    {
+      sentence: 'with a duration is done once it has passed exactly',
+      spec: { durationSeconds: 10 },
+      elapsed: 10,
+      expected: { kind: 'done', message: 'dummy task t: done' },
+    },
+    {
+      sentence: 'with a duration is done long after',
+      spec: { durationSeconds: 10, done: true },
+      elapsed: 3600,
+      expected: { kind: 'done', message: 'dummy task t: done' },
+    },
     {
       sentence: 'with a duration reports 0s elapsed when the clock reads before the start',
       spec: { durationSeconds: 5 },
@@ -70,8 +85,18 @@ describe('controller/executors/dummy', () => {
   it('is what executorFor("Dummy") runs, with no API access', async () => {
     const executors = createExecutors({ kube: {} as KubeClient });
     const ctx = {
-      instance: { apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance', metadata: { name: 'i', namespace: 'n' }, spec: { operatorVersion: { name: 'ov' } } },
-      operatorVersion: { apiVersion: 'planwarden.dev/v1alpha1', kind: 'OperatorVersion', metadata: { name: 'ov' }, spec: { version: '1.0.0', plans: {} } },
+      instance: {
+        apiVersion: 'planwarden.dev/v1alpha1',
+        kind: 'Instance',
+        metadata: { name: 'i', namespace: 'n' },
+        spec: { operatorVersion: { name: 'ov' } },
+      },
+      operatorVersion: {
+        apiVersion: 'planwarden.dev/v1alpha1',
+        kind: 'OperatorVersion',
+        metadata: { name: 'ov' },
+        spec: { version: '1.0.0', plans: {} },
+      },
       plan: 'deploy',
       task: { name: 't', kind: 'Dummy', spec: { durationSeconds: 30 } },
       parameters: {},
@@ -83,6 +108,10 @@ describe('controller/executors/dummy', () => {
 
   it('writes nothing, as Wait (it only reads), so the controller may go through it in memory; an unknown kind only reports', () => {
     const executors = createExecutors({ kube: {} as KubeClient });
-    expect(['Dummy', 'Apply', 'Delete', 'Wait', 'Frobnicate'].filter((k) => executors.writesNothing?.(k))).to.deep.equal(['Dummy', 'Wait', 'Frobnicate']);
+    expect(['Dummy', 'Apply', 'Delete', 'Wait', 'Frobnicate'].filter((k) => executors.writesNothing?.(k))).to.deep.equal([
+      'Dummy',
+      'Wait',
+      'Frobnicate',
+    ]);
   });
 });

@@ -5,21 +5,44 @@ import { combineHealth, judgeHealth, type Health, type HealthStatus, type Judged
 /** An object as the API returns it: what health reads, plus whatever else the kind has. */
 type Obj = Judged & Record<string, unknown>;
 
-const cond = (type: string, status: string, reason?: string, message?: string) => ({ type, status, ...(reason ? { reason } : {}), ...(message ? { message } : {}) });
+const cond = (type: string, status: string, reason?: string, message?: string) => ({
+  type,
+  status,
+  ...(reason ? { reason } : {}),
+  ...(message ? { message } : {}),
+});
 
 function deployment(generation: number, spec: Record<string, unknown>, status: Record<string, unknown> | undefined): Obj {
   return { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', generation }, spec, ...(status ? { status } : {}) };
 }
 
 function statefulSet(spec: Record<string, unknown>, status: Record<string, unknown>, generation = 1): Obj {
-  return { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'db', generation }, spec, status: { observedGeneration: generation, ...status } };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: { name: 'db', generation },
+    spec,
+    status: { observedGeneration: generation, ...status },
+  };
 }
 
 function daemonSet(spec: Record<string, unknown>, status: Record<string, unknown>, generation = 1): Obj {
-  return { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'agent', generation }, spec, status: { observedGeneration: generation, ...status } };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: { name: 'agent', generation },
+    spec,
+    status: { observedGeneration: generation, ...status },
+  };
 }
 
-const job = (status: Record<string, unknown>): Obj => ({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'migrate', generation: 1 }, spec: {}, status });
+const job = (status: Record<string, unknown>): Obj => ({
+  apiVersion: 'batch/v1',
+  kind: 'Job',
+  metadata: { name: 'migrate', generation: 1 },
+  spec: {},
+  status,
+});
 const pod = (status: Record<string, unknown>): Obj => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: {}, status });
 const custom = (metadata: Record<string, unknown>, status?: unknown): Obj => ({
   apiVersion: 'example.com/v1',
@@ -63,12 +86,16 @@ const rows: { sentence: string; obj: Obj; status: HealthStatus; message: string 
   },
   {
     sentence: 'a Deployment that exceeded its progress deadline has failed',
-    obj: deployment(2, { replicas: 3 }, {
-      observedGeneration: 2,
-      replicas: 3,
-      updatedReplicas: 1,
-      conditions: [cond('Progressing', 'False', 'ProgressDeadlineExceeded', 'ReplicaSet "web-7d" has timed out progressing.')],
-    }),
+    obj: deployment(
+      2,
+      { replicas: 3 },
+      {
+        observedGeneration: 2,
+        replicas: 3,
+        updatedReplicas: 1,
+        conditions: [cond('Progressing', 'False', 'ProgressDeadlineExceeded', 'ReplicaSet "web-7d" has timed out progressing.')],
+      },
+    ),
     status: 'failed',
     message: 'deployment web: exceeded its progress deadline: ReplicaSet "web-7d" has timed out progressing.',
   },
@@ -135,7 +162,10 @@ const rows: { sentence: string; obj: Obj; status: HealthStatus; message: string 
   },
   {
     sentence: 'an OnDelete StatefulSet is current once its pods are ready, whatever their revision',
-    obj: statefulSet({ replicas: 2, updateStrategy: { type: 'OnDelete' } }, { readyReplicas: 2, currentRevision: 'r1', updateRevision: 'r2' }),
+    obj: statefulSet(
+      { replicas: 2, updateStrategy: { type: 'OnDelete' } },
+      { readyReplicas: 2, currentRevision: 'r1', updateRevision: 'r2' },
+    ),
     status: 'current',
     message: 'statefulset db: 2 of 2 pods ready (OnDelete: pods update when deleted)',
   },
@@ -166,7 +196,13 @@ const rows: { sentence: string; obj: Obj; status: HealthStatus; message: string 
   },
   {
     sentence: 'a DaemonSet not yet observed is in progress',
-    obj: { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'agent', generation: 2 }, spec: {}, status: { observedGeneration: 1 } },
+    obj: {
+      apiVersion: 'apps/v1',
+      kind: 'DaemonSet',
+      metadata: { name: 'agent', generation: 2 },
+      spec: {},
+      status: { observedGeneration: 1 },
+    },
     status: 'inProgress',
     message: 'daemonset agent: waiting for the controller to observe generation 2 (observed 1)',
   },
@@ -225,7 +261,9 @@ const rows: { sentence: string; obj: Obj; status: HealthStatus; message: string 
     obj: pod({
       phase: 'Running',
       conditions: [cond('Ready', 'False')],
-      containerStatuses: [{ name: 'app', state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 40s restarting failed container' } } }],
+      containerStatuses: [
+        { name: 'app', state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 40s restarting failed container' } } },
+      ],
     }),
     status: 'inProgress',
     message: 'pod p: container app CrashLoopBackOff: back-off 40s restarting failed container',
@@ -269,7 +307,13 @@ const rows: { sentence: string; obj: Obj; status: HealthStatus; message: string 
   },
   {
     sentence: 'a LoadBalancer Service with an ingress address is current',
-    obj: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' }, spec: { type: 'LoadBalancer' }, status: { loadBalancer: { ingress: [{ ip: '10.0.0.1' }] } } },
+    obj: {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web' },
+      spec: { type: 'LoadBalancer' },
+      status: { loadBalancer: { ingress: [{ ip: '10.0.0.1' }] } },
+    },
     status: 'current',
     message: 'service web: load balancer ready',
   },
@@ -293,19 +337,39 @@ const rows: { sentence: string; obj: Obj; status: HealthStatus; message: string 
   },
   {
     sentence: 'an established CRD is current',
-    obj: { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' }, status: { conditions: [cond('NamesAccepted', 'True'), cond('Established', 'True')] } },
+    obj: {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'widgets.example.com' },
+      status: { conditions: [cond('NamesAccepted', 'True'), cond('Established', 'True')] },
+    },
     status: 'current',
     message: 'customresourcedefinition widgets.example.com: established',
   },
   {
     sentence: 'a CRD whose names clash has failed',
-    obj: { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' }, status: { conditions: [cond('NamesAccepted', 'False', 'MultipleNamesNotAllowed')] } },
+    obj: {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'widgets.example.com' },
+      status: { conditions: [cond('NamesAccepted', 'False', 'MultipleNamesNotAllowed')] },
+    },
     status: 'failed',
     message: 'customresourcedefinition widgets.example.com: names not accepted: MultipleNamesNotAllowed',
   },
   {
     sentence: 'a ReplicaSet short of available replicas is in progress, with its failure condition',
-    obj: { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'rs', generation: 1 }, spec: { replicas: 2 }, status: { observedGeneration: 1, availableReplicas: 0, conditions: [cond('ReplicaFailure', 'True', 'FailedCreate', 'exceeded quota')] } },
+    obj: {
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      metadata: { name: 'rs', generation: 1 },
+      spec: { replicas: 2 },
+      status: {
+        observedGeneration: 1,
+        availableReplicas: 0,
+        conditions: [cond('ReplicaFailure', 'True', 'FailedCreate', 'exceeded quota')],
+      },
+    },
     status: 'inProgress',
     message: 'replicaset rs: 0 of 2 replicas available (FailedCreate: exceeded quota)',
   },

@@ -3,7 +3,12 @@
 // the namespace, the ServiceAccount and the grant that fixes it.
 import { expect } from 'chai';
 import type { Instance, OperatorVersion } from '../../../../shared/api/schema.ts';
-import { judgeImpersonationGrant, planActsAsServiceAccount, type GrantAnswer, type GrantProbe } from '../../../../controller/executors/impersonation.ts';
+import {
+  judgeImpersonationGrant,
+  planActsAsServiceAccount,
+  type GrantAnswer,
+  type GrantProbe,
+} from '../../../../controller/executors/impersonation.ts';
 import { LOCKED_DOWN, type TenancyPolicy } from '../../../../controller/executors/tenancy.ts';
 
 const ov: OperatorVersion = {
@@ -62,14 +67,25 @@ describe('controller/executors/impersonation: the grant checked before a plan st
 
   it('denied: refused with reason ImpersonationNotGranted, naming the namespace, the ServiceAccount, the controller, the rbac command and the RoleBinding', async () => {
     const p = probe({ kind: 'denied' });
-    const report = await judgeImpersonationGrant(p, { instance: instance('deployer'), operatorVersion: ov, plan: 'deploy', policy: LOCKED_DOWN });
+    const report = await judgeImpersonationGrant(p, {
+      instance: instance('deployer'),
+      operatorVersion: ov,
+      plan: 'deploy',
+      policy: LOCKED_DOWN,
+    });
     expect(p.asked).to.deep.equal(['team-a/deployer']);
     expect(report?.reason).to.equal('ImpersonationNotGranted');
     expect(report?.message)
-      .to.contain('plan "deploy" waits: namespace "team-a" does not let planwarden\'s controller (system:serviceaccount:pw-system:pw-controller) act as ServiceAccount "deployer"')
+      .to.contain(
+        'plan "deploy" waits: namespace "team-a" does not let planwarden\'s controller (system:serviceaccount:pw-system:pw-controller) act as ServiceAccount "deployer"',
+      )
       .and.contain('`kubectl planwarden rbac --operator-version app-1.0.0 -n team-a --service-account deployer | kubectl apply -f -`')
-      .and.contain('kubectl -n team-a create role planwarden-controller-as-deployer --verb=impersonate --resource=serviceaccounts --resource-name=deployer')
-      .and.contain('kubectl -n team-a create rolebinding planwarden-controller-as-deployer --role=planwarden-controller-as-deployer --serviceaccount=pw-system:pw-controller')
+      .and.contain(
+        'kubectl -n team-a create role planwarden-controller-as-deployer --verb=impersonate --resource=serviceaccounts --resource-name=deployer',
+      )
+      .and.contain(
+        'kubectl -n team-a create rolebinding planwarden-controller-as-deployer --role=planwarden-controller-as-deployer --serviceaccount=pw-system:pw-controller',
+      )
       .and.contain('kubectl auth can-i impersonate serviceaccounts/deployer -n team-a --as=system:serviceaccount:pw-system:pw-controller');
   });
 
@@ -81,9 +97,19 @@ describe('controller/executors/impersonation: the grant checked before a plan st
 
   const starts: [sentence: string, answer: GrantAnswer, plan: string, policy: TenancyPolicy][] = [
     ['allowed: the plan starts', { kind: 'allowed' }, 'deploy', LOCKED_DOWN],
-    ['unknown (the review failed): the plan starts, the API server still refuses each request the grant does not cover', { kind: 'unknown', reason: 'timeout' }, 'deploy', LOCKED_DOWN],
+    [
+      'unknown (the review failed): the plan starts, the API server still refuses each request the grant does not cover',
+      { kind: 'unknown', reason: 'timeout' },
+      'deploy',
+      LOCKED_DOWN,
+    ],
     ['a plan of Dummy tasks starts without the grant', { kind: 'denied' }, 'idle', LOCKED_DOWN],
-    ['--no-impersonation (single-tenant): nothing is asked, plans run with the controller\'s rights', { kind: 'denied' }, 'deploy', { ...LOCKED_DOWN, impersonate: false }],
+    [
+      "--no-impersonation (single-tenant): nothing is asked, plans run with the controller's rights",
+      { kind: 'denied' },
+      'deploy',
+      { ...LOCKED_DOWN, impersonate: false },
+    ],
   ];
   for (const [sentence, answer, plan, policy] of starts) {
     it(sentence, async () => {

@@ -37,7 +37,11 @@ spec:
 const POD_NAME = 'shop.deploy.main.gen.greet.pipepod';
 const CM_NAME = 'shop.deploy.main.gen.greet.greeting';
 
-function context(pipe: PipeFile[] = [{ file: '/out/greeting.txt', kind: 'ConfigMap', key: 'greeting' }], pod = POD, runId = 'run-1'): ExecutionContext {
+function context(
+  pipe: PipeFile[] = [{ file: '/out/greeting.txt', kind: 'ConfigMap', key: 'greeting' }],
+  pod = POD,
+  runId = 'run-1',
+): ExecutionContext {
   const task = { name: 'greet', kind: 'Pipe' as const, spec: { pod: 'pod.yaml', pipe } };
   return {
     instance,
@@ -67,17 +71,23 @@ function finished(pod: KubeResource, messages: string[], phase = 'Succeeded'): K
     status: {
       phase,
       initContainerStatuses: [{ name: 'gen', state: { terminated: { exitCode: 0 } } }],
-      containerStatuses: messages.map((message, i) => ({ name: `capture-${i}`, state: { terminated: { exitCode: phase === 'Succeeded' ? 0 : 1, message } } })),
+      containerStatuses: messages.map((message, i) => ({
+        name: `capture-${i}`,
+        state: { terminated: { exitCode: phase === 'Succeeded' ? 0 : 1, message } },
+      })),
     },
   };
 }
 
 describe('controller/executors/pipe', () => {
-  it('creates the Pod as the plan\'s ServiceAccount, running as that ServiceAccount whatever the template says', async () => {
+  it("creates the Pod as the plan's ServiceAccount, running as that ServiceAccount whatever the template says", async () => {
     const fake = memoryKube([SA]);
     const obs = await pipe(fake).execute(context());
     expect(obs).to.deep.equal({ kind: 'inProgress', message: `pipe pod ${POD_NAME} created` });
-    expect(fake.calls.filter((c) => c.kind === 'Pod').map((c) => `${c.as} ${c.verb}`)).to.deep.equal([`${SA_USER} get`, `${SA_USER} apply`]);
+    expect(fake.calls.filter((c) => c.kind === 'Pod').map((c) => `${c.as} ${c.verb}`)).to.deep.equal([
+      `${SA_USER} get`,
+      `${SA_USER} apply`,
+    ]);
     const pod = fake.object('Pod', 'team-a', POD_NAME)!;
     const spec = pod.spec as Record<string, unknown> & { containers: Record<string, unknown>[] };
     expect(spec.serviceAccountName).to.equal('deployer');
@@ -91,12 +101,14 @@ describe('controller/executors/pipe', () => {
 
   it('takes a Pod template without metadata.name, as KUDO packages write them (kafka, cowsay): planwarden names it', async () => {
     const fake = memoryKube([SA]);
-    const obs = await pipe(fake).execute(context(undefined, POD.replace('metadata:\n  name: ignored\n', 'metadata:\n  labels: {app: gen}\n')));
+    const obs = await pipe(fake).execute(
+      context(undefined, POD.replace('metadata:\n  name: ignored\n', 'metadata:\n  labels: {app: gen}\n')),
+    );
     expect(obs).to.deep.equal({ kind: 'inProgress', message: `pipe pod ${POD_NAME} created` });
     expect(fake.object('Pod', 'team-a', POD_NAME)?.metadata.labels?.app).to.equal('gen');
   });
 
-  it('takes a Pod template with no metadata at all, as KUDO\'s cowsay writes it: planwarden names it', async () => {
+  it("takes a Pod template with no metadata at all, as KUDO's cowsay writes it: planwarden names it", async () => {
     const fake = memoryKube([SA]);
     const obs = await pipe(fake).execute(context(undefined, POD.replace('metadata:\n  name: ignored\n', '')));
     expect(obs).to.deep.equal({ kind: 'inProgress', message: `pipe pod ${POD_NAME} created` });
@@ -124,7 +136,7 @@ describe('controller/executors/pipe', () => {
     expect(fake.calls.filter((c) => c.verb !== 'get' || c.kind !== 'ServiceAccount').every((c) => c.as === SA_USER)).to.equal(true);
   });
 
-  it('stores a Secret\'s file as data, base64 as the API wants it', async () => {
+  it("stores a Secret's file as data, base64 as the API wants it", async () => {
     const fake = memoryKube([SA]);
     const ctx = context([{ file: '/out/key.pem', kind: 'Secret', key: 'key' }]);
     await pipe(fake).execute(ctx);
@@ -135,13 +147,27 @@ describe('controller/executors/pipe', () => {
   });
 
   it('is done without a new Pod when this run already stored every file (a status write was lost)', async () => {
-    const fake = memoryKube([SA, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: CM_NAME, namespace: 'team-a', annotations: { [PIPE_RUN_ANNOTATION]: 'run-1' } } }]);
+    const fake = memoryKube([
+      SA,
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: CM_NAME, namespace: 'team-a', annotations: { [PIPE_RUN_ANNOTATION]: 'run-1' } },
+      },
+    ]);
     expect((await pipe(fake).execute(context())).kind).to.equal('done');
     expect(fake.calls.some((c) => c.verb === 'apply')).to.equal(false);
   });
 
   it('does not take a file an earlier run stored: a new run runs the Pod again', async () => {
-    const fake = memoryKube([SA, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: CM_NAME, namespace: 'team-a', annotations: { [PIPE_RUN_ANNOTATION]: 'run-0' } } }]);
+    const fake = memoryKube([
+      SA,
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: CM_NAME, namespace: 'team-a', annotations: { [PIPE_RUN_ANNOTATION]: 'run-0' } },
+      },
+    ]);
     expect(await pipe(fake).execute(context())).to.deep.equal({ kind: 'inProgress', message: `pipe pod ${POD_NAME} created` });
   });
 
@@ -168,7 +194,9 @@ describe('controller/executors/pipe', () => {
 
   it('refuses for good, asking nothing of the API, a template that is not a Pipe Pod', async () => {
     const fake = memoryKube([SA]);
-    const obs = await pipe(fake).execute(context(undefined, 'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: x}]\n'));
+    const obs = await pipe(fake).execute(
+      context(undefined, 'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: x}]\n'),
+    );
     expect(obs.kind).to.equal('fatalError');
     expect(obs.message).to.match(/not a Pipe Pod: has containers/);
     expect(fake.calls).to.deep.equal([]);

@@ -45,7 +45,8 @@ function fakeKube(opts: { serviceAccounts?: string[]; refuse?: (call: Call) => K
       },
       get: async (ref: { kind: string; namespace?: string; name: string }) => {
         record({ verb: `get ${ref.kind}`, namespace: ref.namespace, name: ref.name });
-        if (ref.kind === 'ServiceAccount') return (opts.serviceAccounts ?? ['planwarden-plans']).includes(ref.name) ? { metadata: { name: ref.name } } : undefined;
+        if (ref.kind === 'ServiceAccount')
+          return (opts.serviceAccounts ?? ['planwarden-plans']).includes(ref.name) ? { metadata: { name: ref.name } } : undefined;
         return { apiVersion: 'v1', kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace } };
       },
       apply: async (obj: KubeResource) => {
@@ -76,7 +77,12 @@ const instance = (serviceAccountName?: string): Instance => ({
   spec: { operatorVersion: { name: 'ov' }, ...(serviceAccountName ? { serviceAccountName } : {}) },
 });
 
-function context(template: string, task: Partial<Task> = {}, spec: Partial<OperatorVersion['spec']> = {}, inst = instance()): ExecutionContext {
+function context(
+  template: string,
+  task: Partial<Task> = {},
+  spec: Partial<OperatorVersion['spec']> = {},
+  inst = instance(),
+): ExecutionContext {
   return {
     instance: inst,
     operatorVersion: {
@@ -98,13 +104,15 @@ const configMap = (namespace?: string) =>
 const SA_USER = 'system:serviceaccount:tenant-a:planwarden-plans';
 
 async function run(kind: 'Apply' | 'Delete' | 'Wait', ctx: ExecutionContext, fake = fakeKube(), tenancy: TenancyPolicy = LOCKED_DOWN) {
-  const obs = await createExecutors({ kube: fake.kube, tenancy }).executorFor(kind).execute({ ...ctx, task: { ...ctx.task, kind } });
+  const obs = await createExecutors({ kube: fake.kube, tenancy })
+    .executorFor(kind)
+    .execute({ ...ctx, task: { ...ctx.task, kind } });
   return { obs, calls: fake.calls };
 }
 
 describe('controller/executors/tenancy', () => {
-  describe('requests are the Instance ServiceAccount\'s', () => {
-    it('applies as the default ServiceAccount planwarden-plans of the Instance\'s namespace, after checking that it exists', async () => {
+  describe("requests are the Instance ServiceAccount's", () => {
+    it("applies as the default ServiceAccount planwarden-plans of the Instance's namespace, after checking that it exists", async () => {
       const { obs, calls } = await run('Apply', context(configMap()));
       expect(obs.kind).to.equal('done');
       expect(calls).to.deep.equal([
@@ -124,7 +132,10 @@ describe('controller/executors/tenancy', () => {
         [SA_USER, 'get ConfigMap'],
         [SA_USER, 'delete ConfigMap'],
       ]);
-      const wait = await run('Wait', context('', { spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', name: 'settings' }, condition: { type: 'Ready' } } }));
+      const wait = await run(
+        'Wait',
+        context('', { spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', name: 'settings' }, condition: { type: 'Ready' } } }),
+      );
       expect(wait.calls.slice(1)).to.deep.equal([{ as: SA_USER, verb: 'get ConfigMap', namespace: 'tenant-a', name: 'settings' }]);
     });
 
@@ -138,23 +149,45 @@ describe('controller/executors/tenancy', () => {
     });
 
     it('a Forbidden answer is fatal and names the verb, resource, namespace, ServiceAccount and the exact `kubectl planwarden rbac` command that prints the fix', async () => {
-      const fake = fakeKube({ refuse: (c) => (c.verb === 'apply ConfigMap' ? forbidden(SA_USER, 'patch', 'configmaps', 'tenant-a') : undefined) });
+      const fake = fakeKube({
+        refuse: (c) => (c.verb === 'apply ConfigMap' ? forbidden(SA_USER, 'patch', 'configmaps', 'tenant-a') : undefined),
+      });
       const { obs } = await run('Apply', context(configMap()), fake);
       expect(obs).to.deep.equal({
         kind: 'fatalError',
         message:
           'apply configmap settings (template t.yaml): forbidden: ServiceAccount tenant-a/planwarden-plans may not patch configmaps in namespace tenant-a; ' +
-          '`kubectl planwarden rbac --operator-version ov -n tenant-a --service-account planwarden-plans | kubectl apply -f -` grants what the blueprint\'s plans need; ' +
+          "`kubectl planwarden rbac --operator-version ov -n tenant-a --service-account planwarden-plans | kubectl apply -f -` grants what the blueprint's plans need; " +
           '`kubectl auth can-i patch configmaps -n tenant-a --as=system:serviceaccount:tenant-a:planwarden-plans` decides',
       });
     });
 
-    it('a Forbidden answer of a Delete and of a Wait names the command too, with the Instance\'s ServiceAccount', async () => {
-      const refuse = (verb: string) => fakeKube({ serviceAccounts: ['deployer'], refuse: (c) => (c.verb === `${verb} ConfigMap` && c.as ? forbidden('system:serviceaccount:tenant-a:deployer', verb, 'configmaps', 'tenant-a') : undefined) });
+    it("a Forbidden answer of a Delete and of a Wait names the command too, with the Instance's ServiceAccount", async () => {
+      const refuse = (verb: string) =>
+        fakeKube({
+          serviceAccounts: ['deployer'],
+          refuse: (c) =>
+            c.verb === `${verb} ConfigMap` && c.as
+              ? forbidden('system:serviceaccount:tenant-a:deployer', verb, 'configmaps', 'tenant-a')
+              : undefined,
+        });
       const del = await run('Delete', context(configMap(), {}, {}, instance('deployer')), refuse('get'));
-      expect(del.obs.message).to.include('`kubectl planwarden rbac --operator-version ov -n tenant-a --service-account deployer | kubectl apply -f -`');
-      const wait = await run('Wait', context('', { spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', name: 'settings' }, condition: { type: 'Ready' } } }, {}, instance('deployer')), refuse('get'));
-      expect(wait.obs.message).to.include('`kubectl planwarden rbac --operator-version ov -n tenant-a --service-account deployer | kubectl apply -f -`');
+      expect(del.obs.message).to.include(
+        '`kubectl planwarden rbac --operator-version ov -n tenant-a --service-account deployer | kubectl apply -f -`',
+      );
+      const wait = await run(
+        'Wait',
+        context(
+          '',
+          { spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', name: 'settings' }, condition: { type: 'Ready' } } },
+          {},
+          instance('deployer'),
+        ),
+        refuse('get'),
+      );
+      expect(wait.obs.message).to.include(
+        '`kubectl planwarden rbac --operator-version ov -n tenant-a --service-account deployer | kubectl apply -f -`',
+      );
     });
 
     it('a controller the namespace did not grant impersonation gets a fatal step saying so (ImpersonationNotGranted), with the grant that fixes it', async () => {
@@ -163,18 +196,22 @@ describe('controller/executors/tenancy', () => {
       const { obs } = await run('Apply', context(configMap()), fake);
       expect(obs.kind).to.equal('fatalError');
       expect(obs.message)
-        .to.include(`ImpersonationNotGranted: namespace "tenant-a" does not let planwarden's controller (${controller}) act as ServiceAccount "planwarden-plans"`)
-        .and.include('kubectl -n tenant-a create rolebinding planwarden-controller-as-planwarden-plans --role=planwarden-controller-as-planwarden-plans --serviceaccount=planwarden-system:planwarden-controller');
+        .to.include(
+          `ImpersonationNotGranted: namespace "tenant-a" does not let planwarden's controller (${controller}) act as ServiceAccount "planwarden-plans"`,
+        )
+        .and.include(
+          'kubectl -n tenant-a create rolebinding planwarden-controller-as-planwarden-plans --role=planwarden-controller-as-planwarden-plans --serviceaccount=planwarden-system:planwarden-controller',
+        );
     });
 
-    it('with impersonation turned off (single-tenant opt-in) uses the controller\'s client and reads no ServiceAccount', async () => {
+    it("with impersonation turned off (single-tenant opt-in) uses the controller's client and reads no ServiceAccount", async () => {
       const { obs, calls } = await run('Apply', context(configMap()), fakeKube(), { ...LOCKED_DOWN, impersonate: false });
       expect(obs.kind).to.equal('done');
       expect(calls).to.deep.equal([{ verb: 'apply ConfigMap', namespace: 'tenant-a', name: 'settings' }]);
     });
   });
 
-  describe('nothing outside the Instance\'s namespace', () => {
+  describe("nothing outside the Instance's namespace", () => {
     it('refuses to apply into another namespace, before any write', async () => {
       const { obs, calls } = await run('Apply', context(configMap('victim')));
       expect(obs.kind).to.equal('fatalError');
@@ -193,7 +230,9 @@ describe('controller/executors/tenancy', () => {
     });
 
     it('refuses to wait on an object of another namespace', async () => {
-      const ctx = context('', { spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', name: 'x', namespace: 'victim' }, condition: { type: 'Ready' } } });
+      const ctx = context('', {
+        spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', name: 'x', namespace: 'victim' }, condition: { type: 'Ready' } },
+      });
       const { obs, calls } = await run('Wait', ctx);
       expect(obs.kind).to.equal('fatalError');
       expect(calls.filter((c) => c.namespace === 'victim')).to.deep.equal([]);
@@ -207,7 +246,10 @@ describe('controller/executors/tenancy', () => {
     });
 
     it('a namespace set by a parameter is refused as well once rendered', async () => {
-      const ctx = { ...context('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s, namespace: "{{ .Params.NS }}"}\n'), parameters: { NS: 'victim' } };
+      const ctx = {
+        ...context('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s, namespace: "{{ .Params.NS }}"}\n'),
+        parameters: { NS: 'victim' },
+      };
       const { obs } = await run('Apply', ctx);
       expect(obs.kind).to.equal('fatalError');
       expect(obs.message).to.include('namespace "victim" is not the Instance\'s namespace "tenant-a"');
@@ -230,24 +272,43 @@ describe('controller/executors/tenancy', () => {
     it("allows the Instance's namespace", () => expect(scopeViolation({ ...base, namespace: 'a' })).to.equal(undefined));
     it('refuses another', () => expect(scopeViolation({ ...base, namespace: 'b' })).to.match(/^namespace "b" is not/));
     it('refuses a cluster-scoped kind declared but not allowed', () =>
-      expect(scopeViolation({ ...base, namespaced: false, namespace: undefined, spec: { clusterScoped: true } })).to.include('--allow-cluster-scoped'));
+      expect(scopeViolation({ ...base, namespaced: false, namespace: undefined, spec: { clusterScoped: true } })).to.include(
+        '--allow-cluster-scoped',
+      ));
     it('allows a cluster-scoped kind declared and allowed', () =>
-      expect(scopeViolation({ ...base, kind: 'ClusterRole', namespaced: false, namespace: undefined, spec: { clusterScoped: true }, policy: { ...LOCKED_DOWN, allowClusterScoped: true } })).to.equal(undefined));
+      expect(
+        scopeViolation({
+          ...base,
+          kind: 'ClusterRole',
+          namespaced: false,
+          namespace: undefined,
+          spec: { clusterScoped: true },
+          policy: { ...LOCKED_DOWN, allowClusterScoped: true },
+        }),
+      ).to.equal(undefined));
   });
 
   describe('parseRbacRefusal / explainForbidden', () => {
     it('reads a cluster-wide refusal', () => {
-      const r = parseRbacRefusal('namespaces "x" is forbidden: User "system:serviceaccount:a:p" cannot create resource "namespaces" in API group "" at the cluster scope');
+      const r = parseRbacRefusal(
+        'namespaces "x" is forbidden: User "system:serviceaccount:a:p" cannot create resource "namespaces" in API group "" at the cluster scope',
+      );
       expect(r).to.deep.equal({ user: 'system:serviceaccount:a:p', verb: 'create', resource: 'namespaces', group: '' });
       expect(explainForbidden(r!, { serviceAccount: { namespace: 'a', name: 'p' } })).to.include('(cluster-wide)');
     });
     it('names the API group of the resource', () => {
-      const r = parseRbacRefusal('deployments.apps "w" is forbidden: User "u" cannot patch resource "deployments" in API group "apps" in the namespace "a"');
+      const r = parseRbacRefusal(
+        'deployments.apps "w" is forbidden: User "u" cannot patch resource "deployments" in API group "apps" in the namespace "a"',
+      );
       expect(explainForbidden(r!, { serviceAccount: { namespace: 'a', name: 'p' } })).to.include('--resource=deployments.apps');
     });
     it('outside the namespace, the command is named with what it prints there (a commented-out ClusterRole)', () => {
-      const r = parseRbacRefusal('namespaces "x" is forbidden: User "system:serviceaccount:a:p" cannot create resource "namespaces" in API group "" at the cluster scope');
-      expect(explainForbidden(r!, { serviceAccount: { namespace: 'a', name: 'p' } }, 'ov')).to.include('kubectl planwarden rbac --operator-version ov -n a --service-account p').and.include('commented-out ClusterRole');
+      const r = parseRbacRefusal(
+        'namespaces "x" is forbidden: User "system:serviceaccount:a:p" cannot create resource "namespaces" in API group "" at the cluster scope',
+      );
+      expect(explainForbidden(r!, { serviceAccount: { namespace: 'a', name: 'p' } }, 'ov'))
+        .to.include('kubectl planwarden rbac --operator-version ov -n a --service-account p')
+        .and.include('commented-out ClusterRole');
     });
     it('ignores a 403 that is not an RBAC refusal (an admission denial)', () => {
       expect(parseRbacRefusal('admission webhook "x" denied the request: no')).to.equal(undefined);

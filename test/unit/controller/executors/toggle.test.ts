@@ -45,7 +45,9 @@ describe('controller/executors/toggle', () => {
     const obs = await toggle(fake).execute(context('true'));
     expect(obs.kind).to.equal('done');
     expect(obs.message).to.match(/^toggle METRICS=true: /);
-    expect(fake.calls.filter((c) => c.kind === 'ConfigMap')).to.deep.equal([{ as: SA_USER, verb: 'apply', kind: 'ConfigMap', namespace: 'team-a', name: 'shop-metrics' }]);
+    expect(fake.calls.filter((c) => c.kind === 'ConfigMap')).to.deep.equal([
+      { as: SA_USER, verb: 'apply', kind: 'ConfigMap', namespace: 'team-a', name: 'shop-metrics' },
+    ]);
     expect(fake.object('ConfigMap', 'team-a', 'shop-metrics')?.metadata.ownerReferences?.[0]?.uid).to.equal('u1');
   });
 
@@ -54,7 +56,10 @@ describe('controller/executors/toggle', () => {
     const first = await toggle(fake).execute(context('false'));
     expect(first.kind).to.equal('inProgress');
     expect(first.message).to.match(/^toggle METRICS=false: /);
-    expect(fake.calls.filter((c) => c.kind === 'ConfigMap').map((c) => `${c.as} ${c.verb}`)).to.deep.equal([`${SA_USER} get`, `${SA_USER} delete`]);
+    expect(fake.calls.filter((c) => c.kind === 'ConfigMap').map((c) => `${c.as} ${c.verb}`)).to.deep.equal([
+      `${SA_USER} get`,
+      `${SA_USER} delete`,
+    ]);
     const second = await toggle(fake).execute(context('false'));
     expect(second.kind).to.equal('done');
     expect(fake.object('ConfigMap', 'team-a', 'shop-metrics')).to.equal(undefined);
@@ -67,12 +72,18 @@ describe('controller/executors/toggle', () => {
     expect(fake.calls.some((c) => c.verb === 'delete')).to.equal(false);
   });
 
-  for (const [value, why] of [['yes', /"yes", not "true" or "false"/], ['True', /"True", not "true" or "false"/], [undefined, /not set/]] as const) {
+  for (const [value, why] of [
+    ['yes', /"yes", not "true" or "false"/],
+    ['True', /"True", not "true" or "false"/],
+    [undefined, /not set/],
+  ] as const) {
     it(`fails for good, asking nothing of the API, when the parameter is ${value === undefined ? 'unset' : JSON.stringify(value)}`, async () => {
       const fake = memoryKube([SA]);
       const obs = await toggle(fake).execute(context(value));
       expect(obs.kind).to.equal('fatalError');
-      expect(obs.message).to.match(/Toggle task metrics reads parameter METRICS/).and.match(why);
+      expect(obs.message)
+        .to.match(/Toggle task metrics reads parameter METRICS/)
+        .and.match(why);
       expect(fake.calls).to.deep.equal([]);
     });
   }

@@ -15,32 +15,53 @@ const withConditions = (...conditions: Record<string, string>[]): KubeResource =
 });
 
 function input(object: KubeResource | undefined, elapsed: number, extra: Partial<WaitInput> = {}): WaitInput {
-  return { ref, condition: { type: 'Available', status: 'True' }, object, timeoutSeconds: 60, taskStartedAt: STARTED, now: after(elapsed), ...extra };
+  return {
+    ref,
+    condition: { type: 'Available', status: 'True' },
+    object,
+    timeoutSeconds: 60,
+    taskStartedAt: STARTED,
+    now: after(elapsed),
+    ...extra,
+  };
 }
 
 describe('controller/executors/wait', () => {
   describe('waitObservation', () => {
     it('is done when the object has the condition with the wanted status', () => {
-      expect(waitObservation(input(withConditions({ type: 'Available', status: 'True' }), 5))).to.deep.equal({ kind: 'done', message: 'deployment web: Available=True' });
+      expect(waitObservation(input(withConditions({ type: 'Available', status: 'True' }), 5))).to.deep.equal({
+        kind: 'done',
+        message: 'deployment web: Available=True',
+      });
     });
     it('is done even after the timeout, if the condition holds now', () => {
       expect(waitObservation(input(withConditions({ type: 'Available', status: 'True' }), 600)).kind).to.equal('done');
     });
     it('waits for a wanted status False as well', () => {
-      const obs = waitObservation(input(withConditions({ type: 'Progressing', status: 'False' }), 1, { condition: { type: 'Progressing', status: 'False' } }));
+      const obs = waitObservation(
+        input(withConditions({ type: 'Progressing', status: 'False' }), 1, { condition: { type: 'Progressing', status: 'False' } }),
+      );
       expect(obs.kind).to.equal('done');
     });
     it('is in progress while the condition has another status, saying what it is now', () => {
-      expect(waitObservation(input(withConditions({ type: 'Available', status: 'False', reason: 'MinimumReplicasUnavailable', message: '1 of 3' }), 5))).to.deep.equal({
+      expect(
+        waitObservation(
+          input(withConditions({ type: 'Available', status: 'False', reason: 'MinimumReplicasUnavailable', message: '1 of 3' }), 5),
+        ),
+      ).to.deep.equal({
         kind: 'inProgress',
         message: 'waiting for deployment web to have condition Available=True (now: Available=False (MinimumReplicasUnavailable: 1 of 3))',
       });
     });
     it('is in progress while the object lacks the condition', () => {
-      expect(waitObservation(input(withConditions(), 5)).message).to.equal('waiting for deployment web to have condition Available=True (now: no Available condition)');
+      expect(waitObservation(input(withConditions(), 5)).message).to.equal(
+        'waiting for deployment web to have condition Available=True (now: no Available condition)',
+      );
     });
     it('is in progress while the object does not exist', () => {
-      expect(waitObservation(input(undefined, 5)).message).to.equal('waiting for deployment web to have condition Available=True (now: object not found)');
+      expect(waitObservation(input(undefined, 5)).message).to.equal(
+        'waiting for deployment web to have condition Available=True (now: object not found)',
+      );
     });
     it('is fatal once timeoutSeconds have passed since the task started, naming the object and the condition', () => {
       expect(waitObservation(input(withConditions({ type: 'Available', status: 'False' }), 60))).to.deep.equal({
@@ -49,7 +70,9 @@ describe('controller/executors/wait', () => {
       });
     });
     it('is fatal after the timeout when the object never appeared', () => {
-      expect(waitObservation(input(undefined, 61)).message).to.equal('timed out after 60s waiting for deployment web to have condition Available=True (last seen: object not found)');
+      expect(waitObservation(input(undefined, 61)).message).to.equal(
+        'timed out after 60s waiting for deployment web to have condition Available=True (last seen: object not found)',
+      );
     });
     it('waits indefinitely without timeoutSeconds', () => {
       expect(waitObservation(input(undefined, 86_400, { timeoutSeconds: undefined })).kind).to.equal('inProgress');
@@ -59,7 +82,11 @@ describe('controller/executors/wait', () => {
   describe('resolveWaitRef', () => {
     const vars = { params: { DB: 'pg' }, name: 'shop', namespace: 'team-a', operatorVersion: '1.0.0' };
     it("renders template values in the object's fields and defaults the namespace to the Instance's", () => {
-      const r = resolveWaitRef('w', { object: { apiVersion: 'apps/v1', kind: 'StatefulSet', name: '{{ .Name }}-{{ .Params.DB }}' }, condition: { type: 'Ready' } }, vars);
+      const r = resolveWaitRef(
+        'w',
+        { object: { apiVersion: 'apps/v1', kind: 'StatefulSet', name: '{{ .Name }}-{{ .Params.DB }}' }, condition: { type: 'Ready' } },
+        vars,
+      );
       expect(r).to.deep.equal({ ref: { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'shop-pg', namespace: 'team-a' } });
     });
     it('refuses a spec without object or condition', () => {
@@ -68,7 +95,11 @@ describe('controller/executors/wait', () => {
       });
     });
     it('names the field whose template fails', () => {
-      const r = resolveWaitRef('w', { object: { apiVersion: 'v1', kind: 'Pod', name: '{{ .Params.NOPE }}' }, condition: { type: 'Ready' } }, vars);
+      const r = resolveWaitRef(
+        'w',
+        { object: { apiVersion: 'v1', kind: 'Pod', name: '{{ .Params.NOPE }}' }, condition: { type: 'Ready' } },
+        vars,
+      );
       expect(r).to.deep.equal({ error: 'wait task w spec.object.name: parameter NOPE is not set (line 1)' });
     });
   });

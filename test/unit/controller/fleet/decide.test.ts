@@ -2,7 +2,13 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import type { FleetRollout, FleetRolloutSpec, Instance, PlanState } from '../../../../shared/api/schema.ts';
 import { AUTHOR_ANNOTATION, formatAuthor } from '../../../../shared/fleet.ts';
-import { decideFleet, recordOutcomes, TRIGGER_GRACE_MS, type FleetDecision, type WriteOutcome } from '../../../../controller/fleet/decide.ts';
+import {
+  decideFleet,
+  recordOutcomes,
+  TRIGGER_GRACE_MS,
+  type FleetDecision,
+  type WriteOutcome,
+} from '../../../../controller/fleet/decide.ts';
 
 const T0 = new Date('2026-11-25T04:00:00Z');
 const at = (s: number) => new Date(T0.getTime() + s * 1000);
@@ -12,13 +18,23 @@ function rollout(spec: Partial<FleetRolloutSpec> = {}, status?: FleetRollout['st
   return {
     apiVersion: 'planwarden.dev/v1alpha1',
     kind: 'FleetRollout',
-    metadata: { name: 'pg', uid: '0123abcd-ffff', generation: 1, annotations: { [AUTHOR_ANNOTATION]: formatAuthor({ username: 'alice', groups: ['dba'] }) } },
+    metadata: {
+      name: 'pg',
+      uid: '0123abcd-ffff',
+      generation: 1,
+      annotations: { [AUTHOR_ANNOTATION]: formatAuthor({ username: 'alice', groups: ['dba'] }) },
+    },
     spec: { instanceSelector: { matchLabels: { app: 'pg' } }, plan: { name: 'backup' }, ...spec },
     ...(status ? { status } : {}),
   };
 }
 
-function instance(namespace: string, name: string, run?: { status: PlanState; id?: string; held?: string }, extra: Partial<Instance> = {}): Instance {
+function instance(
+  namespace: string,
+  name: string,
+  run?: { status: PlanState; id?: string; held?: string },
+  extra: Partial<Instance> = {},
+): Instance {
   return {
     apiVersion: 'planwarden.dev/v1alpha1',
     kind: 'Instance',
@@ -36,7 +52,17 @@ function instance(namespace: string, name: string, run?: { status: PlanState; id
 function heldWithoutId(namespace: string, name: string): Instance {
   const i = instance(namespace, name);
   i.spec.planExecution = { planName: 'backup', id: RUN };
-  i.status = { planStatus: { backup: { status: 'PENDING' } }, conditions: [{ type: 'PlanRunning', status: 'False', reason: 'Paused', message: 'plan "backup" is held: maintenance is paused until the pause is lifted' }] };
+  i.status = {
+    planStatus: { backup: { status: 'PENDING' } },
+    conditions: [
+      {
+        type: 'PlanRunning',
+        status: 'False',
+        reason: 'Paused',
+        message: 'plan "backup" is held: maintenance is paused until the pause is lifted',
+      },
+    ],
+  };
   return i;
 }
 
@@ -50,7 +76,12 @@ class Fleet {
     this.instances.set(`${i.metadata.namespace}/${i.metadata.name}`, i);
   }
   decide(r: FleetRollout, now = T0): FleetDecision {
-    return decideFleet({ rollout: r, instance: (ns, n) => this.instances.get(`${ns}/${n}`), matching: () => [...this.instances.values()], now });
+    return decideFleet({
+      rollout: r,
+      instance: (ns, n) => this.instances.get(`${ns}/${n}`),
+      matching: () => [...this.instances.values()],
+      now,
+    });
   }
 }
 
@@ -62,7 +93,10 @@ describe('FleetRollout decisions', () => {
 
   it('resolves the targets once, ordered by namespace then name, and starts the first wave', () => {
     const d = new Fleet(three()).decide(rollout({ waves: ['1', '100%'] }));
-    expect(d.status.resolved).to.deep.equal([{ namespace: 'a', names: ['db1', 'db2'] }, { namespace: 'b', names: ['db'] }]);
+    expect(d.status.resolved).to.deep.equal([
+      { namespace: 'a', names: ['db1', 'db2'] },
+      { namespace: 'b', names: ['db'] },
+    ]);
     expect(d.status.waveEnds).to.deep.equal([1, 3]);
     expect([d.status.currentWave, d.status.wave]).to.deep.equal([0, '1/2']);
     expect(d.status.runId).to.equal(RUN);
@@ -73,24 +107,132 @@ describe('FleetRollout decisions', () => {
 
   it('each write carries the mark: the rollout, its author and the trigger id; and the author for the access review', () => {
     const [w] = new Fleet(three()).decide(rollout()).writes;
-    expect(w).to.deep.include({ runId: RUN, plan: { name: 'backup' }, mark: { rollout: 'pg', author: 'alice', id: RUN }, author: { username: 'alice', groups: ['dba'] } });
+    expect(w).to.deep.include({
+      runId: RUN,
+      plan: { name: 'backup' },
+      mark: { rollout: 'pg', author: 'alice', id: RUN },
+      author: { username: 'alice', groups: ['dba'] },
+    });
   });
 
   const rows: [string, Partial<FleetRolloutSpec>, string, Instance[], string, string[]][] = [
-    ['the second wave does not start while the first runs', { waves: ['1', '100%'], maxConcurrent: 5 }, 'RPP', [instance('a', 'db1', { status: 'IN_PROGRESS' }), instance('a', 'db2'), instance('b', 'db')], 'RPP', []],
-    ['the second wave starts when the first completed, up to maxConcurrent', { waves: ['1', '100%'], maxConcurrent: 5 }, 'RPP', [instance('a', 'db1', { status: 'COMPLETE' }), instance('a', 'db2'), instance('b', 'db')], 'CRR', ['a/db2', 'b/db']],
+    [
+      'the second wave does not start while the first runs',
+      { waves: ['1', '100%'], maxConcurrent: 5 },
+      'RPP',
+      [instance('a', 'db1', { status: 'IN_PROGRESS' }), instance('a', 'db2'), instance('b', 'db')],
+      'RPP',
+      [],
+    ],
+    [
+      'the second wave starts when the first completed, up to maxConcurrent',
+      { waves: ['1', '100%'], maxConcurrent: 5 },
+      'RPP',
+      [instance('a', 'db1', { status: 'COMPLETE' }), instance('a', 'db2'), instance('b', 'db')],
+      'CRR',
+      ['a/db2', 'b/db'],
+    ],
     ['maxConcurrent 1 starts one target at a time', { maxConcurrent: 1 }, 'CPP', three(), 'CRP', ['a/db2']],
-    ['a failure within the budget lets the next wave start', { waves: ['1', '100%'], maxFailures: 1, maxConcurrent: 2 }, 'RPP', [instance('a', 'db1', { status: 'FATAL_ERROR' }), instance('a', 'db2'), instance('b', 'db')], 'FRR', ['a/db2', 'b/db']],
-    ['maxFailures 0 stops at the first failure: nothing new starts', { maxConcurrent: 1 }, 'RPP', [instance('a', 'db1', { status: 'ABORTED' }), instance('a', 'db2'), instance('b', 'db')], 'FPP', []],
-    ['paused starts nothing new; the run in flight goes on', { paused: true, maxConcurrent: 3 }, 'RPP', [instance('a', 'db1', { status: 'IN_PROGRESS' }), instance('a', 'db2'), instance('b', 'db')], 'RPP', []],
-    ['a target held by its maintenance window is Waiting and counts in flight', { maxConcurrent: 1 }, 'RPP', [instance('a', 'db1', { status: 'PENDING', held: 'waiting for the window at 2026-11-25T22:00:00Z' }), instance('a', 'db2'), instance('b', 'db')], 'WPP', []],
-    ['a gone Instance is Skipped and the next starts', { maxConcurrent: 1 }, 'RPP', [instance('a', 'db2'), instance('b', 'db')], 'SRP', ['a/db2']],
-    ['an Instance being deleted is Skipped', { maxConcurrent: 1 }, 'PPP', [instance('a', 'db1', undefined, { metadata: { namespace: 'a', name: 'db1', deletionTimestamp: T0.toISOString() } }), instance('a', 'db2'), instance('b', 'db')], 'SRP', ['a/db2']],
-    ['restarted: a target whose Instance carries the run id is Running, not written again', { maxConcurrent: 3 }, 'PPP', [instance('a', 'db1', { status: 'IN_PROGRESS' }), instance('a', 'db2', { status: 'COMPLETE' }), instance('b', 'db')], 'RCR', ['b/db']],
-    ['restarted: a run found only in history still counts', { maxConcurrent: 1 }, 'RPP', [instance('a', 'db1', undefined, { status: { history: [{ plan: 'backup', id: RUN, status: 'COMPLETE' }] } }), instance('a', 'db2'), instance('b', 'db')], 'CRP', ['a/db2']],
-    ['an ended target is never read again, even if its Instance later shows another run', { maxConcurrent: 1 }, 'CPP', [instance('a', 'db1', { status: 'IN_PROGRESS', id: 'other' }), instance('a', 'db2'), instance('b', 'db')], 'CRP', ['a/db2']],
-    ['a request held by a pause (PENDING, no id until it starts, as the controller records it) is Waiting', { maxConcurrent: 1 }, 'RPP', [heldWithoutId('a', 'db1'), instance('a', 'db2'), instance('b', 'db')], 'WPP', []],
-    ['another run id on the Instance is not the rollout\'s', { maxConcurrent: 1 }, 'PPP', [instance('a', 'db1', { status: 'COMPLETE', id: 'manual-1' }), instance('a', 'db2'), instance('b', 'db')], 'RPP', ['a/db1']],
+    [
+      'a failure within the budget lets the next wave start',
+      { waves: ['1', '100%'], maxFailures: 1, maxConcurrent: 2 },
+      'RPP',
+      [instance('a', 'db1', { status: 'FATAL_ERROR' }), instance('a', 'db2'), instance('b', 'db')],
+      'FRR',
+      ['a/db2', 'b/db'],
+    ],
+    [
+      'maxFailures 0 stops at the first failure: nothing new starts',
+      { maxConcurrent: 1 },
+      'RPP',
+      [instance('a', 'db1', { status: 'ABORTED' }), instance('a', 'db2'), instance('b', 'db')],
+      'FPP',
+      [],
+    ],
+    [
+      'paused starts nothing new; the run in flight goes on',
+      { paused: true, maxConcurrent: 3 },
+      'RPP',
+      [instance('a', 'db1', { status: 'IN_PROGRESS' }), instance('a', 'db2'), instance('b', 'db')],
+      'RPP',
+      [],
+    ],
+    [
+      'a target held by its maintenance window is Waiting and counts in flight',
+      { maxConcurrent: 1 },
+      'RPP',
+      [
+        instance('a', 'db1', { status: 'PENDING', held: 'waiting for the window at 2026-11-25T22:00:00Z' }),
+        instance('a', 'db2'),
+        instance('b', 'db'),
+      ],
+      'WPP',
+      [],
+    ],
+    [
+      'a gone Instance is Skipped and the next starts',
+      { maxConcurrent: 1 },
+      'RPP',
+      [instance('a', 'db2'), instance('b', 'db')],
+      'SRP',
+      ['a/db2'],
+    ],
+    [
+      'an Instance being deleted is Skipped',
+      { maxConcurrent: 1 },
+      'PPP',
+      [
+        instance('a', 'db1', undefined, { metadata: { namespace: 'a', name: 'db1', deletionTimestamp: T0.toISOString() } }),
+        instance('a', 'db2'),
+        instance('b', 'db'),
+      ],
+      'SRP',
+      ['a/db2'],
+    ],
+    [
+      'restarted: a target whose Instance carries the run id is Running, not written again',
+      { maxConcurrent: 3 },
+      'PPP',
+      [instance('a', 'db1', { status: 'IN_PROGRESS' }), instance('a', 'db2', { status: 'COMPLETE' }), instance('b', 'db')],
+      'RCR',
+      ['b/db'],
+    ],
+    [
+      'restarted: a run found only in history still counts',
+      { maxConcurrent: 1 },
+      'RPP',
+      [
+        instance('a', 'db1', undefined, { status: { history: [{ plan: 'backup', id: RUN, status: 'COMPLETE' }] } }),
+        instance('a', 'db2'),
+        instance('b', 'db'),
+      ],
+      'CRP',
+      ['a/db2'],
+    ],
+    [
+      'an ended target is never read again, even if its Instance later shows another run',
+      { maxConcurrent: 1 },
+      'CPP',
+      [instance('a', 'db1', { status: 'IN_PROGRESS', id: 'other' }), instance('a', 'db2'), instance('b', 'db')],
+      'CRP',
+      ['a/db2'],
+    ],
+    [
+      'a request held by a pause (PENDING, no id until it starts, as the controller records it) is Waiting',
+      { maxConcurrent: 1 },
+      'RPP',
+      [heldWithoutId('a', 'db1'), instance('a', 'db2'), instance('b', 'db')],
+      'WPP',
+      [],
+    ],
+    [
+      "another run id on the Instance is not the rollout's",
+      { maxConcurrent: 1 },
+      'PPP',
+      [instance('a', 'db1', { status: 'COMPLETE', id: 'manual-1' }), instance('a', 'db2'), instance('b', 'db')],
+      'RPP',
+      ['a/db1'],
+    ],
   ];
   for (const [sentence, spec, before, list, after, writes] of rows) {
     it(sentence, () => {
@@ -110,7 +252,7 @@ describe('FleetRollout decisions', () => {
     expect(again.writes[0]!.runId).to.equal(RUN);
   });
 
-  it('a trigger refused for now waits, retried with backoff; refused for good fails with the webhook\'s message', () => {
+  it("a trigger refused for now waits, retried with backoff; refused for good fails with the webhook's message", () => {
     const fleet = new Fleet(three());
     const r = rollout({ maxConcurrent: 2, maxFailures: 1 });
     const first = fleet.decide(r);
@@ -130,7 +272,12 @@ describe('FleetRollout decisions', () => {
   it('a target the author may not patch is Failed with Forbidden and the rollout stops when over budget', () => {
     const r = rollout();
     const first = new Fleet(three()).decide(r);
-    const after = recordOutcomes(r, first.status, [{ namespace: 'a', name: 'db1', kind: 'forbidden', message: 'alice may not patch instances in a' }], T0);
+    const after = recordOutcomes(
+      r,
+      first.status,
+      [{ namespace: 'a', name: 'db1', kind: 'forbidden', message: 'alice may not patch instances in a' }],
+      T0,
+    );
     expect(after.status.targets![0]).to.deep.include({ state: 'Failed', message: 'Forbidden: alice may not patch instances in a' });
     const failed = after.status.conditions!.find((c) => c.type === 'Failed');
     expect(failed).to.deep.include({ status: 'True', reason: 'FailureBudgetExceeded' });
@@ -140,7 +287,11 @@ describe('FleetRollout decisions', () => {
   it('every target done: Complete=True, Progressing=False', () => {
     const r = rollout({ maxConcurrent: 3 });
     const prior = new Fleet(three()).decide(r).status;
-    const d = new Fleet([instance('a', 'db1', { status: 'COMPLETE' }), instance('a', 'db2', { status: 'COMPLETE' }), instance('b', 'db', { status: 'COMPLETE' })]).decide(rollout({ maxConcurrent: 3 }, prior), at(9));
+    const d = new Fleet([
+      instance('a', 'db1', { status: 'COMPLETE' }),
+      instance('a', 'db2', { status: 'COMPLETE' }),
+      instance('b', 'db', { status: 'COMPLETE' }),
+    ]).decide(rollout({ maxConcurrent: 3 }, prior), at(9));
     const type = (t: string) => d.status.conditions!.find((c) => c.type === t)?.status;
     expect([type('Complete'), type('Progressing'), type('Failed'), type('Paused')]).to.deep.equal(['True', 'False', 'False', 'False']);
     expect(d.status.progress).to.equal('3/3');
@@ -161,10 +312,15 @@ describe('FleetRollout decisions', () => {
         conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', observedGeneration: 2 }],
       },
     });
-    expect(states(new Fleet([upgraded(false), instance('a', 'db2'), instance('b', 'db')]).decide(rollout(spec, prior), at(1)))).to.equal('RPP');
+    expect(states(new Fleet([upgraded(false), instance('a', 'db2'), instance('b', 'db')]).decide(rollout(spec, prior), at(1)))).to.equal(
+      'RPP',
+    );
     const done = new Fleet([upgraded(true), instance('a', 'db2'), instance('b', 'db')]).decide(rollout(spec, prior), at(2));
     expect(states(done)).to.equal('CRP');
-    expect(done.writes[0]).to.deep.include({ upgrade: { operatorVersion: 'pg-14.2' }, mark: { rollout: 'pg', author: 'alice', id: 'upgrade/pg-14.2' } });
+    expect(done.writes[0]).to.deep.include({
+      upgrade: { operatorVersion: 'pg-14.2' },
+      mark: { rollout: 'pg', author: 'alice', id: 'upgrade/pg-14.2' },
+    });
   });
 
   it('an upgrade target whose run (its own id, trigger upgrade, on the new OperatorVersion) ended FATAL_ERROR is Failed, naming the run', () => {
@@ -175,12 +331,22 @@ describe('FleetRollout decisions', () => {
       spec: { operatorVersion: { name: 'pg-14.2' } },
       status: {
         applied: { operatorVersion: 'pg-14.1' },
-        planStatus: { update: { status: 'FATAL_ERROR', id: 'update-20261125-040001-ab12', trigger: 'upgrade', operatorVersion: 'pg-14.2', message: 'step migrate failed' } },
+        planStatus: {
+          update: {
+            status: 'FATAL_ERROR',
+            id: 'update-20261125-040001-ab12',
+            trigger: 'upgrade',
+            operatorVersion: 'pg-14.2',
+            message: 'step migrate failed',
+          },
+        },
       },
     };
     const d = new Fleet([failed, instance('a', 'db2'), instance('b', 'db')]).decide(rollout(spec, prior), at(1));
     expect(states(d)).to.equal('FPP');
-    expect(d.status.targets![0]!.message).to.equal('upgrade to pg-14.2 (plan update, run update-20261125-040001-ab12) FATAL_ERROR: step migrate failed');
+    expect(d.status.targets![0]!.message).to.equal(
+      'upgrade to pg-14.2 (plan update, run update-20261125-040001-ab12) FATAL_ERROR: step migrate failed',
+    );
   });
 
   it('a rollout without a recorded author starts nothing', () => {
@@ -191,12 +357,19 @@ describe('FleetRollout decisions', () => {
     expect(d.status.conditions!.find((c) => c.type === 'Progressing')).to.deep.include({ status: 'False', reason: 'NoAuthor' });
   });
 
-  it('10,000 targets: the status stays far below etcd\'s object limit, details capped, failures listed first', () => {
-    const list = Array.from({ length: 10_000 }, (_, i) => instance(`team-${String(i % 100).padStart(3, '0')}`, `postgres-production-${String(i).padStart(5, '0')}`));
+  it("10,000 targets: the status stays far below etcd's object limit, details capped, failures listed first", () => {
+    const list = Array.from({ length: 10_000 }, (_, i) =>
+      instance(`team-${String(i % 100).padStart(3, '0')}`, `postgres-production-${String(i).padStart(5, '0')}`),
+    );
     const fleet = new Fleet(list);
     const r = rollout({ maxConcurrent: 50, maxFailures: 10_000 });
     const first = fleet.decide(r);
-    const failedOne = recordOutcomes(r, first.status, [{ namespace: 'team-000', name: 'postgres-production-00000', kind: 'forbidden', message: 'no' }], T0);
+    const failedOne = recordOutcomes(
+      r,
+      first.status,
+      [{ namespace: 'team-000', name: 'postgres-production-00000', kind: 'forbidden', message: 'no' }],
+      T0,
+    );
     const bytes = Buffer.byteLength(JSON.stringify(failedOne.status));
     expect(bytes).to.be.below(600 * 1024);
     expect(failedOne.status.targets!.length).to.be.at.most(500);
@@ -207,7 +380,16 @@ describe('FleetRollout decisions', () => {
 
 describe('FleetRollout decisions (property)', () => {
   it('no target is triggered twice and no wave starts before the previous one is done', () => {
-    const outcome = fc.constantFrom<PlanState | 'refuse-wait' | 'refuse' | 'forbid' | 'none'>('COMPLETE', 'COMPLETE', 'FATAL_ERROR', 'IN_PROGRESS', 'refuse-wait', 'refuse', 'forbid', 'none');
+    const outcome = fc.constantFrom<PlanState | 'refuse-wait' | 'refuse' | 'forbid' | 'none'>(
+      'COMPLETE',
+      'COMPLETE',
+      'FATAL_ERROR',
+      'IN_PROGRESS',
+      'refuse-wait',
+      'refuse',
+      'forbid',
+      'none',
+    );
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 12 }),
@@ -245,7 +427,11 @@ describe('FleetRollout decisions (property)', () => {
             for (const x of d.writes) {
               const k = `${x.namespace}/${x.name}`;
               if (x === w && (result === 'refuse-wait' || result === 'refuse' || result === 'forbid')) {
-                outcomes.push(result === 'forbid' ? { namespace: x.namespace, name: x.name, kind: 'forbidden', message: 'no' } : { namespace: x.namespace, name: x.name, kind: 'refused', wait: result === 'refuse-wait', message: 'no' });
+                outcomes.push(
+                  result === 'forbid'
+                    ? { namespace: x.namespace, name: x.name, kind: 'forbidden', message: 'no' }
+                    : { namespace: x.namespace, name: x.name, kind: 'refused', wait: result === 'refuse-wait', message: 'no' },
+                );
               } else if (!(x === w && result === 'none')) {
                 fleet.put(instance(x.namespace, x.name, { status: 'PENDING' }));
                 outcomes.push({ namespace: x.namespace, name: x.name, kind: 'written' });
@@ -254,7 +440,8 @@ describe('FleetRollout decisions (property)', () => {
             }
             const after = recordOutcomes(r, d.status, outcomes, at(clock));
             const target = [...fleet.instances.values()].filter((i) => i.spec.planExecution)[pick % Math.max(1, fleet.instances.size)];
-            if (target && (result === 'COMPLETE' || result === 'FATAL_ERROR' || result === 'IN_PROGRESS')) fleet.put(instance(target.metadata.namespace!, target.metadata.name!, { status: result }));
+            if (target && (result === 'COMPLETE' || result === 'FATAL_ERROR' || result === 'IN_PROGRESS'))
+              fleet.put(instance(target.metadata.namespace!, target.metadata.name!, { status: result }));
             // A restart keeps only what was persisted: the status after the outcomes.
             r = rollout({ waves, maxConcurrent, maxFailures }, restart ? structuredClone(after.status) : after.status);
           }

@@ -25,7 +25,11 @@ describe('FleetRollout trigger writes', () => {
   it('a plan trigger replaces spec.planExecution whole (no earlier per-run value survives) and adds the mark in the same patch', () => {
     expect(triggerPatch(write, inst({ other: 'x' }))).to.deep.equal([
       { op: 'add', path: markPath, value: '{"rollout":"pg","author":"alice","id":"fleet-pg-0123abcd"}' },
-      { op: 'add', path: '/spec/planExecution', value: { planName: 'backup', id: 'fleet-pg-0123abcd', abort: false, parameters: { TARGET: 's3://x' } } },
+      {
+        op: 'add',
+        path: '/spec/planExecution',
+        value: { planName: 'backup', id: 'fleet-pg-0123abcd', abort: false, parameters: { TARGET: 's3://x' } },
+      },
     ]);
   });
 
@@ -33,23 +37,45 @@ describe('FleetRollout trigger writes', () => {
     const ops = triggerPatch(write, inst());
     expect(ops.slice(0, 2)).to.deep.equal([
       { op: 'test', path: '/metadata/resourceVersion', value: '42' },
-      { op: 'add', path: '/metadata/annotations', value: { [FLEET_MARK_ANNOTATION]: '{"rollout":"pg","author":"alice","id":"fleet-pg-0123abcd"}' } },
+      {
+        op: 'add',
+        path: '/metadata/annotations',
+        value: { [FLEET_MARK_ANNOTATION]: '{"rollout":"pg","author":"alice","id":"fleet-pg-0123abcd"}' },
+      },
     ]);
   });
 
   it('an upgrade replaces spec.operatorVersion.name', () => {
     const { plan: _, ...rest } = write;
-    expect(triggerPatch({ ...rest, upgrade: { operatorVersion: 'pg-14.2' } }, inst({})).at(-1)).to.deep.equal({ op: 'replace', path: '/spec/operatorVersion/name', value: 'pg-14.2' });
+    expect(triggerPatch({ ...rest, upgrade: { operatorVersion: 'pg-14.2' } }, inst({})).at(-1)).to.deep.equal({
+      op: 'replace',
+      path: '/spec/operatorVersion/name',
+      value: 'pg-14.2',
+    });
   });
 
   const denial = (code: number) =>
-    new KubeApiError(code, 'x', 'm', { message: `admission webhook "validate.instances.planwarden.dev" denied the request: Instance "shop/db": trigger refused: another plan runs [rule instance.plan-running]` });
+    new KubeApiError(code, 'x', 'm', {
+      message: `admission webhook "validate.instances.planwarden.dev" denied the request: Instance "shop/db": trigger refused: another plan runs [rule instance.plan-running]`,
+    });
   const rows: [string, unknown, { kind: string; wait?: boolean }][] = [
     ['a webhook denial with 409 is a refusal to wait on', denial(409), { kind: 'refused', wait: true }],
     ['a webhook denial with 403 is a refusal for good', denial(403), { kind: 'refused', wait: false }],
     ['a webhook denial with 422 is a refusal for good', denial(422), { kind: 'refused', wait: false }],
-    ['a 409 that is no webhook\'s (a conflict) is tried again', new KubeApiError(409, 'Conflict', 'the object has been modified'), { kind: 'error' }],
-    ['the controller\'s own 403 (its RBAC) is tried again, not the author\'s failure', new KubeApiError(403, 'Forbidden', 'instances "db" is forbidden: User "system:serviceaccount:planwarden-system:planwarden-controller" cannot patch'), { kind: 'error' }],
+    [
+      "a 409 that is no webhook's (a conflict) is tried again",
+      new KubeApiError(409, 'Conflict', 'the object has been modified'),
+      { kind: 'error' },
+    ],
+    [
+      "the controller's own 403 (its RBAC) is tried again, not the author's failure",
+      new KubeApiError(
+        403,
+        'Forbidden',
+        'instances "db" is forbidden: User "system:serviceaccount:planwarden-system:planwarden-controller" cannot patch',
+      ),
+      { kind: 'error' },
+    ],
     ['an Instance gone is tried again (the next look skips it)', new KubeApiError(404, 'NotFound', 'not found'), { kind: 'error' }],
     ['no answer is tried again', new Error('ECONNREFUSED'), { kind: 'error' }],
   ];
@@ -57,7 +83,7 @@ describe('FleetRollout trigger writes', () => {
     it(sentence, () => expect(outcomeOfError(write, err)).to.include(want));
   }
 
-  it('a refusal keeps the webhook\'s message without the apiserver\'s prefix', () => {
+  it("a refusal keeps the webhook's message without the apiserver's prefix", () => {
     expect((outcomeOfError(write, denial(409)) as { message: string }).message).to.match(/^Instance "shop\/db": trigger refused/);
   });
 });
@@ -68,7 +94,13 @@ describe('FleetRollout target index', () => {
     kind: 'FleetRollout',
     metadata: { name },
     spec: { instanceSelector: { matchLabels: { a: 'b' } }, plan: { name: 'backup' } },
-    status: { resolved: [{ namespace: 'a', names: ['x', 'y'] }, { namespace: 'b', names: ['z'] }], states },
+    status: {
+      resolved: [
+        { namespace: 'a', names: ['x', 'y'] },
+        { namespace: 'b', names: ['z'] },
+      ],
+      states,
+    },
   });
 
   it('wakes a rollout for its in-flight targets only (Running, Waiting)', () => {

@@ -1,13 +1,7 @@
 import { FINALIZER, FORCE_DELETE_ANNOTATION } from '../../../../shared/api/names.ts';
 import { expect } from 'chai';
 import type { Instance, InstanceStatus, OperatorVersion } from '../../../../shared/api/schema.ts';
-import {
-  CONTROLLER_ADAPTER,
-  consumeAbort,
-  decide,
-  finalizeStatus,
-  type Decision,
-} from '../../../../controller/instances/decide.ts';
+import { CONTROLLER_ADAPTER, consumeAbort, decide, finalizeStatus, type Decision } from '../../../../controller/instances/decide.ts';
 
 /** decide() reads the time only for maintenance; none of these Instances has any. */
 const NOW_MS = Date.parse('2026-11-25T12:00:00Z');
@@ -64,7 +58,12 @@ function inst(opts: {
       ...(opts.deleting ? { deletionTimestamp: '2026-11-22T10:00:00Z' } : {}),
       ...(opts.annotations ? { annotations: opts.annotations } : {}),
     },
-    spec: { operatorVersion: { name: opts.ov ?? 'app-1' }, parameters: opts.params, planExecution: opts.pe, ...(opts.maintenance ? { maintenance: opts.maintenance } : {}) },
+    spec: {
+      operatorVersion: { name: opts.ov ?? 'app-1' },
+      parameters: opts.params,
+      planExecution: opts.pe,
+      ...(opts.maintenance ? { maintenance: opts.maintenance } : {}),
+    },
     status: opts.status,
   };
 }
@@ -82,19 +81,70 @@ const paused = { pausedUntil: 'true' };
 const saturdays = { windows: [{ schedule: '0 2 * * 6', duration: '2h' }] }; // NOW_MS is a Wednesday
 
 const rows: Row[] = [
-  { it: 'holds a manual trigger while maintenance is paused, until the pause is lifted', inst: inst({ status: deployed, pe: { planName: 'backup', id: 'b1' }, maintenance: paused }), want: 'held', message: /plan "backup" is held: maintenance is paused .* until the pause is lifted/ },
-  { it: 'holds a parameter change outside every window, until the next one opens', inst: inst({ status: deployed, params: { BUCKET: 'c' }, maintenance: saturdays }), want: 'held', message: /held until the next maintenance window opens at 2026-11-28T02:00:00Z/ },
-  { it: 'holds deploy on a new Instance created paused', inst: inst({ maintenance: paused }), want: 'held', message: /plan "deploy" is held/ },
-  { it: 'starts a trigger of a plan maintenance does not govern while paused', inst: inst({ status: deployed, pe: { planName: 'backup', id: 'b1' }, maintenance: { ...paused, plans: ['deploy'] } }), want: 'start', plan: 'backup' },
-  { it: 'starts a manual trigger inside the window', inst: inst({ status: deployed, pe: { planName: 'backup', id: 'b1' }, maintenance: { windows: [{ schedule: '0 11 * * *', duration: '2h' }] } }), want: 'start', plan: 'backup' },
-  { it: 'goes on with a running plan when a pause begins (a run started is never stopped)', inst: inst({ status: running('backup'), maintenance: paused }), want: 'advance' },
-  { it: 'withdraws a held request when abort turns true while nothing runs', inst: inst({ status: { ...deployed, planStatus: { backup: { status: 'PENDING', trigger: 'manual', message: 'held' } } }, pe: { planName: 'backup', id: 'b1', abort: true }, maintenance: paused }), want: 'withdraw' },
-  { it: 'runs cleanup on deletion while paused: cleanup never waits', inst: inst({ status: deployed, deleting: true, maintenance: paused }), want: 'start', plan: 'cleanup' },
+  {
+    it: 'holds a manual trigger while maintenance is paused, until the pause is lifted',
+    inst: inst({ status: deployed, pe: { planName: 'backup', id: 'b1' }, maintenance: paused }),
+    want: 'held',
+    message: /plan "backup" is held: maintenance is paused .* until the pause is lifted/,
+  },
+  {
+    it: 'holds a parameter change outside every window, until the next one opens',
+    inst: inst({ status: deployed, params: { BUCKET: 'c' }, maintenance: saturdays }),
+    want: 'held',
+    message: /held until the next maintenance window opens at 2026-11-28T02:00:00Z/,
+  },
+  {
+    it: 'holds deploy on a new Instance created paused',
+    inst: inst({ maintenance: paused }),
+    want: 'held',
+    message: /plan "deploy" is held/,
+  },
+  {
+    it: 'starts a trigger of a plan maintenance does not govern while paused',
+    inst: inst({ status: deployed, pe: { planName: 'backup', id: 'b1' }, maintenance: { ...paused, plans: ['deploy'] } }),
+    want: 'start',
+    plan: 'backup',
+  },
+  {
+    it: 'starts a manual trigger inside the window',
+    inst: inst({
+      status: deployed,
+      pe: { planName: 'backup', id: 'b1' },
+      maintenance: { windows: [{ schedule: '0 11 * * *', duration: '2h' }] },
+    }),
+    want: 'start',
+    plan: 'backup',
+  },
+  {
+    it: 'goes on with a running plan when a pause begins (a run started is never stopped)',
+    inst: inst({ status: running('backup'), maintenance: paused }),
+    want: 'advance',
+  },
+  {
+    it: 'withdraws a held request when abort turns true while nothing runs',
+    inst: inst({
+      status: { ...deployed, planStatus: { backup: { status: 'PENDING', trigger: 'manual', message: 'held' } } },
+      pe: { planName: 'backup', id: 'b1', abort: true },
+      maintenance: paused,
+    }),
+    want: 'withdraw',
+  },
+  {
+    it: 'runs cleanup on deletion while paused: cleanup never waits',
+    inst: inst({ status: deployed, deleting: true, maintenance: paused }),
+    want: 'start',
+    plan: 'cleanup',
+  },
   { it: 'adds the finalizer before anything else', inst: inst({ finalizers: [] }), want: 'addFinalizer' },
   { it: 'starts deploy on a new Instance', inst: inst({}), want: 'start', plan: 'deploy' },
   { it: 'is idle when nothing is asked for and nothing runs', inst: inst({ status: deployed }), want: 'idle' },
   { it: 'advances the running plan when nothing new is asked for', inst: inst({ status: running('backup') }), want: 'advance' },
-  { it: 'starts the plan a changed parameter triggers', inst: inst({ status: deployed, params: { BUCKET: 'c' } }), want: 'start', plan: 'backup' },
+  {
+    it: 'starts the plan a changed parameter triggers',
+    inst: inst({ status: deployed, params: { BUCKET: 'c' } }),
+    want: 'start',
+    plan: 'backup',
+  },
   { it: 'starts a manual trigger', inst: inst({ status: deployed, pe: { planName: 'backup', id: 'b1' } }), want: 'start', plan: 'backup' },
   {
     it: 'restarts the running plan for a new trigger of the same plan',
@@ -106,13 +156,15 @@ const rows: Row[] = [
     it: 'refuses to restart a non-reentrant plan while it runs',
     inst: inst({ status: running('restore'), pe: { planName: 'restore', id: 'x2' } }),
     want: 'hold',
-    message: /trigger of plan "restore" refused: plan "restore" is IN_PROGRESS, and it is not reentrant .*\[rule instance\.not-reentrant\]$/,
+    message:
+      /trigger of plan "restore" refused: plan "restore" is IN_PROGRESS, and it is not reentrant .*\[rule instance\.not-reentrant\]$/,
   },
   {
     it: 'holds a different plan while one runs (webhook bypassed), in the words of the webhook',
     inst: inst({ status: running('backup'), params: { REPLICAS: '3' } }),
     want: 'hold',
-    message: /^Instance "ns\/i": change of parameter REPLICAS \(runs plan "deploy"\) refused: plan "backup" is IN_PROGRESS, and only one plan runs at a time; .*\[rule instance\.plan-running\]$/,
+    message:
+      /^Instance "ns\/i": change of parameter REPLICAS \(runs plan "deploy"\) refused: plan "backup" is IN_PROGRESS, and only one plan runs at a time; .*\[rule instance\.plan-running\]$/,
   },
   {
     it: 'refuses two plans asked for at once and starts neither',
@@ -132,7 +184,11 @@ const rows: Row[] = [
     want: 'refuse',
     message: /cleanup runs only when the Instance is deleted.*\[rule instance\.cleanup-manual\]$/,
   },
-  { it: 'aborts the running plan when abort turns true', inst: inst({ status: running('backup'), pe: { planName: 'backup', id: 'r1', abort: true } }), want: 'abort' },
+  {
+    it: 'aborts the running plan when abort turns true',
+    inst: inst({ status: running('backup'), pe: { planName: 'backup', id: 'r1', abort: true } }),
+    want: 'abort',
+  },
   {
     it: 'does not abort again once the abort was consumed',
     inst: inst({
@@ -178,8 +234,19 @@ const rows: Row[] = [
     plan: 'cleanup',
     message: /trigger of plan "backup" refused: the Instance is being deleted .*\[rule instance\.deleting\]$/,
   },
-  { it: 'reports a missing OperatorVersion', ov: null, inst: inst({ status: deployed }), want: 'missingOperatorVersion', message: /"app-1" not found/ },
-  { it: 'starts cleanup when a deleted Instance has a cleanup plan', inst: inst({ status: running('backup'), deleting: true }), want: 'start', plan: 'cleanup' },
+  {
+    it: 'reports a missing OperatorVersion',
+    ov: null,
+    inst: inst({ status: deployed }),
+    want: 'missingOperatorVersion',
+    message: /"app-1" not found/,
+  },
+  {
+    it: 'starts cleanup when a deleted Instance has a cleanup plan',
+    inst: inst({ status: running('backup'), deleting: true }),
+    want: 'start',
+    plan: 'cleanup',
+  },
   {
     it: 'advances a running cleanup',
     inst: inst({ status: running('cleanup'), deleting: true }),
@@ -201,9 +268,19 @@ const rows: Row[] = [
     inst: inst({ status: running('cleanup'), deleting: true, annotations: { [FORCE_DELETE_ANNOTATION]: 'true' } }),
     want: 'removeFinalizer',
   },
-  { it: 'releases the finalizer when there is no cleanup plan', ov: noCleanup, inst: inst({ status: deployed, deleting: true }), want: 'removeFinalizer' },
+  {
+    it: 'releases the finalizer when there is no cleanup plan',
+    ov: noCleanup,
+    inst: inst({ status: deployed, deleting: true }),
+    want: 'removeFinalizer',
+  },
   { it: 'does nothing for a deleted Instance without our finalizer', inst: inst({ deleting: true, finalizers: [] }), want: 'idle' },
-  { it: 'releases the finalizer when the OperatorVersion is gone', ov: null, inst: inst({ status: deployed, deleting: true }), want: 'removeFinalizer' },
+  {
+    it: 'releases the finalizer when the OperatorVersion is gone',
+    ov: null,
+    inst: inst({ status: deployed, deleting: true }),
+    want: 'removeFinalizer',
+  },
 ];
 
 describe('controller/instances/decide', function () {
@@ -220,7 +297,7 @@ describe('controller/instances/decide', function () {
     it('records an abort that turned true', function () {
       expect(consumeAbort({}, inst({ pe: { planName: 'b', abort: true } })).applied?.abort).to.equal(true);
     });
-    it('consumes the abort\'s planExecution with it, so un-aborting does not re-trigger the plan', function () {
+    it("consumes the abort's planExecution with it, so un-aborting does not re-trigger the plan", function () {
       const s = consumeAbort({ applied: { operatorVersion: 'app-1' } }, inst({ pe: { planName: 'deploy', id: 'run-7', abort: true } }));
       expect(s.applied?.planExecution).to.deep.equal({ planName: 'deploy', id: 'run-7' });
       const after = inst({ status: s, pe: { planName: 'deploy', id: 'run-7' } });
@@ -239,7 +316,12 @@ describe('controller/instances/decide', function () {
   describe('finalizeStatus', function () {
     const now = '2026-11-22T12:00:00Z';
     it('reports the controller as an adapter Available at the consumed generation once a plan is COMPLETE', function () {
-      const s = finalizeStatus({ inst: inst({}), status: { ...deployed, applied: { ...deployed.applied, generation: 2 } }, now, nothingDue: true });
+      const s = finalizeStatus({
+        inst: inst({}),
+        status: { ...deployed, applied: { ...deployed.applied, generation: 2 } },
+        now,
+        nothingDue: true,
+      });
       const a = s.adapters!.find((x) => x.name === CONTROLLER_ADAPTER)!;
       expect(a.observedGeneration).to.equal(2);
       expect(a.conditions.find((c) => c.type === 'Available')?.status).to.equal('True');
@@ -258,7 +340,13 @@ describe('controller/instances/decide', function () {
       expect(s.conditions!.find((c) => c.type === 'PlanRunning')?.reason).to.equal('PlanFailed');
     });
     it('records a refusal in PlanRunning', function () {
-      const s = finalizeStatus({ inst: inst({}), status: deployed, now, nothingDue: false, refusal: { reason: 'TriggerRefused', message: 'm' } });
+      const s = finalizeStatus({
+        inst: inst({}),
+        status: deployed,
+        now,
+        nothingDue: false,
+        refusal: { reason: 'TriggerRefused', message: 'm' },
+      });
       const c = s.conditions!.find((x) => x.type === 'PlanRunning')!;
       expect([c.reason, c.message]).to.deep.equal(['TriggerRefused', 'm']);
     });

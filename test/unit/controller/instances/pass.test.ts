@@ -36,7 +36,15 @@ const deployed: InstanceStatus = {
   planStatus: { deploy: { status: 'COMPLETE', id: 'd1' } },
 };
 
-function instance(opts: { status?: InstanceStatus; spec?: Partial<Instance['spec']>; finalizers?: string[]; deleting?: boolean; annotations?: Record<string, string> } = {}): Instance {
+function instance(
+  opts: {
+    status?: InstanceStatus;
+    spec?: Partial<Instance['spec']>;
+    finalizers?: string[];
+    deleting?: boolean;
+    annotations?: Record<string, string>;
+  } = {},
+): Instance {
   return {
     apiVersion: 'planwarden.dev/v1alpha1',
     kind: 'Instance',
@@ -54,8 +62,17 @@ function instance(opts: { status?: InstanceStatus; spec?: Partial<Instance['spec
   };
 }
 
-const policy = (spec: PlanPolicy['spec']): PlanPolicy => ({ apiVersion: 'planwarden.dev/v1alpha1', kind: 'PlanPolicy', metadata: { name: 'prod' }, spec });
-const governed = (spec: PlanPolicy['spec'], approvals: PlanApproval[] = []): PassFacts['governance'] => ({ policies: [policy(spec)], namespaceLabels: {}, approvals });
+const policy = (spec: PlanPolicy['spec']): PlanPolicy => ({
+  apiVersion: 'planwarden.dev/v1alpha1',
+  kind: 'PlanPolicy',
+  metadata: { name: 'prod' },
+  spec,
+});
+const governed = (spec: PlanPolicy['spec'], approvals: PlanApproval[] = []): PassFacts['governance'] => ({
+  policies: [policy(spec)],
+  namespaceLabels: {},
+  approvals,
+});
 const granted = (plan: string): PassFacts['grant'] => ({ plan, refusal: undefined });
 const HOURLY_BACKUP = { schedules: [{ name: 'hourly', plan: 'backup', schedule: '0 * * * *' }] };
 
@@ -125,7 +142,11 @@ interface Row {
 
 const rows: Row[] = [
   // Finalizers and reports without a plan to run.
-  { it: 'an Instance without the finalizer: add it and go on at once', facts: facts({ instance: instance({ finalizers: [] }) }), want: { kind: 'finalizers', finalizers: [FINALIZER], events: [] } },
+  {
+    it: 'an Instance without the finalizer: add it and go on at once',
+    facts: facts({ instance: instance({ finalizers: [] }) }),
+    want: { kind: 'finalizers', finalizers: [FINALIZER], events: [] },
+  },
   {
     it: 'an Instance being deleted whose OperatorVersion has no cleanup plan: remove the finalizer, then a FinalizerRemoved Event',
     facts: facts({ instance: instance({ deleting: true }) }),
@@ -134,47 +155,117 @@ const rows: Row[] = [
   {
     it: 'an OperatorVersion that is not found: PlanRunning says OperatorVersionNotFound, one Warning Event, the not-Ready pulse',
     facts: facts({ operatorVersion: undefined }),
-    want: { kind: 'status', planRunning: 'OperatorVersionNotFound', events: ['Warning OperatorVersionNotFound'], requeueAfterMs: DEFAULT_PULSES.notReadyMs, actions: [] },
+    want: {
+      kind: 'status',
+      planRunning: 'OperatorVersionNotFound',
+      events: ['Warning OperatorVersionNotFound'],
+      requeueAfterMs: DEFAULT_PULSES.notReadyMs,
+      actions: [],
+    },
   },
   {
     it: 'a report already on record: no second Event',
-    facts: facts({ operatorVersion: undefined, instance: instance({ status: { conditions: [{ type: 'PlanRunning', status: 'False', reason: 'OperatorVersionNotFound', message: 'OperatorVersion "app-1" not found in namespace "ns"' }] } }) }),
+    facts: facts({
+      operatorVersion: undefined,
+      instance: instance({
+        status: {
+          conditions: [
+            {
+              type: 'PlanRunning',
+              status: 'False',
+              reason: 'OperatorVersionNotFound',
+              message: 'OperatorVersion "app-1" not found in namespace "ns"',
+            },
+          ],
+        },
+      }),
+    }),
     want: { kind: 'status', events: [] },
   },
   // Starting, and the impersonation grant asked for first.
-  { it: 'a new Instance: ask whether the namespace granted the deploy before starting it', facts: facts(), want: { kind: 'need', need: 'grant of deploy' } },
+  {
+    it: 'a new Instance: ask whether the namespace granted the deploy before starting it',
+    facts: facts(),
+    want: { kind: 'need', need: 'grant of deploy' },
+  },
   {
     it: 'a new Instance, granted: start the deploy (its first step executes after the write)',
     facts: facts({ grant: granted('deploy') }),
-    want: { kind: 'status', active: 'deploy IN_PROGRESS', started: 'create', planRunning: 'PlanInProgress', actions: ['execute apply'], held: null, requeueAfterMs: 5_000 },
+    want: {
+      kind: 'status',
+      active: 'deploy IN_PROGRESS',
+      started: 'create',
+      planRunning: 'PlanInProgress',
+      actions: ['execute apply'],
+      held: null,
+      requeueAfterMs: 5_000,
+    },
   },
   {
     it: 'a new Instance, not granted: nothing starts, PlanRunning and a Warning say why, back at the not-Ready pulse',
-    facts: facts({ grant: { plan: 'deploy', refusal: { reason: 'ImpersonationNotGranted', message: 'namespace "ns" does not let the controller act as "sa"' } } }),
-    want: { kind: 'status', active: 'none', started: 'none', planRunning: 'ImpersonationNotGranted', events: ['Warning ImpersonationNotGranted'], requeueAfterMs: DEFAULT_PULSES.notReadyMs },
+    facts: facts({
+      grant: {
+        plan: 'deploy',
+        refusal: { reason: 'ImpersonationNotGranted', message: 'namespace "ns" does not let the controller act as "sa"' },
+      },
+    }),
+    want: {
+      kind: 'status',
+      active: 'none',
+      started: 'none',
+      planRunning: 'ImpersonationNotGranted',
+      events: ['Warning ImpersonationNotGranted'],
+      requeueAfterMs: DEFAULT_PULSES.notReadyMs,
+    },
   },
   // Between plans: drift.
-  { it: 'between plans after a COMPLETE deploy: ask how the objects it applied are', facts: facts({ instance: instance({ status: deployed }) }), want: { kind: 'need', need: 'applied' } },
+  {
+    it: 'between plans after a COMPLETE deploy: ask how the objects it applied are',
+    facts: facts({ instance: instance({ status: deployed }) }),
+    want: { kind: 'need', need: 'applied' },
+  },
   {
     it: 'an applied object is gone and drift is Reapply: ask for the grant of the deploy it would run again',
-    facts: facts({ operatorVersion: reapplying, instance: instance({ status: deployed }), applied: { health: { state: 'missing', message: 'Deployment app is gone', objects: 1 } } }),
+    facts: facts({
+      operatorVersion: reapplying,
+      instance: instance({ status: deployed }),
+      applied: { health: { state: 'missing', message: 'Deployment app is gone', objects: 1 } },
+    }),
     want: { kind: 'need', need: 'grant of deploy' },
   },
   {
     it: 'an applied object is gone, drift is Reapply, granted: the deploy runs again as a drift trigger, with a DriftReapplied Event',
-    facts: facts({ operatorVersion: reapplying, instance: instance({ status: deployed }), applied: { health: { state: 'missing', message: 'Deployment app is gone', objects: 1 } }, grant: granted('deploy') }),
+    facts: facts({
+      operatorVersion: reapplying,
+      instance: instance({ status: deployed }),
+      applied: { health: { state: 'missing', message: 'Deployment app is gone', objects: 1 } },
+      grant: granted('deploy'),
+    }),
     want: { kind: 'status', active: 'deploy IN_PROGRESS', started: 'drift', events: ['Normal DriftReapplied', 'Normal PlanStarted'] },
   },
   {
     it: 'an applied object is gone without drift: Reapply: nothing starts, a Warning says which object',
-    facts: facts({ instance: instance({ status: deployed }), applied: { health: { state: 'missing', message: 'Deployment app is gone', objects: 1 } } }),
-    want: { kind: 'status', active: 'deploy COMPLETE', started: 'none', events: ['Warning ObjectMissing'], requeueAfterMs: DEFAULT_PULSES.notReadyMs },
+    facts: facts({
+      instance: instance({ status: deployed }),
+      applied: { health: { state: 'missing', message: 'Deployment app is gone', objects: 1 } },
+    }),
+    want: {
+      kind: 'status',
+      active: 'deploy COMPLETE',
+      started: 'none',
+      events: ['Warning ObjectMissing'],
+      requeueAfterMs: DEFAULT_PULSES.notReadyMs,
+    },
   },
   {
     it: 'an applied object is gone, drift is Reapply, but the blueprint changed since the last trigger: held (BlueprintChanged), nothing starts',
     facts: facts({
       operatorVersion: { ...changed, spec: { ...changed.spec, drift: 'Reapply' } },
-      instance: instance({ status: deployed, spec: { serviceAccountName: 'deployer' }, annotations: { [BLUEPRINT_ANNOTATION]: blueprintRecordOf(reapplying) } }),
+      instance: instance({
+        status: deployed,
+        spec: { serviceAccountName: 'deployer' },
+        annotations: { [BLUEPRINT_ANNOTATION]: blueprintRecordOf(reapplying) },
+      }),
       applied: { health: { state: 'missing', message: 'Deployment app is gone', objects: 1 } },
     }),
     want: { kind: 'status', started: 'none', planRunning: 'BlueprintChanged' },
@@ -187,33 +278,61 @@ const rows: Row[] = [
   },
   {
     it: 'a due schedule tick, granted: its plan starts as a schedule trigger, and its steps that write nothing go on in memory',
-    facts: facts({ instance: instance({ status: deployed, spec: HOURLY_BACKUP }), applied: { health: undefined }, grant: granted('backup') }),
-    want: { kind: 'status', active: 'backup IN_PROGRESS', started: 'schedule', events: ['Normal ScheduleStarted', 'Normal PlanStarted'], actions: ['execute work'] },
+    facts: facts({
+      instance: instance({ status: deployed, spec: HOURLY_BACKUP }),
+      applied: { health: undefined },
+      grant: granted('backup'),
+    }),
+    want: {
+      kind: 'status',
+      active: 'backup IN_PROGRESS',
+      started: 'schedule',
+      events: ['Normal ScheduleStarted', 'Normal PlanStarted'],
+      actions: ['execute work'],
+    },
   },
   {
     it: 'a due schedule tick while a maintenance pause holds its plan: not started, the tick is held',
-    facts: facts({ instance: instance({ status: deployed, spec: { ...HOURLY_BACKUP, maintenance: { pausedUntil: 'true' } } }), applied: { health: undefined } }),
+    facts: facts({
+      instance: instance({ status: deployed, spec: { ...HOURLY_BACKUP, maintenance: { pausedUntil: 'true' } } }),
+      applied: { health: undefined },
+    }),
     want: { kind: 'status', started: 'none', events: ['Normal ScheduleHeld'] },
   },
   {
     it: 'a due schedule tick of a frozen plan: skipped and recorded, never waiting for the freeze',
-    facts: facts({ instance: instance({ status: deployed, spec: HOURLY_BACKUP }), applied: { health: undefined }, governance: governed({ freeze: { pausedUntil: '2026-11-25T18:00:00Z', reason: 'release' } }) }),
+    facts: facts({
+      instance: instance({ status: deployed, spec: HOURLY_BACKUP }),
+      applied: { health: undefined },
+      governance: governed({ freeze: { pausedUntil: '2026-11-25T18:00:00Z', reason: 'release' } }),
+    }),
     want: { kind: 'status', started: 'none', events: ['Warning ScheduleForbidden'], held: null },
   },
   // Holds: maintenance, governance.
   {
     it: 'a trigger while a maintenance pause is on: held (PENDING), the held gauge says why, PlanRunning too',
-    facts: facts({ instance: instance({ status: deployed, spec: { planExecution: { planName: 'backup', id: 'b1' }, maintenance: { pausedUntil: 'true' } } }) }),
+    facts: facts({
+      instance: instance({
+        status: deployed,
+        spec: { planExecution: { planName: 'backup', id: 'b1' }, maintenance: { pausedUntil: 'true' } },
+      }),
+    }),
     want: { kind: 'status', started: 'none', planRunning: 'Paused', held: 'Paused', events: ['Warning Paused'] },
   },
   {
     it: 'a trigger of a plan a policy freezes: held (Frozen), back when the freeze ends',
-    facts: facts({ instance: instance({ status: deployed, spec: { planExecution: { planName: 'backup', id: 'b1' } } }), governance: governed({ freeze: { pausedUntil: '2026-11-25T12:10:00Z', reason: 'release' } }) }),
+    facts: facts({
+      instance: instance({ status: deployed, spec: { planExecution: { planName: 'backup', id: 'b1' } } }),
+      governance: governed({ freeze: { pausedUntil: '2026-11-25T12:10:00Z', reason: 'release' } }),
+    }),
     want: { kind: 'status', started: 'none', planRunning: 'Frozen', held: 'Frozen', requeueAfterMs: 10 * 60_000 - 30_000 },
   },
   {
     it: 'a trigger of a plan that needs approval: waits (AwaitingApproval) with its run id on record',
-    facts: facts({ instance: instance({ status: deployed, spec: { planExecution: { planName: 'backup', id: 'b1' } } }), governance: governed({ approval: { required: 1 } }) }),
+    facts: facts({
+      instance: instance({ status: deployed, spec: { planExecution: { planName: 'backup', id: 'b1' } } }),
+      governance: governed({ approval: { required: 1 } }),
+    }),
     want: { kind: 'status', started: 'none', planRunning: 'AwaitingApproval', held: 'AwaitingApproval', pendingApproval: 'backup b1' },
   },
   {
@@ -238,17 +357,28 @@ describe('controller/instances/pass: planPass, one Instance pass from its facts'
   }
 
   it('is a function of its facts and the time: the same facts plan the same pass', function () {
-    const f = facts({ instance: instance({ status: deployed, spec: HOURLY_BACKUP }), applied: { health: undefined }, grant: granted('backup') });
+    const f = facts({
+      instance: instance({ status: deployed, spec: HOURLY_BACKUP }),
+      applied: { health: undefined },
+      grant: granted('backup'),
+    });
     expect(planPass(f, NOW)).to.deep.equal(planPass(f, NOW));
   });
 
   it('goes on in memory after actions that write nothing: the run moves on, its Events kept in order', function () {
-    const first = planPass(facts({ instance: instance({ status: deployed, spec: HOURLY_BACKUP }), applied: { health: undefined }, grant: granted('backup') }), NOW);
+    const first = planPass(
+      facts({ instance: instance({ status: deployed, spec: HOURLY_BACKUP }), applied: { health: undefined }, grant: granted('backup') }),
+      NOW,
+    );
     if (first.kind !== 'status') throw new Error(`expected a status pass, got ${first.kind}`);
     expect(first.inMemory).to.equal(true);
     const [work] = first.actions;
     if (work?.type !== 'executeTask') throw new Error('expected a task to execute');
-    const next = continuePass(first, { tasks: [{ phase: work.phase, step: work.step, taskIndex: work.taskIndex, outcome: { kind: 'done' } }] }, NOW);
+    const next = continuePass(
+      first,
+      { tasks: [{ phase: work.phase, step: work.step, taskIndex: work.taskIndex, outcome: { kind: 'done' } }] },
+      NOW,
+    );
     expect(next.status.planStatus?.backup?.phases?.[0]?.steps.map((s) => s.status)).to.deep.equal(['COMPLETE', 'IN_PROGRESS']);
     expect(next.events.map((e) => `${e.type} ${e.reason}`)).to.deep.equal(['Normal ScheduleStarted', 'Normal PlanStarted']);
   });

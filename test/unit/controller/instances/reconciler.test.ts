@@ -32,7 +32,14 @@ function operatorVersion(extra: Partial<OperatorVersion['spec']> = {}): Operator
       ],
       plans: {
         deploy: { phases: [{ name: 'main', steps: [step('a'), step('b'), step('c')] }] },
-        spread: { phases: [{ name: 'main', steps: [{ name: 'nodes', tasks: ['fan'], targets: { discovery: { selector: { matchLabels: { pool: 'x' } } } } }] }] },
+        spread: {
+          phases: [
+            {
+              name: 'main',
+              steps: [{ name: 'nodes', tasks: ['fan'], targets: { discovery: { selector: { matchLabels: { pool: 'x' } } } } }],
+            },
+          ],
+        },
       },
       ...extra,
     },
@@ -75,7 +82,11 @@ class Store {
     };
     const kube: Partial<KubeClient> = {
       get: async <T>(ref: { kind: string; name: string }) =>
-        (ref.kind === 'Node' ? (this.nodes.includes(ref.name) ? { metadata: { name: ref.name } } : undefined) : structuredClone(this.instance)) as T,
+        (ref.kind === 'Node'
+          ? this.nodes.includes(ref.name)
+            ? { metadata: { name: ref.name } }
+            : undefined
+          : structuredClone(this.instance)) as T,
       replace: async <T extends KubeObjectLike>(obj: T) => {
         const inst = obj as unknown as Instance;
         this.check(inst.metadata.resourceVersion);
@@ -139,7 +150,9 @@ function harness(
       execute: async (ctx): Promise<Observation> => {
         executed.push(`${ctx.plan}/${ctx.task.name}${ctx.target ? `@${ctx.target}` : ''}`);
         // What the API server had stored when the task ran: the step must be on record first.
-        const stored = store.instance.status?.planStatus?.[ctx.plan]?.phases?.flatMap((p) => p.steps.map((st) => `${st.name}:${st.status}`));
+        const stored = store.instance.status?.planStatus?.[ctx.plan]?.phases?.flatMap((p) =>
+          p.steps.map((st) => `${st.name}:${st.status}`),
+        );
         storedAtExecution.push(`${ctx.task.name} ${(stored ?? []).join(' ')}`);
         return opts.observe ? opts.observe(ctx) : { kind: 'done' };
       },
@@ -160,7 +173,16 @@ function harness(
     ...(opts.readSecrets ? { readSecrets: opts.readSecrets } : {}),
     ...(opts.governance ? { governance: opts.governance } : {}),
   });
-  return { store, cache, reconciler, executed, events, storedAtExecution, operatorVersions, sync: () => cache.upsert(structuredClone(store.instance)) };
+  return {
+    store,
+    cache,
+    reconciler,
+    executed,
+    events,
+    storedAtExecution,
+    operatorVersions,
+    sync: () => cache.upsert(structuredClone(store.instance)),
+  };
 }
 
 /** Runs passes while the reconciler asks to go again now (at most `max`); returns the last answer. */
@@ -179,7 +201,10 @@ describe('controller/instances/reconciler: one pass per call', function () {
   it('a namespace that did not grant the controller impersonation: the plan waits, PlanRunning says ImpersonationNotGranted, one Warning Event, the not-Ready pulse; granted, it runs', async function () {
     let granted = false;
     const message = 'plan "deploy" waits: namespace "shop" does not let planwarden\'s controller act as ServiceAccount "planwarden-plans"';
-    const h = harness({ impersonationGrant: async ({ plan }) => (granted ? undefined : { reason: 'ImpersonationNotGranted', message: `${message} (${plan})` }) });
+    const h = harness({
+      impersonationGrant: async ({ plan }) =>
+        granted ? undefined : { reason: 'ImpersonationNotGranted', message: `${message} (${plan})` },
+    });
     const first = await drain(h, { sync: true });
     expect(h.executed).to.deep.equal([]);
     expect(h.store.instance.status?.activePlan).to.equal(undefined);
@@ -188,7 +213,9 @@ describe('controller/instances/reconciler: one pass per call', function () {
     expect(first.result?.requeueAfterMs).to.equal(10_000);
     // Asked again each pulse: the same message records no second Event.
     await drain(h, { sync: true });
-    expect(h.events.filter((e) => e.startsWith('Warning ImpersonationNotGranted'))).to.deep.equal([`Warning ImpersonationNotGranted: ${message} (deploy)`]);
+    expect(h.events.filter((e) => e.startsWith('Warning ImpersonationNotGranted'))).to.deep.equal([
+      `Warning ImpersonationNotGranted: ${message} (deploy)`,
+    ]);
     granted = true;
     await drain(h, { sync: true });
     expect(h.store.instance.status?.planStatus?.deploy?.status).to.equal('COMPLETE');
@@ -198,10 +225,18 @@ describe('controller/instances/reconciler: one pass per call', function () {
   it('a schedule tick whose plan the namespace did not grant is recorded as skipped (Forbidden, naming why), never taken as started', async function () {
     let nowMs = T0;
     const h = harness({
-      ov: operatorVersion({ plans: { ...operatorVersion().spec.plans, backup: { phases: [{ name: 'main', steps: [{ name: 'b', tasks: ['work'] }] }] } } }),
+      ov: operatorVersion({
+        plans: { ...operatorVersion().spec.plans, backup: { phases: [{ name: 'main', steps: [{ name: 'b', tasks: ['work'] }] }] } },
+      }),
       instance: { schedules: [{ name: 'hourly', plan: 'backup', schedule: '0 * * * *' }] },
       clock: () => new Date(nowMs),
-      impersonationGrant: async ({ plan }) => (plan === 'backup' ? { reason: 'ImpersonationNotGranted', message: 'namespace "shop" does not let planwarden\'s controller act as ServiceAccount "planwarden-plans"' } : undefined),
+      impersonationGrant: async ({ plan }) =>
+        plan === 'backup'
+          ? {
+              reason: 'ImpersonationNotGranted',
+              message: 'namespace "shop" does not let planwarden\'s controller act as ServiceAccount "planwarden-plans"',
+            }
+          : undefined,
     });
     await drain(h, { sync: true });
     expect(h.store.instance.status?.planStatus?.deploy?.status).to.equal('COMPLETE');
@@ -258,13 +293,30 @@ describe('controller/instances/reconciler: one pass per call', function () {
         { name: 'fan', kind: 'Dummy', spec: { done: true } },
         { name: 'side', kind: 'Apply', spec: { resources: [] } },
       ],
-      plans: { deploy: { phases: [{ name: 'main', steps: [{ name: 'a', tasks: ['work'] }, { name: 'b', tasks: ['side'] }, { name: 'c', tasks: ['work'] }] }] } },
+      plans: {
+        deploy: {
+          phases: [
+            {
+              name: 'main',
+              steps: [
+                { name: 'a', tasks: ['work'] },
+                { name: 'b', tasks: ['side'] },
+                { name: 'c', tasks: ['work'] },
+              ],
+            },
+          ],
+        },
+      },
     });
     const h = harness({ ov, writesNothing: (kind) => kind === 'Dummy' });
     await drain(h, { sync: true });
     expect(h.store.instance.status?.planStatus?.deploy?.status).to.equal('COMPLETE');
     // Step a ran in memory (nothing stored yet); before b's task ran, a COMPLETE and b IN_PROGRESS were stored.
-    expect(h.storedAtExecution).to.deep.equal(['work ', 'side a:COMPLETE b:IN_PROGRESS c:PENDING', 'work a:COMPLETE b:IN_PROGRESS c:PENDING']);
+    expect(h.storedAtExecution).to.deep.equal([
+      'work ',
+      'side a:COMPLETE b:IN_PROGRESS c:PENDING',
+      'work a:COMPLETE b:IN_PROGRESS c:PENDING',
+    ]);
     // finalizer + (a done, b started) + (b done, c done, COMPLETE)
     expect(h.store.writes).to.equal(3);
   });
@@ -292,7 +344,9 @@ describe('controller/instances/reconciler: one pass per call', function () {
   });
 
   it('records an Event of a pass only after its status write: a conflict does not record the withdrawal twice', async function () {
-    const ov = operatorVersion({ plans: { ...operatorVersion().spec.plans, backup: { phases: [{ name: 'main', steps: [{ name: 'b', tasks: ['work'] }] }] } } });
+    const ov = operatorVersion({
+      plans: { ...operatorVersion().spec.plans, backup: { phases: [{ name: 'main', steps: [{ name: 'b', tasks: ['work'] }] }] } },
+    });
     const h = harness({ ov });
     await drain(h, { sync: true });
     h.store.touch((i) => {
@@ -380,14 +434,24 @@ describe('controller/instances/reconciler: one pass per call', function () {
 
   it('records the ticks passed over while it was down in history once, in the write that starts the due one; a pass on a stale cache adds nothing', async function () {
     let now = T0;
-    const h = harness({ instance: { schedules: [{ name: 'minutely', plan: 'deploy', schedule: '* * * * *' }] }, clock: () => new Date(now) });
+    const h = harness({
+      instance: { schedules: [{ name: 'minutely', plan: 'deploy', schedule: '* * * * *' }] },
+      clock: () => new Date(now),
+    });
     await drain(h, { sync: true });
     expect(h.store.instance.status?.schedules?.[0]?.nextScheduleTime).to.equal('2026-11-23T10:01:00Z');
     const before = structuredClone(h.store.instance);
     now = Date.parse('2026-11-23T10:04:05Z');
     const history = () => h.store.instance.status?.history ?? [];
-    const skipped = () => history().filter((e) => e.status === 'SKIPPED').map((e) => `${e.id} ${e.tick?.reason ?? ''}`);
-    const expected = ['minutely-2026-11-23T10:01:00Z Missed', 'minutely-2026-11-23T10:02:00Z Missed', 'minutely-2026-11-23T10:03:00Z Missed'];
+    const skipped = () =>
+      history()
+        .filter((e) => e.status === 'SKIPPED')
+        .map((e) => `${e.id} ${e.tick?.reason ?? ''}`);
+    const expected = [
+      'minutely-2026-11-23T10:01:00Z Missed',
+      'minutely-2026-11-23T10:02:00Z Missed',
+      'minutely-2026-11-23T10:03:00Z Missed',
+    ];
     const writes = h.store.writes;
     await h.reconciler.reconcile(KEY);
     expect(h.store.writes - writes, 'one status write').to.equal(1);
@@ -397,7 +461,11 @@ describe('controller/instances/reconciler: one pass per call', function () {
     h.sync();
     await drain(h, { sync: true });
     expect(skipped()).to.deep.equal(expected);
-    expect(history().filter((e) => e.id === 'minutely-2026-11-23T10:04:00Z').map((e) => `${e.status} ${e.trigger ?? ''} ${e.requestedBy ?? ''}`)).to.deep.equal(['COMPLETE schedule schedule:minutely']);
+    expect(
+      history()
+        .filter((e) => e.id === 'minutely-2026-11-23T10:04:00Z')
+        .map((e) => `${e.status} ${e.trigger ?? ''} ${e.requestedBy ?? ''}`),
+    ).to.deep.equal(['COMPLETE schedule schedule:minutely']);
     // A replica whose cache has not seen those writes judges the same ticks: its write is refused, nothing is added.
     h.cache.upsert(before);
     now += 20_000;
@@ -426,7 +494,12 @@ describe('controller/instances/reconciler: a blueprint changed since the last ac
 
   /** An Instance that recorded `judged`, reconciled with `ov` as the cache has it now. */
   async function run(ov: OperatorVersion, serviceAccountName: string | undefined) {
-    const h = harness({ ov, writesNothing: (kind) => kind === 'Dummy', finalizers: [FINALIZER], instance: serviceAccountName ? { serviceAccountName } : {} });
+    const h = harness({
+      ov,
+      writesNothing: (kind) => kind === 'Dummy',
+      finalizers: [FINALIZER],
+      instance: serviceAccountName ? { serviceAccountName } : {},
+    });
     h.store.touch((i) => (i.metadata.annotations = { [BLUEPRINT_ANNOTATION]: blueprintRecordOf(judged) }));
     h.sync();
     await drain(h, { sync: true });
@@ -456,7 +529,12 @@ describe('controller/instances/reconciler: a blueprint changed since the last ac
   });
 
   it('holds a run in flight when the blueprint changes under it: no further step, PlanRunning says so; an abort still stops it', async function () {
-    const h = harness({ ov: judged, finalizers: [FINALIZER], instance: { serviceAccountName: 'strong' }, observe: () => ({ kind: 'inProgress' }) });
+    const h = harness({
+      ov: judged,
+      finalizers: [FINALIZER],
+      instance: { serviceAccountName: 'strong' },
+      observe: () => ({ kind: 'inProgress' }),
+    });
     h.store.touch((i) => (i.metadata.annotations = { [BLUEPRINT_ANNOTATION]: blueprintRecordOf(judged) }));
     h.sync();
     await drain(h, { sync: true });
@@ -491,7 +569,10 @@ describe('controller/instances/reconciler: secret parameters (issue 35)', functi
     const h = harness({
       ov,
       instance: { ...withRef, parameters: { PASSWORD: 'from-spec' } },
-      readSecrets: async (_inst, refs) => ({ ok: true, secrets: refs.map(([parameter, ref]) => ({ parameter, ref, value: 'from-secret' })) }),
+      readSecrets: async (_inst, refs) => ({
+        ok: true,
+        secrets: refs.map(([parameter, ref]) => ({ parameter, ref, value: 'from-secret' })),
+      }),
       observe: (ctx) => (seen.push(ctx.parameters.PASSWORD ?? '-'), { kind: 'done' }),
     });
     await drain(h, { sync: true });
@@ -503,7 +584,13 @@ describe('controller/instances/reconciler: secret parameters (issue 35)', functi
     const h = harness({
       ov,
       instance: withRef,
-      readSecrets: async () => ({ ok: false, outcome: { kind: 'fatalError', message: 'read parameter PASSWORD from Secret shop/creds (key password): Secret "creds" does not exist' } }),
+      readSecrets: async () => ({
+        ok: false,
+        outcome: {
+          kind: 'fatalError',
+          message: 'read parameter PASSWORD from Secret shop/creds (key password): Secret "creds" does not exist',
+        },
+      }),
     });
     await drain(h, { sync: true });
     expect(h.executed).to.deep.equal([]);
@@ -516,31 +603,40 @@ describe('controller/instances/reconciler: secret parameters (issue 35)', functi
   // its bytes or its base64. Without the redaction of task outcomes in perform() this fails.
   it('property: no status field or Event of a run holds the secret', async function () {
     await fc.assert(
-      fc.asyncProperty(fc.string({ minLength: 6, maxLength: 24 }).filter((v) => v.trim().length >= 6), fc.integer({ min: 0, max: 2 }), async (value, form) => {
-        const b64 = Buffer.from(value).toString('base64');
-        const quoted = [value, `Invalid value: ${JSON.stringify(value)}`, `data: {password: ${b64}}`][form]!;
-        const h = harness({
-          ov,
-          instance: withRef,
-          readSecrets: async (_inst, refs) => ({ ok: true, secrets: refs.map(([parameter, ref]) => ({ parameter, ref, value })) }),
-          observe: () => ({ kind: 'fatalError', message: `apply secret creds: ${quoted}` }),
-        });
-        await drain(h, { sync: true });
-        const kept = JSON.stringify(h.store.instance) + h.events.join('\n');
-        return (
-          h.store.instance.status?.planStatus?.deploy?.status === 'FATAL_ERROR' &&
-          kept.includes('<secret: creds/password>') &&
-          !kept.includes(JSON.stringify(value).slice(1, -1)) &&
-          !kept.includes(b64.replace(/=+$/, ''))
-        );
-      }),
+      fc.asyncProperty(
+        fc.string({ minLength: 6, maxLength: 24 }).filter((v) => v.trim().length >= 6),
+        fc.integer({ min: 0, max: 2 }),
+        async (value, form) => {
+          const b64 = Buffer.from(value).toString('base64');
+          const quoted = [value, `Invalid value: ${JSON.stringify(value)}`, `data: {password: ${b64}}`][form]!;
+          const h = harness({
+            ov,
+            instance: withRef,
+            readSecrets: async (_inst, refs) => ({ ok: true, secrets: refs.map(([parameter, ref]) => ({ parameter, ref, value })) }),
+            observe: () => ({ kind: 'fatalError', message: `apply secret creds: ${quoted}` }),
+          });
+          await drain(h, { sync: true });
+          const kept = JSON.stringify(h.store.instance) + h.events.join('\n');
+          return (
+            h.store.instance.status?.planStatus?.deploy?.status === 'FATAL_ERROR' &&
+            kept.includes('<secret: creds/password>') &&
+            !kept.includes(JSON.stringify(value).slice(1, -1)) &&
+            !kept.includes(b64.replace(/=+$/, ''))
+          );
+        },
+      ),
       { numRuns: 60 },
     );
   });
 });
 
 describe('controller/instances/reconciler: change governance (issue 38)', function () {
-  const policy = (spec: PlanPolicy['spec']): PlanPolicy => ({ apiVersion: 'planwarden.dev/v1alpha1', kind: 'PlanPolicy', metadata: { name: 'prod' }, spec });
+  const policy = (spec: PlanPolicy['spec']): PlanPolicy => ({
+    apiVersion: 'planwarden.dev/v1alpha1',
+    kind: 'PlanPolicy',
+    metadata: { name: 'prod' },
+    spec,
+  });
   const decision = (approver: string, runID: string, digest: string, d: 'Approve' | 'Reject' = 'Approve'): PlanApproval => ({
     apiVersion: 'planwarden.dev/v1alpha1',
     kind: 'PlanApproval',
@@ -550,7 +646,13 @@ describe('controller/instances/reconciler: change governance (issue 38)', functi
 
   it('the deploy of a governed plan waits for approval with its digest, runs once approved, and names the approver', async function () {
     const approvals: PlanApproval[] = [];
-    const h = harness({ governance: { policies: () => [policy({ approval: { required: 1, approverGroups: ['sre'] } })], namespaceLabels: () => ({}), approvals: () => approvals } });
+    const h = harness({
+      governance: {
+        policies: () => [policy({ approval: { required: 1, approverGroups: ['sre'] } })],
+        namespaceLabels: () => ({}),
+        approvals: () => approvals,
+      },
+    });
     await drain(h, { sync: true });
     const waiting = h.store.instance.status!;
     expect(h.executed).to.deep.equal([]);
@@ -571,7 +673,9 @@ describe('controller/instances/reconciler: change governance (issue 38)', functi
 
   it('a Reject ends it REJECTED in history, consumed: nothing runs and nothing waits', async function () {
     const approvals: PlanApproval[] = [];
-    const h = harness({ governance: { policies: () => [policy({ approval: { required: 2 } })], namespaceLabels: () => ({}), approvals: () => approvals } });
+    const h = harness({
+      governance: { policies: () => [policy({ approval: { required: 2 } })], namespaceLabels: () => ({}), approvals: () => approvals },
+    });
     await drain(h, { sync: true });
     const { runID, digest } = h.store.instance.status!.pendingApproval!;
     approvals.push(decision('bob', runID, digest, 'Reject'));
@@ -586,7 +690,14 @@ describe('controller/instances/reconciler: change governance (issue 38)', functi
 
   it('a freeze holds the request until it ends, then it runs', async function () {
     let nowMs = T0;
-    const h = harness({ clock: () => new Date(nowMs), governance: { policies: () => [policy({ freeze: { pausedUntil: new Date(T0 + 3_600_000).toISOString(), reason: 'release' } })], namespaceLabels: () => ({}), approvals: () => [] } });
+    const h = harness({
+      clock: () => new Date(nowMs),
+      governance: {
+        policies: () => [policy({ freeze: { pausedUntil: new Date(T0 + 3_600_000).toISOString(), reason: 'release' } })],
+        namespaceLabels: () => ({}),
+        approvals: () => [],
+      },
+    });
     const first = await drain(h, { sync: true });
     expect(h.executed).to.deep.equal([]);
     expect(h.store.instance.status?.conditions?.find((c) => c.type === 'PlanRunning')).to.include({ reason: 'Frozen' });

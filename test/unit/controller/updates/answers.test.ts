@@ -29,7 +29,12 @@ describe('parseInformerResponse', () => {
       impact: { level: 'status', summary: 'Node rebooting' },
       remediation: { estimatedFinish: '15m' },
     };
-    const seed = { apiVersion: 'config.openshift.io/v1beta1', kind: 'UpdateInsightsResponse', spec: { insights: [reboot] }, status: { response: 'Success' } };
+    const seed = {
+      apiVersion: 'config.openshift.io/v1beta1',
+      kind: 'UpdateInsightsResponse',
+      spec: { insights: [reboot] },
+      status: { response: 'Success' },
+    };
     expect(parseInformerResponse(seed, NOW)).to.deep.equal({
       response: 'Success',
       findings: [],
@@ -96,7 +101,10 @@ describe('parseInformerResponse', () => {
     },
     {
       says: 'a uid reported twice: the first counts, the second is a finding',
-      body: { status: { response: 'Success' }, spec: { insights: [ok('dup'), ok('b'), { ...ok('dup'), impact: { level: 'info', summary: 'again' } }] } },
+      body: {
+        status: { response: 'Success' },
+        spec: { insights: [ok('dup'), ok('b'), { ...ok('dup'), impact: { level: 'info', summary: 'again' } }] },
+      },
       insights: [ok('dup'), ok('b')],
       findings: [/^insights\[2\] \(uid "dup"\) is ignored: its uid was reported before in the same answer/],
     },
@@ -112,7 +120,12 @@ describe('parseInformerResponse', () => {
       insights: [],
       findings: [/remediation.estimatedFinish must be an RFC 3339 date-time, got "soon"/],
     },
-    { says: 'an insight that is not an object is a finding', body: one('text'), insights: [], findings: [/insights\[0\] is ignored: must be an object/] },
+    {
+      says: 'an insight that is not an object is a finding',
+      body: one('text'),
+      insights: [],
+      findings: [/insights\[0\] is ignored: must be an object/],
+    },
     {
       says: 'more than 250 insights: the first 250 are read, and that is a finding',
       body: { status: { response: 'Success' }, spec: { insights: Array.from({ length: 251 }, (_, i) => ok(`u${i}`)) } },
@@ -120,14 +133,25 @@ describe('parseInformerResponse', () => {
     },
     { says: 'a body that is not an object is no answer', body: 'Success', error: /the answer is "Success", not an object/ },
     { says: 'null is no answer', body: null, error: /the answer is null, not an object/ },
-    { says: 'insights that are not a list are no answer', body: { status: { response: 'Success' }, spec: { insights: {} } }, error: /insights at spec must be a list, got \{\}/ },
-    { says: 'a message that is not text is no answer', body: { status: { response: 'Success', message: 3 } }, error: /status.message must be a string/ },
+    {
+      says: 'insights that are not a list are no answer',
+      body: { status: { response: 'Success' }, spec: { insights: {} } },
+      error: /insights at spec must be a list, got \{\}/,
+    },
+    {
+      says: 'a message that is not text is no answer',
+      body: { status: { response: 'Success', message: 3 } },
+      error: /status.message must be a string/,
+    },
   ];
   for (const row of rows) {
     it(row.says, () => {
       const got = parseInformerResponse(row.body, NOW);
       if (row.error) {
-        expect(got).to.have.property('error').that.matches(/^malformed informer answer: /).and.matches(row.error);
+        expect(got)
+          .to.have.property('error')
+          .that.matches(/^malformed informer answer: /)
+          .and.matches(row.error);
         return;
       }
       const parsed = got as ParsedResponse;
@@ -138,7 +162,9 @@ describe('parseInformerResponse', () => {
   }
 
   it('Failure and Wait keep their message and the insights they carry', () => {
-    expect(parseInformerResponse({ status: { response: 'Failure', message: 'down' }, spec: { insights: [ok('why', 'error')] } }, NOW)).to.deep.equal({
+    expect(
+      parseInformerResponse({ status: { response: 'Failure', message: 'down' }, spec: { insights: [ok('why', 'error')] } }, NOW),
+    ).to.deep.equal({
       response: 'Failure',
       message: 'down',
       insights: [ok('why', 'error')],
@@ -163,16 +189,43 @@ describe('durationMs', () => {
 describe('the envelope of an insights answer, read tolerantly (never an empty Success for what it cannot read)', () => {
   const warn = ok('w', 'warning');
   const rows: { says: string; body: unknown; response: string; uids: string[]; reported?: string }[] = [
-    { says: 'the seed\'s shape', body: { status: { response: 'Success' }, spec: { insights: [warn] } }, response: 'Success', uids: ['w'] },
-    { says: 'the response in any case', body: { status: { response: 'sUCCESS ' }, spec: { insights: [warn] } }, response: 'Success', uids: ['w'] },
+    { says: "the seed's shape", body: { status: { response: 'Success' }, spec: { insights: [warn] } }, response: 'Success', uids: ['w'] },
+    {
+      says: 'the response in any case',
+      body: { status: { response: 'sUCCESS ' }, spec: { insights: [warn] } },
+      response: 'Success',
+      uids: ['w'],
+    },
     { says: 'insights at the top level', body: { status: { response: 'Success' }, insights: [warn] }, response: 'Success', uids: ['w'] },
     { says: 'insights under status', body: { status: { response: 'Success', insights: [warn] } }, response: 'Success', uids: ['w'] },
-    { says: 'insights in two places (all count; one repeated verbatim counts once)', body: { status: { response: 'Success', insights: [warn] }, spec: { insights: [warn, ok('x')] } }, response: 'Success', uids: ['w', 'x'] },
+    {
+      says: 'insights in two places (all count; one repeated verbatim counts once)',
+      body: { status: { response: 'Success', insights: [warn] }, spec: { insights: [warn, ok('x')] } },
+      response: 'Success',
+      uids: ['w', 'x'],
+    },
     { says: 'status as a text', body: { status: 'wait' }, response: 'Wait', uids: [] },
     { says: 'a top-level response', body: { response: 'Failure', message: 'down', insights: [warn] }, response: 'Failure', uids: ['w'] },
-    { says: 'keys in another case', body: { Status: { Response: 'Success' }, Spec: { Insights: [warn] } }, response: 'Success', uids: ['w'] },
-    { says: 'no response at all: a Failure that keeps its insights', body: { spec: { insights: [warn] } }, response: 'Failure', uids: ['w'], reported: 'missing' },
-    { says: 'an unknown response: a Failure that keeps its insights', body: { status: { response: 'OK' }, spec: { insights: [warn] } }, response: 'Failure', uids: ['w'], reported: '"OK"' },
+    {
+      says: 'keys in another case',
+      body: { Status: { Response: 'Success' }, Spec: { Insights: [warn] } },
+      response: 'Success',
+      uids: ['w'],
+    },
+    {
+      says: 'no response at all: a Failure that keeps its insights',
+      body: { spec: { insights: [warn] } },
+      response: 'Failure',
+      uids: ['w'],
+      reported: 'missing',
+    },
+    {
+      says: 'an unknown response: a Failure that keeps its insights',
+      body: { status: { response: 'OK' }, spec: { insights: [warn] } },
+      response: 'Failure',
+      uids: ['w'],
+      reported: '"OK"',
+    },
   ];
   for (const row of rows) {
     it(`${row.says}: ${row.response} with ${row.uids.join(', ') || 'no insight'}`, () => {
@@ -186,17 +239,29 @@ describe('the envelope of an insights answer, read tolerantly (never an empty Su
 
 describe('parseDiscoveryResponse', () => {
   it('keeps the names as listed, unknown ones too, the API level, and the hooks they name', () => {
-    expect(parseDiscoveryResponse({ apiVersion: 'x/v1', kind: 'DiscoveryResponse', apiLevel: 'v1alpha1', handlers: ['status', 'plan', 'metrics'] })).to.deep.equal({
+    expect(
+      parseDiscoveryResponse({
+        apiVersion: 'x/v1',
+        kind: 'DiscoveryResponse',
+        apiLevel: 'v1alpha1',
+        handlers: ['status', 'plan', 'metrics'],
+      }),
+    ).to.deep.equal({
       handlers: ['status', 'plan', 'metrics'],
       apiLevel: 'v1alpha1',
       serves: ['updatePlanInsights', 'updateInsights'],
     });
   });
   it('an answer without handlers anywhere is malformed', () => {
-    expect(parseDiscoveryResponse({ apiLevel: 'v1' })).to.have.property('error').that.matches(/no handlers \(looked for handlers, spec.handlers and status.handlers\)/);
+    expect(parseDiscoveryResponse({ apiLevel: 'v1' }))
+      .to.have.property('error')
+      .that.matches(/no handlers \(looked for handlers, spec.handlers and status.handlers\)/);
   });
   it('a handler that is not a name makes the list ambiguous', () => {
-    expect(parseDiscoveryResponse({ handlers: ['status', 1] })).to.deep.include({ handlers: ['status'], doubt: '1 of its handler entries is not a name' });
+    expect(parseDiscoveryResponse({ handlers: ['status', 1] })).to.deep.include({
+      handlers: ['status'],
+      doubt: '1 of its handler entries is not a name',
+    });
   });
   const names: [string, string][] = [
     ['updatePlanInsights', 'updateplaninsights'],
@@ -204,32 +269,69 @@ describe('parseDiscoveryResponse', () => {
     ['/hooks.config.openshift.io/v1alpha/updatePlanInsights', 'updateplaninsights'],
     ['STATUS', 'status'],
   ];
-  for (const [name, normalized] of names) it(`"${name}" is compared as "${normalized}"`, () => expect(normalizeHandlerName(name)).to.equal(normalized));
+  for (const [name, normalized] of names)
+    it(`"${name}" is compared as "${normalized}"`, () => expect(normalizeHandlerName(name)).to.equal(normalized));
 });
 
 /** Which insights hooks are asked after a discovery answer (the issue's table). */
 describe('discovery → which hooks are asked (when in doubt, ask)', () => {
   const both = ['updatePlanInsights', 'updateInsights'];
   const rows: { says: string; answer: DiscoveryResponse | InvalidResponse | undefined; asked: string[] }[] = [
-    { says: 'our hook names at the top level', answer: parseDiscoveryResponse({ handlers: ['updatePlanInsights', 'updateInsights'] }), asked: both },
-    { says: 'the hook names under spec, in the envelope of the insight answers', answer: parseDiscoveryResponse({ apiVersion: 'v', kind: 'DiscoveryResponse', spec: { apiLevel: 'v1alpha1', handlers: ['updatePlanInsights', 'updateInsights'] } }), asked: both },
-    { says: 'the hook names under status', answer: parseDiscoveryResponse({ status: { handlers: ['updateInsights'] } }), asked: ['updateInsights'] },
-    { says: 'the seed\'s example names', answer: parseDiscoveryResponse({ apiLevel: 'v1alpha1', handlers: ['status', 'plan'] }), asked: both },
-    { says: 'the seed\'s plan alone', answer: parseDiscoveryResponse({ handlers: ['plan'] }), asked: ['updatePlanInsights'] },
-    { says: 'the seed\'s status alone', answer: parseDiscoveryResponse({ handlers: ['status'] }), asked: ['updateInsights'] },
+    {
+      says: 'our hook names at the top level',
+      answer: parseDiscoveryResponse({ handlers: ['updatePlanInsights', 'updateInsights'] }),
+      asked: both,
+    },
+    {
+      says: 'the hook names under spec, in the envelope of the insight answers',
+      answer: parseDiscoveryResponse({
+        apiVersion: 'v',
+        kind: 'DiscoveryResponse',
+        spec: { apiLevel: 'v1alpha1', handlers: ['updatePlanInsights', 'updateInsights'] },
+      }),
+      asked: both,
+    },
+    {
+      says: 'the hook names under status',
+      answer: parseDiscoveryResponse({ status: { handlers: ['updateInsights'] } }),
+      asked: ['updateInsights'],
+    },
+    {
+      says: "the seed's example names",
+      answer: parseDiscoveryResponse({ apiLevel: 'v1alpha1', handlers: ['status', 'plan'] }),
+      asked: both,
+    },
+    { says: "the seed's plan alone", answer: parseDiscoveryResponse({ handlers: ['plan'] }), asked: ['updatePlanInsights'] },
+    { says: "the seed's status alone", answer: parseDiscoveryResponse({ handlers: ['status'] }), asked: ['updateInsights'] },
     { says: 'the other aliases', answer: parseDiscoveryResponse({ handlers: ['planInsights', 'insights'] }), asked: both },
     { says: 'mixed case', answer: parseDiscoveryResponse({ handlers: ['UPDATEPLANINSIGHTS', 'Status'] }), asked: both },
-    { says: 'a known name beside unknown ones (the unknown ignored)', answer: parseDiscoveryResponse({ handlers: ['updateInsights', 'metrics'] }), asked: ['updateInsights'] },
+    {
+      says: 'a known name beside unknown ones (the unknown ignored)',
+      answer: parseDiscoveryResponse({ handlers: ['updateInsights', 'metrics'] }),
+      asked: ['updateInsights'],
+    },
     { says: 'discovery only: clearly no insights hook', answer: parseDiscoveryResponse({ handlers: ['discovery'] }), asked: [] },
     { says: 'unknown names only', answer: parseDiscoveryResponse({ handlers: ['pre-checks', 'health'] }), asked: both },
     { says: 'an empty list', answer: parseDiscoveryResponse({ handlers: [] }), asked: both },
-    { says: 'handlers split between the top level and spec', answer: parseDiscoveryResponse({ handlers: ['status'], spec: { handlers: ['plan'] } }), asked: both },
-    { says: 'handlers as a map of name → on', answer: parseDiscoveryResponse({ handlers: { plan: true, status: false } }), asked: ['updatePlanInsights'] },
-    { says: 'handlers as a list of {name}', answer: parseDiscoveryResponse({ handlers: [{ name: 'updatePlanInsights' }] }), asked: ['updatePlanInsights'] },
+    {
+      says: 'handlers split between the top level and spec',
+      answer: parseDiscoveryResponse({ handlers: ['status'], spec: { handlers: ['plan'] } }),
+      asked: both,
+    },
+    {
+      says: 'handlers as a map of name → on',
+      answer: parseDiscoveryResponse({ handlers: { plan: true, status: false } }),
+      asked: ['updatePlanInsights'],
+    },
+    {
+      says: 'handlers as a list of {name}',
+      answer: parseDiscoveryResponse({ handlers: [{ name: 'updatePlanInsights' }] }),
+      asked: ['updatePlanInsights'],
+    },
     { says: 'handlers of a type no reader knows', answer: parseDiscoveryResponse({ handlers: 7 }), asked: both },
     { says: 'no handlers field', answer: parseDiscoveryResponse({ apiLevel: 'v1alpha1' }), asked: both },
-    { says: 'not JSON (the client\'s error)', answer: { error: 'GET …/discovery: the answer is not JSON (Unexpected token)' }, asked: both },
-    { says: 'HTTP 404 (the client\'s error)', answer: { error: 'GET …/discovery: HTTP 404: no hook' }, asked: both },
+    { says: "not JSON (the client's error)", answer: { error: 'GET …/discovery: the answer is not JSON (Unexpected token)' }, asked: both },
+    { says: "HTTP 404 (the client's error)", answer: { error: 'GET …/discovery: HTTP 404: no hook' }, asked: both },
     { says: 'never read', answer: undefined, asked: both },
   ];
   for (const row of rows) {

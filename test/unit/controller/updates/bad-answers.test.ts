@@ -47,17 +47,64 @@ describe('bad informer answers, through the client and the reconciler', function
 
   const rows: { says: string; reply: InformerReply; finding: RegExp; online: string; kept?: string[] }[] = [
     { says: 'an answer that is not JSON', reply: { raw: '<html>oops</html>' }, finding: /the answer is not JSON/, online: 'Degraded' },
-    { says: 'an answer that is too big', reply: { raw: Buffer.alloc(1024 * 1024 + 10, 0x20) }, finding: /larger than 1048576 bytes/, online: 'Degraded' },
-    { says: 'a slow informer', reply: { delayMs: 1500, json: { status: { response: 'Success' } } }, finding: /no complete answer within 1000 ms/, online: 'Unreachable' },
+    {
+      says: 'an answer that is too big',
+      reply: { raw: Buffer.alloc(1024 * 1024 + 10, 0x20) },
+      finding: /larger than 1048576 bytes/,
+      online: 'Degraded',
+    },
+    {
+      says: 'a slow informer',
+      reply: { delayMs: 1500, json: { status: { response: 'Success' } } },
+      finding: /no complete answer within 1000 ms/,
+      online: 'Unreachable',
+    },
     { says: 'a redirect', reply: { status: 302, raw: '' }, finding: /HTTP 302/, online: 'Degraded' },
     { says: 'a 500', reply: { status: 500, raw: 'internal error' }, finding: /HTTP 500: internal error/, online: 'Degraded' },
-    { says: 'an unknown response value', reply: { json: { status: { response: 'Maybe' } } }, finding: /answered status.response "Maybe", none of Success, Failure and Wait: counted as a Failure/, online: 'Degraded' },
-    { says: 'no response at all', reply: { json: { spec: { insights: [] } } }, finding: /answered status.response missing, none of Success, Failure and Wait/, online: 'Degraded' },
-    { says: 'a 500 that says Failure in the protocol\'s shape (its insight kept)', reply: { status: 500, json: { status: { response: 'Failure', message: 'db down' }, spec: { insights: [{ uid: 'why', impact: { level: 'error', summary: 'db down' } }] } } }, finding: /answered Failure: db down/, online: 'Degraded', kept: ['earlier', 'why'] },
-    { says: 'a 200 whose Success is not an object', reply: { json: ['Success'] }, finding: /the answer is a list, not an object/, online: 'Degraded' },
+    {
+      says: 'an unknown response value',
+      reply: { json: { status: { response: 'Maybe' } } },
+      finding: /answered status.response "Maybe", none of Success, Failure and Wait: counted as a Failure/,
+      online: 'Degraded',
+    },
+    {
+      says: 'no response at all',
+      reply: { json: { spec: { insights: [] } } },
+      finding: /answered status.response missing, none of Success, Failure and Wait/,
+      online: 'Degraded',
+    },
+    {
+      says: "a 500 that says Failure in the protocol's shape (its insight kept)",
+      reply: {
+        status: 500,
+        json: {
+          status: { response: 'Failure', message: 'db down' },
+          spec: { insights: [{ uid: 'why', impact: { level: 'error', summary: 'db down' } }] },
+        },
+      },
+      finding: /answered Failure: db down/,
+      online: 'Degraded',
+      kept: ['earlier', 'why'],
+    },
+    {
+      says: 'a 200 whose Success is not an object',
+      reply: { json: ['Success'] },
+      finding: /the answer is a list, not an object/,
+      online: 'Degraded',
+    },
     {
       says: 'a duplicated uid (the first one counts)',
-      reply: { json: { status: { response: 'Success' }, spec: { insights: [{ uid: 'd', impact: { level: 'info', summary: 'one' } }, { uid: 'd', impact: { level: 'info', summary: 'two' } }] } } },
+      reply: {
+        json: {
+          status: { response: 'Success' },
+          spec: {
+            insights: [
+              { uid: 'd', impact: { level: 'info', summary: 'one' } },
+              { uid: 'd', impact: { level: 'info', summary: 'two' } },
+            ],
+          },
+        },
+      },
       finding: /insights\[1\] \(uid "d"\) is ignored: its uid was reported before/,
       online: 'Degraded',
       kept: ['d'],

@@ -49,12 +49,19 @@ describe('queryInformer', function () {
 
   it('returns a Wait answer as an answer', async () => {
     reply = () => ({ json: { status: { response: 'Wait' } } });
-    expect(await queryInformer(spec, { kind: 'updatePlanInsights', body: {} })).to.deep.equal({ response: 'Wait', insights: [], findings: [] });
+    expect(await queryInformer(spec, { kind: 'updatePlanInsights', body: {} })).to.deep.equal({
+      response: 'Wait',
+      insights: [],
+      findings: [],
+    });
   });
 
   it('GETs discovery and returns the handlers', async () => {
     reply = () => ({ json: { kind: 'DiscoveryResponse', handlers: ['updatePlanInsights'] } });
-    expect(await queryInformer(spec, { kind: 'discovery' })).to.deep.equal({ handlers: ['updatePlanInsights'], serves: ['updatePlanInsights'] });
+    expect(await queryInformer(spec, { kind: 'discovery' })).to.deep.equal({
+      handlers: ['updatePlanInsights'],
+      serves: ['updatePlanInsights'],
+    });
     expect(server.calls).to.deep.equal([{ kind: 'discovery', body: undefined }]);
   });
 
@@ -62,19 +69,30 @@ describe('queryInformer', function () {
     reply = () => ({ raw: '{"status": ' });
     const answer = await queryInformer(spec, { kind: 'updatePlanInsights', body: {} });
     expect(answer).to.have.property('reason', 'InvalidResponse');
-    expect(answer).to.have.property('error').that.matches(/^POST https:\/\/127\.0\.0\.1:\d+\/informer\/hooks\.planwarden\.dev\/v1alpha1\/updatePlanInsights: the answer is not JSON/);
+    expect(answer)
+      .to.have.property('error')
+      .that.matches(
+        /^POST https:\/\/127\.0\.0\.1:\d+\/informer\/hooks\.planwarden\.dev\/v1alpha1\/updatePlanInsights: the answer is not JSON/,
+      );
   });
 
   it('JSON of the wrong shape is an InvalidResponse naming the field', async () => {
     reply = () => ({ json: { status: { response: 'Success' }, spec: { insights: 'none' } } });
     const answer = await queryInformer(spec, { kind: 'updatePlanInsights', body: {} });
     expect(answer).to.have.property('reason', 'InvalidResponse');
-    expect(answer).to.have.property('error').that.matches(/insights at spec must be a list/);
+    expect(answer)
+      .to.have.property('error')
+      .that.matches(/insights at spec must be a list/);
   });
 
   it('a 503 whose body says Wait is a Wait (the informer says "not now" in both)', async () => {
     reply = () => ({ status: 503, json: { status: { response: 'Wait', message: 'warming up' } } });
-    expect(await queryInformer(spec, { kind: 'updatePlanInsights', body: {} })).to.deep.equal({ response: 'Wait', message: 'warming up', insights: [], findings: [] });
+    expect(await queryInformer(spec, { kind: 'updatePlanInsights', body: {} })).to.deep.equal({
+      response: 'Wait',
+      message: 'warming up',
+      insights: [],
+      findings: [],
+    });
   });
 
   it('a non-2xx whose body says Success stays an HTTP error (the two disagree)', async () => {
@@ -86,13 +104,17 @@ describe('queryInformer', function () {
     reply = () => ({ status: 503, raw: 'informer restarting\n\n please retry' });
     const answer = await queryInformer(spec, { kind: 'updatePlanInsights', body: {} });
     expect(answer).to.deep.include({ reason: 'HTTPError' });
-    expect(answer).to.have.property('error').that.matches(/: HTTP 503: informer restarting please retry$/);
+    expect(answer)
+      .to.have.property('error')
+      .that.matches(/: HTTP 503: informer restarting please retry$/);
   });
 
   it('a hook the informer does not serve is an HTTP 404', async () => {
     const elsewhere = { clientConfig: { url: server.url.replace(/\/informer$/, '/other'), caBundle: server.caBundleBase64 } };
     const answer = await queryInformer(elsewhere, { kind: 'updatePlanInsights', body: {} });
-    expect(answer).to.have.property('error').that.matches(/HTTP 404/);
+    expect(answer)
+      .to.have.property('error')
+      .that.matches(/HTTP 404/);
   });
 
   it('a slow informer times out after timeoutMs', async () => {
@@ -100,13 +122,17 @@ describe('queryInformer', function () {
     // The reason says the client gave up (no elapsed-time assertion on a shared machine).
     const answer = await queryInformer(spec, { kind: 'updatePlanInsights', body: {} }, { timeoutMs: 200 });
     expect(answer).to.deep.include({ reason: 'Timeout' });
-    expect(answer).to.have.property('error').that.matches(/no complete answer within 200 ms$/);
+    expect(answer)
+      .to.have.property('error')
+      .that.matches(/no complete answer within 200 ms$/);
   });
 
   it('the deadline defaults to spec.timeoutSeconds', async () => {
     reply = () => ({ delayMs: 1500, json: { status: { response: 'Success' } } });
     const answer = await queryInformer({ ...spec, timeoutSeconds: 1 }, { kind: 'updatePlanInsights', body: {} });
-    expect(answer).to.have.property('error').that.matches(/no complete answer within 1000 ms$/);
+    expect(answer)
+      .to.have.property('error')
+      .that.matches(/no complete answer within 1000 ms$/);
   });
 
   it('a certificate from another CA fails the TLS handshake, saying so', async () => {
@@ -114,7 +140,9 @@ describe('queryInformer', function () {
     const wrong = { clientConfig: { url: server.url, caBundle: Buffer.from(other.certPem).toString('base64') } };
     const answer = await queryInformer(wrong, { kind: 'updatePlanInsights', body: {} });
     expect(answer).to.deep.include({ reason: 'TLSError' });
-    expect(answer).to.have.property('error').that.matches(/TLS handshake failed: .*certificate/i);
+    expect(answer)
+      .to.have.property('error')
+      .that.matches(/TLS handshake failed: .*certificate/i);
     expect(server.calls).to.have.length(0);
   });
 
@@ -127,7 +155,9 @@ describe('queryInformer', function () {
     reply = () => ({ raw: Buffer.alloc(1024 * 1024 + 1, 0x20) });
     const answer = await queryInformer(spec, { kind: 'updatePlanInsights', body: {} });
     expect(answer).to.deep.include({ reason: 'ResponseTooLarge' });
-    expect(answer).to.have.property('error').that.matches(/larger than 1048576 bytes/);
+    expect(answer)
+      .to.have.property('error')
+      .that.matches(/larger than 1048576 bytes/);
   });
 
   it('an answer over the cap without Content-Length is cut off while streaming', async () => {
@@ -140,7 +170,9 @@ describe('queryInformer', function () {
     const closed = { clientConfig: { url: 'https://127.0.0.1:1', caBundle: server.caBundleBase64 } };
     const answer = await queryInformer(closed, { kind: 'updatePlanInsights', body: {} });
     expect(answer).to.deep.include({ reason: 'ConnectionFailed' });
-    expect(answer).to.have.property('error').that.matches(/ECONNREFUSED/);
+    expect(answer)
+      .to.have.property('error')
+      .that.matches(/ECONNREFUSED/);
   });
 
   it('plain http to a loopback informer works (a sidecar), ignoring any caBundle', async () => {

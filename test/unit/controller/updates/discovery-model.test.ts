@@ -19,7 +19,12 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { parseDiscoveryResponse, type ParsedResponse } from '../../../../controller/updates/answers.ts';
 import type { InformerQuery, InformerRequest, QueryError } from '../../../../controller/updates/client.ts';
-import { DISCOVERY_REFRESH_MS, REANALYZE_AFTER_MS, reconcileUpdatePlan, type DiscoveryRecord } from '../../../../controller/updates/reconciler.ts';
+import {
+  DISCOVERY_REFRESH_MS,
+  REANALYZE_AFTER_MS,
+  reconcileUpdatePlan,
+  type DiscoveryRecord,
+} from '../../../../controller/updates/reconciler.ts';
 import { API_VERSION, type Instance, type OperatorVersion, type UpdateInformer, type UpdatePlan } from '../../../../shared/api/schema.ts';
 import { admitInstance } from '../../../../webhook/rules/instance.ts';
 
@@ -47,15 +52,29 @@ const decorated = (base: fc.Arbitrary<string>) =>
     .tuple(base, fc.constantFrom('lower', 'upper', 'as-is', 'mixed'), fc.constantFrom('', ' ', '/hooks.config.openshift.io/v1alpha/'))
     .map(([name, casing, prefix]) => {
       const cased =
-        casing === 'lower' ? name.toLowerCase() : casing === 'upper' ? name.toUpperCase() : casing === 'mixed' ? [...name].map((c, i) => (i % 2 ? c.toUpperCase() : c.toLowerCase())).join('') : name;
+        casing === 'lower'
+          ? name.toLowerCase()
+          : casing === 'upper'
+            ? name.toUpperCase()
+            : casing === 'mixed'
+              ? [...name].map((c, i) => (i % 2 ? c.toUpperCase() : c.toLowerCase())).join('')
+              : name;
       return prefix === ' ' ? ` ${cased} ` : `${prefix}${cased}`;
     });
 
 const entryArb: fc.Arbitrary<Entry> = fc.oneof(
-  decorated(fc.constantFrom('plan', 'planInsights', 'updatePlanInsights', 'update-plan-insights')).map((value) => ({ kind: 'plan' as const, value })),
-  decorated(fc.constantFrom('status', 'insights', 'updateInsights', 'update_insights')).map((value) => ({ kind: 'status' as const, value })),
+  decorated(fc.constantFrom('plan', 'planInsights', 'updatePlanInsights', 'update-plan-insights')).map((value) => ({
+    kind: 'plan' as const,
+    value,
+  })),
+  decorated(fc.constantFrom('status', 'insights', 'updateInsights', 'update_insights')).map((value) => ({
+    kind: 'status' as const,
+    value,
+  })),
   decorated(fc.constant('discovery')).map((value) => ({ kind: 'discovery' as const, value })),
-  fc.constantFrom('metrics', 'health', 'pre-checks', 'planned', 'statuses', 'v1alpha1').map((value) => ({ kind: 'unknown' as const, value })),
+  fc
+    .constantFrom('metrics', 'health', 'pre-checks', 'planned', 'statuses', 'v1alpha1')
+    .map((value) => ({ kind: 'unknown' as const, value })),
   fc.constantFrom<unknown>(1, null, true, [], {}, '', '  ').map((value) => ({ kind: 'unreadable' as const, value })),
 );
 
@@ -65,11 +84,14 @@ const discoveryArb: fc.Arbitrary<Discovery> = fc.oneof(
     arbitrary: fc.record(
       {
         shape: fc.constant('lists' as const),
-        places: fc.uniqueArray(fc.record({ place: fc.constantFrom<Place>('top', 'spec', 'status'), entries: fc.array(entryArb, { maxLength: 4 }) }), {
-          minLength: 1,
-          maxLength: 3,
-          selector: (p) => p.place,
-        }),
+        places: fc.uniqueArray(
+          fc.record({ place: fc.constantFrom<Place>('top', 'spec', 'status'), entries: fc.array(entryArb, { maxLength: 4 }) }),
+          {
+            minLength: 1,
+            maxLength: 3,
+            selector: (p) => p.place,
+          },
+        ),
         apiLevel: fc.constantFrom('v1alpha1', 'v1'),
         envelope: fc.boolean(),
       },
@@ -117,7 +139,17 @@ const STATUS_OR_DISCOVERY = /^(status|insights|updateinsights|discovery)$/;
  */
 function mayLeaveOut(d: Discovery): boolean {
   if (d.shape === 'failed') return false;
-  if (d.shape === 'json') return textsIn(d.body).some((t) => STATUS_OR_DISCOVERY.test(t.trim().split('/').pop()!.toLowerCase().replace(/[\s_-]+/g, '')));
+  if (d.shape === 'json')
+    return textsIn(d.body).some((t) =>
+      STATUS_OR_DISCOVERY.test(
+        t
+          .trim()
+          .split('/')
+          .pop()!
+          .toLowerCase()
+          .replace(/[\s_-]+/g, ''),
+      ),
+    );
   const entries = d.places.flatMap((p) => p.entries);
   if (entries.some((e) => e.kind === 'unreadable')) return false;
   if (entries.some((e) => e.kind === 'plan')) return false;
@@ -139,7 +171,14 @@ const ov = (name: string, version: string): OperatorVersion => ({
   apiVersion: API_VERSION,
   kind: 'OperatorVersion',
   metadata: { name, namespace: NS },
-  spec: { version, tasks: [{ name: 'work', kind: 'Dummy', spec: { done: true } }], plans: { deploy: { phases: [{ name: 'main', steps: [{ name: 'a', tasks: ['work'] }] }] }, upgrade: { phases: [{ name: 'main', steps: [{ name: 'a', tasks: ['work'] }] }] } } },
+  spec: {
+    version,
+    tasks: [{ name: 'work', kind: 'Dummy', spec: { done: true } }],
+    plans: {
+      deploy: { phases: [{ name: 'main', steps: [{ name: 'a', tasks: ['work'] }] }] },
+      upgrade: { phases: [{ name: 'main', steps: [{ name: 'a', tasks: ['work'] }] }] },
+    },
+  },
 });
 const V1 = ov('app-1.0.0', '1.0.0');
 const V2 = ov('app-2.0.0', '2.0.0');
@@ -163,10 +202,10 @@ function upgradeVerdict(plan: UpdatePlan, now: string) {
   });
 }
 
-describe('model: no discovery answer silences an informer\'s answered warning', function () {
+describe("model: no discovery answer silences an informer's answered warning", function () {
   this.timeout(120_000);
 
-  it('the webhook refuses the upgrade naming the warning when no UpdatePlan risk is open otherwise (the model\'s baseline)', () => {
+  it("the webhook refuses the upgrade naming the warning when no UpdatePlan risk is open otherwise (the model's baseline)", () => {
     const plan: UpdatePlan = {
       apiVersion: API_VERSION,
       kind: 'UpdatePlan',

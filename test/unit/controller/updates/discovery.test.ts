@@ -31,9 +31,23 @@ describe('discovery answers → which hooks are asked (real client)', function (
 
   const rows: { says: string; reply: InformerReply; asked: readonly string[] }[] = [
     { says: 'our hook names at the top level', reply: { json: { handlers: ['updatePlanInsights', 'updateInsights'] } }, asked: BOTH },
-    { says: 'our hook names under spec, in the envelope the insight answers use', reply: { json: { apiVersion: 'config.openshift.io/v1beta1', kind: 'DiscoveryResponse', spec: { apiLevel: 'v1alpha1', handlers: ['updatePlanInsights', 'updateInsights'] } } }, asked: BOTH },
-    { says: 'the seed\'s names (status, plan) with an apiLevel', reply: { json: { apiLevel: 'v1alpha1', handlers: ['status', 'plan'] } }, asked: BOTH },
-    { says: 'the seed\'s status alone', reply: { json: { handlers: ['status'] } }, asked: ['updateInsights'] },
+    {
+      says: 'our hook names under spec, in the envelope the insight answers use',
+      reply: {
+        json: {
+          apiVersion: 'config.openshift.io/v1beta1',
+          kind: 'DiscoveryResponse',
+          spec: { apiLevel: 'v1alpha1', handlers: ['updatePlanInsights', 'updateInsights'] },
+        },
+      },
+      asked: BOTH,
+    },
+    {
+      says: "the seed's names (status, plan) with an apiLevel",
+      reply: { json: { apiLevel: 'v1alpha1', handlers: ['status', 'plan'] } },
+      asked: BOTH,
+    },
+    { says: "the seed's status alone", reply: { json: { handlers: ['status'] } }, asked: ['updateInsights'] },
     { says: 'our plan hook alone', reply: { json: { handlers: ['updatePlanInsights'] } }, asked: ['updatePlanInsights'] },
     { says: 'mixed case', reply: { json: { Handlers: ['UpdatePLANInsights', 'STATUS'] } }, asked: BOTH },
     { says: 'unknown names only', reply: { json: { handlers: ['metrics', 'pre-checks'] } }, asked: BOTH },
@@ -51,7 +65,9 @@ describe('discovery answers → which hooks are asked (real client)', function (
         const round = await askInformer(informer, hook, {}, { query: queryInformer, now: T0 });
         expect(server.calls[0]?.kind, 'discovery is read first').to.equal('discovery');
         if (server.calls.some((c) => c.kind === hook)) asked.push(hook);
-        expect('error' in round.outcome ? round.outcome.error : round.outcome.findings, 'no finding from discovery alone').to.deep.equal([]);
+        expect('error' in round.outcome ? round.outcome.error : round.outcome.findings, 'no finding from discovery alone').to.deep.equal(
+          [],
+        );
       }
       expect(asked).to.deep.equal(row.asked);
     });

@@ -14,7 +14,9 @@ const plan = (name: string, created: string, status?: UpdatePlan['status']): Upd
 describe('controller/updates: an UpdatePlan whose target an older one holds', function () {
   const holder = plan('first', '2026-11-26T11:00:00Z');
   const late = plan('second', '2026-11-26T11:00:01Z', {
-    conditions: [{ type: 'RisksAccepted', status: 'True', reason: 'AllAccepted', message: 'm', lastTransitionTime: '2026-11-26T11:00:02Z' }],
+    conditions: [
+      { type: 'RisksAccepted', status: 'True', reason: 'AllAccepted', message: 'm', lastTransitionTime: '2026-11-26T11:00:02Z' },
+    ],
   });
   const status = duplicateStatus(late, holder, NOW);
   const analyzed = status.conditions?.find((c) => c.type === 'Analyzed');

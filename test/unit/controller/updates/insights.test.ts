@@ -176,7 +176,11 @@ describe('mergeInformerResponse', () => {
   const BOUND = 5 * 60_000;
   const merge = (previous: InformerStatus | undefined, outcome: InformerOutcome, now = NOW) =>
     mergeInformerResponse('broker', previous, outcome, now, { waitBoundMs: BOUND });
-  const previous = (insights: Insight[], response: InformerStatus['response'] = 'Success', extra: Partial<InformerStatus> = {}): InformerStatus => ({
+  const previous = (
+    insights: Insight[],
+    response: InformerStatus['response'] = 'Success',
+    extra: Partial<InformerStatus> = {},
+  ): InformerStatus => ({
     name: 'broker',
     response,
     lastQueryTime: EARLIER,
@@ -257,15 +261,23 @@ describe('mergeInformerResponse', () => {
   }
 
   it('Failure keeps the previous insights, adds the ones it carries, and makes the informer a risk of its own', () => {
-    const merged = merge(previous([insight('a', 'info'), insight('b')]), answer('Failure', [insight('why', 'error'), insight('a', 'critical')], 'backend down'));
+    const merged = merge(
+      previous([insight('a', 'info'), insight('b')]),
+      answer('Failure', [insight('why', 'error'), insight('a', 'critical')], 'backend down'),
+    );
     expect(merged.response).to.equal('Failure');
     expect(merged.message).to.equal('backend down');
     expect(merged.findings).to.deep.equal(['answered Failure: backend down']);
     expect(uids(merged)).to.deep.equal([DEGRADED_INSIGHT_UID, 'a', 'b', 'why']);
     const degraded = merged.insights![0]!;
     expect(degraded.impact).to.include({ level: 'error', type: 'informer-degraded' });
-    expect(degraded.impact.summary).to.match(/^informer broker is degraded, its insights may be incomplete: answered Failure: backend down$/);
-    expect(degraded.scope).to.deep.equal({ type: 'UpdateInformer', resources: [{ group: 'planwarden.dev', kind: 'UpdateInformer', name: 'broker' }] });
+    expect(degraded.impact.summary).to.match(
+      /^informer broker is degraded, its insights may be incomplete: answered Failure: backend down$/,
+    );
+    expect(degraded.scope).to.deep.equal({
+      type: 'UpdateInformer',
+      resources: [{ group: 'planwarden.dev', kind: 'UpdateInformer', name: 'broker' }],
+    });
     expect(merged.insights![1]!.impact.level).to.equal('critical');
   });
 
@@ -283,7 +295,11 @@ describe('mergeInformerResponse', () => {
   it('findings in a Success keep the good insights and add the degraded insight, stable across rounds', () => {
     const first = merge(undefined, answer('Success', [insight('a')], undefined, ['insights[1] is ignored: uid is required']));
     expect(uids(first)).to.deep.equal([DEGRADED_INSIGHT_UID, 'a']);
-    const again = merge(first, answer('Success', [insight('a')], undefined, ['insights[1] is ignored: uid is required']), '2026-01-01T02:00:00Z');
+    const again = merge(
+      first,
+      answer('Success', [insight('a')], undefined, ['insights[1] is ignored: uid is required']),
+      '2026-01-01T02:00:00Z',
+    );
     expect(again.insights![0]!.acquisitionTime, 'the degraded insight keeps its first acquisitionTime').to.equal(NOW);
   });
 
@@ -296,7 +312,9 @@ describe('mergeInformerResponse', () => {
 
   it('a response that is none of Success, Failure and Wait counts as a Failure: its insights kept, the informer degraded', () => {
     const merged = merge(previous([insight('a')]), { ...answer('Failure', [insight('b')]), reportedResponse: '"OK"' });
-    expect(merged.findings).to.deep.equal(['answered status.response "OK", none of Success, Failure and Wait: counted as a Failure, its insights kept']);
+    expect(merged.findings).to.deep.equal([
+      'answered status.response "OK", none of Success, Failure and Wait: counted as a Failure, its insights kept',
+    ]);
     expect(merged.message).to.equal('status.response "OK": counted as a Failure');
     expect(uids(merged)).to.deep.equal([DEGRADED_INSIGHT_UID, 'a', 'b']);
   });
@@ -362,7 +380,12 @@ describe('updatePlanConditions', () => {
         targetRelease: 'kafka-1.3.0',
         acceptedInsights: [
           ...(opts.accepted ?? []).map(([updateInformer, uid, accepted]) => ({ updateInformer, uid, accepted: accepted ?? true })),
-          ...(opts.acceptedDigests ?? []).map(([updateInformer, uid, digest]) => ({ updateInformer, uid, accepted: true, scopeDigest: digest })),
+          ...(opts.acceptedDigests ?? []).map(([updateInformer, uid, digest]) => ({
+            updateInformer,
+            uid,
+            accepted: true,
+            scopeDigest: digest,
+          })),
         ],
       },
       status: { observedGeneration: opts.observedGeneration ?? generation, informers: opts.entries, conditions: opts.conditions ?? [] },
@@ -470,8 +493,33 @@ describe('updatePlanConditions', () => {
     {
       says: 'an acceptance of the same scope counts, in any order of its elements',
       plan: plan({
-        entries: [entry('a', 'Success', [{ ...insight('w'), scope: { type: 'Instance', resources: [{ kind: 'Pod', name: 'p-1' }, { kind: 'Node', name: 'n' }] } }])],
-        acceptedDigests: [['a', 'w', scopeDigest({ type: 'Instance', resources: [{ kind: 'Node', name: 'n' }, { kind: 'Pod', name: 'p-1' }] })]],
+        entries: [
+          entry('a', 'Success', [
+            {
+              ...insight('w'),
+              scope: {
+                type: 'Instance',
+                resources: [
+                  { kind: 'Pod', name: 'p-1' },
+                  { kind: 'Node', name: 'n' },
+                ],
+              },
+            },
+          ]),
+        ],
+        acceptedDigests: [
+          [
+            'a',
+            'w',
+            scopeDigest({
+              type: 'Instance',
+              resources: [
+                { kind: 'Node', name: 'n' },
+                { kind: 'Pod', name: 'p-1' },
+              ],
+            }),
+          ],
+        ],
       }),
       informers: [a],
       risks: ['True', 'AllRisksAccepted'],
@@ -485,8 +533,15 @@ describe('updatePlanConditions', () => {
     {
       says: 'accepted warning, error and critical insights make risks accepted',
       plan: plan({
-        entries: [entry('a', 'Success', [insight('w', 'warning'), insight('e', 'error')]), entry('b', 'Success', [insight('c', 'critical')])],
-        accepted: [['a', 'w'], ['a', 'e'], ['b', 'c']],
+        entries: [
+          entry('a', 'Success', [insight('w', 'warning'), insight('e', 'error')]),
+          entry('b', 'Success', [insight('c', 'critical')]),
+        ],
+        accepted: [
+          ['a', 'w'],
+          ['a', 'e'],
+          ['b', 'c'],
+        ],
       }),
       informers: [a, b],
       risks: ['True', 'AllRisksAccepted', /all 3 unresolved risks are accepted/],
@@ -517,7 +572,15 @@ describe('updatePlanConditions', () => {
     },
     {
       says: 'many pending risks list the first three and count the rest',
-      plan: plan({ entries: [entry('a', 'Success', ['1', '2', '3', '4', '5'].map((u) => insight(u, 'error')))] }),
+      plan: plan({
+        entries: [
+          entry(
+            'a',
+            'Success',
+            ['1', '2', '3', '4', '5'].map((u) => insight(u, 'error')),
+          ),
+        ],
+      }),
       informers: [a],
       risks: ['False', 'RisksPending', /^5 insights need acceptance: a\/1 \(error\), a\/2 \(error\), a\/3 \(error\) and 2 more$/],
     },
@@ -525,7 +588,10 @@ describe('updatePlanConditions', () => {
   for (const row of rows) {
     it(row.says, () => {
       const conditions = updatePlanConditions(row.plan, row.informers, NOW);
-      for (const [type, want] of [['Analyzed', row.analyzed], ['RisksAccepted', row.risks]] as const) {
+      for (const [type, want] of [
+        ['Analyzed', row.analyzed],
+        ['RisksAccepted', row.risks],
+      ] as const) {
         if (!want) continue;
         const c = findCondition(conditions, type)!;
         expect([c.status, c.reason], `${type}: ${c.message}`).to.deep.equal([want[0], want[1]]);

@@ -120,7 +120,14 @@ describe('reconcileUpdatePlan', () => {
       updatePlan: { namespace: 'ns', name: 'to-1.3', generation: 1 },
       targetRelease: 'kafka-1.3.0',
     });
-    await reconcileUpdatePlan({ plan: plan(1, r1.status), informers: [informer('a')], now: at(REANALYZE_AFTER_MS), query, context, discovery: r1.discovery });
+    await reconcileUpdatePlan({
+      plan: plan(1, r1.status),
+      informers: [informer('a')],
+      now: at(REANALYZE_AFTER_MS),
+      query,
+      context,
+      discovery: r1.discovery,
+    });
     expect((asked[1]!.body as { spec: { informerUpdate: boolean } }).spec.informerUpdate).to.equal(false);
   });
 
@@ -144,7 +151,14 @@ describe('reconcileUpdatePlan', () => {
     const { query } = scripted({ a: wait('reloading') });
     const r1 = await reconcileUpdatePlan({ plan: plan(), informers: [informer('a')], now: T0, query, waitBoundMs: 60_000 });
     expect(findCondition(r1.informerConditions.get('a'), 'Online')).to.include({ status: 'False', reason: 'InformerUpdating' });
-    const r2 = await reconcileUpdatePlan({ plan: plan(1, r1.status), informers: [informer('a')], now: at(60_000), query, waitBoundMs: 60_000, discovery: r1.discovery });
+    const r2 = await reconcileUpdatePlan({
+      plan: plan(1, r1.status),
+      informers: [informer('a')],
+      now: at(60_000),
+      query,
+      waitBoundMs: 60_000,
+      discovery: r1.discovery,
+    });
     expect(findCondition(r2.informerConditions.get('a'), 'Online')).to.include({
       status: 'False',
       reason: 'Degraded',
@@ -167,7 +181,12 @@ describe('reconcileUpdatePlan', () => {
     expect(r2.requeueAfterMs).to.equal(WAIT_RETRY_MS - 2000);
 
     const due = scripted({ a: success() });
-    const r3 = await reconcileUpdatePlan({ plan: plan(1, r1.status), informers: [informer('a')], now: at(WAIT_RETRY_MS), query: due.query });
+    const r3 = await reconcileUpdatePlan({
+      plan: plan(1, r1.status),
+      informers: [informer('a')],
+      now: at(WAIT_RETRY_MS),
+      query: due.query,
+    });
     expect(due.asked).to.have.length(1);
     expect(findCondition(r3.status.conditions, 'Analyzed')).to.include({ status: 'True' });
   });
@@ -185,7 +204,11 @@ describe('reconcileUpdatePlan', () => {
     expect([e.response, e.message, e.findings]).to.deep.equal(['Failure', refused.error, [refused.error]]);
     expect(e.insights!.map((i) => i.uid)).to.deep.equal([DEGRADED_INSIGHT_UID, 'w']);
     expect(findCondition(result.status.conditions, 'Analyzed')).to.include({ status: 'True', reason: 'InformersDegraded' });
-    expect(findCondition(result.informerConditions.get('a'), 'Online')).to.include({ status: 'False', reason: 'Unreachable', message: refused.error });
+    expect(findCondition(result.informerConditions.get('a'), 'Online')).to.include({
+      status: 'False',
+      reason: 'Unreachable',
+      message: refused.error,
+    });
     expect(result.requeueAfterMs).to.equal(FAILURE_RETRY_MS);
   });
 
@@ -211,7 +234,10 @@ describe('reconcileUpdatePlan', () => {
     const { query, asked } = scripted({}, { a: { handlers: ['updateInsights'] } });
     const result = await reconcileUpdatePlan({ plan: plan(), informers: [informer('a')], now: T0, query });
     expect(asked).to.have.length(0);
-    expect(entry(result, 'a')).to.include({ response: 'Success', message: 'does not serve updatePlanInsights (its discovery lists: updateInsights)' });
+    expect(entry(result, 'a')).to.include({
+      response: 'Success',
+      message: 'does not serve updatePlanInsights (its discovery lists: updateInsights)',
+    });
     expect(result.discovery.get('a')).to.deep.include({ handlers: ['updateInsights'], generation: 1 });
     expect(findCondition(result.status.conditions, 'Analyzed')).to.include({ status: 'True', reason: 'AllInformersAnswered' });
   });
@@ -219,16 +245,37 @@ describe('reconcileUpdatePlan', () => {
   it('discovery is read again when the informer changes and after DISCOVERY_REFRESH_MS, not on every round', async () => {
     const script = scripted({ a: wait() });
     const r1 = await reconcileUpdatePlan({ plan: plan(), informers: [informer('a')], now: T0, query: script.query });
-    await reconcileUpdatePlan({ plan: plan(1, r1.status), informers: [informer('a')], now: at(WAIT_RETRY_MS), query: script.query, discovery: r1.discovery });
+    await reconcileUpdatePlan({
+      plan: plan(1, r1.status),
+      informers: [informer('a')],
+      now: at(WAIT_RETRY_MS),
+      query: script.query,
+      discovery: r1.discovery,
+    });
     expect(script.discovered).to.have.length(1);
-    await reconcileUpdatePlan({ plan: plan(1, r1.status), informers: [informer('a', { generation: 2 })], now: at(WAIT_RETRY_MS), query: script.query, discovery: r1.discovery });
+    await reconcileUpdatePlan({
+      plan: plan(1, r1.status),
+      informers: [informer('a', { generation: 2 })],
+      now: at(WAIT_RETRY_MS),
+      query: script.query,
+      discovery: r1.discovery,
+    });
     expect(script.discovered).to.have.length(2);
-    await reconcileUpdatePlan({ plan: plan(1, r1.status), informers: [informer('a')], now: at(DISCOVERY_REFRESH_MS), query: script.query, discovery: r1.discovery });
+    await reconcileUpdatePlan({
+      plan: plan(1, r1.status),
+      informers: [informer('a')],
+      now: at(DISCOVERY_REFRESH_MS),
+      query: script.query,
+      discovery: r1.discovery,
+    });
     expect(script.discovered).to.have.length(3);
   });
 
-  it('a malformed discovery: the informer is asked anyway, and only its hook\'s answer counts (no risk from discovery)', async () => {
-    const { query, asked } = scripted({ a: success(warning('w')) }, { a: { error: 'GET …/discovery: HTTP 404: no hook', reason: 'HTTPError' } });
+  it("a malformed discovery: the informer is asked anyway, and only its hook's answer counts (no risk from discovery)", async () => {
+    const { query, asked } = scripted(
+      { a: success(warning('w')) },
+      { a: { error: 'GET …/discovery: HTTP 404: no hook', reason: 'HTTPError' } },
+    );
     const result = await reconcileUpdatePlan({ plan: plan(), informers: [informer('a')], now: T0, query });
     expect(asked).to.have.length(1);
     expect(entry(result, 'a')!.findings).to.equal(undefined);
@@ -237,12 +284,15 @@ describe('reconcileUpdatePlan', () => {
     expect(findCondition(result.status.conditions, 'RisksAccepted')).to.include({ status: 'False', reason: 'RisksPending' });
   });
 
-  it('the seed\'s discovery ({apiLevel, handlers: [status, plan]}) is asked for the plan, and its warning blocks', async () => {
+  it("the seed's discovery ({apiLevel, handlers: [status, plan]}) is asked for the plan, and its warning blocks", async () => {
     const { query, asked } = scripted({ a: success(warning('w')) }, { a: { apiLevel: 'v1alpha1', handlers: ['status', 'plan'] } });
     const result = await reconcileUpdatePlan({ plan: plan(), informers: [informer('a')], now: T0, query });
     expect(asked).to.have.length(1);
     expect(result.discovery.get('a')).to.deep.include({ handlers: ['status', 'plan'], apiLevel: 'v1alpha1' });
-    expect(findCondition(result.status.conditions, 'RisksAccepted')).to.include({ status: 'False', message: '1 insight needs acceptance: a/w (warning)' });
+    expect(findCondition(result.status.conditions, 'RisksAccepted')).to.include({
+      status: 'False',
+      message: '1 insight needs acceptance: a/w (warning)',
+    });
   });
 
   it('reconciling again at once asks nobody and returns the same status', async () => {
@@ -251,7 +301,13 @@ describe('reconcileUpdatePlan', () => {
     const r1 = await reconcileUpdatePlan({ plan: plan(), informers, now: T0, query: first.query });
     const again = scripted({});
     const written = informers.map((i) => ({ ...i, status: { conditions: r1.informerConditions.get(i.metadata.name!)! } }));
-    const r2 = await reconcileUpdatePlan({ plan: plan(1, r1.status), informers: written, now: at(1000), query: again.query, discovery: r1.discovery });
+    const r2 = await reconcileUpdatePlan({
+      plan: plan(1, r1.status),
+      informers: written,
+      now: at(1000),
+      query: again.query,
+      discovery: r1.discovery,
+    });
     expect(again.asked).to.have.length(0);
     expect(again.discovered).to.have.length(0);
     expect(r2.status).to.deep.equal(r1.status);
@@ -260,17 +316,35 @@ describe('reconcileUpdatePlan', () => {
   });
 
   it('asks again after REANALYZE_AFTER_MS and resolves what is no longer reported', async () => {
-    const r1 = await reconcileUpdatePlan({ plan: plan(), informers: [informer('a')], now: T0, query: scripted({ a: success(warning('w')) }).query });
+    const r1 = await reconcileUpdatePlan({
+      plan: plan(),
+      informers: [informer('a')],
+      now: T0,
+      query: scripted({ a: success(warning('w')) }).query,
+    });
     const later = scripted({ a: success() });
-    const r2 = await reconcileUpdatePlan({ plan: plan(1, r1.status), informers: [informer('a')], now: at(REANALYZE_AFTER_MS), query: later.query });
+    const r2 = await reconcileUpdatePlan({
+      plan: plan(1, r1.status),
+      informers: [informer('a')],
+      now: at(REANALYZE_AFTER_MS),
+      query: later.query,
+    });
     expect(later.asked).to.have.length(1);
     expect(entry(r2, 'a')!.insights).to.deep.equal([{ ...warning('w'), remediation: { resolved: true } }]);
     expect(findCondition(r2.status.conditions, 'RisksAccepted')).to.include({ status: 'True', reason: 'NoRisks' });
   });
 
   it('a new generation (an acceptance was added) asks every informer again', async () => {
-    const r1 = await reconcileUpdatePlan({ plan: plan(), informers: [informer('a')], now: T0, query: scripted({ a: success(warning('w')) }).query });
-    const accepted = { ...plan(2, r1.status), spec: { targetRelease: 'kafka-1.3.0', acceptedInsights: [{ updateInformer: 'a', uid: 'w', accepted: true }] } };
+    const r1 = await reconcileUpdatePlan({
+      plan: plan(),
+      informers: [informer('a')],
+      now: T0,
+      query: scripted({ a: success(warning('w')) }).query,
+    });
+    const accepted = {
+      ...plan(2, r1.status),
+      spec: { targetRelease: 'kafka-1.3.0', acceptedInsights: [{ updateInformer: 'a', uid: 'w', accepted: true }] },
+    };
     const second = scripted({ a: success(warning('w')) });
     const r2 = await reconcileUpdatePlan({ plan: accepted, informers: [informer('a')], now: at(1000), query: second.query });
     expect(second.asked).to.have.length(1);
@@ -282,7 +356,12 @@ describe('reconcileUpdatePlan', () => {
   it('an informer that appears is asked at once; the others keep their fresh answers', async () => {
     const r1 = await reconcileUpdatePlan({ plan: plan(), informers: [informer('a')], now: T0, query: scripted({ a: success() }).query });
     const next = scripted({ b: success() });
-    const r2 = await reconcileUpdatePlan({ plan: plan(1, r1.status), informers: [informer('a'), informer('b')], now: at(1000), query: next.query });
+    const r2 = await reconcileUpdatePlan({
+      plan: plan(1, r1.status),
+      informers: [informer('a'), informer('b')],
+      now: at(1000),
+      query: next.query,
+    });
     expect(next.asked.map((a) => a.informer)).to.deep.equal(['b']);
     expect(r2.status.informers!.map((e) => [e.name, e.lastQueryTime])).to.deep.equal([
       ['a', T0],
@@ -359,12 +438,19 @@ describe('discoverInformer (an informer on its own, without any UpdatePlan)', ()
     expect(again.discovered).to.deep.equal(['a']);
   });
 
-  it('a discovery that fails makes Online False with the seed\'s reason; a judged Online is otherwise left alone', async () => {
+  it("a discovery that fails makes Online False with the seed's reason; a judged Online is otherwise left alone", async () => {
     const refused = { error: 'GET https://a/…: connection failed: ECONNREFUSED', reason: 'ConnectionFailed' } as const;
     const down = await discoverInformer({ informer: informer('a'), now: T0, query: scripted({}, { a: refused }).query });
-    expect(findCondition(down.conditions, 'Online')).to.include({ status: 'False', reason: 'Unreachable', message: `discovery: ${refused.error}` });
+    expect(findCondition(down.conditions, 'Online')).to.include({
+      status: 'False',
+      reason: 'Unreachable',
+      message: `discovery: ${refused.error}`,
+    });
     expect(down.requeueAfterMs).to.equal(FAILURE_RETRY_MS);
-    const judged = { ...informer('a'), status: { conditions: [{ type: 'Online', status: 'False' as const, reason: 'InformerUpdating', lastTransitionTime: T0 }] } };
+    const judged = {
+      ...informer('a'),
+      status: { conditions: [{ type: 'Online', status: 'False' as const, reason: 'InformerUpdating', lastTransitionTime: T0 }] },
+    };
     const up = await discoverInformer({ informer: judged, now: at(1000), query: scripted({}).query });
     expect(up.conditions).to.deep.equal(judged.status.conditions);
   });
@@ -373,7 +459,10 @@ describe('discoverInformer (an informer on its own, without any UpdatePlan)', ()
     const notFound = { error: 'GET https://a/…: HTTP 404: no hook', reason: 'HTTPError' } as const;
     const fresh = await discoverInformer({ informer: informer('a'), now: T0, query: scripted({}, { a: notFound }).query });
     expect(findCondition(fresh.conditions, 'Online')).to.include({ status: 'Unknown', reason: 'DiscoveryUnreadable' });
-    const answered = { ...informer('a'), status: { conditions: [{ type: 'Online', status: 'True' as const, reason: 'Answered', lastTransitionTime: T0 }] } };
+    const answered = {
+      ...informer('a'),
+      status: { conditions: [{ type: 'Online', status: 'True' as const, reason: 'Answered', lastTransitionTime: T0 }] },
+    };
     const later = await discoverInformer({ informer: answered, now: at(1000), query: scripted({}, { a: notFound }).query });
     expect(later.conditions).to.deep.equal(answered.status.conditions);
   });
@@ -381,7 +470,12 @@ describe('discoverInformer (an informer on its own, without any UpdatePlan)', ()
   it('a discovery that connects again after an outage it reported sets Online True (Discovered)', async () => {
     const refused = { error: 'GET https://a/…: connection failed: ECONNREFUSED', reason: 'ConnectionFailed' } as const;
     const down = await discoverInformer({ informer: informer('a'), now: T0, query: scripted({}, { a: refused }).query });
-    const back = await discoverInformer({ informer: { ...informer('a'), status: { conditions: down.conditions } }, now: at(FAILURE_RETRY_MS), query: scripted({}).query, discovery: down.discovery });
+    const back = await discoverInformer({
+      informer: { ...informer('a'), status: { conditions: down.conditions } },
+      now: at(FAILURE_RETRY_MS),
+      query: scripted({}).query,
+      discovery: down.discovery,
+    });
     expect(findCondition(back.conditions, 'Online')).to.include({ status: 'True', reason: 'Discovered' });
   });
 
@@ -396,11 +490,41 @@ describe('discoverInformer (an informer on its own, without any UpdatePlan)', ()
 
 describe('discoveryCondition (shown on the informer, never a risk)', () => {
   const rows: { says: string; record: DiscoveryRecord; status: string; reason: string; message: RegExp }[] = [
-    { says: 'a clear list', record: { checkedAt: T0, handlers: ['status', 'plan'], apiLevel: 'v1alpha1', serves: ['updatePlanInsights', 'updateInsights'] }, status: 'True', reason: 'Listed', message: /^discovery lists status, plan \(apiLevel v1alpha1\): asked updatePlanInsights and updateInsights$/ },
-    { says: 'a clear list without the plan hook', record: { checkedAt: T0, handlers: ['status'], serves: ['updateInsights'] }, status: 'True', reason: 'Listed', message: /asked updateInsights$/ },
-    { says: 'an ambiguous list', record: { checkedAt: T0, handlers: [], serves: [], doubt: 'its handlers list is empty' }, status: 'False', reason: 'Ambiguous', message: /^discovery: its handlers list is empty: every hook is asked \(when in doubt, ask\)/ },
-    { says: 'an HTTP error', record: { checkedAt: T0, error: 'GET …: HTTP 404', reason: 'HTTPError' }, status: 'False', reason: 'Unreadable', message: /HTTP 404: every hook is asked/ },
-    { says: 'no connection', record: { checkedAt: T0, error: 'GET …: connection failed', reason: 'ConnectionFailed' }, status: 'False', reason: 'Unreachable', message: /connection failed: every hook is asked/ },
+    {
+      says: 'a clear list',
+      record: { checkedAt: T0, handlers: ['status', 'plan'], apiLevel: 'v1alpha1', serves: ['updatePlanInsights', 'updateInsights'] },
+      status: 'True',
+      reason: 'Listed',
+      message: /^discovery lists status, plan \(apiLevel v1alpha1\): asked updatePlanInsights and updateInsights$/,
+    },
+    {
+      says: 'a clear list without the plan hook',
+      record: { checkedAt: T0, handlers: ['status'], serves: ['updateInsights'] },
+      status: 'True',
+      reason: 'Listed',
+      message: /asked updateInsights$/,
+    },
+    {
+      says: 'an ambiguous list',
+      record: { checkedAt: T0, handlers: [], serves: [], doubt: 'its handlers list is empty' },
+      status: 'False',
+      reason: 'Ambiguous',
+      message: /^discovery: its handlers list is empty: every hook is asked \(when in doubt, ask\)/,
+    },
+    {
+      says: 'an HTTP error',
+      record: { checkedAt: T0, error: 'GET …: HTTP 404', reason: 'HTTPError' },
+      status: 'False',
+      reason: 'Unreadable',
+      message: /HTTP 404: every hook is asked/,
+    },
+    {
+      says: 'no connection',
+      record: { checkedAt: T0, error: 'GET …: connection failed', reason: 'ConnectionFailed' },
+      status: 'False',
+      reason: 'Unreachable',
+      message: /connection failed: every hook is asked/,
+    },
   ];
   for (const row of rows) {
     it(`${row.says}: Discovered ${row.status} (${row.reason})`, () => {

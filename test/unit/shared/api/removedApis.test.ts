@@ -31,7 +31,12 @@ describe('shared/api/removedApis', () => {
       expect(found?.replacement).to.equal(replacement);
     });
   }
-  for (const [apiVersion, kind] of [['policy/v1', 'PodDisruptionBudget'], ['apps/v1', 'Deployment'], ['storage.k8s.io/v1beta1', 'StorageClassX'], ['example.com/v1beta1', 'Widget']]) {
+  for (const [apiVersion, kind] of [
+    ['policy/v1', 'PodDisruptionBudget'],
+    ['apps/v1', 'Deployment'],
+    ['storage.k8s.io/v1beta1', 'StorageClassX'],
+    ['example.com/v1beta1', 'Widget'],
+  ]) {
     it(`knows nothing removed about ${kind} ${apiVersion}`, () => {
       expect(removedApi(apiVersion!, kind!)).to.equal(undefined);
     });

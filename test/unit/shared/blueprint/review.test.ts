@@ -4,7 +4,8 @@ import { expect } from 'chai';
 import type { OperatorVersionSpec } from '../../../../shared/api/schema.ts';
 import { reviewBlueprint, type BlueprintContext } from '../../../../shared/blueprint/review.ts';
 
-const configMap = (extra = '') => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-settings\n${extra}data:\n  replicas: "{{ .Params.REPLICAS }}"\n`;
+const configMap = (extra = '') =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-settings\n${extra}data:\n  replicas: "{{ .Params.REPLICAS }}"\n`;
 
 function spec(template: string, change: (s: OperatorVersionSpec) => void = () => undefined): OperatorVersionSpec {
   const s: OperatorVersionSpec = {
@@ -23,8 +24,16 @@ const AT: BlueprintContext = { namespace: 'shop', name: 'app-1.0.0' };
 describe('reviewBlueprint', () => {
   const rows: { says: string; spec: OperatorVersionSpec; ctx?: BlueprintContext; errors: string[] }[] = [
     { says: 'finds nothing wrong with a blueprint whose template renders in its namespace', spec: spec(configMap()), errors: [] },
-    { says: 'finds a task that names an undefined template (a spec check)', spec: spec(configMap(), (s) => (s.tasks![0]!.spec!.resources = ['nope.yaml'])), errors: ['ov.unknown-template'] },
-    { says: 'finds a template that acts in another namespace (tenancy)', spec: spec(configMap('  namespace: victim\n')), errors: ['ov.other-namespace'] },
+    {
+      says: 'finds a task that names an undefined template (a spec check)',
+      spec: spec(configMap(), (s) => (s.tasks![0]!.spec!.resources = ['nope.yaml'])),
+      errors: ['ov.unknown-template'],
+    },
+    {
+      says: 'finds a template that acts in another namespace (tenancy)',
+      spec: spec(configMap('  namespace: victim\n')),
+      errors: ['ov.other-namespace'],
+    },
     {
       says: 'admits that namespace when it is the one the blueprint is reviewed in',
       spec: spec(configMap('  namespace: victim\n')),

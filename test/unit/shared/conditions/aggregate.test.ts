@@ -111,7 +111,7 @@ describe('aggregateRootConditions', () => {
       ready: ['False', 1, 'AdaptersNotAvailable'],
     },
     {
-      says: 'a False at another generation than Available\'s does not flip it: Available stays True (last known good)',
+      says: "a False at another generation than Available's does not flip it: Available stays True (last known good)",
       generation: 2,
       adapters: [adapter('a', 2, 'False'), adapter('b', 1, 'True')],
       previous: [root('Available', 'True', 1), root('Ready', 'True', 1)],
@@ -127,7 +127,7 @@ describe('aggregateRootConditions', () => {
       ready: ['False', 2, 'AdaptersNotAvailable'],
     },
     {
-      says: 'a False at Available\'s own generation flips Available to False',
+      says: "a False at Available's own generation flips Available to False",
       generation: 1,
       adapters: [adapter('a', 1, 'False'), adapter('b', 1, 'True')],
       previous: [root('Available', 'True', 1), root('Ready', 'True', 1)],
@@ -135,7 +135,7 @@ describe('aggregateRootConditions', () => {
       ready: ['False', 1, 'AdaptersNotAvailable'],
     },
     {
-      says: 'an adapter still False at Available\'s generation keeps it False',
+      says: "an adapter still False at Available's generation keeps it False",
       generation: 1,
       adapters: [adapter('a', 1, 'False'), adapter('b', 1, 'True')],
       previous: [root('Available', 'False', 1)],
@@ -232,48 +232,49 @@ describe('aggregateRootConditions', () => {
   });
 
   describe('lastTransitionTime', () => {
-    const rows: { says: string; previous: Condition[]; adapters: AdapterStatus[]; generation: number; available: string; ready: string }[] = [
-      {
-        says: 'is kept when the status does not change',
-        previous: [root('Available', 'True', 1), root('Ready', 'True', 1)],
-        adapters: [adapter('a', 1, 'True')],
-        generation: 1,
-        available: EARLIER,
-        ready: EARLIER,
-      },
-      {
-        says: 'is kept when only Available\'s observedGeneration moves forward',
-        previous: [root('Available', 'True', 1), root('Ready', 'False', 2)],
-        adapters: [adapter('a', 2, 'True')],
-        generation: 2,
-        available: EARLIER,
-        ready: NOW,
-      },
-      {
-        says: 'is now when the status changes',
-        previous: [root('Available', 'True', 1), root('Ready', 'True', 1)],
-        adapters: [adapter('a', 1, 'False')],
-        generation: 1,
-        available: NOW,
-        ready: NOW,
-      },
-      {
-        says: 'is now when there was no previous condition',
-        previous: [],
-        adapters: [adapter('a', 1, 'True')],
-        generation: 1,
-        available: NOW,
-        ready: NOW,
-      },
-      {
-        says: 'is now when the previous condition with the same status had no time',
-        previous: [{ type: 'Available', status: 'True', observedGeneration: 1 }],
-        adapters: [adapter('a', 1, 'True')],
-        generation: 1,
-        available: NOW,
-        ready: NOW,
-      },
-    ];
+    const rows: { says: string; previous: Condition[]; adapters: AdapterStatus[]; generation: number; available: string; ready: string }[] =
+      [
+        {
+          says: 'is kept when the status does not change',
+          previous: [root('Available', 'True', 1), root('Ready', 'True', 1)],
+          adapters: [adapter('a', 1, 'True')],
+          generation: 1,
+          available: EARLIER,
+          ready: EARLIER,
+        },
+        {
+          says: "is kept when only Available's observedGeneration moves forward",
+          previous: [root('Available', 'True', 1), root('Ready', 'False', 2)],
+          adapters: [adapter('a', 2, 'True')],
+          generation: 2,
+          available: EARLIER,
+          ready: NOW,
+        },
+        {
+          says: 'is now when the status changes',
+          previous: [root('Available', 'True', 1), root('Ready', 'True', 1)],
+          adapters: [adapter('a', 1, 'False')],
+          generation: 1,
+          available: NOW,
+          ready: NOW,
+        },
+        {
+          says: 'is now when there was no previous condition',
+          previous: [],
+          adapters: [adapter('a', 1, 'True')],
+          generation: 1,
+          available: NOW,
+          ready: NOW,
+        },
+        {
+          says: 'is now when the previous condition with the same status had no time',
+          previous: [{ type: 'Available', status: 'True', observedGeneration: 1 }],
+          adapters: [adapter('a', 1, 'True')],
+          generation: 1,
+          available: NOW,
+          ready: NOW,
+        },
+      ];
     for (const row of rows) {
       it(row.says, () => {
         const got = aggregate(row.generation, row.adapters, row.previous).conditions;
@@ -284,7 +285,14 @@ describe('aggregateRootConditions', () => {
   });
 
   describe('messages name the adapters responsible', () => {
-    const rows: { says: string; generation: number; adapters: AdapterStatus[]; previous?: Condition[]; type: string; contains: string[] }[] = [
+    const rows: {
+      says: string;
+      generation: number;
+      adapters: AdapterStatus[];
+      previous?: Condition[];
+      type: string;
+      contains: string[];
+    }[] = [
       {
         says: 'Available=False names the failing adapters and their reasons',
         generation: 1,
@@ -383,7 +391,7 @@ describe('mergeAdapterReport', () => {
       check: (got) => expect(got.lastReportTime).to.equal(NOW),
     },
     {
-      says: 'a condition whose status did not change keeps the stored lastTransitionTime over the adapter\'s',
+      says: "a condition whose status did not change keeps the stored lastTransitionTime over the adapter's",
       stored,
       report: {
         ...adapter('validation', 3, 'True'),
@@ -392,7 +400,7 @@ describe('mergeAdapterReport', () => {
       check: (got) => expect(findCondition(got.conditions, 'Available')?.lastTransitionTime).to.equal(EARLIER),
     },
     {
-      says: 'a condition whose status changed takes the adapter\'s lastTransitionTime',
+      says: "a condition whose status changed takes the adapter's lastTransitionTime",
       stored,
       report: {
         ...adapter('validation', 3),

@@ -257,7 +257,11 @@ describe('admitInstanceStatus', () => {
       {
         says: 'a stale report names the Instance, the adapter, both generations and the writer',
         c: ctx(3, { adapters: [v2] }, { adapters: [v1] }),
-        contains: ['Instance "shop/kafka"', '"validation" for generation 1 (stored: 2)', 'written by system:serviceaccount:adapters:validation'],
+        contains: [
+          'Instance "shop/kafka"',
+          '"validation" for generation 1 (stored: 2)',
+          'written by system:serviceaccount:adapters:validation',
+        ],
       },
       {
         says: 'an Unknown report tells the adapter to keep the stored entry and report True or False later',
@@ -325,14 +329,10 @@ describe('mutateInstanceStatus', () => {
     },
     {
       says: 'recomputes Available and Ready in place and leaves PlanRunning as written',
-      c: ctx(
-        1,
-        healthy,
-        {
-          adapters: [adapter('validation', 1, 'False', NOW), dns1],
-          conditions: [cond('PlanRunning', 'True'), cond('Available', 'True', 1), cond('Ready', 'True', 1)],
-        },
-      ),
+      c: ctx(1, healthy, {
+        adapters: [adapter('validation', 1, 'False', NOW), dns1],
+        conditions: [cond('PlanRunning', 'True'), cond('Available', 'True', 1), cond('Ready', 'True', 1)],
+      }),
       check: (object) => {
         const conditions = object.status?.conditions ?? [];
         expect(conditions.map((c) => `${c.type}=${c.status}`)).to.deep.equal(['PlanRunning=True', 'Available=False', 'Ready=False']);
@@ -347,8 +347,7 @@ describe('mutateInstanceStatus', () => {
     {
       says: 'appends Available and Ready to a list holding only other conditions',
       c: ctx(1, {}, { adapters: [v1], conditions: [cond('PlanRunning', 'False')] }),
-      check: (object) =>
-        expect(object.status?.conditions?.map((c) => c.type)).to.deep.equal(['PlanRunning', 'Available', 'Ready']),
+      check: (object) => expect(object.status?.conditions?.map((c) => c.type)).to.deep.equal(['PlanRunning', 'Available', 'Ready']),
     },
     {
       says: 'adds a status with Unknown Available/Ready when the write has none',
@@ -443,7 +442,9 @@ describe('sealInstanceStatus: a sealed write is what the status webhooks would s
         name: fc.constant(name),
         observedGeneration: fc.integer({ min: 0, max: maxGeneration + 1 }),
         lastReportTime: fc.constantFrom(...TIMES),
-        conditions: fc.subarray(['Applied', 'Available', 'Health'], { minLength: 0 }).chain((types) => fc.tuple(...types.map((t) => conditionArb(t, maxGeneration)))),
+        conditions: fc
+          .subarray(['Applied', 'Available', 'Health'], { minLength: 0 })
+          .chain((types) => fc.tuple(...types.map((t) => conditionArb(t, maxGeneration)))),
       },
       { requiredKeys: ['name', 'observedGeneration', 'conditions'] },
     );
@@ -452,7 +453,9 @@ describe('sealInstanceStatus: a sealed write is what the status webhooks would s
     fc.record(
       {
         adapters: fc.subarray(NAMES).chain((names) => fc.tuple(...names.map((n) => adapterArb(n, generation)))),
-        conditions: fc.subarray(['Available', 'Ready', 'PlanRunning']).chain((types) => fc.tuple(...types.map((t) => conditionArb(t, generation)))),
+        conditions: fc
+          .subarray(['Available', 'Ready', 'PlanRunning'])
+          .chain((types) => fc.tuple(...types.map((t) => conditionArb(t, generation)))),
         observedGeneration: fc.integer({ min: 0, max: generation + 1 }),
       },
       { requiredKeys: [] },
@@ -468,13 +471,23 @@ describe('sealInstanceStatus: a sealed write is what the status webhooks would s
     }),
   );
 
-  function caseCtx(c: { generation: number; stored: InstanceStatus | undefined; written: InstanceStatus; keep: boolean }): InstanceStatusContext {
+  function caseCtx(c: {
+    generation: number;
+    stored: InstanceStatus | undefined;
+    written: InstanceStatus;
+    keep: boolean;
+  }): InstanceStatusContext {
     // keep: the write carries the stored adapter entries it does not report for unchanged.
     const adapters = c.keep
       ? [...(c.stored?.adapters ?? []).filter((a) => !c.written.adapters?.some((w) => w.name === a.name)), ...(c.written.adapters ?? [])]
       : c.written.adapters;
     const written = { ...c.written, ...(adapters ? { adapters } : {}) };
-    return { oldObject: instance(c.generation, c.stored), object: instance(c.generation, written), now: NOW, userInfo: { username: 'planwarden-controller' } };
+    return {
+      oldObject: instance(c.generation, c.stored),
+      object: instance(c.generation, written),
+      now: NOW,
+      userInfo: { username: 'planwarden-controller' },
+    };
   }
 
   it('sent to the webhooks at the same time, a sealed write gets no patch, no warning and "allowed"; an unsealable one is what the validation refuses', () => {

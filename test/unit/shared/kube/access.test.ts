@@ -3,7 +3,13 @@
 // answers kept for their TTL, bounded in number, unknown never kept.
 import { expect } from 'chai';
 import { KubeApiError, type KubeClient, type KubeRequest } from '../../../../shared/kube/client.ts';
-import { answerOf, subjectAccessReview, subjectAccessReviewer, type AccessAnswer, type AccessAttributes } from '../../../../shared/kube/access.ts';
+import {
+  answerOf,
+  subjectAccessReview,
+  subjectAccessReviewer,
+  type AccessAnswer,
+  type AccessAttributes,
+} from '../../../../shared/kube/access.ts';
 
 /** A client whose `request` answers each review with `answer(body)`; every request is recorded. */
 function fakeKube(answer: (req: KubeRequest) => Promise<unknown>): { kube: KubeClient; sent: KubeRequest[] } {
@@ -33,19 +39,33 @@ describe('shared/kube/access: SubjectAccessReviews', () => {
         resourceAttributes: { verb: 'impersonate', group: '', resource: 'serviceaccounts', namespace: 'shop', name: 'strong' },
       },
     });
-    expect(subjectAccessReview({ user: 'bob' }, { verb: 'create', group: 'authorization.k8s.io', resource: 'subjectaccessreviews' })).to.deep.equal({
+    expect(
+      subjectAccessReview({ user: 'bob' }, { verb: 'create', group: 'authorization.k8s.io', resource: 'subjectaccessreviews' }),
+    ).to.deep.equal({
       apiVersion: 'authorization.k8s.io/v1',
       kind: 'SubjectAccessReview',
-      spec: { user: 'bob', groups: [], resourceAttributes: { verb: 'create', group: 'authorization.k8s.io', resource: 'subjectaccessreviews' } },
+      spec: {
+        user: 'bob',
+        groups: [],
+        resourceAttributes: { verb: 'create', group: 'authorization.k8s.io', resource: 'subjectaccessreviews' },
+      },
     });
   });
 
   describe('what a review status means', () => {
     const rows: [string, Parameters<typeof answerOf>[0], AccessAnswer][] = [
-      ['allowed is allowed, with the authorizer’s reason', { allowed: true, reason: 'RBAC: allowed by RoleBinding "edit"' }, { kind: 'allowed', reason: 'RBAC: allowed by RoleBinding "edit"' }],
+      [
+        'allowed is allowed, with the authorizer’s reason',
+        { allowed: true, reason: 'RBAC: allowed by RoleBinding "edit"' },
+        { kind: 'allowed', reason: 'RBAC: allowed by RoleBinding "edit"' },
+      ],
       ['denied is denied', { allowed: false, denied: true, reason: 'no' }, { kind: 'denied', reason: 'no' }],
       ['no opinion from any authorizer is denied', { allowed: false }, { kind: 'denied' }],
-      ['an evaluation error without allowed is denied, the error as its reason', { allowed: false, evaluationError: 'role "x" not found' }, { kind: 'denied', reason: 'role "x" not found' }],
+      [
+        'an evaluation error without allowed is denied, the error as its reason',
+        { allowed: false, evaluationError: 'role "x" not found' },
+        { kind: 'denied', reason: 'role "x" not found' },
+      ],
       ['an evaluation error does not take away an allowed', { allowed: true, evaluationError: 'role "x" not found' }, { kind: 'allowed' }],
       ['a review without status is denied', undefined, { kind: 'denied' }],
     ];
@@ -56,14 +76,22 @@ describe('shared/kube/access: SubjectAccessReviews', () => {
     const { kube, sent } = fakeKube(async () => ({ status: { allowed: true } }));
     const answer = await subjectAccessReviewer(kube, { timeoutMs: 2500 }).canI(ALICE, IMPERSONATE);
     expect(answer).to.deep.equal({ kind: 'allowed' });
-    expect(sent.map((r) => [r.method, r.path, r.timeoutMs])).to.deep.equal([['POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', 2500]]);
+    expect(sent.map((r) => [r.method, r.path, r.timeoutMs])).to.deep.equal([
+      ['POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', 2500],
+    ]);
     expect(sent[0]!.body).to.deep.equal(subjectAccessReview(ALICE, IMPERSONATE));
   });
 
   it('answers unknown, with why, when the review fails or gets no answer in time — never throws', async () => {
     const rows: [Error, string][] = [
-      [new KubeApiError(0, 'NetworkError', 'POST /apis/authorization.k8s.io/v1/subjectaccessreviews: no answer within 2500 ms'), 'no answer within 2500 ms'],
-      [new KubeApiError(403, 'Forbidden', 'x', { kind: 'Status', message: 'cannot create resource "subjectaccessreviews"' }), 'cannot create resource "subjectaccessreviews"'],
+      [
+        new KubeApiError(0, 'NetworkError', 'POST /apis/authorization.k8s.io/v1/subjectaccessreviews: no answer within 2500 ms'),
+        'no answer within 2500 ms',
+      ],
+      [
+        new KubeApiError(403, 'Forbidden', 'x', { kind: 'Status', message: 'cannot create resource "subjectaccessreviews"' }),
+        'cannot create resource "subjectaccessreviews"',
+      ],
     ];
     for (const [error, says] of rows) {
       const { kube } = fakeKube(async () => Promise.reject(error));
@@ -86,7 +114,9 @@ describe('shared/kube/access: SubjectAccessReviews', () => {
   describe('with a cache', () => {
     let clock = 0;
     const setup = (maxEntries = 10) => {
-      const f = fakeKube(async (req) => ({ status: { allowed: (req.body as { spec: { resourceAttributes: { name?: string } } }).spec.resourceAttributes.name !== 'denied' } }));
+      const f = fakeKube(async (req) => ({
+        status: { allowed: (req.body as { spec: { resourceAttributes: { name?: string } } }).spec.resourceAttributes.name !== 'denied' },
+      }));
       return { ...f, reviewer: subjectAccessReviewer(f.kube, { timeoutMs: 1000, cache: { ttlMs: 10_000, maxEntries }, now: () => clock }) };
     };
     beforeEach(() => (clock = 0));

@@ -124,20 +124,33 @@ describe('controller/kube', () => {
       for (const [path, resource] of rows) expect(resourceOfPath(path), path).to.equal(resource);
     });
     it('addresses a namespaced object', () => {
-      expect(resourcePath({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'team-a', name: 'web' }, deployments)).to.equal('/apis/apps/v1/namespaces/team-a/deployments/web');
+      expect(resourcePath({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'team-a', name: 'web' }, deployments)).to.equal(
+        '/apis/apps/v1/namespaces/team-a/deployments/web',
+      );
     });
     it('addresses a subresource', () => {
-      expect(resourcePath({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'n', name: 'web' }, deployments, 'status')).to.equal('/apis/apps/v1/namespaces/n/deployments/web/status');
+      expect(resourcePath({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'n', name: 'web' }, deployments, 'status')).to.equal(
+        '/apis/apps/v1/namespaces/n/deployments/web/status',
+      );
     });
     it('addresses a collection in one namespace, or across all', () => {
-      expect(resourcePath({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'n' }, deployments)).to.equal('/apis/apps/v1/namespaces/n/deployments');
+      expect(resourcePath({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'n' }, deployments)).to.equal(
+        '/apis/apps/v1/namespaces/n/deployments',
+      );
       expect(resourcePath({ apiVersion: 'apps/v1', kind: 'Deployment' }, deployments)).to.equal('/apis/apps/v1/deployments');
     });
     it('ignores a namespace on a cluster-scoped object', () => {
-      expect(resourcePath({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', namespace: 'n', name: 'r' }, clusterRoles)).to.equal('/apis/rbac.authorization.k8s.io/v1/clusterroles/r');
+      expect(
+        resourcePath({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', namespace: 'n', name: 'r' }, clusterRoles),
+      ).to.equal('/apis/rbac.authorization.k8s.io/v1/clusterroles/r');
     });
     it('escapes names', () => {
-      expect(resourcePath({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'n', name: 'a b' }, { name: 'configmaps', kind: 'ConfigMap', namespaced: true })).to.equal('/api/v1/namespaces/n/configmaps/a%20b');
+      expect(
+        resourcePath(
+          { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'n', name: 'a b' },
+          { name: 'configmaps', kind: 'ConfigMap', namespaced: true },
+        ),
+      ).to.equal('/api/v1/namespaces/n/configmaps/a%20b');
     });
     it('refuses a namespaced object without a namespace', () => {
       expect(() => resourcePath({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, deployments)).to.throw(/needs a namespace/);
@@ -146,7 +159,9 @@ describe('controller/kube', () => {
 
   describe('warnings', () => {
     it('reads the text of a Warning header as the apiserver writes it', () => {
-      expect(warningText('299 - "plan \\"deploy\\" runs: this change restarts it"')).to.equal('plan "deploy" runs: this change restarts it');
+      expect(warningText('299 - "plan \\"deploy\\" runs: this change restarts it"')).to.equal(
+        'plan "deploy" runs: this change restarts it',
+      );
       expect(warningText('299 - "a, b; c"')).to.equal('a, b; c');
       expect(warningText('299 - "back\\\\slash"')).to.equal('back\\slash');
       expect(warningText('not a warning')).to.equal(undefined);
@@ -174,13 +189,21 @@ describe('controller/kube', () => {
       const seen: string[] = [];
       server = createServer((req, res) => {
         const watch = new URL(req.url ?? '/', 'http://x').searchParams.get('watch') === 'true';
-        seen.push(`${watch ? 'watch' : req.method ?? ''} ${req.headers['accept'] ?? ''}`);
+        seen.push(`${watch ? 'watch' : (req.method ?? '')} ${req.headers['accept'] ?? ''}`);
         res.setHeader('Content-Type', 'application/json');
         res.end(watch ? '' : '{"kind":"List","metadata":{"resourceVersion":"1"},"items":[]}');
       });
       const kube = createKubeClient({ kubeConfig: await kubeConfigFor(server) });
       await kube.list('/apis/apps/v1/deployments', {}, undefined, undefined, PARTIAL_METADATA_LIST);
-      await new Promise<void>((resolve) => kube.watch('/apis/apps/v1/deployments', { timeoutSeconds: 5 }, () => undefined, () => resolve(), PARTIAL_METADATA_WATCH));
+      await new Promise<void>((resolve) =>
+        kube.watch(
+          '/apis/apps/v1/deployments',
+          { timeoutSeconds: 5 },
+          () => undefined,
+          () => resolve(),
+          PARTIAL_METADATA_WATCH,
+        ),
+      );
       await kube.list('/apis/apps/v1/deployments');
       expect(seen).to.deep.equal([
         'GET application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',

@@ -11,9 +11,18 @@ describe('shared/kube/compact', () => {
     const obj = {
       apiVersion: 'planwarden.dev/v1alpha1',
       kind: 'Instance',
-      metadata: { name: 'db', namespace: 'shop', resourceVersion: '7', labels: { team: 'x' }, managedFields: [{ manager: 'kubectl', fieldsV1: { 'f:spec': {} } }] },
+      metadata: {
+        name: 'db',
+        namespace: 'shop',
+        resourceVersion: '7',
+        labels: { team: 'x' },
+        managedFields: [{ manager: 'kubectl', fieldsV1: { 'f:spec': {} } }],
+      },
       spec: { operatorVersion: { name: 'db-1' }, parameters: { A: '1' } },
-      status: { planStatus: { deploy: { status: 'COMPLETE', phases: [{ name: 'main', steps: [{ name: 'a', status: 'COMPLETE' }] }] } }, history: [] as unknown[] },
+      status: {
+        planStatus: { deploy: { status: 'COMPLETE', phases: [{ name: 'main', steps: [{ name: 'a', status: 'COMPLETE' }] }] } },
+        history: [] as unknown[],
+      },
     };
     const { managedFields: _dropped, ...metadata } = structuredClone(obj.metadata);
     const expected = { ...structuredClone(obj), metadata };

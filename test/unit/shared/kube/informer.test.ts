@@ -3,7 +3,17 @@
 import { expect } from 'chai';
 import { MemoryCache, objectKey, parseKey, restartDelayMs, Informer, DEFAULT_RESTART_BACKOFF } from '../../../../shared/kube/informer.ts';
 import { compactObject, StringInterner } from '../../../../shared/kube/compact.ts';
-import { KubeApiError, PARTIAL_METADATA_LIST, PARTIAL_METADATA_WATCH, type KubeClient, type KubeList, type KubeResource, type QueryValue, type WatchEvent, type WatchHandle } from '../../../../shared/kube/client.ts';
+import {
+  KubeApiError,
+  PARTIAL_METADATA_LIST,
+  PARTIAL_METADATA_WATCH,
+  type KubeClient,
+  type KubeList,
+  type KubeResource,
+  type QueryValue,
+  type WatchEvent,
+  type WatchHandle,
+} from '../../../../shared/kube/client.ts';
 import { createControllerMetrics } from '../../../../controller/metrics.ts';
 
 const obj = (name: string, resourceVersion: string, namespace = 'n'): KubeResource => ({
@@ -27,7 +37,13 @@ class ScriptedSource implements Pick<KubeClient, 'list' | 'watch'> {
 
   readonly accepts: string[] = [];
 
-  async list<T = KubeResource>(_path: string, query: Record<string, QueryValue> = {}, _signal?: AbortSignal, each?: (item: T) => T, accept?: string): Promise<KubeList<T>> {
+  async list<T = KubeResource>(
+    _path: string,
+    query: Record<string, QueryValue> = {},
+    _signal?: AbortSignal,
+    each?: (item: T) => T,
+    accept?: string,
+  ): Promise<KubeList<T>> {
     this.listCalls.push(query);
     this.accepts.push(`list ${accept ?? 'default'}`);
     const next = this.lists.shift();
@@ -37,7 +53,13 @@ class ScriptedSource implements Pick<KubeClient, 'list' | 'watch'> {
     return each ? { ...answer, items: answer.items.map(each) } : answer;
   }
 
-  watch(_path: string, query: Record<string, QueryValue>, onEvent: (e: WatchEvent) => void, onClose: (err?: KubeApiError) => void, accept?: string): WatchHandle {
+  watch(
+    _path: string,
+    query: Record<string, QueryValue>,
+    onEvent: (e: WatchEvent) => void,
+    onClose: (err?: KubeApiError) => void,
+    accept?: string,
+  ): WatchHandle {
     this.accepts.push(`watch ${accept ?? 'default'}`);
     const call: WatchCall = { query, emit: onEvent, close: (err) => !call.stopped && onClose(err), stopped: false };
     this.watches.push(call);
@@ -85,7 +107,12 @@ describe('shared/kube/informer', () => {
       expect(delta.added.map((o) => o.metadata.name)).to.deep.equal(['new']);
       expect(delta.updated.map((u) => `${u.old.metadata.resourceVersion}->${u.current.metadata.resourceVersion}`)).to.deep.equal(['1->2']);
       expect(delta.deleted.map((o) => o.metadata.name)).to.deep.equal(['gone']);
-      expect(cache.list().map((o) => o.metadata.name).sort()).to.deep.equal(['change', 'keep', 'new']);
+      expect(
+        cache
+          .list()
+          .map((o) => o.metadata.name)
+          .sort(),
+      ).to.deep.equal(['change', 'keep', 'new']);
     });
   });
 
@@ -126,7 +153,9 @@ describe('shared/kube/informer', () => {
         random: () => 0.5,
       });
       informer.onAdd((o) => events.push(`add ${o.metadata.name}@${o.metadata.resourceVersion}`));
-      informer.onUpdate((old, cur) => events.push(`update ${cur.metadata.name}@${old.metadata.resourceVersion}->${cur.metadata.resourceVersion}`));
+      informer.onUpdate((old, cur) =>
+        events.push(`update ${cur.metadata.name}@${old.metadata.resourceVersion}->${cur.metadata.resourceVersion}`),
+      );
       informer.onDelete((o) => events.push(`delete ${o.metadata.name}`));
       informer.start();
     }
@@ -169,7 +198,10 @@ describe('shared/kube/informer', () => {
     });
 
     it('passes listed objects and watch events through its transform before caching them or calling handlers', async () => {
-      const managed = (name: string, rv: string): KubeResource => ({ ...obj(name, rv), metadata: { ...obj(name, rv).metadata, managedFields: [{ manager: 'kubectl' }] } });
+      const managed = (name: string, rv: string): KubeResource => ({
+        ...obj(name, rv),
+        metadata: { ...obj(name, rv).metadata, managedFields: [{ manager: 'kubectl' }] },
+      });
       source.lists.push(list('10', managed('a', '5')));
       start(compactObject(new StringInterner()));
       await until(() => source.watches.length === 1, 'the watch');
@@ -177,7 +209,12 @@ describe('shared/kube/informer', () => {
       const handed: unknown[] = [];
       informer.onUpdate((_old, cur) => handed.push(cur.metadata.managedFields));
       source.lastWatch().emit({ type: 'MODIFIED', object: managed('a', '12') });
-      source.lastWatch().emit({ type: 'BOOKMARK', object: { apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance', metadata: { resourceVersion: '15' } } });
+      source
+        .lastWatch()
+        .emit({
+          type: 'BOOKMARK',
+          object: { apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance', metadata: { resourceVersion: '15' } },
+        });
       expect(informer.get('n/a')?.metadata).to.not.have.property('managedFields');
       expect(informer.get('n/a')?.metadata.resourceVersion).to.equal('12');
       expect(handed).to.deep.equal([undefined]);
@@ -202,7 +239,12 @@ describe('shared/kube/informer', () => {
       start();
       await until(() => source.watches.length === 1, 'the watch');
       source.lastWatch().emit({ type: 'ADDED', object: obj('a', '11') });
-      source.lastWatch().emit({ type: 'BOOKMARK', object: { apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance', metadata: { resourceVersion: '15' } } });
+      source
+        .lastWatch()
+        .emit({
+          type: 'BOOKMARK',
+          object: { apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance', metadata: { resourceVersion: '15' } },
+        });
       source.lastWatch().close();
       await until(() => source.watches.length === 2, 'the second watch');
       expect(source.watches[1]!.query.resourceVersion).to.equal('15');
@@ -214,7 +256,9 @@ describe('shared/kube/informer', () => {
       source.lists.push(list('50', obj('a', '40'), obj('c', '45')));
       start();
       await until(() => source.watches.length === 1, 'the watch');
-      source.lastWatch().emit({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' } });
+      source
+        .lastWatch()
+        .emit({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' } });
       await until(() => source.watches.length === 2, 'the watch after the relist');
       expect(source.watches[0]!.stopped).to.equal(true);
       expect(events).to.deep.equal(['add a@5', 'add b@7', 'delete b', 'add c@45', 'update a@5->40']);
@@ -247,14 +291,20 @@ describe('shared/kube/informer', () => {
       source.lists.push(list('10'));
       start();
       await until(() => source.watches.length === 1, 'the watch');
-      source.lastWatch().emit({ type: 'ERROR', object: { kind: 'Status', code: 500, reason: 'InternalError', message: 'etcd unavailable' } });
+      source
+        .lastWatch()
+        .emit({ type: 'ERROR', object: { kind: 'Status', code: 500, reason: 'InternalError', message: 'etcd unavailable' } });
       await until(() => source.watches.length === 2, 'the restarted watch');
       expect(source.watches[0]!.stopped).to.equal(true);
       expect(source.listCalls.length).to.equal(1);
     });
 
     it('retries a failed list after backoff and syncs once it succeeds', async () => {
-      source.lists.push(new KubeApiError(503, 'ServiceUnavailable', 'not ready'), new KubeApiError(0, 'NetworkError', 'refused'), list('10', obj('a', '1')));
+      source.lists.push(
+        new KubeApiError(503, 'ServiceUnavailable', 'not ready'),
+        new KubeApiError(0, 'NetworkError', 'refused'),
+        list('10', obj('a', '1')),
+      );
       start();
       expect(informer.hasSynced()).to.equal(false);
       expect(await informer.waitForSync()).to.equal(true);

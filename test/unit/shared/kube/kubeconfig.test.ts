@@ -58,13 +58,22 @@ function access(r: Resolution): Access {
 describe('shared/kube/kubeconfig', () => {
   describe('a kubeconfig the loader reads itself authenticates as client-node would', () => {
     const cases: { name: string; text: string }[] = [
-      { name: 'a ServiceAccount token and CA data (the stack and bench controllers)', text: kubeconfig({ 'certificate-authority-data': b64('CA') }, { token: 'sa-token' }) },
+      {
+        name: 'a ServiceAccount token and CA data (the stack and bench controllers)',
+        text: kubeconfig({ 'certificate-authority-data': b64('CA') }, { token: 'sa-token' }),
+      },
       {
         name: 'a client certificate and key as data (the local control plane admin)',
-        text: kubeconfig({ 'certificate-authority-data': b64('CA') }, { 'client-certificate-data': b64('CERT'), 'client-key-data': b64('KEY') }),
+        text: kubeconfig(
+          { 'certificate-authority-data': b64('CA') },
+          { 'client-certificate-data': b64('CERT'), 'client-key-data': b64('KEY') },
+        ),
       },
       { name: 'insecure-skip-tls-verify without a CA', text: kubeconfig({ 'insecure-skip-tls-verify': true }, { token: 't' }) },
-      { name: 'a tls-server-name other than the server host', text: kubeconfig({ 'certificate-authority-data': b64('CA'), 'tls-server-name': 'kubernetes.default' }, { token: 't' }) },
+      {
+        name: 'a tls-server-name other than the server host',
+        text: kubeconfig({ 'certificate-authority-data': b64('CA'), 'tls-server-name': 'kubernetes.default' }, { token: 't' }),
+      },
       { name: 'a context without credentials (anonymous)', text: kubeconfig({ 'certificate-authority-data': b64('CA') }, {}) },
     ];
     for (const { name, text } of cases) {
@@ -82,12 +91,27 @@ describe('shared/kube/kubeconfig', () => {
     const cases: { name: string; files: string[]; context?: string; expected: Partial<Access> & { server?: string } }[] = [
       {
         name: 'file paths are relative to the folder of the kubeconfig that names them',
-        files: [kubeconfig({ 'certificate-authority': 'ca.crt' }, { 'client-certificate': '/abs/tls.crt', 'client-key': 'keys/tls.key', tokenFile: 'token' })],
-        expected: { ca: { file: '/etc/kube/ca.crt' }, cert: { file: '/abs/tls.crt' }, key: { file: '/etc/kube/keys/tls.key' }, token: { file: '/etc/kube/token' } },
+        files: [
+          kubeconfig(
+            { 'certificate-authority': 'ca.crt' },
+            { 'client-certificate': '/abs/tls.crt', 'client-key': 'keys/tls.key', tokenFile: 'token' },
+          ),
+        ],
+        expected: {
+          ca: { file: '/etc/kube/ca.crt' },
+          cert: { file: '/abs/tls.crt' },
+          key: { file: '/etc/kube/keys/tls.key' },
+          token: { file: '/etc/kube/token' },
+        },
       },
       {
         name: 'a certificate file wins over certificate data, an inline token over a tokenFile',
-        files: [kubeconfig({ 'certificate-authority': 'ca.crt', 'certificate-authority-data': b64('CA') }, { token: 'inline', tokenFile: 'token' })],
+        files: [
+          kubeconfig(
+            { 'certificate-authority': 'ca.crt', 'certificate-authority-data': b64('CA') },
+            { token: 'inline', tokenFile: 'token' },
+          ),
+        ],
         expected: { ca: { file: '/etc/kube/ca.crt' }, token: { bytes: Buffer.from('inline') } },
       },
       {
@@ -110,7 +134,12 @@ describe('shared/kube/kubeconfig', () => {
     ];
     for (const { name, files, context, expected } of cases) {
       it(name, () => {
-        const got = access(resolveKubeconfig(files.map((text, i) => ({ path: i === 0 ? '/etc/kube/config' : `/etc/kube/config${i}`, text })), context));
+        const got = access(
+          resolveKubeconfig(
+            files.map((text, i) => ({ path: i === 0 ? '/etc/kube/config' : `/etc/kube/config${i}`, text })),
+            context,
+          ),
+        );
         for (const [key, value] of Object.entries(expected)) expect(got[key as keyof Access], key).to.deep.equal(value);
       });
     }
@@ -118,8 +147,16 @@ describe('shared/kube/kubeconfig', () => {
 
   describe('a kubeconfig that needs more than a token or a certificate is left to client-node', () => {
     const cases: { name: string; text: string; reason: string }[] = [
-      { name: 'an exec plugin (EKS, GKE)', text: kubeconfig({}, { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'aws' } }), reason: 'user u uses exec' },
-      { name: 'an auth provider (OIDC)', text: kubeconfig({}, { 'auth-provider': { name: 'oidc', config: {} } }), reason: 'user u uses auth-provider' },
+      {
+        name: 'an exec plugin (EKS, GKE)',
+        text: kubeconfig({}, { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'aws' } }),
+        reason: 'user u uses exec',
+      },
+      {
+        name: 'an auth provider (OIDC)',
+        text: kubeconfig({}, { 'auth-provider': { name: 'oidc', config: {} } }),
+        reason: 'user u uses auth-provider',
+      },
       { name: 'basic auth', text: kubeconfig({}, { username: 'admin', password: 'x' }), reason: 'user u uses username' },
       { name: 'impersonation in the kubeconfig', text: kubeconfig({}, { token: 't', as: 'someone' }), reason: 'user u uses as' },
       { name: 'a proxy', text: kubeconfig({ 'proxy-url': 'http://proxy:3128' }, { token: 't' }), reason: 'cluster c names a proxy-url' },
@@ -133,9 +170,17 @@ describe('shared/kube/kubeconfig', () => {
     const cases: { name: string; text: string; context?: string; reason: RegExp }[] = [
       { name: 'no current-context', text: 'clusters: []\n', reason: /names no current-context/ },
       { name: 'a context that is not there', text: kubeconfig({}, {}), context: 'gone', reason: /has no context gone/ },
-      { name: 'a context whose cluster is not there', text: 'contexts:\n  - name: x\n    context: { cluster: missing }\ncurrent-context: x\n', reason: /cluster missing is not in the kubeconfig/ },
+      {
+        name: 'a context whose cluster is not there',
+        text: 'contexts:\n  - name: x\n    context: { cluster: missing }\ncurrent-context: x\n',
+        reason: /cluster missing is not in the kubeconfig/,
+      },
       { name: 'a cluster without a server', text: kubeconfig({ server: '' }, {}), reason: /cluster c has no server/ },
-      { name: 'a client certificate without its key', text: kubeconfig({}, { 'client-certificate-data': b64('CERT') }), reason: /client certificate but no client key/ },
+      {
+        name: 'a client certificate without its key',
+        text: kubeconfig({}, { 'client-certificate-data': b64('CERT') }),
+        reason: /client certificate but no client key/,
+      },
       { name: 'text that is not YAML', text: 'clusters: [', reason: /not YAML/ },
       { name: 'a list where a mapping belongs', text: '- a\n', reason: /a mapping is expected/ },
     ];
@@ -150,16 +195,33 @@ describe('shared/kube/kubeconfig', () => {
 
   describe('in the cluster, the ServiceAccount mounted in the pod', () => {
     const cases: { name: string; env: Record<string, string>; server?: string; invalid?: boolean }[] = [
-      { name: 'the service host and port over https', env: { KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443' }, server: 'https://10.96.0.1:443' },
-      { name: 'an IPv6 service host in brackets', env: { KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '443' }, server: 'https://[fd00::1]:443' },
-      { name: 'plain http on port 8080, as client-node has it', env: { KUBERNETES_SERVICE_HOST: 'api', KUBERNETES_SERVICE_PORT: '8080' }, server: 'http://api:8080' },
+      {
+        name: 'the service host and port over https',
+        env: { KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443' },
+        server: 'https://10.96.0.1:443',
+      },
+      {
+        name: 'an IPv6 service host in brackets',
+        env: { KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '443' },
+        server: 'https://[fd00::1]:443',
+      },
+      {
+        name: 'plain http on port 8080, as client-node has it',
+        env: { KUBERNETES_SERVICE_HOST: 'api', KUBERNETES_SERVICE_PORT: '8080' },
+        server: 'http://api:8080',
+      },
       { name: 'no service host: refused', env: { KUBERNETES_SERVICE_PORT: '443' }, invalid: true },
     ];
     for (const { name, env, server, invalid } of cases) {
       it(name, () => {
         const got = inClusterAccess(env, '/sa');
         if (invalid) return expect(got.kind).to.equal('invalid');
-        expect(access(got)).to.deep.equal({ server, ca: { file: '/sa/ca.crt' }, token: { file: '/sa/token' }, insecureSkipTlsVerify: false });
+        expect(access(got)).to.deep.equal({
+          server,
+          ca: { file: '/sa/ca.crt' },
+          token: { file: '/sa/token' },
+          insecureSkipTlsVerify: false,
+        });
       });
     }
   });
@@ -169,10 +231,14 @@ describe('shared/kube/kubeconfig', () => {
       const disk: Record<string, string> = { '/sa/token': 'first\n', '/sa/ca.crt': 'CA' };
       let reads = 0;
       let now = 1_000_000;
-      const creds = new AccessCredentials(access(inClusterAccess({ KUBERNETES_SERVICE_HOST: 'h', KUBERNETES_SERVICE_PORT: '443' }, '/sa')), (file) => {
-        reads++;
-        return Buffer.from(disk[file]!);
-      }, () => now);
+      const creds = new AccessCredentials(
+        access(inClusterAccess({ KUBERNETES_SERVICE_HOST: 'h', KUBERNETES_SERVICE_PORT: '443' }, '/sa')),
+        (file) => {
+          reads++;
+          return Buffer.from(disk[file]!);
+        },
+        () => now,
+      );
       expect(await applied(creds)).to.deep.equal({ ca: 'CA', authorization: 'Bearer first' });
       disk['/sa/token'] = 'second';
       now += FILE_REFRESH_MS - 1;

@@ -49,22 +49,72 @@ describe('shared/kube/leader', () => {
   });
 
   describe('decideLease', () => {
-    const rows: { when: string; current: Lease | undefined; identity?: string; lastChangeSeenAt?: Date; action: LeaseDecision['action'] }[] = [
+    const rows: {
+      when: string;
+      current: Lease | undefined;
+      identity?: string;
+      lastChangeSeenAt?: Date;
+      action: LeaseDecision['action'];
+    }[] = [
       { when: 'no Lease exists', current: undefined, action: 'create' },
       { when: 'the Lease has no spec', current: lease(undefined), action: 'acquire' },
-      { when: 'the Lease has no holder (released)', current: lease({ holderIdentity: '', leaseDurationSeconds: 1, renewTime: at(0) }), action: 'acquire' },
+      {
+        when: 'the Lease has no holder (released)',
+        current: lease({ holderIdentity: '', leaseDurationSeconds: 1, renewTime: at(0) }),
+        action: 'acquire',
+      },
       { when: 'the holder is null', current: lease({ holderIdentity: null, renewTime: at(-1) }), action: 'acquire' },
       { when: 'we hold it', current: lease({ holderIdentity: 'me', leaseDurationSeconds: 15, renewTime: at(-2) }), action: 'renew' },
-      { when: 'we hold it even though it looks expired', current: lease({ holderIdentity: 'me', leaseDurationSeconds: 15, renewTime: at(-60) }), action: 'renew' },
-      { when: 'another holder renewed 2 s ago', current: lease({ holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: at(-2) }), action: 'wait' },
-      { when: 'another holder renewed exactly leaseDuration ago', current: lease({ holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: at(-15) }), action: 'wait' },
-      { when: "another holder's renewal is 16 s old (renewTime + 15 s < now)", current: lease({ holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: at(-16) }), action: 'acquire' },
-      { when: 'another holder declared a 60 s lease and renewed 30 s ago', current: lease({ holderIdentity: 'other', leaseDurationSeconds: 60, renewTime: at(-30) }), action: 'wait' },
-      { when: 'another holder declared a 5 s lease and renewed 6 s ago', current: lease({ holderIdentity: 'other', leaseDurationSeconds: 5, renewTime: at(-6) }), action: 'acquire' },
-      { when: 'another holder has no renewTime but acquired 3 s ago', current: lease({ holderIdentity: 'other', leaseDurationSeconds: 15, acquireTime: at(-3) }), action: 'wait' },
-      { when: 'another holder has neither renewTime nor acquireTime', current: lease({ holderIdentity: 'other', leaseDurationSeconds: 15 }), action: 'acquire' },
-      { when: "another holder's renewTime is unparseable", current: lease({ holderIdentity: 'other', renewTime: 'yesterday' }), action: 'acquire' },
-      { when: 'another holder with no declared duration renewed 10 s ago (our 15 s applies)', current: lease({ holderIdentity: 'other', renewTime: at(-10) }), action: 'wait' },
+      {
+        when: 'we hold it even though it looks expired',
+        current: lease({ holderIdentity: 'me', leaseDurationSeconds: 15, renewTime: at(-60) }),
+        action: 'renew',
+      },
+      {
+        when: 'another holder renewed 2 s ago',
+        current: lease({ holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: at(-2) }),
+        action: 'wait',
+      },
+      {
+        when: 'another holder renewed exactly leaseDuration ago',
+        current: lease({ holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: at(-15) }),
+        action: 'wait',
+      },
+      {
+        when: "another holder's renewal is 16 s old (renewTime + 15 s < now)",
+        current: lease({ holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: at(-16) }),
+        action: 'acquire',
+      },
+      {
+        when: 'another holder declared a 60 s lease and renewed 30 s ago',
+        current: lease({ holderIdentity: 'other', leaseDurationSeconds: 60, renewTime: at(-30) }),
+        action: 'wait',
+      },
+      {
+        when: 'another holder declared a 5 s lease and renewed 6 s ago',
+        current: lease({ holderIdentity: 'other', leaseDurationSeconds: 5, renewTime: at(-6) }),
+        action: 'acquire',
+      },
+      {
+        when: 'another holder has no renewTime but acquired 3 s ago',
+        current: lease({ holderIdentity: 'other', leaseDurationSeconds: 15, acquireTime: at(-3) }),
+        action: 'wait',
+      },
+      {
+        when: 'another holder has neither renewTime nor acquireTime',
+        current: lease({ holderIdentity: 'other', leaseDurationSeconds: 15 }),
+        action: 'acquire',
+      },
+      {
+        when: "another holder's renewTime is unparseable",
+        current: lease({ holderIdentity: 'other', renewTime: 'yesterday' }),
+        action: 'acquire',
+      },
+      {
+        when: 'another holder with no declared duration renewed 10 s ago (our 15 s applies)',
+        current: lease({ holderIdentity: 'other', renewTime: at(-10) }),
+        action: 'wait',
+      },
       {
         when: "another holder's renewTime looks stale but we saw the record change 5 s ago (its clock runs behind)",
         current: lease({ holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: at(-40) }),
@@ -110,7 +160,9 @@ describe('shared/kube/leader', () => {
     });
 
     it('acquires an expired Lease: one more transition, new acquire and renew times, resourceVersion kept for the conditional write', () => {
-      const d = decide(lease({ holderIdentity: 'other', leaseDurationSeconds: 15, acquireTime: at(-600), renewTime: at(-60), leaseTransitions: 4 }));
+      const d = decide(
+        lease({ holderIdentity: 'other', leaseDurationSeconds: 15, acquireTime: at(-600), renewTime: at(-60), leaseTransitions: 4 }),
+      );
       expect(d).to.deep.include({ action: 'acquire', previousHolder: 'other' });
       if (d.action !== 'acquire') return;
       expect(d.lease.metadata.resourceVersion).to.equal('42');
@@ -132,7 +184,9 @@ describe('shared/kube/leader', () => {
     });
 
     it('renews: only renewTime (and our duration) change, acquireTime and transitions stay', () => {
-      const d = decide(lease({ holderIdentity: 'me', leaseDurationSeconds: 30, acquireTime: at(-100), renewTime: at(-2), leaseTransitions: 7 }));
+      const d = decide(
+        lease({ holderIdentity: 'me', leaseDurationSeconds: 30, acquireTime: at(-100), renewTime: at(-2), leaseTransitions: 7 }),
+      );
       expect(d.action).to.equal('renew');
       if (d.action !== 'renew') return;
       expect(d.lease.spec).to.deep.equal({
@@ -172,7 +226,11 @@ describe('shared/kube/leader', () => {
 
   describe('releaseLease', () => {
     it('hands our Lease back: no holder, a 1 s duration, transitions kept', () => {
-      const released = releaseLease(lease({ holderIdentity: 'me', leaseDurationSeconds: 15, renewTime: at(-1), leaseTransitions: 3 }), 'me', NOW);
+      const released = releaseLease(
+        lease({ holderIdentity: 'me', leaseDurationSeconds: 15, renewTime: at(-1), leaseTransitions: 3 }),
+        'me',
+        NOW,
+      );
       expect(released?.spec).to.deep.equal({
         holderIdentity: '',
         leaseDurationSeconds: 1,
@@ -255,7 +313,11 @@ describe('shared/kube/leader', () => {
 
       // Another candidate takes the Lease over: our next conditional PUT conflicts, we read
       // it, see the new holder and step down.
-      store.lease = { ...store.lease!, metadata: { ...store.lease!.metadata, resourceVersion: String(++store.rv) }, spec: { ...store.lease!.spec, holderIdentity: 'other', renewTime: toMicroTime(new Date()) } };
+      store.lease = {
+        ...store.lease!,
+        metadata: { ...store.lease!.metadata, resourceVersion: String(++store.rv) },
+        spec: { ...store.lease!.spec, holderIdentity: 'other', renewTime: toMicroTime(new Date()) },
+      };
       expect(await ended).to.equal('lost');
       expect(store.calls.GET).to.equal(2);
       expect(store.lease.spec?.holderIdentity).to.equal('other');

@@ -75,7 +75,9 @@ function problems(result: PackageResult) {
 
 describe('KUDO package reader', () => {
   describe('reads KUDO fields as they are', () => {
-    const result = ok(readKudoPackage(pkg({ 'operator.yaml': OPERATOR, 'params.yaml': PARAMS, 'templates/cm.yaml': CM }), { namespace: 'shop' }));
+    const result = ok(
+      readKudoPackage(pkg({ 'operator.yaml': OPERATOR, 'params.yaml': PARAMS, 'templates/cm.yaml': CM }), { namespace: 'shop' }),
+    );
     const ov = result.operatorVersion;
     const param = (name: string) => ov.spec.parameters?.find((p) => p.name === name);
 
@@ -95,7 +97,9 @@ describe('KUDO package reader', () => {
     it('a list or map default becomes JSON text with type array / map, and a note says so', () => {
       expect(param('ARGS')).to.include({ default: '["a",1]', type: 'array' });
       expect(param('LABELS')).to.include({ default: '{"team":"x"}', type: 'map' });
-      expect(result.notes.map((n) => n.message)).to.include('parameter ARGS: its default is a list: type array, default written as JSON text');
+      expect(result.notes.map((n) => n.message)).to.include(
+        'parameter ARGS: its default is a list: type array, default written as JSON text',
+      );
     });
 
     it('a number default without a type stays undeclared (a string, as KUDO reads it)', () => {
@@ -111,7 +115,9 @@ describe('KUDO package reader', () => {
 
     it('displayName, hint, group, advanced and the package description fields are kept as annotations', () => {
       const a = ov.metadata.annotations ?? {};
-      expect(JSON.parse(a['package.planwarden.dev/parameter-display']!)).to.deep.equal({ MODE: { displayName: 'Mode', hint: 'pick one', group: 'tuning', advanced: true } });
+      expect(JSON.parse(a['package.planwarden.dev/parameter-display']!)).to.deep.equal({
+        MODE: { displayName: 'Mode', hint: 'pick one', group: 'tuning', advanced: true },
+      });
       expect(a['package.planwarden.dev/url']).to.equal('https://example.invalid');
       expect(JSON.parse(a['package.planwarden.dev/maintainers']!)).to.deep.equal([{ name: 'a' }]);
     });
@@ -119,7 +125,10 @@ describe('KUDO package reader', () => {
     it('templates are keyed by their path under templates/, tasks and plans keep their strategies', () => {
       expect(ov.spec.templates).to.deep.equal({ 'cm.yaml': CM });
       expect(ov.spec.tasks).to.deep.equal([{ name: 'app', kind: 'Apply', spec: { resources: ['cm.yaml'] } }]);
-      expect(ov.spec.plans.deploy).to.deep.equal({ strategy: 'serial', phases: [{ name: 'main', strategy: 'parallel', steps: [{ name: 'app', tasks: ['app'] }] }] });
+      expect(ov.spec.plans.deploy).to.deep.equal({
+        strategy: 'serial',
+        phases: [{ name: 'main', strategy: 'parallel', steps: [{ name: 'app', tasks: ['app'] }] }],
+      });
     });
   });
 
@@ -142,7 +151,7 @@ plans:
       expect(task('nothing')).to.deep.equal({ name: 'nothing', kind: 'Dummy', spec: { done: true } });
     });
 
-    it('Toggle (parameter, resources) and Pipe (pod, pipe) keep KUDO\'s spec fields', () => {
+    it("Toggle (parameter, resources) and Pipe (pod, pipe) keep KUDO's spec fields", () => {
       expect(task('maybe')).to.deep.equal({ name: 'maybe', kind: 'Toggle', spec: { parameter: 'ENABLED', resources: ['cm.yaml'] } });
       expect(task('gen')?.spec).to.deep.equal({ pod: 'pod.yaml', pipe: [{ file: '/tmp/out', kind: 'ConfigMap', key: 'out' }] });
     });
@@ -156,18 +165,102 @@ plans:
   describe('bad packages are problems naming file, line and rule, never a throw', () => {
     const base = { 'operator.yaml': OPERATOR, 'params.yaml': PARAMS, 'templates/cm.yaml': CM };
     const cases: { name: string; files: Record<string, string>; rule: string; file: string; line?: number; says: string }[] = [
-      { name: 'a folder without operator.yaml', files: { 'params.yaml': PARAMS, 'templates/cm.yaml': CM }, rule: 'package.operator-missing', file: 'operator.yaml', says: 'no operator.yaml' },
-      { name: 'params.yaml that is not YAML', files: { ...base, 'params.yaml': 'parameters:\n  - name: A\n    default: [1, 2\n' }, rule: 'package.not-yaml', file: 'params.yaml', line: 4, says: 'not valid YAML' },
-      { name: 'operator.yaml that is not YAML', files: { ...base, 'operator.yaml': 'name: kv\n  operatorVersion: 1\n: x\n' }, rule: 'package.not-yaml', file: 'operator.yaml', line: 1, says: 'not valid YAML' },
-      { name: 'a key written twice', files: { ...base, 'operator.yaml': `${OPERATOR}name: again\n` }, rule: 'package.not-yaml', file: 'operator.yaml', line: 24, says: 'not valid YAML: Map keys must be unique' },
-      { name: 'a task naming a template not in templates/', files: { ...base, 'templates/cm.yaml': undefined as never, 'templates/other.yaml': CM }, rule: 'package.template-missing', file: 'operator.yaml', line: 13, says: 'task app names template cm.yaml, which is not in templates/ (templates: other.yaml)' },
-      { name: 'a step naming a task not in tasks', files: { ...base, 'operator.yaml': OPERATOR.replace('              - app\n', '              - nope\n') }, rule: 'package.task-missing', file: 'operator.yaml', line: 23, says: 'names task nope' },
-      { name: 'no name', files: { ...base, 'operator.yaml': OPERATOR.replace('name: kv\n', '') }, rule: 'package.field-invalid', file: 'operator.yaml', says: 'name is required' },
-      { name: 'tasks that are not a list', files: { ...base, 'operator.yaml': 'name: a\noperatorVersion: 1.0.0\ntasks: {a: 1}\nplans: {}\n' }, rule: 'package.field-invalid', file: 'operator.yaml', line: 3, says: 'tasks must be a list' },
-      { name: 'operator.yaml that is a list', files: { ...base, 'operator.yaml': '- a\n- b\n' }, rule: 'package.field-invalid', file: 'operator.yaml', line: 1, says: 'must be a map' },
-      { name: 'a parameter declared twice', files: { ...base, 'params.yaml': 'parameters:\n  - name: A\n  - name: A\n' }, rule: 'package.field-invalid', file: 'params.yaml', line: 3, says: 'parameter A is declared twice' },
-      { name: 'a KUDO apiVersion of another version', files: { ...base, 'params.yaml': 'apiVersion: kudo.dev/v1alpha1\nparameters: []\n' }, rule: 'package.field-invalid', file: 'params.yaml', line: 1, says: 'not a KUDO package version' },
-      { name: 'an alias bomb', files: { ...base, 'params.yaml': `a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n` }, rule: 'package.not-yaml', file: 'params.yaml', says: 'cannot be read' },
+      {
+        name: 'a folder without operator.yaml',
+        files: { 'params.yaml': PARAMS, 'templates/cm.yaml': CM },
+        rule: 'package.operator-missing',
+        file: 'operator.yaml',
+        says: 'no operator.yaml',
+      },
+      {
+        name: 'params.yaml that is not YAML',
+        files: { ...base, 'params.yaml': 'parameters:\n  - name: A\n    default: [1, 2\n' },
+        rule: 'package.not-yaml',
+        file: 'params.yaml',
+        line: 4,
+        says: 'not valid YAML',
+      },
+      {
+        name: 'operator.yaml that is not YAML',
+        files: { ...base, 'operator.yaml': 'name: kv\n  operatorVersion: 1\n: x\n' },
+        rule: 'package.not-yaml',
+        file: 'operator.yaml',
+        line: 1,
+        says: 'not valid YAML',
+      },
+      {
+        name: 'a key written twice',
+        files: { ...base, 'operator.yaml': `${OPERATOR}name: again\n` },
+        rule: 'package.not-yaml',
+        file: 'operator.yaml',
+        line: 24,
+        says: 'not valid YAML: Map keys must be unique',
+      },
+      {
+        name: 'a task naming a template not in templates/',
+        files: { ...base, 'templates/cm.yaml': undefined as never, 'templates/other.yaml': CM },
+        rule: 'package.template-missing',
+        file: 'operator.yaml',
+        line: 13,
+        says: 'task app names template cm.yaml, which is not in templates/ (templates: other.yaml)',
+      },
+      {
+        name: 'a step naming a task not in tasks',
+        files: { ...base, 'operator.yaml': OPERATOR.replace('              - app\n', '              - nope\n') },
+        rule: 'package.task-missing',
+        file: 'operator.yaml',
+        line: 23,
+        says: 'names task nope',
+      },
+      {
+        name: 'no name',
+        files: { ...base, 'operator.yaml': OPERATOR.replace('name: kv\n', '') },
+        rule: 'package.field-invalid',
+        file: 'operator.yaml',
+        says: 'name is required',
+      },
+      {
+        name: 'tasks that are not a list',
+        files: { ...base, 'operator.yaml': 'name: a\noperatorVersion: 1.0.0\ntasks: {a: 1}\nplans: {}\n' },
+        rule: 'package.field-invalid',
+        file: 'operator.yaml',
+        line: 3,
+        says: 'tasks must be a list',
+      },
+      {
+        name: 'operator.yaml that is a list',
+        files: { ...base, 'operator.yaml': '- a\n- b\n' },
+        rule: 'package.field-invalid',
+        file: 'operator.yaml',
+        line: 1,
+        says: 'must be a map',
+      },
+      {
+        name: 'a parameter declared twice',
+        files: { ...base, 'params.yaml': 'parameters:\n  - name: A\n  - name: A\n' },
+        rule: 'package.field-invalid',
+        file: 'params.yaml',
+        line: 3,
+        says: 'parameter A is declared twice',
+      },
+      {
+        name: 'a KUDO apiVersion of another version',
+        files: { ...base, 'params.yaml': 'apiVersion: kudo.dev/v1alpha1\nparameters: []\n' },
+        rule: 'package.field-invalid',
+        file: 'params.yaml',
+        line: 1,
+        says: 'not a KUDO package version',
+      },
+      {
+        name: 'an alias bomb',
+        files: {
+          ...base,
+          'params.yaml': `a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n`,
+        },
+        rule: 'package.not-yaml',
+        file: 'params.yaml',
+        says: 'cannot be read',
+      },
     ];
     for (const c of cases) {
       it(`${c.name}: ${c.rule}`, () => {
@@ -183,7 +276,11 @@ plans:
 
     it('a template given twice (an archive with the entry twice): package.template-duplicate', () => {
       const found = problems(readKudoPackage([...pkg(base), { path: 'templates/./cm.yaml', text: CM }]));
-      expect(found).to.deep.include({ rule: 'package.template-duplicate', file: 'templates/cm.yaml', message: 'template cm.yaml is given twice; keep one file of that name' });
+      expect(found).to.deep.include({
+        rule: 'package.template-duplicate',
+        file: 'templates/cm.yaml',
+        message: 'template cm.yaml is given twice; keep one file of that name',
+      });
     });
 
     it('two templates whose names differ only in case: package.template-duplicate', () => {
@@ -210,10 +307,16 @@ plans:
     it('any YAML value in operator.yaml or params.yaml gives a result, never an exception', () => {
       const value = fc.jsonValue({ maxDepth: 3 });
       fc.assert(
-        fc.property(fc.dictionary(fc.constantFrom('name', 'operatorVersion', 'tasks', 'plans', 'apiVersion', 'x'), value), fc.dictionary(fc.constantFrom('parameters', 'groups', 'apiVersion'), value), (operator, params) => {
-          const r = readKudoPackage(pkg({ 'operator.yaml': JSON.stringify(operator), 'params.yaml': JSON.stringify(params), 'templates/cm.yaml': CM }));
-          return typeof r.ok === 'boolean';
-        }),
+        fc.property(
+          fc.dictionary(fc.constantFrom('name', 'operatorVersion', 'tasks', 'plans', 'apiVersion', 'x'), value),
+          fc.dictionary(fc.constantFrom('parameters', 'groups', 'apiVersion'), value),
+          (operator, params) => {
+            const r = readKudoPackage(
+              pkg({ 'operator.yaml': JSON.stringify(operator), 'params.yaml': JSON.stringify(params), 'templates/cm.yaml': CM }),
+            );
+            return typeof r.ok === 'boolean';
+          },
+        ),
         { numRuns: 300 },
       );
     });

@@ -38,7 +38,10 @@ describe('secret parameters (shared/params/secrets.ts)', function () {
       expect(secretToken({ name: 'mysql-creds', key: 'password' })).to.equal('<secret: mysql-creds/password>');
     });
     it('the trigger rules compare the written values and the tokens of the references', function () {
-      expect(comparedParameters({ REPLICAS: '3' }, { PASSWORD: ref('a', 'k') })).to.deep.equal({ REPLICAS: '3', PASSWORD: '<secret: a/k>' });
+      expect(comparedParameters({ REPLICAS: '3' }, { PASSWORD: ref('a', 'k') })).to.deep.equal({
+        REPLICAS: '3',
+        PASSWORD: '<secret: a/k>',
+      });
       expect(comparedParameters({ REPLICAS: '3' }, undefined)).to.deep.equal({ REPLICAS: '3' });
     });
   });
@@ -60,7 +63,11 @@ describe('secret parameters (shared/params/secrets.ts)', function () {
     });
     it('a per-run reference of a manual trigger travels with the request', function () {
       const inst = {
-        spec: { operatorVersion: { name: 'db-1' }, parametersFrom: applied.parametersFrom, planExecution: { planName: 'restore', id: 'r1', parametersFrom: { RESTORE_KEY: ref('rk', 'k') } } },
+        spec: {
+          operatorVersion: { name: 'db-1' },
+          parametersFrom: applied.parametersFrom,
+          planExecution: { planName: 'restore', id: 'r1', parametersFrom: { RESTORE_KEY: ref('rk', 'k') } },
+        },
         status: { applied },
       };
       const [request] = requestedPlans(OV, inst);
@@ -70,7 +77,11 @@ describe('secret parameters (shared/params/secrets.ts)', function () {
 
   describe('the Secret keys a run reads', function () {
     it('the Instance’s, overridden by the run’s own, for declared secret parameters only, sorted', function () {
-      const refs = runSecretRefs(OV, { PASSWORD: ref('a', 'p'), REPLICAS: ref('x', 'y') }, { RESTORE_KEY: ref('r', 'k'), PASSWORD: ref('b', 'p') });
+      const refs = runSecretRefs(
+        OV,
+        { PASSWORD: ref('a', 'p'), REPLICAS: ref('x', 'y') },
+        { RESTORE_KEY: ref('r', 'k'), PASSWORD: ref('b', 'p') },
+      );
       expect(refs).to.deep.equal([
         ['PASSWORD', { name: 'b', key: 'p' }],
         ['RESTORE_KEY', { name: 'r', key: 'k' }],
@@ -91,7 +102,9 @@ describe('secret parameters (shared/params/secrets.ts)', function () {
     it('bytes that are not UTF-8: refused without quoting them', function () {
       const r = decodeSecretValue({ data: { password: b64(Buffer.from([0xff, 0xfe, 0x41])) } }, R);
       expect(r.ok).to.equal(false);
-      expect(!r.ok && r.why).to.include('is not UTF-8 text').and.not.include('A');
+      expect(!r.ok && r.why)
+        .to.include('is not UTF-8 text')
+        .and.not.include('A');
     });
     it('1 MiB is taken, more is refused', function () {
       expect(decodeSecretValue({ data: { password: b64('x'.repeat(MAX_SECRET_VALUE_BYTES)) } }, R).ok).to.equal(true);
@@ -141,7 +154,11 @@ describe('secret parameters (shared/params/secrets.ts)', function () {
           const bytes = Buffer.from(value, 'utf8');
           const message = [value, JSON.stringify({ value }), bytes.toString('base64'), bytes.toString('base64url')].join(noise);
           const out = r.text(message);
-          return !out.includes(value) && !out.includes(bytes.toString('base64').replace(/=+$/, '')) && !out.includes(JSON.stringify(value).slice(1, -1));
+          return (
+            !out.includes(value) &&
+            !out.includes(bytes.toString('base64').replace(/=+$/, '')) &&
+            !out.includes(JSON.stringify(value).slice(1, -1))
+          );
         }),
         { numRuns: 300 },
       );

@@ -2,13 +2,7 @@
 // reason it does not), then declarations against themselves.
 import { expect } from 'chai';
 import type { Parameter } from '../../../../shared/api/schema.ts';
-import {
-  declarationProblems,
-  describeDeclaration,
-  showValue,
-  valueProblem,
-  VALUE_MAX_BYTES,
-} from '../../../../shared/params/values.ts';
+import { declarationProblems, describeDeclaration, showValue, valueProblem, VALUE_MAX_BYTES } from '../../../../shared/params/values.ts';
 
 const decl = (extra: Partial<Parameter> = {}): Parameter => ({ name: 'P', ...extra });
 
@@ -31,7 +25,12 @@ const VALUES: [string, Parameter, string, string | undefined][] = [
   ['an integer past int64 max is refused', decl({ type: 'integer' }), '9223372036854775808', 'outside the 64-bit'],
   ['an integer below its minimum is refused', decl({ type: 'integer', minimum: 1 }), '0', 'less than the minimum 1'],
   ['an integer above its maximum is refused', decl({ type: 'integer', maximum: 10 }), '11', 'greater than the maximum 10'],
-  ['a big integer is compared exactly with the maximum', decl({ type: 'integer', maximum: 9007199254740992 }), '9007199254740993', 'greater than the maximum'],
+  [
+    'a big integer is compared exactly with the maximum',
+    decl({ type: 'integer', maximum: 9007199254740992 }),
+    '9007199254740993',
+    'greater than the maximum',
+  ],
   ['an integer on its bounds fits', decl({ type: 'integer', minimum: 1, maximum: 10 }), '10', undefined],
   ['a number "2.5" fits', decl({ type: 'number' }), '2.5', undefined],
   ['a number ".5" fits', decl({ type: 'number' }), '.5', undefined],
@@ -55,9 +54,19 @@ const VALUES: [string, Parameter, string, string | undefined][] = [
   ['an array with an alias is refused', decl({ type: 'array' }), '[*x]', 'alias'],
   ['a billion-laughs alias bomb is refused', decl({ type: 'array' }), 'a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]', 'anchor'],
   ['an array with a tag is refused', decl({ type: 'array' }), '[!!binary aGk=]', 'a tag'],
-  ['an array nested deeper than the parser can go is refused, not a crash', decl({ type: 'array' }), '['.repeat(30000), 'does not parse as YAML'],
+  [
+    'an array nested deeper than the parser can go is refused, not a crash',
+    decl({ type: 'array' }),
+    '['.repeat(30000),
+    'does not parse as YAML',
+  ],
   ['an array nested 100 deep fits', decl({ type: 'array' }), `${'['.repeat(100)}${']'.repeat(100)}`, undefined],
-  ['an array nested 101 deep is refused before it is parsed', decl({ type: 'array' }), `${'['.repeat(101)}${']'.repeat(101)}`, 'nested deeper than 100 levels'],
+  [
+    'an array nested 101 deep is refused before it is parsed',
+    decl({ type: 'array' }),
+    `${'['.repeat(101)}${']'.repeat(101)}`,
+    'nested deeper than 100 levels',
+  ],
   ['brackets inside a quoted item are text, not nesting', decl({ type: 'array' }), `["${'['.repeat(500)}"]`, undefined],
   ['a map in flow style fits', decl({ type: 'map' }), '{a: 1, b: [x]}', undefined],
   ['a map in block style fits', decl({ type: 'map' }), 'a: 1\nb: two', undefined],
@@ -71,10 +80,20 @@ const VALUES: [string, Parameter, string, string | undefined][] = [
   ['a string matching its pattern fits', decl({ pattern: '[a-z]+' }), 'abc', undefined],
   ['a string matching only part of its pattern is refused', decl({ pattern: '[a-z]+' }), 'abc1', 'does not match the pattern'],
   ['a catastrophic pattern answers (RE2: linear time)', decl({ pattern: '(a+)+$' }), `${'a'.repeat(30)}!`, 'does not match the pattern'],
-  ['a catastrophic pattern answers on a 64 KiB value', decl({ pattern: '(a|aa)+$' }), `${'a'.repeat(VALUE_MAX_BYTES - 1)}!`, 'does not match the pattern'],
+  [
+    'a catastrophic pattern answers on a 64 KiB value',
+    decl({ pattern: '(a|aa)+$' }),
+    `${'a'.repeat(VALUE_MAX_BYTES - 1)}!`,
+    'does not match the pattern',
+  ],
   ['a 1 MiB value is refused before anything else', decl({ pattern: '(a+)+$' }), 'a'.repeat(1 << 20), 'at most 65536 bytes'],
   ['a value of exactly 64 KiB fits', decl(), 'a'.repeat(VALUE_MAX_BYTES), undefined],
-  ['a value of 64 KiB of multi-byte characters is refused by its bytes', decl(), 'é'.repeat(VALUE_MAX_BYTES / 2 + 1), 'at most 65536 bytes'],
+  [
+    'a value of 64 KiB of multi-byte characters is refused by its bytes',
+    decl(),
+    'é'.repeat(VALUE_MAX_BYTES / 2 + 1),
+    'at most 65536 bytes',
+  ],
   ['a value with NUL is refused', decl(), 'a\u0000b', 'NUL'],
   ['a value with a lone surrogate is refused', decl(), 'a\ud800b', 'lone surrogate'],
   ['a value with U+FFFD (invalid UTF-8 decoded) is refused', decl(), 'a\ufffdb', 'not valid UTF-8'],
@@ -97,8 +116,16 @@ const DECLARATIONS: [string, Parameter, string[]][] = [
   ['maximum on a boolean is refused', decl({ type: 'boolean', maximum: 1 }), ['apply to integer and number only']],
   ['minimum greater than maximum is refused', decl({ type: 'integer', minimum: 5, maximum: 1 }), ['minimum 5 is greater than maximum 1']],
   ['an enum on an integer with integer values is valid', decl({ type: 'integer', enum: ['1', '2'] }), []],
-  ['an enum on an integer with a non-integer value is refused', decl({ type: 'integer', enum: ['1', 'two'] }), ['enum value "two" does not fit']],
-  ['an enum value outside minimum/maximum is refused', decl({ type: 'integer', enum: ['1', '20'], maximum: 10 }), ['enum value "20" does not fit']],
+  [
+    'an enum on an integer with a non-integer value is refused',
+    decl({ type: 'integer', enum: ['1', 'two'] }),
+    ['enum value "two" does not fit'],
+  ],
+  [
+    'an enum value outside minimum/maximum is refused',
+    decl({ type: 'integer', enum: ['1', '20'], maximum: 10 }),
+    ['enum value "20" does not fit'],
+  ],
   ['an enum on an array is refused', decl({ type: 'array', enum: ['[a]'] }), ['enum applies to string, integer, number and boolean']],
   ['an empty enum is refused', decl({ enum: [] }), ['enum is empty']],
   ['a default of an array that is a list is valid', decl({ type: 'array', default: '[]' }), []],

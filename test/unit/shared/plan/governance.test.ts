@@ -15,17 +15,41 @@ import {
 const T0 = Date.parse('2026-12-20T10:00:00Z');
 const H = 3_600_000;
 
-const policy = (name: string, spec: PlanPolicySpec): PlanPolicy => ({ apiVersion: 'planwarden.dev/v1alpha1', kind: 'PlanPolicy', metadata: { name }, spec });
+const policy = (name: string, spec: PlanPolicySpec): PlanPolicy => ({
+  apiVersion: 'planwarden.dev/v1alpha1',
+  kind: 'PlanPolicy',
+  metadata: { name },
+  spec,
+});
 const prod = { namespace: { name: 'shop', labels: { env: 'prod' } }, instanceLabels: { app: 'db' } };
 const dev = { namespace: { name: 'play', labels: { env: 'dev' } }, instanceLabels: { app: 'db' } };
 
-const approve = (approver: string, at: number, extra: Partial<ApprovalRecord> = {}): ApprovalRecord => ({ name: `${approver}-${at}`, runID: 'restore-1', decision: 'Approve', digest: 'sha256:d1', approver, groups: ['sre'], at, ...extra });
+const approve = (approver: string, at: number, extra: Partial<ApprovalRecord> = {}): ApprovalRecord => ({
+  name: `${approver}-${at}`,
+  runID: 'restore-1',
+  decision: 'Approve',
+  digest: 'sha256:d1',
+  approver,
+  groups: ['sre'],
+  at,
+  ...extra,
+});
 
 describe('shared/plan/governance', () => {
   describe('governanceOf: which policies govern a plan, combined', () => {
-    const twoPerson = policy('prod-changes', { namespaceSelector: { matchLabels: { env: 'prod' } }, plans: ['restore', 'upgrade'], approval: { required: 2, approverGroups: ['sre'], timeout: '4h' } });
-    const onePerson = policy('dba-review', { instanceSelector: { matchLabels: { app: 'db' } }, approval: { required: 1, approverGroups: ['dba'], timeout: '1h' } });
-    const freeze = policy('year-end', { namespaceSelector: { matchLabels: { env: 'prod' } }, freeze: { pausedUntil: '2027-01-04T08:00:00Z', reason: 'year-end freeze', breakGlass: { groups: ['sre-leads'] } } });
+    const twoPerson = policy('prod-changes', {
+      namespaceSelector: { matchLabels: { env: 'prod' } },
+      plans: ['restore', 'upgrade'],
+      approval: { required: 2, approverGroups: ['sre'], timeout: '4h' },
+    });
+    const onePerson = policy('dba-review', {
+      instanceSelector: { matchLabels: { app: 'db' } },
+      approval: { required: 1, approverGroups: ['dba'], timeout: '1h' },
+    });
+    const freeze = policy('year-end', {
+      namespaceSelector: { matchLabels: { env: 'prod' } },
+      freeze: { pausedUntil: '2027-01-04T08:00:00Z', reason: 'year-end freeze', breakGlass: { groups: ['sre-leads'] } },
+    });
 
     it('a policy governs only the namespaces and Instances its selectors match', () => {
       expect(governanceOf([twoPerson], prod, 'restore', T0).approval?.required).to.equal(2);
@@ -40,7 +64,12 @@ describe('shared/plan/governance', () => {
 
     it('several policies combine: the strictest count, every group set, the shortest timeout, every freeze', () => {
       const g = governanceOf([twoPerson, onePerson, freeze], prod, 'restore', T0);
-      expect(g.approval).to.deep.equal({ required: 2, groupSets: [['dba'], ['sre']], policies: ['dba-review', 'prod-changes'], timeoutMs: H });
+      expect(g.approval).to.deep.equal({
+        required: 2,
+        groupSets: [['dba'], ['sre']],
+        policies: ['dba-review', 'prod-changes'],
+        timeoutMs: H,
+      });
       expect(g.freezes.map((f) => f.policy)).to.deep.equal(['year-end']);
     });
 
@@ -74,8 +103,13 @@ describe('shared/plan/governance', () => {
     });
 
     it("an approver's first decision is theirs: a Reject after an Approve does not count, one before does", () => {
-      expect(tally(pending, rule, [approve('bob', 1), approve('bob', 2, { name: 'x', decision: 'Reject' })]).rejectedBy).to.equal(undefined);
-      expect(tally(pending, rule, [approve('bob', 1, { decision: 'Reject', comment: 'no restore point' })]).rejectedBy).to.deep.equal({ approver: 'bob', comment: 'no restore point' });
+      expect(tally(pending, rule, [approve('bob', 1), approve('bob', 2, { name: 'x', decision: 'Reject' })]).rejectedBy).to.equal(
+        undefined,
+      );
+      expect(tally(pending, rule, [approve('bob', 1, { decision: 'Reject', comment: 'no restore point' })]).rejectedBy).to.deep.equal({
+        approver: 'bob',
+        comment: 'no restore point',
+      });
     });
   });
 
@@ -83,38 +117,71 @@ describe('shared/plan/governance', () => {
     const gov: Governance = { approval: { required: 2, groupSets: [['sre']], policies: ['prod-changes'], timeoutMs: 4 * H }, freezes: [] };
     const request = { plan: 'restore', trigger: 'manual' as const, triggerRunID: 'restore-1', requestedBy: 'alice' };
     const step = (over: Partial<Parameters<typeof governanceStep>[0]> = {}) =>
-      governanceStep({ governance: gov, request, pending: undefined, digest: 'sha256:d1', approvals: [], newRunID: 'fresh', now: T0, ...over });
+      governanceStep({
+        governance: gov,
+        request,
+        pending: undefined,
+        digest: 'sha256:d1',
+        approvals: [],
+        newRunID: 'fresh',
+        now: T0,
+        ...over,
+      });
 
     it('a new request waits for approval with its run id, digest and deadline recorded', () => {
       const s = step();
       expect(s.kind).to.equal('wait');
       const w = s as Extract<GovernanceStep, { kind: 'wait' }>;
       expect(w.reason).to.equal('AwaitingApproval');
-      expect(w.pending).to.include({ runID: 'restore-1', digest: 'sha256:d1', required: 2, requestedBy: 'alice', expiresAt: '2026-12-20T14:00:00.000Z' });
+      expect(w.pending).to.include({
+        runID: 'restore-1',
+        digest: 'sha256:d1',
+        required: 2,
+        requestedBy: 'alice',
+        expiresAt: '2026-12-20T14:00:00.000Z',
+      });
       expect(w.message).to.contain('0 of 2 approvals; approvers: sre, not alice');
     });
 
     it('a request whose trigger names no id gets a fresh one and keeps it while it waits', () => {
       const first = step({ request: { ...request, triggerRunID: undefined } }) as Extract<GovernanceStep, { kind: 'wait' }>;
       expect(first.pending?.runID).to.equal('fresh');
-      const again = step({ request: { ...request, triggerRunID: undefined }, pending: first.pending, newRunID: 'other', now: T0 + 1000 }) as Extract<GovernanceStep, { kind: 'wait' }>;
+      const again = step({
+        request: { ...request, triggerRunID: undefined },
+        pending: first.pending,
+        newRunID: 'other',
+        now: T0 + 1000,
+      }) as Extract<GovernanceStep, { kind: 'wait' }>;
       expect(again.pending?.runID).to.equal('fresh');
       expect(again.pending?.requestedAt).to.equal(first.pending?.requestedAt);
     });
 
     it('enough approvals of the current digest let it go, naming the approvers', () => {
-      expect(step({ approvals: [approve('bob', 1), approve('dave', 2)] })).to.deep.equal({ kind: 'go', approvedBy: ['bob', 'dave'], runID: 'restore-1' });
+      expect(step({ approvals: [approve('bob', 1), approve('dave', 2)] })).to.deep.equal({
+        kind: 'go',
+        approvedBy: ['bob', 'dave'],
+        runID: 'restore-1',
+      });
     });
 
     it('when what would run changes, earlier approvals no longer count and the message says so', () => {
       const pending = (step() as Extract<GovernanceStep, { kind: 'wait' }>).pending!;
-      const s = step({ pending, digest: 'sha256:d2', approvals: [approve('bob', 1), approve('dave', 2)] }) as Extract<GovernanceStep, { kind: 'wait' }>;
+      const s = step({ pending, digest: 'sha256:d2', approvals: [approve('bob', 1), approve('dave', 2)] }) as Extract<
+        GovernanceStep,
+        { kind: 'wait' }
+      >;
       expect(s.kind).to.equal('wait');
       expect(s.message).to.contain('2 earlier approvals are for another digest');
     });
 
     it('a Reject ends it REJECTED with who and why', () => {
-      expect(step({ approvals: [approve('bob', 1, { decision: 'Reject', comment: 'wrong backup' })] })).to.deep.equal({ kind: 'end', state: 'REJECTED', runID: 'restore-1', by: ['bob'], message: 'rejected by bob: wrong backup' });
+      expect(step({ approvals: [approve('bob', 1, { decision: 'Reject', comment: 'wrong backup' })] })).to.deep.equal({
+        kind: 'end',
+        state: 'REJECTED',
+        runID: 'restore-1',
+        by: ['bob'],
+        message: 'rejected by bob: wrong backup',
+      });
     });
 
     it('past its timeout without enough approvals it ends EXPIRED', () => {
@@ -124,18 +191,51 @@ describe('shared/plan/governance', () => {
     });
 
     it('approved, it still waits for a freeze, and a break-glass naming that freeze passes it', () => {
-      const frozen: Governance = { ...gov, freezes: [{ policy: 'year-end', until: T0 + 24 * H, reason: 'year-end freeze', breakGlassGroups: ['sre-leads'] }] };
-      const held = step({ governance: frozen, approvals: [approve('bob', 1), approve('dave', 2)] }) as Extract<GovernanceStep, { kind: 'wait' }>;
+      const frozen: Governance = {
+        ...gov,
+        freezes: [{ policy: 'year-end', until: T0 + 24 * H, reason: 'year-end freeze', breakGlassGroups: ['sre-leads'] }],
+      };
+      const held = step({ governance: frozen, approvals: [approve('bob', 1), approve('dave', 2)] }) as Extract<
+        GovernanceStep,
+        { kind: 'wait' }
+      >;
       expect(held).to.include({ kind: 'wait', reason: 'Frozen', until: T0 + 24 * H });
       expect(held.message).to.contain('approved by bob, dave; frozen by year-end (year-end freeze) until 2026-12-21T10:00:00.000Z');
-      const passed = step({ governance: frozen, approvals: [approve('bob', 1), approve('dave', 2)], breakGlass: { reason: 'INC-42', policies: ['year-end'] } });
-      expect(passed).to.deep.equal({ kind: 'go', approvedBy: ['bob', 'dave'], runID: 'restore-1', breakGlass: { reason: 'INC-42', policies: ['year-end'] } });
+      const passed = step({
+        governance: frozen,
+        approvals: [approve('bob', 1), approve('dave', 2)],
+        breakGlass: { reason: 'INC-42', policies: ['year-end'] },
+      });
+      expect(passed).to.deep.equal({
+        kind: 'go',
+        approvedBy: ['bob', 'dave'],
+        runID: 'restore-1',
+        breakGlass: { reason: 'INC-42', policies: ['year-end'] },
+      });
     });
   });
 
   describe('approvalProblem: what the webhook refuses', () => {
-    const pending: PendingApproval = { plan: 'restore', runID: 'restore-1', requestedBy: 'alice', requestedAt: '2026-12-20T10:00:00Z', digest: 'sha256:d1', required: 2, approverGroups: ['sre'], policies: ['prod-changes'] };
-    const base: Parameters<typeof approvalProblem>[0] = { pending, instance: 'shop/db', runID: 'restore-1', decision: 'Approve', digest: 'sha256:d1', approver: 'bob', groups: ['sre'], earlier: 0 };
+    const pending: PendingApproval = {
+      plan: 'restore',
+      runID: 'restore-1',
+      requestedBy: 'alice',
+      requestedAt: '2026-12-20T10:00:00Z',
+      digest: 'sha256:d1',
+      required: 2,
+      approverGroups: ['sre'],
+      policies: ['prod-changes'],
+    };
+    const base: Parameters<typeof approvalProblem>[0] = {
+      pending,
+      instance: 'shop/db',
+      runID: 'restore-1',
+      decision: 'Approve',
+      digest: 'sha256:d1',
+      approver: 'bob',
+      groups: ['sre'],
+      earlier: 0,
+    };
     const rule = (over: Partial<typeof base>) => approvalProblem({ ...base, ...over })?.rule;
 
     it('admits a first approval by a member for the current digest', () => expect(rule({})).to.equal(undefined));
@@ -170,7 +270,16 @@ describe('shared/plan/governance', () => {
       | { e: 'change' }
       | { e: 'abort' };
     const event: fc.Arbitrary<Event> = fc.oneof(
-      { weight: 5, arbitrary: fc.record({ e: fc.constant('decide' as const), who: fc.integer({ min: 0, max: 4 }), reject: fc.integer({ min: 0, max: 9 }).map((n) => n < 2), stale: fc.boolean(), inGroup: fc.boolean() }) },
+      {
+        weight: 5,
+        arbitrary: fc.record({
+          e: fc.constant('decide' as const),
+          who: fc.integer({ min: 0, max: 4 }),
+          reject: fc.integer({ min: 0, max: 9 }).map((n) => n < 2),
+          stale: fc.boolean(),
+          inGroup: fc.boolean(),
+        }),
+      },
       { weight: 3, arbitrary: fc.record({ e: fc.constant('wait' as const), minutes: fc.integer({ min: 1, max: 200 }) }) },
       { weight: 2, arbitrary: fc.record({ e: fc.constant('freeze' as const), on: fc.boolean(), breakable: fc.boolean() }) },
       { weight: 1, arbitrary: fc.constant({ e: 'change' as const }) },
@@ -199,13 +308,30 @@ describe('shared/plan/governance', () => {
             if (ev.e === 'freeze') frozen = ev.on ? { breakable: ev.breakable } : undefined;
             if (ev.e === 'change') digest = `sha256:v${++version}`;
             if (ev.e === 'decide' && pending) {
-              decisions.push({ name: `d${decisions.length}`, runID: pending.runID, decision: ev.reject ? 'Reject' : 'Approve', digest: ev.stale ? 'sha256:stale' : digest, approver: PEOPLE[ev.who]!, groups: ev.inGroup ? ['sre'] : ['dev'], at: now + decisions.length });
+              decisions.push({
+                name: `d${decisions.length}`,
+                runID: pending.runID,
+                decision: ev.reject ? 'Reject' : 'Approve',
+                digest: ev.stale ? 'sha256:stale' : digest,
+                approver: PEOPLE[ev.who]!,
+                groups: ev.inGroup ? ['sre'] : ['dev'],
+                at: now + decisions.length,
+              });
             }
             const governance: Governance = {
               approval: { required, groupSets: [['sre']], policies: ['p'], timeoutMs: 4 * H },
               freezes: frozen ? [{ policy: 'f', breakGlassGroups: frozen.breakable ? ['leads'] : [] }] : [],
             };
-            const s = governanceStep({ governance, request: { plan: 'restore', trigger: 'manual', triggerRunID: 'r1', requestedBy: requester }, pending, digest, approvals: decisions, ...(breakGlass ? { breakGlass: { reason: 'x', policies: frozen?.breakable ? ['f'] : [] } } : {}), newRunID: 'r1', now });
+            const s = governanceStep({
+              governance,
+              request: { plan: 'restore', trigger: 'manual', triggerRunID: 'r1', requestedBy: requester },
+              pending,
+              digest,
+              approvals: decisions,
+              ...(breakGlass ? { breakGlass: { reason: 'x', policies: frozen?.breakable ? ['f'] : [] } } : {}),
+              newRunID: 'r1',
+              now,
+            });
             // The reference count, written from the rule, not from the code.
             const firstOf = new Map<string, ApprovalRecord>();
             for (const d of decisions) if (!firstOf.has(d.approver)) firstOf.set(d.approver, d);
@@ -226,7 +352,9 @@ describe('shared/plan/governance', () => {
               else expect(expired && approvers < required && !rejected).to.equal(true);
               outcomes.push(s.state);
             } else {
-              expect(!rejected && (approvers < required ? !expired : frozen !== undefined && !(breakGlass && frozen.breakable))).to.equal(true);
+              expect(!rejected && (approvers < required ? !expired : frozen !== undefined && !(breakGlass && frozen.breakable))).to.equal(
+                true,
+              );
               pending = s.pending;
             }
           }

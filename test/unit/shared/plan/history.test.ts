@@ -41,11 +41,36 @@ const ids = (h: readonly HistoryEntry[]) => h.map((e) => e.id);
 
 describe('shared/plan/history: a skipped tick is recorded once', function () {
   const rows: { sentence: string; before: HistoryEntry[]; ticks: TickSkip[]; after: string[] }[] = [
-    { sentence: 'a skipped tick is appended with its id <schedule>-<tick>', before: [run('deploy', 0)], ticks: [tick(1)], after: ['deploy-0', `minutely-${minute(1)}`] },
-    { sentence: 'the same tick judged again (a restart, a new leader) is not appended again', before: [skippedTickEntry(tick(1))], ticks: [tick(1)], after: [`minutely-${minute(1)}`] },
-    { sentence: 'the same tick twice in one batch is recorded once', before: [], ticks: [tick(1), tick(1)], after: [`minutely-${minute(1)}`] },
-    { sentence: 'the same tick time of another schedule is another tick', before: [skippedTickEntry(tick(1))], ticks: [tick(1, { schedule: 'other' })], after: [`minutely-${minute(1)}`, `other-${minute(1)}`] },
-    { sentence: 'passed-over ticks and the due one are appended oldest first', before: [], ticks: [tick(1, { reason: 'Missed' }), tick(2, { reason: 'Missed' }), tick(3)], after: [1, 2, 3].map((m) => `minutely-${minute(m)}`) },
+    {
+      sentence: 'a skipped tick is appended with its id <schedule>-<tick>',
+      before: [run('deploy', 0)],
+      ticks: [tick(1)],
+      after: ['deploy-0', `minutely-${minute(1)}`],
+    },
+    {
+      sentence: 'the same tick judged again (a restart, a new leader) is not appended again',
+      before: [skippedTickEntry(tick(1))],
+      ticks: [tick(1)],
+      after: [`minutely-${minute(1)}`],
+    },
+    {
+      sentence: 'the same tick twice in one batch is recorded once',
+      before: [],
+      ticks: [tick(1), tick(1)],
+      after: [`minutely-${minute(1)}`],
+    },
+    {
+      sentence: 'the same tick time of another schedule is another tick',
+      before: [skippedTickEntry(tick(1))],
+      ticks: [tick(1, { schedule: 'other' })],
+      after: [`minutely-${minute(1)}`, `other-${minute(1)}`],
+    },
+    {
+      sentence: 'passed-over ticks and the due one are appended oldest first',
+      before: [],
+      ticks: [tick(1, { reason: 'Missed' }), tick(2, { reason: 'Missed' }), tick(3)],
+      after: [1, 2, 3].map((m) => `minutely-${minute(m)}`),
+    },
   ];
   for (const row of rows) {
     it(row.sentence, function () {
@@ -111,7 +136,12 @@ describe('shared/plan/history: the bound', function () {
 
   it("the engine's recordHistory keeps skipped ticks out of a plan's run count", function () {
     const status = { history: [...runs(9), ...skips(5)] };
-    recordHistory(status, 'backup', { id: 'backup-new', status: 'COMPLETE', startedAt: minute(50), finishedAt: minute(51) }, DEFAULT_ENGINE_OPTIONS);
+    recordHistory(
+      status,
+      'backup',
+      { id: 'backup-new', status: 'COMPLETE', startedAt: minute(50), finishedAt: minute(51) },
+      DEFAULT_ENGINE_OPTIONS,
+    );
     expect(runsOf(status.history).map((h) => h.id)).to.deep.equal([...ids(runs(9)), 'backup-new']);
     expect(status.history.filter((h) => !isRun(h))).to.have.length(5);
   });
@@ -127,15 +157,23 @@ describe('shared/plan/history: skipped ticks never count as runs', function () {
 
   it("a manual trigger reusing a skipped tick's id is not warned of an earlier run (policy reusedIdWarning)", function () {
     const facts = (h: HistoryEntry[]) =>
-      ({ manual: { plan: 'backup', kind: 'manual', id: `minutely-${minute(5)}` }, object: { status: { history: h } } }) as unknown as TriggerFacts;
+      ({
+        manual: { plan: 'backup', kind: 'manual', id: `minutely-${minute(5)}` },
+        object: { status: { history: h } },
+      }) as unknown as TriggerFacts;
     expect(reusedIdWarning(facts([skippedTickEntry(tick(5))]))).to.equal(undefined);
-    expect(reusedIdWarning(facts([{ ...run('backup', 5), id: `minutely-${minute(5)}` }]))).to.contain('was used by an earlier run of "backup" (COMPLETE)');
+    expect(reusedIdWarning(facts([{ ...run('backup', 5), id: `minutely-${minute(5)}` }]))).to.contain(
+      'was used by an earlier run of "backup" (COMPLETE)',
+    );
   });
 
   it('a held request released goes back to the last run, not to a skipped tick (engine releaseHeldPlans)', function () {
     const released = releaseHeldPlans({ planStatus: { backup: { status: 'PENDING', trigger: 'manual', message: 'held' } }, history });
     expect(released.planStatus?.backup).to.include({ id: 'backup-1', status: 'FATAL_ERROR' });
-    const onlySkips = releaseHeldPlans({ planStatus: { backup: { status: 'PENDING', trigger: 'manual', message: 'held' } }, history: history.slice(1) });
+    const onlySkips = releaseHeldPlans({
+      planStatus: { backup: { status: 'PENDING', trigger: 'manual', message: 'held' } },
+      history: history.slice(1),
+    });
     expect(onlySkips.planStatus?.backup).to.deep.equal({ status: 'NEVER_RUN' });
   });
 });
@@ -148,6 +186,10 @@ describe('shared/plan/history: time order', function () {
 
   it('an entry without a time (a request withdrawn while held) stays after the entry before it', function () {
     const withdrawn: HistoryEntry = { plan: 'backup', id: 'withdrawn', status: 'ABORTED' };
-    expect(ids(inTimeOrder([run('deploy', 4), withdrawn, skippedTickEntry(tick(2))]))).to.deep.equal([`minutely-${minute(2)}`, 'deploy-4', 'withdrawn']);
+    expect(ids(inTimeOrder([run('deploy', 4), withdrawn, skippedTickEntry(tick(2))]))).to.deep.equal([
+      `minutely-${minute(2)}`,
+      'deploy-4',
+      'withdrawn',
+    ]);
   });
 });

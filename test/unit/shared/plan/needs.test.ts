@@ -48,19 +48,37 @@ const WEBAPP_ROLE: PolicyRule[] = [
   OWNER,
 ];
 
-const w = (name: string, spec: Partial<OperatorVersionSpec>): { name: string; spec: OperatorVersionSpec } => ({ name, spec: { version: '1.0.0', ...spec } as OperatorVersionSpec });
-const applyPlan = (tasks: string[], targets = false) => ({ phases: [{ name: 'p', steps: [{ name: 's', tasks, ...(targets ? { targets: { discovery: { static: { nodes: ['n1'] } } } } : {}) }] }] });
+const w = (name: string, spec: Partial<OperatorVersionSpec>): { name: string; spec: OperatorVersionSpec } => ({
+  name,
+  spec: { version: '1.0.0', ...spec } as OperatorVersionSpec,
+});
+const applyPlan = (tasks: string[], targets = false) => ({
+  phases: [{ name: 'p', steps: [{ name: 's', tasks, ...(targets ? { targets: { discovery: { static: { nodes: ['n1'] } } } } : {}) }] }],
+});
 
 describe('what a plan needs (shared/plan/needs.ts)', () => {
   describe('the Role of a whole blueprint (golden)', () => {
     const rows: { blueprint: string; spec: OperatorVersionSpec; plans?: string[]; role: PolicyRule[] }[] = [
-      { blueprint: 'examples/webapp: its ConfigMap and Deployment applied, read and deleted, and the Instance it owns them by', spec: exampleOv.spec, role: WEBAPP_ROLE },
-      { blueprint: 'the integration tests’ web blueprint: the same as the example', spec: webOperatorVersion('web', 'x').spec, role: WEBAPP_ROLE },
-      { blueprint: 'the example’s deploy plan alone: no delete (only cleanup deletes)', spec: exampleOv.spec, plans: ['deploy'], role: [
-        { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create', 'patch'] },
-        { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'create', 'patch'] },
-        OWNER,
-      ] },
+      {
+        blueprint: 'examples/webapp: its ConfigMap and Deployment applied, read and deleted, and the Instance it owns them by',
+        spec: exampleOv.spec,
+        role: WEBAPP_ROLE,
+      },
+      {
+        blueprint: 'the integration tests’ web blueprint: the same as the example',
+        spec: webOperatorVersion('web', 'x').spec,
+        role: WEBAPP_ROLE,
+      },
+      {
+        blueprint: 'the example’s deploy plan alone: no delete (only cleanup deletes)',
+        spec: exampleOv.spec,
+        plans: ['deploy'],
+        role: [
+          { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create', 'patch'] },
+          { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'create', 'patch'] },
+          OWNER,
+        ],
+      },
       { blueprint: 'the example’s backup plan alone: Dummy tasks make no request', spec: exampleOv.spec, plans: ['backup'], role: [] },
       { blueprint: 'the Dummy blueprint of the integration tests needs nothing', spec: dummyOperatorVersion('d', 'x').spec, role: [] },
     ];
@@ -79,20 +97,46 @@ describe('what a plan needs (shared/plan/needs.ts)', () => {
     const rows: { says: string; spec: OperatorVersionSpec; expected: { kind: string; rules: string[] }[] }[] = [
       {
         says: 'an Apply patches and creates (server-side apply), updates the owning Instance’s finalizers, and the health check between plans reads the object',
-        spec: w('apply', { templates: { 'cm.yaml': CM }, tasks: [{ name: 't', kind: 'Apply', spec: { resources: ['cm.yaml'] } }], plans: { deploy: applyPlan(['t']) } }).spec,
+        spec: w('apply', {
+          templates: { 'cm.yaml': CM },
+          tasks: [{ name: 't', kind: 'Apply', spec: { resources: ['cm.yaml'] } }],
+          plans: { deploy: applyPlan(['t']) },
+        }).spec,
         expected: [
-          { kind: 'Apply', rules: ['patch configmaps team-a/placeholder-instance-cm', 'create configmaps team-a/placeholder-instance-cm', 'update planwarden.dev instances/finalizers team-a/placeholder-instance'] },
+          {
+            kind: 'Apply',
+            rules: [
+              'patch configmaps team-a/placeholder-instance-cm',
+              'create configmaps team-a/placeholder-instance-cm',
+              'update planwarden.dev instances/finalizers team-a/placeholder-instance',
+            ],
+          },
           { kind: 'health', rules: ['get configmaps team-a/placeholder-instance-cm'] },
         ],
       },
       {
         says: 'a Delete reads, then deletes; it owns nothing',
-        spec: w('delete', { templates: { 'cm.yaml': CM }, tasks: [{ name: 't', kind: 'Delete', spec: { resources: ['cm.yaml'] } }], plans: { cleanup: applyPlan(['t']) } }).spec,
-        expected: [{ kind: 'Delete', rules: ['get configmaps team-a/placeholder-instance-cm', 'delete configmaps team-a/placeholder-instance-cm'] }],
+        spec: w('delete', {
+          templates: { 'cm.yaml': CM },
+          tasks: [{ name: 't', kind: 'Delete', spec: { resources: ['cm.yaml'] } }],
+          plans: { cleanup: applyPlan(['t']) },
+        }).spec,
+        expected: [
+          { kind: 'Delete', rules: ['get configmaps team-a/placeholder-instance-cm', 'delete configmaps team-a/placeholder-instance-cm'] },
+        ],
       },
       {
         says: 'a Wait reads its object, whose fields may use template values',
-        spec: w('wait', { tasks: [{ name: 't', kind: 'Wait', spec: { object: { apiVersion: 'apps/v1', kind: 'StatefulSet', name: '{{ .Name }}-db' }, condition: { type: 'Ready' } } }], plans: { deploy: applyPlan(['t']) } }).spec,
+        spec: w('wait', {
+          tasks: [
+            {
+              name: 't',
+              kind: 'Wait',
+              spec: { object: { apiVersion: 'apps/v1', kind: 'StatefulSet', name: '{{ .Name }}-db' }, condition: { type: 'Ready' } },
+            },
+          ],
+          plans: { deploy: applyPlan(['t']) },
+        }).spec,
         expected: [{ kind: 'Wait', rules: ['get apps statefulsets team-a/placeholder-instance-db'] }],
       },
       {
@@ -102,11 +146,25 @@ describe('what a plan needs (shared/plan/needs.ts)', () => {
           tasks: [{ name: 't', kind: 'Apply', spec: { resources: ['job.yaml'] } }],
           plans: { backup: applyPlan(['t'], true) },
         }).spec,
-        expected: [{ kind: 'Apply', rules: [`patch batch jobs team-a/snap-n1`, `create batch jobs team-a/snap-n1`, 'update planwarden.dev instances/finalizers team-a/placeholder-instance'] }],
+        expected: [
+          {
+            kind: 'Apply',
+            rules: [
+              `patch batch jobs team-a/snap-n1`,
+              `create batch jobs team-a/snap-n1`,
+              'update planwarden.dev instances/finalizers team-a/placeholder-instance',
+            ],
+          },
+        ],
       },
       {
         says: 'an object in another namespace is not owned by the Instance (an owner reference cannot cross namespaces)',
-        spec: w('cross', { crossNamespace: true, templates: { 'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared\n  namespace: infra\n' }, tasks: [{ name: 't', kind: 'Apply', spec: { resources: ['cm.yaml'] } }], plans: { deploy: applyPlan(['t']) } }).spec,
+        spec: w('cross', {
+          crossNamespace: true,
+          templates: { 'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared\n  namespace: infra\n' },
+          tasks: [{ name: 't', kind: 'Apply', spec: { resources: ['cm.yaml'] } }],
+          plans: { deploy: applyPlan(['t']) },
+        }).spec,
         expected: [
           { kind: 'Apply', rules: ['patch configmaps infra/shared', 'create configmaps infra/shared'] },
           { kind: 'health', rules: ['get configmaps infra/shared'] },
@@ -114,9 +172,17 @@ describe('what a plan needs (shared/plan/needs.ts)', () => {
       },
       {
         says: 'a cluster-scoped object has no namespace and no owner',
-        spec: w('cluster', { clusterScoped: true, templates: { 'ns.yaml': 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "{{ .Name }}-data"\n' }, tasks: [{ name: 't', kind: 'Apply', spec: { resources: ['ns.yaml'] } }], plans: { deploy: applyPlan(['t']) } }).spec,
+        spec: w('cluster', {
+          clusterScoped: true,
+          templates: { 'ns.yaml': 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "{{ .Name }}-data"\n' },
+          tasks: [{ name: 't', kind: 'Apply', spec: { resources: ['ns.yaml'] } }],
+          plans: { deploy: applyPlan(['t']) },
+        }).spec,
         expected: [
-          { kind: 'Apply', rules: ['patch namespaces (cluster)/placeholder-instance-data', 'create namespaces (cluster)/placeholder-instance-data'] },
+          {
+            kind: 'Apply',
+            rules: ['patch namespaces (cluster)/placeholder-instance-data', 'create namespaces (cluster)/placeholder-instance-data'],
+          },
           { kind: 'health', rules: ['get namespaces (cluster)/placeholder-instance-data'] },
         ],
       },
@@ -144,7 +210,10 @@ describe('what a plan needs (shared/plan/needs.ts)', () => {
       {
         says: 'a Pipe creates, reads and deletes its Pod, and writes and reads the ConfigMap/Secret it stores each file in',
         spec: w('pipe', {
-          templates: { 'pod.yaml': 'apiVersion: v1\nkind: Pod\nmetadata: {name: gen}\nspec:\n  volumes: [{name: out, emptyDir: {}}]\n  initContainers: [{name: g, image: x, volumeMounts: [{name: out, mountPath: /out}]}]\n' },
+          templates: {
+            'pod.yaml':
+              'apiVersion: v1\nkind: Pod\nmetadata: {name: gen}\nspec:\n  volumes: [{name: out, emptyDir: {}}]\n  initContainers: [{name: g, image: x, volumeMounts: [{name: out, mountPath: /out}]}]\n',
+          },
           tasks: [{ name: 'certs', kind: 'Pipe', spec: { pod: 'pod.yaml', pipe: [{ file: '/out/c.pem', kind: 'Secret', key: 'cert' }] } }],
           plans: { deploy: applyPlan(['certs']) },
         }).spec,
@@ -168,7 +237,9 @@ describe('what a plan needs (shared/plan/needs.ts)', () => {
         says: 'a parameter without default renders as a placeholder of its type',
         spec: w('params', {
           parameters: [{ name: 'SIZE', type: 'integer', minimum: 3 }, { name: 'SUFFIX' }],
-          templates: { 'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "cm-{{ .Params.SUFFIX }}"\ndata:\n  size: {{ .Params.SIZE }}\n' },
+          templates: {
+            'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "cm-{{ .Params.SUFFIX }}"\ndata:\n  size: {{ .Params.SIZE }}\n',
+          },
           tasks: [{ name: 't', kind: 'Delete', spec: { resources: ['cm.yaml'] } }],
           plans: { cleanup: applyPlan(['t']) },
         }).spec,
@@ -194,18 +265,26 @@ describe('what a plan needs (shared/plan/needs.ts)', () => {
         plans: { deploy: applyPlan(['t']) },
       }).spec;
       const needs = needsOf(spec);
-      expect(needs.unknownKinds).to.deep.equal([{ plan: 'deploy', step: 's', task: 't', apiVersion: 'example.com/v1', kind: 'Database', template: 'db.yaml' }]);
+      expect(needs.unknownKinds).to.deep.equal([
+        { plan: 'deploy', step: 's', task: 't', apiVersion: 'example.com/v1', kind: 'Database', template: 'db.yaml' },
+      ]);
       expect(allRules(needs)).to.deep.equal([]);
     });
     it('a template that does not render is a problem naming the template, not a grant', () => {
-      const spec = w('broken', { templates: { 'x.yaml': '{{ if .Name }}x{{ end }}' }, tasks: [{ name: 't', kind: 'Apply', spec: { resources: ['x.yaml'] } }], plans: { deploy: applyPlan(['t']) } }).spec;
+      const spec = w('broken', {
+        templates: { 'x.yaml': '{{ if .Name }}x{{ end }}' },
+        tasks: [{ name: 't', kind: 'Apply', spec: { resources: ['x.yaml'] } }],
+        plans: { deploy: applyPlan(['t']) },
+      }).spec;
       const needs = needsOf(spec);
       expect(needs.problems).to.have.length(1);
       expect(needs.problems[0]!.message).to.match(/^template x\.yaml: /);
     });
     it('a plan the blueprint does not have is a problem naming the plans it has', () => {
       const needs = needsOf(exampleOv.spec, ['deploy', 'nope']);
-      expect(needs.problems).to.deep.equal([{ plan: 'nope', message: 'plan nope is not in the OperatorVersion (plans: deploy, update, reconfigure, backup, cleanup)' }]);
+      expect(needs.problems).to.deep.equal([
+        { plan: 'nope', message: 'plan nope is not in the OperatorVersion (plans: deploy, update, reconfigure, backup, cleanup)' },
+      ]);
     });
   });
 
@@ -215,6 +294,7 @@ describe('what a plan needs (shared/plan/needs.ts)', () => {
       { rule: { namespace: 'infra' }, scope: 'crossNamespace' },
       { rule: {}, scope: 'cluster' },
     ];
-    for (const r of rows) it(`a rule in ${r.rule.namespace ?? 'no namespace'} is ${r.scope}`, () => expect(scopeOf(r.rule, 'team-a')).to.equal(r.scope));
+    for (const r of rows)
+      it(`a rule in ${r.rule.namespace ?? 'no namespace'} is ${r.scope}`, () => expect(scopeOf(r.rule, 'team-a')).to.equal(r.scope));
   });
 });

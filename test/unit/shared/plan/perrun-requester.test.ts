@@ -3,7 +3,14 @@ import { expect } from 'chai';
 import type { Instance, OperatorVersionSpec } from '../../../../shared/api/schema.ts';
 import { checkPerRunParameters, triggerFacts } from '../../../../shared/plan/policy.ts';
 import { requestedPlans, runParameters } from '../../../../shared/plan/triggers.ts';
-import { nextStamp, parametersDigest, parseStamp, REQUESTED_BY_ANNOTATION, requesterOf, stampText } from '../../../../shared/plan/requester.ts';
+import {
+  nextStamp,
+  parametersDigest,
+  parseStamp,
+  REQUESTED_BY_ANNOTATION,
+  requesterOf,
+  stampText,
+} from '../../../../shared/plan/requester.ts';
 import { mutateInstance } from '../../../../webhook/rules/instanceMutate.ts';
 import { requesterStampIntact } from '../../../../webhook/rules/instance.ts';
 
@@ -59,7 +66,9 @@ describe('per-run parameters in the trigger policy', () => {
 
   it('the controller judges them too (a bypassed webhook)', () => {
     const inst = deployed({ planName: 'backup', id: 'b1', parameters: { REPLICAS: '9' } });
-    expect(checkPerRunParameters(triggerFacts({ view: 'controller', object: inst, ov: OV }))?.rule).to.equal('instance.per-run-parameter-not-allowed');
+    expect(checkPerRunParameters(triggerFacts({ view: 'controller', object: inst, ov: OV }))?.rule).to.equal(
+      'instance.per-run-parameter-not-allowed',
+    );
   });
 
   it('the manual request carries them; they never make a parameter request', () => {
@@ -91,7 +100,8 @@ describe('who asked (requestedBy)', () => {
   });
 
   it('create, drift and delete runs say what started them', () => {
-    for (const kind of ['create', 'drift', 'delete'] as const) expect(requesterOf({ plan: 'deploy', kind, id: kind }, deployed())).to.equal(kind);
+    for (const kind of ['create', 'drift', 'delete'] as const)
+      expect(requesterOf({ plan: 'deploy', kind, id: kind }, deployed())).to.equal(kind);
   });
 
   it('a malformed stamp reads as none', () => {
@@ -104,23 +114,50 @@ describe('who asked (requestedBy)', () => {
   });
 
   it('the mutating webhook stamps the writer of a new trigger (with the id it fills in)', () => {
-    const v = mutateInstance({ operation: 'UPDATE', oldObject: deployed(), object: deployed({ planName: 'backup' }), updatePlans: [], now: 'T1', user: 'alice' });
+    const v = mutateInstance({
+      operation: 'UPDATE',
+      oldObject: deployed(),
+      object: deployed({ planName: 'backup' }),
+      updatePlans: [],
+      now: 'T1',
+      user: 'alice',
+    });
     expect(v.allowed && v.patch).to.deep.equal([
       { op: 'add', path: '/spec/planExecution/id', value: 'T1' },
-      { op: 'add', path: '/metadata/annotations', value: { [REQUESTED_BY_ANNOTATION]: '{"manual":{"user":"alice","trigger":"backup/T1"}}' } },
+      {
+        op: 'add',
+        path: '/metadata/annotations',
+        value: { [REQUESTED_BY_ANNOTATION]: '{"manual":{"user":"alice","trigger":"backup/T1"}}' },
+      },
     ]);
   });
 
   it('the mutating webhook restores the stored stamp when a client writes its own', () => {
     const stored = stamped({ user: 'alice', manual: { planName: 'backup', id: 'b1' } });
     const forged = { [REQUESTED_BY_ANNOTATION]: '{"manual":{"user":"mallory","trigger":"backup/b1"}}' };
-    const v = mutateInstance({ operation: 'UPDATE', oldObject: deployed({ planName: 'backup', id: 'b1' }, stored), object: deployed({ planName: 'backup', id: 'b1' }, forged), updatePlans: [], now: 'T1', user: 'mallory' });
-    expect(v.allowed && v.patch).to.deep.equal([{ op: 'add', path: '/metadata/annotations/planwarden.dev~1requested-by', value: stored[REQUESTED_BY_ANNOTATION] }]);
+    const v = mutateInstance({
+      operation: 'UPDATE',
+      oldObject: deployed({ planName: 'backup', id: 'b1' }, stored),
+      object: deployed({ planName: 'backup', id: 'b1' }, forged),
+      updatePlans: [],
+      now: 'T1',
+      user: 'mallory',
+    });
+    expect(v.allowed && v.patch).to.deep.equal([
+      { op: 'add', path: '/metadata/annotations/planwarden.dev~1requested-by', value: stored[REQUESTED_BY_ANNOTATION] },
+    ]);
   });
 
   it('the validating webhook refuses a stamp naming someone else on a new trigger', () => {
     const forged = { [REQUESTED_BY_ANNOTATION]: '{"manual":{"user":"bob","trigger":"backup/b1"}}' };
-    const v = requesterStampIntact({ operation: 'UPDATE', oldObject: deployed(), object: deployed({ planName: 'backup', id: 'b1' }, forged), updatePlans: [], now: 'T1', user: 'alice' });
+    const v = requesterStampIntact({
+      operation: 'UPDATE',
+      oldObject: deployed(),
+      object: deployed({ planName: 'backup', id: 'b1' }, forged),
+      updatePlans: [],
+      now: 'T1',
+      user: 'alice',
+    });
     expect(v.allowed).to.equal(false);
     expect(!v.allowed && v.message).to.include('[rule instance.requested-by-forged]');
   });

@@ -24,7 +24,7 @@ describe('shared/plan/pipe', () => {
     });
   });
 
-  it('planPipes names every key the plan\'s Pipe tasks store', () => {
+  it("planPipes names every key the plan's Pipe tasks store", () => {
     const spec = {
       tasks: [{ name: 'certs', kind: 'Pipe' as const, spec: { pod: 'p', pipe: [{ file: '/o/c', kind: 'Secret' as const, key: 'cert' }] } }],
       plans: { deploy: { phases: [{ name: 'main', steps: [{ name: 'gen_certs', tasks: ['certs'] }] }] }, other: { phases: [] } },
@@ -38,11 +38,16 @@ describe('shared/plan/pipe', () => {
     const init = { name: 'g', image: 'x', volumeMounts: [{ name: 'out', mountPath: '/out' }] };
     const files = [{ file: '/out/c.pem', kind: 'Secret' as const, key: 'c' }];
     it("accepts KUDO's Pipe Pod: one init container writing into the one emptyDir", () => {
-      expect(pipePodShape(pod({ volumes: [{ name: 'out', emptyDir: {} }], initContainers: [init] }), files)).to.deep.equal({ volume: 'out', mountPath: '/out' });
+      expect(pipePodShape(pod({ volumes: [{ name: 'out', emptyDir: {} }], initContainers: [init] }), files)).to.deep.equal({
+        volume: 'out',
+        mountPath: '/out',
+      });
     });
     it('refuses a file outside the mount, or reaching out of it with ..', () => {
       const p = pod({ volumes: [{ name: 'out', emptyDir: {} }], initContainers: [init] });
-      expect(pipePodShape(p, [{ ...files[0]!, file: '/etc/passwd' }])).to.deep.equal({ problems: ['file /etc/passwd is not under the mount path /out of volume out'] });
+      expect(pipePodShape(p, [{ ...files[0]!, file: '/etc/passwd' }])).to.deep.equal({
+        problems: ['file /etc/passwd is not under the mount path /out of volume out'],
+      });
       expect(pipePodShape(p, [{ ...files[0]!, file: '/out/../etc/passwd' }])).to.have.property('problems');
     });
     it('refuses containers, two init containers, no emptyDir, restartPolicy Always', () => {
@@ -53,11 +58,16 @@ describe('shared/plan/pipe', () => {
 
   describe('readPipeCapture', () => {
     const files = [{ file: '/out/c.pem', kind: 'Secret' as const, key: 'c' }];
-    const done = (message: string) => ({ status: { phase: 'Succeeded', containerStatuses: [{ name: 'capture-0', state: { terminated: { exitCode: 0, message } } }] } });
-    it('decodes the base64 the capture container wrote', () => {
-      expect(readPipeCapture(done(Buffer.from('pem').toString('base64')), files)).to.deep.equal({ kind: 'captured', contents: [Buffer.from('pem')] });
+    const done = (message: string) => ({
+      status: { phase: 'Succeeded', containerStatuses: [{ name: 'capture-0', state: { terminated: { exitCode: 0, message } } }] },
     });
-    it('refuses a message that reached the kubelet\'s limit: it may have been cut', () => {
+    it('decodes the base64 the capture container wrote', () => {
+      expect(readPipeCapture(done(Buffer.from('pem').toString('base64')), files)).to.deep.equal({
+        kind: 'captured',
+        contents: [Buffer.from('pem')],
+      });
+    });
+    it("refuses a message that reached the kubelet's limit: it may have been cut", () => {
       const out = readPipeCapture(done('A'.repeat(TERMINATION_MESSAGE_LIMIT)), files);
       expect(out.kind).to.equal('failed');
     });

@@ -2,7 +2,16 @@
 // server's noise taken out, list-map keys honoured, secrets hidden), the digest, and a golden
 // tree.
 import { expect } from 'chai';
-import { comparable, countObjects, diffObjects, planDigest, renderPreviewDiff, renderPreviewTree, secretHash, type Preview } from '../../../../shared/plan/preview.ts';
+import {
+  comparable,
+  countObjects,
+  diffObjects,
+  planDigest,
+  renderPreviewDiff,
+  renderPreviewTree,
+  secretHash,
+  type Preview,
+} from '../../../../shared/plan/preview.ts';
 import type { PlannedTask } from '../../../../shared/plan/preflight.ts';
 
 const deployment = (replicas: number, image = 'web:1', extra: Record<string, unknown> = {}) => ({
@@ -11,7 +20,14 @@ const deployment = (replicas: number, image = 'web:1', extra: Record<string, unk
   metadata: { name: 'web', namespace: 'shop', labels: { app: 'web' }, ...extra },
   spec: {
     replicas,
-    template: { spec: { containers: [{ name: 'sidecar', image: 'proxy:2' }, { name: 'web', image, env: [{ name: 'A', value: '1' }] }] } },
+    template: {
+      spec: {
+        containers: [
+          { name: 'sidecar', image: 'proxy:2' },
+          { name: 'web', image, env: [{ name: 'A', value: '1' }] },
+        ],
+      },
+    },
   },
 });
 
@@ -19,17 +35,29 @@ describe('plan preview: the diff (shared/plan/preview.ts)', function () {
   it('a changed REPLICAS is one field, the server’s metadata and status are not changes', function () {
     const live = {
       ...deployment(1),
-      metadata: { ...deployment(1).metadata, resourceVersion: '41', uid: 'u', generation: 3, creationTimestamp: '2026-01-01T00:00:00Z', managedFields: [{ manager: 'x' }], annotations: { 'deployment.kubernetes.io/revision': '3' } },
+      metadata: {
+        ...deployment(1).metadata,
+        resourceVersion: '41',
+        uid: 'u',
+        generation: 3,
+        creationTimestamp: '2026-01-01T00:00:00Z',
+        managedFields: [{ manager: 'x' }],
+        annotations: { 'deployment.kubernetes.io/revision': '3' },
+      },
       status: { replicas: 1 },
     };
-    expect(diffObjects(live, { ...deployment(3), metadata: { ...deployment(3).metadata, resourceVersion: '42', managedFields: [] } })).to.deep.equal([{ path: 'spec.replicas', op: '~', from: 1, to: 3 }]);
+    expect(
+      diffObjects(live, { ...deployment(3), metadata: { ...deployment(3).metadata, resourceVersion: '42', managedFields: [] } }),
+    ).to.deep.equal([{ path: 'spec.replicas', op: '~', from: 1, to: 3 }]);
   });
 
   it('lists of maps are compared by their key (containers by name), not by position', function () {
     const live = deployment(1);
     const desired = deployment(1, 'web:2');
     desired.spec.template.spec.containers.reverse();
-    expect(diffObjects(live, desired)).to.deep.equal([{ path: 'spec.template.spec.containers[name=web].image', op: '~', from: 'web:1', to: 'web:2' }]);
+    expect(diffObjects(live, desired)).to.deep.equal([
+      { path: 'spec.template.spec.containers[name=web].image', op: '~', from: 'web:1', to: 'web:2' },
+    ]);
   });
 
   it('an added and a removed field', function () {
@@ -40,8 +68,18 @@ describe('plan preview: the diff (shared/plan/preview.ts)', function () {
   });
 
   it('a Secret’s data is compared by hash, stringData as the data it becomes; a value from a secret parameter is not compared', function () {
-    const live = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, data: { password: Buffer.from('hunter2').toString('base64'), user: Buffer.from('root').toString('base64') } };
-    const desired = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, stringData: { password: '<secret: creds/password>', user: 'admin' } };
+    const live = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 's' },
+      data: { password: Buffer.from('hunter2').toString('base64'), user: Buffer.from('root').toString('base64') },
+    };
+    const desired = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 's' },
+      stringData: { password: '<secret: creds/password>', user: 'admin' },
+    };
     const changes = diffObjects(live, desired);
     expect(changes).to.deep.equal([
       { path: 'data.password', op: '?' },
@@ -53,7 +91,9 @@ describe('plan preview: the diff (shared/plan/preview.ts)', function () {
 });
 
 describe('plan preview: the digest', function () {
-  const tasks: PlannedTask[] = [{ phase: 'p', step: 's', task: 'app', kind: 'Apply', objects: [{ template: 'd.yaml', object: deployment(1) }] }];
+  const tasks: PlannedTask[] = [
+    { phase: 'p', step: 's', task: 'app', kind: 'Apply', objects: [{ template: 'd.yaml', object: deployment(1) }] },
+  ];
   const base = { operatorVersion: { name: 'app-1', uid: 'u1', generation: 1 }, plan: 'deploy', values: { REPLICAS: '1' }, tasks };
   it('is stable, and changes with a value, an object, the blueprint’s generation or uid', function () {
     const d = planDigest(base);
@@ -76,18 +116,35 @@ describe('plan preview: the tree (golden)', function () {
     verdict: { allowed: true, warnings: [] },
     serviceAccount: 'planwarden-plans',
     tasks: [
-      { phase: 'main', step: 'config', task: 'config', kind: 'Apply', objects: [{ ref: 'ConfigMap shop/web', template: 'cm.yaml', state: 'unchanged' }] },
+      {
+        phase: 'main',
+        step: 'config',
+        task: 'config',
+        kind: 'Apply',
+        objects: [{ ref: 'ConfigMap shop/web', template: 'cm.yaml', state: 'unchanged' }],
+      },
       {
         phase: 'main',
         step: 'app',
         task: 'app',
         kind: 'Apply',
         objects: [
-          { ref: 'Deployment shop/web', template: 'deploy.yaml', state: 'change', changes: [{ path: 'spec.replicas', op: '~', from: 1, to: 3 }] },
+          {
+            ref: 'Deployment shop/web',
+            template: 'deploy.yaml',
+            state: 'change',
+            changes: [{ path: 'spec.replicas', op: '~', from: 1, to: 3 }],
+          },
           { ref: 'Service shop/web', template: 'svc.yaml', state: 'create' },
         ],
       },
-      { phase: 'main', step: 'app', task: 'old', kind: 'Delete', objects: [{ ref: 'Job shop/migrate', template: 'job.yaml', state: 'delete' }] },
+      {
+        phase: 'main',
+        step: 'app',
+        task: 'old',
+        kind: 'Delete',
+        objects: [{ ref: 'Job shop/migrate', template: 'job.yaml', state: 'delete' }],
+      },
       { phase: 'check', step: 'smoke', task: 'wait', kind: 'Dummy', note: 'nothing to apply', objects: [] },
     ],
     counts: { create: 0, change: 0, delete: 0, unchanged: 0, unknown: 0 },
@@ -123,7 +180,16 @@ describe('plan preview: the tree (golden)', function () {
 
   it('the diff lists what changes, object by object', function () {
     expect(renderPreviewDiff(preview)).to.equal(
-      ['--- live Deployment shop/web', '+++ plan update Deployment shop/web', '~ spec.replicas: 1 → 3', '--- /dev/null', '+++ plan update Service shop/web', '--- live Job shop/migrate', '+++ /dev/null', ''].join('\n'),
+      [
+        '--- live Deployment shop/web',
+        '+++ plan update Deployment shop/web',
+        '~ spec.replicas: 1 → 3',
+        '--- /dev/null',
+        '+++ plan update Service shop/web',
+        '--- live Job shop/migrate',
+        '+++ /dev/null',
+        '',
+      ].join('\n'),
     );
   });
 });

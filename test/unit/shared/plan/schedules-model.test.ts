@@ -16,7 +16,12 @@ const ov: OperatorVersionSpec = {
 
 const crons = ['0 3 * * *', '*/5 * * * *', '0 1 * * *', '0 * * * *', '*/15 * * * *'];
 const zones = [undefined, 'Europe/Berlin', 'Asia/Kolkata'];
-const maintenances: Instance['spec']['maintenance'][] = [undefined, { pausedUntil: 'true' }, { windows: [{ schedule: '0 2 * * *', duration: '2h' }] }, { windows: [{ schedule: '*/10 * * * *', duration: '3m' }] }];
+const maintenances: Instance['spec']['maintenance'][] = [
+  undefined,
+  { pausedUntil: 'true' },
+  { windows: [{ schedule: '0 2 * * *', duration: '2h' }] },
+  { windows: [{ schedule: '*/10 * * * *', duration: '3m' }] },
+];
 
 const step = fc.record({
   advance: fc.integer({ min: 1, max: 4 * 3600 }),
@@ -33,7 +38,13 @@ type Step = { advance: number; edit: { cron: string; zone: string | undefined } 
 
 function run(policy: 'Forbid' | 'Wait', deadlineSeconds: number, steps: Step[]): Violation[] {
   let now = Date.parse('2026-11-23T09:58:00Z');
-  let schedule: Schedule = { name: 'nightly', plan: 'backup', schedule: '0 3 * * *', concurrencyPolicy: policy, startingDeadlineSeconds: deadlineSeconds };
+  let schedule: Schedule = {
+    name: 'nightly',
+    plan: 'backup',
+    schedule: '0 3 * * *',
+    concurrencyPolicy: policy,
+    startingDeadlineSeconds: deadlineSeconds,
+  };
   let maintenance: Instance['spec']['maintenance'];
   let statuses: ScheduleStatus[] = [];
   let lastEdit = now;
@@ -64,11 +75,13 @@ function run(policy: 'Forbid' | 'Wait', deadlineSeconds: number, steps: Step[]):
       const tick = Date.parse(id.slice('nightly-'.length));
       if (started.has(id)) violations.push({ what: `tick ${id} started twice` });
       started.add(id);
-      if (at - tick > deadlineSeconds * 1000) violations.push({ what: `tick ${id} started ${(at - tick) / 1000}s after its time (deadline ${deadlineSeconds}s)` });
+      if (at - tick > deadlineSeconds * 1000)
+        violations.push({ what: `tick ${id} started ${(at - tick) / 1000}s after its time (deadline ${deadlineSeconds}s)` });
       if (tick < lastEdit) violations.push({ what: `tick ${id} before the last edit (${new Date(lastEdit).toISOString()}) started` });
     }
     for (const k of j.skipped) {
-      if (Date.parse(k.time) < lastEdit) violations.push({ what: `tick ${k.time} before the last edit (${new Date(lastEdit).toISOString()}) recorded ${k.reason}` });
+      if (Date.parse(k.time) < lastEdit)
+        violations.push({ what: `tick ${k.time} before the last edit (${new Date(lastEdit).toISOString()}) recorded ${k.reason}` });
     }
   }
 }
@@ -86,10 +99,15 @@ function instance(schedule: Schedule, statuses: ScheduleStatus[], maintenance: I
 describe('shared/plan/schedules: the model (edits, holds, waits)', function () {
   it('keeps its word over random sequences: one run per tick id, none past its deadline, nothing before the last edit', function () {
     fc.assert(
-      fc.property(fc.constantFrom('Forbid' as const, 'Wait' as const), fc.constantFrom(10, 300, 7200), fc.array(step, { minLength: 1, maxLength: 40 }), (policy, deadline, steps) => {
-        const violations = run(policy, deadline, steps);
-        expect(violations.map((v) => v.what)).to.deep.equal([]);
-      }),
+      fc.property(
+        fc.constantFrom('Forbid' as const, 'Wait' as const),
+        fc.constantFrom(10, 300, 7200),
+        fc.array(step, { minLength: 1, maxLength: 40 }),
+        (policy, deadline, steps) => {
+          const violations = run(policy, deadline, steps);
+          expect(violations.map((v) => v.what)).to.deep.equal([]);
+        },
+      ),
       { numRuns: 300 },
     );
   });

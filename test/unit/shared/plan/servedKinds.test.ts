@@ -5,7 +5,11 @@ import { kindsNotServed, type KindServing } from '../../../../shared/plan/served
 
 /** A cluster serving policy/v1, apps/v1 and core v1 (a Kubernetes 1.25+ cluster). */
 const SERVED: Record<string, string[]> = { policy: ['policy/v1'], apps: ['apps/v1'], '': ['v1'] };
-const KINDS: Record<string, string[]> = { 'policy/v1': ['PodDisruptionBudget'], 'apps/v1': ['Deployment', 'StatefulSet'], v1: ['ConfigMap', 'Pod'] };
+const KINDS: Record<string, string[]> = {
+  'policy/v1': ['PodDisruptionBudget'],
+  'apps/v1': ['Deployment', 'StatefulSet'],
+  v1: ['ConfigMap', 'Pod'],
+};
 
 function lookup(apiVersion: string, kind: string): KindServing {
   const group = apiVersion.includes('/') ? apiVersion.split('/')[0]! : '';
@@ -19,7 +23,10 @@ const task = (objects: [string, string, string, Record<string, unknown>?][]): Pl
   step: 's',
   task: 'app',
   kind: 'Apply',
-  objects: objects.map(([template, apiVersion, kind, spec]) => ({ template, object: { apiVersion, kind, metadata: { name: 'x' }, ...(spec ? { spec } : {}) } })),
+  objects: objects.map(([template, apiVersion, kind, spec]) => ({
+    template,
+    object: { apiVersion, kind, metadata: { name: 'x' }, ...(spec ? { spec } : {}) },
+  })),
 });
 
 describe('shared/plan/servedKinds', () => {
@@ -33,7 +40,17 @@ describe('shared/plan/servedKinds', () => {
   });
 
   it('says nothing of kinds served in the version named', () => {
-    expect(kindsNotServed([task([['sts.yaml', 'apps/v1', 'StatefulSet'], ['cm.yaml', 'v1', 'ConfigMap']])], lookup)).to.deep.equal([]);
+    expect(
+      kindsNotServed(
+        [
+          task([
+            ['sts.yaml', 'apps/v1', 'StatefulSet'],
+            ['cm.yaml', 'v1', 'ConfigMap'],
+          ]),
+        ],
+        lookup,
+      ),
+    ).to.deep.equal([]);
   });
 
   it('refuses a kind the group does not have in any version', () => {
@@ -55,14 +72,23 @@ describe('shared/plan/servedKinds', () => {
 
   it('does not judge a kind the plan itself defines with a CustomResourceDefinition', () => {
     const crd = { group: 'example.com', names: { kind: 'Widget' }, versions: [{ name: 'v1' }] };
-    const found = kindsNotServed([task([['crd.yaml', 'apiextensions.k8s.io/v1', 'CustomResourceDefinition', crd], ['w.yaml', 'example.com/v1', 'Widget']])], (a, k) =>
-      a.startsWith('apiextensions') ? { served: true, groupServed: true, servedIn: [a] } : lookup(a, k),
+    const found = kindsNotServed(
+      [
+        task([
+          ['crd.yaml', 'apiextensions.k8s.io/v1', 'CustomResourceDefinition', crd],
+          ['w.yaml', 'example.com/v1', 'Widget'],
+        ]),
+      ],
+      (a, k) => (a.startsWith('apiextensions') ? { served: true, groupServed: true, servedIn: [a] } : lookup(a, k)),
     );
     expect(found).to.deep.equal([]);
   });
 
   it('names each template and kind once, however many tasks render it', () => {
-    const t = task([['pdb.yaml', 'policy/v1beta1', 'PodDisruptionBudget'], ['pdb.yaml', 'policy/v1beta1', 'PodDisruptionBudget']]);
+    const t = task([
+      ['pdb.yaml', 'policy/v1beta1', 'PodDisruptionBudget'],
+      ['pdb.yaml', 'policy/v1beta1', 'PodDisruptionBudget'],
+    ]);
     expect(kindsNotServed([t, { ...t, task: 'again' }], lookup)).to.have.length(1);
   });
 });

@@ -39,7 +39,16 @@ const RUNS = Number(process.env.PLANWARDEN_MODEL_RUNS ?? 10_000);
 
 const onePhase = (extra: Partial<Plan> = {}): Plan => ({
   strategy: 'serial',
-  phases: [{ name: 'main', strategy: 'serial', steps: [{ name: 'a', tasks: ['work'] }, { name: 'b', tasks: ['work'] }] }],
+  phases: [
+    {
+      name: 'main',
+      strategy: 'serial',
+      steps: [
+        { name: 'a', tasks: ['work'] },
+        { name: 'b', tasks: ['work'] },
+      ],
+    },
+  ],
   ...extra,
 });
 
@@ -80,7 +89,11 @@ const UPDATE_PLANS: UpdatePlan[] = [V1, V2].map((target) => ({
   kind: 'UpdatePlan',
   metadata: { name: `to-${target}`, namespace: NS },
   spec: { targetRelease: target },
-  status: { conditions: [{ type: 'Analyzed', status: 'True', reason: 'AllInformersAnswered', message: '', lastTransitionTime: '2026-11-22T00:00:00Z' }] },
+  status: {
+    conditions: [
+      { type: 'Analyzed', status: 'True', reason: 'AllInformersAnswered', message: '', lastTransitionTime: '2026-11-22T00:00:00Z' },
+    ],
+  },
 }));
 
 // --- the user's writes ---
@@ -136,7 +149,9 @@ const writeArb: fc.Arbitrary<Step> = fc.oneof(
 );
 
 const createArb: fc.Arbitrary<Creation> = fc.record({
-  planExecution: fc.option(fc.record({ planName: fc.constantFrom('backup', 'deploy'), id: fc.constantFrom('c1', 'c2') }), { nil: undefined }),
+  planExecution: fc.option(fc.record({ planName: fc.constantFrom('backup', 'deploy'), id: fc.constantFrom('c1', 'c2') }), {
+    nil: undefined,
+  }),
   tag: fc.option(fc.constantFrom('t0', 't1'), { nil: undefined }),
 });
 
@@ -145,7 +160,11 @@ function applyWrite(spec: InstanceSpec, w: Write): InstanceSpec | 'schema-error'
   const next = structuredClone(spec);
   switch (w.w) {
     case 'trigger': {
-      const fields = { planName: w.plan, ...(w.id !== undefined ? { id: w.id } : {}), ...(w.abort !== undefined ? { abort: w.abort } : {}) };
+      const fields = {
+        planName: w.plan,
+        ...(w.id !== undefined ? { id: w.id } : {}),
+        ...(w.abort !== undefined ? { abort: w.abort } : {}),
+      };
       next.planExecution = w.style === 'merge' ? { ...next.planExecution, ...fields } : fields;
       return next;
     }
@@ -309,7 +328,8 @@ function userWrite(world: World, w: Write, index: number): void {
   if (changed) object.metadata.generation = (stored.metadata.generation ?? 1) + 1;
   const asked = askedBy(stored, object, index).filter((a) => {
     // Setting the trigger the controller consumed last asks for nothing, and admission says so.
-    if (a.kind !== 'manual' || triggerIdentity({ planName: a.plan, id: a.id }) !== triggerIdentity(stored.status?.applied?.planExecution)) return true;
+    if (a.kind !== 'manual' || triggerIdentity({ planName: a.plan, id: a.id }) !== triggerIdentity(stored.status?.applied?.planExecution))
+      return true;
     expect(verdict.warnings.join('\n')).to.match(/is the trigger already consumed: nothing starts/);
     return false;
   });
@@ -327,7 +347,9 @@ function controllerPass(world: World, outcome: TaskOutcome['kind'], index: numbe
   world.clock += 1;
   const ov = CATALOG.get(inst.spec.operatorVersion.name);
   const decision = decide(ov, inst, Date.parse(nowOf(world)));
-  world.trace.push(`#${index} controller(${outcome}) → ${decision.kind}${'report' in decision && decision.report ? `: ${decision.report.message}` : ''}`);
+  world.trace.push(
+    `#${index} controller(${outcome}) → ${decision.kind}${'report' in decision && decision.report ? `: ${decision.report.message}` : ''}`,
+  );
   if (decision.kind === 'addFinalizer') {
     inst.metadata.finalizers = [FINALIZER];
     return decision;
@@ -341,7 +363,13 @@ function controllerPass(world: World, outcome: TaskOutcome['kind'], index: numbe
   let status: InstanceStatus = ensurePlanStatusEntries(ov, inst.status);
   if (decision.kind === 'start') {
     const r = decision.request;
-    status = startPlan({ ov, instance: { ...inst, status }, request: r, now, id: r.kind === 'manual' && r.id ? r.id : `${r.plan}-${index}` });
+    status = startPlan({
+      ov,
+      instance: { ...inst, status },
+      request: r,
+      now,
+      id: r.kind === 'manual' && r.id ? r.id : `${r.plan}-${index}`,
+    });
   }
   if (decision.kind === 'withdraw') status = withdrawHeld({ ov, instance: { ...inst, status }, now });
   status = releaseHeldPlans(status, decision.kind === 'held' ? decision.request.plan : undefined);
@@ -362,7 +390,9 @@ function controllerPass(world: World, outcome: TaskOutcome['kind'], index: numbe
     observations = { tasks };
   }
   const refusal = 'report' in decision ? decision.report : undefined;
-  const nothingDue = decision.kind === 'idle' || (decision.kind !== 'refuse' && decision.kind !== 'hold' && decision.kind !== 'held' && !isRunning(status.activePlan?.status));
+  const nothingDue =
+    decision.kind === 'idle' ||
+    (decision.kind !== 'refuse' && decision.kind !== 'hold' && decision.kind !== 'held' && !isRunning(status.activePlan?.status));
   inst.status = finalizeStatus({ inst, status, now, nothingDue, refusal });
   return decision;
 }
@@ -412,7 +442,8 @@ function runSequence(create: Creation, steps: Step[]): void {
   const { verdict, object } = admit(world, 'CREATE', created);
   expect(verdict.allowed, verdict.allowed ? '' : verdict.message).to.equal(true);
   // A planExecution present at creation is consumed without running: admission says so.
-  if (create.planExecution && create.planExecution.planName !== 'deploy') expect(verdict.warnings.join('\n')).to.match(/consumed at creation/);
+  if (create.planExecution && create.planExecution.planName !== 'deploy')
+    expect(verdict.warnings.join('\n')).to.match(/consumed at creation/);
   world.stored = object;
   try {
     steps.forEach((s, i) => {
@@ -487,8 +518,8 @@ describe('trigger policy: the model (webhook × controller × engine)', function
     };
     settle(world, inst, { kind: 'idle' });
     expect(world.outstanding).to.have.length(1);
-    expect(() => settle(world, inst, { kind: 'refuse', report: { reason: 'TriggerRefused', message: 'x [rule instance.unknown-plan]' } })).to.throw(
-      /the webhook admitted what the controller refuses/,
-    );
+    expect(() =>
+      settle(world, inst, { kind: 'refuse', report: { reason: 'TriggerRefused', message: 'x [rule instance.unknown-plan]' } }),
+    ).to.throw(/the webhook admitted what the controller refuses/);
   });
 });

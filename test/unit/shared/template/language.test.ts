@@ -1,10 +1,28 @@
 // The template language, function by function and construct by construct: each row reads as a
 // sentence. Go text/template semantics, sprig's argument orders, KUDO's variables.
 import { expect } from 'chai';
-import { analyzeTemplate, checkTemplateStructure, exploreTemplate, renderManifests, renderTemplate, type RenderVars } from '../../../../shared/template/render.ts';
+import {
+  analyzeTemplate,
+  checkTemplateStructure,
+  exploreTemplate,
+  renderManifests,
+  renderTemplate,
+  type RenderVars,
+} from '../../../../shared/template/render.ts';
 
 const VARS: RenderVars = {
-  params: { N: '3', ENABLED: 'true', OFF: 'false', LIST: '[a, b]', MAP: '{x: 1, y: two}', S: '0123', MODE: 'fast', EMPTY: '', RAW: '7', LISTENER: 'ClusterIP' },
+  params: {
+    N: '3',
+    ENABLED: 'true',
+    OFF: 'false',
+    LIST: '[a, b]',
+    MAP: '{x: 1, y: two}',
+    S: '0123',
+    MODE: 'fast',
+    EMPTY: '',
+    RAW: '7',
+    LISTENER: 'ClusterIP',
+  },
   paramTypes: { N: 'integer', ENABLED: 'boolean', OFF: 'boolean', LIST: 'array', MAP: 'map', S: 'string', MODE: 'string', EMPTY: 'string' },
   name: 'shop',
   namespace: 'team-a',
@@ -29,7 +47,11 @@ describe('shared/template: the language', () => {
     const rows: [string, string, string][] = [
       ['eq compares equal values', '{{ eq 1 1 }} {{ eq "a" "b" }}', 'true false'],
       ['eq with several arguments is true when the first equals any other', '{{ eq .Params.MODE "slow" "fast" }}', 'true'],
-      ['eq compares a boolean parameter with the string "true" as KUDO writes it', '{{ eq .Params.ENABLED "true" }} {{ eq .Params.OFF "true" }}', 'true false'],
+      [
+        'eq compares a boolean parameter with the string "true" as KUDO writes it',
+        '{{ eq .Params.ENABLED "true" }} {{ eq .Params.OFF "true" }}',
+        'true false',
+      ],
       ['eq compares a boolean parameter with true', '{{ eq .Params.ENABLED true }}', 'true'],
       ['eq compares an integer parameter with a number and with its text', '{{ eq .Params.N 3 }} {{ eq .Params.N "3" }}', 'true true'],
       ['ne is not eq', '{{ ne .Params.MODE "fast" }}', 'false'],
@@ -46,24 +68,52 @@ describe('shared/template: the language', () => {
       ['toString prints a value', '{{ toString 3 }}{{ toString true }}', '3true'],
       ['len counts list items, map keys and string bytes', '{{ len .Params.LIST }} {{ len .Params.MAP }} {{ len "héllo" }}', '2 2 6'],
       ['index reads list items and map keys', '{{ index .Params.LIST 1 }} {{ index .Params.MAP "y" }}', 'b two'],
-      ['default FALLBACK VALUE: the fallback for an empty value', '{{ default "d" .Params.EMPTY }} {{ .Params.MODE | default "d" }}', 'd fast'],
+      [
+        'default FALLBACK VALUE: the fallback for an empty value',
+        '{{ default "d" .Params.EMPTY }} {{ .Params.MODE | default "d" }}',
+        'd fast',
+      ],
       ['default for an unset parameter', '{{ .Params.UNSET | default "x" }}', 'x'],
-      ['an unset parameter is false where only its truth is read (KUDO: nil)', '{{ if .Params.UNSET }}set{{ else }}unset{{ end }} {{ with .Params.UNSET }}x{{ else }}none{{ end }} {{ not .Params.UNSET }}', 'unset none true'],
-      ['empty is true for "", 0, false, empty lists and unset parameters', '{{ empty "" }} {{ empty 0 }} {{ empty .Params.OFF }} {{ empty .Params.UNSET }} {{ empty "a" }}', 'true true true true false'],
+      [
+        'an unset parameter is false where only its truth is read (KUDO: nil)',
+        '{{ if .Params.UNSET }}set{{ else }}unset{{ end }} {{ with .Params.UNSET }}x{{ else }}none{{ end }} {{ not .Params.UNSET }}',
+        'unset none true',
+      ],
+      [
+        'empty is true for "", 0, false, empty lists and unset parameters',
+        '{{ empty "" }} {{ empty 0 }} {{ empty .Params.OFF }} {{ empty .Params.UNSET }} {{ empty "a" }}',
+        'true true true true false',
+      ],
       ['required MESSAGE VALUE passes a set value through', '{{ required "N is needed" .Params.N }}', '3'],
       ['ternary A B COND', '{{ ternary "yes" "no" .Params.ENABLED }} {{ ternary "yes" "no" false }}', 'yes no'],
       ['quote and squote', '{{ quote "a\\"b" }} {{ squote "a" }}', '"a\\"b" \'a\''],
-      ['lower upper title trim', '{{ lower "AbC" }} {{ upper "abc" }} {{ title "hello big world" }} [{{ trim "  a  " }}]', 'abc ABC Hello Big World [a]'],
+      [
+        'lower upper title trim',
+        '{{ lower "AbC" }} {{ upper "abc" }} {{ title "hello big world" }} [{{ trim "  a  " }}]',
+        'abc ABC Hello Big World [a]',
+      ],
       ['trimPrefix PREFIX S and trimSuffix SUFFIX S', '{{ trimPrefix "v" "v1.2" }} {{ trimSuffix ".yaml" "a.yaml" }}', '1.2 a'],
       ['replace OLD NEW S', '{{ replace "-" "_" "a-b-c" }}', 'a_b_c'],
-      ['contains SUBSTR S, hasPrefix PREFIX S, hasSuffix SUFFIX S', '{{ contains "b" "abc" }} {{ hasPrefix "a" "abc" }} {{ hasSuffix "a" "abc" }}', 'true true false'],
+      [
+        'contains SUBSTR S, hasPrefix PREFIX S, hasSuffix SUFFIX S',
+        '{{ contains "b" "abc" }} {{ hasPrefix "a" "abc" }} {{ hasSuffix "a" "abc" }}',
+        'true true false',
+      ],
       ['trunc N S keeps the first N characters (negative: the last)', '{{ trunc 2 "abcd" }} {{ trunc -2 "abcd" }}', 'ab cd'],
       ['printf formats %s %d %v %q %05.1f', '{{ printf "%s-%d-%v-%q-%05.1f" "x" 3 true "y" 2.5 }}', 'x-3-true-"y"-002.5'],
       ['until N is the list 0 … N-1', '{{ until 3 }}', '[0 1 2]'],
-      ['untilStep START STOP STEP counts from START by STEP while before STOP', '{{ untilStep 1 8 3 }} {{ untilStep 3 0 -1 }} {{ untilStep 0 5 0 }}', '[1 4 7] [3 2 1] []'],
+      [
+        'untilStep START STOP STEP counts from START by STEP while before STOP',
+        '{{ untilStep 1 8 3 }} {{ untilStep 3 0 -1 }} {{ untilStep 0 5 0 }}',
+        '[1 4 7] [3 2 1] []',
+      ],
       ['list A B … is its arguments as a list, to range over', '{{ range list "a" 2 }}[{{ . }}]{{ end }} {{ len (list) }}', '[a][2] 0'],
       ['b64enc, b64dec, sha256sum', '{{ b64enc "hi" }} {{ b64dec "aGk=" }} {{ sha256sum "x" | trunc 12 }}', 'aGk= hi 2d711642b726'],
-      ['toYaml of a map parameter, as text outside a manifest (a key kubectl would read as true quoted, as sprig writes it)', '{{ toYaml .Params.MAP }}', 'x: 1\n"y": two'],
+      [
+        'toYaml of a map parameter, as text outside a manifest (a key kubectl would read as true quoted, as sprig writes it)',
+        '{{ toYaml .Params.MAP }}',
+        'x: 1\n"y": two',
+      ],
       ['toJson of a list parameter', '{{ toJson .Params.LIST }}', '["a","b"]'],
       ['indent N S and nindent N S', '[{{ indent 2 "a\\nb" }}][{{ nindent 2 "a" }}]', '[  a\n  b][\n  a]'],
     ];
@@ -77,30 +127,64 @@ describe('shared/template: the language', () => {
   describe('control flow, variables and templates', () => {
     const rows: [string, string, string][] = [
       ['if takes its branch when the condition is true', '{{ if .Params.ENABLED }}on{{ end }}', 'on'],
-      ['else if and else choose the first true branch', '{{ if gt .Params.N 5 }}big{{ else if eq .Params.N 3 }}three{{ else }}small{{ end }}', 'three'],
+      [
+        'else if and else choose the first true branch',
+        '{{ if gt .Params.N 5 }}big{{ else if eq .Params.N 3 }}three{{ else }}small{{ end }}',
+        'three',
+      ],
       ['range over a list binds index and item', '{{ range $i, $v := .Params.LIST }}{{ $i }}={{ $v }};{{ end }}', '0=a;1=b;'],
       ['range over a map goes in key order', '{{ range $k, $v := .Params.MAP }}{{ $k }}={{ $v }};{{ end }}', 'x=1;y=two;'],
       ['range rebinds "." to each item', '{{ range .Params.LIST }}<{{ . }}>{{ end }}', '<a><b>'],
       ['range until N repeats N times', '{{ range until 3 }}{{ . }}{{ end }}', '012'],
       ['range else runs for an empty list', '{{ range .Params.EMPTY_LIST }}x{{ else }}none{{ end }}', 'none'],
-      ['break and continue', '{{ range until 5 }}{{ if eq . 1 }}{{ continue }}{{ end }}{{ if eq . 3 }}{{ break }}{{ end }}{{ . }}{{ end }}', '02'],
-      ['with rebinds "." to a non-empty value, else runs otherwise', '{{ with .Params.MAP }}{{ .y }}{{ end }}|{{ with .Params.EMPTY }}x{{ else }}empty{{ end }}', 'two|empty'],
+      [
+        'break and continue',
+        '{{ range until 5 }}{{ if eq . 1 }}{{ continue }}{{ end }}{{ if eq . 3 }}{{ break }}{{ end }}{{ . }}{{ end }}',
+        '02',
+      ],
+      [
+        'with rebinds "." to a non-empty value, else runs otherwise',
+        '{{ with .Params.MAP }}{{ .y }}{{ end }}|{{ with .Params.EMPTY }}x{{ else }}empty{{ end }}',
+        'two|empty',
+      ],
       ['$ is the root inside range', '{{ range .Params.LIST }}{{ $.Name }}{{ end }}', 'shopshop'],
       ['variables are declared and assigned', '{{ $x := 1 }}{{ $x = add $x 1 }}{{ $x }}', '2'],
-      ['a map parameter\'s keys are fields', '{{ .Params.MAP.y }}', 'two'],
+      ["a map parameter's keys are fields", '{{ .Params.MAP.y }}', 'two'],
       ['define and template', '{{ define "n" }}[{{ .Name }}]{{ end }}{{ template "n" . }}', '[shop]'],
       ['include returns a string for a pipeline', '{{ define "n" }}{{ .Name }}{{ end }}{{ include "n" . | upper }}', 'SHOP'],
-      ['block defines a template and runs it in place with its value as "."', 'a{{ block "b" .Params.MAP }}[{{ .y }}]{{ end }}z', 'a[two]z'],
-      ['a block\'s template can be run again by name', '{{ block "n" . }}<{{ .Name }}>{{ end }}{{ template "n" . }}{{ include "n" . | upper }}', '<shop><shop><SHOP>'],
-      ['a block inside a range runs once per item; $ in its body is its value', '{{ range .Params.LIST }}{{ block "item" . }}({{ $ }}){{ end }}{{ end }}', '(a)(b)'],
-      ['break in a block\'s own range', '{{ block "b" . }}{{ range until 5 }}{{ if eq . 2 }}{{ break }}{{ end }}{{ . }}{{ end }}{{ end }}', '01'],
+      [
+        'block defines a template and runs it in place with its value as "."',
+        'a{{ block "b" .Params.MAP }}[{{ .y }}]{{ end }}z',
+        'a[two]z',
+      ],
+      [
+        "a block's template can be run again by name",
+        '{{ block "n" . }}<{{ .Name }}>{{ end }}{{ template "n" . }}{{ include "n" . | upper }}',
+        '<shop><shop><SHOP>',
+      ],
+      [
+        'a block inside a range runs once per item; $ in its body is its value',
+        '{{ range .Params.LIST }}{{ block "item" . }}({{ $ }}){{ end }}{{ end }}',
+        '(a)(b)',
+      ],
+      [
+        "break in a block's own range",
+        '{{ block "b" . }}{{ range until 5 }}{{ if eq . 2 }}{{ break }}{{ end }}{{ . }}{{ end }}{{ end }}',
+        '01',
+      ],
       ['trim markers and comments', 'a {{- /* gone */ -}} b {{- 1 }}', 'ab1'],
-      ['KUDO\'s variables and .RunID', '{{ .OperatorName }} {{ .AppVersion }} {{ .PlanName }} {{ .PhaseName }} {{ .StepName }} {{ .Pipes.cert }} {{ .RunID }}', 'web 9.1 deploy main app shop-cert r-1'],
+      [
+        "KUDO's variables and .RunID",
+        '{{ .OperatorName }} {{ .AppVersion }} {{ .PlanName }} {{ .PhaseName }} {{ .StepName }} {{ .Pipes.cert }} {{ .RunID }}',
+        'web 9.1 deploy main app shop-cert r-1',
+      ],
       ['a parenthesised pipeline as an argument', '{{ add (len .Params.LIST) 1 }}', '3'],
     ];
     for (const [what, source, out] of rows) {
       it(what, () => {
-        expect(text(source, { ...VARS, params: { ...VARS.params, EMPTY_LIST: '[]' }, paramTypes: { ...VARS.paramTypes, EMPTY_LIST: 'array' } })).to.equal(out);
+        expect(
+          text(source, { ...VARS, params: { ...VARS.params, EMPTY_LIST: '[]' }, paramTypes: { ...VARS.paramTypes, EMPTY_LIST: 'array' } }),
+        ).to.equal(out);
       });
     }
   });
@@ -120,18 +204,42 @@ describe('shared/template: the language', () => {
       ['a parameter that is not set', '{{ .Params.UNSET }}', 'template.parameter-unset', 'parameter UNSET is not set'],
       ['until beyond its limit', '{{ range until 1000000000 }}x{{ end }}', 'template.too-large', 'until 1000000000: at most 10000'],
       ['untilStep beyond its limit', '{{ range untilStep 0 1000000000 1 }}x{{ end }}', 'template.too-large', 'at most 10000'],
-      ['nested loops beyond the iteration budget', '{{ range until 10000 }}{{ range until 10000 }}{{ end }}{{ end }}', 'template.too-large', 'range iterations'],
-      ['a template calling itself', '{{ define "r" }}{{ template "r" . }}{{ end }}{{ template "r" . }}', 'template.too-large', 'levels deep'],
+      [
+        'nested loops beyond the iteration budget',
+        '{{ range until 10000 }}{{ range until 10000 }}{{ end }}{{ end }}',
+        'template.too-large',
+        'range iterations',
+      ],
+      [
+        'a template calling itself',
+        '{{ define "r" }}{{ template "r" . }}{{ end }}{{ template "r" . }}',
+        'template.too-large',
+        'levels deep',
+      ],
       ['a block without a value (Go requires one)', '{{ block "b" }}x{{ end }}', 'template.syntax', 'write {{ block "name" . }}'],
       ['a block without end', '{{ block "b" . }}x', 'template.syntax', 'the {{ block }} at line 1 has no {{ end }}'],
-      ['a block named as a define', '{{ define "b" }}x{{ end }}{{ block "b" . }}y{{ end }}', 'template.syntax', 'template "b" is defined twice'],
-      ['break in a block inside a range: the block is a template of its own', '{{ range until 2 }}{{ block "b" . }}{{ break }}{{ end }}{{ end }}', 'template.syntax', '{{ break }} outside a range'],
+      [
+        'a block named as a define',
+        '{{ define "b" }}x{{ end }}{{ block "b" . }}y{{ end }}',
+        'template.syntax',
+        'template "b" is defined twice',
+      ],
+      [
+        'break in a block inside a range: the block is a template of its own',
+        '{{ range until 2 }}{{ block "b" . }}{{ break }}{{ end }}{{ end }}',
+        'template.syntax',
+        '{{ break }} outside a range',
+      ],
       ['an integer parameter outside ±2^53', '{{ .Params.BIG }}', 'template.value-type', 'outside ±2^53'],
       ['division by zero', '{{ div 1 0 }}', 'template.value-type', 'division by zero'],
     ];
     for (const [what, source, code, message] of rows) {
       it(`${what}: ${code}`, () => {
-        const r = renderTemplate('t.yaml', source, { ...VARS, params: { ...VARS.params, BIG: '9007199254740993' }, paramTypes: { ...VARS.paramTypes, BIG: 'integer' } });
+        const r = renderTemplate('t.yaml', source, {
+          ...VARS,
+          params: { ...VARS.params, BIG: '9007199254740993' },
+          paramTypes: { ...VARS.paramTypes, BIG: 'integer' },
+        });
         expect(r.ok, 'refused').to.equal(false);
         if (r.ok) return;
         expect(r.error.code).to.equal(code);
@@ -151,7 +259,7 @@ function manifest(fragment: string, vars: RenderVars = VARS): Record<string, unk
 }
 
 describe('shared/template: values in manifests', () => {
-  describe('types: the declared type decides a whole value\'s YAML type', () => {
+  describe("types: the declared type decides a whole value's YAML type", () => {
     const rows: [string, string, unknown][] = [
       ['a string parameter stays a string: "0123" is not 123', 'x: {{ .Params.S }}', '0123'],
       ['a string parameter "null" is not null', 'x: {{ .Params.V }}', 'null'],
@@ -173,20 +281,29 @@ describe('shared/template: values in manifests', () => {
     ];
     for (const [what, fragment, expected] of rows) {
       it(what, () => {
-        const vars: RenderVars = { ...VARS, name: what.startsWith('.Name') ? '12' : 'shop', params: { ...VARS.params, S: what.includes('"null"') ? 'null' : '0123', V: 'null' }, paramTypes: { ...VARS.paramTypes, V: 'string' } };
+        const vars: RenderVars = {
+          ...VARS,
+          name: what.startsWith('.Name') ? '12' : 'shop',
+          params: { ...VARS.params, S: what.includes('"null"') ? 'null' : '0123', V: 'null' },
+          paramTypes: { ...VARS.paramTypes, V: 'string' },
+        };
         expect(manifest(`${fragment}\n`, vars).x).to.deep.equal(expected);
       });
     }
   });
 
   describe('structure from the author', () => {
-    it('a block\'s text is author text in place (labels written once, reused by template), its values data', () => {
-      const out = manifest('spec:\n  labels:\n    {{- block "labels" . }}\n    app: {{ .Name }}\n    v: "{{ .OperatorVersion }}"\n    {{- end }}\n  selector:\n    {{- template "labels" . }}\n');
+    it("a block's text is author text in place (labels written once, reused by template), its values data", () => {
+      const out = manifest(
+        'spec:\n  labels:\n    {{- block "labels" . }}\n    app: {{ .Name }}\n    v: "{{ .OperatorVersion }}"\n    {{- end }}\n  selector:\n    {{- template "labels" . }}\n',
+      );
       expect(out.spec).to.deep.equal({ labels: { app: 'shop', v: '1.2.0' }, selector: { app: 'shop', v: '1.2.0' } });
     });
 
-    it('include | nindent places the defined template\'s text as structure and its values as data', () => {
-      const out = manifest('{{- define "labels" }}\napp: {{ .Name }}\nv: "{{ .OperatorVersion }}"\n{{- end }}\nspec:\n  labels:\n    {{- include "labels" . | nindent 4 }}\n');
+    it("include | nindent places the defined template's text as structure and its values as data", () => {
+      const out = manifest(
+        '{{- define "labels" }}\napp: {{ .Name }}\nv: "{{ .OperatorVersion }}"\n{{- end }}\nspec:\n  labels:\n    {{- include "labels" . | nindent 4 }}\n',
+      );
       expect(out.spec).to.deep.equal({ labels: { app: 'shop', v: '1.2.0' } });
     });
 
@@ -196,7 +313,10 @@ describe('shared/template: values in manifests', () => {
     });
 
     it('a key named by a value that meets another key is refused, naming it', () => {
-      const r = renderManifests('cm.yaml', `${HEAD}data:\n  a: fixed\n  {{ .Params.K }}: x\n`, { ...VARS, params: { ...VARS.params, K: 'a' } });
+      const r = renderManifests('cm.yaml', `${HEAD}data:\n  a: fixed\n  {{ .Params.K }}: x\n`, {
+        ...VARS,
+        params: { ...VARS.params, K: 'a' },
+      });
       expect(!r.ok && r.error.code).to.equal('template.structure');
       expect(!r.ok && r.error.message).to.include('the key "a" appears twice in one mapping');
     });
@@ -218,7 +338,8 @@ describe('shared/template: values in manifests', () => {
       ['a merge key', HEAD + 'a: &x {k: 1}\nb:\n  <<: *x\n', 'template.structure', 'merge key'],
       [
         'an alias bomb',
-        HEAD + 'a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\n',
+        HEAD +
+          'a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\n',
         'template.too-large',
         'nodes',
       ],
@@ -242,7 +363,11 @@ describe('shared/template: values in manifests', () => {
 describe('shared/template: analyzeTemplate finds what needs no values', () => {
   const declared = { params: ['N', 'MAP', 'MODE'], paramTypes: { N: 'integer', MAP: 'map' } as const, pipes: ['cert'] };
   const rows: [string, string, string[]][] = [
-    ['a clean template has no problems', `${HEAD}data:\n  a: {{ .Params.N }}\n  b: {{ .Params.MAP.k }}\n  c: {{ .Pipes.cert }}\n{{- range $k, $v := .Params.MAP }}{{ $v }}{{ end }}\n`, []],
+    [
+      'a clean template has no problems',
+      `${HEAD}data:\n  a: {{ .Params.N }}\n  b: {{ .Params.MAP.k }}\n  c: {{ .Pipes.cert }}\n{{- range $k, $v := .Params.MAP }}{{ $v }}{{ end }}\n`,
+      [],
+    ],
     ['an undeclared parameter', '{{ .Params.NOPE }}', ['template.unknown-field']],
     ['an unknown root field', '{{ .Nope }}', ['template.unknown-field']],
     ['a field of a string parameter', '{{ .Params.MODE.x }}', ['template.unknown-field']],
@@ -251,12 +376,24 @@ describe('shared/template: analyzeTemplate finds what needs no values', () => {
     ['a wrong argument count, piped value included', '{{ "a" | replace "x" }}', ['template.arity']],
     ['an include of an undefined name', '{{ include "x" . }}', ['template.undefined-template']],
     ['a cycle of defines', '{{ define "a" }}{{ template "b" . }}{{ end }}{{ define "b" }}{{ include "a" . }}{{ end }}', ['template.cycle']],
-    ['a block\'s body is checked as a define\'s: its fields are of its value', '{{ block "b" .Params.MAP }}{{ .k }}{{ $.Nope }}{{ frob }}{{ end }}', ['template.unknown-function']],
+    [
+      "a block's body is checked as a define's: its fields are of its value",
+      '{{ block "b" .Params.MAP }}{{ .k }}{{ $.Nope }}{{ frob }}{{ end }}',
+      ['template.unknown-function'],
+    ],
     ['a block that calls itself is a cycle', '{{ block "b" . }}{{ template "b" . }}{{ end }}', ['template.cycle']],
     ['an undefined variable', '{{ $x }}', ['template.syntax']],
-    ['a range over a parameter declared string or integer', '{{ range .Params.MODE }}{{ end }}{{ range $.Params.N }}{{ end }}', ['template.range-non-list', 'template.range-non-list']],
+    [
+      'a range over a parameter declared string or integer',
+      '{{ range .Params.MODE }}{{ end }}{{ range $.Params.N }}{{ end }}',
+      ['template.range-non-list', 'template.range-non-list'],
+    ],
     ['an if without end', '{{ if .Params.N }}', ['template.syntax']],
-    ['every problem, not only the first', '{{ .Nope }}\n{{ frob }}\n{{ eq 1 }}', ['template.unknown-field', 'template.unknown-function', 'template.arity']],
+    [
+      'every problem, not only the first',
+      '{{ .Nope }}\n{{ frob }}\n{{ eq 1 }}',
+      ['template.unknown-field', 'template.unknown-function', 'template.arity'],
+    ],
   ];
   for (const [what, source, codes] of rows) {
     it(what, () => {
@@ -293,12 +430,18 @@ describe('shared/template: checkTemplateStructure takes every branch without val
   });
 
   it('finds one inside a nested branch', () => {
-    const found = checkTemplateStructure(`${HEAD}{{ if .Params.X }}\na: b\n{{ else }}\n{{ if .Params.Y }}\nc: d\n{{ else }}\n? [{{ .Params.K }}]\n: v\n{{ end }}\n{{ end }}\n`);
+    const found = checkTemplateStructure(
+      `${HEAD}{{ if .Params.X }}\na: b\n{{ else }}\n{{ if .Params.Y }}\nc: d\n{{ else }}\n? [{{ .Params.K }}]\n: v\n{{ end }}\n{{ end }}\n`,
+    );
     expect(found?.problem).to.include('mapping key');
   });
 
   it('does not refuse two exclusive branches that write the same key', () => {
-    expect(checkTemplateStructure(`${HEAD}data:\n{{- if .Params.TLS }}\n  port: "443"\n{{- end }}\n{{- if not .Params.TLS }}\n  port: "80"\n{{- end }}\n`)).to.equal(undefined);
+    expect(
+      checkTemplateStructure(
+        `${HEAD}data:\n{{- if .Params.TLS }}\n  port: "443"\n{{- end }}\n{{- if not .Params.TLS }}\n  port: "80"\n{{- end }}\n`,
+      ),
+    ).to.equal(undefined);
   });
 
   it('admits a range body whose values are items', () => {
@@ -310,7 +453,11 @@ describe('shared/template: deep nesting is a refusal, never an exception', () =>
   const deepParens = `{{ ${'('.repeat(20000)}1${')'.repeat(20000)} }}`;
   const deepIfs = `${'{{ if true }}'.repeat(20000)}x${'{{ end }}'.repeat(20000)}`;
   const deepYaml = `${HEAD}x: ${'['.repeat(20000)}${']'.repeat(20000)}\n`;
-  for (const [what, source] of [['parentheses', deepParens], ['ifs', deepIfs], ['flow collections', deepYaml]] as const) {
+  for (const [what, source] of [
+    ['parentheses', deepParens],
+    ['ifs', deepIfs],
+    ['flow collections', deepYaml],
+  ] as const) {
     it(`${what}: renderManifests, checkTemplateStructure and analyzeTemplate answer`, () => {
       expect(() => renderManifests('t.yaml', source, VARS)).to.not.throw();
       expect(() => checkTemplateStructure(source)).to.not.throw();

@@ -4,7 +4,13 @@ import { expect } from 'chai';
 import type { OperatorVersionSpec } from '../../../../shared/api/schema.ts';
 import { reviewBlueprint } from '../../../../shared/blueprint/review.ts';
 import { skeletonParseCount } from '../../../../shared/template/place.ts';
-import { analyzeTemplate, checkTemplateStructure, renderManifests, templateParses, type RenderVars } from '../../../../shared/template/render.ts';
+import {
+  analyzeTemplate,
+  checkTemplateStructure,
+  renderManifests,
+  templateParses,
+  type RenderVars,
+} from '../../../../shared/template/render.ts';
 
 /** `count` ConfigMaps, each with three values, an if and a range: about 33 characters an action. */
 function largeTemplate(targetBytes: number): string {
@@ -40,7 +46,9 @@ describe('shared/template: a 1 MiB template (linear analysis and rendering)', ()
       this.timeout(120_000);
       const source = largeTemplate(kib * 1024);
       const actions = source.split('{{').length - 1;
-      const [errors, analyseMs] = timed(() => analyzeTemplate('big.yaml', source, { params: Object.keys(VARS.params), paramTypes: VARS.paramTypes! }));
+      const [errors, analyseMs] = timed(() =>
+        analyzeTemplate('big.yaml', source, { params: Object.keys(VARS.params), paramTypes: VARS.paramTypes! }),
+      );
       expect(errors).to.deep.equal([]);
       const [problem, checkMs] = timed(() => checkTemplateStructure(`${source}# fresh\n`));
       expect(problem).to.equal(undefined);
@@ -70,7 +78,9 @@ describe('shared/template: one OperatorVersion review parses a large template on
     let documents = 0;
     for (let i = 0; size < bytes; i++) {
       if (i % 100 === 0) {
-        lines.push(`${i === 0 ? '' : '---\n'}apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "{{ .Name }}-big-${documents++}"\n  labels: {run: "${id}"}\ndata:`);
+        lines.push(
+          `${i === 0 ? '' : '---\n'}apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "{{ .Name }}-big-${documents++}"\n  labels: {run: "${id}"}\ndata:`,
+        );
       }
       lines.push(`  k${i}: "{{ .Params.SIZE | upper }}-{{ .Name }}-${i}"`);
       size += 45;

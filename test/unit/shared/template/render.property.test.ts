@@ -28,7 +28,8 @@ function corpus(): { name: string; source: string }[] {
       // As test/integration/reliability/controller-crash.test.ts writes them.
       name: 'controller-crash',
       templates: {
-        'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "{{ .Name }}-r{{ .Params.ROUND }}-a-0"\ndata:\n  step: a\n  round: "{{ .Params.ROUND }}"\n',
+        'a.yaml':
+          'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "{{ .Name }}-r{{ .Params.ROUND }}-a-0"\ndata:\n  step: a\n  round: "{{ .Params.ROUND }}"\n',
       },
     },
     {
@@ -36,7 +37,8 @@ function corpus(): { name: string; source: string }[] {
       name: 'unit fixtures',
       templates: {
         'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-cm\ndata:\n  replicas: "{{ .Params.REPLICAS }}"\n',
-        'plain.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p}\ndata:\n  level: {{ .Params.LEVEL }}\n  note: "{{ .Params.NOTE }}"\n  flow: {k: {{ .Params.LEVEL }}}\n  script: |\n    echo {{ .Params.NOTE }}\n    done\n',
+        'plain.yaml':
+          'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p}\ndata:\n  level: {{ .Params.LEVEL }}\n  note: "{{ .Params.NOTE }}"\n  flow: {k: {{ .Params.LEVEL }}}\n  script: |\n    echo {{ .Params.NOTE }}\n    done\n',
       },
     },
     {
@@ -57,7 +59,11 @@ function corpus(): { name: string; source: string }[] {
 
 /** Parameters an if/range/with reads: they choose the author's branches, so they are held fixed ("on"). */
 const conditionParams = (source: string) =>
-  new Set([...source.matchAll(/\{\{-?\s*(?:if|else if|range|with)\b[^}]*\}\}/g)].flatMap((m) => [...m[0].matchAll(/\.Params\.([A-Za-z_][A-Za-z0-9_]*)/g)].map((p) => p[1]!)));
+  new Set(
+    [...source.matchAll(/\{\{-?\s*(?:if|else if|range|with)\b[^}]*\}\}/g)].flatMap((m) =>
+      [...m[0].matchAll(/\.Params\.([A-Za-z_][A-Za-z0-9_]*)/g)].map((p) => p[1]!),
+    ),
+  );
 
 const allParamsOf = (source: string) => [...new Set([...source.matchAll(/\.Params\.([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!))];
 /** The parameters whose values the property varies: those no if/range/with reads. */
@@ -94,8 +100,51 @@ function leaves(value: unknown, path = '', out = new Map<string, unknown>()): Ma
 const nasty = fc
   .array(
     fc.oneof(
-      fc.constantFrom('\n', '\r\n', '\r', '\u0085', '\u2028', '---', '...', ': ', ':', ' #', '#', '{', '}', '[', ']', ',', '&a', '*a', '!!str', '!', '|', '>', "'", '"', '%', '@', '`', '- ', '? ', '  ', '\t', '\\', '\u0000', '\ufeff'),
-      fc.constantFrom('\n  extra: added', '\nextra: added', '"\nextra: "x', '", extra: "', '\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: injected}\n', '}, extra: {', '\n- item'),
+      fc.constantFrom(
+        '\n',
+        '\r\n',
+        '\r',
+        '\u0085',
+        '\u2028',
+        '---',
+        '...',
+        ': ',
+        ':',
+        ' #',
+        '#',
+        '{',
+        '}',
+        '[',
+        ']',
+        ',',
+        '&a',
+        '*a',
+        '!!str',
+        '!',
+        '|',
+        '>',
+        "'",
+        '"',
+        '%',
+        '@',
+        '`',
+        '- ',
+        '? ',
+        '  ',
+        '\t',
+        '\\',
+        '\u0000',
+        '\ufeff',
+      ),
+      fc.constantFrom(
+        '\n  extra: added',
+        '\nextra: added',
+        '"\nextra: "x',
+        '", extra: "',
+        '\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: injected}\n',
+        '}, extra: {',
+        '\n- item',
+      ),
       fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)),
       fc.string({ unit: 'binary', maxLength: 6 }),
       fc.constantFrom('a', 'x', '3', 'true', 'null', '', '0123', '.inf'),

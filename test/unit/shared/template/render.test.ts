@@ -1,9 +1,17 @@
 // Template rendering: the supported subset renders like Go templates; everything else is
 // refused with the template's name, the problem and the line.
 import { expect } from 'chai';
-import { checkTemplateStructure, parseManifests, renderManifests, renderResources, renderTemplate, type RenderVars } from '../../../../shared/template/render.ts';
+import {
+  checkTemplateStructure,
+  parseManifests,
+  renderManifests,
+  renderResources,
+  renderTemplate,
+  type RenderVars,
+} from '../../../../shared/template/render.ts';
 
-const KNOWN = '.Params.X, .Name, .Namespace, .OperatorName, .OperatorVersion, .AppVersion, .PlanName, .PhaseName, .StepName, .Target, .Pipes.X, .RunID';
+const KNOWN =
+  '.Params.X, .Name, .Namespace, .OperatorName, .OperatorVersion, .AppVersion, .PlanName, .PhaseName, .StepName, .Target, .Pipes.X, .RunID';
 
 const VARS: RenderVars = {
   params: { REPLICAS: '3', IMAGE: 'nginx:1.27', EMPTY: '', MODE: 'Fast' },
@@ -62,15 +70,31 @@ describe('controller/executors/render', () => {
 
   describe('renderTemplate refuses', () => {
     const rows: [string, string, string][] = [
-      ['an unset parameter, naming the template and the parameter', 'replicas: {{ .Params.REPLICAS_X }}', 'template t.yaml: parameter REPLICAS_X is not set (line 1)'],
-      ['every unset parameter at once, at the line of the first', 'a: 1\nb: {{ .Params.A }}\nc: {{ .Params.B }}\nd: {{ .Params.A }}', 'template t.yaml: parameters A, B are not set (line 2)'],
-      ['an unset parameter piped into a function other than default', '{{ .Params.NOPE | quote }}', 'template t.yaml: parameter NOPE is not set (line 1)'],
+      [
+        'an unset parameter, naming the template and the parameter',
+        'replicas: {{ .Params.REPLICAS_X }}',
+        'template t.yaml: parameter REPLICAS_X is not set (line 1)',
+      ],
+      [
+        'every unset parameter at once, at the line of the first',
+        'a: 1\nb: {{ .Params.A }}\nc: {{ .Params.B }}\nd: {{ .Params.A }}',
+        'template t.yaml: parameters A, B are not set (line 2)',
+      ],
+      [
+        'an unset parameter piped into a function other than default',
+        '{{ .Params.NOPE | quote }}',
+        'template t.yaml: parameter NOPE is not set (line 1)',
+      ],
       ['an unknown field', '{{ .Nme }}', `template t.yaml: unknown field .Nme (known: ${KNOWN}) (line 1)`],
       ['a nested field on .Name', '{{ .Name.First }}', '.Name.First: a string has no fields'],
       ['.Target outside a fanned-out step', '{{ .Target }}', '.Target is only set in steps with targets'],
       ['"." alone at the top', '{{ . }}', '"." at the top is the template\'s variables, not a value'],
       ['an unset parameter printed in a branch', '{{ if not .Params.X }}{{ .Params.X }}{{ end }}', 'parameter X is not set'],
-      ['an unknown function, naming the known ones', '{{ .Name | frobnicate }}', 'unknown function frobnicate (known: add, and, b64dec, b64enc, contains, default, div, empty, eq, float64, ge, gt, hasPrefix, hasSuffix, include, indent, index, int, le, len, list, lower, lt, max, min, mod, mul, ne, nindent, not, or, printf, quote, replace, required, sha256sum, squote, sub, ternary, title, toJson, toString, toYaml, trim, trimPrefix, trimSuffix, trunc, until, untilStep, upper)'],
+      [
+        'an unknown function, naming the known ones',
+        '{{ .Name | frobnicate }}',
+        'unknown function frobnicate (known: add, and, b64dec, b64enc, contains, default, div, empty, eq, float64, ge, gt, hasPrefix, hasSuffix, include, indent, index, int, le, len, list, lower, lt, max, min, mod, mul, ne, nindent, not, or, printf, quote, replace, required, sha256sum, squote, sub, ternary, title, toJson, toString, toYaml, trim, trimPrefix, trimSuffix, trunc, until, untilStep, upper)',
+      ],
       ['default without a fallback', '{{ .Params.X | default }}', 'default takes 2 arguments, got 1'],
       ['a value followed by another value', '{{ .Name .Namespace }}', '.Name is not a function; it takes no arguments'],
       ['a value after a pipe', '{{ .Name | .Namespace }}', 'only a function can follow "|"'],
@@ -112,15 +136,27 @@ describe('controller/executors/render', () => {
     });
 
     it('parses several documents and skips empty ones', () => {
-      const text = '---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n# only a comment\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: b}\n---\n';
+      const text =
+        '---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n# only a comment\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: b}\n---\n';
       const r = parseManifests('x.yaml', text);
       expect(r.ok && r.value.map((o) => o.kind)).to.deep.equal(['ConfigMap', 'Secret']);
     });
 
     it('reads plain scalars as Kubernetes reads a manifest (go-yaml, YAML 1.1): 0755 is 493, yes is true, 10:30 a string', () => {
-      const text = 'apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nmode: 0755\nneg: -0644\nbin: 0b101\nbig: 1_000\nhex: 0x1F\neight: 08\non: no\nflags: [y, N, on, OFF, "yes", \'0755\']\ntime: 10:30\n';
+      const text =
+        'apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nmode: 0755\nneg: -0644\nbin: 0b101\nbig: 1_000\nhex: 0x1F\neight: 08\non: no\nflags: [y, N, on, OFF, "yes", \'0755\']\ntime: 10:30\n';
       const r = parseManifests('x.yaml', text);
-      expect(r.ok && r.value[0]).to.deep.include({ mode: 493, neg: -420, bin: 5, big: 1000, hex: 31, eight: 8, true: false, flags: [true, false, true, false, 'yes', '0755'], time: '10:30' });
+      expect(r.ok && r.value[0]).to.deep.include({
+        mode: 493,
+        neg: -420,
+        bin: 5,
+        big: 1000,
+        hex: 31,
+        eight: 8,
+        true: false,
+        flags: [true, false, true, false, 'yes', '0755'],
+        time: '10:30',
+      });
     });
 
     it('refuses invalid YAML, naming the template and the document', () => {
@@ -142,14 +178,20 @@ describe('controller/executors/render', () => {
 
   describe('renderManifests and renderResources', () => {
     const templates = {
-      'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-config\ndata:\n  replicas: {{ .Params.REPLICAS | quote }}\n',
+      'cm.yaml':
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-config\ndata:\n  replicas: {{ .Params.REPLICAS | quote }}\n',
       'svc.yaml': 'apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Name }}\n',
       'broken.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Params.NAME_X }}\n',
     };
 
     it('renders then parses, keeping a quoted number a string', () => {
       const r = renderManifests('cm.yaml', templates['cm.yaml'], VARS);
-      expect(r.ok && r.value[0]).to.deep.equal({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'shop-config' }, data: { replicas: '3' } });
+      expect(r.ok && r.value[0]).to.deep.equal({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'shop-config' },
+        data: { replicas: '3' },
+      });
     });
 
     it("reads the author's plain scalars as Kubernetes does, beside actions (confluent's defaultMode: 0755); a value stays its type", () => {
@@ -177,10 +219,14 @@ describe('controller/executors/render', () => {
     });
 
     it('a parameter value is inserted as is (quote it where YAML could misread it)', () => {
-      const r = renderManifests('x.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  raw: {{ .Params.V }}\n  quoted: {{ .Params.V | quote }}\n', {
-        ...VARS,
-        params: { V: 'true' },
-      });
+      const r = renderManifests(
+        'x.yaml',
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  raw: {{ .Params.V }}\n  quoted: {{ .Params.V | quote }}\n',
+        {
+          ...VARS,
+          params: { V: 'true' },
+        },
+      );
       expect(r.ok && r.value[0]!.data).to.deep.equal({ raw: true, quoted: 'true' });
     });
   });
@@ -198,22 +244,44 @@ describe('controller/executors/render: what templates can see (tenancy)', () => 
   }
 
   it('exposes exactly those', () => {
-    const vars: RenderVars = { ...VARS, target: 'w0', operatorName: 'web', appVersion: '9.1', planName: 'deploy', phaseName: 'main', stepName: 'app', runId: 'r1', pipes: { cert: 'shop-cert' } };
+    const vars: RenderVars = {
+      ...VARS,
+      target: 'w0',
+      operatorName: 'web',
+      appVersion: '9.1',
+      planName: 'deploy',
+      phaseName: 'main',
+      stepName: 'app',
+      runId: 'r1',
+      pipes: { cert: 'shop-cert' },
+    };
     expect(
-      rendered('{{ .Params.REPLICAS }} {{ .Name }} {{ .Namespace }} {{ .OperatorName }} {{ .OperatorVersion }} {{ .AppVersion }} {{ .PlanName }} {{ .PhaseName }} {{ .StepName }} {{ .Target }} {{ .Pipes.cert }} {{ .RunID }}', vars),
+      rendered(
+        '{{ .Params.REPLICAS }} {{ .Name }} {{ .Namespace }} {{ .OperatorName }} {{ .OperatorVersion }} {{ .AppVersion }} {{ .PlanName }} {{ .PhaseName }} {{ .StepName }} {{ .Target }} {{ .Pipes.cert }} {{ .RunID }}',
+        vars,
+      ),
     ).to.equal('3 shop team-a web 1.2.0 9.1 deploy main app w0 shop-cert r1');
   });
 
   it('a value that would break the YAML is placed as the string it is (it was spliced as text and broke the YAML before values were data)', () => {
-    const r = renderManifests('secret.yaml', 'apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {password: {{ .Params.PASSWORD }}}\n', secretVars);
+    const r = renderManifests(
+      'secret.yaml',
+      'apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {password: {{ .Params.PASSWORD }}}\n',
+      secretVars,
+    );
     expect(r.ok && r.value[0]!.stringData).to.deep.equal({ password: 's3cr3t-value: [' });
   });
 
   it('a value that does not fit its declared type is not echoed into the message (status and Events stay free of parameter values)', () => {
-    const r = renderManifests('secret.yaml', 'apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {{ .Params.PASSWORD }}\n', { ...secretVars, paramTypes: { PASSWORD: 'map' } });
+    const r = renderManifests('secret.yaml', 'apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {{ .Params.PASSWORD }}\n', {
+      ...secretVars,
+      paramTypes: { PASSWORD: 'map' },
+    });
     expect(r.ok).to.equal(false);
     if (r.ok) return;
-    expect(r.error.message).to.equal('template secret.yaml: parameter PASSWORD is declared map, but its value is not YAML or JSON (BAD_INDENT) (line 4)');
+    expect(r.error.message).to.equal(
+      'template secret.yaml: parameter PASSWORD is declared map, but its value is not YAML or JSON (BAD_INDENT) (line 4)',
+    );
     expect(r.error.message).to.not.include('s3cr3t');
   });
 });
@@ -226,7 +294,11 @@ function placed(fragment: string, params: Record<string, string>, paramTypes: Re
   if (!r.ok) throw new Error(`expected to render, got: ${r.error.message}`);
   expect(r.value, 'one object, no more').to.have.length(1);
   const { apiVersion, kind, metadata, ...rest } = r.value[0]!;
-  expect({ apiVersion, kind, metadata }, 'the object itself is untouched').to.deep.equal({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' } });
+  expect({ apiVersion, kind, metadata }, 'the object itself is untouched').to.deep.equal({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'cm' },
+  });
   return rest;
 }
 
@@ -235,11 +307,19 @@ describe('shared/template/render: values are data, never structure', () => {
     const second = 'x"\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: injected}\n';
     const rows: [string, string, string][] = [
       ['a newline and a key, into a plain value, is one string (no key "extra")', 'level: {{ .Params.V }}', 'debug\n  extra: added'],
-      ['a quote, a document marker and a second object, into a quoted value, is one string (no object "injected")', 'note: "{{ .Params.V }}"', second],
+      [
+        'a quote, a document marker and a second object, into a quoted value, is one string (no object "injected")',
+        'note: "{{ .Params.V }}"',
+        second,
+      ],
       ['the same into a plain value', 'note: {{ .Params.V }}', second],
       ['the same into a single-quoted value', "note: '{{ .Params.V }}'", second],
       ['a single quote ending a single-quoted value', "note: '{{ .Params.V }}'", "x'\nextra: added"],
-      ['a line break and a less indented line, into a block scalar, stays inside the block', 'note: |\n  {{ .Params.V }}', 'a\nextra: added\n---\nkind: Secret'],
+      [
+        'a line break and a less indented line, into a block scalar, stays inside the block',
+        'note: |\n  {{ .Params.V }}',
+        'a\nextra: added\n---\nkind: Secret',
+      ],
       ['an anchor', 'note: {{ .Params.V }}', '&a x'],
       ['an alias', 'note: {{ .Params.V }}', '*a'],
       ['a tag', 'note: {{ .Params.V }}', '!!binary aGVsbG8='],
@@ -258,7 +338,13 @@ describe('shared/template/render: values are data, never structure', () => {
       it(what, () => {
         const rest = placed(`${fragment}\n`, { V: value }) as { note?: unknown; level?: unknown };
         const got = rest.note ?? rest.level;
-        const expected = fragment.includes('[') ? [value] : fragment.includes('{k:') ? { k: value } : fragment.includes('|') ? `${value}\n` : value;
+        const expected = fragment.includes('[')
+          ? [value]
+          : fragment.includes('{k:')
+            ? { k: value }
+            : fragment.includes('|')
+              ? `${value}\n`
+              : value;
         expect(got).to.deep.equal(expected);
         expect(Object.keys(rest)).to.have.length(1);
       });
@@ -269,18 +355,43 @@ describe('shared/template/render: values are data, never structure', () => {
     const rows: [string, string, string, unknown][] = [
       ['"3" alone in a plain value is the integer 3 (replicas: {{ .Params.REPLICAS }})', 'x: {{ .Params.V }}', '3', 3],
       ['"true" alone in a plain value is a boolean', 'x: {{ .Params.V }}', 'true', true],
-      ['"1.5" is a float; "0x10" is a string (only canonical decimal numbers are numbers)', 'x: [{{ .Params.V }}, {{ .Params.W }}]', '1.5', [1.5, '0x10']],
+      [
+        '"1.5" is a float; "0x10" is a string (only canonical decimal numbers are numbers)',
+        'x: [{{ .Params.V }}, {{ .Params.W }}]',
+        '1.5',
+        [1.5, '0x10'],
+      ],
       ['"" alone in a plain value is null, as the empty plain scalar always was', 'x: {{ .Params.V }}', '', null],
       ['"yes" stays a string (YAML 1.2)', 'x: {{ .Params.V }}', 'yes', 'yes'],
-      ['a value that is not a plain scalar is the string itself, character for character', 'x: {{ .Params.V }}', ' 3 # three', ' 3 # three'],
+      [
+        'a value that is not a plain scalar is the string itself, character for character',
+        'x: {{ .Params.V }}',
+        ' 3 # three',
+        ' 3 # three',
+      ],
       ['a quoted YAML string is not unquoted: the value is the text', 'x: {{ .Params.V }}', '"3"', '"3"'],
-      ['text and an action in a plain value give a string (image: repo/app:{{ .Params.TAG }})', 'x: repo/app:{{ .Params.V }}', '1.27', 'repo/app:1.27'],
+      [
+        'text and an action in a plain value give a string (image: repo/app:{{ .Params.TAG }})',
+        'x: repo/app:{{ .Params.V }}',
+        '1.27',
+        'repo/app:1.27',
+      ],
       ['text and actions in one plain value are a string, even when they read as a number', 'x: {{ .Params.V }}{{ .Params.V }}', '1', '11'],
       ['a quoted value is a string, whatever it reads as', 'x: "{{ .Params.V }}"', '3', '3'],
       ['quote alone in a plain value gives the string value', 'x: {{ .Params.V | quote }}', '3', '3'],
-      ['quote inside other text gives the quoted text, as before (a script in a block scalar)', 'x: |\n  echo {{ .Params.V | quote }}', 'a b', 'echo "a b"\n'],
+      [
+        'quote inside other text gives the quoted text, as before (a script in a block scalar)',
+        'x: |\n  echo {{ .Params.V | quote }}',
+        'a b',
+        'echo "a b"\n',
+      ],
       ['a value inside a literal block keeps its lines', 'x: |\n  {{ .Params.V }}\n  end', 'a\n b', 'a\n b\nend\n'],
-      ['default, lower, upper and trim still apply', 'x: {{ .Params.NOPE | default " Fast " | trim | lower }}-{{ .Params.V | upper }}', 'a', 'fast-A'],
+      [
+        'default, lower, upper and trim still apply',
+        'x: {{ .Params.NOPE | default " Fast " | trim | lower }}-{{ .Params.V | upper }}',
+        'a',
+        'fast-A',
+      ],
       ['a tagged !!str value is a string', 'x: !!str {{ .Params.V }}', '3', '3'],
     ];
     for (const [what, fragment, value, expected] of rows) {
@@ -315,13 +426,22 @@ describe('shared/template/render: values are data, never structure', () => {
       ['an empty value where a map is declared', 'LABELS', '', 'parameter LABELS is declared map, but its value is not a mapping'],
       ['text that is not YAML', 'LABELS', '{a: [', 'parameter LABELS is declared map, but its value is not YAML or JSON'],
       ['two documents', 'LABELS', 'a: b\n---\nc: d', 'parameter LABELS is declared map, but its value is not YAML or JSON'],
-      ['an anchor and its alias inside the value', 'LIST', '[&a x, *a]', 'parameter LIST is declared array, but its value has an anchor: a value is data only'],
+      [
+        'an anchor and its alias inside the value',
+        'LIST',
+        '[&a x, *a]',
+        'parameter LIST is declared array, but its value has an anchor: a value is data only',
+      ],
       ['an anchor inside the value', 'LABELS', '{a: &x b}', 'parameter LABELS is declared map, but its value has an anchor'],
       ['a tag inside the value', 'LABELS', '{a: !!binary aGk=}', 'parameter LABELS is declared map, but its value has a tag'],
     ];
     for (const [what, param, value, message] of refusals) {
       it(`refuses ${what}, naming the parameter and line, never the value`, () => {
-        const r = renderManifests('cm.yaml', `${OBJECT}x: {{ .Params.${param} }}\n`, { ...VARS, params: { [param]: value }, paramTypes: types });
+        const r = renderManifests('cm.yaml', `${OBJECT}x: {{ .Params.${param} }}\n`, {
+          ...VARS,
+          params: { [param]: value },
+          paramTypes: types,
+        });
         expect(r.ok).to.equal(false);
         if (r.ok) return;
         expect(r.error.message).to.include(`template cm.yaml: ${message}`);
@@ -353,12 +473,42 @@ describe('shared/template/render: values are data, never structure', () => {
 
 describe('shared/template/render: actions that would have to be structure are refused', () => {
   const rows: [string, string, 'action' | 'yaml' | 'syntax', number, string][] = [
-    ['an action inside a complex key', '? [{{ .Params.K }}]\n: v\n', 'action', 5, 'an action is in a mapping key that is a list or a mapping'],
+    [
+      'an action inside a complex key',
+      '? [{{ .Params.K }}]\n: v\n',
+      'action',
+      5,
+      'an action is in a mapping key that is a list or a mapping',
+    ],
     ['an action as a whole document', '---\n{{ .Params.OBJ }}\n', 'action', 6, 'an action is a whole document'],
-    ['an action as a line of its own under a mapping', 'spec:\n  labels:\n    a: b\n    {{ .Params.MORE }}\n', 'yaml', 8, 'is not valid YAML with its actions read as values'],
-    ['an action as a line of its own continuing a value', 'data:\n  a: b\n    {{ .Params.MORE }}\n', 'action', 7, 'an action is a line of its own inside a value'],
-    ['an action followed by a bracket that closes nothing', 'data: {k: {{ .Params.A }}]}\n', 'yaml', 5, 'is not valid YAML with its actions read as values'],
-    ['an action closing half a flow collection', 'data: [a, {{ .Params.A }}\n', 'yaml', 5, 'is not valid YAML with its actions read as values'],
+    [
+      'an action as a line of its own under a mapping',
+      'spec:\n  labels:\n    a: b\n    {{ .Params.MORE }}\n',
+      'yaml',
+      8,
+      'is not valid YAML with its actions read as values',
+    ],
+    [
+      'an action as a line of its own continuing a value',
+      'data:\n  a: b\n    {{ .Params.MORE }}\n',
+      'action',
+      7,
+      'an action is a line of its own inside a value',
+    ],
+    [
+      'an action followed by a bracket that closes nothing',
+      'data: {k: {{ .Params.A }}]}\n',
+      'yaml',
+      5,
+      'is not valid YAML with its actions read as values',
+    ],
+    [
+      'an action closing half a flow collection',
+      'data: [a, {{ .Params.A }}\n',
+      'yaml',
+      5,
+      'is not valid YAML with its actions read as values',
+    ],
     ['an action in a block scalar header', 'data: |{{ .Params.A }}\n  x\n', 'yaml', 5, 'Block scalar header'],
     ['an action as an anchor', 'data: &{{ .Params.A }} x\n', 'action', 5, 'an action is outside any value'],
     ['an action as an alias', 'data: *{{ .Params.A }}\n', 'action', 5, 'an action is outside any value'],
@@ -374,7 +524,9 @@ describe('shared/template/render: actions that would have to be structure are re
       expect(found!.line).to.equal(line);
       expect(found!.problem).to.include(problem);
       const r = renderManifests('cm.yaml', OBJECT + fragment, { ...VARS, params: { K: 'k', OBJ: 'a: b', MORE: 'c: d', A: 'a' } });
-      expect(!r.ok && r.error.message, 'and the renderer refuses it too').to.match(new RegExp(`^template cm\\.yaml: .*\\(line ${line}\\)$`));
+      expect(!r.ok && r.error.message, 'and the renderer refuses it too').to.match(
+        new RegExp(`^template cm\\.yaml: .*\\(line ${line}\\)$`),
+      );
     });
   }
 

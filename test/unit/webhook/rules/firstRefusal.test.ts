@@ -20,7 +20,14 @@
 // trigger already consumed (the webhook judges them, documented; no run will use them).
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { API_VERSION, type Instance, type InstanceSpec, type OperatorVersion, type Parameter, type Plan } from '../../../../shared/api/schema.ts';
+import {
+  API_VERSION,
+  type Instance,
+  type InstanceSpec,
+  type OperatorVersion,
+  type Parameter,
+  type Plan,
+} from '../../../../shared/api/schema.ts';
 import { FINALIZER, PRE_CHECKS_ANNOTATION } from '../../../../shared/api/names.ts';
 import { decide } from '../../../../controller/instances/decide.ts';
 import { instanceContext } from '../../../../webhook/handlers.ts';
@@ -58,7 +65,11 @@ const ovArb = (name: string): fc.Arbitrary<OperatorVersion> =>
     })
     .map(({ plans, reentrant, triggers, perRunA }) => {
       const parameters: Parameter[] = [
-        ...WRITTEN.map((p, i): Parameter => ({ name: p, ...(triggers[i] ? { trigger: triggers[i] } : {}), ...(p === 'A' && perRunA ? { perRun: true } : {}) })),
+        ...WRITTEN.map((p, i): Parameter => ({
+          name: p,
+          ...(triggers[i] ? { trigger: triggers[i] } : {}),
+          ...(p === 'A' && perRunA ? { perRun: true } : {}),
+        })),
         { name: 'N', type: 'integer', perRun: true, default: '1' },
         { name: 'M', enum: ['x', 'y'], perRun: true, default: 'x' },
       ];
@@ -86,7 +97,10 @@ const peArb = fc.option(
   { nil: undefined },
 );
 
-const withCleanup = (ov: OperatorVersion): OperatorVersion => ({ ...ov, spec: { ...ov.spec, plans: { ...ov.spec.plans, cleanup: plan() } } });
+const withCleanup = (ov: OperatorVersion): OperatorVersion => ({
+  ...ov,
+  spec: { ...ov.spec, plans: { ...ov.spec.plans, cleanup: plan() } },
+});
 
 interface Case {
   v1: OperatorVersion;
@@ -100,28 +114,30 @@ interface Case {
   deleting: boolean;
 }
 
-const caseArb: fc.Arbitrary<Case> = fc.record(
-  {
-    v1: ovArb('app-1'),
-    v2: ovArb('app-2'),
-    upgrade: fc.boolean(),
-    oldParams: valuesArb,
-    newParams: valuesArb,
-    oldPe: peArb,
-    newPe: fc.oneof(peArb, fc.constant('same' as const)),
-    // restore, the plan that may be non-reentrant, runs most often.
-    running: fc.constantFrom('restore', 'restore', 'restore', 'deploy', 'update', 'backup', 'upgrade', 'cleanup'),
-    deleting: fc.integer({ min: 0, max: 5 }).map((n) => n === 0),
-  },
-  { requiredKeys: ['v1', 'v2', 'upgrade', 'oldParams', 'newParams', 'oldPe', 'newPe', 'deleting'] },
-).map((c) => ({
-  ...c,
-  newPe: c.newPe === 'same' ? c.oldPe : c.newPe,
-  // A deleted Instance whose OperatorVersion has no cleanup is released at once: the
-  // controller records nothing because nothing is left to hold. With cleanup it is kept,
-  // and the requests that reached its spec are reported.
-  ...(c.deleting ? { v1: withCleanup(c.v1), v2: withCleanup(c.v2) } : {}),
-}));
+const caseArb: fc.Arbitrary<Case> = fc
+  .record(
+    {
+      v1: ovArb('app-1'),
+      v2: ovArb('app-2'),
+      upgrade: fc.boolean(),
+      oldParams: valuesArb,
+      newParams: valuesArb,
+      oldPe: peArb,
+      newPe: fc.oneof(peArb, fc.constant('same' as const)),
+      // restore, the plan that may be non-reentrant, runs most often.
+      running: fc.constantFrom('restore', 'restore', 'restore', 'deploy', 'update', 'backup', 'upgrade', 'cleanup'),
+      deleting: fc.integer({ min: 0, max: 5 }).map((n) => n === 0),
+    },
+    { requiredKeys: ['v1', 'v2', 'upgrade', 'oldParams', 'newParams', 'oldPe', 'newPe', 'deleting'] },
+  )
+  .map((c) => ({
+    ...c,
+    newPe: c.newPe === 'same' ? c.oldPe : c.newPe,
+    // A deleted Instance whose OperatorVersion has no cleanup is released at once: the
+    // controller records nothing because nothing is left to hold. With cleanup it is kept,
+    // and the requests that reached its spec are reported.
+    ...(c.deleting ? { v1: withCleanup(c.v1), v2: withCleanup(c.v2) } : {}),
+  }));
 
 /** The stored Instance (on app-1, consumed by the controller) and the written one. */
 function instances(c: Case): { oldObject: Instance; object: Instance } {
@@ -238,7 +254,21 @@ describe('webhook/rules/instance × controller: the first refusal (a property)',
     expect(skipped, 'writes left out by design').to.be.lessThan(RUNS / 10);
     if (process.env.PLANWARDEN_FIRST_REFUSAL_STATS) console.log({ skipped, seen: Object.fromEntries(seen) });
     // Not vacuous: the generator reaches most of the policy's refusals and admissions.
-    for (const rule of ['admitted', 'instance.deleting', 'instance.unknown-plan', 'instance.unknown-trigger-plan', 'instance.cleanup-manual', 'instance.multiple-plans', 'instance.per-run-parameter-not-allowed', 'instance.parameter-invalid', 'instance.abort-still-set', 'instance.upgrade-while-running', 'instance.plan-running', 'instance.not-reentrant', 'instance.abort-not-running']) {
+    for (const rule of [
+      'admitted',
+      'instance.deleting',
+      'instance.unknown-plan',
+      'instance.unknown-trigger-plan',
+      'instance.cleanup-manual',
+      'instance.multiple-plans',
+      'instance.per-run-parameter-not-allowed',
+      'instance.parameter-invalid',
+      'instance.abort-still-set',
+      'instance.upgrade-while-running',
+      'instance.plan-running',
+      'instance.not-reentrant',
+      'instance.abort-not-running',
+    ]) {
       expect(seen.get(rule) ?? 0, `${rule} in ${JSON.stringify([...seen])}`).to.be.greaterThan(0);
     }
   });

@@ -1,12 +1,27 @@
 import { expect } from 'chai';
 import type { Instance, PlanApproval, PlanPolicy } from '../../../../shared/api/schema.ts';
-import { admitGovernedSchedules, admitPlanApproval, admitPlanPolicy, judgeBreakGlass, mutatePlanApproval } from '../../../../webhook/rules/governance.ts';
+import {
+  admitGovernedSchedules,
+  admitPlanApproval,
+  admitPlanPolicy,
+  judgeBreakGlass,
+  mutatePlanApproval,
+} from '../../../../webhook/rules/governance.ts';
 
 const NOW = Date.parse('2026-12-20T10:00:00Z');
-const policy = (name: string, spec: PlanPolicy['spec']): PlanPolicy => ({ apiVersion: 'planwarden.dev/v1alpha1', kind: 'PlanPolicy', metadata: { name }, spec });
+const policy = (name: string, spec: PlanPolicy['spec']): PlanPolicy => ({
+  apiVersion: 'planwarden.dev/v1alpha1',
+  kind: 'PlanPolicy',
+  metadata: { name },
+  spec,
+});
 const ruleOf = (v: { allowed: boolean; rule?: string }) => (v.allowed ? undefined : v.rule);
 
-const instance = (over: Partial<Instance['metadata']> = {}, spec: Partial<Instance['spec']> = {}, status?: Instance['status']): Instance => ({
+const instance = (
+  over: Partial<Instance['metadata']> = {},
+  spec: Partial<Instance['spec']> = {},
+  status?: Instance['status'],
+): Instance => ({
   apiVersion: 'planwarden.dev/v1alpha1',
   kind: 'Instance',
   metadata: { name: 'db', namespace: 'shop', labels: { app: 'db' }, ...over },
@@ -17,13 +32,40 @@ const instance = (over: Partial<Instance['metadata']> = {}, spec: Partial<Instan
 describe('webhook/rules/governance', () => {
   describe('admitPlanPolicy', () => {
     it('admits approvals and a freeze', () => {
-      expect(admitPlanPolicy({ object: policy('p', { plans: ['restore'], approval: { required: 2, timeout: '4h' }, freeze: { pausedUntil: '2027-01-04T08:00:00Z' } }), now: NOW }).allowed).to.equal(true);
+      expect(
+        admitPlanPolicy({
+          object: policy('p', {
+            plans: ['restore'],
+            approval: { required: 2, timeout: '4h' },
+            freeze: { pausedUntil: '2027-01-04T08:00:00Z' },
+          }),
+          now: NOW,
+        }).allowed,
+      ).to.equal(true);
     });
-    it('refuses a policy governing cleanup', () => expect(ruleOf(admitPlanPolicy({ object: policy('p', { plans: ['cleanup'], approval: { required: 1 } }), now: NOW }))).to.equal('policy.cleanup-governed'));
-    it('refuses a policy that governs nothing', () => expect(ruleOf(admitPlanPolicy({ object: policy('p', {}), now: NOW }))).to.equal('policy.empty'));
-    it('refuses a freeze time that is not one', () => expect(ruleOf(admitPlanPolicy({ object: policy('p', { freeze: { pausedUntil: '2027-02-30T00:00:00Z' } }), now: NOW }))).to.equal('policy.freeze-invalid'));
-    it('refuses a zero timeout', () => expect(ruleOf(admitPlanPolicy({ object: policy('p', { approval: { required: 1, timeout: '0s' } }), now: NOW }))).to.equal('policy.timeout-invalid'));
-    it('refuses a bad selector', () => expect(ruleOf(admitPlanPolicy({ object: policy('p', { namespaceSelector: { matchLabels: { 'bad key!': 'x' } }, approval: { required: 1 } }), now: NOW }))).to.equal('policy.selector-invalid'));
+    it('refuses a policy governing cleanup', () =>
+      expect(ruleOf(admitPlanPolicy({ object: policy('p', { plans: ['cleanup'], approval: { required: 1 } }), now: NOW }))).to.equal(
+        'policy.cleanup-governed',
+      ));
+    it('refuses a policy that governs nothing', () =>
+      expect(ruleOf(admitPlanPolicy({ object: policy('p', {}), now: NOW }))).to.equal('policy.empty'));
+    it('refuses a freeze time that is not one', () =>
+      expect(ruleOf(admitPlanPolicy({ object: policy('p', { freeze: { pausedUntil: '2027-02-30T00:00:00Z' } }), now: NOW }))).to.equal(
+        'policy.freeze-invalid',
+      ));
+    it('refuses a zero timeout', () =>
+      expect(ruleOf(admitPlanPolicy({ object: policy('p', { approval: { required: 1, timeout: '0s' } }), now: NOW }))).to.equal(
+        'policy.timeout-invalid',
+      ));
+    it('refuses a bad selector', () =>
+      expect(
+        ruleOf(
+          admitPlanPolicy({
+            object: policy('p', { namespaceSelector: { matchLabels: { 'bad key!': 'x' } }, approval: { required: 1 } }),
+            now: NOW,
+          }),
+        ),
+      ).to.equal('policy.selector-invalid'));
     it('warns about a freeze already past', () => {
       const v = admitPlanPolicy({ object: policy('p', { freeze: { pausedUntil: '2026-01-01T00:00:00Z' } }), now: NOW });
       expect(v.allowed).to.equal(true);
@@ -39,38 +81,105 @@ describe('webhook/rules/governance', () => {
       spec: { instance: 'db', runID: 'restore-1', decision: 'Approve', digest: 'sha256:d1', ...spec },
     });
     const bob = { username: 'bob', groups: ['sre'] };
-    const waiting = instance({}, {}, { pendingApproval: { plan: 'restore', runID: 'restore-1', requestedBy: 'alice', requestedAt: '2026-12-20T09:00:00Z', digest: 'sha256:d1', required: 2, approverGroups: ['sre'], policies: ['prod'] } });
+    const waiting = instance(
+      {},
+      {},
+      {
+        pendingApproval: {
+          plan: 'restore',
+          runID: 'restore-1',
+          requestedBy: 'alice',
+          requestedAt: '2026-12-20T09:00:00Z',
+          digest: 'sha256:d1',
+          required: 2,
+          approverGroups: ['sre'],
+          policies: ['prod'],
+        },
+      },
+    );
 
     it('the approver is stamped from the request', () => {
       const v = mutatePlanApproval({ operation: 'CREATE', object: approval(), user: bob });
-      expect(v).to.deep.include({ allowed: true, patch: [{ op: 'add', path: '/spec/approver', value: { username: 'bob', groups: ['sre'] } }] });
+      expect(v).to.deep.include({
+        allowed: true,
+        patch: [{ op: 'add', path: '/spec/approver', value: { username: 'bob', groups: ['sre'] } }],
+      });
     });
     it('a client-written approver is refused', () => {
-      expect(ruleOf(mutatePlanApproval({ operation: 'CREATE', object: approval({ approver: { username: 'carol' } }), user: bob }))).to.equal('approval.approver-forged');
+      expect(
+        ruleOf(mutatePlanApproval({ operation: 'CREATE', object: approval({ approver: { username: 'carol' } }), user: bob })),
+      ).to.equal('approval.approver-forged');
     });
     it('a stamp that is not the request user is refused at validation too', () => {
-      expect(ruleOf(admitPlanApproval({ operation: 'CREATE', object: approval({ approver: { username: 'carol' } }), user: bob }))).to.equal('approval.approver-forged');
+      expect(ruleOf(admitPlanApproval({ operation: 'CREATE', object: approval({ approver: { username: 'carol' } }), user: bob }))).to.equal(
+        'approval.approver-forged',
+      );
     });
     it('a valid decision on a waiting run is admitted', () => {
-      expect(admitPlanApproval({ operation: 'CREATE', object: approval({ approver: bob }), user: bob, facts: { instance: waiting, approvals: [] } }).allowed).to.equal(true);
+      expect(
+        admitPlanApproval({
+          operation: 'CREATE',
+          object: approval({ approver: bob }),
+          user: bob,
+          facts: { instance: waiting, approvals: [] },
+        }).allowed,
+      ).to.equal(true);
     });
     it('self-approval is refused', () => {
       const alice = { username: 'alice', groups: ['sre'] };
-      expect(ruleOf(admitPlanApproval({ operation: 'CREATE', object: approval({ approver: alice }), user: alice, facts: { instance: waiting, approvals: [] } }))).to.equal('approval.self');
+      expect(
+        ruleOf(
+          admitPlanApproval({
+            operation: 'CREATE',
+            object: approval({ approver: alice }),
+            user: alice,
+            facts: { instance: waiting, approvals: [] },
+          }),
+        ),
+      ).to.equal('approval.self');
     });
-    it("a second decision by the same approver on the run is refused", () => {
+    it('a second decision by the same approver on the run is refused', () => {
       const earlier = approval({ approver: bob }, 'a0');
-      expect(ruleOf(admitPlanApproval({ operation: 'CREATE', object: approval({ approver: bob }), user: bob, facts: { instance: waiting, approvals: [earlier] } }))).to.equal('approval.already-decided');
+      expect(
+        ruleOf(
+          admitPlanApproval({
+            operation: 'CREATE',
+            object: approval({ approver: bob }),
+            user: bob,
+            facts: { instance: waiting, approvals: [earlier] },
+          }),
+        ),
+      ).to.equal('approval.already-decided');
     });
     it('a decision is never edited', () => {
-      expect(ruleOf(admitPlanApproval({ operation: 'UPDATE', object: approval({ approver: bob, comment: 'changed my mind' }), oldObject: approval({ approver: bob }), user: bob }))).to.equal('approval.spec-immutable');
+      expect(
+        ruleOf(
+          admitPlanApproval({
+            operation: 'UPDATE',
+            object: approval({ approver: bob, comment: 'changed my mind' }),
+            oldObject: approval({ approver: bob }),
+            user: bob,
+          }),
+        ),
+      ).to.equal('approval.spec-immutable');
     });
   });
 
   describe('break-glass on a trigger', () => {
-    const freeze = policy('year-end', { namespaceSelector: { matchLabels: { env: 'prod' } }, freeze: { pausedUntil: 'true', reason: 'year-end', breakGlass: { groups: ['sre-leads'] } } });
+    const freeze = policy('year-end', {
+      namespaceSelector: { matchLabels: { env: 'prod' } },
+      freeze: { pausedUntil: 'true', reason: 'year-end', breakGlass: { groups: ['sre-leads'] } },
+    });
     const glass = instance({ annotations: { 'planwarden.dev/break-glass': 'INC-42 database down' } });
-    const judge = (groups: string[], policies = [freeze], introducesRequest = true) => judgeBreakGlass({ object: glass, user: { username: 'lee', groups }, policies, namespaceLabels: { env: 'prod' }, now: NOW, introducesRequest });
+    const judge = (groups: string[], policies = [freeze], introducesRequest = true) =>
+      judgeBreakGlass({
+        object: glass,
+        user: { username: 'lee', groups },
+        policies,
+        namespaceLabels: { env: 'prod' },
+        now: NOW,
+        introducesRequest,
+      });
 
     it('a member of the breakGlass groups passes the freeze, stamped with it, and is warned', () => {
       const j = judge(['sre-leads']);
@@ -84,22 +193,41 @@ describe('webhook/rules/governance', () => {
       expect(j.verdict.warnings.join()).to.contain('instance.break-glass-unused');
     });
     it('one left on the Instance by an earlier write is ignored, with a warning, whoever triggers now', () => {
-      const j = judgeBreakGlass({ object: glass, oldObject: glass, user: { username: 'rollout', groups: [] }, policies: [freeze], namespaceLabels: { env: 'prod' }, now: NOW, introducesRequest: true });
+      const j = judgeBreakGlass({
+        object: glass,
+        oldObject: glass,
+        user: { username: 'rollout', groups: [] },
+        policies: [freeze],
+        namespaceLabels: { env: 'prod' },
+        now: NOW,
+        introducesRequest: true,
+      });
       expect(j.stamp).to.equal(undefined);
       expect(j.verdict.allowed).to.equal(true);
       expect(j.verdict.warnings.join()).to.contain('set by an earlier write and is ignored');
     });
-    it('a write that asks for no plan is not judged', () => expect(judge(['dev'], [freeze], false)).to.deep.equal({ verdict: { allowed: true, warnings: [], patch: [] } }));
+    it('a write that asks for no plan is not judged', () =>
+      expect(judge(['dev'], [freeze], false)).to.deep.equal({ verdict: { allowed: true, warnings: [], patch: [] } }));
   });
 
   describe('schedules of governed plans', () => {
     const approval = policy('prod', { plans: ['backup'], approval: { required: 1 } });
     it('a new schedule of a plan that needs approval is refused', () => {
       const object = instance({}, { schedules: [{ name: 'nightly', plan: 'backup', schedule: '0 2 * * *' }] });
-      expect(ruleOf(admitGovernedSchedules({ object, policies: [approval], namespaceLabels: {}, now: NOW }))).to.equal('instance.schedule-needs-approval');
+      expect(ruleOf(admitGovernedSchedules({ object, policies: [approval], namespaceLabels: {}, now: NOW }))).to.equal(
+        'instance.schedule-needs-approval',
+      );
     });
     it('a schedule of another plan, or a suspended one, is not', () => {
-      const object = instance({}, { schedules: [{ name: 'n', plan: 'deploy', schedule: '0 2 * * *' }, { name: 's', plan: 'backup', schedule: '0 2 * * *', suspend: true }] });
+      const object = instance(
+        {},
+        {
+          schedules: [
+            { name: 'n', plan: 'deploy', schedule: '0 2 * * *' },
+            { name: 's', plan: 'backup', schedule: '0 2 * * *', suspend: true },
+          ],
+        },
+      );
       expect(admitGovernedSchedules({ object, policies: [approval], namespaceLabels: {}, now: NOW }).allowed).to.equal(true);
     });
   });

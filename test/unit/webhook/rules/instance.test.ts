@@ -93,10 +93,7 @@ const CATALOG = new Map(
     operatorVersion('kafka-1.3.0-zone', [...PARAMETERS, { name: 'ZONE', required: true }], { ...PLANS, upgrade: plan() }),
     operatorVersion('kafka-1.3.0-topology', [...PARAMETERS, { name: 'TOPOLOGY', immutable: true }]),
     operatorVersion('kafka-1.3.0-mutable', replacing('STORAGE_CLASS', { name: 'STORAGE_CLASS', default: 'standard' })),
-    operatorVersion(
-      'kafka-1.3.0-fast',
-      replacing('STORAGE_CLASS', { name: 'STORAGE_CLASS', default: 'fast', immutable: true }),
-    ),
+    operatorVersion('kafka-1.3.0-fast', replacing('STORAGE_CLASS', { name: 'STORAGE_CLASS', default: 'fast', immutable: true })),
     operatorVersion('kafka-1.3.0-admin', [...PARAMETERS, { name: 'ADMIN', required: true }]),
     operatorVersion('kafka-1.3.0-replicas-required', replacing('REPLICAS', { name: 'REPLICAS', default: '3', required: true })),
     operatorVersion('kafka-noupdate', PARAMETERS, PLANS_WITHOUT_UPDATE),
@@ -300,10 +297,7 @@ function updatePlan(target: string, o: UpdatePlanOpts = {}): UpdatePlan {
     spec: { targetRelease: target, acceptedInsights: o.accepted ?? [] },
     status: {
       informers: Object.entries(o.informers ?? {}).map(([name, insights]) => ({ name, response: 'Success', insights })),
-      conditions:
-        analyzed === 'absent'
-          ? []
-          : [{ type: 'Analyzed', status: analyzed, ...(o.reason ? { reason: o.reason } : {}) }],
+      conditions: analyzed === 'absent' ? [] : [{ type: 'Analyzed', status: analyzed, ...(o.reason ? { reason: o.reason } : {}) }],
     },
   };
 }
@@ -313,9 +307,7 @@ const upgrade = (...plans: UpdatePlan[]) => withUpdatePlans(write(inst(), onOv(V
 
 // --- expectations ---
 
-type Want =
-  | { allowed: true; warnings: RegExp[] }
-  | { allowed: false; rule: string; code: number; message: RegExp[] };
+type Want = { allowed: true; warnings: RegExp[] } | { allowed: false; rule: string; code: number; message: RegExp[] };
 
 const allowed = (...warnings: RegExp[]): Want => ({ allowed: true, warnings });
 const denied = (rule: string, code: number, ...message: RegExp[]): Want => ({ allowed: false, rule, code, message });
@@ -513,7 +505,11 @@ describe('Instance admission rules', () => {
       {
         it: 'refuses an upgrade that also removes a required parameter',
         ctx: write(inst(), onOv(V2), setParams({ PASSWORD: undefined })),
-        want: denied('instance.required-parameter-missing', 422, /upgrade to OperatorVersion "kafka-1\.3\.0" refused: it requires parameter PASSWORD/),
+        want: denied(
+          'instance.required-parameter-missing',
+          422,
+          /upgrade to OperatorVersion "kafka-1\.3\.0" refused: it requires parameter PASSWORD/,
+        ),
       },
       {
         it: 'leaves a missing OperatorVersion to operatorVersionExists',
@@ -951,7 +947,11 @@ describe('Instance admission rules', () => {
         want: allowed(),
       },
       { it: 'allows an upgrade when no plan runs', ctx: write(inst(), onOv(V2)), want: allowed() },
-      { it: 'allows an upgrade after a plan failed for good', ctx: write(inst(finished('deploy', 'FATAL_ERROR')), onOv(V2)), want: allowed() },
+      {
+        it: 'allows an upgrade after a plan failed for good',
+        ctx: write(inst(finished('deploy', 'FATAL_ERROR')), onOv(V2)),
+        want: allowed(),
+      },
       {
         it: 'does not count going back to the applied version (withdrawing a pending upgrade) as an upgrade',
         ctx: write(pipe(inst(running('backup')), onOv(V2)), onOv(V1)),
@@ -1218,7 +1218,11 @@ describe('Instance admission rules', () => {
       {
         it: 'refuses while Analyzed is False, saying the analysis failed and pointing at the informers',
         ctx: upgrade(updatePlan(V2, { analyzed: 'False', reason: 'InformerFailed' })),
-        want: denied('instance.upgrade-analysis-pending', 409, /analysis of .* failed \(Analyzed=False \(InformerFailed\)\); fix the failing UpdateInformer/),
+        want: denied(
+          'instance.upgrade-analysis-pending',
+          409,
+          /analysis of .* failed \(Analyzed=False \(InformerFailed\)\); fix the failing UpdateInformer/,
+        ),
       },
       {
         it: 'refuses while Analyzed is Unknown, saying analysis is still running',
@@ -1265,7 +1269,9 @@ describe('Instance admission rules', () => {
         it: 'refuses when the acceptance was given for another scope of the same uid',
         ctx: upgrade(
           updatePlan(V2, {
-            informers: { brokers: [{ ...insight('u1', 'warning'), scope: { type: 'Instance', resources: [{ kind: 'Pod', name: 'b-1' }] } }] },
+            informers: {
+              brokers: [{ ...insight('u1', 'warning'), scope: { type: 'Instance', resources: [{ kind: 'Pod', name: 'b-1' }] } }],
+            },
             accepted: [{ ...accept('brokers', 'u1'), scopeDigest: 'another-scope' }],
           }),
         ),
@@ -1322,10 +1328,12 @@ describe('Instance admission rules', () => {
       },
       {
         it: 'lists three insights and counts the rest',
-        ctx: upgrade(
-          updatePlan(V2, { informers: { brokers: ['u1', 'u2', 'u3', 'u4', 'u5'].map((u) => insight(u, 'warning')) } }),
+        ctx: upgrade(updatePlan(V2, { informers: { brokers: ['u1', 'u2', 'u3', 'u4', 'u5'].map((u) => insight(u, 'warning')) } })),
+        want: denied(
+          'instance.upgrade-risks-not-accepted',
+          403,
+          /has 5 unaccepted insights: brokers\/u1 .*brokers\/u3 \([^)]*\) and 2 more;/,
         ),
-        want: denied('instance.upgrade-risks-not-accepted', 403, /has 5 unaccepted insights: brokers\/u1 .*brokers\/u3 \([^)]*\) and 2 more;/),
       },
       {
         it: 'skips the pre-checks when the Instance is annotated pre-checks: "false", with a warning',
@@ -1509,16 +1517,61 @@ describe('Instance trigger bookkeeping', () => {
 
   const rows: { it: string; ctx: InstanceAdmissionContext; introduced: string[]; pending: string[] }[] = [
     { it: 'an unchanged write introduces nothing', ctx: write(inst(trigger('backup', 'b1'))), introduced: [], pending: [] },
-    { it: 'a new id for the same plan is a new trigger', ctx: write(inst(trigger('backup', 'b1')), trigger('backup', 'b2')), introduced: ['manual:backup'], pending: [] },
-    { it: 'removing a consumed trigger introduces nothing', ctx: write(inst(trigger('backup', 'b1')), noTrigger), introduced: [], pending: [] },
-    { it: 'restoring the consumed trigger is not a new one', ctx: write(pipe(inst(trigger('backup', 'b1')), noTrigger), trigger('backup', 'b1')), introduced: [], pending: [] },
-    { it: 'clearing abort on a trigger never consumed re-arms it', ctx: write(pipe(inst(), abortPlan('backup')), unabort), introduced: ['manual:backup'], pending: [] },
-    { it: 'a trigger set before the first deploy started is judged', ctx: write(created(), trigger('backup', 'b1')), introduced: ['manual:backup'], pending: ['create:deploy'] },
-    { it: 'a parameter change is introduced by the write that makes it', ctx: write(inst(), setParams({ REPLICAS: '5' })), introduced: ['parameter:update'], pending: [] },
-    { it: 'a pending parameter change is not introduced again', ctx: write(pipe(inst(), setParams({ REPLICAS: '5' })), label), introduced: [], pending: ['parameter:update'] },
-    { it: 'reverting a pending parameter change withdraws it', ctx: write(pipe(inst(), setParams({ REPLICAS: '5' })), setParams({ REPLICAS: undefined })), introduced: [], pending: [] },
+    {
+      it: 'a new id for the same plan is a new trigger',
+      ctx: write(inst(trigger('backup', 'b1')), trigger('backup', 'b2')),
+      introduced: ['manual:backup'],
+      pending: [],
+    },
+    {
+      it: 'removing a consumed trigger introduces nothing',
+      ctx: write(inst(trigger('backup', 'b1')), noTrigger),
+      introduced: [],
+      pending: [],
+    },
+    {
+      it: 'restoring the consumed trigger is not a new one',
+      ctx: write(pipe(inst(trigger('backup', 'b1')), noTrigger), trigger('backup', 'b1')),
+      introduced: [],
+      pending: [],
+    },
+    {
+      it: 'clearing abort on a trigger never consumed re-arms it',
+      ctx: write(pipe(inst(), abortPlan('backup')), unabort),
+      introduced: ['manual:backup'],
+      pending: [],
+    },
+    {
+      it: 'a trigger set before the first deploy started is judged',
+      ctx: write(created(), trigger('backup', 'b1')),
+      introduced: ['manual:backup'],
+      pending: ['create:deploy'],
+    },
+    {
+      it: 'a parameter change is introduced by the write that makes it',
+      ctx: write(inst(), setParams({ REPLICAS: '5' })),
+      introduced: ['parameter:update'],
+      pending: [],
+    },
+    {
+      it: 'a pending parameter change is not introduced again',
+      ctx: write(pipe(inst(), setParams({ REPLICAS: '5' })), label),
+      introduced: [],
+      pending: ['parameter:update'],
+    },
+    {
+      it: 'reverting a pending parameter change withdraws it',
+      ctx: write(pipe(inst(), setParams({ REPLICAS: '5' })), setParams({ REPLICAS: undefined })),
+      introduced: [],
+      pending: [],
+    },
     { it: 'an upgrade is introduced once', ctx: write(inst(), onOv(V2)), introduced: ['upgrade:upgrade'], pending: [] },
-    { it: 'a pending upgrade is pending, not introduced', ctx: write(pipe(inst(), onOv(V2)), label), introduced: [], pending: ['upgrade:upgrade'] },
+    {
+      it: 'a pending upgrade is pending, not introduced',
+      ctx: write(pipe(inst(), onOv(V2)), label),
+      introduced: [],
+      pending: ['upgrade:upgrade'],
+    },
   ];
   for (const row of rows) {
     it(row.it, () => {

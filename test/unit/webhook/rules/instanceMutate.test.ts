@@ -39,7 +39,10 @@ const NO_PATCH: never[] = [];
 /** What every CREATE of an Instance without the cleanup finalizer gets first. */
 const ADDS_FINALIZER = { op: 'add', path: FINALIZERS_PATH, value: [FINALIZER] };
 const created = (patch: unknown[]) => [ADDS_FINALIZER, ...patch];
-const withFinalizers = (object: Instance, finalizers: unknown): Instance => ({ ...object, metadata: { ...object.metadata, finalizers: finalizers as string[] } });
+const withFinalizers = (object: Instance, finalizers: unknown): Instance => ({
+  ...object,
+  metadata: { ...object.metadata, finalizers: finalizers as string[] },
+});
 
 const rows: { it: string; ctx: InstanceAdmissionContext; patch: unknown[] }[] = [
   {
@@ -152,7 +155,10 @@ describe('mutateInstance', () => {
 
   it('only ever adds the finalizer and /spec/planExecution/id to a new Instance, whatever else the spec lacks', () => {
     const v = mutateInstance(create(instance({ planName: 'backup' }, { parameters: undefined })));
-    expect(v.allowed && v.patch.map((op) => [op.op, op.path])).to.deep.equal([['add', '/metadata/finalizers'], ['add', '/spec/planExecution/id']]);
+    expect(v.allowed && v.patch.map((op) => [op.op, op.path])).to.deep.equal([
+      ['add', '/metadata/finalizers'],
+      ['add', '/spec/planExecution/id'],
+    ]);
   });
 
   it('does not modify the object it is given', () => {
@@ -165,17 +171,24 @@ describe('mutateInstance', () => {
   describe('planwarden.dev/schedule-edits: when each schedule took its form (issue 36)', () => {
     const nightly = { name: 'nightly', plan: 'backup', schedule: '0 3 * * *' };
     const stamp = (at: string) => JSON.stringify({ nightly: { schedule: 'UTC 0 3 * * *', at } });
-    const withStamp = (i: Instance, value: string | undefined): Instance => ({ ...i, metadata: { ...i.metadata, annotations: value === undefined ? {} : { [SCHEDULE_EDITS_ANNOTATION]: value } } });
+    const withStamp = (i: Instance, value: string | undefined): Instance => ({
+      ...i,
+      metadata: { ...i.metadata, annotations: value === undefined ? {} : { [SCHEDULE_EDITS_ANNOTATION]: value } },
+    });
     const scheduleOps = (ctx: InstanceAdmissionContext) => {
       const v = mutateInstance(ctx);
       return (v.allowed ? v.patch : []).filter((op) => op.path.includes('schedule-edits') || op.path === '/metadata/annotations');
     };
     it('a write that adds a schedule stamps it with the request’s time', () => {
-      expect(scheduleOps(update(withStamp(instance(), undefined), withStamp(instance(undefined, { schedules: [nightly] }), undefined)))).to.deep.equal([{ op: 'add', path: SCHEDULE_EDITS_PATH, value: stamp(NOW) }]);
+      expect(
+        scheduleOps(update(withStamp(instance(), undefined), withStamp(instance(undefined, { schedules: [nightly] }), undefined))),
+      ).to.deep.equal([{ op: 'add', path: SCHEDULE_EDITS_PATH, value: stamp(NOW) }]);
     });
     it('a metadata-only write that moves the stamp gets the stored one back', () => {
       const stored = withStamp(instance(undefined, { schedules: [nightly] }), stamp('2026-11-01T00:00:00Z'));
-      expect(scheduleOps(update(stored, withStamp(instance(undefined, { schedules: [nightly] }), stamp('2026-11-22T10:04:00Z'))))).to.deep.equal([{ op: 'add', path: SCHEDULE_EDITS_PATH, value: stamp('2026-11-01T00:00:00Z') }]);
+      expect(
+        scheduleOps(update(stored, withStamp(instance(undefined, { schedules: [nightly] }), stamp('2026-11-22T10:04:00Z')))),
+      ).to.deep.equal([{ op: 'add', path: SCHEDULE_EDITS_PATH, value: stamp('2026-11-01T00:00:00Z') }]);
     });
     it('a write that keeps the schedule and the stamp needs nothing', () => {
       const stored = withStamp(instance(undefined, { schedules: [nightly] }), stamp('2026-11-01T00:00:00Z'));
@@ -183,4 +196,3 @@ describe('mutateInstance', () => {
     });
   });
 });
-

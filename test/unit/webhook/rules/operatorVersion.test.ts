@@ -205,12 +205,21 @@ describe('admitOperatorVersion: one rule per row', () => {
       says: 'admits a Pipe of one file into a Secret',
       change: (s) => {
         s.templates!['pod.yaml'] = 'kind: Pod';
-        s.tasks!.push({ name: 'certs', kind: 'Pipe', spec: { pod: 'pod.yaml', pipe: [{ file: '/out/cert.pem', kind: 'Secret', key: 'cert' }] } });
+        s.tasks!.push({
+          name: 'certs',
+          kind: 'Pipe',
+          spec: { pod: 'pod.yaml', pipe: [{ file: '/out/cert.pem', kind: 'Secret', key: 'cert' }] },
+        });
       },
     },
     {
       says: 'refuses a Pipe whose Pod template does not exist',
-      change: (s) => s.tasks!.push({ name: 'certs', kind: 'Pipe', spec: { pod: 'nope.yaml', pipe: [{ file: '/out/cert.pem', kind: 'Secret', key: 'cert' }] } }),
+      change: (s) =>
+        s.tasks!.push({
+          name: 'certs',
+          kind: 'Pipe',
+          spec: { pod: 'nope.yaml', pipe: [{ file: '/out/cert.pem', kind: 'Secret', key: 'cert' }] },
+        }),
       rule: 'ov.unknown-template',
       text: 'spec.tasks[4].spec.pod: template "nope.yaml" is not defined',
     },
@@ -228,7 +237,11 @@ describe('admitOperatorVersion: one rule per row', () => {
       says: 'refuses a Pipe key that .Pipes cannot name, and a relative file',
       change: (s) => {
         s.templates!['pod.yaml'] = 'kind: Pod';
-        s.tasks!.push({ name: 'certs', kind: 'Pipe', spec: { pod: 'pod.yaml', pipe: [{ file: 'out/cert.pem', kind: 'Secret', key: 'my-cert' }] } });
+        s.tasks!.push({
+          name: 'certs',
+          kind: 'Pipe',
+          spec: { pod: 'pod.yaml', pipe: [{ file: 'out/cert.pem', kind: 'Secret', key: 'my-cert' }] },
+        });
       },
       rule: 'ov.findings',
       text: 'key "my-cert" cannot be read as {{ .Pipes.my-cert }}',
@@ -238,7 +251,10 @@ describe('admitOperatorVersion: one rule per row', () => {
       change: (s) => {
         s.templates!['pod.yaml'] = 'kind: Pod';
         const pipe = [{ file: '/out/cert.pem', kind: 'Secret' as const, key: 'cert' }];
-        s.tasks!.push({ name: 'certs', kind: 'Pipe', spec: { pod: 'pod.yaml', pipe } }, { name: 'certs2', kind: 'Pipe', spec: { pod: 'pod.yaml', pipe } });
+        s.tasks!.push(
+          { name: 'certs', kind: 'Pipe', spec: { pod: 'pod.yaml', pipe } },
+          { name: 'certs2', kind: 'Pipe', spec: { pod: 'pod.yaml', pipe } },
+        );
       },
       rule: 'ov.duplicate-name',
       text: 'spec.tasks[5].spec.pipe[0].key: pipe key "cert" is also defined at spec.tasks[4].spec.pipe[0].key',
@@ -367,7 +383,9 @@ describe('admitOperatorVersion: one rule per row', () => {
     },
     {
       says: 'also warns about an undeclared parameter used inside a template function',
-      change: (s) => (s.templates!['service.yaml'] = 'apiVersion: v1\nkind: Service\nmetadata: {name: app}\nspec:\n  port: {{ default "80" .Params.PORT | quote }}\n'),
+      change: (s) =>
+        (s.templates!['service.yaml'] =
+          'apiVersion: v1\nkind: Service\nmetadata: {name: app}\nspec:\n  port: {{ default "80" .Params.PORT | quote }}\n'),
       text: 'reads undeclared parameter PORT',
     },
     {
@@ -519,7 +537,10 @@ describe('admitOperatorVersion: the whole request', () => {
   it('keeps warnings under 120 characters and summarises beyond ten', () => {
     const verdict = admitOperatorVersion(
       created((s) => {
-        s.templates!['service.yaml'] = Array.from({ length: 12 }, (_, i) => `k${i}: {{ .Params.A_VERY_LONG_UNDECLARED_PARAMETER_NAME_NUMBER_${i}_${'X'.repeat(60)} }}`).join('\n');
+        s.templates!['service.yaml'] = Array.from(
+          { length: 12 },
+          (_, i) => `k${i}: {{ .Params.A_VERY_LONG_UNDECLARED_PARAMETER_NAME_NUMBER_${i}_${'X'.repeat(60)} }}`,
+        ).join('\n');
       }),
     );
     expect(verdict.allowed).to.equal(true);
@@ -553,9 +574,24 @@ describe('admitOperatorVersion: templates are evaluated at admission', () => {
       rule: 'ov.template-unknown-field',
       text: 'spec.templates["cm.yaml"]: template cm.yaml: unknown field .Nope',
     },
-    { says: 'names the line of the unknown variable', spec: spec(manifest('  a: b\n  c: "{{ .Nope }}"\n')), rule: 'ov.template-unknown-field', text: '(line 7)' },
-    { says: 'refuses an unknown function, naming it', spec: spec(manifest('  a: "{{ shout .Name }}"\n')), rule: 'ov.template-unknown-function', text: 'shout' },
-    { says: 'refuses a function given the wrong number of arguments', spec: spec(manifest('  a: "{{ default "x" }}"\n')), rule: 'ov.template-arity', text: 'default takes 2 arguments, got 1' },
+    {
+      says: 'names the line of the unknown variable',
+      spec: spec(manifest('  a: b\n  c: "{{ .Nope }}"\n')),
+      rule: 'ov.template-unknown-field',
+      text: '(line 7)',
+    },
+    {
+      says: 'refuses an unknown function, naming it',
+      spec: spec(manifest('  a: "{{ shout .Name }}"\n')),
+      rule: 'ov.template-unknown-function',
+      text: 'shout',
+    },
+    {
+      says: 'refuses a function given the wrong number of arguments',
+      spec: spec(manifest('  a: "{{ default "x" }}"\n')),
+      rule: 'ov.template-arity',
+      text: 'default takes 2 arguments, got 1',
+    },
     {
       says: 'refuses a template whose object has no name with the defaults, naming the plan step',
       spec: spec('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "{{ .Params.SIZE }}"\n', (s) => (s.parameters![0]!.default = '')),
@@ -581,9 +617,13 @@ describe('admitOperatorVersion: templates are evaluated at admission', () => {
       text: 'plan "repair", phase "fix", step "again"',
     },
     {
-      says: 'renders a Wait task\'s object with the defaults too',
+      says: "renders a Wait task's object with the defaults too",
       spec: spec(manifest('  a: b\n'), (s) => {
-        s.tasks!.push({ name: 'ready', kind: 'Wait', spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', name: '{{ .Nope }}' }, condition: { type: 'Ready' } } });
+        s.tasks!.push({
+          name: 'ready',
+          kind: 'Wait',
+          spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', name: '{{ .Nope }}' }, condition: { type: 'Ready' } },
+        });
         s.plans.deploy!.phases[0]!.steps[0]!.tasks.push('ready');
       }),
       rule: 'ov.template-unknown-field',

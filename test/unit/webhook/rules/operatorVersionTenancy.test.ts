@@ -31,9 +31,12 @@ const ALL: TenancyAllowance = { allowCrossNamespace: true, allowClusterScoped: t
 
 describe('admitOperatorVersion: tenancy', () => {
   const rows: { says: string; spec: OperatorVersionSpec; tenancy?: TenancyAllowance; rule?: string; text?: string }[] = [
-    { says: 'admits a template without a namespace (the Instance\'s is used)', spec: spec(configMap('')) },
+    { says: "admits a template without a namespace (the Instance's is used)", spec: spec(configMap('')) },
     { says: 'admits {{ .Namespace }}', spec: spec(configMap('  namespace: {{ .Namespace }}\n')) },
-    { says: 'admits {{ .Namespace | quote }} and a quoted "{{ .Namespace }}"', spec: spec(configMap('  namespace: {{ .Namespace | quote }}\n  labels: {a: "{{ .Namespace }}"}\n')) },
+    {
+      says: 'admits {{ .Namespace | quote }} and a quoted "{{ .Namespace }}"',
+      spec: spec(configMap('  namespace: {{ .Namespace | quote }}\n  labels: {a: "{{ .Namespace }}"}\n')),
+    },
     { says: 'admits a literal namespace equal to its own', spec: spec(configMap('  namespace: tenant-a\n')) },
     {
       says: 'refuses a literal other namespace, naming the object, the namespace and the fix',
@@ -65,7 +68,9 @@ describe('admitOperatorVersion: tenancy', () => {
     },
     {
       says: 'refuses a ClusterRoleBinding in the second document of a template',
-      spec: spec(`${configMap('')}---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: {{ .Name }}-admin}\n`),
+      spec: spec(
+        `${configMap('')}---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: {{ .Name }}-admin}\n`,
+      ),
       rule: 'ov.cluster-scoped-kind',
       text: 'spec.templates["cm.yaml"] (document 2): ClusterRoleBinding is cluster-scoped',
     },
@@ -74,7 +79,11 @@ describe('admitOperatorVersion: tenancy', () => {
       spec: spec(configMap(''), {
         tasks: [
           { name: 'app', kind: 'Apply', spec: { resources: ['cm.yaml'] } },
-          { name: 'peek', kind: 'Wait', spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', name: 'x', namespace: 'victim' }, condition: { type: 'Ready' } } },
+          {
+            name: 'peek',
+            kind: 'Wait',
+            spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', name: 'x', namespace: 'victim' }, condition: { type: 'Ready' } },
+          },
         ],
       }),
       rule: 'ov.other-namespace',
@@ -111,7 +120,9 @@ describe('admitOperatorVersion: tenancy', () => {
     },
     {
       says: 'refuses a cluster-scoped kind behind a "}}" string literal',
-      spec: spec('apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: grab\n  annotations:\n    note: {{ "}}: x" }}\n'),
+      spec: spec(
+        'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: grab\n  annotations:\n    note: {{ "}}: x" }}\n',
+      ),
       rule: 'ov.cluster-scoped-kind',
       text: 'ClusterRole grab is cluster-scoped',
     },
@@ -149,10 +160,13 @@ describe('admitOperatorVersion: tenancy in every branch', () => {
   it('admits with a warning naming the condition a ClusterRole created only for NodePort listeners', () => {
     const verdict = admit(listener('apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: nodes\n'));
     expect(verdict.allowed, verdict.allowed ? '' : verdict.message).to.equal(true);
-    expect(verdict.warnings.join('\n')).to.contain('ClusterRole nodes is cluster-scoped').and.to.contain('if eq .Params.LISTENER "NodePort"');
+    expect(verdict.warnings.join('\n'))
+      .to.contain('ClusterRole nodes is cluster-scoped')
+      .and.to.contain('if eq .Params.LISTENER "NodePort"');
   });
   it('refuses a ClusterRole created in every branch', () => {
-    const t = '{{ if eq .Params.LISTENER "NodePort" }}# node port{{ else }}# cluster ip{{ end }}\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: nodes\n';
+    const t =
+      '{{ if eq .Params.LISTENER "NodePort" }}# node port{{ else }}# cluster ip{{ end }}\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: nodes\n';
     const verdict = admit(spec(t, { parameters: [{ name: 'LISTENER', default: 'ClusterIP' }] }));
     expect(verdict.allowed).to.equal(false);
     if (!verdict.allowed) expect(verdict.rule).to.equal('ov.cluster-scoped-kind');

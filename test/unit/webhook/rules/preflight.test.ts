@@ -29,11 +29,22 @@ const deployed: Instance['status'] = {
 };
 
 function ctx(object: Instance, oldObject?: Instance): InstanceAdmissionContext {
-  return { operation: oldObject ? 'UPDATE' : 'CREATE', object, oldObject, operatorVersion: ov, oldOperatorVersion: ov, updatePlans: [], now: '2026-11-25T10:00:00Z' };
+  return {
+    operation: oldObject ? 'UPDATE' : 'CREATE',
+    object,
+    oldObject,
+    operatorVersion: ov,
+    oldOperatorVersion: ov,
+    updatePlans: [],
+    now: '2026-11-25T10:00:00Z',
+  };
 }
 
 /** Discovery of the example's kinds, and a SubjectAccessReview that says no where `denied` says so. */
-function deps(denied: (a: AccessAttributes) => boolean = () => false, over: Partial<PreflightDeps> = {}): PreflightDeps & { asked: AccessAttributes[] } {
+function deps(
+  denied: (a: AccessAttributes) => boolean = () => false,
+  over: Partial<PreflightDeps> = {},
+): PreflightDeps & { asked: AccessAttributes[] } {
   const asked: AccessAttributes[] = [];
   const kinds: Record<string, { group: string; resource: string; namespaced: boolean }> = {
     'v1/ConfigMap': { group: '', resource: 'configmaps', namespaced: true },
@@ -56,16 +67,28 @@ function deps(denied: (a: AccessAttributes) => boolean = () => false, over: Part
 describe('webhook/preflight', () => {
   it('refuses a creation whose template names a kind in a version the cluster does not serve, naming the one it serves', async () => {
     const withPdb = structuredClone(ov);
-    withPdb.spec.templates = { ...withPdb.spec.templates, 'pdb.yaml': 'apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata:\n  name: "{{ .Name }}-pdb"\nspec: {maxUnavailable: 1}\n' };
+    withPdb.spec.templates = {
+      ...withPdb.spec.templates,
+      'pdb.yaml':
+        'apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata:\n  name: "{{ .Name }}-pdb"\nspec: {maxUnavailable: 1}\n',
+    };
     const app = withPdb.spec.tasks!.find((t) => t.kind === 'Apply')!;
     app.spec = { ...app.spec, resources: [...(app.spec?.resources ?? []), 'pdb.yaml'] };
     const servedKind = async (apiVersion: string) =>
-      apiVersion.startsWith('policy/') ? { served: apiVersion === 'policy/v1', groupServed: true, servedIn: ['policy/v1'] } : { served: true, groupServed: true, servedIn: [apiVersion] };
-    const v = await preflightInstanceWrite({ ...ctx(instance()), operatorVersion: withPdb }, 'planwarden-plans', deps(undefined, { servedKind }));
+      apiVersion.startsWith('policy/')
+        ? { served: apiVersion === 'policy/v1', groupServed: true, servedIn: ['policy/v1'] }
+        : { served: true, groupServed: true, servedIn: [apiVersion] };
+    const v = await preflightInstanceWrite(
+      { ...ctx(instance()), operatorVersion: withPdb },
+      'planwarden-plans',
+      deps(undefined, { servedKind }),
+    );
     expect(v.allowed).to.equal(false);
     if (v.allowed) return;
     expect(v.rule).to.equal('instance.preflight-kind-not-served');
-    expect(v.message).to.contain('template pdb.yaml: PodDisruptionBudget policy/v1beta1 is not served by this cluster; it serves policy/v1');
+    expect(v.message).to.contain(
+      'template pdb.yaml: PodDisruptionBudget policy/v1beta1 is not served by this cluster; it serves policy/v1',
+    );
     expect(v.message).to.contain('removed in Kubernetes 1.25');
   });
 
@@ -80,13 +103,23 @@ describe('webhook/preflight', () => {
     const d = deps();
     const v = await preflightInstanceWrite(ctx(instance()), 'planwarden-plans', d);
     expect(v.allowed).to.equal(true);
-    expect(d.asked.map((r) => `${r.verb} ${r.resource} ${r.name}`)).to.include.members(['patch configmaps shop-config', 'create deployments shop-web']);
+    expect(d.asked.map((r) => `${r.verb} ${r.resource} ${r.name}`)).to.include.members([
+      'patch configmaps shop-config',
+      'create deployments shop-web',
+    ]);
   });
 
   it('a creation whose value renders an invalid object name is refused, naming the template and the field', async () => {
     const spec = structuredClone(ov);
-    spec.spec.templates!['config.yaml'] = spec.spec.templates!['config.yaml']!.replace('{{ .Name }}-config', '{{ .Params.LOG_LEVEL }}-config');
-    const v = await preflightInstanceWrite({ ...ctx(instance({ parameters: { LOG_LEVEL: 'Not Valid' } })), operatorVersion: spec }, 'planwarden-plans', deps());
+    spec.spec.templates!['config.yaml'] = spec.spec.templates!['config.yaml']!.replace(
+      '{{ .Name }}-config',
+      '{{ .Params.LOG_LEVEL }}-config',
+    );
+    const v = await preflightInstanceWrite(
+      { ...ctx(instance({ parameters: { LOG_LEVEL: 'Not Valid' } })), operatorVersion: spec },
+      'planwarden-plans',
+      deps(),
+    );
     expect(v.allowed).to.equal(false);
     if (v.allowed) return;
     expect(v.rule).to.equal('instance.preflight-invalid');
@@ -94,7 +127,11 @@ describe('webhook/preflight', () => {
   });
 
   it('a ServiceAccount that may not patch deployments is named with what it lacks and the commands that grant it', async () => {
-    const v = await preflightInstanceWrite(ctx(instance()), 'weak', deps((r) => r.resource === 'deployments' && r.verb === 'patch'));
+    const v = await preflightInstanceWrite(
+      ctx(instance()),
+      'weak',
+      deps((r) => r.resource === 'deployments' && r.verb === 'patch'),
+    );
     expect(v.allowed).to.equal(false);
     if (v.allowed) return;
     expect(v.rule).to.equal('instance.preflight-forbidden');
@@ -104,14 +141,20 @@ describe('webhook/preflight', () => {
   });
 
   it('a ServiceAccount that does not exist is refused with the command that creates it with the rights it needs', async () => {
-    const v = await preflightInstanceWrite(ctx(instance()), 'planwarden-plans', deps(undefined, { serviceAccountExists: async () => false }));
+    const v = await preflightInstanceWrite(
+      ctx(instance()),
+      'planwarden-plans',
+      deps(undefined, { serviceAccountExists: async () => false }),
+    );
     expect(v.allowed).to.equal(false);
     if (v.allowed) return;
     expect(v.rule).to.equal('instance.plan-service-account-missing');
-    expect(v.message).to.include('kubectl planwarden rbac --operator-version webapp-1.0.0 -n demo --service-account planwarden-plans | kubectl apply -f -');
+    expect(v.message).to.include(
+      'kubectl planwarden rbac --operator-version webapp-1.0.0 -n demo --service-account planwarden-plans | kubectl apply -f -',
+    );
   });
 
-  it('a namespace that did not let the controller act as the plan\'s ServiceAccount: refused (instance.controller-not-granted), naming the namespace, the ServiceAccount, the controller and the RoleBinding that fixes it', async () => {
+  it("a namespace that did not let the controller act as the plan's ServiceAccount: refused (instance.controller-not-granted), naming the namespace, the ServiceAccount, the controller and the RoleBinding that fixes it", async () => {
     const controllerUser = 'system:serviceaccount:planwarden-system:planwarden-controller';
     const subjects: string[] = [];
     const d = deps(undefined, {
@@ -127,9 +170,15 @@ describe('webhook/preflight', () => {
     if (v.allowed) return;
     expect(v.rule).to.equal('instance.controller-not-granted');
     expect(v.message)
-      .to.include(`plan "deploy" runs as ServiceAccount "planwarden-plans", and namespace "demo" does not let planwarden's controller (${controllerUser}) act as it`)
-      .and.include('kubectl planwarden rbac --operator-version webapp-1.0.0 -n demo --service-account planwarden-plans | kubectl apply -f -')
-      .and.include('kubectl -n demo create rolebinding planwarden-controller-as-planwarden-plans --role=planwarden-controller-as-planwarden-plans --serviceaccount=planwarden-system:planwarden-controller');
+      .to.include(
+        `plan "deploy" runs as ServiceAccount "planwarden-plans", and namespace "demo" does not let planwarden's controller (${controllerUser}) act as it`,
+      )
+      .and.include(
+        'kubectl planwarden rbac --operator-version webapp-1.0.0 -n demo --service-account planwarden-plans | kubectl apply -f -',
+      )
+      .and.include(
+        'kubectl -n demo create rolebinding planwarden-controller-as-planwarden-plans --role=planwarden-controller-as-planwarden-plans --serviceaccount=planwarden-system:planwarden-controller',
+      );
   });
 
   it('… granted: admitted; without --controller-user nothing is asked about the controller', async () => {
@@ -141,13 +190,23 @@ describe('webhook/preflight', () => {
   });
 
   it('a kind the API server does not serve is not checked, with a warning', async () => {
-    const v = await preflightInstanceWrite(ctx(instance()), 'planwarden-plans', deps(undefined, { resolveKind: async (apiVersion) => (apiVersion === 'v1' ? { group: '', resource: 'configmaps', namespaced: true } : undefined) }));
+    const v = await preflightInstanceWrite(
+      ctx(instance()),
+      'planwarden-plans',
+      deps(undefined, {
+        resolveKind: async (apiVersion) => (apiVersion === 'v1' ? { group: '', resource: 'configmaps', namespaced: true } : undefined),
+      }),
+    );
     expect(v.allowed).to.equal(true);
     expect(v.warnings.join('\n')).to.match(/Deployment \(apps\/v1\), which the API server does not serve/);
   });
 
   it('rights that cannot be checked in time admit the write with a warning', async () => {
-    const v = await preflightInstanceWrite(ctx(instance()), 'planwarden-plans', deps(undefined, { accessBudgetMs: 5, canI: () => new Promise(() => undefined) }));
+    const v = await preflightInstanceWrite(
+      ctx(instance()),
+      'planwarden-plans',
+      deps(undefined, { accessBudgetMs: 5, canI: () => new Promise(() => undefined) }),
+    );
     expect(v.allowed).to.equal(true);
     expect(v.warnings.join('\n')).to.match(/could not be checked in time/);
   });
@@ -168,7 +227,7 @@ describe('webhook/preflight', () => {
     expect(runToCheck(ctx(now, old))?.values.REPLICAS).to.equal('3');
   });
 
-  it('a manual trigger runs with its per-run values over the Instance\'s', () => {
+  it("a manual trigger runs with its per-run values over the Instance's", () => {
     const old = instance({}, deployed);
     const now = instance({ planExecution: { planName: 'backup', id: 'b1', parameters: { LOG_LEVEL: 'debug' } } }, deployed);
     const run = runToCheck(ctx(now, old));

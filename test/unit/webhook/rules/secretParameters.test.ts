@@ -33,14 +33,13 @@ const OV: OperatorVersion = {
   },
 };
 
-const instance = (spec: Partial<InstanceSpec>, status?: Instance['status']): Instance =>
-  ({
-    apiVersion: 'planwarden.dev/v1alpha1',
-    kind: 'Instance',
-    metadata: { name: 'db', namespace: 'shop', generation: 2 },
-    spec: { operatorVersion: { name: 'db-1.0.0' }, ...spec },
-    ...(status ? { status } : {}),
-  });
+const instance = (spec: Partial<InstanceSpec>, status?: Instance['status']): Instance => ({
+  apiVersion: 'planwarden.dev/v1alpha1',
+  kind: 'Instance',
+  metadata: { name: 'db', namespace: 'shop', generation: 2 },
+  spec: { operatorVersion: { name: 'db-1.0.0' }, ...spec },
+  ...(status ? { status } : {}),
+});
 
 const DEPLOYED = {
   applied: { operatorVersion: 'db-1.0.0', parameters: {}, parametersFrom: { PASSWORD: ref('creds') } },
@@ -48,7 +47,13 @@ const DEPLOYED = {
   planStatus: { deploy: { status: 'COMPLETE' as const, id: 'create' } },
 };
 
-const create = (spec: Partial<InstanceSpec>): InstanceAdmissionContext => ({ operation: 'CREATE', object: instance(spec), operatorVersion: OV, updatePlans: [], now: NOW });
+const create = (spec: Partial<InstanceSpec>): InstanceAdmissionContext => ({
+  operation: 'CREATE',
+  object: instance(spec),
+  operatorVersion: OV,
+  updatePlans: [],
+  now: NOW,
+});
 const update = (before: Partial<InstanceSpec>, after: Partial<InstanceSpec>): InstanceAdmissionContext => ({
   operation: 'UPDATE',
   oldObject: instance(before, DEPLOYED),
@@ -66,14 +71,49 @@ describe('secret parameters at apply time (webhook/rules/secretParameters.ts)', 
   const rows: [string, InstanceAdmissionContext, string][] = [
     ['a creation naming the password’s Secret is admitted', create(BASE), 'allowed'],
     ['a creation writing the password in spec.parameters is refused', create({ parameters: { PASSWORD: 'hunter2' } }), R.value],
-    ['a parameter both written and read from a Secret is refused', create({ parameters: { PASSWORD: 'x' }, parametersFrom: { PASSWORD: ref('creds') } }), R.twice],
-    ['parametersFrom naming a parameter not declared secret is refused', create({ ...BASE, parametersFrom: { ...BASE.parametersFrom, REPLICAS: ref('n', 'k') } }), R.notSecret],
-    ['parametersFrom naming an undeclared parameter is refused', create({ ...BASE, parametersFrom: { ...BASE.parametersFrom, NOPE: ref('n', 'k') } }), R.notSecret],
-    ['a trigger with a per-run secret from a Secret is admitted', update(BASE, { ...BASE, planExecution: { planName: 'restore', id: 'r1', parametersFrom: { RESTORE_KEY: ref('rk', 'k') } } }), 'allowed'],
-    ['a trigger writing a per-run secret in planExecution.parameters is refused', update(BASE, { ...BASE, planExecution: { planName: 'restore', id: 'r1', parameters: { RESTORE_KEY: 'k3y' } } }), R.value],
-    ['a trigger giving a secret that is not perRun for one run is refused', update(BASE, { ...BASE, planExecution: { planName: 'restore', id: 'r1', parametersFrom: { ADMIN_TOKEN: ref('t', 'k') } } }), R.notPerRun],
-    ['a schedule writing a secret in its parameters is refused', update(BASE, { ...BASE, schedules: [{ name: 'nightly', plan: 'restore', schedule: '0 3 * * *', parameters: { RESTORE_KEY: 'k3y' } }] }), R.value],
-    ['a changed reference is admitted (it runs the parameter’s plan)', update(BASE, { parametersFrom: { PASSWORD: ref('creds-2') } }), 'allowed'],
+    [
+      'a parameter both written and read from a Secret is refused',
+      create({ parameters: { PASSWORD: 'x' }, parametersFrom: { PASSWORD: ref('creds') } }),
+      R.twice,
+    ],
+    [
+      'parametersFrom naming a parameter not declared secret is refused',
+      create({ ...BASE, parametersFrom: { ...BASE.parametersFrom, REPLICAS: ref('n', 'k') } }),
+      R.notSecret,
+    ],
+    [
+      'parametersFrom naming an undeclared parameter is refused',
+      create({ ...BASE, parametersFrom: { ...BASE.parametersFrom, NOPE: ref('n', 'k') } }),
+      R.notSecret,
+    ],
+    [
+      'a trigger with a per-run secret from a Secret is admitted',
+      update(BASE, { ...BASE, planExecution: { planName: 'restore', id: 'r1', parametersFrom: { RESTORE_KEY: ref('rk', 'k') } } }),
+      'allowed',
+    ],
+    [
+      'a trigger writing a per-run secret in planExecution.parameters is refused',
+      update(BASE, { ...BASE, planExecution: { planName: 'restore', id: 'r1', parameters: { RESTORE_KEY: 'k3y' } } }),
+      R.value,
+    ],
+    [
+      'a trigger giving a secret that is not perRun for one run is refused',
+      update(BASE, { ...BASE, planExecution: { planName: 'restore', id: 'r1', parametersFrom: { ADMIN_TOKEN: ref('t', 'k') } } }),
+      R.notPerRun,
+    ],
+    [
+      'a schedule writing a secret in its parameters is refused',
+      update(BASE, {
+        ...BASE,
+        schedules: [{ name: 'nightly', plan: 'restore', schedule: '0 3 * * *', parameters: { RESTORE_KEY: 'k3y' } }],
+      }),
+      R.value,
+    ],
+    [
+      'a changed reference is admitted (it runs the parameter’s plan)',
+      update(BASE, { parametersFrom: { PASSWORD: ref('creds-2') } }),
+      'allowed',
+    ],
   ];
   for (const [sentence, ctx, expected] of rows) {
     it(sentence, function () {
@@ -89,7 +129,9 @@ describe('secret parameters at apply time (webhook/rules/secretParameters.ts)', 
   });
 
   it('the preflight renders a secret parameter as its reference and knows which Secrets the run reads', function () {
-    const run = runToCheck(update(BASE, { ...BASE, planExecution: { planName: 'restore', id: 'r1', parametersFrom: { RESTORE_KEY: ref('rk', 'k') } } }));
+    const run = runToCheck(
+      update(BASE, { ...BASE, planExecution: { planName: 'restore', id: 'r1', parametersFrom: { RESTORE_KEY: ref('rk', 'k') } } }),
+    );
     expect(run?.values.PASSWORD).to.equal('<secret: creds/password>');
     expect(run?.values.RESTORE_KEY).to.equal('<secret: rk/k>');
     expect(run?.secrets).to.deep.equal([
@@ -105,21 +147,27 @@ describe('secret parameters at apply time (webhook/rules/secretParameters.ts)', 
   // secretParameters after immutableParametersUnchanged in INSTANCE_RULES fails this.
   it('property: no refusal or warning quotes a value written for a secret parameter', function () {
     fc.assert(
-      fc.property(fc.string({ minLength: 6, maxLength: 30 }).filter((s) => s.trim().length >= 6), fc.constantFrom('spec', 'run', 'schedule', 'legacy'), (value, where) => {
-        const spec: Partial<InstanceSpec> =
-          where === 'spec'
-            ? { parameters: { PASSWORD: value } }
-            : where === 'run'
-              ? { ...BASE, planExecution: { planName: 'restore', id: 'r9', parameters: { RESTORE_KEY: value, TARGET: value } } }
-              : { ...BASE, schedules: [{ name: 'n', plan: 'restore', schedule: '0 3 * * *', parameters: { RESTORE_KEY: value } }] };
-        const verdict =
-          where === 'spec'
-            ? admitInstance(create(spec))
-            : where === 'legacy'
-              ? admitInstance(update({ ...BASE, parameters: { ADMIN_TOKEN: value } }, { ...BASE, parameters: { ADMIN_TOKEN: `${value}-2` } }))
-              : admitInstance(update(BASE, spec));
-        return !verdict.allowed && !JSON.stringify(verdict).includes(JSON.stringify(value).slice(1, -1));
-      }),
+      fc.property(
+        fc.string({ minLength: 6, maxLength: 30 }).filter((s) => s.trim().length >= 6),
+        fc.constantFrom('spec', 'run', 'schedule', 'legacy'),
+        (value, where) => {
+          const spec: Partial<InstanceSpec> =
+            where === 'spec'
+              ? { parameters: { PASSWORD: value } }
+              : where === 'run'
+                ? { ...BASE, planExecution: { planName: 'restore', id: 'r9', parameters: { RESTORE_KEY: value, TARGET: value } } }
+                : { ...BASE, schedules: [{ name: 'n', plan: 'restore', schedule: '0 3 * * *', parameters: { RESTORE_KEY: value } }] };
+          const verdict =
+            where === 'spec'
+              ? admitInstance(create(spec))
+              : where === 'legacy'
+                ? admitInstance(
+                    update({ ...BASE, parameters: { ADMIN_TOKEN: value } }, { ...BASE, parameters: { ADMIN_TOKEN: `${value}-2` } }),
+                  )
+                : admitInstance(update(BASE, spec));
+          return !verdict.allowed && !JSON.stringify(verdict).includes(JSON.stringify(value).slice(1, -1));
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -139,7 +187,8 @@ describe('secret parameters in the OperatorVersion (shared/blueprint/review.ts)'
   it('a template putting a secret into a ConfigMap is warned about with its line; a Secret is not', function () {
     const templates = {
       'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  pw: {{ .Params.P }}\n',
-      'secret.yaml': 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  pw: {{ .Params.P }}\n---\nkind: Pod\nx: {{ .Params.P }}\n',
+      'secret.yaml':
+        'apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  pw: {{ .Params.P }}\n---\nkind: Pod\nx: {{ .Params.P }}\n',
     };
     const found = review([{ name: 'P', secret: true }], templates);
     expect(found.map((f) => [f.severity, f.rule, f.path, f.problem.split(' puts')[0]])).to.deep.equal([

@@ -7,7 +7,12 @@ import { expect } from 'chai';
 import type { Instance, OperatorVersion } from '../../../../shared/api/schema.ts';
 import { buildHandlers, ROUTES } from '../../../../webhook/handlers.ts';
 import type { AdmissionRequest } from '../../../../webhook/review.ts';
-import { admitServiceAccount, impersonationOf, serviceAccountToCheck, type InstanceTenancyContext } from '../../../../webhook/rules/tenancy.ts';
+import {
+  admitServiceAccount,
+  impersonationOf,
+  serviceAccountToCheck,
+  type InstanceTenancyContext,
+} from '../../../../webhook/rules/tenancy.ts';
 import type { AccessAnswer } from '../../../../shared/kube/access.ts';
 import { memoryLookups } from '../../../support/memoryLookups.ts';
 
@@ -44,29 +49,106 @@ describe('webhook/rules/tenancy: instance.service-account-not-allowed (who may n
   type Row = [string, Partial<InstanceTenancyContext>, string];
   const rows: Row[] = [
     ['admits a create naming a ServiceAccount the user may impersonate', { access: ALLOWED, serviceAccountExists: true }, 'admitted'],
-    ['refuses a create naming a ServiceAccount the user may not impersonate', { access: DENIED, serviceAccountExists: true }, 'instance.service-account-not-allowed'],
-    ['refuses a create when the apiserver could not answer in time (fail closed)', { access: UNKNOWN, serviceAccountExists: true }, 'instance.service-account-unchecked'],
-    ['refuses a create whose right was never asked, as unchecked', { access: undefined, serviceAccountExists: true }, 'instance.service-account-unchecked'],
-    ['refuses an update that changes the name to one the user may not impersonate', { operation: 'UPDATE', oldObject: instance('old'), access: DENIED, serviceAccountExists: true }, 'instance.service-account-not-allowed'],
-    ['admits an update that changes the name to one the user may impersonate', { operation: 'UPDATE', oldObject: instance('old'), access: ALLOWED, serviceAccountExists: true }, 'admitted'],
-    ['refuses an update that names a ServiceAccount where there was none (the default before)', { operation: 'UPDATE', oldObject: instance(), access: DENIED, serviceAccountExists: true }, 'instance.service-account-not-allowed'],
-    ['does not judge again an update that keeps the name, even if the user may not impersonate it', { operation: 'UPDATE', oldObject: instance('deployer'), access: DENIED }, 'admitted'],
-    ['refuses an upgrade that keeps a named ServiceAccount the user may not impersonate (other templates would run as it)', { operation: 'UPDATE', oldObject: instance('deployer'), object: { ...instance('deployer'), spec: { operatorVersion: { name: 'app-2.0.0' }, serviceAccountName: 'deployer' } }, access: DENIED, serviceAccountExists: true }, 'instance.service-account-not-allowed'],
-    ['admits an upgrade without a named ServiceAccount without asking (the default needs no right)', { operation: 'UPDATE', oldObject: instance(), object: { ...instance(), spec: { operatorVersion: { name: 'app-2.0.0' } } }, access: undefined }, 'admitted'],
-    ['does not judge again an update that keeps the name when the apiserver cannot answer', { operation: 'UPDATE', oldObject: instance('deployer'), access: UNKNOWN }, 'admitted'],
-    ['admits an update that drops the name (back to the default) without any right', { operation: 'UPDATE', object: instance(), oldObject: instance('deployer'), access: undefined, serviceAccountExists: true }, 'admitted'],
-    ['admits a create without a name: the default ServiceAccount needs no right', { object: instance(), access: undefined, serviceAccountExists: true }, 'admitted'],
+    [
+      'refuses a create naming a ServiceAccount the user may not impersonate',
+      { access: DENIED, serviceAccountExists: true },
+      'instance.service-account-not-allowed',
+    ],
+    [
+      'refuses a create when the apiserver could not answer in time (fail closed)',
+      { access: UNKNOWN, serviceAccountExists: true },
+      'instance.service-account-unchecked',
+    ],
+    [
+      'refuses a create whose right was never asked, as unchecked',
+      { access: undefined, serviceAccountExists: true },
+      'instance.service-account-unchecked',
+    ],
+    [
+      'refuses an update that changes the name to one the user may not impersonate',
+      { operation: 'UPDATE', oldObject: instance('old'), access: DENIED, serviceAccountExists: true },
+      'instance.service-account-not-allowed',
+    ],
+    [
+      'admits an update that changes the name to one the user may impersonate',
+      { operation: 'UPDATE', oldObject: instance('old'), access: ALLOWED, serviceAccountExists: true },
+      'admitted',
+    ],
+    [
+      'refuses an update that names a ServiceAccount where there was none (the default before)',
+      { operation: 'UPDATE', oldObject: instance(), access: DENIED, serviceAccountExists: true },
+      'instance.service-account-not-allowed',
+    ],
+    [
+      'does not judge again an update that keeps the name, even if the user may not impersonate it',
+      { operation: 'UPDATE', oldObject: instance('deployer'), access: DENIED },
+      'admitted',
+    ],
+    [
+      'refuses an upgrade that keeps a named ServiceAccount the user may not impersonate (other templates would run as it)',
+      {
+        operation: 'UPDATE',
+        oldObject: instance('deployer'),
+        object: { ...instance('deployer'), spec: { operatorVersion: { name: 'app-2.0.0' }, serviceAccountName: 'deployer' } },
+        access: DENIED,
+        serviceAccountExists: true,
+      },
+      'instance.service-account-not-allowed',
+    ],
+    [
+      'admits an upgrade without a named ServiceAccount without asking (the default needs no right)',
+      {
+        operation: 'UPDATE',
+        oldObject: instance(),
+        object: { ...instance(), spec: { operatorVersion: { name: 'app-2.0.0' } } },
+        access: undefined,
+      },
+      'admitted',
+    ],
+    [
+      'does not judge again an update that keeps the name when the apiserver cannot answer',
+      { operation: 'UPDATE', oldObject: instance('deployer'), access: UNKNOWN },
+      'admitted',
+    ],
+    [
+      'admits an update that drops the name (back to the default) without any right',
+      { operation: 'UPDATE', object: instance(), oldObject: instance('deployer'), access: undefined, serviceAccountExists: true },
+      'admitted',
+    ],
+    [
+      'admits a create without a name: the default ServiceAccount needs no right',
+      { object: instance(), access: undefined, serviceAccountExists: true },
+      'admitted',
+    ],
     ['admits a delete whatever the right', { operation: 'DELETE', oldObject: instance('deployer'), access: DENIED }, 'admitted'],
-    ['names the missing right, not the missing ServiceAccount, when both fail', { access: DENIED, serviceAccountExists: false }, 'instance.service-account-not-allowed'],
-    ['names the missing ServiceAccount once the user may impersonate it', { access: ALLOWED, serviceAccountExists: false }, 'instance.service-account-missing'],
-    ['refuses as unchecked, not as missing, when the right could not be checked', { access: UNKNOWN, serviceAccountExists: false }, 'instance.service-account-unchecked'],
+    [
+      'names the missing right, not the missing ServiceAccount, when both fail',
+      { access: DENIED, serviceAccountExists: false },
+      'instance.service-account-not-allowed',
+    ],
+    [
+      'names the missing ServiceAccount once the user may impersonate it',
+      { access: ALLOWED, serviceAccountExists: false },
+      'instance.service-account-missing',
+    ],
+    [
+      'refuses as unchecked, not as missing, when the right could not be checked',
+      { access: UNKNOWN, serviceAccountExists: false },
+      'instance.service-account-unchecked',
+    ],
   ];
   for (const [says, c, expected] of rows) {
     it(says, () => expect(outcome(ctx(c))).to.equal(expected));
   }
 
   it('asks Kubernetes’ own question for impersonation: impersonate serviceaccounts/<name> in the namespace, core group', () => {
-    expect(impersonationOf('tenant-a', 'strong')).to.deep.equal({ verb: 'impersonate', group: '', resource: 'serviceaccounts', namespace: 'tenant-a', name: 'strong' });
+    expect(impersonationOf('tenant-a', 'strong')).to.deep.equal({
+      verb: 'impersonate',
+      group: '',
+      resource: 'serviceaccounts',
+      namespace: 'tenant-a',
+      name: 'strong',
+    });
   });
 
   it('names the user, the ServiceAccount, the Role rule and RoleBinding that fix it, or the edit role', () => {
@@ -87,7 +169,9 @@ describe('webhook/rules/tenancy: instance.service-account-not-allowed (who may n
   });
 
   it('binds a ServiceAccount user as a ServiceAccount in the fix, and quotes the authorizer’s reason when it gave one', () => {
-    const verdict = admitServiceAccount(ctx({ user: 'system:serviceaccount:argocd:deployer', access: { kind: 'denied', reason: 'denied by policy webhook' } }));
+    const verdict = admitServiceAccount(
+      ctx({ user: 'system:serviceaccount:argocd:deployer', access: { kind: 'denied', reason: 'denied by policy webhook' } }),
+    );
     const message = verdict.allowed ? '' : verdict.message;
     expect(message).to.include('--serviceaccount=argocd:deployer');
     expect(message).to.include('in namespace "tenant-a" (denied by policy webhook)');
@@ -98,7 +182,9 @@ describe('webhook/rules/tenancy: instance.service-account-not-allowed (who may n
     expect(verdict.allowed).to.equal(false);
     if (verdict.allowed) return;
     expect([verdict.code, verdict.reason]).to.deep.equal([503, 'ServiceUnavailable']);
-    expect(verdict.message).to.include('whether user "alice" may impersonate ServiceAccount "deployer" in namespace "tenant-a" could not be checked (SubjectAccessReview failed: no answer within 2500 ms)');
+    expect(verdict.message).to.include(
+      'whether user "alice" may impersonate ServiceAccount "deployer" in namespace "tenant-a" could not be checked (SubjectAccessReview failed: no answer within 2500 ms)',
+    );
     expect(verdict.message).to.include('create on subjectaccessreviews.authorization.k8s.io');
     expect(verdict.message).to.match(/\[rule instance\.service-account-unchecked\]$/);
   });
@@ -108,9 +194,21 @@ describe('webhook/rules/tenancy: instance.service-account-missing', () => {
   const rows: [string, InstanceTenancyContext, boolean][] = [
     ['admits a create naming a ServiceAccount that exists', ctx({ serviceAccountExists: true }), true],
     ['refuses a create naming a ServiceAccount that does not exist', ctx({ serviceAccountExists: false }), false],
-    ['admits a create without a name even if the default ServiceAccount is missing (with a warning)', ctx({ object: instance(), serviceAccountExists: false }), true],
-    ['refuses an update that changes the name to one that does not exist', ctx({ operation: 'UPDATE', oldObject: instance('old'), serviceAccountExists: false }), false],
-    ['admits an update that keeps the name, even if the ServiceAccount is gone since', ctx({ operation: 'UPDATE', oldObject: instance('deployer'), serviceAccountExists: false }), true],
+    [
+      'admits a create without a name even if the default ServiceAccount is missing (with a warning)',
+      ctx({ object: instance(), serviceAccountExists: false }),
+      true,
+    ],
+    [
+      'refuses an update that changes the name to one that does not exist',
+      ctx({ operation: 'UPDATE', oldObject: instance('old'), serviceAccountExists: false }),
+      false,
+    ],
+    [
+      'admits an update that keeps the name, even if the ServiceAccount is gone since',
+      ctx({ operation: 'UPDATE', oldObject: instance('deployer'), serviceAccountExists: false }),
+      true,
+    ],
     ['admits what was not looked up (when the right was)', ctx({}), true],
   ];
   for (const [says, context, allowed] of rows) {
@@ -134,7 +232,9 @@ describe('webhook/rules/tenancy: instance.service-account-missing', () => {
   it('warns, without refusing, when the default ServiceAccount is missing', () => {
     const verdict = admitServiceAccount(ctx({ object: instance(), serviceAccountExists: false }));
     expect(verdict.allowed).to.equal(true);
-    expect(verdict.warnings).to.deep.equal(['ServiceAccount "planwarden-plans" (the default) does not exist in "tenant-a": plans fail until it is created and bound']);
+    expect(verdict.warnings).to.deep.equal([
+      'ServiceAccount "planwarden-plans" (the default) does not exist in "tenant-a": plans fail until it is created and bound',
+    ]);
     expect(admitServiceAccount(ctx({ object: instance(), serviceAccountExists: true })).warnings).to.deep.equal([]);
   });
 
@@ -188,7 +288,9 @@ describe('webhook handlers: the Instance route combines the Instance rules and t
 
     const unnamed = await validate.handle(request('CREATE', instance(), null));
     expect(unnamed.allowed).to.equal(true);
-    expect(unnamed.warnings).to.include('ServiceAccount "planwarden-plans" (the default) does not exist in "tenant-a": plans fail until it is created and bound');
+    expect(unnamed.warnings).to.include(
+      'ServiceAccount "planwarden-plans" (the default) does not exist in "tenant-a": plans fail until it is created and bound',
+    );
   });
 
   it('asks the apiserver, as the request’s user, groups, uid and extra, only for a ServiceAccount the write names anew', async () => {
@@ -199,7 +301,10 @@ describe('webhook handlers: the Instance route combines the Instance rules and t
     });
     const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups });
     const validate = routes[ROUTES.validateInstances]!;
-    const as = (r: AdmissionRequest): AdmissionRequest => ({ ...r, userInfo: { username: 'alice', uid: 'u-1', groups: ['devs', 'system:authenticated'], extra: { scopes: ['a'] } } });
+    const as = (r: AdmissionRequest): AdmissionRequest => ({
+      ...r,
+      userInfo: { username: 'alice', uid: 'u-1', groups: ['devs', 'system:authenticated'], extra: { scopes: ['a'] } },
+    });
 
     const strong = await validate.handle(as(request('CREATE', instance('strong'), null)));
     expect(strong.allowed ? 'admitted' : strong.rule).to.equal('instance.service-account-not-allowed');
@@ -217,7 +322,9 @@ describe('webhook handlers: the Instance route combines the Instance rules and t
     // Keeping the name, naming none, and deleting ask nothing.
     expect((await validate.handle(as(request('UPDATE', instance('strong', { team: 'a' }), instance('strong'))))).allowed).to.equal(true);
     expect((await validate.handle(as(request('CREATE', instance(), null)))).allowed).to.equal(true);
-    expect((await validate.handle(as({ ...request('UPDATE', instance(), instance('strong')), operation: 'DELETE', object: null }))).allowed).to.equal(true);
+    expect(
+      (await validate.handle(as({ ...request('UPDATE', instance(), instance('strong')), operation: 'DELETE', object: null }))).allowed,
+    ).to.equal(true);
     expect(lookups.calls.canI).to.equal(3);
   });
 });

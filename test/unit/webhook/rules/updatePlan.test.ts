@@ -108,7 +108,7 @@ describe('admitUpdatePlan', () => {
       c: update(plan('to-1.3', 'kafka-1.3.0'), plan('to-1.3', 'kafka-1.3.0', [accept('broker-informer', 'pdb-1')])),
     },
     {
-      says: 'admits accepting an insight reported only in this UpdatePlan\'s own status',
+      says: "admits accepting an insight reported only in this UpdatePlan's own status",
       c: update(
         plan('to-1.3', 'kafka-1.3.0', [], informerStatus('net-informer', ['mtu-9'])),
         plan('to-1.3', 'kafka-1.3.0', [accept('net-informer', 'mtu-9')], informerStatus('net-informer', ['mtu-9'])),
@@ -117,7 +117,7 @@ describe('admitUpdatePlan', () => {
       ),
     },
     {
-      says: 'admits acceptances at creation when another UpdatePlan\'s informers reported them',
+      says: "admits acceptances at creation when another UpdatePlan's informers reported them",
       c: create(plan('to-1.3', 'kafka-1.3.0', [accept('zk-informer', 'quorum-3')])),
     },
     {
@@ -182,12 +182,22 @@ describe('admitUpdatePlan', () => {
       says: 'does not refuse a duplicate entry that was already stored',
       c: update(
         plan('to-1.3', 'kafka-1.3.0', [accept('broker-informer', 'pdb-1'), accept('broker-informer', 'pdb-1')]),
-        plan('to-1.3', 'kafka-1.3.0', [accept('broker-informer', 'pdb-1'), accept('broker-informer', 'pdb-1'), accept('zk-informer', 'quorum-3')]),
+        plan('to-1.3', 'kafka-1.3.0', [
+          accept('broker-informer', 'pdb-1'),
+          accept('broker-informer', 'pdb-1'),
+          accept('zk-informer', 'quorum-3'),
+        ]),
       ),
     },
     {
       says: 'admits any deletion',
-      c: { operation: 'DELETE', oldObject: plan('to-1.3', 'kafka-1.3.0'), object: plan('to-1.3', 'kafka-1.3.0'), others: [plan('x', 'kafka-1.3.0')], reportedInsights: [] },
+      c: {
+        operation: 'DELETE',
+        oldObject: plan('to-1.3', 'kafka-1.3.0'),
+        object: plan('to-1.3', 'kafka-1.3.0'),
+        others: [plan('x', 'kafka-1.3.0')],
+        reportedInsights: [],
+      },
     },
   ];
   for (const row of rows) {
@@ -206,7 +216,7 @@ describe('admitUpdatePlan', () => {
     });
   }
 
-  it('reportedInsightsOf collects (informer, uid) over every UpdatePlan\'s status', () => {
+  it("reportedInsightsOf collects (informer, uid) over every UpdatePlan's status", () => {
     const plans = [
       plan('a', 'kafka-1.3.0', [], informerStatus('broker-informer', ['pdb-1', 'disk-2'])),
       plan('b', 'kafka-1.4.0'),
@@ -228,19 +238,28 @@ describe('targetHolder: the oldest UpdatePlan of a target holds it (a race past 
   const second = at(plan('alpha', '2.0.0'), '2026-01-01T00:00:05Z', 'u-alpha');
   const sameSecond = at(plan('beta', '2.0.0'), '2026-01-01T00:00:00Z', 'u-beta');
   const otherTarget = at(plan('other', '3.0.0'), '2025-01-01T00:00:00Z', 'u-other');
-  const elsewhere = { ...at(plan('old', '2.0.0'), '2025-01-01T00:00:00Z', 'u-old'), metadata: { ...first.metadata, name: 'old', uid: 'u-old', namespace: 'blog', creationTimestamp: '2025-01-01T00:00:00Z' } };
+  const elsewhere = {
+    ...at(plan('old', '2.0.0'), '2025-01-01T00:00:00Z', 'u-old'),
+    metadata: { ...first.metadata, name: 'old', uid: 'u-old', namespace: 'blog', creationTimestamp: '2025-01-01T00:00:00Z' },
+  };
   const rows: { says: string; plans: UpdatePlan[]; holder: string | undefined }[] = [
     { says: 'the older of two holds it, whatever their names', plans: [second, first], holder: 'zeta' },
     { says: 'created in the same second, the first by name holds it', plans: [first, sameSecond], holder: 'beta' },
     { says: 'an UpdatePlan of another target does not count', plans: [otherTarget, second], holder: 'alpha' },
     { says: 'an UpdatePlan of another namespace does not count', plans: [elsewhere, second], holder: 'alpha' },
-    { says: 'one not yet stored (no creationTimestamp) is younger than any stored one', plans: [at(plan('aaa', '2.0.0'), undefined), second], holder: 'alpha' },
+    {
+      says: 'one not yet stored (no creationTimestamp) is younger than any stored one',
+      plans: [at(plan('aaa', '2.0.0'), undefined), second],
+      holder: 'alpha',
+    },
     { says: 'nobody holds a target no UpdatePlan names', plans: [otherTarget], holder: undefined },
   ];
   for (const row of rows) {
     it(row.says, () => {
       expect(targetHolder(row.plans, 'shop', '2.0.0')?.metadata.name).to.equal(row.holder);
-      expect(targetHolder([...row.plans].reverse(), 'shop', '2.0.0')?.metadata.name, 'the order given does not matter').to.equal(row.holder);
+      expect(targetHolder([...row.plans].reverse(), 'shop', '2.0.0')?.metadata.name, 'the order given does not matter').to.equal(
+        row.holder,
+      );
     });
   }
 
@@ -260,7 +279,13 @@ describe('needsOtherUpdatePlans', () => {
   const rows: { says: string; op: 'CREATE' | 'UPDATE' | 'DELETE'; object: UpdatePlan; old?: UpdatePlan; needs: boolean }[] = [
     { says: 'a CREATE does (uniqueness)', op: 'CREATE', object: plan('a', '2.0.0'), needs: true },
     { says: 'a DELETE does not', op: 'DELETE', object: plan('a', '2.0.0'), needs: false },
-    { says: 'an UPDATE that accepts nothing new does not (a label, a status report)', op: 'UPDATE', object: plan('a', '2.0.0'), old: plan('a', '2.0.0'), needs: false },
+    {
+      says: 'an UPDATE that accepts nothing new does not (a label, a status report)',
+      op: 'UPDATE',
+      object: plan('a', '2.0.0'),
+      old: plan('a', '2.0.0'),
+      needs: false,
+    },
     {
       says: 'an UPDATE accepting an insight this plan reported does not',
       op: 'UPDATE',
