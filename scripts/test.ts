@@ -75,6 +75,7 @@ async function main(): Promise<number> {
   if (!values['skip-static'] && !values['integration-only']) {
     await stage('typecheck', 'npx', ['tsc', '--noEmit', '-p', '.'], false);
     await stage('lint', 'npx', ['eslint', '.'], false);
+    await stage('formatting (prettier)', 'npx', ['prettier', '--check', '--log-level', 'warn', '**/*.ts', '*.js'], false);
     await stage('CRDs match the API types', 'npx', ['tsx', 'scripts/gen-crds.ts', '--check'], false);
     await stage('webhook configurations match the route table', 'npx', ['tsx', 'scripts/gen-webhooks.ts', '--check'], false);
   }
