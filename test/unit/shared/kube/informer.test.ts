@@ -209,12 +209,10 @@ describe('shared/kube/informer', () => {
       const handed: unknown[] = [];
       informer.onUpdate((_old, cur) => handed.push(cur.metadata.managedFields));
       source.lastWatch().emit({ type: 'MODIFIED', object: managed('a', '12') });
-      source
-        .lastWatch()
-        .emit({
-          type: 'BOOKMARK',
-          object: { apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance', metadata: { resourceVersion: '15' } },
-        });
+      source.lastWatch().emit({
+        type: 'BOOKMARK',
+        object: { apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance', metadata: { resourceVersion: '15' } },
+      });
       expect(informer.get('n/a')?.metadata).to.not.have.property('managedFields');
       expect(informer.get('n/a')?.metadata.resourceVersion).to.equal('12');
       expect(handed).to.deep.equal([undefined]);
@@ -239,12 +237,10 @@ describe('shared/kube/informer', () => {
       start();
       await until(() => source.watches.length === 1, 'the watch');
       source.lastWatch().emit({ type: 'ADDED', object: obj('a', '11') });
-      source
-        .lastWatch()
-        .emit({
-          type: 'BOOKMARK',
-          object: { apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance', metadata: { resourceVersion: '15' } },
-        });
+      source.lastWatch().emit({
+        type: 'BOOKMARK',
+        object: { apiVersion: 'planwarden.dev/v1alpha1', kind: 'Instance', metadata: { resourceVersion: '15' } },
+      });
       source.lastWatch().close();
       await until(() => source.watches.length === 2, 'the second watch');
       expect(source.watches[1]!.query.resourceVersion).to.equal('15');
