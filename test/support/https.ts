@@ -20,13 +20,27 @@ export async function webhookMetricsText(webhookUrl: string, ca: string): Promis
   return (await httpsGet(`${webhookUrl}/metrics`, ca)).body;
 }
 
-/** One HTTPS POST of `body` as JSON, trusting `ca`, as any pod that reaches the port could send it. */
-export function httpsPostJson(url: string, ca: string, body: unknown, timeoutMs = 10_000): Promise<{ status: number; body: string }> {
+/**
+ * One HTTPS POST of `body` as JSON, trusting `ca`, as any pod that reaches the port could send
+ * it — or, with `client`, presenting that certificate (on a connection of its own).
+ */
+export function httpsPostJson(
+  url: string,
+  ca: string,
+  body: unknown,
+  opts: { timeoutMs?: number; client?: { cert: string; key: string } } = {},
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const data = Buffer.from(JSON.stringify(body));
     const req = request(
       url,
-      { method: 'POST', ca, timeout: timeoutMs, headers: { 'content-type': 'application/json', 'content-length': data.length } },
+      {
+        method: 'POST',
+        ca,
+        ...(opts.client ? { ...opts.client, agent: false } : {}),
+        timeout: opts.timeoutMs ?? 10_000,
+        headers: { 'content-type': 'application/json', 'content-length': data.length },
+      },
       (res) => {
         let text = '';
         res.on('data', (c: Buffer) => (text += c.toString()));

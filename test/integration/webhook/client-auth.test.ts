@@ -5,10 +5,9 @@
 // it could — is answered 401 and never judged, unless it comes with the API server's certificate.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { request } from 'node:https';
 import { expect } from 'chai';
 import { generateClientAuthCerts } from '../../../certs/clientAuth.ts';
-import { webhookMetricsText } from '../../support/https.ts';
+import { httpsPostJson, webhookMetricsText } from '../../support/https.ts';
 import { kubectl, testStack, useNamespace } from '../fixture.ts';
 import { instance, json } from '../objects.ts';
 
@@ -32,31 +31,6 @@ function forgedInstanceReview(namespace: string, name: string) {
 }
 
 /** One POST of `body` to the webhook, presenting `client` when given. */
-function post(url: string, ca: string, body: unknown, client?: { cert: string; key: string }): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const data = Buffer.from(JSON.stringify(body));
-    const req = request(
-      url,
-      {
-        method: 'POST',
-        ca,
-        ...client,
-        agent: false,
-        timeout: 10_000,
-        headers: { 'content-type': 'application/json', 'content-length': data.length },
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-    req.end(data);
-  });
-}
-
 const sum = (text: string, re: RegExp) => [...text.matchAll(re)].reduce((n, m) => n + Number(m[1]), 0);
 /** Instance CREATEs the webhook judged (every verdict): the controller never creates Instances, so only this test moves it. */
 const judgedCreates = (text: string) =>
@@ -87,12 +61,14 @@ describe('the webhook answers reviews only from the API server (--client-ca)', f
     const url = `${stack.webhookUrl}/validate/instances`;
     const before = await webhookMetricsText(stack.webhookUrl, stack.caPem);
 
-    const bare = await post(url, stack.caPem, forgedInstanceReview(ns(), 'forged'));
+    const bare = await httpsPostJson(url, stack.caPem, forgedInstanceReview(ns(), 'forged'));
     expect(bare.status, bare.body).to.equal(401);
     expect(bare.body).to.not.include('AdmissionReview');
 
     const stranger = generateClientAuthCerts().client;
-    const foreign = await post(url, stack.caPem, forgedInstanceReview(ns(), 'forged'), { cert: stranger.certPem, key: stranger.keyPem });
+    const foreign = await httpsPostJson(url, stack.caPem, forgedInstanceReview(ns(), 'forged'), {
+      client: { cert: stranger.certPem, key: stranger.keyPem },
+    });
     expect(foreign.status, foreign.body).to.equal(401);
 
     const after = await webhookMetricsText(stack.webhookUrl, stack.caPem);
@@ -105,9 +81,8 @@ describe('the webhook answers reviews only from the API server (--client-ca)', f
     const stack = testStack();
     const auth = stack.clientAuth!;
     const before = judgedCreates(await webhookMetricsText(stack.webhookUrl, stack.caPem));
-    const r = await post(`${stack.webhookUrl}/validate/instances`, stack.caPem, forgedInstanceReview(ns(), 'forged'), {
-      cert: readFileSync(auth.certFile, 'utf8'),
-      key: readFileSync(auth.keyFile, 'utf8'),
+    const r = await httpsPostJson(`${stack.webhookUrl}/validate/instances`, stack.caPem, forgedInstanceReview(ns(), 'forged'), {
+      client: { cert: readFileSync(auth.certFile, 'utf8'), key: readFileSync(auth.keyFile, 'utf8') },
     });
     expect(r.status, r.body).to.equal(200);
     expect((JSON.parse(r.body) as { response: { allowed: boolean } }).response.allowed).to.equal(false);
