@@ -9,7 +9,7 @@
 // what the mutation reads (an object where an object is read, a string where a string is),
 // without the limits (lengths, counts, patterns) the API server reports itself right after.
 import { Type, type TSchema } from '@sinclair/typebox';
-import { InstanceSpecSchema, type Instance, type KubeObject } from '../shared/api/schema.ts';
+import { InstanceSpecSchema, UpdatePlanSpecSchema, type Instance, type KubeObject } from '../shared/api/schema.ts';
 import { checkerFor, type Checker } from '../shared/api/validate.ts';
 import { objectRef } from '../shared/refusal.ts';
 import type { RuleId } from '../shared/ruleIds.ts';
@@ -135,3 +135,10 @@ export const INSTANCE_RULE: RuleId = 'instance.malformed';
 export function decodeInstances(req: AdmissionRequest, path: keyof typeof INSTANCE_SHAPES): DecodedRequest<Instance> | Denied {
   return decodeObjects<Instance>(req, { kind: 'Instance', rule: INSTANCE_RULE, checker: INSTANCE_SHAPES[path] });
 }
+
+/** UpdatePlan writes (validating only): the full spec schema. */
+export const UPDATE_PLAN_DECODE: DecodeOptions = {
+  kind: 'UpdatePlan',
+  rule: 'updateplan.malformed',
+  checker: checkerFor(objectShape(UpdatePlanSpecSchema)),
+};

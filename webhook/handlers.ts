@@ -28,7 +28,7 @@ import type { WebhookMetrics } from './metrics.ts';
 import { OperatorVersionCache, ServiceAccountCache } from './operatorVersionCache.ts';
 import type { Logger } from '../shared/log.ts';
 import type { AdmissionRequest } from './review.ts';
-import { decodeInstances, isDenied, type DecodedRequest } from './decode.ts';
+import { decodeInstances, decodeObjects, isDenied, UPDATE_PLAN_DECODE, type DecodedRequest } from './decode.ts';
 import { admitInstance, upgradeTarget, type InstanceAdmissionContext } from './rules/instance.ts';
 import { admitPreChecksOptOut, optOutToJudge, skipPreChecksOf } from './rules/preChecksOptOut.ts';
 import type { AccessSubject } from '../shared/kube/access.ts';
@@ -56,7 +56,7 @@ import {
   changedBlueprintAccount,
   recordsBlueprint,
 } from './rules/blueprintRecord.ts';
-import { allow, combine, deny, type Verdict } from '../shared/verdict.ts';
+import { allow, combine, type Verdict } from '../shared/verdict.ts';
 import { perRunParameterRefusal, rawParameterChanges } from '../shared/plan/policy.ts';
 import type { WebhookRoute, WebhookRoutes } from './server.ts';
 import { ROUTES, WEBHOOK_ROUTES, type WebhookPath } from '../shared/api/webhookRoutes.ts';
@@ -108,8 +108,8 @@ export function needsLiveOperatorVersion(operation: string, object: Instance | u
   );
 }
 
-/** The Instance a decoded request is about (its object, or on DELETE the stored one) and the stored one. */
-function instancesOf(req: DecodedRequest<Instance>): { object: Instance; oldObject: Instance | undefined } {
+/** The object a decoded request is about (its object, or on DELETE the stored one) and the stored one. */
+function objectsOf<T>(req: DecodedRequest<T>): { object: T; oldObject: T | undefined } {
   const object = req.object ?? req.oldObject;
   // decodeObjects refuses a request with neither.
   if (!object) throw new Error(`AdmissionReview ${req.uid} has no object`);
@@ -123,7 +123,7 @@ export async function instanceContext(
   now: string,
   { live = true, controllerUser = DEFAULT_CONTROLLER_USER }: { live?: boolean; controllerUser?: string } = {},
 ): Promise<{ context: InstanceAdmissionContext; fromCache: boolean }> {
-  const { object, oldObject } = instancesOf(req);
+  const { object, oldObject } = objectsOf(req);
   const ns = req.namespace ?? object.metadata.namespace ?? '';
   const ovName = object.spec.operatorVersion.name;
   const oldOvName = oldObject?.spec.operatorVersion.name;
@@ -175,30 +175,14 @@ function requesterName(
  * here when the list shows the target held; two creates judged at the same moment are
  * resolved by the controller (the oldest holds the target: shared/updatePlanHolder.ts).
  */
-async function handleUpdatePlan(req: AdmissionRequest, lookups: WebhookLookups): Promise<Verdict> {
-  const object = (req.object ?? req.oldObject) as unknown as UpdatePlan;
-  if (req.operation === 'DELETE') return allow();
-  // Only the API server's reviews are judged; a name, namespace or target that is not a
-  // string comes from something else (the API server validates them first).
-  const text = (v: unknown) => v === undefined || typeof v === 'string';
-  if (
-    !isRecord(object.spec) ||
-    typeof object.spec.targetRelease !== 'string' ||
-    !text(object.metadata.namespace) ||
-    !text(object.metadata.name)
-  ) {
-    return deny({
-      rule: 'updateplan.malformed',
-      object: `AdmissionReview ${req.uid}`,
-      refused: 'request',
-      why: "the UpdatePlan's metadata.name, metadata.namespace or spec.targetRelease is not a string",
-      fix: 'only the Kubernetes API server should call this webhook',
-      code: 400,
-      reason: 'BadRequest',
-    });
-  }
+async function handleUpdatePlan(raw: AdmissionRequest, lookups: WebhookLookups): Promise<Verdict> {
+  if (raw.operation === 'DELETE') return allow();
+  // Only the API server's reviews are judged: an UpdatePlan that does not have its schema's
+  // shape comes from something else (the API server validates it first).
+  const req = decodeObjects<UpdatePlan>(raw, UPDATE_PLAN_DECODE);
+  if (isDenied(req)) return req;
+  const { object, oldObject } = objectsOf(req);
   const ns = req.namespace || (object.metadata.namespace ?? '');
-  const oldObject = (req.oldObject ?? undefined) as unknown as UpdatePlan | undefined;
   // Most writes need no lookup; and a consistent LIST right after writes to other kinds
   // waits for the apiserver's watch cache to catch up (tens of milliseconds).
   const all = needsOtherUpdatePlans(req.operation, object, oldObject) ? await lookups.listUpdatePlans(ns) : [];
@@ -228,7 +212,7 @@ async function handleInstance(
   controllerUser: string,
   tenancy: TenancyAllowance,
 ): Promise<Verdict> {
-  const { object, oldObject } = instancesOf(req);
+  const { object, oldObject } = objectsOf(req);
   const namespace = req.namespace ?? object.metadata.namespace ?? '';
   const serviceAccount = serviceAccountToCheck(req.operation, object, oldObject, defaultServiceAccount);
   const live = needsLiveOperatorVersion(req.operation, object, oldObject);
@@ -548,7 +532,7 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
     [ROUTES.mutateInstances]: async (raw) => {
       const req = decodeInstances(raw, 'mutating');
       if (isDenied(req)) return req;
-      const { object, oldObject } = instancesOf(req);
+      const { object, oldObject } = objectsOf(req);
       const ctx: InstanceAdmissionContext = {
         operation: req.operation,
         object,

@@ -5,6 +5,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { API_VERSION, type OperatorVersion } from '../../../shared/api/schema.ts';
+import type { RuleId } from '../../../shared/ruleIds.ts';
 import { buildHandlers, ROUTES } from '../../../webhook/handlers.ts';
 import type { AdmissionRequest } from '../../../webhook/review.ts';
 import { memoryLookups } from '../../support/memoryLookups.ts';
@@ -118,3 +119,70 @@ describe('webhook/decode: an Instance write that does not decode', () => {
     expect(ssa.allowed && ssa.patch.map((p) => p.path)).to.include('/spec/planExecution/id');
   });
 });
+
+// The other kinds, decoded the same way, each refused under its own rule id.
+interface KindCase {
+  kind: string;
+  resource: string;
+  rule: RuleId;
+  path: string;
+  good: () => Record<string, unknown>;
+  bad: [string, unknown, RegExp][];
+}
+
+const meta = { name: 'x', namespace: NS };
+const of = (kind: string, spec: unknown) => ({ apiVersion: API_VERSION, kind, metadata: meta, spec });
+
+function kindRequest(c: KindCase, operation: 'CREATE' | 'UPDATE', object: unknown, oldObject: unknown): AdmissionRequest {
+  return {
+    ...request(operation, object, oldObject),
+    name: 'x',
+    kind: { group: 'planwarden.dev', version: 'v1alpha1', kind: c.kind },
+    resource: { group: 'planwarden.dev', version: 'v1alpha1', resource: c.resource },
+  };
+}
+
+const KIND_CASES: KindCase[] = [
+  {
+    kind: 'UpdatePlan',
+    resource: 'updateplans',
+    rule: 'updateplan.malformed',
+    path: ROUTES.validateUpdatePlans,
+    good: () => of('UpdatePlan', { targetRelease: 'app-2' }),
+    bad: [
+      ['a spec that is a string', of('UpdatePlan', 'upgrade please'), /spec must be an object/],
+      ['a targetRelease that is a number', of('UpdatePlan', { targetRelease: 2 }), /spec\.targetRelease must be a/],
+      ['acceptedInsights that are an object', of('UpdatePlan', { targetRelease: 'app-2', acceptedInsights: {} }), /spec\.acceptedInsights/],
+    ],
+  },
+];
+
+for (const c of KIND_CASES) {
+  describe(`webhook/decode: a ${c.kind} write that does not decode (${c.path})`, () => {
+    for (const [what, object, why] of c.bad) {
+      for (const operation of ['CREATE', 'UPDATE'] as const) {
+        it(`${operation}: ${what} is refused with ${c.rule}, saying what is wrong`, async () => {
+          const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups: memoryLookups({}), now: () => NOW });
+          const v = await routes[c.path]!.handle(kindRequest(c, operation, object, operation === 'UPDATE' ? c.good() : null));
+          expect(v.allowed ? 'allowed' : v.rule).to.equal(c.rule);
+          if (v.allowed) return;
+          expect(v.code).to.equal(422);
+          expect(v.message).to.match(why);
+        });
+      }
+    }
+
+    it('a stored object that does not decode is refused on UPDATE (named as the stored one)', async () => {
+      const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups: memoryLookups({}), now: () => NOW });
+      const v = await routes[c.path]!.handle(kindRequest(c, 'UPDATE', c.good(), { ...c.good(), spec: 42 }));
+      expect(v.allowed ? 'allowed' : v.rule).to.equal(c.rule);
+      expect(v.allowed ? '' : v.message).to.match(/stored object does not decode/);
+    });
+
+    it('a review with neither object nor oldObject is refused with 400', async () => {
+      const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups: memoryLookups({}), now: () => NOW });
+      const v = await routes[c.path]!.handle(kindRequest(c, 'CREATE', null, null));
+      expect(v.allowed ? 'allowed' : `${v.rule} ${v.code}`).to.equal(`${c.rule} 400`);
+    });
+  });
+}
