@@ -85,6 +85,7 @@ export const RULE_IDS = [
   'ov.findings',
   'ov.invalid-targets',
   'ov.invalid-version',
+  'ov.malformed',
   'ov.missing-deploy-plan',
   'ov.other-namespace',
   'ov.parameter-declaration-invalid',

@@ -9,7 +9,13 @@
 // what the mutation reads (an object where an object is read, a string where a string is),
 // without the limits (lengths, counts, patterns) the API server reports itself right after.
 import { Type, type TSchema } from '@sinclair/typebox';
-import { InstanceSpecSchema, UpdatePlanSpecSchema, type Instance, type KubeObject } from '../shared/api/schema.ts';
+import {
+  InstanceSpecSchema,
+  OperatorVersionSpecSchema,
+  UpdatePlanSpecSchema,
+  type Instance,
+  type KubeObject,
+} from '../shared/api/schema.ts';
 import { checkerFor, type Checker } from '../shared/api/validate.ts';
 import { objectRef } from '../shared/refusal.ts';
 import type { RuleId } from '../shared/ruleIds.ts';
@@ -142,3 +148,19 @@ export const UPDATE_PLAN_DECODE: DecodeOptions = {
   rule: 'updateplan.malformed',
   checker: checkerFor(objectShape(UpdatePlanSpecSchema)),
 };
+
+/**
+ * What a deletion's stored object must be: typed metadata and a spec that is an object. A
+ * stored object may predate the current schema, and refusing its deletion for that would
+ * leave it impossible to remove.
+ */
+const STORED_FOR_DELETE = checkerFor(objectShape(Type.Object({}, open)));
+
+const OPERATOR_VERSION_CHECKER = checkerFor(objectShape(OperatorVersionSpecSchema));
+
+/** OperatorVersion writes (validating only): the full spec schema; a deletion, its stored object's types. */
+export const operatorVersionDecode = (operation: string): DecodeOptions => ({
+  kind: 'OperatorVersion',
+  rule: 'ov.malformed',
+  checker: operation === 'DELETE' ? STORED_FOR_DELETE : OPERATOR_VERSION_CHECKER,
+});

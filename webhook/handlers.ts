@@ -28,7 +28,7 @@ import type { WebhookMetrics } from './metrics.ts';
 import { OperatorVersionCache, ServiceAccountCache } from './operatorVersionCache.ts';
 import type { Logger } from '../shared/log.ts';
 import type { AdmissionRequest } from './review.ts';
-import { decodeInstances, decodeObjects, isDenied, UPDATE_PLAN_DECODE, type DecodedRequest } from './decode.ts';
+import { decodeInstances, decodeObjects, isDenied, operatorVersionDecode, UPDATE_PLAN_DECODE, type DecodedRequest } from './decode.ts';
 import { admitInstance, upgradeTarget, type InstanceAdmissionContext } from './rules/instance.ts';
 import { admitPreChecksOptOut, optOutToJudge, skipPreChecksOf } from './rules/preChecksOptOut.ts';
 import type { AccessSubject } from '../shared/kube/access.ts';
@@ -319,9 +319,10 @@ function optOutSubject(req: DecodedRequest<Instance>, controllerUser: string): A
  * a change of spec) — whether its writer may act as every ServiceAccount the Instances using
  * it name (webhook/rules/blueprintRights.ts): one SubjectAccessReview per ServiceAccount.
  */
-async function handleOperatorVersion(req: AdmissionRequest, lookups: WebhookLookups, tenancy: TenancyAllowance): Promise<Verdict> {
-  const object = (req.object ?? req.oldObject) as unknown as OperatorVersion;
-  const oldObject = (req.oldObject ?? undefined) as unknown as OperatorVersion | undefined;
+async function handleOperatorVersion(raw: AdmissionRequest, lookups: WebhookLookups, tenancy: TenancyAllowance): Promise<Verdict> {
+  const req = decodeObjects<OperatorVersion>(raw, operatorVersionDecode(raw.operation));
+  if (isDenied(req)) return req;
+  const { object, oldObject } = objectsOf(req);
   const ns = req.namespace ?? object.metadata.namespace ?? '';
   const judged = bringsBlueprint(req.operation, object, oldObject);
   const name = object.metadata.name;

@@ -155,6 +155,18 @@ const KIND_CASES: KindCase[] = [
       ['acceptedInsights that are an object', of('UpdatePlan', { targetRelease: 'app-2', acceptedInsights: {} }), /spec\.acceptedInsights/],
     ],
   },
+  {
+    kind: 'OperatorVersion',
+    resource: 'operatorversions',
+    rule: 'ov.malformed',
+    path: ROUTES.validateOperatorVersions,
+    good: () => of('OperatorVersion', OV.spec),
+    bad: [
+      ['a spec that is a string', of('OperatorVersion', 'a blueprint'), /spec must be an object/],
+      ['tasks that are an object', of('OperatorVersion', { ...OV.spec, tasks: { noop: {} } }), /spec\.tasks/],
+      ['a version that is a number', of('OperatorVersion', { ...OV.spec, version: 1 }), /spec\.version must be a/],
+    ],
+  },
 ];
 
 for (const c of KIND_CASES) {
@@ -179,6 +191,12 @@ for (const c of KIND_CASES) {
       expect(v.allowed ? '' : v.message).to.match(/stored object does not decode/);
     });
 
+    it('a valid object is not refused as malformed', async () => {
+      const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups: memoryLookups({}), now: () => NOW });
+      const v = await routes[c.path]!.handle(kindRequest(c, 'UPDATE', c.good(), c.good()));
+      expect(v.allowed ? 'allowed' : v.rule).to.not.equal(c.rule);
+    });
+
     it('a review with neither object nor oldObject is refused with 400', async () => {
       const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups: memoryLookups({}), now: () => NOW });
       const v = await routes[c.path]!.handle(kindRequest(c, 'CREATE', null, null));
@@ -186,3 +204,15 @@ for (const c of KIND_CASES) {
     });
   });
 }
+
+describe('webhook/decode: an OperatorVersion deletion', () => {
+  it('is judged even when the stored object no longer fits the current schema (its spec an object)', async () => {
+    const c = KIND_CASES.find((k) => k.kind === 'OperatorVersion')!;
+    const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups: memoryLookups({}), now: () => NOW });
+    const stored = of('OperatorVersion', { ...OV.spec, tasks: { noop: {} } });
+    const v = await routes[c.path]!.handle({ ...kindRequest(c, 'UPDATE', null, stored), operation: 'DELETE' });
+    expect(v.allowed ? 'allowed' : v.rule).to.equal('allowed');
+    const broken = await routes[c.path]!.handle({ ...kindRequest(c, 'UPDATE', null, of('OperatorVersion', 'x')), operation: 'DELETE' });
+    expect(broken.allowed ? 'allowed' : broken.rule).to.equal('ov.malformed');
+  });
+});
