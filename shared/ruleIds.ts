@@ -9,6 +9,7 @@ export const RULE_IDS = [
   'fleetrollout.author-forged',
   'fleetrollout.cleanup',
   'fleetrollout.max-concurrent',
+  'fleetrollout.malformed',
   'fleetrollout.max-failures',
   'fleetrollout.one-action',
   'fleetrollout.operator-version-missing',

@@ -10,6 +10,7 @@
 // without the limits (lengths, counts, patterns) the API server reports itself right after.
 import { Type, type TSchema } from '@sinclair/typebox';
 import {
+  FleetRolloutSpecSchema,
   InstanceSpecSchema,
   OperatorVersionSpecSchema,
   UpdatePlanSpecSchema,
@@ -155,12 +156,21 @@ export const UPDATE_PLAN_DECODE: DecodeOptions = {
  * leave it impossible to remove.
  */
 const STORED_FOR_DELETE = checkerFor(objectShape(Type.Object({}, open)));
+/** Typed metadata and a spec that is an object: for a mutation that reads no spec. */
+const METADATA_ONLY = STORED_FOR_DELETE;
 
-const OPERATOR_VERSION_CHECKER = checkerFor(objectShape(OperatorVersionSpecSchema));
+/** A validating path's decode: the kind's full spec schema; a deletion, its stored object's types. */
+function validatingDecode(kind: string, rule: RuleId, spec: TSchema): (operation: string) => DecodeOptions {
+  const checker = checkerFor(objectShape(spec));
+  return (operation) => ({ kind, rule, checker: operation === 'DELETE' ? STORED_FOR_DELETE : checker });
+}
 
-/** OperatorVersion writes (validating only): the full spec schema; a deletion, its stored object's types. */
-export const operatorVersionDecode = (operation: string): DecodeOptions => ({
-  kind: 'OperatorVersion',
-  rule: 'ov.malformed',
-  checker: operation === 'DELETE' ? STORED_FOR_DELETE : OPERATOR_VERSION_CHECKER,
-});
+/** OperatorVersion writes (validating only). */
+export const operatorVersionDecode = validatingDecode('OperatorVersion', 'ov.malformed', OperatorVersionSpecSchema);
+
+/** FleetRollout writes: the validating path's full schema, and the mutating path's types. */
+export const fleetRolloutDecode = {
+  validating: validatingDecode('FleetRollout', 'fleetrollout.malformed', FleetRolloutSpecSchema),
+  // The mutation reads the metadata only (the author annotation); a spec must be an object.
+  mutating: (): DecodeOptions => ({ kind: 'FleetRollout', rule: 'fleetrollout.malformed', checker: METADATA_ONLY }),
+} as const;

@@ -28,7 +28,15 @@ import type { WebhookMetrics } from './metrics.ts';
 import { OperatorVersionCache, ServiceAccountCache } from './operatorVersionCache.ts';
 import type { Logger } from '../shared/log.ts';
 import type { AdmissionRequest } from './review.ts';
-import { decodeInstances, decodeObjects, isDenied, operatorVersionDecode, UPDATE_PLAN_DECODE, type DecodedRequest } from './decode.ts';
+import {
+  decodeInstances,
+  decodeObjects,
+  fleetRolloutDecode,
+  isDenied,
+  operatorVersionDecode,
+  UPDATE_PLAN_DECODE,
+  type DecodedRequest,
+} from './decode.ts';
 import { admitInstance, upgradeTarget, type InstanceAdmissionContext } from './rules/instance.ts';
 import { admitPreChecksOptOut, optOutToJudge, skipPreChecksOf } from './rules/preChecksOptOut.ts';
 import type { AccessSubject } from '../shared/kube/access.ts';
@@ -344,14 +352,9 @@ async function handleOperatorVersion(raw: AdmissionRequest, lookups: WebhookLook
   return combine([verdict, admitBlueprintRights({ operation: req.operation, object, oldObject, namespace: ns, user, users, access })]);
 }
 
-function fleetContext(req: AdmissionRequest): FleetRolloutContext {
+function fleetContext(req: DecodedRequest<FleetRollout>): FleetRolloutContext {
   const userInfo: Author = { username: req.userInfo.username ?? '', groups: req.userInfo.groups ?? [] };
-  return {
-    operation: req.operation,
-    object: (req.object ?? req.oldObject) as unknown as FleetRollout,
-    oldObject: (req.oldObject ?? undefined) as unknown as FleetRollout | undefined,
-    userInfo,
-  };
+  return { operation: req.operation, ...objectsOf(req), userInfo };
 }
 
 /**
@@ -442,7 +445,9 @@ export async function fleetTargetFacts(ctx: FleetRolloutContext, lookups: Webhoo
   };
 }
 
-async function handleFleetRollout(req: AdmissionRequest, lookups: WebhookLookups): Promise<Verdict> {
+async function handleFleetRollout(raw: AdmissionRequest, lookups: WebhookLookups): Promise<Verdict> {
+  const req = decodeObjects<FleetRollout>(raw, fleetRolloutDecode.validating(raw.operation));
+  if (isDenied(req)) return req;
   const ctx = fleetContext(req);
   const verdict = admitFleetRollout(ctx);
   if (!verdict.allowed || req.operation !== 'CREATE') return verdict;
@@ -578,7 +583,10 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
     [ROUTES.validateOperatorVersions]: (req) => handleOperatorVersion(req, lookups, deps.tenancy ?? NO_ALLOWANCE),
     [ROUTES.validateUpdatePlans]: (req) => handleUpdatePlan(req, lookups),
     [ROUTES.validateFleetRollouts]: (req) => handleFleetRollout(req, lookups),
-    [ROUTES.mutateFleetRollouts]: async (req) => mutateFleetRollout(fleetContext(req)),
+    [ROUTES.mutateFleetRollouts]: async (raw) => {
+      const req = decodeObjects<FleetRollout>(raw, fleetRolloutDecode.mutating());
+      return isDenied(req) ? req : mutateFleetRollout(fleetContext(req));
+    },
     [ROUTES.validatePlanPolicies]: async (req) => admitPlanPolicy({ object: req.object as unknown as PlanPolicy, now: clock().getTime() }),
     [ROUTES.mutatePlanApprovals]: async (req) =>
       mutatePlanApproval({ operation: req.operation, object: req.object as unknown as PlanApproval, user: authorOf(req) }),

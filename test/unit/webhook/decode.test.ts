@@ -131,6 +131,7 @@ interface KindCase {
 }
 
 const meta = { name: 'x', namespace: NS };
+const ROLLOUT = { instanceSelector: { matchLabels: { app: 'db' } }, plan: { name: 'backup' } };
 const of = (kind: string, spec: unknown) => ({ apiVersion: API_VERSION, kind, metadata: meta, spec });
 
 function kindRequest(c: KindCase, operation: 'CREATE' | 'UPDATE', object: unknown, oldObject: unknown): AdmissionRequest {
@@ -167,6 +168,31 @@ const KIND_CASES: KindCase[] = [
       ['a version that is a number', of('OperatorVersion', { ...OV.spec, version: 1 }), /spec\.version must be a/],
     ],
   },
+  ...([ROUTES.validateFleetRollouts, ROUTES.mutateFleetRollouts] as const).map((path): KindCase => ({
+    kind: 'FleetRollout',
+    resource: 'fleetrollouts',
+    rule: 'fleetrollout.malformed',
+    path,
+    good: () => of('FleetRollout', ROLLOUT),
+    bad: [
+      ['a spec that is a string', of('FleetRollout', 'roll it out'), /spec must be an object/],
+      [
+        'an author annotation that is a number',
+        { ...of('FleetRollout', ROLLOUT), metadata: { ...meta, annotations: { 'planwarden.dev/author': 1 } } },
+        /metadata\.annotations/,
+      ],
+      ...(path === ROUTES.validateFleetRollouts
+        ? ([
+            [
+              'an instanceSelector that is a string',
+              of('FleetRollout', { ...ROLLOUT, instanceSelector: 'app=db' }),
+              /spec\.instanceSelector/,
+            ],
+            ['waves that are an object', of('FleetRollout', { ...ROLLOUT, waves: { first: '1' } }), /spec\.waves/],
+          ] as [string, unknown, RegExp][])
+        : []),
+    ],
+  })),
 ];
 
 for (const c of KIND_CASES) {
