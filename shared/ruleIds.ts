@@ -140,6 +140,7 @@ export const RULE_IDS = [
   // and PlanPolicy writes, break-glass and schedules on Instances
   'approval.already-decided',
   'approval.approver-forged',
+  'approval.malformed',
   'approval.not-approver',
   'approval.not-awaiting',
   'approval.self',

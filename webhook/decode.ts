@@ -13,6 +13,7 @@ import {
   FleetRolloutSpecSchema,
   InstanceSpecSchema,
   OperatorVersionSpecSchema,
+  PlanApprovalSpecSchema,
   UpdatePlanSpecSchema,
   type Instance,
   type KubeObject,
@@ -173,4 +174,11 @@ export const fleetRolloutDecode = {
   validating: validatingDecode('FleetRollout', 'fleetrollout.malformed', FleetRolloutSpecSchema),
   // The mutation reads the metadata only (the author annotation); a spec must be an object.
   mutating: (): DecodeOptions => ({ kind: 'FleetRollout', rule: 'fleetrollout.malformed', checker: METADATA_ONLY }),
+} as const;
+
+/** PlanApproval writes: the validating path's full schema, and the mutating path's types. */
+export const planApprovalDecode = {
+  validating: validatingDecode('PlanApproval', 'approval.malformed', PlanApprovalSpecSchema),
+  // The mutation reads the metadata and whether spec.approver is there; a spec must be an object.
+  mutating: (): DecodeOptions => ({ kind: 'PlanApproval', rule: 'approval.malformed', checker: METADATA_ONLY }),
 } as const;

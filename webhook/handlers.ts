@@ -34,6 +34,7 @@ import {
   fleetRolloutDecode,
   isDenied,
   operatorVersionDecode,
+  planApprovalDecode,
   UPDATE_PLAN_DECODE,
   type DecodedRequest,
 } from './decode.ts';
@@ -460,9 +461,10 @@ function authorOf(req: AdmissionRequest): ApprovalAuthor {
 }
 
 /** A PlanApproval: its run and this approver's earlier decisions, read live (never from a cache). */
-async function handlePlanApproval(req: AdmissionRequest, lookups: WebhookLookups): Promise<Verdict> {
-  const object = (req.object ?? req.oldObject) as unknown as PlanApproval;
-  const oldObject = (req.oldObject ?? undefined) as unknown as PlanApproval | undefined;
+async function handlePlanApproval(raw: AdmissionRequest, lookups: WebhookLookups): Promise<Verdict> {
+  const req = decodeObjects<PlanApproval>(raw, planApprovalDecode.validating(raw.operation));
+  if (isDenied(req)) return req;
+  const { object, oldObject } = objectsOf(req);
   const user = authorOf(req);
   const first = admitPlanApproval({ operation: req.operation, object, oldObject, user });
   if (!first.allowed || req.operation !== 'CREATE') return first;
@@ -588,8 +590,10 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
       return isDenied(req) ? req : mutateFleetRollout(fleetContext(req));
     },
     [ROUTES.validatePlanPolicies]: async (req) => admitPlanPolicy({ object: req.object as unknown as PlanPolicy, now: clock().getTime() }),
-    [ROUTES.mutatePlanApprovals]: async (req) =>
-      mutatePlanApproval({ operation: req.operation, object: req.object as unknown as PlanApproval, user: authorOf(req) }),
+    [ROUTES.mutatePlanApprovals]: async (raw) => {
+      const req = decodeObjects<PlanApproval>(raw, planApprovalDecode.mutating());
+      return isDenied(req) ? req : mutatePlanApproval({ operation: req.operation, object: objectsOf(req).object, user: authorOf(req) });
+    },
     [ROUTES.validatePlanApprovals]: (req) => handlePlanApproval(req, lookups),
   };
   const routes: WebhookRoutes = Object.fromEntries(WEBHOOK_ROUTES.map((r) => [r.path, { kinds: [r.kind], handle: handle[r.path] }]));

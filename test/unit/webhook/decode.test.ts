@@ -131,6 +131,7 @@ interface KindCase {
 }
 
 const meta = { name: 'x', namespace: NS };
+const APPROVAL = { instance: 'db', runID: 'backup-1', decision: 'Approve', digest: 'sha256:00' };
 const ROLLOUT = { instanceSelector: { matchLabels: { app: 'db' } }, plan: { name: 'backup' } };
 const of = (kind: string, spec: unknown) => ({ apiVersion: API_VERSION, kind, metadata: meta, spec });
 
@@ -189,6 +190,24 @@ const KIND_CASES: KindCase[] = [
               /spec\.instanceSelector/,
             ],
             ['waves that are an object', of('FleetRollout', { ...ROLLOUT, waves: { first: '1' } }), /spec\.waves/],
+          ] as [string, unknown, RegExp][])
+        : []),
+    ],
+  })),
+  ...([ROUTES.validatePlanApprovals, ROUTES.mutatePlanApprovals] as const).map((path): KindCase => ({
+    kind: 'PlanApproval',
+    resource: 'planapprovals',
+    rule: 'approval.malformed',
+    path,
+    good: () => of('PlanApproval', APPROVAL),
+    bad: [
+      ['a spec that is a string', of('PlanApproval', 'approve'), /spec must be an object/],
+      ['a spec that is a list', of('PlanApproval', [APPROVAL]), /spec must be an object/],
+      ['a name that is a number', { ...of('PlanApproval', APPROVAL), metadata: { name: 7, namespace: NS } }, /metadata\.name/],
+      ...(path === ROUTES.validatePlanApprovals
+        ? ([
+            ['a runID that is a number', of('PlanApproval', { ...APPROVAL, runID: 1 }), /spec\.runID/],
+            ['an approver that is a string', of('PlanApproval', { ...APPROVAL, approver: 'alice' }), /spec\.approver/],
           ] as [string, unknown, RegExp][])
         : []),
     ],
