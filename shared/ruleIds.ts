@@ -154,6 +154,7 @@ export const RULE_IDS = [
   'policy.empty',
   'policy.freeze-invalid',
   'policy.freeze-past',
+  'policy.malformed',
   'policy.selector-invalid',
   'policy.timeout-invalid',
   // The webhook shell: requests it cannot judge (webhook/review.ts, handlers.ts)

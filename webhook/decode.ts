@@ -14,6 +14,7 @@ import {
   InstanceSpecSchema,
   OperatorVersionSpecSchema,
   PlanApprovalSpecSchema,
+  PlanPolicySpecSchema,
   UpdatePlanSpecSchema,
   type Instance,
   type KubeObject,
@@ -182,3 +183,6 @@ export const planApprovalDecode = {
   // The mutation reads the metadata and whether spec.approver is there; a spec must be an object.
   mutating: (): DecodeOptions => ({ kind: 'PlanApproval', rule: 'approval.malformed', checker: METADATA_ONLY }),
 } as const;
+
+/** PlanPolicy writes (validating only). */
+export const planPolicyDecode = validatingDecode('PlanPolicy', 'policy.malformed', PlanPolicySpecSchema);

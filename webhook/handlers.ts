@@ -35,6 +35,7 @@ import {
   isDenied,
   operatorVersionDecode,
   planApprovalDecode,
+  planPolicyDecode,
   UPDATE_PLAN_DECODE,
   type DecodedRequest,
 } from './decode.ts';
@@ -589,7 +590,12 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
       const req = decodeObjects<FleetRollout>(raw, fleetRolloutDecode.mutating());
       return isDenied(req) ? req : mutateFleetRollout(fleetContext(req));
     },
-    [ROUTES.validatePlanPolicies]: async (req) => admitPlanPolicy({ object: req.object as unknown as PlanPolicy, now: clock().getTime() }),
+    // Only what is written is judged: a deletion (not registered for this path) has nothing to.
+    [ROUTES.validatePlanPolicies]: async (raw) => {
+      if (raw.operation === 'DELETE') return allow();
+      const req = decodeObjects<PlanPolicy>(raw, planPolicyDecode(raw.operation));
+      return isDenied(req) ? req : admitPlanPolicy({ object: objectsOf(req).object, now: clock().getTime() });
+    },
     [ROUTES.mutatePlanApprovals]: async (raw) => {
       const req = decodeObjects<PlanApproval>(raw, planApprovalDecode.mutating());
       return isDenied(req) ? req : mutatePlanApproval({ operation: req.operation, object: objectsOf(req).object, user: authorOf(req) });

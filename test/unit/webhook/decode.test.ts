@@ -132,6 +132,7 @@ interface KindCase {
 
 const meta = { name: 'x', namespace: NS };
 const APPROVAL = { instance: 'db', runID: 'backup-1', decision: 'Approve', digest: 'sha256:00' };
+const POLICY = { namespaceSelector: { matchLabels: { env: 'prod' } }, plans: ['restore'], approval: { required: 2 } };
 const ROLLOUT = { instanceSelector: { matchLabels: { app: 'db' } }, plan: { name: 'backup' } };
 const of = (kind: string, spec: unknown) => ({ apiVersion: API_VERSION, kind, metadata: meta, spec });
 
@@ -212,6 +213,18 @@ const KIND_CASES: KindCase[] = [
         : []),
     ],
   })),
+  {
+    kind: 'PlanPolicy',
+    resource: 'planpolicies',
+    rule: 'policy.malformed',
+    path: ROUTES.validatePlanPolicies,
+    good: () => of('PlanPolicy', POLICY),
+    bad: [
+      ['a spec that is a string', of('PlanPolicy', 'freeze everything'), /spec must be an object/],
+      ['plans that are a string', of('PlanPolicy', { ...POLICY, plans: 'restore' }), /spec\.plans/],
+      ['a required count that is a string', of('PlanPolicy', { ...POLICY, approval: { required: '2' } }), /spec\.approval\.required/],
+    ],
+  },
 ];
 
 for (const c of KIND_CASES) {
