@@ -30,6 +30,7 @@ import type { Logger } from '../shared/log.ts';
 import type { AdmissionRequest } from './review.ts';
 import {
   decodeInstances,
+  INSTANCE_RULE,
   decodeObjects,
   fleetRolloutDecode,
   isDenied,
@@ -53,7 +54,7 @@ import {
 } from './rules/governance.ts';
 import { BREAK_GLASS_ANNOTATION } from '../shared/plan/governance.ts';
 import { jsonEqual } from '../shared/json.ts';
-import { admitInstanceStatus, mutateInstanceStatus } from '../shared/conditions/statusAdmission.ts';
+import { admitInstanceStatus, mutateInstanceStatus, type InstanceStatusContext } from '../shared/conditions/statusAdmission.ts';
 import { admitOperatorVersion } from './rules/operatorVersion.ts';
 import { NO_ALLOWANCE, type TenancyAllowance } from '../shared/blueprint/review.ts';
 import { admitServiceAccount, impersonationOf, serviceAccountToCheck } from './rules/tenancy.ts';
@@ -66,7 +67,7 @@ import {
   changedBlueprintAccount,
   recordsBlueprint,
 } from './rules/blueprintRecord.ts';
-import { allow, combine, type Verdict } from '../shared/verdict.ts';
+import { allow, combine, deny, type Denied, type Verdict } from '../shared/verdict.ts';
 import { perRunParameterRefusal, rawParameterChanges } from '../shared/plan/policy.ts';
 import type { WebhookRoute, WebhookRoutes } from './server.ts';
 import { ROUTES, WEBHOOK_ROUTES, type WebhookPath } from '../shared/api/webhookRoutes.ts';
@@ -496,10 +497,29 @@ function schedulesChanged(object: Instance, oldObject: Instance | undefined): bo
   return now.length > 0 && !jsonEqual(now, oldObject?.spec?.schedules ?? []);
 }
 
-function statusContext(req: AdmissionRequest, now: string) {
+/**
+ * A status update's Instances: both the written and the stored one, their specs decoded with
+ * the mutating path's types (a status write changes no spec, and a stored spec may predate
+ * the current schema) and their statuses objects only (an older stored status may not fit
+ * the current schema either).
+ */
+function statusContext(raw: AdmissionRequest, now: string): InstanceStatusContext | Denied {
+  const req = decodeInstances(raw, 'mutating');
+  if (isDenied(req)) return req;
+  if (!req.object || !req.oldObject) {
+    return deny({
+      rule: INSTANCE_RULE,
+      object: `Instance in AdmissionReview ${req.uid}`,
+      refused: 'status update',
+      why: 'the AdmissionReview does not carry both the written and the stored Instance',
+      fix: 'only the Kubernetes API server should call this webhook',
+      code: 400,
+      reason: 'BadRequest',
+    });
+  }
   return {
-    oldObject: req.oldObject as unknown as Instance,
-    object: req.object as unknown as Instance,
+    oldObject: req.oldObject,
+    object: req.object,
     now,
     userInfo: { username: req.userInfo.username ?? '', groups: req.userInfo.groups },
   };
@@ -581,8 +601,16 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
       const record = blueprintRecordPatch(object, ov, verdict.patch);
       return record.length === 0 ? verdict : allow(verdict.warnings, [...verdict.patch, ...record]);
     },
-    [ROUTES.validateInstanceStatus]: async (req) => (req.operation === 'UPDATE' ? admitInstanceStatus(statusContext(req, now())) : allow()),
-    [ROUTES.mutateInstanceStatus]: async (req) => (req.operation === 'UPDATE' ? mutateInstanceStatus(statusContext(req, now())) : allow()),
+    [ROUTES.validateInstanceStatus]: async (req) => {
+      if (req.operation !== 'UPDATE') return allow();
+      const ctx = statusContext(req, now());
+      return 'allowed' in ctx ? ctx : admitInstanceStatus(ctx);
+    },
+    [ROUTES.mutateInstanceStatus]: async (req) => {
+      if (req.operation !== 'UPDATE') return allow();
+      const ctx = statusContext(req, now());
+      return 'allowed' in ctx ? ctx : mutateInstanceStatus(ctx);
+    },
     [ROUTES.validateOperatorVersions]: (req) => handleOperatorVersion(req, lookups, deps.tenancy ?? NO_ALLOWANCE),
     [ROUTES.validateUpdatePlans]: (req) => handleUpdatePlan(req, lookups),
     [ROUTES.validateFleetRollouts]: (req) => handleFleetRollout(req, lookups),

@@ -274,3 +274,33 @@ describe('webhook/decode: an OperatorVersion deletion', () => {
     expect(broken.allowed ? 'allowed' : broken.rule).to.equal('ov.malformed');
   });
 });
+
+describe('webhook/decode: an Instance status update', () => {
+  const statusUpdate = (object: unknown, oldObject: unknown): AdmissionRequest => ({
+    ...request('UPDATE', object, oldObject),
+    subResource: 'status',
+  });
+  const withStatus = (status: unknown, spec: unknown = { operatorVersion: { name: 'app-1' } }) => ({ ...good(), spec, status });
+  const REFUSED: [string, unknown, unknown, string, RegExp][] = [
+    ['a written status that is a string', withStatus('ok'), withStatus({}), 'instance.malformed 422', /status must be an object/],
+    ['a stored status that is a list', withStatus({}), withStatus([]), 'instance.malformed 422', /stored object does not decode/],
+    ['a spec that is a string', withStatus({}, 'x'), withStatus({}), 'instance.malformed 422', /spec must be an object/],
+    ['no stored Instance', withStatus({}), null, 'instance.malformed 400', /both the written and the stored/],
+  ];
+  for (const path of [ROUTES.validateInstanceStatus, ROUTES.mutateInstanceStatus] as const) {
+    for (const [what, object, oldObject, expected, why] of REFUSED) {
+      it(`${path}: ${what} is refused with ${expected}`, async () => {
+        const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups: memoryLookups({}), now: () => NOW });
+        const v = await routes[path]!.handle(statusUpdate(object, oldObject));
+        expect(v.allowed ? 'allowed' : `${v.rule} ${v.code}`).to.equal(expected);
+        expect(v.allowed ? '' : v.message).to.match(why);
+      });
+    }
+
+    it(`${path}: a stored status of an older shape (applied a string, now an object) is judged, not refused`, async () => {
+      const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups: memoryLookups({}), now: () => NOW });
+      const v = await routes[path]!.handle(statusUpdate(withStatus({}), withStatus({ applied: 'app-0' })));
+      expect(v.allowed ? 'allowed' : v.rule).to.equal('allowed');
+    });
+  }
+});
