@@ -9,6 +9,7 @@ export const RULE_IDS = [
   'fleetrollout.author-forged',
   'fleetrollout.cleanup',
   'fleetrollout.max-concurrent',
+  'fleetrollout.malformed',
   'fleetrollout.max-failures',
   'fleetrollout.one-action',
   'fleetrollout.operator-version-missing',
@@ -85,6 +86,7 @@ export const RULE_IDS = [
   'ov.findings',
   'ov.invalid-targets',
   'ov.invalid-version',
+  'ov.malformed',
   'ov.missing-deploy-plan',
   'ov.other-namespace',
   'ov.parameter-declaration-invalid',
@@ -138,6 +140,7 @@ export const RULE_IDS = [
   // and PlanPolicy writes, break-glass and schedules on Instances
   'approval.already-decided',
   'approval.approver-forged',
+  'approval.malformed',
   'approval.not-approver',
   'approval.not-awaiting',
   'approval.self',
@@ -151,6 +154,7 @@ export const RULE_IDS = [
   'policy.empty',
   'policy.freeze-invalid',
   'policy.freeze-past',
+  'policy.malformed',
   'policy.selector-invalid',
   'policy.timeout-invalid',
   // The webhook shell: requests it cannot judge (webhook/review.ts, handlers.ts)

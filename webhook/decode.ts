@@ -9,7 +9,16 @@
 // what the mutation reads (an object where an object is read, a string where a string is),
 // without the limits (lengths, counts, patterns) the API server reports itself right after.
 import { Type, type TSchema } from '@sinclair/typebox';
-import { InstanceSpecSchema, type Instance, type KubeObject } from '../shared/api/schema.ts';
+import {
+  FleetRolloutSpecSchema,
+  InstanceSpecSchema,
+  OperatorVersionSpecSchema,
+  PlanApprovalSpecSchema,
+  PlanPolicySpecSchema,
+  UpdatePlanSpecSchema,
+  type Instance,
+  type KubeObject,
+} from '../shared/api/schema.ts';
 import { checkerFor, type Checker } from '../shared/api/validate.ts';
 import { objectRef } from '../shared/refusal.ts';
 import type { RuleId } from '../shared/ruleIds.ts';
@@ -135,3 +144,45 @@ export const INSTANCE_RULE: RuleId = 'instance.malformed';
 export function decodeInstances(req: AdmissionRequest, path: keyof typeof INSTANCE_SHAPES): DecodedRequest<Instance> | Denied {
   return decodeObjects<Instance>(req, { kind: 'Instance', rule: INSTANCE_RULE, checker: INSTANCE_SHAPES[path] });
 }
+
+/** UpdatePlan writes (validating only): the full spec schema. */
+export const UPDATE_PLAN_DECODE: DecodeOptions = {
+  kind: 'UpdatePlan',
+  rule: 'updateplan.malformed',
+  checker: checkerFor(objectShape(UpdatePlanSpecSchema)),
+};
+
+/**
+ * What a deletion's stored object must be: typed metadata and a spec that is an object. A
+ * stored object may predate the current schema, and refusing its deletion for that would
+ * leave it impossible to remove.
+ */
+const STORED_FOR_DELETE = checkerFor(objectShape(Type.Object({}, open)));
+/** Typed metadata and a spec that is an object: for a mutation that reads no spec. */
+const METADATA_ONLY = STORED_FOR_DELETE;
+
+/** A validating path's decode: the kind's full spec schema; a deletion, its stored object's types. */
+function validatingDecode(kind: string, rule: RuleId, spec: TSchema): (operation: string) => DecodeOptions {
+  const checker = checkerFor(objectShape(spec));
+  return (operation) => ({ kind, rule, checker: operation === 'DELETE' ? STORED_FOR_DELETE : checker });
+}
+
+/** OperatorVersion writes (validating only). */
+export const operatorVersionDecode = validatingDecode('OperatorVersion', 'ov.malformed', OperatorVersionSpecSchema);
+
+/** FleetRollout writes: the validating path's full schema, and the mutating path's types. */
+export const fleetRolloutDecode = {
+  validating: validatingDecode('FleetRollout', 'fleetrollout.malformed', FleetRolloutSpecSchema),
+  // The mutation reads the metadata only (the author annotation); a spec must be an object.
+  mutating: (): DecodeOptions => ({ kind: 'FleetRollout', rule: 'fleetrollout.malformed', checker: METADATA_ONLY }),
+} as const;
+
+/** PlanApproval writes: the validating path's full schema, and the mutating path's types. */
+export const planApprovalDecode = {
+  validating: validatingDecode('PlanApproval', 'approval.malformed', PlanApprovalSpecSchema),
+  // The mutation reads the metadata and whether spec.approver is there; a spec must be an object.
+  mutating: (): DecodeOptions => ({ kind: 'PlanApproval', rule: 'approval.malformed', checker: METADATA_ONLY }),
+} as const;
+
+/** PlanPolicy writes (validating only). */
+export const planPolicyDecode = validatingDecode('PlanPolicy', 'policy.malformed', PlanPolicySpecSchema);

@@ -28,7 +28,18 @@ import type { WebhookMetrics } from './metrics.ts';
 import { OperatorVersionCache, ServiceAccountCache } from './operatorVersionCache.ts';
 import type { Logger } from '../shared/log.ts';
 import type { AdmissionRequest } from './review.ts';
-import { decodeInstances, isDenied, type DecodedRequest } from './decode.ts';
+import {
+  decodeInstances,
+  INSTANCE_RULE,
+  decodeObjects,
+  fleetRolloutDecode,
+  isDenied,
+  operatorVersionDecode,
+  planApprovalDecode,
+  planPolicyDecode,
+  UPDATE_PLAN_DECODE,
+  type DecodedRequest,
+} from './decode.ts';
 import { admitInstance, upgradeTarget, type InstanceAdmissionContext } from './rules/instance.ts';
 import { admitPreChecksOptOut, optOutToJudge, skipPreChecksOf } from './rules/preChecksOptOut.ts';
 import type { AccessSubject } from '../shared/kube/access.ts';
@@ -43,7 +54,7 @@ import {
 } from './rules/governance.ts';
 import { BREAK_GLASS_ANNOTATION } from '../shared/plan/governance.ts';
 import { jsonEqual } from '../shared/json.ts';
-import { admitInstanceStatus, mutateInstanceStatus } from '../shared/conditions/statusAdmission.ts';
+import { admitInstanceStatus, mutateInstanceStatus, type InstanceStatusContext } from '../shared/conditions/statusAdmission.ts';
 import { admitOperatorVersion } from './rules/operatorVersion.ts';
 import { NO_ALLOWANCE, type TenancyAllowance } from '../shared/blueprint/review.ts';
 import { admitServiceAccount, impersonationOf, serviceAccountToCheck } from './rules/tenancy.ts';
@@ -56,7 +67,7 @@ import {
   changedBlueprintAccount,
   recordsBlueprint,
 } from './rules/blueprintRecord.ts';
-import { allow, combine, deny, type Verdict } from '../shared/verdict.ts';
+import { allow, combine, deny, type Denied, type Verdict } from '../shared/verdict.ts';
 import { perRunParameterRefusal, rawParameterChanges } from '../shared/plan/policy.ts';
 import type { WebhookRoute, WebhookRoutes } from './server.ts';
 import { ROUTES, WEBHOOK_ROUTES, type WebhookPath } from '../shared/api/webhookRoutes.ts';
@@ -108,8 +119,8 @@ export function needsLiveOperatorVersion(operation: string, object: Instance | u
   );
 }
 
-/** The Instance a decoded request is about (its object, or on DELETE the stored one) and the stored one. */
-function instancesOf(req: DecodedRequest<Instance>): { object: Instance; oldObject: Instance | undefined } {
+/** The object a decoded request is about (its object, or on DELETE the stored one) and the stored one. */
+function objectsOf<T>(req: DecodedRequest<T>): { object: T; oldObject: T | undefined } {
   const object = req.object ?? req.oldObject;
   // decodeObjects refuses a request with neither.
   if (!object) throw new Error(`AdmissionReview ${req.uid} has no object`);
@@ -123,7 +134,7 @@ export async function instanceContext(
   now: string,
   { live = true, controllerUser = DEFAULT_CONTROLLER_USER }: { live?: boolean; controllerUser?: string } = {},
 ): Promise<{ context: InstanceAdmissionContext; fromCache: boolean }> {
-  const { object, oldObject } = instancesOf(req);
+  const { object, oldObject } = objectsOf(req);
   const ns = req.namespace ?? object.metadata.namespace ?? '';
   const ovName = object.spec.operatorVersion.name;
   const oldOvName = oldObject?.spec.operatorVersion.name;
@@ -175,30 +186,14 @@ function requesterName(
  * here when the list shows the target held; two creates judged at the same moment are
  * resolved by the controller (the oldest holds the target: shared/updatePlanHolder.ts).
  */
-async function handleUpdatePlan(req: AdmissionRequest, lookups: WebhookLookups): Promise<Verdict> {
-  const object = (req.object ?? req.oldObject) as unknown as UpdatePlan;
-  if (req.operation === 'DELETE') return allow();
-  // Only the API server's reviews are judged; a name, namespace or target that is not a
-  // string comes from something else (the API server validates them first).
-  const text = (v: unknown) => v === undefined || typeof v === 'string';
-  if (
-    !isRecord(object.spec) ||
-    typeof object.spec.targetRelease !== 'string' ||
-    !text(object.metadata.namespace) ||
-    !text(object.metadata.name)
-  ) {
-    return deny({
-      rule: 'updateplan.malformed',
-      object: `AdmissionReview ${req.uid}`,
-      refused: 'request',
-      why: "the UpdatePlan's metadata.name, metadata.namespace or spec.targetRelease is not a string",
-      fix: 'only the Kubernetes API server should call this webhook',
-      code: 400,
-      reason: 'BadRequest',
-    });
-  }
+async function handleUpdatePlan(raw: AdmissionRequest, lookups: WebhookLookups): Promise<Verdict> {
+  if (raw.operation === 'DELETE') return allow();
+  // Only the API server's reviews are judged: an UpdatePlan that does not have its schema's
+  // shape comes from something else (the API server validates it first).
+  const req = decodeObjects<UpdatePlan>(raw, UPDATE_PLAN_DECODE);
+  if (isDenied(req)) return req;
+  const { object, oldObject } = objectsOf(req);
   const ns = req.namespace || (object.metadata.namespace ?? '');
-  const oldObject = (req.oldObject ?? undefined) as unknown as UpdatePlan | undefined;
   // Most writes need no lookup; and a consistent LIST right after writes to other kinds
   // waits for the apiserver's watch cache to catch up (tens of milliseconds).
   const all = needsOtherUpdatePlans(req.operation, object, oldObject) ? await lookups.listUpdatePlans(ns) : [];
@@ -228,7 +223,7 @@ async function handleInstance(
   controllerUser: string,
   tenancy: TenancyAllowance,
 ): Promise<Verdict> {
-  const { object, oldObject } = instancesOf(req);
+  const { object, oldObject } = objectsOf(req);
   const namespace = req.namespace ?? object.metadata.namespace ?? '';
   const serviceAccount = serviceAccountToCheck(req.operation, object, oldObject, defaultServiceAccount);
   const live = needsLiveOperatorVersion(req.operation, object, oldObject);
@@ -335,9 +330,10 @@ function optOutSubject(req: DecodedRequest<Instance>, controllerUser: string): A
  * a change of spec) — whether its writer may act as every ServiceAccount the Instances using
  * it name (webhook/rules/blueprintRights.ts): one SubjectAccessReview per ServiceAccount.
  */
-async function handleOperatorVersion(req: AdmissionRequest, lookups: WebhookLookups, tenancy: TenancyAllowance): Promise<Verdict> {
-  const object = (req.object ?? req.oldObject) as unknown as OperatorVersion;
-  const oldObject = (req.oldObject ?? undefined) as unknown as OperatorVersion | undefined;
+async function handleOperatorVersion(raw: AdmissionRequest, lookups: WebhookLookups, tenancy: TenancyAllowance): Promise<Verdict> {
+  const req = decodeObjects<OperatorVersion>(raw, operatorVersionDecode(raw.operation));
+  if (isDenied(req)) return req;
+  const { object, oldObject } = objectsOf(req);
   const ns = req.namespace ?? object.metadata.namespace ?? '';
   const judged = bringsBlueprint(req.operation, object, oldObject);
   const name = object.metadata.name;
@@ -359,14 +355,9 @@ async function handleOperatorVersion(req: AdmissionRequest, lookups: WebhookLook
   return combine([verdict, admitBlueprintRights({ operation: req.operation, object, oldObject, namespace: ns, user, users, access })]);
 }
 
-function fleetContext(req: AdmissionRequest): FleetRolloutContext {
+function fleetContext(req: DecodedRequest<FleetRollout>): FleetRolloutContext {
   const userInfo: Author = { username: req.userInfo.username ?? '', groups: req.userInfo.groups ?? [] };
-  return {
-    operation: req.operation,
-    object: (req.object ?? req.oldObject) as unknown as FleetRollout,
-    oldObject: (req.oldObject ?? undefined) as unknown as FleetRollout | undefined,
-    userInfo,
-  };
+  return { operation: req.operation, ...objectsOf(req), userInfo };
 }
 
 /**
@@ -457,7 +448,9 @@ export async function fleetTargetFacts(ctx: FleetRolloutContext, lookups: Webhoo
   };
 }
 
-async function handleFleetRollout(req: AdmissionRequest, lookups: WebhookLookups): Promise<Verdict> {
+async function handleFleetRollout(raw: AdmissionRequest, lookups: WebhookLookups): Promise<Verdict> {
+  const req = decodeObjects<FleetRollout>(raw, fleetRolloutDecode.validating(raw.operation));
+  if (isDenied(req)) return req;
   const ctx = fleetContext(req);
   const verdict = admitFleetRollout(ctx);
   if (!verdict.allowed || req.operation !== 'CREATE') return verdict;
@@ -470,9 +463,10 @@ function authorOf(req: AdmissionRequest): ApprovalAuthor {
 }
 
 /** A PlanApproval: its run and this approver's earlier decisions, read live (never from a cache). */
-async function handlePlanApproval(req: AdmissionRequest, lookups: WebhookLookups): Promise<Verdict> {
-  const object = (req.object ?? req.oldObject) as unknown as PlanApproval;
-  const oldObject = (req.oldObject ?? undefined) as unknown as PlanApproval | undefined;
+async function handlePlanApproval(raw: AdmissionRequest, lookups: WebhookLookups): Promise<Verdict> {
+  const req = decodeObjects<PlanApproval>(raw, planApprovalDecode.validating(raw.operation));
+  if (isDenied(req)) return req;
+  const { object, oldObject } = objectsOf(req);
   const user = authorOf(req);
   const first = admitPlanApproval({ operation: req.operation, object, oldObject, user });
   if (!first.allowed || req.operation !== 'CREATE') return first;
@@ -503,10 +497,29 @@ function schedulesChanged(object: Instance, oldObject: Instance | undefined): bo
   return now.length > 0 && !jsonEqual(now, oldObject?.spec?.schedules ?? []);
 }
 
-function statusContext(req: AdmissionRequest, now: string) {
+/**
+ * A status update's Instances: both the written and the stored one, their specs decoded with
+ * the mutating path's types (a status write changes no spec, and a stored spec may predate
+ * the current schema) and their statuses objects only (an older stored status may not fit
+ * the current schema either).
+ */
+function statusContext(raw: AdmissionRequest, now: string): InstanceStatusContext | Denied {
+  const req = decodeInstances(raw, 'mutating');
+  if (isDenied(req)) return req;
+  if (!req.object || !req.oldObject) {
+    return deny({
+      rule: INSTANCE_RULE,
+      object: `Instance in AdmissionReview ${req.uid}`,
+      refused: 'status update',
+      why: 'the AdmissionReview does not carry both the written and the stored Instance',
+      fix: 'only the Kubernetes API server should call this webhook',
+      code: 400,
+      reason: 'BadRequest',
+    });
+  }
   return {
-    oldObject: req.oldObject as unknown as Instance,
-    object: req.object as unknown as Instance,
+    oldObject: req.oldObject,
+    object: req.object,
     now,
     userInfo: { username: req.userInfo.username ?? '', groups: req.userInfo.groups },
   };
@@ -548,7 +561,7 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
     [ROUTES.mutateInstances]: async (raw) => {
       const req = decodeInstances(raw, 'mutating');
       if (isDenied(req)) return req;
-      const { object, oldObject } = instancesOf(req);
+      const { object, oldObject } = objectsOf(req);
       const ctx: InstanceAdmissionContext = {
         operation: req.operation,
         object,
@@ -588,15 +601,33 @@ export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {
       const record = blueprintRecordPatch(object, ov, verdict.patch);
       return record.length === 0 ? verdict : allow(verdict.warnings, [...verdict.patch, ...record]);
     },
-    [ROUTES.validateInstanceStatus]: async (req) => (req.operation === 'UPDATE' ? admitInstanceStatus(statusContext(req, now())) : allow()),
-    [ROUTES.mutateInstanceStatus]: async (req) => (req.operation === 'UPDATE' ? mutateInstanceStatus(statusContext(req, now())) : allow()),
+    [ROUTES.validateInstanceStatus]: async (req) => {
+      if (req.operation !== 'UPDATE') return allow();
+      const ctx = statusContext(req, now());
+      return 'allowed' in ctx ? ctx : admitInstanceStatus(ctx);
+    },
+    [ROUTES.mutateInstanceStatus]: async (req) => {
+      if (req.operation !== 'UPDATE') return allow();
+      const ctx = statusContext(req, now());
+      return 'allowed' in ctx ? ctx : mutateInstanceStatus(ctx);
+    },
     [ROUTES.validateOperatorVersions]: (req) => handleOperatorVersion(req, lookups, deps.tenancy ?? NO_ALLOWANCE),
     [ROUTES.validateUpdatePlans]: (req) => handleUpdatePlan(req, lookups),
     [ROUTES.validateFleetRollouts]: (req) => handleFleetRollout(req, lookups),
-    [ROUTES.mutateFleetRollouts]: async (req) => mutateFleetRollout(fleetContext(req)),
-    [ROUTES.validatePlanPolicies]: async (req) => admitPlanPolicy({ object: req.object as unknown as PlanPolicy, now: clock().getTime() }),
-    [ROUTES.mutatePlanApprovals]: async (req) =>
-      mutatePlanApproval({ operation: req.operation, object: req.object as unknown as PlanApproval, user: authorOf(req) }),
+    [ROUTES.mutateFleetRollouts]: async (raw) => {
+      const req = decodeObjects<FleetRollout>(raw, fleetRolloutDecode.mutating());
+      return isDenied(req) ? req : mutateFleetRollout(fleetContext(req));
+    },
+    // Only what is written is judged: a deletion (not registered for this path) has nothing to.
+    [ROUTES.validatePlanPolicies]: async (raw) => {
+      if (raw.operation === 'DELETE') return allow();
+      const req = decodeObjects<PlanPolicy>(raw, planPolicyDecode(raw.operation));
+      return isDenied(req) ? req : admitPlanPolicy({ object: objectsOf(req).object, now: clock().getTime() });
+    },
+    [ROUTES.mutatePlanApprovals]: async (raw) => {
+      const req = decodeObjects<PlanApproval>(raw, planApprovalDecode.mutating());
+      return isDenied(req) ? req : mutatePlanApproval({ operation: req.operation, object: objectsOf(req).object, user: authorOf(req) });
+    },
     [ROUTES.validatePlanApprovals]: (req) => handlePlanApproval(req, lookups),
   };
   const routes: WebhookRoutes = Object.fromEntries(WEBHOOK_ROUTES.map((r) => [r.path, { kinds: [r.kind], handle: handle[r.path] }]));

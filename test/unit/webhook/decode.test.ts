@@ -5,6 +5,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { API_VERSION, type OperatorVersion } from '../../../shared/api/schema.ts';
+import type { RuleId } from '../../../shared/ruleIds.ts';
 import { buildHandlers, ROUTES } from '../../../webhook/handlers.ts';
 import type { AdmissionRequest } from '../../../webhook/review.ts';
 import { memoryLookups } from '../../support/memoryLookups.ts';
@@ -117,4 +118,189 @@ describe('webhook/decode: an Instance write that does not decode', () => {
     );
     expect(ssa.allowed && ssa.patch.map((p) => p.path)).to.include('/spec/planExecution/id');
   });
+});
+
+// The other kinds, decoded the same way, each refused under its own rule id.
+interface KindCase {
+  kind: string;
+  resource: string;
+  rule: RuleId;
+  path: string;
+  good: () => Record<string, unknown>;
+  bad: [string, unknown, RegExp][];
+}
+
+const meta = { name: 'x', namespace: NS };
+const APPROVAL = { instance: 'db', runID: 'backup-1', decision: 'Approve', digest: 'sha256:00' };
+const POLICY = { namespaceSelector: { matchLabels: { env: 'prod' } }, plans: ['restore'], approval: { required: 2 } };
+const ROLLOUT = { instanceSelector: { matchLabels: { app: 'db' } }, plan: { name: 'backup' } };
+const of = (kind: string, spec: unknown) => ({ apiVersion: API_VERSION, kind, metadata: meta, spec });
+
+function kindRequest(c: KindCase, operation: 'CREATE' | 'UPDATE', object: unknown, oldObject: unknown): AdmissionRequest {
+  return {
+    ...request(operation, object, oldObject),
+    name: 'x',
+    kind: { group: 'planwarden.dev', version: 'v1alpha1', kind: c.kind },
+    resource: { group: 'planwarden.dev', version: 'v1alpha1', resource: c.resource },
+  };
+}
+
+const KIND_CASES: KindCase[] = [
+  {
+    kind: 'UpdatePlan',
+    resource: 'updateplans',
+    rule: 'updateplan.malformed',
+    path: ROUTES.validateUpdatePlans,
+    good: () => of('UpdatePlan', { targetRelease: 'app-2' }),
+    bad: [
+      ['a spec that is a string', of('UpdatePlan', 'upgrade please'), /spec must be an object/],
+      ['a targetRelease that is a number', of('UpdatePlan', { targetRelease: 2 }), /spec\.targetRelease must be a/],
+      ['acceptedInsights that are an object', of('UpdatePlan', { targetRelease: 'app-2', acceptedInsights: {} }), /spec\.acceptedInsights/],
+    ],
+  },
+  {
+    kind: 'OperatorVersion',
+    resource: 'operatorversions',
+    rule: 'ov.malformed',
+    path: ROUTES.validateOperatorVersions,
+    good: () => of('OperatorVersion', OV.spec),
+    bad: [
+      ['a spec that is a string', of('OperatorVersion', 'a blueprint'), /spec must be an object/],
+      ['tasks that are an object', of('OperatorVersion', { ...OV.spec, tasks: { noop: {} } }), /spec\.tasks/],
+      ['a version that is a number', of('OperatorVersion', { ...OV.spec, version: 1 }), /spec\.version must be a/],
+    ],
+  },
+  ...([ROUTES.validateFleetRollouts, ROUTES.mutateFleetRollouts] as const).map((path): KindCase => ({
+    kind: 'FleetRollout',
+    resource: 'fleetrollouts',
+    rule: 'fleetrollout.malformed',
+    path,
+    good: () => of('FleetRollout', ROLLOUT),
+    bad: [
+      ['a spec that is a string', of('FleetRollout', 'roll it out'), /spec must be an object/],
+      [
+        'an author annotation that is a number',
+        { ...of('FleetRollout', ROLLOUT), metadata: { ...meta, annotations: { 'planwarden.dev/author': 1 } } },
+        /metadata\.annotations/,
+      ],
+      ...(path === ROUTES.validateFleetRollouts
+        ? ([
+            [
+              'an instanceSelector that is a string',
+              of('FleetRollout', { ...ROLLOUT, instanceSelector: 'app=db' }),
+              /spec\.instanceSelector/,
+            ],
+            ['waves that are an object', of('FleetRollout', { ...ROLLOUT, waves: { first: '1' } }), /spec\.waves/],
+          ] as [string, unknown, RegExp][])
+        : []),
+    ],
+  })),
+  ...([ROUTES.validatePlanApprovals, ROUTES.mutatePlanApprovals] as const).map((path): KindCase => ({
+    kind: 'PlanApproval',
+    resource: 'planapprovals',
+    rule: 'approval.malformed',
+    path,
+    good: () => of('PlanApproval', APPROVAL),
+    bad: [
+      ['a spec that is a string', of('PlanApproval', 'approve'), /spec must be an object/],
+      ['a spec that is a list', of('PlanApproval', [APPROVAL]), /spec must be an object/],
+      ['a name that is a number', { ...of('PlanApproval', APPROVAL), metadata: { name: 7, namespace: NS } }, /metadata\.name/],
+      ...(path === ROUTES.validatePlanApprovals
+        ? ([
+            ['a runID that is a number', of('PlanApproval', { ...APPROVAL, runID: 1 }), /spec\.runID/],
+            ['an approver that is a string', of('PlanApproval', { ...APPROVAL, approver: 'alice' }), /spec\.approver/],
+          ] as [string, unknown, RegExp][])
+        : []),
+    ],
+  })),
+  {
+    kind: 'PlanPolicy',
+    resource: 'planpolicies',
+    rule: 'policy.malformed',
+    path: ROUTES.validatePlanPolicies,
+    good: () => of('PlanPolicy', POLICY),
+    bad: [
+      ['a spec that is a string', of('PlanPolicy', 'freeze everything'), /spec must be an object/],
+      ['plans that are a string', of('PlanPolicy', { ...POLICY, plans: 'restore' }), /spec\.plans/],
+      ['a required count that is a string', of('PlanPolicy', { ...POLICY, approval: { required: '2' } }), /spec\.approval\.required/],
+    ],
+  },
+];
+
+for (const c of KIND_CASES) {
+  describe(`webhook/decode: a ${c.kind} write that does not decode (${c.path})`, () => {
+    for (const [what, object, why] of c.bad) {
+      for (const operation of ['CREATE', 'UPDATE'] as const) {
+        it(`${operation}: ${what} is refused with ${c.rule}, saying what is wrong`, async () => {
+          const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups: memoryLookups({}), now: () => NOW });
+          const v = await routes[c.path]!.handle(kindRequest(c, operation, object, operation === 'UPDATE' ? c.good() : null));
+          expect(v.allowed ? 'allowed' : v.rule).to.equal(c.rule);
+          if (v.allowed) return;
+          expect(v.code).to.equal(422);
+          expect(v.message).to.match(why);
+        });
+      }
+    }
+
+    it('a stored object that does not decode is refused on UPDATE (named as the stored one)', async () => {
+      const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups: memoryLookups({}), now: () => NOW });
+      const v = await routes[c.path]!.handle(kindRequest(c, 'UPDATE', c.good(), { ...c.good(), spec: 42 }));
+      expect(v.allowed ? 'allowed' : v.rule).to.equal(c.rule);
+      expect(v.allowed ? '' : v.message).to.match(/stored object does not decode/);
+    });
+
+    it('a valid object is not refused as malformed', async () => {
+      const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups: memoryLookups({}), now: () => NOW });
+      const v = await routes[c.path]!.handle(kindRequest(c, 'UPDATE', c.good(), c.good()));
+      expect(v.allowed ? 'allowed' : v.rule).to.not.equal(c.rule);
+    });
+
+    it('a review with neither object nor oldObject is refused with 400', async () => {
+      const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups: memoryLookups({}), now: () => NOW });
+      const v = await routes[c.path]!.handle(kindRequest(c, 'CREATE', null, null));
+      expect(v.allowed ? 'allowed' : `${v.rule} ${v.code}`).to.equal(`${c.rule} 400`);
+    });
+  });
+}
+
+describe('webhook/decode: an OperatorVersion deletion', () => {
+  it('is judged even when the stored object no longer fits the current schema (its spec an object)', async () => {
+    const c = KIND_CASES.find((k) => k.kind === 'OperatorVersion')!;
+    const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups: memoryLookups({}), now: () => NOW });
+    const stored = of('OperatorVersion', { ...OV.spec, tasks: { noop: {} } });
+    const v = await routes[c.path]!.handle({ ...kindRequest(c, 'UPDATE', null, stored), operation: 'DELETE' });
+    expect(v.allowed ? 'allowed' : v.rule).to.equal('allowed');
+    const broken = await routes[c.path]!.handle({ ...kindRequest(c, 'UPDATE', null, of('OperatorVersion', 'x')), operation: 'DELETE' });
+    expect(broken.allowed ? 'allowed' : broken.rule).to.equal('ov.malformed');
+  });
+});
+
+describe('webhook/decode: an Instance status update', () => {
+  const statusUpdate = (object: unknown, oldObject: unknown): AdmissionRequest => ({
+    ...request('UPDATE', object, oldObject),
+    subResource: 'status',
+  });
+  const withStatus = (status: unknown, spec: unknown = { operatorVersion: { name: 'app-1' } }) => ({ ...good(), spec, status });
+  const REFUSED: [string, unknown, unknown, string, RegExp][] = [
+    ['a written status that is a string', withStatus('ok'), withStatus({}), 'instance.malformed 422', /status must be an object/],
+    ['a stored status that is a list', withStatus({}), withStatus([]), 'instance.malformed 422', /stored object does not decode/],
+    ['a spec that is a string', withStatus({}, 'x'), withStatus({}), 'instance.malformed 422', /spec must be an object/],
+    ['no stored Instance', withStatus({}), null, 'instance.malformed 400', /both the written and the stored/],
+  ];
+  for (const path of [ROUTES.validateInstanceStatus, ROUTES.mutateInstanceStatus] as const) {
+    for (const [what, object, oldObject, expected, why] of REFUSED) {
+      it(`${path}: ${what} is refused with ${expected}`, async () => {
+        const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups: memoryLookups({}), now: () => NOW });
+        const v = await routes[path]!.handle(statusUpdate(object, oldObject));
+        expect(v.allowed ? 'allowed' : `${v.rule} ${v.code}`).to.equal(expected);
+        expect(v.allowed ? '' : v.message).to.match(why);
+      });
+    }
+
+    it(`${path}: a stored status of an older shape (applied a string, now an object) is judged, not refused`, async () => {
+      const { routes } = await buildHandlers({ kubeConfig: new KubeConfig(), lookups: memoryLookups({}), now: () => NOW });
+      const v = await routes[path]!.handle(statusUpdate(withStatus({}), withStatus({ applied: 'app-0' })));
+      expect(v.allowed ? 'allowed' : v.rule).to.equal('allowed');
+    });
+  }
 });
