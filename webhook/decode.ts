@@ -60,7 +60,8 @@ export const INSTANCE_SHAPES = {
           planExecution: Type.Optional(
             Type.Object(
               {
-                planName: Type.String(),
+                // Required by the CRD: the API server says so itself right after ("planName: Required value").
+                planName: Type.Optional(Type.String()),
                 // Server-side apply passes "id": null through: the mutation fills it in.
                 id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
                 abort: Type.Optional(Type.Boolean()),

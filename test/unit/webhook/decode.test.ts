@@ -117,6 +117,9 @@ describe('webhook/decode: an Instance write that does not decode', () => {
       request('UPDATE', good({ planExecution: { planName: 'backup', id: null } }), good()),
     );
     expect(ssa.allowed && ssa.patch.map((p) => p.path)).to.include('/spec/planExecution/id');
+    // A planExecution without planName is the API server's to refuse ("planName: Required value"), right after.
+    const bare = await routes[ROUTES.mutateInstances]!.handle(request('UPDATE', good({ planExecution: { abort: true } }), good()));
+    expect(bare.allowed, 'left to the schema check').to.equal(true);
   });
 });
 
