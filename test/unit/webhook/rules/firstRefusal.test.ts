@@ -238,23 +238,10 @@ describe('webhook/rules/instance × controller: the first refusal (a property)',
   it(`names the same rule id as the controller over ${RUNS} generated writes`, async function () {
     const seen = new Map<string, number>();
     let skipped = 0;
-    await fc.assert(
-      fc.asyncProperty(caseArb, async (c) => {
-        const controller = controllerRule(c);
-        const webhook = await webhookRule(c);
-        if (byDesign(c, webhook, controller)) {
-          skipped++;
-          return;
-        }
-        seen.set(webhook ?? 'admitted', (seen.get(webhook ?? 'admitted') ?? 0) + 1);
-        expect(webhook, JSON.stringify(c)).to.equal(controller.rule);
-      }),
-      { numRuns: RUNS },
-    );
-    expect(skipped, 'writes left out by design').to.be.lessThan(RUNS / 10);
-    if (process.env.PLANWARDEN_FIRST_REFUSAL_STATS) console.log({ skipped, seen: Object.fromEntries(seen) });
-    // Not vacuous: the generator reaches most of the policy's refusals and admissions.
-    for (const rule of [
+    // Not vacuous: the generator reaches most of the policy's refusals and admissions. The rarest
+    // (not-reentrant, abort-still-set) come a few times in 3,000 writes; a batch that missed one
+    // is followed by another random batch, up to four, so coverage does not hang on one seed.
+    const required = [
       'admitted',
       'instance.deleting',
       'instance.unknown-plan',
@@ -268,7 +255,27 @@ describe('webhook/rules/instance × controller: the first refusal (a property)',
       'instance.plan-running',
       'instance.not-reentrant',
       'instance.abort-not-running',
-    ]) {
+    ];
+    let runs = 0;
+    for (let batch = 0; batch < 4 && (batch === 0 || required.some((rule) => !seen.has(rule))); batch++) {
+      runs += RUNS;
+      await fc.assert(
+        fc.asyncProperty(caseArb, async (c) => {
+          const controller = controllerRule(c);
+          const webhook = await webhookRule(c);
+          if (byDesign(c, webhook, controller)) {
+            skipped++;
+            return;
+          }
+          seen.set(webhook ?? 'admitted', (seen.get(webhook ?? 'admitted') ?? 0) + 1);
+          expect(webhook, JSON.stringify(c)).to.equal(controller.rule);
+        }),
+        { numRuns: RUNS },
+      );
+    }
+    expect(skipped, 'writes left out by design').to.be.lessThan(runs / 10);
+    if (process.env.PLANWARDEN_FIRST_REFUSAL_STATS) console.log({ runs, skipped, seen: Object.fromEntries(seen) });
+    for (const rule of required) {
       expect(seen.get(rule) ?? 0, `${rule} in ${JSON.stringify([...seen])}`).to.be.greaterThan(0);
     }
   });
