@@ -64,7 +64,8 @@ export const INSTANCE_SHAPES = {
                 planName: Type.Optional(Type.String()),
                 // Server-side apply passes "id": null through: the mutation fills it in.
                 id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-                abort: Type.Optional(Type.Boolean()),
+                // Not read by the mutation: a non-boolean is the API server's to refuse ("must be of type boolean").
+                abort: Type.Optional(Type.Unknown()),
                 parameters: Type.Optional(strings),
                 parametersFrom: Type.Optional(Type.Record(Type.String(), Type.Object({}, open))),
               },

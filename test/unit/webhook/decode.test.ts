@@ -120,6 +120,11 @@ describe('webhook/decode: an Instance write that does not decode', () => {
     // A planExecution without planName is the API server's to refuse ("planName: Required value"), right after.
     const bare = await routes[ROUTES.mutateInstances]!.handle(request('UPDATE', good({ planExecution: { abort: true } }), good()));
     expect(bare.allowed, 'left to the schema check').to.equal(true);
+    // So is an abort that is not a boolean ("must be of type boolean").
+    const abort = await routes[ROUTES.mutateInstances]!.handle(
+      request('UPDATE', good({ planExecution: { planName: 'backup', id: 'x', abort: 'true' } }), good()),
+    );
+    expect(abort.allowed, 'left to the schema check').to.equal(true);
   });
 });
 
