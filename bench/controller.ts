@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import type { Instance } from '../shared/api/schema.ts';
 import type { KubeClient } from '../shared/kube/client.ts';
 import { toMicroTime } from '../shared/kube/leader.ts';
+import { CONTROLLER_NODE_FLAGS } from '../controller/nodeFlags.ts';
 import { PROJECT_ROOT } from '../test/controlplane/build.ts';
 import { freePort } from '../test/controlplane/cluster.ts';
 import { smallInstance } from './fixtures.ts';
@@ -51,6 +52,8 @@ export async function startController(opts: {
     [
       ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`, `--cpu-prof-name=controller-${opts.identity}.cpuprofile`] : []),
       ...(heap ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heap}`] : []),
+      // As the Deployment runs it.
+      ...CONTROLLER_NODE_FLAGS,
       opts.entry,
       `--kubeconfig=${join(opts.stackDir, 'controller.kubeconfig')}`,
       `--metrics-port=${metricsPort}`,

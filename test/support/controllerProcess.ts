@@ -1,6 +1,7 @@
 // Starts extra controller processes for resilience tests: real processes (kill -9 means
 // kill -9), authenticated as the controller's ServiceAccount, sharded onto the Instances a
 // test labels for them and electing a leader on a Lease of their own.
+import { CONTROLLER_NODE_FLAGS } from '../../controller/nodeFlags.ts';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { freePort } from '../controlplane/cluster.ts';
@@ -26,6 +27,7 @@ export async function startControllerProcess(opts: {
     stackDir: opts.stackDir,
     logName: `controller-${opts.identity}`,
     script: 'controller/main.ts',
+    nodeFlags: CONTROLLER_NODE_FLAGS,
     args: [
       `--kubeconfig=${join(opts.stackDir, 'controller.kubeconfig')}`,
       `--metrics-port=${metricsPort}`,

@@ -14,12 +14,19 @@ export interface NodeProcess {
   kill: (signal?: NodeJS.Signals) => Promise<void>;
 }
 
-export function spawnEntryPoint(opts: { stackDir: string; logName: string; script: string; args: string[] }): NodeProcess {
+export function spawnEntryPoint(opts: {
+  stackDir: string;
+  logName: string;
+  script: string;
+  args: string[];
+  /** node's own flags, before the script. */
+  nodeFlags?: readonly string[];
+}): NodeProcess {
   const logs = join(opts.stackDir, 'logs');
   mkdirSync(logs, { recursive: true });
   const log = join(logs, `${opts.logName}.log`);
   const fd = openSync(log, 'a');
-  const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, opts.script), ...opts.args], {
+  const child = spawn(process.execPath, [...(opts.nodeFlags ?? []), '--import', 'tsx', join(PROJECT_ROOT, opts.script), ...opts.args], {
     stdio: ['ignore', fd, fd],
     cwd: PROJECT_ROOT,
     env: { ...process.env, NODE_OPTIONS: '' },

@@ -4,6 +4,7 @@
 // configurations, ServiceAccounts, the Service, the TLS Secret, the pods) — self-signed
 // with the default values, single-tenant with tenancy.singleTenant, cert-manager with
 // certificate.mode=certManager. Its values reach the flags of both components.
+import { CONTROLLER_NODE_FLAGS } from '../../../controller/nodeFlags.ts';
 import { kubectlAvailable } from '../../support/kubectl.ts';
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
@@ -246,6 +247,12 @@ describe('Helm chart charts/planwarden', function () {
           expect({ ...h.spec, template: undefined }, name).to.deep.equal({ ...w.spec, template: undefined });
           expect(podWithoutCommands(h), name).to.deep.equal(podWithoutCommands(w));
         }
+      });
+
+      it('the controller runs with the same node flags as the overlay’s', () => {
+        const entry = ['node', ...CONTROLLER_NODE_FLAGS, 'dist/controller/main.js'];
+        expect(commandOf(have, 'planwarden-controller').slice(0, entry.length)).to.deep.equal(entry);
+        expect(commandOf(want, 'planwarden-controller').slice(0, entry.length)).to.deep.equal(entry);
       });
 
       it('the controller elects a leader and impersonates exactly when the overlay’s does', () => {

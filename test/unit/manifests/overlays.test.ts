@@ -1,6 +1,7 @@
 // The install manifests as kustomize renders them: both overlays build, and what they
 // install keeps the promises planwarden depends on (fail-closed webhooks that cannot
 // lock out the system namespaces, hardened pods, an available webhook, least privilege).
+import { CONTROLLER_NODE_FLAGS } from '../../../controller/nodeFlags.ts';
 import { kubectlAvailable } from '../../support/kubectl.ts';
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
@@ -410,7 +411,9 @@ describe('install manifests', function () {
           const controller = one<Deployment>(objects, 'Deployment', 'planwarden-controller');
           expect(controller.spec.replicas).to.equal(2);
           const container = controller.spec.template.spec.containers[0]!;
-          expect(container.command?.slice(0, 3)).to.deep.equal(['node', 'dist/controller/main.js', '--leader-elect']);
+          // node's flags are the ones the bench and the tests run the controller with.
+          const entry = ['node', ...CONTROLLER_NODE_FLAGS, 'dist/controller/main.js', '--leader-elect'];
+          expect(container.command?.slice(0, entry.length)).to.deep.equal(entry);
           expect(container.ports?.map((p) => p.name)).to.include('metrics');
         });
 
