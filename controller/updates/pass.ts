@@ -396,6 +396,16 @@ export interface UpdatePlanFacts extends InformerRoundFacts {
   siblings?: readonly UpdatePlan[];
 }
 
+/** The version the namespace runs now: the OperatorVersion most Instances of `namespace` name, other than `target` (ties: by name). */
+export function currentVersionOf(instances: readonly Instance[], namespace: string, target: string): string | undefined {
+  const counts = new Map<string, number>();
+  for (const inst of instances) {
+    const name = inst.metadata.namespace === namespace ? inst.spec.operatorVersion.name : undefined;
+    if (name !== undefined && name !== target) counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
+  return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0];
+}
+
 export interface UpdatePlanPass {
   kind: 'status';
   /** The plan's next status (written when it differs from the stored one). */

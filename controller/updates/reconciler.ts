@@ -4,7 +4,7 @@
 // informer asked about one hook, its discovery read first when due). Pure apart from
 // `query`: every decision — who is due, whether discovery leaves an informer out, what
 // lands in status, when to come back — is the pass's; this module only asks and plans again.
-import type { OperatorVersion, UpdateInformer } from '../../shared/api/schema.ts';
+import type { UpdateInformer } from '../../shared/api/schema.ts';
 import type { InsightsHook } from './answers.ts';
 import type { InformerQuery } from './client.ts';
 import {
@@ -39,8 +39,6 @@ export {
 export interface InformerRoundInput extends Omit<InformerRoundFacts, 'read'> {
   now: string;
   query: InformerQuery;
-  /** What the request body says besides its subject, when the caller knows it. */
-  context?: { clusterID?: string; current?: OperatorVersion; target?: OperatorVersion };
 }
 
 export interface UpdatePlanReconcileInput extends InformerRoundInput, Omit<UpdatePlanFacts, 'read' | keyof InformerRoundFacts> {}

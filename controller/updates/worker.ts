@@ -19,6 +19,7 @@ import { mapBounded } from '../concurrency.ts';
 import { queryInformer, type InformerQuery } from './client.ts';
 import { replaceInstanceStatus } from '../instances/statusWrite.ts';
 import {
+  currentVersionOf,
   discoveryPass,
   discoveryRecord,
   needsUpgradeStatus,
@@ -140,16 +141,6 @@ export function clusterIdReader(kube: KubeClient, logger: Logger): () => Promise
     }
     return known;
   };
-}
-
-/** The OperatorVersion most Instances of `namespace` name, other than `target` (ties: by name). */
-export function currentVersionOf(instances: readonly Instance[], namespace: string, target: string): string | undefined {
-  const counts = new Map<string, number>();
-  for (const inst of instances) {
-    const name = inst.metadata.namespace === namespace ? inst.spec.operatorVersion.name : undefined;
-    if (name !== undefined && name !== target) counts.set(name, (counts.get(name) ?? 0) + 1);
-  }
-  return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0];
 }
 
 export function updatePlanWorker(deps: UpdatePlanWorkerDeps): (key: string) => Promise<WorkerResult> {
