@@ -15,7 +15,6 @@ import { classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
 import type { EventRecorder } from '../events.ts';
 import type { Logger } from '../log.ts';
 import type { WorkerResult } from '../../shared/kube/queue.ts';
-import { mapBounded } from '../concurrency.ts';
 import { queryInformer, type InformerQuery } from './client.ts';
 import { replaceInstanceStatus } from '../instances/statusWrite.ts';
 import {
@@ -37,36 +36,42 @@ import {
 
 export { duplicateStatus } from './pass.ts';
 
-/** Passes asked for more than this many rounds of reads in one reconcile are a bug (a discovery, then a hook). */
-const MAX_READ_ROUNDS = 4;
-
 const isNeeds = (plan: unknown): plan is Needs => (plan as { kind?: unknown }).kind === 'need';
 
 /**
- * Runs `plan` until it decides: each time it needs informer I/O, performs all of it (at most
- * QUERY_CONCURRENCY calls at once) and plans again with what was read. A pass that asks
- * again for what this reconcile already read, or asks for nothing, never ends: an error.
+ * Runs `plan` until it decides, performing the informer I/O it needs: at most
+ * QUERY_CONCURRENCY calls at once, and after each call the pass plans again with what was
+ * read, so an informer's hook is asked as soon as its own discovery is read (a slow discovery
+ * of another does not hold it back). A pass that asks again for what this reconcile already
+ * read, or that needs nothing and decides nothing, would never end: an error.
  */
 export async function untilDecided<R>(plan: (read: ReadSoFar) => Needs | R, query: InformerQuery, now: string): Promise<R> {
   const read = { discovery: new Map<string, DiscoveryRecord>(), answers: new Map<string, HookAnswer>() };
-  for (let round = 0; ; round++) {
+  const asked = new Set<string>();
+  const running = new Map<string, Promise<void>>();
+  for (;;) {
     const next = plan(read);
     if (!isNeeds(next)) return next;
     const calls = [...next.discovery.map((informer) => ({ informer, hook: undefined, body: undefined })), ...next.queries];
     const seen = new Set<string>();
-    for (const { informer, hook } of calls) {
+    for (const { informer, hook, body } of calls) {
       const name = informer.metadata.name ?? '';
       const id = `${hook ?? 'discovery'} ${name}`;
-      if (round >= MAX_READ_ROUNDS || seen.has(id) || (hook === undefined ? read.discovery.has(name) : read.answers.has(name)))
-        throw new Error(`a pass asked again for ${id} in one reconcile (round ${round + 1})`);
+      if (seen.has(id) || (asked.has(id) && !running.has(id))) throw new Error(`a pass asked again for ${id} in one reconcile`);
       seen.add(id);
+      if (asked.has(id) || running.size >= QUERY_CONCURRENCY) continue;
+      asked.add(id);
+      const call = async () => {
+        if (hook === undefined) read.discovery.set(name, discoveryRecord(informer, await query(informer.spec, { kind: 'discovery' }), now));
+        else read.answers.set(name, await query(informer.spec, { kind: hook, body }));
+      };
+      running.set(
+        id,
+        call().finally(() => running.delete(id)),
+      );
     }
-    if (calls.length === 0) throw new Error('a pass needed nothing and decided nothing');
-    await mapBounded(calls, QUERY_CONCURRENCY, async ({ informer, hook, body }) => {
-      const name = informer.metadata.name ?? '';
-      if (hook === undefined) read.discovery.set(name, discoveryRecord(informer, await query(informer.spec, { kind: 'discovery' }), now));
-      else read.answers.set(name, await query(informer.spec, { kind: hook, body }));
-    });
+    if (running.size === 0) throw new Error('a pass needed nothing and decided nothing');
+    await Promise.race(running.values());
   }
 }
 

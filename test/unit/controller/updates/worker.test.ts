@@ -4,7 +4,7 @@
 // twice in one reconcile).
 import { expect } from 'chai';
 import type { InformerQuery, InformerRequest } from '../../../../controller/updates/client.ts';
-import type { Needs } from '../../../../controller/updates/pass.ts';
+import { updatePlanPass, type Needs } from '../../../../controller/updates/pass.ts';
 import { informerWorker, untilDecided, updatePlanWorker } from '../../../../controller/updates/worker.ts';
 import type { EventRecorder } from '../../../../controller/events.ts';
 import type { UpdateInformer, UpdatePlan } from '../../../../shared/api/schema.ts';
@@ -126,5 +126,23 @@ describe('untilDecided (the query loop)', () => {
     await untilDecided(() => discover, query, T0).catch((e: unknown) => (error = e));
     expect(String(error)).to.match(/asked again for discovery a/);
     expect(asked).to.deep.equal(['discovery']);
+  });
+
+  it("asks an informer's hook as soon as its own discovery is read, not after another's slow discovery", async () => {
+    const log: string[] = [];
+    const slowQuery = (async (spec: UpdateInformer['spec'], request: InformerRequest) => {
+      const name = new URL(spec.clientConfig.url!).hostname.split('.')[0]!;
+      if (request.kind === 'discovery' && name === 'slow') await new Promise((r) => setTimeout(r, 100));
+      log.push(`${request.kind} ${name}`);
+      return request.kind === 'discovery' ? { handlers: ['updatePlanInsights'], serves: ['updatePlanInsights'] } : { error: 'x' };
+    }) as InformerQuery;
+    const named = (name: string): UpdateInformer => ({
+      ...informer,
+      metadata: { name, generation: 1 },
+      spec: { clientConfig: { url: `https://${name}.example.com` } },
+    });
+    const facts = { plan: plan('p', T0), informers: [named('fast'), named('slow')] };
+    await untilDecided((read) => updatePlanPass({ ...facts, read }, T0), slowQuery, T0);
+    expect(log).to.deep.equal(['discovery fast', 'updatePlanInsights fast', 'discovery slow', 'updatePlanInsights slow']);
   });
 });
