@@ -22,6 +22,24 @@ const PURE_AREAS = [
     process: 'controller',
     shell: ['../*.ts', './reconciler.ts', './statusWrite.ts', '../executors/**', '../updates/**', '../fleet/**', '../certs/**'],
   },
+  // The updates controller's passes (their shell: worker.ts, and the compositions with a query loop).
+  {
+    files: ['controller/updates/pass.ts'],
+    process: 'controller',
+    shell: [
+      '../*.ts',
+      './worker.ts',
+      './reconciler.ts',
+      './upgrades.ts',
+      './client.ts',
+      './controller.ts',
+      './legacyReservations.ts',
+      '../instances/**',
+      '../executors/**',
+      '../fleet/**',
+      '../certs/**',
+    ],
+  },
 ];
 const IO_MODULES = [
   'http',
@@ -108,7 +126,7 @@ export default tseslint.config(
   },
   // The architecture's import directions (docs/architecture.md): no process folder imports
   // another; shared/ imports none of them; pure code (shared/ but its plumbing, webhook/rules,
-  // controller/engine, controller/instances' decide and pass) does no I/O.
+  // controller/engine, controller/instances' decide and pass, controller/updates/pass.ts) does no I/O.
   ...layering(),
   {
     files: ['test/**/*.ts'],

@@ -1,47 +1,78 @@
-// The work-queue workers of UpdateInformer support: the pure reconcileUpdatePlan,
-// reconcileUpgradeStatus and discoverInformer with their I/O around them — caches in,
-// status writes (UpdatePlan, each informer's Online, Discovered, handlers and apiLevel, an upgrading Instance's
-// updateStatus) out, optimistic concurrency throughout. They share one DiscoveryStore (what
-// each informer's discovery said, by name) and read the cluster's identity (the
+// The work-queue workers of UpdateInformer support: the shell around the pure passes of
+// pass.ts (updatePlanPass, upgradeStatusPass, discoveryPass). Each worker reads its caches,
+// runs the pass loop — plan, perform the informer I/O the pass needs (discovery reads, hook
+// queries, at most QUERY_CONCURRENCY at once), plan again with the answers — then writes
+// what the pass decided (UpdatePlan status, each informer's Online, Discovered, handlers and
+// apiLevel, an upgrading Instance's updateStatus; optimistic concurrency throughout) and
+// records the pass's Events only after the write they belong to succeeded, so a conflict
+// that retries the reconcile records nothing twice. The workers share one DiscoveryStore
+// (what each informer's discovery said, by name) and read the cluster's identity (the
 // kube-system namespace's uid) for the requests.
 import { jsonEqual } from '../../shared/json.ts';
-import type {
-  InformerCondition,
-  Instance,
-  OperatorVersion,
-  UpdateInformer,
-  UpdateInformerStatus,
-  UpdatePlan,
-  UpdatePlanStatus,
-} from '../../shared/api/schema.ts';
-import { findCondition, setCondition } from '../../shared/conditions/conditions.ts';
+import type { Instance, OperatorVersion, UpdateInformer, UpdatePlan } from '../../shared/api/schema.ts';
 import type { ObjectCache } from '../../shared/kube/informer.ts';
 import { classifyApiError, type KubeClient } from '../../shared/kube/client.ts';
 import type { EventRecorder } from '../events.ts';
 import type { Logger } from '../log.ts';
 import type { WorkerResult } from '../../shared/kube/queue.ts';
-import { queryInformer } from './client.ts';
+import { queryInformer, type InformerQuery } from './client.ts';
 import { replaceInstanceStatus } from '../instances/statusWrite.ts';
-import { discoverInformer, discoveryCondition, reconcileUpdatePlan, type DiscoveryRecord } from './reconciler.ts';
-import { needsUpgradeStatus, reconcileUpgradeStatus, upgradeRunOf } from './upgrades.ts';
-import { DUPLICATE_TARGET_REASON, heldByAnother } from '../../shared/updatePlanHolder.ts';
-import { objectRef } from '../../shared/refusal.ts';
+import {
+  currentVersionOf,
+  discoveryPass,
+  discoveryRecord,
+  needsUpgradeStatus,
+  QUERY_CONCURRENCY,
+  updatePlanPass,
+  upgradeRunOf,
+  upgradeStatusPass,
+  type DiscoveryRecord,
+  type HookAnswer,
+  type InformerWrite,
+  type Needs,
+  type ReadSoFar,
+  type UpdateEvent,
+} from './pass.ts';
+
+export { duplicateStatus } from './pass.ts';
+
+const isNeeds = (plan: unknown): plan is Needs => (plan as { kind?: unknown }).kind === 'need';
 
 /**
- * The status of an UpdatePlan whose target an older one holds (two creates raced past the
- * webhook): Analyzed=False, reason DuplicateTarget, naming the holder; nothing else of its
- * status changes and no informer is asked about it.
+ * Runs `plan` until it decides, performing the informer I/O it needs: at most
+ * QUERY_CONCURRENCY calls at once, and after each call the pass plans again with what was
+ * read, so an informer's hook is asked as soon as its own discovery is read (a slow discovery
+ * of another does not hold it back). A pass that asks again for what this reconcile already
+ * read, or that needs nothing and decides nothing, would never end: an error.
  */
-export function duplicateStatus(plan: UpdatePlan, holder: UpdatePlan, now: string): UpdatePlanStatus {
-  const target = plan.spec.targetRelease;
-  const message =
-    `${objectRef('UpdatePlan', holder.metadata)} was created first and holds targetRelease "${target}" (one UpdatePlan per namespace and target): ` +
-    `this one is not analysed and no upgrade is judged against it; delete it and use that one (kubectl planwarden update pre-checks --target ${target})`;
-  return {
-    ...plan.status,
-    conditions: setCondition(plan.status?.conditions, { type: 'Analyzed', status: 'False', reason: DUPLICATE_TARGET_REASON, message }, now),
-    observedGeneration: plan.metadata.generation,
-  };
+export async function untilDecided<R>(plan: (read: ReadSoFar) => Needs | R, query: InformerQuery, now: string): Promise<R> {
+  const read = { discovery: new Map<string, DiscoveryRecord>(), answers: new Map<string, HookAnswer>() };
+  const asked = new Set<string>();
+  const running = new Map<string, Promise<void>>();
+  for (;;) {
+    const next = plan(read);
+    if (!isNeeds(next)) return next;
+    const calls = [...next.discovery.map((informer) => ({ informer, hook: undefined, body: undefined })), ...next.queries];
+    const seen = new Set<string>();
+    for (const { informer, hook, body } of calls) {
+      const name = informer.metadata.name ?? '';
+      const id = `${hook ?? 'discovery'} ${name}`;
+      if (seen.has(id) || (asked.has(id) && !running.has(id))) throw new Error(`a pass asked again for ${id} in one reconcile`);
+      seen.add(id);
+      if (asked.has(id) || running.size >= QUERY_CONCURRENCY) continue;
+      asked.add(id);
+      const call = async () => {
+        if (hook === undefined) read.discovery.set(name, discoveryRecord(informer, await query(informer.spec, { kind: 'discovery' }), now));
+        else read.answers.set(name, await query(informer.spec, { kind: hook, body }));
+      };
+      running.set(
+        id,
+        call().finally(() => running.delete(id)),
+      );
+    }
+    if (running.size === 0) throw new Error('a pass needed nothing and decided nothing');
+    await Promise.race(running.values());
+  }
 }
 
 /**
@@ -59,32 +90,17 @@ async function persist(writes: () => Promise<void>, requeueAfterMs: number | und
   return requeueAfterMs === undefined ? undefined : { requeueAfterMs };
 }
 
-/**
- * Writes an informer's conditions, and what its discovery said (Discovered, handlers,
- * apiLevel), when they differ from what it has; a Discovered that turns False (or changes
- * reason) is also told in a Warning Event: it is no risk, so no UpdatePlan shows it.
- */
-async function writeInformerStatus(
-  deps: { kube: KubeClient; events?: EventRecorder },
-  informer: UpdateInformer,
-  conditions: InformerCondition[],
-  discovery: DiscoveryRecord | undefined,
-  now: string,
-): Promise<void> {
-  let next: UpdateInformerStatus = { ...informer.status, conditions };
-  if (discovery !== undefined) {
-    const read = discoveryCondition(discovery, informer.metadata.generation);
-    next = { ...next, conditions: setCondition(conditions, read, now) };
-    if (discovery.error === undefined) {
-      const { apiLevel: _, ...rest } = next;
-      next = { ...rest, handlers: discovery.handlers ?? [], ...(discovery.apiLevel === undefined ? {} : { apiLevel: discovery.apiLevel }) };
-    }
-    const before = findCondition(informer.status?.conditions, 'Discovered');
-    if (read.status === 'False' && (before?.status !== 'False' || before.reason !== read.reason)) {
-      deps.events?.record(informer, 'Warning', `Discovery${read.reason}`, read.message ?? '');
-    }
-  }
-  if (!same(informer.status ?? {}, next)) await deps.kube.replace({ ...informer, status: next }, { subresource: 'status' });
+type Involved = Parameters<EventRecorder['record']>[0];
+
+/** A pass's Events about `object`: called only once the write they belong to succeeded. */
+function record(events: EventRecorder | undefined, object: Involved, list: readonly UpdateEvent[]): void {
+  for (const e of list) events?.record(object, e.type, e.reason, e.message);
+}
+
+/** Writes an informer's status as a pass decided it, then records that write's Events. */
+async function writeInformer(deps: { kube: KubeClient; events?: EventRecorder }, write: InformerWrite): Promise<void> {
+  await deps.kube.replace({ ...write.informer, status: write.status }, { subresource: 'status' });
+  record(deps.events, write.informer, write.events);
 }
 
 /** What the informers' discovery said, by informer name; shared by the workers. */
@@ -111,6 +127,8 @@ export interface UpdatePlanWorkerDeps {
   clock?: () => Date;
   /** How long an informer's Wait is honoured (default 5 minutes). */
   waitBoundMs?: number;
+  /** How informers are asked (default queryInformer). */
+  query?: InformerQuery;
 }
 
 const same = (a: unknown, b: unknown) => jsonEqual(a ?? null, b ?? null);
@@ -130,58 +148,35 @@ export function clusterIdReader(kube: KubeClient, logger: Logger): () => Promise
   };
 }
 
-/** The OperatorVersion most Instances of `namespace` name, other than `target` (ties: by name). */
-export function currentVersionOf(instances: readonly Instance[], namespace: string, target: string): string | undefined {
-  const counts = new Map<string, number>();
-  for (const inst of instances) {
-    const name = inst.metadata.namespace === namespace ? inst.spec.operatorVersion.name : undefined;
-    if (name !== undefined && name !== target) counts.set(name, (counts.get(name) ?? 0) + 1);
-  }
-  return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0];
-}
-
 export function updatePlanWorker(deps: UpdatePlanWorkerDeps): (key: string) => Promise<WorkerResult> {
   const clock = deps.clock ?? (() => new Date());
   const clusterID = clusterIdReader(deps.kube, deps.logger);
   const discovery = deps.discovery ?? new Map<string, DiscoveryRecord>();
+  const query = deps.query ?? queryInformer;
   return async (key) => {
     const plan = deps.updatePlans.get(key);
     if (!plan || plan.metadata.deletionTimestamp) return;
     const namespace = plan.metadata.namespace ?? '';
-    const holder = heldByAnother(plan, deps.updatePlans.list(namespace));
-    if (holder !== undefined) {
-      const status = duplicateStatus(plan, holder, clock().toISOString());
-      if (findCondition(plan.status?.conditions, 'Analyzed')?.reason !== DUPLICATE_TARGET_REASON) {
-        deps.events?.record(plan, 'Warning', DUPLICATE_TARGET_REASON, findCondition(status.conditions, 'Analyzed')?.message ?? '');
-      }
-      return persist(async () => {
-        if (!same(plan.status, status)) await deps.kube.replace({ ...plan, status }, { subresource: 'status' });
-      }, undefined);
-    }
     const informers = deps.updateInformers.list();
     const target = deps.operatorVersions.get(`${namespace}/${plan.spec.targetRelease}`);
     const currentName = currentVersionOf(deps.instances?.list() ?? [], namespace, plan.spec.targetRelease);
     const current = currentName === undefined ? undefined : deps.operatorVersions.get(`${namespace}/${currentName}`);
     const now = clock().toISOString();
-    const result = await reconcileUpdatePlan({
+    const facts = {
       plan,
+      siblings: deps.updatePlans.list(namespace),
       informers,
-      now,
-      query: queryInformer,
       context: { clusterID: await clusterID(), current, target },
       discovery,
       ...(deps.waitBoundMs === undefined ? {} : { waitBoundMs: deps.waitBoundMs }),
-    });
-    keepDiscovery(discovery, result.discovery, informers);
-    const status = { ...result.status, observedGeneration: plan.metadata.generation };
+    };
+    const pass = await untilDecided((read) => updatePlanPass({ ...facts, read }, now), query, now);
+    keepDiscovery(discovery, pass.discovery, informers);
     return persist(async () => {
-      if (!same(plan.status, status)) await deps.kube.replace({ ...plan, status }, { subresource: 'status' });
-      for (const informer of informers) {
-        const name = informer.metadata.name ?? '';
-        const conditions = result.informerConditions.get(name);
-        if (conditions) await writeInformerStatus(deps, informer, conditions, discovery.get(name), now);
-      }
-    }, result.requeueAfterMs);
+      if (!same(plan.status, pass.status)) await deps.kube.replace({ ...plan, status: pass.status }, { subresource: 'status' });
+      record(deps.events, plan, pass.events);
+      for (const write of pass.informerWrites) await writeInformer(deps, write);
+    }, pass.requeueAfterMs);
   };
 }
 
@@ -196,6 +191,8 @@ export interface UpgradeStatusWorkerDeps {
   waitBoundMs?: number;
   /** How often informers are asked while an upgrade runs (default 10 s). */
   pulseMs?: number;
+  events?: EventRecorder;
+  query?: InformerQuery;
 }
 
 /**
@@ -207,6 +204,7 @@ export function upgradeStatusWorker(deps: UpgradeStatusWorkerDeps): (key: string
   const clock = deps.clock ?? (() => new Date());
   const clusterID = clusterIdReader(deps.kube, deps.logger);
   const discovery = deps.discovery ?? new Map<string, DiscoveryRecord>();
+  const query = deps.query ?? queryInformer;
   return async (key) => {
     const instance = deps.instances.get(key);
     if (!instance || instance.metadata.deletionTimestamp || !needsUpgradeStatus(instance)) return;
@@ -214,21 +212,27 @@ export function upgradeStatusWorker(deps: UpgradeStatusWorkerDeps): (key: string
     const run = upgradeRunOf(instance);
     const ov = (name: string | undefined) => (name === undefined ? undefined : deps.operatorVersions.get(`${namespace}/${name}`));
     const informers = deps.updateInformers.list();
-    const result = await reconcileUpgradeStatus({
+    const now = clock().toISOString();
+    const facts = {
       instance,
       informers,
-      now: clock().toISOString(),
-      query: queryInformer,
       context: { clusterID: await clusterID(), current: ov(run?.from), target: ov(run?.target) },
       discovery,
       ...(deps.waitBoundMs === undefined ? {} : { waitBoundMs: deps.waitBoundMs }),
       ...(deps.pulseMs === undefined ? {} : { pulseMs: deps.pulseMs }),
-    });
-    keepDiscovery(discovery, result.discovery, informers);
+    };
+    const pass = await untilDecided((read) => upgradeStatusPass({ ...facts, read }, now), query, now);
+    keepDiscovery(discovery, pass.discovery, informers);
     return persist(async () => {
-      if (result.updateStatus === undefined || same(instance.status?.updateStatus, result.updateStatus)) return;
-      await replaceInstanceStatus(deps.kube, instance, { ...instance.status, updateStatus: result.updateStatus }, clock().toISOString());
-    }, result.requeueAfterMs);
+      if (!pass.changed) return;
+      const written = await replaceInstanceStatus(
+        deps.kube,
+        instance,
+        { ...instance.status, updateStatus: pass.updateStatus },
+        clock().toISOString(),
+      );
+      record(deps.events, written, pass.events);
+    }, pass.requeueAfterMs);
   };
 }
 
@@ -239,6 +243,8 @@ export interface InformerWorkerDeps {
   events?: EventRecorder;
   logger: Logger;
   clock?: () => Date;
+  /** How informers are asked (default queryInformer). */
+  query?: InformerQuery;
 }
 
 /**
@@ -248,6 +254,7 @@ export interface InformerWorkerDeps {
  */
 export function informerWorker(deps: InformerWorkerDeps): (key: string) => Promise<WorkerResult> {
   const clock = deps.clock ?? (() => new Date());
+  const query = deps.query ?? queryInformer;
   return async (key) => {
     const informer = deps.updateInformers.get(key);
     if (!informer || informer.metadata.deletionTimestamp) {
@@ -256,9 +263,20 @@ export function informerWorker(deps: InformerWorkerDeps): (key: string) => Promi
     }
     const name = informer.metadata.name ?? key;
     const now = clock().toISOString();
-    const result = await discoverInformer({ informer, now, query: queryInformer, discovery: deps.discovery.get(name) });
-    if (result.discovery === undefined) deps.discovery.delete(name);
-    else deps.discovery.set(name, result.discovery);
-    return persist(() => writeInformerStatus(deps, informer, result.conditions, result.discovery, now), result.requeueAfterMs);
+    const known = deps.discovery.get(name);
+    const pass = await untilDecided(
+      (read) =>
+        discoveryPass(
+          { informer, ...(known ? { discovery: known } : {}), ...(read.discovery.has(name) ? { read: read.discovery.get(name)! } : {}) },
+          now,
+        ),
+      query,
+      now,
+    );
+    if (pass.discovery === undefined) deps.discovery.delete(name);
+    else deps.discovery.set(name, pass.discovery);
+    return persist(async () => {
+      if (pass.write) await writeInformer(deps, pass.write);
+    }, pass.requeueAfterMs);
   };
 }
