@@ -24,7 +24,17 @@ export interface InstanceAdmissionContext {
   breakGlass?: { reason: string; policies: string[] };
 }
 
-const factsCache = new WeakMap<InstanceAdmissionContext, TriggerFacts>();
+/**
+ * Where a context keeps its facts: a property of its own, not enumerable, so a copy made with
+ * a spread (`{ ...ctx, breakGlass }`, or one with another object) computes its own. Not a
+ * WeakMap: V8's young-generation collector keeps a WeakMap's values alive until the next full
+ * collection, so every request's facts — and through them its whole AdmissionReview — were
+ * promoted to the old generation; scavenges under load took 5–8 ms instead of under 1
+ * (test/unit/webhook/rules/instanceContext.test.ts; bench/README.md, the webhook's p99).
+ */
+const FACTS = Symbol('planwarden.triggerFacts');
+
+type WithFacts = InstanceAdmissionContext & { [FACTS]?: TriggerFacts };
 
 /**
  * The trigger policy's facts of this write (shared/plan/policy.ts), computed once per
@@ -33,17 +43,17 @@ const factsCache = new WeakMap<InstanceAdmissionContext, TriggerFacts>();
  * them out again.
  */
 export function factsOf(ctx: InstanceAdmissionContext): TriggerFacts {
-  let facts = factsCache.get(ctx);
-  if (!facts) {
-    facts = triggerFacts({
-      view: 'admission',
-      operation: ctx.operation === 'CREATE' ? 'CREATE' : 'UPDATE',
-      oldObject: ctx.oldObject,
-      object: ctx.object,
-      ov: ctx.operatorVersion?.spec,
-      oldOv: ctx.oldOperatorVersion?.spec,
-    });
-    factsCache.set(ctx, facts);
-  }
+  const known = (ctx as WithFacts)[FACTS];
+  if (known) return known;
+  const facts = triggerFacts({
+    view: 'admission',
+    operation: ctx.operation === 'CREATE' ? 'CREATE' : 'UPDATE',
+    oldObject: ctx.oldObject,
+    object: ctx.object,
+    ov: ctx.operatorVersion?.spec,
+    oldOv: ctx.oldOperatorVersion?.spec,
+  });
+  // A frozen context (tests build some) is judged all the same, its facts worked out each time.
+  if (Object.isExtensible(ctx)) Object.defineProperty(ctx, FACTS, { value: facts, enumerable: false });
   return facts;
 }
