@@ -187,12 +187,16 @@ const isWebhookConfiguration = (x: KubeResource) =>
  * The floor's configurations: planwarden's own, as installed (rendered from manifests/, which
  * scripts/gen-webhooks.ts generates from the route table — same webhooks, paths, rules,
  * matchConditions, timeouts, failure policy, caBundle), pointed at `url` and renamed so that
- * they can be registered while planwarden's are not.
+ * they can be registered while planwarden's are not (the configurations, and each webhook).
  */
 export function noopWebhookConfigurations(kubeconfig: string, url: string, caPem: string): KubeResource[] {
-  return (localInstallObjects(kubeconfig, url, caPem) as KubeResource[])
-    .filter(isWebhookConfiguration)
-    .map((c) => ({ ...c, metadata: { ...c.metadata, name: `${c.metadata.name ?? ''}-noop-floor` } }));
+  return (localInstallObjects(kubeconfig, url, caPem) as KubeResource[]).filter(isWebhookConfiguration).map((c) => ({
+    ...c,
+    metadata: { ...c.metadata, name: `${c.metadata.name ?? ''}-noop-floor` },
+    // Webhook names of their own, so that the API server's admission metrics
+    // (apiserver_admission_webhook_admission_duration_seconds{name}) tell the floor's calls from planwarden's.
+    webhooks: ((c as { webhooks?: { name: string }[] }).webhooks ?? []).map((w) => ({ ...w, name: `noop-floor.${w.name}` })),
+  }));
 }
 
 /** Starts bench/noopWebhook.ts (transpiled) on a free port with the stack's serving certificate, which the configurations' caBundle trusts. */
