@@ -3,7 +3,8 @@
 import { expect } from 'chai';
 import type { Instance, UpdatePlan } from '../../../shared/api/schema.ts';
 import { targetReleaseImmutable } from '../../../webhook/rules/updatePlan.ts';
-import { kubectl, kubectlOk, useNamespace } from '../fixture.ts';
+import { createKubeClient, KubeApiError } from '../../../shared/kube/client.ts';
+import { kubeConfig, kubectl, kubectlOk, useNamespace } from '../fixture.ts';
 import { dummyOperatorVersion, instance as anyInstance, json, TEST_CONTROLLER_LABEL, updatePlan } from '../objects.ts';
 
 // These tests write status by hand, as the controller would: no controller runs them.
@@ -218,12 +219,24 @@ describe('admission guard (real apiserver → webhook)', function () {
   describe('UpdatePlan', function () {
     it('keeps one holder of 50 racing creates for one target: the others are refused, or marked DuplicateTarget by the controller', async function () {
       this.timeout(180_000);
-      const results = await Promise.all(
-        Array.from({ length: 50 }, (_, i) => kubectl(['create', '-f', '-'], { input: json(updatePlan(`race-${i}`, ns(), 'app-2.0.0')) })),
+      // One client sends the 50 creates at once, as Argo CD or a script would: 50 kubectl
+      // processes starting together on the suite's 2 cores starved the API server and the
+      // webhook alike (a CI run had one create refused with an InternalError).
+      const kube = createKubeClient({ kubeConfig: kubeConfig(), userAgent: 'planwarden-admission-test' });
+      const results = await Promise.allSettled(
+        Array.from({ length: 50 }, (_, i) => kube.create<UpdatePlan>(updatePlan(`race-${i}`, ns(), 'app-2.0.0'))),
       );
-      const created = results.filter((r) => r.code === 0);
+      const created = results.filter((r) => r.status === 'fulfilled');
       expect(created.length).to.be.at.least(1);
-      for (const r of results.filter((x) => x.code !== 0)) expect(r.stderr).to.contain('updateplan.duplicate-target');
+      for (const r of results) {
+        if (r.status === 'fulfilled') continue;
+        const message = r.reason instanceof KubeApiError ? r.reason.message : String(r.reason);
+        expect(message, message).to.contain('updateplan.duplicate-target');
+      }
+      // What a person running kubectl sees for one more create of the same target.
+      const late = await kubectl(['create', '-f', '-'], { input: json(updatePlan('race-late', ns(), 'app-2.0.0')) });
+      expect(late.code, late.stderr).to.equal(1);
+      expect(late.stderr, late.stderr).to.contain('updateplan.duplicate-target');
       // Admission only reads: creates judged at the same moment can all pass. The oldest holds
       // the target (shared/updatePlanHolder.ts); the controller marks every other one.
       type Listed = { items: UpdatePlan[] };
