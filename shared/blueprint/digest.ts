@@ -11,12 +11,32 @@ import { canonicalJson } from '../json.ts';
 /** On an Instance: `<OperatorVersion uid>/<digest>` of the blueprint its last accepted trigger was judged against. */
 export const BLUEPRINT_ANNOTATION = 'planwarden.dev/blueprint';
 
+/**
+ * Digests of specs that can no longer change: frozen all the way down (the webhook's
+ * OperatorVersion cache deep-freezes what it holds, webhook/operatorVersionCache.ts), so the
+ * digest computed once stays true. The mutating webhook records the digest on every trigger;
+ * hashing the canonical JSON each time was its largest cost after parsing the review.
+ */
+const frozenDigests = new WeakMap<object, string>();
+
+/** Whether `value` and everything in it is frozen (freezing cannot be undone). */
+function deeplyFrozen(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return true;
+  if (!Object.isFrozen(value)) return false;
+  for (const v of Object.values(value)) if (!deeplyFrozen(v)) return false;
+  return true;
+}
+
 /** `sha256:` and the first 16 hex digits of the SHA-256 of the spec's canonical JSON (key order does not count). */
 export function blueprintDigest(spec: OperatorVersionSpec | undefined): string {
-  return `sha256:${createHash('sha256')
+  const known = spec === undefined ? undefined : frozenDigests.get(spec);
+  if (known !== undefined) return known;
+  const digest = `sha256:${createHash('sha256')
     .update(canonicalJson(spec ?? {}))
     .digest('hex')
     .slice(0, 16)}`;
+  if (spec !== undefined && deeplyFrozen(spec)) frozenDigests.set(spec, digest);
+  return digest;
 }
 
 export interface BlueprintRecord {
