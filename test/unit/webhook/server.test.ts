@@ -632,6 +632,44 @@ describe('webhook/server', function () {
       expect(judged).to.equal(1);
     });
 
+    it('judges the certificate once per connection and refuses renegotiation, which could change it', async function () {
+      await start();
+      // TLS 1.2: TLS 1.3 has no renegotiation at all.
+      const agent = new https.Agent({ keepAlive: true, maxSockets: 1, maxVersion: 'TLSv1.2' });
+      try {
+        let socket: TLSSocket | undefined;
+        for (let i = 0; i < 3; i++) {
+          const r = await post(srv.port, ca.certPem, review(), { client: apiserver, agent });
+          expect(r.status, r.text).to.equal(200);
+        }
+        expect(judged, 'three reviews on one kept-alive connection').to.equal(3);
+        await new Promise<void>((resolve, reject) => {
+          const req = https.request(
+            { host: '127.0.0.1', port: srv.port, path: '/healthz', ca: ca.certPem, cert: apiserver.certPem, key: apiserver.keyPem, agent },
+            (res) => {
+              socket = res.socket as TLSSocket;
+              res.resume();
+              res.on('end', resolve);
+            },
+          );
+          req.on('error', reject);
+          req.end();
+        });
+        expect(socket, 'the kept-alive connection').to.not.equal(undefined);
+        const outcome = await new Promise<string>((resolve) => {
+          socket!.once('close', () => resolve('closed'));
+          socket!.once('error', (e) => resolve(`error: ${e.message}`));
+          const started = socket!.renegotiate({ rejectUnauthorized: false }, (err) =>
+            resolve(err ? `error: ${err.message}` : 'renegotiated'),
+          );
+          if (!started) resolve('not started');
+        });
+        expect(outcome).to.not.equal('renegotiated');
+      } finally {
+        agent.destroy();
+      }
+    });
+
     const refusals = [
       {
         says: 'a certificate signed by another CA',
