@@ -69,3 +69,23 @@ function sameJson(a: unknown, b: unknown, ignore: readonly string[]): boolean {
   }
   return true;
 }
+
+/**
+ * Freezes `value` and everything in it, and returns it (objects shared between requests, such
+ * as a cache's). An object already frozen is taken as frozen inside too: freeze bottom-up
+ * objects you build, or check with `deeplyFrozen`.
+ */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  for (const v of Object.values(value)) deepFreeze(v);
+  return value;
+}
+
+/** Whether `value` and everything in it is frozen (freezing cannot be undone, so a true answer stays true). */
+export function deeplyFrozen(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return true;
+  if (!Object.isFrozen(value)) return false;
+  for (const v of Object.values(value)) if (!deeplyFrozen(v)) return false;
+  return true;
+}

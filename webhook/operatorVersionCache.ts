@@ -30,6 +30,7 @@ import {
   type WatchHandle,
 } from '../shared/kube/client.ts';
 import { Informer, type RestartBackoff } from '../shared/kube/informer.ts';
+import { deepFreeze } from '../shared/json.ts';
 import { errorFields, silentLogger, type Logger } from '../shared/log.ts';
 import { GROUP, VERSION, type OperatorVersion } from '../shared/api/schema.ts';
 
@@ -49,13 +50,6 @@ export interface OperatorVersionCacheOptions {
   logger?: Logger;
   /** Passed to the informer (tests shorten it). */
   backoff?: Partial<RestartBackoff>;
-}
-
-/** Freezes `value` and everything in it: cached objects are shared by every request. */
-function deepFreeze(value: unknown): void {
-  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
-  Object.freeze(value);
-  for (const v of Object.values(value)) deepFreeze(v);
 }
 
 /** What a LiveCache caches, for its path and its log lines. */

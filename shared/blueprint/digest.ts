@@ -6,7 +6,7 @@
 // runs for that Instance unjudged. Pure: no I/O.
 import { createHash } from 'node:crypto';
 import type { Instance, OperatorVersion, OperatorVersionSpec } from '../api/schema.ts';
-import { canonicalJson } from '../json.ts';
+import { canonicalJson, deeplyFrozen } from '../json.ts';
 
 /** On an Instance: `<OperatorVersion uid>/<digest>` of the blueprint its last accepted trigger was judged against. */
 export const BLUEPRINT_ANNOTATION = 'planwarden.dev/blueprint';
@@ -18,14 +18,6 @@ export const BLUEPRINT_ANNOTATION = 'planwarden.dev/blueprint';
  * hashing the canonical JSON each time was its largest cost after parsing the review.
  */
 const frozenDigests = new WeakMap<object, string>();
-
-/** Whether `value` and everything in it is frozen (freezing cannot be undone). */
-function deeplyFrozen(value: unknown): boolean {
-  if (typeof value !== 'object' || value === null) return true;
-  if (!Object.isFrozen(value)) return false;
-  for (const v of Object.values(value)) if (!deeplyFrozen(v)) return false;
-  return true;
-}
 
 /** `sha256:` and the first 16 hex digits of the SHA-256 of the spec's canonical JSON (key order does not count). */
 export function blueprintDigest(spec: OperatorVersionSpec | undefined): string {

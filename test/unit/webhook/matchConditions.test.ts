@@ -30,6 +30,7 @@ import {
   requiredParametersPresent,
   type InstanceAdmissionContext,
 } from '../../../webhook/rules/instance.ts';
+import { deepFreeze } from '../../../shared/json.ts';
 import type { Verdict } from '../../../shared/verdict.ts';
 import { REQUESTED_BY_PATH } from '../../../webhook/rules/instanceMutate.ts';
 import { INSTANCE_SHAPES } from '../../../webhook/decode.ts';
@@ -254,14 +255,6 @@ function expectNothingToSay(v: Verdict, what: string): void {
   expect(v.allowed, `${what}: ${v.allowed ? '' : v.message}`).to.equal(true);
   expect(v.warnings, `${what}: warnings`).to.deep.equal([]);
   expect(v.allowed ? v.patch : [], `${what}: patch`).to.deep.equal([]);
-}
-
-function deepFreeze<T>(v: T): T {
-  if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {
-    Object.freeze(v);
-    for (const x of Object.values(v)) deepFreeze(x);
-  }
-  return v;
 }
 
 // --- the route table gives each webhook the condition mirrored here ---

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { OperatorVersionSpec } from '../../../../shared/api/schema.ts';
 import { blueprintDigest } from '../../../../shared/blueprint/digest.ts';
+import { deepFreeze } from '../../../../shared/json.ts';
 
 /** A spec as the API server would hold it, made fresh each call. */
 function spec(image = 'nginx:1'): OperatorVersionSpec {
@@ -11,14 +12,6 @@ function spec(image = 'nginx:1'): OperatorVersionSpec {
     },
     templates: { 'deploy.yaml': `image: ${image}` },
   } as unknown as OperatorVersionSpec;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
 }
 
 describe('blueprintDigest', function () {
