@@ -632,7 +632,7 @@ describe('webhook/server', function () {
       expect(judged).to.equal(1);
     });
 
-    it('judges the certificate once per connection and refuses renegotiation, which could change it', async function () {
+    it('answers every review on a kept-alive connection and refuses renegotiation, which could change its certificate', async function () {
       await start();
       // TLS 1.2: TLS 1.3 has no renegotiation at all.
       const agent = new https.Agent({ keepAlive: true, maxSockets: 1, maxVersion: 'TLSv1.2' });
