@@ -5,6 +5,10 @@
 //   noop     the floor: the same configurations (made from planwarden's: same webhooks, paths,
 //            rules, matchConditions, TLS, timeouts, failure policy) pointed at a webhook that
 //            answers every review "allowed" without judging it (bench/noopWebhook.ts);
+//   stamp    the stamping floor: the same again, pointed at the same no-op webhook under its
+//            /stamp prefix, where the mutating Instance path answers with a patch of the size
+//            and shape of planwarden's requested-by stamp (what the API server does with a
+//            mutating webhook's patch, priced apart from planwarden's judging);
 //   vap      only a ValidatingAdmissionPolicy (CEL, in the apiserver's process) that holds
 //            one of the webhook's lookup-free UpdatePlan rules: no insight accepted twice.
 // The writes, in each block, in turn: a label patch of an Instance, a manual trigger of that
@@ -18,7 +22,8 @@
 // mutating webhook stamps who asked, planwarden.dev/requested-by) and every UpdatePlan patch,
 // never an Instance label patch (their matchConditions), and nothing at all in the other states;
 // the no-op webhook's counters confirm the same of "noop" blocks.
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { WEBHOOK_CERT_FILES } from '../certs/webhook.ts';
@@ -35,8 +40,10 @@ import { localInstallObjects, type StackState } from '../test/controlplane/stack
 import { apiCountsDelta, scrapeApiCounts } from './apiRequests.ts';
 import { httpText, INSTANCES, parseMetric, UPDATEPLANS } from './kube.ts';
 import { quantile, sleep } from './stats.ts';
+import { STAMP_ANNOTATION, STAMP_PREFIX } from './noopWebhook.ts';
 
-export type AdmissionState = 'none' | 'webhook' | 'noop' | 'vap';
+export const ADMISSION_STATES = ['none', 'webhook', 'noop', 'stamp', 'vap'] as const;
+export type AdmissionState = (typeof ADMISSION_STATES)[number];
 
 export interface AdmissionBenchOptions {
   kube: KubeClient;
@@ -53,6 +60,8 @@ export interface AdmissionBenchOptions {
   /** Blocks per state and timed writes per block (of each kind). */
   blocks: number;
   perBlock: number;
+  /** Where to write a CPU profile of kube-apiserver over the blocks (the control plane must serve /debug/pprof). */
+  apiserverProfile?: string;
   log: (s: string) => void;
 }
 
@@ -62,8 +71,8 @@ export interface Percentiles {
   n: number;
 }
 
-/** The writes through webhooks: planwarden's (webhook), no-op ones configured alike (noop), none. */
-type WebhookStates = Record<'none' | 'webhook' | 'noop', Percentiles>;
+/** The writes through webhooks: planwarden's (webhook), no-op ones configured alike (noop), the same stamping (stamp), none. */
+type WebhookStates = Record<'none' | 'webhook' | 'noop' | 'stamp', Percentiles>;
 
 export interface AdmissionBenchResult {
   /** Label patches of the Instance: the webhooks' matchConditions send them nowhere. */
@@ -77,7 +86,7 @@ export interface AdmissionBenchResult {
   /** Every request the API server served per preflight trigger in "webhook" blocks, by "VERB group/resource" (the trigger itself, the webhook's lookups). */
   apiRequestsPerPreflightTrigger: Record<string, number>;
   updatePlan: Record<AdmissionState, Percentiles>;
-  /** The no-op webhook's calls per trigger in "noop" blocks, by path (1 for /validate/instances and /mutate/instances, plus the API server's repeats). */
+  /** The no-op webhook's calls per trigger in "noop" and "stamp" blocks, by path (1 for /validate/instances and /mutate/instances, plus the API server's repeats; /stamp/… in "stamp" blocks). */
   noopCallsPerTrigger: Record<string, number>;
   /** Blocks whose webhook request count did not match the state (their samples are dropped). */
   discardedBlocks: number;
@@ -148,13 +157,32 @@ async function ensurePresent(kube: KubeClient, o: KubeResource): Promise<void> {
 
 const DUPLICATE = { updateInformer: 'bench-probe', uid: 'probe-1', accepted: true };
 
+/** The no-op webhook's path prefix in each floor state: '' (noop) and STAMP_PREFIX (stamp). */
+const FLOOR_PREFIXES = ['', STAMP_PREFIX] as const;
+const floorPrefix = (state: AdmissionState): string | undefined => (state === 'noop' ? '' : state === 'stamp' ? STAMP_PREFIX : undefined);
+/** The floor a call of the no-op webhook belongs to, by its path. */
+const floorOf = (path: string): string => (path.startsWith(`${STAMP_PREFIX}/`) ? STAMP_PREFIX : '');
+
+/**
+ * The order of the states in each block: a Williams design for five states (a Latin square
+ * and its mirror, 10 rows). Over 5 blocks each state runs once in each position; over 10,
+ * each state follows each other state twice, so drift and carry-over hit all states alike.
+ */
+export function blockOrders(): AdmissionState[][] {
+  const n = ADMISSION_STATES.length;
+  const first = [0, 1, n - 1, 2, n - 2];
+  const rows = ADMISSION_STATES.map((_, i) => first.map((x) => ADMISSION_STATES[(x + i) % n]!));
+  return [...rows, ...rows.map((r) => [...r].reverse())];
+}
+
 /**
  * What the state admits: the dry-run acceptance of one insight twice is refused by the VAP,
- * by the webhook, or admitted — by the no-op webhook when it was called for it, else by nothing.
+ * by the webhook, or admitted — by the no-op webhook when it was called for it (on its plain
+ * path: noop; under /stamp: stamp), else by nothing.
  */
 async function observedState(o: AdmissionBenchOptions, noop: NoopWebhook): Promise<AdmissionState | 'unknown'> {
   const path = await o.kube.pathFor({ ...UPDATEPLANS, namespace: o.namespace, name: o.updatePlan });
-  const noopBefore = (await noop.counts())[ROUTES.validateUpdatePlans] ?? 0;
+  const before = await noop.counts();
   try {
     await o.kube.request({
       method: 'PATCH',
@@ -163,13 +191,57 @@ async function observedState(o: AdmissionBenchOptions, noop: NoopWebhook): Promi
       body: { spec: { acceptedInsights: [DUPLICATE, DUPLICATE] } },
       contentType: 'application/merge-patch+json',
     });
-    return ((await noop.counts())[ROUTES.validateUpdatePlans] ?? 0) > noopBefore ? 'noop' : 'none';
+    const after = await noop.counts();
+    const called = (p: string) => (after[p] ?? 0) > (before[p] ?? 0);
+    if (called(ROUTES.validateUpdatePlans)) return called(STAMP_PREFIX + ROUTES.validateUpdatePlans) ? 'unknown' : 'noop';
+    return called(STAMP_PREFIX + ROUTES.validateUpdatePlans) ? 'stamp' : 'none';
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
     if (message.includes('ValidatingAdmissionPolicy')) return 'vap';
     if (message.includes('admission webhook')) return 'webhook';
     return 'unknown';
   }
+}
+
+/** How long each of the API server's CPU profiles runs. */
+const PROFILE_WINDOW_SECONDS = 20;
+
+/**
+ * CPU profiles of kube-apiserver from now until stop, in consecutive windows of
+ * PROFILE_WINDOW_SECONDS (kubectl get --raw /debug/pprof/profile): the API server writes a
+ * profile only at the end of its window, so the window running at stop is dropped. Files
+ * `<base>.<n>`; `go tool pprof -top <base>.*` reads them together.
+ */
+function startApiserverProfile(kubeconfig: string, base: string, log: (s: string) => void): { stop: () => Promise<void> } {
+  let stopped = false;
+  let current: ReturnType<typeof spawn> | undefined;
+  const kept: string[] = [];
+  const loop = (async () => {
+    for (let n = 1; !stopped; n++) {
+      const file = `${base}.${n}`;
+      const fd = openSync(file, 'w');
+      const child = spawn(
+        'kubectl',
+        ['--kubeconfig', kubeconfig, 'get', '--raw', `/debug/pprof/profile?seconds=${PROFILE_WINDOW_SECONDS}`],
+        {
+          stdio: ['ignore', fd, 'inherit'],
+        },
+      );
+      closeSync(fd);
+      current = child;
+      const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+      if (code === 0 && !stopped) kept.push(file);
+      else rmSync(file, { force: true });
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      current?.kill('SIGINT');
+      await loop;
+      log(`  kube-apiserver CPU profiles, ${kept.length} × ${PROFILE_WINDOW_SECONDS} s: go tool pprof -top ${base}.*`);
+    },
+  };
 }
 
 /** The no-op webhook, in a process of its own. */
@@ -186,16 +258,17 @@ const isWebhookConfiguration = (x: KubeResource) =>
 /**
  * The floor's configurations: planwarden's own, as installed (rendered from manifests/, which
  * scripts/gen-webhooks.ts generates from the route table — same webhooks, paths, rules,
- * matchConditions, timeouts, failure policy, caBundle), pointed at `url` and renamed so that
- * they can be registered while planwarden's are not (the configurations, and each webhook).
+ * matchConditions, timeouts, failure policy, caBundle), pointed at `url` and renamed (`floor`:
+ * noop-floor, stamp-floor) so that they can be registered while planwarden's are not (the
+ * configurations, and each webhook).
  */
-export function noopWebhookConfigurations(kubeconfig: string, url: string, caPem: string): KubeResource[] {
+export function noopWebhookConfigurations(kubeconfig: string, url: string, caPem: string, floor = 'noop-floor'): KubeResource[] {
   return (localInstallObjects(kubeconfig, url, caPem) as KubeResource[]).filter(isWebhookConfiguration).map((c) => ({
     ...c,
-    metadata: { ...c.metadata, name: `${c.metadata.name ?? ''}-noop-floor` },
+    metadata: { ...c.metadata, name: `${c.metadata.name ?? ''}-${floor}` },
     // Webhook names of their own, so that the API server's admission metrics
     // (apiserver_admission_webhook_admission_duration_seconds{name}) tell the floor's calls from planwarden's.
-    webhooks: ((c as { webhooks?: { name: string }[] }).webhooks ?? []).map((w) => ({ ...w, name: `noop-floor.${w.name}` })),
+    webhooks: ((c as { webhooks?: { name: string }[] }).webhooks ?? []).map((w) => ({ ...w, name: `${floor}.${w.name}` })),
   }));
 }
 
@@ -302,6 +375,7 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
   if (webhookConfigs.length !== 2) throw new Error(`expected 2 webhook configurations in the manifests, found ${webhookConfigs.length}`);
   const noop = await startNoopWebhook(o);
   const noopConfigs = noopWebhookConfigurations(o.kubeconfig, noop.url, o.stack.caPem);
+  const stampConfigs = noopWebhookConfigurations(o.kubeconfig, `${noop.url}${STAMP_PREFIX}`, o.stack.caPem, 'stamp-floor');
   const binding = policyBinding(o.namespace);
   await ensurePresent(o.kube, distinctInsightsPolicy());
   await markDeployed(o, o.instance);
@@ -311,8 +385,10 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
     // Mutating first on the way in, validating first on the way out; out before in.
     if (state !== 'webhook') for (const c of [...webhookConfigs].reverse()) await ensureAbsent(o.kube, c);
     if (state !== 'noop') for (const c of [...noopConfigs].reverse()) await ensureAbsent(o.kube, c);
+    if (state !== 'stamp') for (const c of [...stampConfigs].reverse()) await ensureAbsent(o.kube, c);
     if (state === 'webhook') for (const c of webhookConfigs) await ensurePresent(o.kube, c);
     if (state === 'noop') for (const c of noopConfigs) await ensurePresent(o.kube, c);
+    if (state === 'stamp') for (const c of stampConfigs) await ensurePresent(o.kube, c);
     if (state === 'vap') await ensurePresent(o.kube, binding);
     else await ensureAbsent(o.kube, binding);
     const deadline = Date.now() + 30_000;
@@ -324,6 +400,16 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
     }
     // The mutating configuration reaches the apiserver's admission chain by the same informer path.
     await sleep(500);
+  };
+
+  /** The stamping floor's annotation on an Instance (bench/noopWebhook.ts, stampPatch). */
+  const stampOn = async (name: string) =>
+    (await o.kube.get<Instance>({ ...INSTANCES, namespace: o.namespace, name }))?.metadata.annotations?.[STAMP_ANNOTATION];
+  /** In "stamp" blocks the API server must have applied the floor's patch of every trigger: the stamp names a newer review. */
+  const checkStamped = async (name: string, before: string | undefined) => {
+    const now = await stampOn(name);
+    if (now === undefined || now === before)
+      throw new Error(`the stamping floor's patch did not reach Instance ${name} (annotation ${STAMP_ANNOTATION}: ${now ?? 'absent'})`);
   };
 
   let seq = 0;
@@ -359,17 +445,12 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
       ),
     );
 
-  const perState = (): Record<AdmissionState, number[]> => ({ none: [], webhook: [], noop: [], vap: [] });
+  const perState = (): Record<AdmissionState, number[]> => ({ none: [], webhook: [], noop: [], stamp: [], vap: [] });
   const samples = { instance: perState(), trigger: perState(), preflight: perState(), updatePlan: perState() };
-  // A balanced Latin square: over 4 blocks each state runs once in each position and after each other state once.
-  const orders: AdmissionState[][] = [
-    ['none', 'webhook', 'vap', 'noop'],
-    ['webhook', 'noop', 'none', 'vap'],
-    ['noop', 'vap', 'webhook', 'none'],
-    ['vap', 'none', 'noop', 'webhook'],
-  ];
+  const orders = blockOrders();
   const noopCalls: Record<string, number> = {};
-  let noopTriggers = 0;
+  /** Triggers written in the blocks of each floor, by its path prefix. */
+  const floorTriggers: Record<string, number> = {};
   const noopDelta = (before: Record<string, number>, after: Record<string, number>, path: string) =>
     (after[path] ?? 0) - (before[path] ?? 0);
   let discarded = 0;
@@ -379,12 +460,14 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
   let subjectAccessReviews = 0;
   const preflightRequests: Record<string, number> = {};
   const operatorVersionReads = { cache: 0, api: 0 };
+  const profile = o.apiserverProfile ? startApiserverProfile(o.kubeconfig, o.apiserverProfile, o.log) : undefined;
   try {
     for (let b = 0; b < o.blocks; b++) {
       for (const state of orders[b % orders.length]!) {
         await enter(state);
         const before = await webhookCounts(o.stack);
         const noopBefore = await noop.counts();
+        const stampedBefore = state === 'stamp' ? await stampOn(o.instance) : undefined;
         const inst: number[] = [];
         const trig: number[] = [];
         const up: number[] = [];
@@ -400,23 +483,28 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
         }
         const after = await webhookCounts(o.stack);
         const noopAfter = await noop.counts();
+        if (state === 'stamp') await checkStamped(o.instance, stampedBefore);
         const writes = o.perBlock + WARMUP_WRITES;
-        const expected = state === 'webhook' || state === 'noop' ? writes : 0;
+        const floor = floorPrefix(state);
+        const expected = state === 'webhook' || floor !== undefined ? writes : 0;
         // Label patches of the Instance reach no webhook; a trigger both (the mutating one stamps who asked).
-        // In "noop" blocks the no-op webhook must see what planwarden's sees in "webhook" blocks.
+        // In "noop" and "stamp" blocks the no-op webhook must see (on that state's paths) what planwarden's sees in "webhook" blocks.
         const seen =
-          state === 'noop'
+          floor !== undefined
             ? {
-                validate: noopDelta(noopBefore, noopAfter, ROUTES.validateInstances),
-                mutate: noopDelta(noopBefore, noopAfter, ROUTES.mutateInstances),
-                updatePlans: noopDelta(noopBefore, noopAfter, ROUTES.validateUpdatePlans),
+                validate: noopDelta(noopBefore, noopAfter, floor + ROUTES.validateInstances),
+                mutate: noopDelta(noopBefore, noopAfter, floor + ROUTES.mutateInstances),
+                updatePlans: noopDelta(noopBefore, noopAfter, floor + ROUTES.validateUpdatePlans),
               }
             : {
                 validate: after.validateInstances - before.validateInstances,
                 mutate: after.mutateInstances - before.mutateInstances,
                 updatePlans: after.updatePlans - before.updatePlans,
               };
-        const noopSeen = Object.values(noopAfter).reduce((a, v) => a + v, 0) - Object.values(noopBefore).reduce((a, v) => a + v, 0);
+        // The no-op webhook's calls outside this state's paths: none is expected.
+        const noopSeen =
+          Object.entries(noopAfter).reduce((a, [path, v]) => a + (floorOf(path) === floor ? 0 : v), 0) -
+          Object.entries(noopBefore).reduce((a, [path, v]) => a + (floorOf(path) === floor ? 0 : v), 0);
         const plannedSeen =
           after.validateInstances -
           before.validateInstances +
@@ -428,24 +516,25 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
         // applies the patch again and admits it again. So a "webhook" block must show at
         // least one call per write (the extra calls are counted), the other states none.
         // The other webhook (planwarden's in "noop" blocks, the no-op one in all others) must see nothing.
-        const called = state === 'webhook' || state === 'noop';
+        const called = state === 'webhook' || floor !== undefined;
         const matches =
           (called
             ? seen.validate >= expected && seen.mutate >= expected && seen.updatePlans >= expected
             : seen.validate === 0 && seen.mutate === 0 && seen.updatePlans === 0) &&
-          (state === 'noop' ? plannedSeen === 0 : noopSeen === 0);
+          noopSeen === 0 &&
+          (floor !== undefined ? plannedSeen === 0 : true);
         if (!matches) {
           discarded++;
           o.log(
-            `  block ${b + 1} "${state}": the ${state === 'noop' ? 'no-op ' : ''}webhook saw ${JSON.stringify(seen)}, expected ${called ? 'at least ' : ''}${expected} calls of each kind (the other webhook: ${state === 'noop' ? plannedSeen : noopSeen} calls, expected 0); block discarded`,
+            `  block ${b + 1} "${state}": the ${floor !== undefined ? 'no-op ' : ''}webhook saw ${JSON.stringify(seen)}, expected ${called ? 'at least ' : ''}${expected} calls of each kind (the others: planwarden's ${floor !== undefined ? plannedSeen : 0}, the no-op's on other paths ${noopSeen} calls, expected 0); block discarded`,
           );
           continue;
         }
         if (state === 'webhook') repeatedCalls += seen.validate - expected + (seen.updatePlans - expected);
-        if (state === 'noop') {
-          for (const path of [ROUTES.validateInstances, ROUTES.mutateInstances])
+        if (floor !== undefined) {
+          for (const path of [ROUTES.validateInstances, ROUTES.mutateInstances].map((p) => floor + p))
             noopCalls[path] = (noopCalls[path] ?? 0) + noopDelta(noopBefore, noopAfter, path);
-          noopTriggers += writes;
+          floorTriggers[floor] = (floorTriggers[floor] ?? 0) + writes;
         }
         samples.instance[state].push(...inst);
         samples.trigger[state].push(...trig);
@@ -459,6 +548,7 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
         }
 
         // The preflight triggers, in the same state, counted on their own.
+        const preStampedBefore = state === 'stamp' ? await stampOn(o.preflightInstance) : undefined;
         const apiBefore = await scrapeApiCounts(o.cluster);
         const pre: number[] = [];
         for (let i = 0; i < o.perBlock + WARMUP_WRITES; i++) {
@@ -468,16 +558,19 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
         const afterPre = await webhookCounts(o.stack);
         const noopAfterPre = await noop.counts();
         const apiAfter = await scrapeApiCounts(o.cluster);
+        if (state === 'stamp') await checkStamped(o.preflightInstance, preStampedBefore);
         const plannedPre = {
           validate: afterPre.validateInstances - after.validateInstances,
           mutate: afterPre.mutateInstances - after.mutateInstances,
         };
-        const noopPre = {
-          validate: noopDelta(noopAfter, noopAfterPre, ROUTES.validateInstances),
-          mutate: noopDelta(noopAfter, noopAfterPre, ROUTES.mutateInstances),
-        };
-        const seenPre = state === 'noop' ? noopPre : plannedPre;
-        const otherPre = state === 'noop' ? plannedPre : noopPre;
+        const noopPre = (prefix: string) => ({
+          validate: noopDelta(noopAfter, noopAfterPre, prefix + ROUTES.validateInstances),
+          mutate: noopDelta(noopAfter, noopAfterPre, prefix + ROUTES.mutateInstances),
+        });
+        const seenPre = floor !== undefined ? noopPre(floor) : plannedPre;
+        // What the others saw: planwarden's, and the no-op's on the paths of the floors not in effect.
+        const others = [...(floor !== undefined ? [plannedPre] : []), ...FLOOR_PREFIXES.filter((p) => p !== floor).map(noopPre)];
+        const otherPre = { validate: others.reduce((a, x) => a + x.validate, 0), mutate: others.reduce((a, x) => a + x.mutate, 0) };
         if (
           (called ? seenPre.validate < writes || seenPre.mutate < writes : seenPre.validate !== 0 || seenPre.mutate !== 0) ||
           otherPre.validate !== 0 ||
@@ -485,14 +578,14 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
         ) {
           discarded++;
           o.log(
-            `  block ${b + 1} "${state}" (preflight triggers): the ${state === 'noop' ? 'no-op ' : ''}webhook saw ${JSON.stringify(seenPre)}, expected ${called ? 'at least ' : ''}${expected} calls of each kind (the other: ${JSON.stringify(otherPre)}); block discarded`,
+            `  block ${b + 1} "${state}" (preflight triggers): the ${floor !== undefined ? 'no-op ' : ''}webhook saw ${JSON.stringify(seenPre)}, expected ${called ? 'at least ' : ''}${expected} calls of each kind (the other: ${JSON.stringify(otherPre)}); block discarded`,
           );
           continue;
         }
-        if (state === 'noop') {
-          for (const path of [ROUTES.validateInstances, ROUTES.mutateInstances])
+        if (floor !== undefined) {
+          for (const path of [ROUTES.validateInstances, ROUTES.mutateInstances].map((p) => floor + p))
             noopCalls[path] = (noopCalls[path] ?? 0) + noopDelta(noopAfter, noopAfterPre, path);
-          noopTriggers += writes;
+          floorTriggers[floor] = (floorTriggers[floor] ?? 0) + writes;
         }
         samples.preflight[state].push(...pre);
         if (state === 'webhook') {
@@ -508,22 +601,29 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
       o.log(`  block ${b + 1}/${o.blocks} done (${(b + 1) * o.perBlock} timed writes of each kind per state)`);
     }
   } finally {
+    await profile?.stop();
     // Leave planwarden as it was installed: webhooks on, the floor's and the bench policy gone.
-    for (const c of [...noopConfigs].reverse()) await ensureAbsent(o.kube, c);
+    for (const c of [...noopConfigs, ...stampConfigs].reverse()) await ensureAbsent(o.kube, c);
     await noop.stop();
     for (const c of webhookConfigs) await ensurePresent(o.kube, c);
     await ensureAbsent(o.kube, binding);
     await ensureAbsent(o.kube, distinctInsightsPolicy());
   }
   const pct = (v: number[]): Percentiles => ({ p50Ms: quantile(v, 0.5), p99Ms: quantile(v, 0.99), n: v.length });
+  const webhookStates = (v: Record<AdmissionState, number[]>): WebhookStates => ({
+    none: pct(v.none),
+    webhook: pct(v.webhook),
+    noop: pct(v.noop),
+    stamp: pct(v.stamp),
+  });
   return {
-    instance: { none: pct(samples.instance.none), webhook: pct(samples.instance.webhook), noop: pct(samples.instance.noop) },
-    trigger: { none: pct(samples.trigger.none), webhook: pct(samples.trigger.webhook), noop: pct(samples.trigger.noop) },
-    preflightTrigger: { none: pct(samples.preflight.none), webhook: pct(samples.preflight.webhook), noop: pct(samples.preflight.noop) },
+    instance: webhookStates(samples.instance),
+    trigger: webhookStates(samples.trigger),
+    preflightTrigger: webhookStates(samples.preflight),
     noopCallsPerTrigger: Object.fromEntries(
       Object.entries(noopCalls).map(([k, v]): [string, number] => [
         k,
-        noopTriggers === 0 ? NaN : Math.round((v / noopTriggers) * 1000) / 1000,
+        floorTriggers[floorOf(k)] ? Math.round((v / floorTriggers[floorOf(k)]!) * 1000) / 1000 : NaN,
       ]),
     ),
     subjectAccessReviewsPerPreflightTrigger: handler.preflightWrites === 0 ? NaN : subjectAccessReviews / handler.preflightWrites,
@@ -533,12 +633,7 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
         .map(([k, v]): [string, number] => [k, Math.round((v / Math.max(1, handler.preflightWrites)) * 1000) / 1000])
         .filter(([, v]) => v >= 0.01),
     ),
-    updatePlan: {
-      none: pct(samples.updatePlan.none),
-      webhook: pct(samples.updatePlan.webhook),
-      noop: pct(samples.updatePlan.noop),
-      vap: pct(samples.updatePlan.vap),
-    },
+    updatePlan: Object.fromEntries(ADMISSION_STATES.map((s) => [s, pct(samples.updatePlan[s])])) as Record<AdmissionState, Percentiles>,
     discardedBlocks: discarded,
     repeatedWebhookCalls: repeatedCalls,
     handlerMeanMs: {

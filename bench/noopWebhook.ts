@@ -8,6 +8,14 @@
 // write costs through these two call-outs is what any webhook design costs: TLS, HTTP, the
 // API server encoding the review and decoding the answer.
 //
+// The stamping floor: under the prefix /stamp (configurations pointed at <url>/stamp), the
+// same server answers /stamp/mutate/instances with what planwarden's mutation writes on a
+// trigger — one JSON Patch `add` of an annotation, a stamp of the same shape and size as
+// planwarden.dev/requested-by, new on every review (it names the review's uid) — and every
+// other path as above. So "stamp" blocks price what the API server does with a mutating
+// webhook's patch (applying it, then running the mutating admission chain a second time,
+// matchConditions included, because the object changed), apart from planwarden's judging.
+//
 // Plain node:https (no project imports), the webhook's TLS minimum and keep-alive timeout
 // (passed in). GET /counts answers the calls per path so far, as JSON (the bench checks
 // block by block that the configurations sent exactly what they should).
@@ -16,6 +24,7 @@
 import { readFile } from 'node:fs/promises';
 import type http from 'node:http';
 import https from 'node:https';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const UID = Buffer.from('"uid":"');
@@ -31,8 +40,35 @@ function uidNearStart(head: Buffer): string | undefined {
   return end < 0 ? undefined : head.toString('latin1', start, end);
 }
 
-function answer(res: http.ServerResponse, uid: string): void {
-  const text = `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":${JSON.stringify(uid)},"allowed":true}}`;
+/** The prefix of the stamping floor's paths, and the one path of it that answers with a patch. */
+export const STAMP_PREFIX = '/stamp';
+const STAMPED_PATH = `${STAMP_PREFIX}/mutate/instances`;
+/** Not planwarden's annotation: the floor must not change what planwarden's controller reads. */
+export const STAMP_ANNOTATION = 'bench.planwarden.dev/stamp';
+
+/**
+ * The patch of the stamping floor: one `add` of STAMP_ANNOTATION, whose value has the shape and
+ * about the size of planwarden's requested-by stamp on a bench trigger (a manual trigger and the
+ * parameters' digest, each with the writer), different for every review. The Instances the
+ * bench writes have annotations already, so the `add` of one key always applies.
+ */
+export function stampPatch(uid: string): string {
+  const value = JSON.stringify({
+    manual: { user: 'kubernetes-admin', trigger: `run3/${uid}` },
+    parameters: { user: 'kubernetes-admin', digest: '0123456789abcdef' },
+  });
+  const op = [{ op: 'add', path: `/metadata/annotations/${STAMP_ANNOTATION.replace(/\//g, '~1')}`, value }];
+  return Buffer.from(JSON.stringify(op)).toString('base64');
+}
+
+/** The answer to a review: allowed; on the stamping floor's mutating Instance path, with stampPatch. */
+export function answerText(uid: string, path: string): string {
+  const patch = path === STAMPED_PATH ? `,"patchType":"JSONPatch","patch":"${stampPatch(uid)}"` : '';
+  return `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":${JSON.stringify(uid)},"allowed":true${patch}}}`;
+}
+
+function answer(res: http.ServerResponse, uid: string, path: string): void {
+  const text = answerText(uid, path);
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
 }
 
@@ -82,7 +118,7 @@ async function main(): Promise<void> {
           // not a review: answered with an empty uid, which the API server refuses loudly
         }
       }
-      answer(res, uid ?? '');
+      answer(res, uid ?? '', path);
     });
   });
   server.keepAliveTimeout = keepAliveTimeout;
@@ -94,7 +130,10 @@ async function main(): Promise<void> {
   process.send?.({ ready: Number(values.port) });
 }
 
-main().catch((err: unknown) => {
-  process.send?.({ error: err instanceof Error ? err.message : String(err) });
-  process.exit(1);
-});
+// Run when started as a program; a test imports answerText without starting a server.
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main().catch((err: unknown) => {
+    process.send?.({ error: err instanceof Error ? err.message : String(err) });
+    process.exit(1);
+  });
+}

@@ -17,6 +17,8 @@
 //        --fleet-concurrent=C     its maxConcurrent, and the baseline's triggers in flight (default 100)
 //        --big-template-kib=N     the blueprint part's large template (default 1024)
 //        --keep                   leave the bench control plane running at the end
+//        --apiserver-profile      the admission part records a CPU profile of kube-apiserver over its
+//                                 blocks (.planwarden/bench/apiserver-admission.pprof; go tool pprof)
 import { writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -77,6 +79,7 @@ const { values: flags } = parseArgs({
     'fleet-concurrent': { type: 'string' },
     'big-template-kib': { type: 'string' },
     keep: { type: 'boolean' },
+    'apiserver-profile': { type: 'boolean' },
   },
 });
 const CLUSTER_PARTS = ['admission', 'controller', 'preview', 'ten-thousand', 'schedule-burst', 'fleet'];
@@ -107,7 +110,7 @@ const settings = {
     minRoundMs: quick ? 100 : 300,
     bigTemplateBytes: positive('big-template-kib', quick ? 64 : 1024) * 1024,
   },
-  admission: { blocks: quick ? 1 : 8, perBlock: quick ? 20 : 50 },
+  admission: { blocks: quick ? 1 : 10, perBlock: quick ? 20 : 50 },
   triggerReps: quick ? 5 : 20,
   thousand: positive('thousand', quick ? 200 : 1000),
   createConcurrency: 20,
@@ -195,7 +198,7 @@ async function setUpCluster(): Promise<ClusterContext> {
   await down({ dir: CLUSTER_DIR, log });
   log('control plane: starting (etcd, kube-apiserver, controller-manager, scheduler, kwok)');
   clusterStarted = true;
-  const { state } = await up({ dir: CLUSTER_DIR, timeoutSeconds: 300, log });
+  const { state } = await up({ dir: CLUSTER_DIR, timeoutSeconds: 300, log, profiling: flags['apiserver-profile'] === true });
   log('planwarden: installing CRDs, RBAC and webhook configurations; starting the webhook (no controller yet)');
   // The webhook runs as plain JavaScript, as the image runs it (node dist/webhook/main.js).
   const webhookEntry = transpileGraph('webhook/main.ts', join(WORK_DIR, 'dist'));
@@ -253,7 +256,7 @@ async function admissionPart(ctx: ClusterContext): Promise<AdmissionBenchResult>
   await createWithRetry(kube, plan);
 
   log(
-    `admission: ${settings.admission.blocks} blocks × ${settings.admission.perBlock} sequential writes of each kind (Instance label, Instance trigger, UpdatePlan label; then triggers through the preflight) per state (none / webhook / noop / vap), interleaved`,
+    `admission: ${settings.admission.blocks} blocks × ${settings.admission.perBlock} sequential writes of each kind (Instance label, Instance trigger, UpdatePlan label; then triggers through the preflight) per state (none / webhook / noop / stamp / vap), interleaved`,
   );
   return benchAdmission({
     kube,
@@ -266,6 +269,7 @@ async function admissionPart(ctx: ClusterContext): Promise<AdmissionBenchResult>
     updatePlan: plan.metadata.name!,
     workDir: WORK_DIR,
     ...settings.admission,
+    ...(flags['apiserver-profile'] ? { apiserverProfile: join(WORK_DIR, 'apiserver-admission.pprof') } : {}),
     log,
   });
 }
@@ -571,6 +575,25 @@ async function main(): Promise<void> {
       preflightTriggerNoopRatioP50: ratio(adm ? adm.preflightTrigger.noop.p50Ms : null, adm ? adm.preflightTrigger.none.p50Ms : null),
       preflightTriggerNoopRatioP99: ratio(adm ? adm.preflightTrigger.noop.p99Ms : null, adm ? adm.preflightTrigger.none.p99Ms : null),
       floorGoalRatios: { p50: 1.2, p99: 1.3 },
+      // The stamping floor: the same no-op webhooks, the mutating one answering with a stamp-sized patch.
+      triggerWithStampingNoopWebhooks: adm
+        ? { p50Ms: r(adm.trigger.stamp.p50Ms), p99Ms: r(adm.trigger.stamp.p99Ms), n: adm.trigger.stamp.n }
+        : null,
+      triggerStampFloorRatioP50: ratio(adm ? adm.trigger.webhook.p50Ms : null, adm ? adm.trigger.stamp.p50Ms : null),
+      triggerStampFloorRatioP99: ratio(adm ? adm.trigger.webhook.p99Ms : null, adm ? adm.trigger.stamp.p99Ms : null),
+      triggerStampCostP50Ms: over(adm?.trigger.stamp.p50Ms, adm?.trigger.noop.p50Ms),
+      triggerStampCostP99Ms: over(adm?.trigger.stamp.p99Ms, adm?.trigger.noop.p99Ms),
+      preflightTriggerWithStampingNoopWebhooks: adm
+        ? { p50Ms: r(adm.preflightTrigger.stamp.p50Ms), p99Ms: r(adm.preflightTrigger.stamp.p99Ms), n: adm.preflightTrigger.stamp.n }
+        : null,
+      preflightTriggerStampFloorRatioP50: ratio(
+        adm ? adm.preflightTrigger.webhook.p50Ms : null,
+        adm ? adm.preflightTrigger.stamp.p50Ms : null,
+      ),
+      preflightTriggerStampFloorRatioP99: ratio(
+        adm ? adm.preflightTrigger.webhook.p99Ms : null,
+        adm ? adm.preflightTrigger.stamp.p99Ms : null,
+      ),
       noopCallsPerTrigger: adm?.noopCallsPerTrigger ?? null,
       preflightWebhookHandlerMeanMs: r(adm?.handlerMeanMs.preflightTrigger),
       subjectAccessReviewsPerPreflightTrigger: r(adm?.subjectAccessReviewsPerPreflightTrigger, 3),
@@ -588,7 +611,7 @@ async function main(): Promise<void> {
       webhookHandlerMeanMs: r(adm?.handlerMeanMs.updatePlan),
       latency: adm
         ? Object.fromEntries(
-            (['none', 'vap', 'webhook', 'noop'] as const).map((s) => [
+            (['none', 'vap', 'webhook', 'noop', 'stamp'] as const).map((s) => [
               s,
               { p50Ms: r(adm.updatePlan[s].p50Ms), p99Ms: r(adm.updatePlan[s].p99Ms), n: adm.updatePlan[s].n },
             ]),
@@ -646,7 +669,7 @@ async function main(): Promise<void> {
       "apiserver.webhookHandlerMeanMs, vap.webhookHandlerMeanMs: mean time per write inside the webhook (its planwarden_admission_duration_seconds; for Instances per trigger, mutate+validate), including the apiserver lookups the handlers make; the rest of the overhead is the apiserver calling the webhook; apiserver.operatorVersionReads: where the triggers' OperatorVersion came from (cache = the webhook's watch-backed cache, api = a GET)",
       'p99 of ~300 sequential writes is about the 3rd-slowest write: differences of a few ms between states are noise on a shared machine, and a small negative overhead means no measurable one',
       "vap: sequential label patches of an UpdatePlan with no admission (baseline), only a ValidatingAdmissionPolicy (no insight accepted twice: the webhook's updateplan.duplicate-insight in CEL), or only the webhooks (a label change of an UpdatePlan needs no lookup: the webhook judges it from the request); figures are overheads over the baseline",
-      'apiserver.*Noop*, *FloorRatio*: the floor — the same writes, in "noop" blocks interleaved with the others, through no-op webhooks: planwarden\'s two configurations as installed (rendered from manifests/, generated from the route table: same webhooks, paths, rules, matchConditions, TLS caBundle, timeouts, failure policy), renamed and pointed at bench/noopWebhook.ts, a node:https server in its own process with the stack\'s certificate that answers every review "allowed" (the mutating ones with no patch) after reading only the uid from the body\'s first chunk; its per-path counters confirm each block as planwarden\'s do. triggerFloorRatio* = planwarden / floor (goal ≤ 1.2× p50, ≤ 1.3× p99: floorGoalRatios); triggerNoopRatio* = floor / no webhooks, what the two call-outs cost by themselves',
+      'apiserver.*Noop*, *FloorRatio*: the floor — the same writes, in "noop" blocks interleaved with the others, through no-op webhooks: planwarden\'s two configurations as installed (rendered from manifests/, generated from the route table: same webhooks, paths, rules, matchConditions, TLS caBundle, timeouts, failure policy), renamed and pointed at bench/noopWebhook.ts, a node:https server in its own process with the stack\'s certificate that answers every review "allowed" (the mutating ones with no patch) after reading only the uid from the body\'s first chunk; its per-path counters confirm each block as planwarden\'s do. triggerFloorRatio* = planwarden / floor (goal ≤ 1.2× p50, ≤ 1.3× p99: floorGoalRatios); triggerNoopRatio* = floor / no webhooks, what the two call-outs cost by themselves; *Stamping*, *StampFloorRatio*, triggerStampCost*: the stamping floor — "stamp" blocks, the same no-op webhook under its /stamp prefix, whose /mutate/instances answers with one JSON Patch add of an annotation the size and shape of planwarden.dev/requested-by, new every review (bench/noopWebhook.ts, stampPatch; each stamp block checks that the API server applied it): the API server applying a mutating webhook\'s patch, and running its mutating admission chain again because the object changed (matchConditions included), priced apart from the judging; triggerStampFloorRatio* = planwarden / stamping floor, triggerStampCost* = stamping floor − floor',
       `apiserver.preflightTrigger*: in each block, after the writes above, the same number of manual triggers (merge patch {planName: ${PREFLIGHT_PLAN}, new id}) of a second Instance whose plan ${PREFLIGHT_PLAN} has one Apply task (a ConfigMap template): /validate/instances renders it with the run's values, checks the object, and asks SubjectAccessReviews (answers cached 10 s per ServiceAccount and rule) whether the plans' ServiceAccount may patch and create it — subjectAccessReviewsPerPreflightTrigger is how many the API server served per such trigger in webhook blocks; webhookHandlerMeanMs.preflight is their mean time inside the webhook`,
     );
   }
@@ -799,6 +822,46 @@ async function main(): Promise<void> {
       baseline: results.apiserver.triggerWithoutWebhooks?.p99Ms ?? null,
       baselineLabel: 'no webhooks',
       ratio: results.apiserver.triggerNoopRatioP99,
+    },
+    {
+      figure: 'trigger p50 vs the stamping floor',
+      value: results.apiserver.triggerWithWebhooks?.p50Ms ?? null,
+      unit: 'ms',
+      baseline: results.apiserver.triggerWithStampingNoopWebhooks?.p50Ms ?? null,
+      baselineLabel: 'no-op, stamping',
+      ratio: results.apiserver.triggerStampFloorRatioP50,
+    },
+    {
+      figure: 'trigger p99 vs the stamping floor',
+      value: results.apiserver.triggerWithWebhooks?.p99Ms ?? null,
+      unit: 'ms',
+      baseline: results.apiserver.triggerWithStampingNoopWebhooks?.p99Ms ?? null,
+      baselineLabel: 'no-op, stamping',
+      ratio: results.apiserver.triggerStampFloorRatioP99,
+    },
+    {
+      figure: 'trigger (preflight) p50 vs the stamping floor',
+      value: results.apiserver.preflightTriggerWithWebhooks?.p50Ms ?? null,
+      unit: 'ms',
+      baseline: results.apiserver.preflightTriggerWithStampingNoopWebhooks?.p50Ms ?? null,
+      baselineLabel: 'no-op, stamping',
+      ratio: results.apiserver.preflightTriggerStampFloorRatioP50,
+    },
+    {
+      figure: 'trigger (preflight) p99 vs the stamping floor',
+      value: results.apiserver.preflightTriggerWithWebhooks?.p99Ms ?? null,
+      unit: 'ms',
+      baseline: results.apiserver.preflightTriggerWithStampingNoopWebhooks?.p99Ms ?? null,
+      baselineLabel: 'no-op, stamping',
+      ratio: results.apiserver.preflightTriggerStampFloorRatioP99,
+    },
+    {
+      figure: 'the stamp itself p50 (stamping − no-op floor)',
+      value: results.apiserver.triggerStampCostP50Ms,
+      unit: 'ms',
+      baseline: results.apiserver.triggerWithNoopWebhooks?.p50Ms ?? null,
+      baselineLabel: 'no-op webhooks',
+      ratio: ratio(adm ? adm.trigger.stamp.p50Ms : null, adm ? adm.trigger.noop.p50Ms : null),
     },
     {
       figure: 'VAP overhead p50 (UpdatePlan)',

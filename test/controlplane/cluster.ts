@@ -26,6 +26,8 @@ export interface ClusterOptions {
   timeoutSeconds?: number;
   nodes?: number;
   log?: (s: string) => void;
+  /** Serve kube-apiserver's /debug/pprof (off by default; the bench turns it on for --apiserver-profile). */
+  profiling?: boolean;
 }
 
 /** How a component was started: enough to start it again the same way (restartComponent). */
@@ -371,7 +373,7 @@ export async function up(opts: ClusterOptions = {}): Promise<UpResult> {
       `--admission-control-config-file=${admissionConfig}`,
       '--endpoint-reconciler-type=none',
       '--allow-privileged=true',
-      '--profiling=false',
+      `--profiling=${opts.profiling === true}`,
       '--v=1',
     ]);
     saveState();
