@@ -38,9 +38,11 @@ export interface AccessReviewerOptions {
   /** How long one review may take before its answer is unknown. */
   timeoutMs: number;
   /**
-   * Answers (allowed and denied, never unknown) kept for `ttlMs`, at most `maxEntries` of
-   * them (the oldest go first). Off when absent: every question reaches the apiserver, so a
-   * right taken away counts at once.
+   * Allowed answers kept for `ttlMs`, at most `maxEntries` of them (the oldest go first); a
+   * denial or an unknown answer is never kept, so a right granted after a refusal counts at
+   * the next try (the refusal's own remedy is "grant it, then retry"), while a right taken
+   * away may take up to `ttlMs` to count. Off when absent: every question reaches the
+   * apiserver, so a right taken away counts at once.
    */
   cache?: { ttlMs: number; maxEntries: number };
   /** Milliseconds since the epoch, for the cache (default: the real clock). */
@@ -133,7 +135,7 @@ export function subjectAccessReviewer(kube: KubeClient, options: AccessReviewerO
       if (hit && hit.expires > clock()) return hit.answer;
       cache.delete(key);
       const answer = await ask(subject, attributes);
-      if (answer.kind === 'unknown' || maxEntries <= 0) return answer;
+      if (answer.kind !== 'allowed' || maxEntries <= 0) return answer;
       while (cache.size >= maxEntries) cache.delete(cache.keys().next().value!);
       cache.set(key, { answer, expires: clock() + ttlMs });
       return answer;

@@ -85,10 +85,21 @@ describe('a namespace that did not grant the controller impersonation (issue 34,
       );
   });
 
+  it('granted as the refusal says, the same creation is admitted at the next try (the refusal is not kept)', async () => {
+    const started = Date.now();
+    const refused = await kubectl(['apply', '-f', '-'], { input: json(instance('retried', ns(), 'cfg-1.0.0')) });
+    expect(refused.stderr).to.contain('[rule instance.controller-not-granted]');
+    await grant(ns());
+    // The API server's own authorizer sees the RoleBinding a moment after it is stored.
+    await waitFor('the grant to count', 10_000, async () => ((await canI(ns())) === 'yes' ? true : undefined));
+    const retried = await kubectl(['apply', '-f', '-'], { input: json(instance('retried', ns(), 'cfg-1.0.0')) });
+    // Well within the preflight's 10 s reuse of access answers: a kept denial would refuse it again.
+    expect(Date.now() - started, 'the retry came too late to tell').to.be.below(9_000);
+    expect(retried.code, retried.stderr).to.equal(0);
+  });
+
   it('a plan admitted while granted, starting after the grant was taken away: condition ImpersonationNotGranted and a Warning Event; granted again, it runs', async () => {
     await grant(ns());
-    // The webhook's preflight keeps access answers 10 s (docs/admission.md): the refusal above is one.
-    await sleep(11_000);
     // Held by a pause that ends by itself: admitted now (the grant is there), started when
     // the pause ends — after the grant was taken away (a write lifting the pause would be
     // judged by the webhook's preflight, which refuses it now).

@@ -145,16 +145,26 @@ describe('shared/kube/access: SubjectAccessReviews', () => {
       expect(sent).to.have.length(6);
     });
 
-    it('keeps denials too, and never an unknown answer', async () => {
-      let fail = true;
-      const f = fakeKube(async () => (fail ? Promise.reject(new KubeApiError(0, 'NetworkError', 'down')) : { status: { allowed: false } }));
+    it('keeps only allowed answers: a denial or an unknown answer is asked again, so a right granted after a refusal counts at once', async () => {
+      let answer: 'fail' | 'denied' | 'allowed' = 'fail';
+      const f = fakeKube(async () =>
+        answer === 'fail' ? Promise.reject(new KubeApiError(0, 'NetworkError', 'down')) : { status: { allowed: answer === 'allowed' } },
+      );
       const reviewer = subjectAccessReviewer(f.kube, { timeoutMs: 1000, cache: { ttlMs: 10_000, maxEntries: 10 }, now: () => clock });
       expect((await reviewer.canI(ALICE, IMPERSONATE)).kind).to.equal('unknown');
-      fail = false;
+      answer = 'denied';
       expect((await reviewer.canI(ALICE, IMPERSONATE)).kind).to.equal('denied');
-      fail = true;
+      // Granted a moment later (well within the TTL): the next question sees it.
+      answer = 'allowed';
+      clock = 1;
+      expect((await reviewer.canI(ALICE, IMPERSONATE)).kind).to.equal('allowed');
+      // Taken away again: the allowed answer is kept until the TTL ends.
+      answer = 'denied';
+      clock = 9_999;
+      expect((await reviewer.canI(ALICE, IMPERSONATE)).kind).to.equal('allowed');
+      clock = 10_001;
       expect((await reviewer.canI(ALICE, IMPERSONATE)).kind).to.equal('denied');
-      expect(f.sent).to.have.length(2);
+      expect(f.sent).to.have.length(4);
     });
 
     it('holds at most maxEntries answers, dropping the oldest first', async () => {
