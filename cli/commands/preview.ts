@@ -269,6 +269,8 @@ async function previewTasks(input: TasksInput): Promise<PreviewTask[]> {
   // Kinds an earlier step creates (CRDs): an object of such a kind is not previewable yet.
   const crdKinds = new Set<string>();
   const seen = new Set<string>();
+  /** Objects an earlier task of the run applies and no task after it has deleted yet: there when a later task deletes them. */
+  const appliedEarlier = new Set<string>();
   const out: PreviewTask[] = [];
   const jobs: (() => Promise<void>)[] = [];
   for (const phase of ov.spec.plans?.[plan]?.phases ?? []) {
@@ -322,12 +324,22 @@ async function previewTasks(input: TasksInput): Promise<PreviewTask[]> {
             entry.objects.push(po);
             const again = seen.has(ref);
             seen.add(ref);
+            const madeEarlier = appliedEarlier.has(ref);
+            if (deleting) appliedEarlier.delete(ref);
+            else appliedEarlier.add(ref);
             if (object.kind === 'CustomResourceDefinition') {
               const names = (object as { spec?: { names?: { kind?: string } } }).spec?.names;
               if (names?.kind) crdKinds.add(names.kind);
             }
             const laterKind = crdKinds.has(object.kind) && object.kind !== 'CustomResourceDefinition';
             jobs.push(async () => {
+              // Deleted after an earlier task of this run applies it (a backup's Job, then its
+              // cleanup): what is there now does not say what this task finds.
+              if (deleting && madeEarlier) {
+                po.state = 'delete';
+                po.why = 'an earlier task of this plan applies it';
+                return;
+              }
               if (!input.asPlan) return void (po.why = input.cannot);
               if (laterKind)
                 return void (po.why = `its kind ${object.kind} is defined by a CustomResourceDefinition an earlier step applies`);

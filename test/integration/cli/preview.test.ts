@@ -33,17 +33,32 @@ function blueprint(ns: string): OperatorVersion {
         'svc.yaml':
           'apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Name }}\nspec:\n  selector:\n    app: {{ .Name }}\n  ports:\n    - port: 80\n',
         'old.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-old\n',
+        'scratch.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-scratch\n',
       },
       tasks: [
         { name: 'app', kind: 'Apply', spec: { resources: ['deploy.yaml'] } },
         { name: 'svc', kind: 'Apply', spec: { resources: ['svc.yaml'] } },
         { name: 'prune', kind: 'Delete', spec: { resources: ['old.yaml'] } },
+        { name: 'scratch', kind: 'Apply', spec: { resources: ['scratch.yaml'] } },
+        { name: 'scratch-cleanup', kind: 'Delete', spec: { resources: ['scratch.yaml'] } },
       ],
       plans: {
         deploy: { phases: [step('app', 'app')] },
         update: { phases: [step('app', 'app')] },
         expose: { phases: [step('svc', 'svc')] },
         prune: { phases: [step('prune', 'prune')] },
+        // As a backup runs a Job, then deletes it.
+        scratch: {
+          phases: [
+            {
+              name: 'main',
+              steps: [
+                { name: 'make', tasks: ['scratch'] },
+                { name: 'cleanup', tasks: ['scratch-cleanup'] },
+              ],
+            },
+          ],
+        },
       },
     },
   };
@@ -129,6 +144,22 @@ describe('kubectl planwarden plan preview (real apiserver, webhook and controlle
     expect(prune.tasks.flatMap((t) => t.objects).map((o) => [o.ref, o.state])).to.deep.equal([[`ConfigMap ${ns}/web-old`, 'delete']]);
     await kubectlOk(['-n', ns, 'get', 'configmap', 'web-old']);
     await kubectl(['-n', ns, 'get', 'service', 'web'], {}).then((g) => expect(g.code, 'no Service was created').to.not.equal(0));
+  });
+
+  it('an object an earlier step creates and a later one deletes previews as created, then deleted', async function () {
+    const r = await planwarden(['plan', 'preview', 'scratch', '--instance', 'web', '-n', ns, '-o', 'json']);
+    expect(r.code, r.stderr).to.equal(0);
+    const p = JSON.parse(r.stdout) as Preview;
+    expect(p.tasks.flatMap((t) => t.objects).map((o) => [o.ref, o.state])).to.deep.equal([
+      [`ConfigMap ${ns}/web-scratch`, 'create'],
+      [`ConfigMap ${ns}/web-scratch`, 'delete'],
+    ]);
+    expect(p.counts).to.deep.equal({ create: 1, change: 0, delete: 1, unchanged: 0, unknown: 0 });
+    const tree = await planwarden(['plan', 'preview', 'scratch', '--instance', 'web', '-n', ns]);
+    expect(tree.stdout).to.include(
+      `- ConfigMap ${ns}/web-scratch (template scratch.yaml): deleted: an earlier task of this plan applies it`,
+    );
+    await kubectl(['-n', ns, 'get', 'configmap', 'web-scratch']).then((g) => expect(g.code, 'nothing was created').to.not.equal(0));
   });
 
   it('a person who may not impersonate the plan’s ServiceAccount is told which right is missing (exit 1)', async function () {
