@@ -4,6 +4,7 @@
 import { stringify as stringifyYaml } from 'yaml';
 import { kubeScalarTags } from '../shared/template/kubeScalars.ts';
 import { formatDuration } from '../shared/time.ts';
+import { offsetMinutes } from '../shared/wallClock.ts';
 import { summarizeTree } from './tree.ts';
 import { unacceptedRisks } from '../shared/insights.ts';
 import type {
@@ -81,6 +82,29 @@ export function formatClock(iso: string, options: Pick<RenderOptions, 'now' | 'u
   const clock = `${pad2(h)}:${pad2(mi)}:${pad2(s)}`;
   const today = y === ny && mo === nmo && day === nday;
   return today && !options.full ? clock : `${y}-${pad2(mo)}-${pad2(day)} ${clock}`;
+}
+
+/**
+ * `iso` as the wall clock of `zone` reads it, with the offset: `2026-11-28 02:30:00 +01:00`.
+ * A schedule's ticks are shown so: its cron names times in its own zone, and the offset
+ * says the same instant to a reader anywhere (and which side of a DST change it is on).
+ */
+export function formatInZone(iso: string, zone: string): string {
+  const at = Date.parse(iso);
+  if (Number.isNaN(at)) return iso;
+  let offset: number;
+  try {
+    offset = offsetMinutes(zone, at);
+  } catch {
+    return iso;
+  }
+  const d = new Date(at + offset * 60_000);
+  const sign = offset < 0 ? '-' : '+';
+  const abs = Math.abs(offset);
+  return (
+    `${d.getUTCFullYear()}-${pad2(d.getUTCMonth() + 1)}-${pad2(d.getUTCDate())} ` +
+    `${pad2(d.getUTCHours())}:${pad2(d.getUTCMinutes())}:${pad2(d.getUTCSeconds())} ${sign}${pad2(Math.floor(abs / 60))}:${pad2(abs % 60)}`
+  );
 }
 
 /** The plan `plan status` shows when none is named: the active one. */
@@ -251,7 +275,7 @@ export function renderHistory(rows: readonly HistoryEntry[], options: RenderOpti
 /** One row per schedule: name, plan, cron and zone, next tick, last tick and what it did. */
 export function scheduleRows(
   inst: Instance,
-): { name: string; plan: string; schedule: string; next?: string; last?: string; lastResult: string }[] {
+): { name: string; plan: string; schedule: string; timeZone: string; next?: string; last?: string; lastResult: string }[] {
   const states = new Map((inst.status?.schedules ?? []).map((s) => [s.name, s]));
   return (inst.spec.schedules ?? []).map((s) => {
     const st = states.get(s.name);
@@ -265,6 +289,7 @@ export function scheduleRows(
       name: s.name,
       plan: s.plan,
       schedule: `${s.schedule} ${s.timeZone ?? 'UTC'}`,
+      timeZone: s.timeZone ?? 'UTC',
       ...(st?.nextScheduleTime ? { next: st.nextScheduleTime } : {}),
       ...(st?.lastScheduleTime ? { last: st.lastScheduleTime } : {}),
       lastResult: st?.waitingTick ? `${lastResult} (tick ${st.waitingTick} waits)` : lastResult,
@@ -272,12 +297,15 @@ export function scheduleRows(
   });
 }
 
-export function renderSchedules(rows: ReturnType<typeof scheduleRows>, options: RenderOptions): string {
+/** The schedules as a table; NEXT and LAST in each schedule's own zone, with the offset (the same whatever the reader's zone). */
+export function renderSchedules(rows: ReturnType<typeof scheduleRows>): string {
   if (rows.length === 0) return 'no schedules (spec.schedules)\n';
-  const time = (iso: string | undefined) => (iso === undefined ? '-' : formatClock(iso, { ...options, full: true }));
   return table(
     ['NAME', 'PLAN', 'SCHEDULE', 'NEXT', 'LAST', 'LAST RESULT'],
-    rows.map((r) => [r.name, r.plan, r.schedule, time(r.next), time(r.last), r.lastResult]),
+    rows.map((r) => {
+      const time = (iso: string | undefined) => (iso === undefined ? '-' : formatInZone(iso, r.timeZone));
+      return [r.name, r.plan, r.schedule, time(r.next), time(r.last), r.lastResult];
+    }),
   );
 }
 

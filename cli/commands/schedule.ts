@@ -11,7 +11,6 @@ import {
   parseVerb,
   required,
   usageError,
-  useColor,
   type ParseArgsOptionsConfig,
   type Verb,
 } from '../args.ts';
@@ -55,13 +54,14 @@ export async function scheduleList(args: string[], io: CliIO): Promise<ExitCode>
   if (positionals.length > 0) throw usageError(listVerb.name, `unexpected argument: ${positionals.join(' ')}`);
   const name = required(listVerb.name, values.instance, '--instance');
   const output = parseOutput(listVerb.name, values.output);
-  const colorMode = parseColor(listVerb.name, values.color);
+  // --color is accepted as on every table verb; this table has no states to paint.
+  parseColor(listVerb.name, values.color);
   const conn = connect(values, io.stderr);
   const inst = await conn.client.get<Instance>({ apiVersion: API_VERSION, kind: 'Instance', namespace: conn.namespace, name });
   if (!inst) throw new CliError(`instance "${name}" not found in namespace "${conn.namespace}"`);
   const rows = scheduleRows(inst);
   if (output === 'json') io.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
   else if (output === 'yaml') io.stdout.write(toYaml(rows));
-  else io.stdout.write(renderSchedules(rows, { now: io.now(), color: useColor(colorMode, io.stdout.isTTY, io.env) }));
+  else io.stdout.write(renderSchedules(rows));
   return EXIT.ok;
 }
