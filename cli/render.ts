@@ -4,6 +4,7 @@
 import { stringify as stringifyYaml } from 'yaml';
 import { kubeScalarTags } from '../shared/template/kubeScalars.ts';
 import { formatDuration } from '../shared/time.ts';
+import { DEFAULT_TIME_ZONE } from '../shared/calendar.ts';
 import { offsetMinutes } from '../shared/wallClock.ts';
 import { summarizeTree } from './tree.ts';
 import { unacceptedRisks } from '../shared/insights.ts';
@@ -279,6 +280,7 @@ export function scheduleRows(
   const states = new Map((inst.status?.schedules ?? []).map((s) => [s.name, s]));
   return (inst.spec.schedules ?? []).map((s) => {
     const st = states.get(s.name);
+    const timeZone = s.timeZone ?? DEFAULT_TIME_ZONE;
     const skipped =
       st?.lastSkip && st.lastSkip.time === st.lastScheduleTime ? `${st.lastSkip.reason}: ${st.lastSkip.message ?? ''}` : undefined;
     const lastResult =
@@ -288,8 +290,8 @@ export function scheduleRows(
     return {
       name: s.name,
       plan: s.plan,
-      schedule: `${s.schedule} ${s.timeZone ?? 'UTC'}`,
-      timeZone: s.timeZone ?? 'UTC',
+      schedule: `${s.schedule} ${timeZone}`,
+      timeZone,
       ...(st?.nextScheduleTime ? { next: st.nextScheduleTime } : {}),
       ...(st?.lastScheduleTime ? { last: st.lastScheduleTime } : {}),
       lastResult: st?.waitingTick ? `${lastResult} (tick ${st.waitingTick} waits)` : lastResult,
