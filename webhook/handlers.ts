@@ -25,7 +25,7 @@ import { createKubeClient, type KubeCredentials } from '../shared/kube/client.ts
 import { DEFAULT_PLAN_SERVICE_ACCOUNT } from '../shared/api/names.ts';
 import { apiLookups, preflightInstanceWrite, type WebhookLookups } from './lookups.ts';
 import type { WebhookMetrics } from './metrics.ts';
-import { OperatorVersionCache, ServiceAccountCache } from './operatorVersionCache.ts';
+import { OperatorVersionCache, PlanPolicyCache, ServiceAccountCache } from './operatorVersionCache.ts';
 import type { Logger } from '../shared/log.ts';
 import type { AdmissionRequest } from './review.ts';
 import {
@@ -525,15 +525,22 @@ function statusContext(raw: AdmissionRequest, now: string): InstanceStatusContex
   };
 }
 
-/** Lookups through the apiserver, OperatorVersions through a cache that starts listing now (not awaited: until it has, reads go to the API). */
+/** Lookups through the apiserver; OperatorVersions, ServiceAccounts and PlanPolicies through caches that start listing now (not awaited: until they have, reads go to the API). */
 function apiserverLookups(deps: HandlerDeps): { lookups: WebhookLookups; caches: { stop(): Promise<void> }[] } {
   const kube = createKubeClient({ kubeConfig: deps.kubeConfig, userAgent: 'planwarden-webhook' });
   const operatorVersions = new OperatorVersionCache({ source: kube, logger: deps.logger });
   const serviceAccounts = new ServiceAccountCache({ source: kube, logger: deps.logger });
-  operatorVersions.start();
-  serviceAccounts.start();
-  const lookups = apiLookups(kube, { operatorVersions, serviceAccounts, metrics: deps.metrics, impersonation: deps.impersonation ?? true });
-  return { lookups, caches: [operatorVersions, serviceAccounts] };
+  const planPolicies = new PlanPolicyCache({ source: kube, logger: deps.logger });
+  const caches = [operatorVersions, serviceAccounts, planPolicies];
+  for (const cache of caches) cache.start();
+  const lookups = apiLookups(kube, {
+    operatorVersions,
+    serviceAccounts,
+    planPolicies,
+    metrics: deps.metrics,
+    impersonation: deps.impersonation ?? true,
+  });
+  return { lookups, caches };
 }
 
 export async function buildHandlers(deps: HandlerDeps): Promise<BuiltHandlers> {

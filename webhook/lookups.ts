@@ -5,7 +5,7 @@
 // first only for writes it may judge from a copy, and which never answers "not found".
 import { classifyApiError, type KubeClient } from '../shared/kube/client.ts';
 import { subjectAccessReviewer, type AccessAnswer, type AccessAttributes, type AccessSubject } from '../shared/kube/access.ts';
-import type { OperatorVersionCache, ServiceAccountCache } from './operatorVersionCache.ts';
+import type { OperatorVersionCache, PlanPolicyCache, ServiceAccountCache } from './operatorVersionCache.ts';
 import {
   accessQuestions,
   accessVerdict,
@@ -48,7 +48,7 @@ export interface WebhookLookups {
   listInstancesAcrossNamespaces?(labelSelector: string): Promise<Instance[]>;
   /** Every namespace's name and labels. */
   listNamespaces?(): Promise<{ name: string; labels: Record<string, string> }[]>;
-  /** Every PlanPolicy (cluster-scoped; few). Absent: governance is not judged at admission. */
+  /** Every PlanPolicy (cluster-scoped; few), from the watch-backed cache while it is live. Absent: governance is not judged at admission. */
   listPlanPolicies?(): Promise<PlanPolicy[]>;
   /** The labels of one namespace (PlanPolicy namespaceSelector). */
   labelsOfNamespace?(name: string): Promise<Record<string, string>>;
@@ -190,6 +190,8 @@ export function apiLookups(
     operatorVersions?: OperatorVersionCache;
     /** Which ServiceAccounts exist (the preflight asks on every trigger). */
     serviceAccounts?: ServiceAccountCache;
+    /** The PlanPolicies change governance judges by (a write that adds a schedule lists them). */
+    planPolicies?: PlanPolicyCache;
     metrics?: Pick<WebhookMetrics, 'countOperatorVersionRead'>;
     /** How long a SubjectAccessReview may take before its answer is unknown (default ACCESS_REVIEW_TIMEOUT_MS). */
     accessReviewTimeoutMs?: number;
@@ -243,7 +245,8 @@ export function apiLookups(
         name: n.metadata.name ?? '',
         labels: n.metadata.labels ?? {},
       })),
-    listPlanPolicies: async () => (await kube.list<PlanPolicy>(`/apis/${GROUP}/${VERSION}/planpolicies`)).items,
+    listPlanPolicies: async () =>
+      options.planPolicies?.all() ?? (await kube.list<PlanPolicy>(`/apis/${GROUP}/${VERSION}/planpolicies`)).items,
     labelsOfNamespace: async (name) =>
       (await kube.get<{ metadata: { labels?: Record<string, string> } }>({ apiVersion: 'v1', kind: 'Namespace', name }))?.metadata.labels ??
       {},

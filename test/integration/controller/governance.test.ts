@@ -5,7 +5,8 @@
 // REJECTED; a freeze over a labelled namespace holds an upgrade until a member of its
 // breakGlass group triggers with planwarden.dev/break-glass, which passes it, recorded; a
 // FleetRollout's target held by the freeze is Waiting with the policy's reason; RBAC: admin may
-// create PlanApprovals, edit may not.
+// create PlanApprovals, edit may not; a new schedule of a governed plan is refused at apply
+// time, following the policies as they are added and deleted.
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import type { FleetRollout, Instance, PlanStatus } from '../../../shared/api/schema.ts';
@@ -64,6 +65,7 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
     }
     const ov = dummyOperatorVersion(OV, ns());
     ov.spec.plans.restore = { phases: [{ name: 'main', steps: [{ name: 'work', tasks: ['work'] }] }] };
+    ov.spec.plans.backup = { phases: [{ name: 'main', steps: [{ name: 'work', tasks: ['work'] }] }] };
     await kubectlOk(['apply', '-f', '-'], { input: json(ov) });
     await kubectlOk(['apply', '-f', '-'], {
       input: json({
@@ -99,7 +101,7 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
   });
 
   after(async function () {
-    await kubectl(['delete', 'planpolicy', approvals, freeze, '--ignore-not-found']);
+    await kubectl(['delete', 'planpolicy', approvals, freeze, `gov-backups-${tag}`, '--ignore-not-found']);
     await kubectl(['delete', 'fleetrollout', `gov-fleet-${tag}`, '--ignore-not-found']);
   });
 
@@ -114,6 +116,57 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
       'yes',
     );
     expect((await kubectl(['auth', 'can-i', 'create', 'planpolicies.planwarden.dev', '--as=bob'])).stdout.trim()).to.equal('no');
+  });
+
+  it('a new schedule of a plan a PlanPolicy requires approval for is refused at apply time, as the policies come and go', async function () {
+    const schedule = (plan: string, suspend = false) =>
+      JSON.stringify({ spec: { schedules: [{ name: 'nightly', plan, schedule: '0 3 * * *', ...(suspend ? { suspend } : {}) }] } });
+    const patch = (plan: string, suspend = false) =>
+      kubectl(['-n', ns(), 'patch', 'instance', 'fleet-a', '--type=merge', '-p', schedule(plan, suspend), ...as('erin')]);
+    const clear = () =>
+      kubectlOk(['-n', ns(), 'patch', 'instance', 'fleet-a', '--type=json', '-p', '[{"op":"remove","path":"/spec/schedules"}]']);
+
+    const restore = await patch('restore');
+    expect(restore.code, restore.stdout).to.not.equal(0);
+    expect(restore.stderr).to.contain('instance.schedule-needs-approval').and.contain(approvals);
+    const suspended = await patch('restore', true);
+    expect(suspended.code, suspended.stderr).to.equal(0);
+    await clear();
+
+    // The webhook keeps the policies in a watch-backed cache: a policy a cluster admin adds
+    // governs the next writes, and one taken away stops governing them.
+    const backup = await patch('backup');
+    expect(backup.code, backup.stderr).to.equal(0);
+    await clear();
+    const backups = `gov-backups-${tag}`;
+    await kubectlOk(['apply', '-f', '-'], {
+      input: json({
+        apiVersion: 'planwarden.dev/v1alpha1',
+        kind: 'PlanPolicy',
+        metadata: { name: backups },
+        spec: { namespaceSelector: { matchLabels: { 'pw-gov': tag } }, plans: ['backup'], approval: { required: 1 } },
+      }),
+    });
+    const refused = await waitFor(
+      'a backup schedule refused',
+      async () => {
+        const r = await patch('backup');
+        if (r.code === 0) await clear();
+        return { value: r.code !== 0 ? r : undefined, seen: r.stdout };
+      },
+      30_000,
+    );
+    expect(refused.stderr).to.contain('instance.schedule-needs-approval').and.contain(backups);
+    await kubectlOk(['delete', 'planpolicy', backups]);
+    await waitFor(
+      'a backup schedule admitted again',
+      async () => {
+        const r = await patch('backup');
+        return { value: r.code === 0 ? true : undefined, seen: r.stderr };
+      },
+      30_000,
+    );
+    await clear();
   });
 
   it('a restore waits for two sre approvals, not the requester’s nor a second of the same person, then runs and names them', async function () {

@@ -293,6 +293,8 @@ const ROWS: Row[] = [
   row('webhook', true, 'get', 'namespaces', undefined, 'the labels of an Instance’s namespace'),
   row('webhook', false, 'create', 'planapprovals.planwarden.dev', 'default', 'it stamps approvers, never approves'),
   row('webhook', false, 'watch', 'planapprovals.planwarden.dev', undefined, 'read live, never cached'),
+  row('webhook', true, 'watch', 'planpolicies.planwarden.dev', undefined, 'its cache of the policies lists them once, then watches'),
+  row('webhook', false, 'update', 'planpolicies.planwarden.dev', undefined, 'policies are cluster admins’'),
 ];
 
 function sentence(r: Row): string {
@@ -378,7 +380,7 @@ describe('reliability: RBAC of the controller and webhook ServiceAccounts (kubec
     'instances.planwarden.dev': ['get', 'list'],
     'operatorversions.planwarden.dev': ['get', 'list', 'watch'],
     // change governance: policies over an Instance, an approver's earlier decisions
-    'planpolicies.planwarden.dev': ['list'],
+    'planpolicies.planwarden.dev': ['list', 'watch'],
     'planapprovals.planwarden.dev': ['list'],
     'updateplans.planwarden.dev': ['get', 'list'],
     serviceaccounts: ['get', 'list', 'watch'],

@@ -13,8 +13,9 @@ import {
   type WatchEvent,
   type WatchHandle,
 } from '../../../shared/kube/client.ts';
-import { API_VERSION, type OperatorVersion } from '../../../shared/api/schema.ts';
-import { OperatorVersionCache, WATCH_SECONDS } from '../../../webhook/operatorVersionCache.ts';
+import { API_VERSION, type OperatorVersion, type PlanPolicy } from '../../../shared/api/schema.ts';
+import { OperatorVersionCache, PlanPolicyCache, WATCH_SECONDS } from '../../../webhook/operatorVersionCache.ts';
+import { apiLookups } from '../../../webhook/lookups.ts';
 
 const ov = (name: string, resourceVersion: string, plans: string[] = ['deploy']): OperatorVersion & KubeResource => ({
   apiVersion: API_VERSION,
@@ -201,5 +202,57 @@ describe('webhook OperatorVersion cache', () => {
     cache.start();
     await cache.stop();
     expect(lines).to.deep.equal([]);
+  });
+});
+
+describe('webhook PlanPolicy cache', () => {
+  const policy = (name: string, resourceVersion: string): PlanPolicy & KubeResource => ({
+    apiVersion: API_VERSION,
+    kind: 'PlanPolicy',
+    metadata: { name, resourceVersion },
+    spec: { plans: ['upgrade'], approval: { required: 1 } },
+  });
+  let cache: PlanPolicyCache | undefined;
+  afterEach(async () => {
+    await cache?.stop();
+    cache = undefined;
+  });
+
+  /** A KubeClient whose only call is a list of PlanPolicies, counted. */
+  function apiWith(items: PlanPolicy[]) {
+    const calls: string[] = [];
+    const kube = {
+      list: async (path: string) => {
+        calls.push(path);
+        return { metadata: {}, items };
+      },
+    } as unknown as KubeClient;
+    return { kube, calls };
+  }
+
+  it('lists the policies from the API until it is live, then from the watch alone: no request per write', async () => {
+    const source = new ScriptedSource();
+    cache = new PlanPolicyCache({ source });
+    const { kube, calls } = apiWith([policy('from-api', '1')]);
+    const lookups = apiLookups(kube, { planPolicies: cache });
+    expect(cache.all(), 'never listed').to.equal(undefined);
+    expect((await lookups.listPlanPolicies!()).map((p) => p.metadata.name)).to.deep.equal(['from-api']);
+    expect(calls).to.deep.equal(['/apis/planwarden.dev/v1alpha1/planpolicies']);
+
+    source.lists.push({ metadata: { resourceVersion: '10' }, items: [policy('freeze', '5')] } as unknown as KubeList<OperatorVersion>);
+    cache.start();
+    await until(() => cache!.live(), 'live');
+    source.watches[0]!.emit({ type: 'ADDED', object: policy('approvals', '11') });
+    expect((await lookups.listPlanPolicies!()).map((p) => p.metadata.name).sort()).to.deep.equal(['approvals', 'freeze']);
+    source.watches[0]!.emit({ type: 'DELETED', object: policy('freeze', '12') });
+    expect((await lookups.listPlanPolicies!()).map((p) => p.metadata.name)).to.deep.equal(['approvals']);
+    expect(calls, 'served from the cache').to.have.length(1);
+    expect(Object.isFrozen(cache.all()![0]!.spec), 'shared copies are frozen').to.equal(true);
+
+    // Its watch ends with an error: back to the API until it watches again.
+    source.watches[0]!.close(new KubeApiError(500, 'InternalError', 'gone away'));
+    expect(cache.all()).to.equal(undefined);
+    await lookups.listPlanPolicies!();
+    expect(calls).to.have.length(2);
   });
 });
