@@ -12,7 +12,7 @@ import { CONTROLLER_NODE_FLAGS } from '../controller/nodeFlags.ts';
 import { PROJECT_ROOT } from '../test/controlplane/build.ts';
 import { freePort } from '../test/controlplane/cluster.ts';
 import { smallInstance } from './fixtures.ts';
-import { createWithRetry, follow, httpText, INSTANCES, parseMetric, pool, rssMiB, writeThenObserve } from './kube.ts';
+import { createWithRetry, followFromHere, httpText, INSTANCES, parseMetric, pool, rssMiB, writeThenObserve } from './kube.ts';
 import { spawnTracked, stopChild } from './procs.ts';
 import { median, quantile, sleep } from './stats.ts';
 
@@ -328,9 +328,8 @@ export async function benchThousand(o: {
   const run = o.run ?? 'thousand';
   const selector = `${BENCH_LABEL}=${run}`;
   const complete = new Set<string>();
-  const started = performance.now();
   let finishedAt = 0;
-  const allDone = follow(
+  const { finished } = await followFromHere(
     kube,
     ns,
     selector,
@@ -341,7 +340,9 @@ export async function benchThousand(o: {
     },
     () => complete.size >= o.count,
     o.timeoutSeconds * 1000,
-  ).catch((e: unknown) => {
+  );
+  const started = performance.now();
+  const allDone = finished.catch((e: unknown) => {
     throw new Error(`${complete.size}/${o.count} Instances COMPLETE: ${e instanceof Error ? e.message : String(e)}`);
   });
   // Handled where it is awaited; this only keeps an early failure from counting as unhandled.

@@ -11,7 +11,7 @@ import { API_VERSION } from '../shared/api/schema.ts';
 import { apiCostTable, apiCountsDelta, renderApiCostTable, scrapeApiCounts } from './apiRequests.ts';
 import { BENCH_LABEL, benchThousand } from './controller.ts';
 import { describeCpu, measureCpu, webhookMetrics, type ClusterContext, type CpuSplit, type Figure, type FigureOutput } from './figure.ts';
-import { follow, INSTANCES, pool } from './kube.ts';
+import { followFromHere, INSTANCES, pool } from './kube.ts';
 import { leaderFor } from './scale.ts';
 import { round, sleep } from './stats.ts';
 
@@ -25,16 +25,20 @@ const RUN = 'fleet';
 const PLAN = 'run3';
 const planOf = (obj: Instance) => obj.status?.planStatus?.[PLAN];
 
-/** Waits on a watch until every Instance of the run shows plan run3 COMPLETE with an id `isMine` accepts; the ids seen per Instance. */
-function completions(
+/**
+ * Opens a watch (resolves once it is asked for: start the work then) that settles `finished`
+ * when every Instance of the run shows plan run3 COMPLETE with an id `isMine` accepts, with
+ * the ids seen per Instance.
+ */
+async function completions(
   ctx: ClusterContext,
   n: number,
   isMine: (id: string) => boolean,
   timeoutMs: number,
-): Promise<Map<string, Set<string>>> {
+): Promise<{ finished: Promise<Map<string, Set<string>>> }> {
   const done = new Map<string, Set<string>>();
   let complete = 0;
-  return follow(
+  const { finished } = await followFromHere(
     ctx.kube,
     ctx.namespace,
     `${BENCH_LABEL}=${RUN}`,
@@ -48,7 +52,8 @@ function completions(
     },
     () => complete >= n,
     timeoutMs,
-  ).then(() => done);
+  );
+  return { finished: finished.then(() => done) };
 }
 
 /** The bench's own triggers of PLAN on `names`, `c` in flight, each held until a watch shows its run COMPLETE. */
@@ -64,10 +69,8 @@ async function bench(
   ctx.log(`fleet: baseline — the bench triggers ${PLAN} on ${n} Instances itself, ${c} in flight, each until COMPLETE`);
   const waiting = new Map<string, () => void>();
   const finished = new Set<string>();
-  const stopCpu = measureCpu(ctx, leaderPid);
-  const started = performance.now();
   // One watch for all: a COMPLETE seen settles that Instance's worker.
-  const seenAll = follow(
+  const { finished: seenAll } = await followFromHere(
     ctx.kube,
     ctx.namespace,
     `${BENCH_LABEL}=${RUN}`,
@@ -80,6 +83,8 @@ async function bench(
     () => finished.size >= n,
     timeoutSeconds * 1000,
   );
+  const stopCpu = measureCpu(ctx, leaderPid);
+  const started = performance.now();
   await pool(n, c, async (i) => {
     const name = names[i]!;
     const complete = new Promise<void>((resolve) => (finished.has(name) ? resolve() : waiting.set(name, resolve)));
@@ -88,7 +93,8 @@ async function bench(
       { spec: { planExecution: { planName: PLAN, id: `${prefix}-${i}` } } },
       'merge',
     );
-    await complete;
+    // A watch that ends (its timeout) settles every worker: the bench then fails, never hangs.
+    await Promise.race([complete, seenAll]);
   });
   const seconds = (performance.now() - started) / 1000;
   const cpu = stopCpu();
@@ -135,13 +141,13 @@ export function fleetFigure(s: FleetSettings): Figure {
           spec: { instanceSelector: { matchLabels: { [BENCH_LABEL]: RUN } }, plan: { name: PLAN }, maxConcurrent: c },
         };
         const before = await scrapeApiCounts(ctx.cluster, () => webhookMetrics(ctx.stack));
+        const fleetDone = await completions(ctx, n, (id) => id.startsWith(`fleet-${name}-`), s.timeoutSeconds * 1000);
         const stopCpu = measureCpu(ctx, leader.pid);
         const started = performance.now();
-        const fleetDone = completions(ctx, n, (id) => id.startsWith(`fleet-${name}-`), s.timeoutSeconds * 1000);
         await ctx.kube.create(rollout);
         // Done when the watch has seen every target's run COMPLETE, as the baseline is; then
         // the rollout must say Complete (read once, so that polling costs the measurement nothing).
-        const runsSeen = await fleetDone;
+        const runsSeen = await fleetDone.finished;
         const fleetSeconds = (performance.now() - started) / 1000;
         const fleetCpu = stopCpu();
         const ended = (r: FleetRollout | undefined) =>

@@ -152,6 +152,30 @@ export function rssMiB(pid: number): number {
 }
 
 /**
+ * follow() for work the caller starts itself: resolves once the watch is asked for, so that
+ * every write the caller makes after it is seen. Work started before it is not: the list
+ * that sets where the watch begins is a consistent read, which the API server serves once its
+ * watch cache has caught up — at a resourceVersion that may already include writes made
+ * while it waited (a run started and finished meanwhile would never be seen COMPLETE).
+ */
+export async function followFromHere(
+  kube: KubeClient,
+  ns: string,
+  selector: string,
+  seen: (obj: Instance, atMs: number) => void,
+  done: () => boolean,
+  timeoutMs: number,
+): Promise<{ finished: Promise<void> }> {
+  let opened!: () => void;
+  const asked = new Promise<void>((resolve) => (opened = resolve));
+  const finished = follow(kube, ns, selector, seen, done, timeoutMs, () => opened());
+  // Handled where it is awaited; this only keeps an early failure from counting as unhandled.
+  finished.catch(() => undefined);
+  await Promise.race([asked, finished]);
+  return { finished };
+}
+
+/**
  * Follows the Instances `selector` matches from now on, calling `seen` with each
  * object and the wall-clock time (ms) it arrived, until `done()` or `timeoutMs`. `begin`
  * runs once the watch is asked for (events from then on are replayed to it, none is missed).
