@@ -4,8 +4,7 @@
 // figure waits for it forever (it did: a fleet baseline, 2026-11-27).
 import { expect } from 'chai';
 import { followFromHere } from '../../../bench/kube.ts';
-import type { KubeClient, QueryValue, WatchEvent } from '../../../shared/kube/client.ts';
-import type { Instance } from '../../../shared/api/schema.ts';
+import type { KubeClient, KubeResource, QueryValue, WatchEvent } from '../../../shared/kube/client.ts';
 
 function scriptedKube() {
   let answerList!: (rv: string) => void;
@@ -23,8 +22,9 @@ function scriptedKube() {
   return { kube, watches, answerList: (rv: string) => answerList(rv) };
 }
 
-const instance = (name: string, status: string): Instance =>
-  ({ metadata: { name, resourceVersion: '9' }, spec: {}, status: { planStatus: { run3: { status } } } }) as unknown as Instance;
+/** An Instance as a watch event carries it. */
+const instance = (name: string, status: string): KubeResource =>
+  ({ metadata: { name, resourceVersion: '9' }, spec: {}, status: { planStatus: { run3: { status } } } }) as unknown as KubeResource;
 
 describe('bench followFromHere', () => {
   it('resolves only once the watch is asked for, from the list’s resourceVersion, and then sees what follows', async () => {
