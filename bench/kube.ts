@@ -151,6 +151,9 @@ export function rssMiB(pid: number): number {
   return Number(m[1]) / 1024;
 }
 
+/** follow()'s arguments before `begin`. */
+type FollowArgs = Parameters<typeof follow> extends [...infer A extends unknown[], ((() => void) | undefined)?] ? A : never;
+
 /**
  * follow() for work the caller starts itself: resolves once the watch is asked for, so that
  * every write the caller makes after it is seen. Work started before it is not: the list
@@ -158,17 +161,10 @@ export function rssMiB(pid: number): number {
  * watch cache has caught up — at a resourceVersion that may already include writes made
  * while it waited (a run started and finished meanwhile would never be seen COMPLETE).
  */
-export async function followFromHere(
-  kube: KubeClient,
-  ns: string,
-  selector: string,
-  seen: (obj: Instance, atMs: number) => void,
-  done: () => boolean,
-  timeoutMs: number,
-): Promise<{ finished: Promise<void> }> {
+export async function followFromHere(...args: FollowArgs): Promise<{ finished: Promise<void> }> {
   let opened!: () => void;
   const asked = new Promise<void>((resolve) => (opened = resolve));
-  const finished = follow(kube, ns, selector, seen, done, timeoutMs, () => opened());
+  const finished = follow(...args, () => opened());
   // Handled where it is awaited; this only keeps an early failure from counting as unhandled.
   finished.catch(() => undefined);
   await Promise.race([asked, finished]);
