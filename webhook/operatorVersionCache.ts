@@ -1,6 +1,7 @@
-// The OperatorVersions the Instance webhook judges writes against, and the ServiceAccounts
-// a plan acts as, kept by list-watch caches (shared/kube/informer.ts, as the controller keeps
-// its own) instead of one GET per Instance write. One class, LiveCache, for both.
+// The OperatorVersions the Instance webhook judges writes against, the ServiceAccounts a plan
+// acts as and the PlanPolicies change governance judges by, kept by list-watch caches
+// (shared/kube/informer.ts, as the controller keeps its own) instead of one read per Instance
+// write. One class, LiveCache, for all three.
 //
 // Consistency — what a hit is, and why it is safe to judge with:
 // - A hit is the OperatorVersion as this process's watch last delivered it. It is served
