@@ -184,7 +184,7 @@ export class LiveCache<T extends KubeObjectLike> {
     this.logger.warn(
       { ...errorFields(err), phase, resource: this.what.resource },
       forbidden
-        ? `${this.what.kind} cache: ${phase} forbidden; ${this.what.fallback} from the API (one GET per write) until the webhook's ServiceAccount may list and watch ${this.what.resource}`
+        ? `${this.what.kind} cache: ${phase} forbidden; ${this.what.fallback} from the API (one request per write) until the webhook's ServiceAccount may list and watch ${this.what.resource}`
         : `${this.what.kind} cache: ${phase} failed; ${this.what.fallback} from the API until the watch is back (retrying with backoff)`,
     );
   }
