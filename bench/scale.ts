@@ -26,6 +26,7 @@ import {
   BENCH_LABEL,
   benchThousand,
   createInstances,
+  heapSnapshot,
   sampleMemory,
   startController,
   type Controller,
@@ -144,6 +145,9 @@ export function tenThousandFigure(s: TenThousandSettings): Figure {
         ctx.log(
           `  leader after ${n} runs: RSS ${endMemory.rssMiB.toFixed(1)} MiB, heap ${endMemory.heapUsedMiB.toFixed(1)} MiB (with none: ${startMemory.rssMiB.toFixed(1)} / ${startMemory.heapUsedMiB.toFixed(1)})`,
         );
+        // With PLANWARDEN_BENCH_HEAP_SNAPSHOT: what the leader still holds after its runs (the
+        // snapshot collects garbage first, so its size is the live heap, not heapUsed above).
+        await heapSnapshot(leader, ctx.log);
         const ratio = round(run.seconds / baselineSeconds, 3);
         if (burst) {
           ctx.scheduledFleet = { run: 'ten', count: n, schedule: burst.schedule, tick: burst.tick, leader, deploySeconds: run.seconds };
