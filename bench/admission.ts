@@ -38,7 +38,7 @@ import type { Instance } from '../shared/api/schema.ts';
 import type { ClusterState } from '../test/controlplane/cluster.ts';
 import { localInstallObjects, type StackState } from '../test/controlplane/stack.ts';
 import { apiCountsDelta, scrapeApiCounts } from './apiRequests.ts';
-import { httpText, INSTANCES, parseMetric, UPDATEPLANS } from './kube.ts';
+import { cpuSeconds, httpText, INSTANCES, parseMetric, UPDATEPLANS } from './kube.ts';
 import { quantile, sleep } from './stats.ts';
 import { STAMP_ANNOTATION, STAMP_PREFIX } from './noopWebhook.ts';
 
@@ -94,6 +94,14 @@ export interface AdmissionBenchResult {
   repeatedWebhookCalls: number;
   /** Mean time the webhook itself spent per write (its admission duration histogram), in "webhook" blocks. */
   handlerMeanMs: { trigger: number; preflightTrigger: number; updatePlan: number };
+  /**
+   * CPU milliseconds per write of the process that answered the state's reviews — planwarden's
+   * webhook in "webhook" blocks, the no-op one in "noop" and "stamp" blocks — from
+   * /proc/<pid>/stat: TLS, reading the body, decoding, judging, answering, everything.
+   * `trigger` covers a trigger and the UpdatePlan write beside it (each block writes both);
+   * `preflightTrigger` a preflight trigger alone.
+   */
+  webhookCpuMsPerWrite: Record<'webhook' | 'noop' | 'stamp', { trigger: number; preflightTrigger: number }>;
   /** Where the webhook got the OperatorVersion for the triggers of "webhook" blocks. */
   operatorVersionReads: { cache: number; api: number };
 }
@@ -247,6 +255,7 @@ function startApiserverProfile(kubeconfig: string, base: string, log: (s: string
 /** The no-op webhook, in a process of its own. */
 interface NoopWebhook {
   url: string;
+  pid: number | undefined;
   /** Its calls so far, by path. */
   counts: () => Promise<Record<string, number>>;
   stop: () => Promise<void>;
@@ -307,6 +316,7 @@ async function startNoopWebhook(o: AdmissionBenchOptions): Promise<NoopWebhook> 
   const url = `https://127.0.0.1:${port}`;
   return {
     url,
+    pid: child.pid,
     counts: async () => JSON.parse((await httpText(`${url}/counts`, o.stack.caPem)).body) as Record<string, number>,
     stop: () => stopChild(child),
   };
@@ -456,7 +466,23 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
   let discarded = 0;
   /** Webhook calls beyond one per write in "webhook" blocks (the API server's own retries). */
   let repeatedCalls = 0;
-  const handler = { instanceSeconds: 0, updatePlanSeconds: 0, writes: 0, preflightSeconds: 0, preflightWrites: 0 };
+  const handler = {
+    instanceSeconds: 0,
+    updatePlanSeconds: 0,
+    writes: 0,
+    preflightSeconds: 0,
+    preflightWrites: 0,
+  };
+  /** CPU seconds of the answering process and the writes they answered, per state and kind of write (webhookCpuMsPerWrite). */
+  const cpuTally = () => ({ trigger: { seconds: 0, writes: 0 }, preflightTrigger: { seconds: 0, writes: 0 } });
+  const cpu = { webhook: cpuTally(), noop: cpuTally(), stamp: cpuTally() };
+  const answering = (state: AdmissionState) =>
+    state === 'webhook' ? o.stack.pids.webhook : state === 'noop' || state === 'stamp' ? noop.pid : undefined;
+  const countCpu = (state: AdmissionState, kind: 'trigger' | 'preflightTrigger', seconds: number, writes: number) => {
+    if (state !== 'webhook' && state !== 'noop' && state !== 'stamp') return;
+    cpu[state][kind].seconds += seconds;
+    cpu[state][kind].writes += writes;
+  };
   let subjectAccessReviews = 0;
   const preflightRequests: Record<string, number> = {};
   const operatorVersionReads = { cache: 0, api: 0 };
@@ -467,6 +493,7 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
         await enter(state);
         const before = await webhookCounts(o.stack);
         const noopBefore = await noop.counts();
+        const cpuBefore = cpuSeconds(answering(state));
         const stampedBefore = state === 'stamp' ? await stampOn(o.instance) : undefined;
         const inst: number[] = [];
         const trig: number[] = [];
@@ -481,6 +508,8 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
             up.push(c);
           }
         }
+        // Read before the scrapes below, so that the answering process's CPU is its writes' alone.
+        const cpuAfter = cpuSeconds(answering(state));
         const after = await webhookCounts(o.stack);
         const noopAfter = await noop.counts();
         if (state === 'stamp') await checkStamped(o.instance, stampedBefore);
@@ -538,6 +567,7 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
         }
         samples.instance[state].push(...inst);
         samples.trigger[state].push(...trig);
+        countCpu(state, 'trigger', cpuAfter - cpuBefore, writes);
         samples.updatePlan[state].push(...up);
         if (state === 'webhook') {
           handler.instanceSeconds += after.instanceSeconds - before.instanceSeconds;
@@ -550,11 +580,13 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
         // The preflight triggers, in the same state, counted on their own.
         const preStampedBefore = state === 'stamp' ? await stampOn(o.preflightInstance) : undefined;
         const apiBefore = await scrapeApiCounts(o.cluster);
+        const cpuBeforePre = cpuSeconds(answering(state));
         const pre: number[] = [];
         for (let i = 0; i < o.perBlock + WARMUP_WRITES; i++) {
           const t = await preflightTrigger();
           if (i >= WARMUP_WRITES) pre.push(t);
         }
+        const cpuAfterPre = cpuSeconds(answering(state));
         const afterPre = await webhookCounts(o.stack);
         const noopAfterPre = await noop.counts();
         const apiAfter = await scrapeApiCounts(o.cluster);
@@ -588,6 +620,7 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
           floorTriggers[floor] = (floorTriggers[floor] ?? 0) + writes;
         }
         samples.preflight[state].push(...pre);
+        countCpu(state, 'preflightTrigger', cpuAfterPre - cpuBeforePre, writes);
         if (state === 'webhook') {
           repeatedCalls += seenPre.validate - expected;
           handler.preflightSeconds += afterPre.instanceSeconds - after.instanceSeconds;
@@ -641,6 +674,15 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
       preflightTrigger: (handler.preflightSeconds * 1000) / handler.preflightWrites,
       updatePlan: (handler.updatePlanSeconds * 1000) / handler.writes,
     },
+    webhookCpuMsPerWrite: Object.fromEntries(
+      Object.entries(cpu).map(([state, kinds]) => [
+        state,
+        {
+          trigger: (kinds.trigger.seconds * 1000) / kinds.trigger.writes,
+          preflightTrigger: (kinds.preflightTrigger.seconds * 1000) / kinds.preflightTrigger.writes,
+        },
+      ]),
+    ) as AdmissionBenchResult['webhookCpuMsPerWrite'],
     operatorVersionReads,
   };
 }

@@ -131,7 +131,6 @@ export async function serviceAccountKubeconfig(
   );
 }
 
-/** VmRSS of a process in MiB, from /proc. */
 /** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat; 0 when it is gone. */
 export function cpuSeconds(pid: number | undefined): number {
   if (!pid) return 0;
@@ -145,6 +144,7 @@ export function cpuSeconds(pid: number | undefined): number {
   }
 }
 
+/** VmRSS of a process in MiB, from /proc. */
 export function rssMiB(pid: number): number {
   const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   if (!m) throw new Error(`no VmRSS for pid ${pid}`);

@@ -599,6 +599,11 @@ async function main(): Promise<void> {
       subjectAccessReviewsPerPreflightTrigger: r(adm?.subjectAccessReviewsPerPreflightTrigger, 3),
       apiRequestsPerPreflightTrigger: adm?.apiRequestsPerPreflightTrigger ?? null,
       webhookHandlerMeanMs: r(adm?.handlerMeanMs.trigger),
+      webhookCpuMsPerTrigger: r(adm?.webhookCpuMsPerWrite.webhook.trigger),
+      preflightWebhookCpuMsPerTrigger: r(adm?.webhookCpuMsPerWrite.webhook.preflightTrigger),
+      floorWebhookCpuMsPerTrigger: r(adm?.webhookCpuMsPerWrite.noop.trigger),
+      floorPreflightWebhookCpuMsPerTrigger: r(adm?.webhookCpuMsPerWrite.noop.preflightTrigger),
+      stampFloorWebhookCpuMsPerTrigger: r(adm?.webhookCpuMsPerWrite.stamp.trigger),
       operatorVersionReads: adm?.operatorVersionReads ?? null,
       discardedBlocks: adm?.discardedBlocks ?? null,
       repeatedWebhookCalls: adm?.repeatedWebhookCalls ?? null,
@@ -666,7 +671,7 @@ async function main(): Promise<void> {
   if (adm) {
     notes.push(
       `apiserver: sequential writes to an Instance no controller runs (its status made to look deployed), timed at the client (JSON client, admin credentials), in turn: a label patch (overhead*, with/withoutWebhooks: the webhooks' matchConditions send it to no webhook) and a manual trigger, a merge patch {planName: ${TRIGGER_PLAN}, id: new each time, abort: false} as kubectl planwarden plan trigger writes it (trigger*: judged by /validate/instances with its OperatorVersion, not sent to /mutate/instances since it carries its id; each stays pending and the next, same plan, replaces it); with = planwarden Mutating+ValidatingWebhookConfigurations registered, without = both deleted; overhead = with − without per percentile`,
-      "apiserver.webhookHandlerMeanMs, vap.webhookHandlerMeanMs: mean time per write inside the webhook (its planwarden_admission_duration_seconds; for Instances per trigger, mutate+validate), including the apiserver lookups the handlers make; the rest of the overhead is the apiserver calling the webhook; apiserver.operatorVersionReads: where the triggers' OperatorVersion came from (cache = the webhook's watch-backed cache, api = a GET)",
+      "apiserver.webhookHandlerMeanMs, vap.webhookHandlerMeanMs: mean time per write inside the webhook (its planwarden_admission_duration_seconds; for Instances per trigger, mutate+validate), including the apiserver lookups the handlers make; the rest of the overhead is the apiserver calling the webhook; apiserver.operatorVersionReads: where the triggers' OperatorVersion came from (cache = the webhook's watch-backed cache, api = a GET); apiserver.webhookCpuMsPerTrigger, preflightWebhookCpuMsPerTrigger: CPU of planwarden's webhook process (/proc/<pid>/stat, 10 ms ticks summed over the blocks) per write in webhook blocks — all its work, TLS and body included; floor… and stampFloor…: the no-op webhook's in noop and stamp blocks; the plain ones cover a trigger and the UpdatePlan write beside it",
       'p99 of ~300 sequential writes is about the 3rd-slowest write: differences of a few ms between states are noise on a shared machine, and a small negative overhead means no measurable one',
       "vap: sequential label patches of an UpdatePlan with no admission (baseline), only a ValidatingAdmissionPolicy (no insight accepted twice: the webhook's updateplan.duplicate-insight in CEL), or only the webhooks (a label change of an UpdatePlan needs no lookup: the webhook judges it from the request); figures are overheads over the baseline",
       'apiserver.*Noop*, *FloorRatio*: the floor — the same writes, in "noop" blocks interleaved with the others, through no-op webhooks: planwarden\'s two configurations as installed (rendered from manifests/, generated from the route table: same webhooks, paths, rules, matchConditions, TLS caBundle, timeouts, failure policy), renamed and pointed at bench/noopWebhook.ts, a node:https server in its own process with the stack\'s certificate that answers every review "allowed" (the mutating ones with no patch) after reading only the uid from the body\'s first chunk; its per-path counters confirm each block as planwarden\'s do. triggerFloorRatio* = planwarden / floor (goal ≤ 1.2× p50, ≤ 1.3× p99: floorGoalRatios); triggerNoopRatio* = floor / no webhooks, what the two call-outs cost by themselves; *Stamping*, *StampFloorRatio*, triggerStampCost*: the stamping floor — "stamp" blocks, the same no-op webhook under its /stamp prefix, whose /mutate/instances answers with one JSON Patch add of an annotation the size and shape of planwarden.dev/requested-by, new every review (bench/noopWebhook.ts, stampPatch; each stamp block checks that the API server applied it): the API server applying a mutating webhook\'s patch, and running its mutating admission chain again because the object changed (matchConditions included), priced apart from the judging; triggerStampFloorRatio* = planwarden / stamping floor, triggerStampCost* = stamping floor − floor',
@@ -897,6 +902,22 @@ async function main(): Promise<void> {
     },
     { figure: 'in webhook, mean/write (Instance trigger)', value: results.apiserver.webhookHandlerMeanMs, unit: 'ms' },
     { figure: 'in webhook, mean/write (trigger, preflight)', value: results.apiserver.preflightWebhookHandlerMeanMs, unit: 'ms' },
+    {
+      figure: 'webhook CPU/write (trigger + UpdatePlan)',
+      value: results.apiserver.webhookCpuMsPerTrigger,
+      unit: 'ms',
+      baseline: results.apiserver.floorWebhookCpuMsPerTrigger,
+      baselineLabel: 'the no-op webhook',
+      ratio: ratio(results.apiserver.webhookCpuMsPerTrigger, results.apiserver.floorWebhookCpuMsPerTrigger),
+    },
+    {
+      figure: 'webhook CPU/write (trigger, preflight)',
+      value: results.apiserver.preflightWebhookCpuMsPerTrigger,
+      unit: 'ms',
+      baseline: results.apiserver.floorPreflightWebhookCpuMsPerTrigger,
+      baselineLabel: 'the no-op webhook',
+      ratio: ratio(results.apiserver.preflightWebhookCpuMsPerTrigger, results.apiserver.floorPreflightWebhookCpuMsPerTrigger),
+    },
     { figure: 'SubjectAccessReviews per preflight trigger', value: results.apiserver.subjectAccessReviewsPerPreflightTrigger, unit: '' },
     { figure: 'in webhook, mean/write (UpdatePlan)', value: results.vap.webhookHandlerMeanMs, unit: 'ms' },
     {
