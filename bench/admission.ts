@@ -466,22 +466,17 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
   let discarded = 0;
   /** Webhook calls beyond one per write in "webhook" blocks (the API server's own retries). */
   let repeatedCalls = 0;
-  const handler = {
-    instanceSeconds: 0,
-    updatePlanSeconds: 0,
-    writes: 0,
-    preflightSeconds: 0,
-    preflightWrites: 0,
-  };
+  const handler = { instanceSeconds: 0, updatePlanSeconds: 0, writes: 0, preflightSeconds: 0, preflightWrites: 0 };
   /** CPU seconds of the answering process and the writes they answered, per state and kind of write (webhookCpuMsPerWrite). */
   const cpuTally = () => ({ trigger: { seconds: 0, writes: 0 }, preflightTrigger: { seconds: 0, writes: 0 } });
   const cpu = { webhook: cpuTally(), noop: cpuTally(), stamp: cpuTally() };
   const answering = (state: AdmissionState) =>
     state === 'webhook' ? o.stack.pids.webhook : state === 'noop' || state === 'stamp' ? noop.pid : undefined;
   const countCpu = (state: AdmissionState, kind: 'trigger' | 'preflightTrigger', seconds: number, writes: number) => {
-    if (state !== 'webhook' && state !== 'noop' && state !== 'stamp') return;
-    cpu[state][kind].seconds += seconds;
-    cpu[state][kind].writes += writes;
+    const tally = state in cpu ? cpu[state as keyof typeof cpu][kind] : undefined;
+    if (!tally) return;
+    tally.seconds += seconds;
+    tally.writes += writes;
   };
   let subjectAccessReviews = 0;
   const preflightRequests: Record<string, number> = {};

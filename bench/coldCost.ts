@@ -35,8 +35,7 @@ export async function cpuPerCall(work: () => unknown, calls: number, gapMs: numb
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { calls: { type: 'string' } } });
   const calls = Number(values.calls ?? '500');
-  const ov = { ...webappOperatorVersion(), metadata: { ...webappOperatorVersion().metadata, uid: 'bench-ov' } };
-  const handlers = await buildHandlers({ kubeConfig: new KubeConfig(), lookups: inMemoryLookups(ov) });
+  const handlers = await buildHandlers({ kubeConfig: new KubeConfig(), lookups: inMemoryLookups(webappOperatorVersion()) });
   // The production shell's settings: info level, allowed answers sampled to one info line a second.
   const deps = {
     logger: createLogger({ level: 'info' }),
