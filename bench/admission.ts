@@ -9,6 +9,10 @@
 //            /stamp prefix, where the mutating Instance path answers with a patch of the size
 //            and shape of planwarden's requested-by stamp (what the API server does with a
 //            mutating webhook's patch, priced apart from planwarden's judging);
+//   read     the reading floor: the same again under the no-op webhook's /read prefix, stamping
+//            as above, but reading every review whole and parsing it with JSON.parse before it
+//            answers (what any webhook that judges what it is sent pays first): what is left
+//            of the design's work apart from planwarden's own judging and shell;
 //   vap      only a ValidatingAdmissionPolicy (CEL, in the apiserver's process) that holds
 //            one of the webhook's lookup-free UpdatePlan rules: no insight accepted twice.
 // The writes, in each block, in turn: a label patch of an Instance, a manual trigger of that
@@ -40,9 +44,9 @@ import { localInstallObjects, type StackState } from '../test/controlplane/stack
 import { apiCountsDelta, scrapeApiCounts } from './apiRequests.ts';
 import { cpuSeconds, httpText, INSTANCES, parseMetric, UPDATEPLANS } from './kube.ts';
 import { quantile, sleep } from './stats.ts';
-import { STAMP_ANNOTATION, STAMP_PREFIX } from './noopWebhook.ts';
+import { READ_PREFIX, STAMP_ANNOTATION, STAMP_PREFIX } from './noopWebhook.ts';
 
-export const ADMISSION_STATES = ['none', 'webhook', 'noop', 'stamp', 'vap'] as const;
+export const ADMISSION_STATES = ['none', 'webhook', 'noop', 'stamp', 'read', 'vap'] as const;
 export type AdmissionState = (typeof ADMISSION_STATES)[number];
 
 export interface AdmissionBenchOptions {
@@ -71,8 +75,8 @@ export interface Percentiles {
   n: number;
 }
 
-/** The writes through webhooks: planwarden's (webhook), no-op ones configured alike (noop), the same stamping (stamp), none. */
-type WebhookStates = Record<'none' | 'webhook' | 'noop' | 'stamp', Percentiles>;
+/** The writes through webhooks: planwarden's (webhook), no-op ones configured alike (noop), the same stamping (stamp), stamping and parsing every review (read), none. */
+type WebhookStates = Record<'none' | 'webhook' | 'noop' | 'stamp' | 'read', Percentiles>;
 
 export interface AdmissionBenchResult {
   /** Label patches of the Instance: the webhooks' matchConditions send them nowhere. */
@@ -86,7 +90,7 @@ export interface AdmissionBenchResult {
   /** Every request the API server served per preflight trigger in "webhook" blocks, by "VERB group/resource" (the trigger itself, the webhook's lookups). */
   apiRequestsPerPreflightTrigger: Record<string, number>;
   updatePlan: Record<AdmissionState, Percentiles>;
-  /** The no-op webhook's calls per trigger in "noop" and "stamp" blocks, by path (1 for /validate/instances and /mutate/instances, plus the API server's repeats; /stamp/… in "stamp" blocks). */
+  /** The no-op webhook's calls per trigger in the floors' blocks, by path (1 for /validate/instances and /mutate/instances, plus the API server's repeats; /stamp/… in "stamp" blocks, /read/… in "read" blocks). */
   noopCallsPerTrigger: Record<string, number>;
   /** Blocks whose webhook request count did not match the state (their samples are dropped). */
   discardedBlocks: number;
@@ -96,12 +100,12 @@ export interface AdmissionBenchResult {
   handlerMeanMs: { trigger: number; preflightTrigger: number; updatePlan: number };
   /**
    * CPU milliseconds per write of the process that answered the state's reviews — planwarden's
-   * webhook in "webhook" blocks, the no-op one in "noop" and "stamp" blocks — from
+   * webhook in "webhook" blocks, the no-op one in "noop", "stamp" and "read" blocks — from
    * /proc/<pid>/stat: TLS, reading the body, decoding, judging, answering, everything.
    * `trigger` covers a trigger and the UpdatePlan write beside it (each block writes both);
    * `preflightTrigger` a preflight trigger alone.
    */
-  webhookCpuMsPerWrite: Record<'webhook' | 'noop' | 'stamp', { trigger: number; preflightTrigger: number }>;
+  webhookCpuMsPerWrite: Record<'webhook' | 'noop' | 'stamp' | 'read', { trigger: number; preflightTrigger: number }>;
   /** Where the webhook got the OperatorVersion for the triggers of "webhook" blocks. */
   operatorVersionReads: { cache: number; api: number };
 }
@@ -165,20 +169,22 @@ async function ensurePresent(kube: KubeClient, o: KubeResource): Promise<void> {
 
 const DUPLICATE = { updateInformer: 'bench-probe', uid: 'probe-1', accepted: true };
 
-/** The no-op webhook's path prefix in each floor state: '' (noop) and STAMP_PREFIX (stamp). */
-const FLOOR_PREFIXES = ['', STAMP_PREFIX] as const;
-const floorPrefix = (state: AdmissionState): string | undefined => (state === 'noop' ? '' : state === 'stamp' ? STAMP_PREFIX : undefined);
+/** The no-op webhook's path prefix in each floor state. */
+const FLOORS = { noop: '', stamp: STAMP_PREFIX, read: READ_PREFIX } as const;
+const FLOOR_PREFIXES: readonly string[] = Object.values(FLOORS);
+const floorPrefix = (state: AdmissionState): string | undefined => (state in FLOORS ? FLOORS[state as keyof typeof FLOORS] : undefined);
 /** The floor a call of the no-op webhook belongs to, by its path. */
-const floorOf = (path: string): string => (path.startsWith(`${STAMP_PREFIX}/`) ? STAMP_PREFIX : '');
+const floorOf = (path: string): string => FLOOR_PREFIXES.find((p) => p !== '' && path.startsWith(`${p}/`)) ?? '';
 
 /**
- * The order of the states in each block: a Williams design for five states (a Latin square
- * and its mirror, 10 rows). Over 5 blocks each state runs once in each position; over 10,
- * each state follows each other state twice, so drift and carry-over hit all states alike.
+ * The order of the states in each block: a Williams design for the n states (a Latin square
+ * whose first row is 0, 1, n−1, 2, n−2, …, and its mirror: 2n rows). Over n blocks each state
+ * runs once in each position; over 2n, each state follows each other state twice, so drift
+ * and carry-over hit all states alike.
  */
 export function blockOrders(): AdmissionState[][] {
   const n = ADMISSION_STATES.length;
-  const first = [0, 1, n - 1, 2, n - 2];
+  const first = ADMISSION_STATES.map((_, j) => (j % 2 === 1 ? (j + 1) / 2 : (n - j / 2) % n));
   const rows = ADMISSION_STATES.map((_, i) => first.map((x) => ADMISSION_STATES[(x + i) % n]!));
   return [...rows, ...rows.map((r) => [...r].reverse())];
 }
@@ -186,7 +192,7 @@ export function blockOrders(): AdmissionState[][] {
 /**
  * What the state admits: the dry-run acceptance of one insight twice is refused by the VAP,
  * by the webhook, or admitted — by the no-op webhook when it was called for it (on its plain
- * path: noop; under /stamp: stamp), else by nothing.
+ * path: noop; under /stamp: stamp; under /read: read), else by nothing.
  */
 async function observedState(o: AdmissionBenchOptions, noop: NoopWebhook): Promise<AdmissionState | 'unknown'> {
   const path = await o.kube.pathFor({ ...UPDATEPLANS, namespace: o.namespace, name: o.updatePlan });
@@ -200,9 +206,10 @@ async function observedState(o: AdmissionBenchOptions, noop: NoopWebhook): Promi
       contentType: 'application/merge-patch+json',
     });
     const after = await noop.counts();
-    const called = (p: string) => (after[p] ?? 0) > (before[p] ?? 0);
-    if (called(ROUTES.validateUpdatePlans)) return called(STAMP_PREFIX + ROUTES.validateUpdatePlans) ? 'unknown' : 'noop';
-    return called(STAMP_PREFIX + ROUTES.validateUpdatePlans) ? 'stamp' : 'none';
+    const route = (prefix: string) => prefix + ROUTES.validateUpdatePlans;
+    const called = Object.entries(FLOORS).filter(([, prefix]) => (after[route(prefix)] ?? 0) > (before[route(prefix)] ?? 0));
+    if (called.length > 1) return 'unknown';
+    return called.length === 1 ? (called[0]![0] as AdmissionState) : 'none';
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
     if (message.includes('ValidatingAdmissionPolicy')) return 'vap';
@@ -268,7 +275,7 @@ const isWebhookConfiguration = (x: KubeResource) =>
  * The floor's configurations: planwarden's own, as installed (rendered from manifests/, which
  * scripts/gen-webhooks.ts generates from the route table — same webhooks, paths, rules,
  * matchConditions, timeouts, failure policy, caBundle), pointed at `url` and renamed (`floor`:
- * noop-floor, stamp-floor) so that they can be registered while planwarden's are not (the
+ * noop-floor, stamp-floor, read-floor) so that they can be registered while planwarden's are not (the
  * configurations, and each webhook).
  */
 export function noopWebhookConfigurations(kubeconfig: string, url: string, caPem: string, floor = 'noop-floor'): KubeResource[] {
@@ -384,8 +391,11 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
   const webhookConfigs = installed.filter(isWebhookConfiguration);
   if (webhookConfigs.length !== 2) throw new Error(`expected 2 webhook configurations in the manifests, found ${webhookConfigs.length}`);
   const noop = await startNoopWebhook(o);
-  const noopConfigs = noopWebhookConfigurations(o.kubeconfig, noop.url, o.stack.caPem);
-  const stampConfigs = noopWebhookConfigurations(o.kubeconfig, `${noop.url}${STAMP_PREFIX}`, o.stack.caPem, 'stamp-floor');
+  const floorConfigs: Record<keyof typeof FLOORS, KubeResource[]> = {
+    noop: noopWebhookConfigurations(o.kubeconfig, noop.url, o.stack.caPem),
+    stamp: noopWebhookConfigurations(o.kubeconfig, `${noop.url}${STAMP_PREFIX}`, o.stack.caPem, 'stamp-floor'),
+    read: noopWebhookConfigurations(o.kubeconfig, `${noop.url}${READ_PREFIX}`, o.stack.caPem, 'read-floor'),
+  };
   const binding = policyBinding(o.namespace);
   await ensurePresent(o.kube, distinctInsightsPolicy());
   await markDeployed(o, o.instance);
@@ -394,11 +404,11 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
   const enter = async (state: AdmissionState) => {
     // Mutating first on the way in, validating first on the way out; out before in.
     if (state !== 'webhook') for (const c of [...webhookConfigs].reverse()) await ensureAbsent(o.kube, c);
-    if (state !== 'noop') for (const c of [...noopConfigs].reverse()) await ensureAbsent(o.kube, c);
-    if (state !== 'stamp') for (const c of [...stampConfigs].reverse()) await ensureAbsent(o.kube, c);
+    for (const [floor, configs] of Object.entries(floorConfigs))
+      if (state !== floor) for (const c of [...configs].reverse()) await ensureAbsent(o.kube, c);
     if (state === 'webhook') for (const c of webhookConfigs) await ensurePresent(o.kube, c);
-    if (state === 'noop') for (const c of noopConfigs) await ensurePresent(o.kube, c);
-    if (state === 'stamp') for (const c of stampConfigs) await ensurePresent(o.kube, c);
+    for (const [floor, configs] of Object.entries(floorConfigs))
+      if (state === floor) for (const c of configs) await ensurePresent(o.kube, c);
     if (state === 'vap') await ensurePresent(o.kube, binding);
     else await ensureAbsent(o.kube, binding);
     const deadline = Date.now() + 30_000;
@@ -415,7 +425,8 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
   /** The stamping floor's annotation on an Instance (bench/noopWebhook.ts, stampPatch). */
   const stampOn = async (name: string) =>
     (await o.kube.get<Instance>({ ...INSTANCES, namespace: o.namespace, name }))?.metadata.annotations?.[STAMP_ANNOTATION];
-  /** In "stamp" blocks the API server must have applied the floor's patch of every trigger: the stamp names a newer review. */
+  /** In "stamp" and "read" blocks the API server must have applied the floor's patch of every trigger: the stamp names a newer review. */
+  const stamps = (state: AdmissionState) => state === 'stamp' || state === 'read';
   const checkStamped = async (name: string, before: string | undefined) => {
     const now = await stampOn(name);
     if (now === undefined || now === before)
@@ -455,7 +466,7 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
       ),
     );
 
-  const perState = (): Record<AdmissionState, number[]> => ({ none: [], webhook: [], noop: [], stamp: [], vap: [] });
+  const perState = (): Record<AdmissionState, number[]> => ({ none: [], webhook: [], noop: [], stamp: [], read: [], vap: [] });
   const samples = { instance: perState(), trigger: perState(), preflight: perState(), updatePlan: perState() };
   const orders = blockOrders();
   const noopCalls: Record<string, number> = {};
@@ -469,9 +480,9 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
   const handler = { instanceSeconds: 0, updatePlanSeconds: 0, writes: 0, preflightSeconds: 0, preflightWrites: 0 };
   /** CPU seconds of the answering process and the writes they answered, per state and kind of write (webhookCpuMsPerWrite). */
   const cpuTally = () => ({ trigger: { seconds: 0, writes: 0 }, preflightTrigger: { seconds: 0, writes: 0 } });
-  const cpu = { webhook: cpuTally(), noop: cpuTally(), stamp: cpuTally() };
+  const cpu = { webhook: cpuTally(), noop: cpuTally(), stamp: cpuTally(), read: cpuTally() };
   const answering = (state: AdmissionState) =>
-    state === 'webhook' ? o.stack.pids.webhook : state === 'noop' || state === 'stamp' ? noop.pid : undefined;
+    state === 'webhook' ? o.stack.pids.webhook : floorPrefix(state) !== undefined ? noop.pid : undefined;
   const countCpu = (state: AdmissionState, kind: 'trigger' | 'preflightTrigger', seconds: number, writes: number) => {
     const tally = state in cpu ? cpu[state as keyof typeof cpu][kind] : undefined;
     if (!tally) return;
@@ -489,7 +500,7 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
         const before = await webhookCounts(o.stack);
         const noopBefore = await noop.counts();
         const cpuBefore = cpuSeconds(answering(state));
-        const stampedBefore = state === 'stamp' ? await stampOn(o.instance) : undefined;
+        const stampedBefore = stamps(state) ? await stampOn(o.instance) : undefined;
         const inst: number[] = [];
         const trig: number[] = [];
         const up: number[] = [];
@@ -507,12 +518,12 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
         const cpuAfter = cpuSeconds(answering(state));
         const after = await webhookCounts(o.stack);
         const noopAfter = await noop.counts();
-        if (state === 'stamp') await checkStamped(o.instance, stampedBefore);
+        if (stamps(state)) await checkStamped(o.instance, stampedBefore);
         const writes = o.perBlock + WARMUP_WRITES;
         const floor = floorPrefix(state);
         const expected = state === 'webhook' || floor !== undefined ? writes : 0;
         // Label patches of the Instance reach no webhook; a trigger both (the mutating one stamps who asked).
-        // In "noop" and "stamp" blocks the no-op webhook must see (on that state's paths) what planwarden's sees in "webhook" blocks.
+        // In the floors' blocks the no-op webhook must see (on that state's paths) what planwarden's sees in "webhook" blocks.
         const seen =
           floor !== undefined
             ? {
@@ -573,7 +584,7 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
         }
 
         // The preflight triggers, in the same state, counted on their own.
-        const preStampedBefore = state === 'stamp' ? await stampOn(o.preflightInstance) : undefined;
+        const preStampedBefore = stamps(state) ? await stampOn(o.preflightInstance) : undefined;
         const apiBefore = await scrapeApiCounts(o.cluster);
         const cpuBeforePre = cpuSeconds(answering(state));
         const pre: number[] = [];
@@ -585,7 +596,7 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
         const afterPre = await webhookCounts(o.stack);
         const noopAfterPre = await noop.counts();
         const apiAfter = await scrapeApiCounts(o.cluster);
-        if (state === 'stamp') await checkStamped(o.preflightInstance, preStampedBefore);
+        if (stamps(state)) await checkStamped(o.preflightInstance, preStampedBefore);
         const plannedPre = {
           validate: afterPre.validateInstances - after.validateInstances,
           mutate: afterPre.mutateInstances - after.mutateInstances,
@@ -631,7 +642,7 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
   } finally {
     await profile?.stop();
     // Leave planwarden as it was installed: webhooks on, the floor's and the bench policy gone.
-    for (const c of [...noopConfigs, ...stampConfigs].reverse()) await ensureAbsent(o.kube, c);
+    for (const c of Object.values(floorConfigs).flat().reverse()) await ensureAbsent(o.kube, c);
     await noop.stop();
     for (const c of webhookConfigs) await ensurePresent(o.kube, c);
     await ensureAbsent(o.kube, binding);
@@ -643,6 +654,7 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
     webhook: pct(v.webhook),
     noop: pct(v.noop),
     stamp: pct(v.stamp),
+    read: pct(v.read),
   });
   return {
     instance: webhookStates(samples.instance),

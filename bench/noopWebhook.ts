@@ -16,6 +16,11 @@
 // webhook's patch (applying it, then running the mutating admission chain a second time,
 // matchConditions included, because the object changed), apart from planwarden's judging.
 //
+// The reading floor: under the prefix /read, the same stamping answers, but every review is
+// read whole and parsed with JSON.parse before it is answered — what any webhook that judges
+// what it is sent pays before it judges anything. So "read" blocks price what is left of the
+// design's work (two call-outs, reading the review, the stamp) apart from planwarden's own.
+//
 // Plain node:https (no project imports), the webhook's TLS minimum and keep-alive timeout
 // (passed in). GET /counts answers the calls per path so far, as JSON (the bench checks
 // block by block that the configurations sent exactly what they should).
@@ -42,7 +47,11 @@ function uidNearStart(head: Buffer): string | undefined {
 
 /** The prefix of the stamping floor's paths, and the one path of it that answers with a patch. */
 export const STAMP_PREFIX = '/stamp';
-const STAMPED_PATH = `${STAMP_PREFIX}/mutate/instances`;
+/** The prefix of the reading floor's paths: stamping as under STAMP_PREFIX, every body parsed whole first. */
+export const READ_PREFIX = '/read';
+const STAMPED_PATHS = new Set([`${STAMP_PREFIX}/mutate/instances`, `${READ_PREFIX}/mutate/instances`]);
+/** Whether the reviews of `path` are parsed whole (the reading floor's paths). */
+export const readsWhole = (path: string): boolean => path.startsWith(`${READ_PREFIX}/`);
 /** Not planwarden's annotation: the floor must not change what planwarden's controller reads. */
 export const STAMP_ANNOTATION = 'bench.planwarden.dev/stamp';
 
@@ -61,9 +70,9 @@ export function stampPatch(uid: string): string {
   return Buffer.from(JSON.stringify(op)).toString('base64');
 }
 
-/** The answer to a review: allowed; on the stamping floor's mutating Instance path, with stampPatch. */
+/** The answer to a review: allowed; on the stamping and reading floors' mutating Instance path, with stampPatch. */
 export function answerText(uid: string, path: string): string {
-  const patch = path === STAMPED_PATH ? `,"patchType":"JSONPatch","patch":"${stampPatch(uid)}"` : '';
+  const patch = STAMPED_PATHS.has(path) ? `,"patchType":"JSONPatch","patch":"${stampPatch(uid)}"` : '';
   return `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":${JSON.stringify(uid)},"allowed":true${patch}}}`;
 }
 
@@ -101,12 +110,13 @@ async function main(): Promise<void> {
     counts[path] = (counts[path] ?? 0) + 1;
     let uid: string | undefined;
     let first = true;
-    // Only when the uid is not in the first chunk: the whole body, parsed.
+    // Only when the uid is not in the first chunk, or on the reading floor: the whole body, parsed.
     let rest: Buffer[] | undefined;
+    const whole = readsWhole(path);
     req.on('data', (chunk: Buffer) => {
       if (first) {
         first = false;
-        uid = uidNearStart(chunk);
+        uid = whole ? undefined : uidNearStart(chunk);
         if (uid === undefined) rest = [chunk];
       } else if (rest) rest.push(chunk);
     });

@@ -31,7 +31,7 @@ import { API_VERSION } from '../shared/api/schema.ts';
 import { PROJECT_ROOT } from '../test/controlplane/build.ts';
 import { down, up } from '../test/controlplane/cluster.ts';
 import { startStack, stopStack } from '../test/controlplane/stack.ts';
-import { benchAdmission, PREFLIGHT_PLAN, TRIGGER_PLAN, type AdmissionBenchResult } from './admission.ts';
+import { ADMISSION_STATES, benchAdmission, PREFLIGHT_PLAN, TRIGGER_PLAN, type AdmissionBenchResult } from './admission.ts';
 import { apiCostTable, apiCountsDelta, renderApiCostTable, scrapeApiCounts, type ApiCostTable } from './apiRequests.ts';
 import { transpileGraph } from './compile.ts';
 import {
@@ -110,7 +110,7 @@ const settings = {
     minRoundMs: quick ? 100 : 300,
     bigTemplateBytes: positive('big-template-kib', quick ? 64 : 1024) * 1024,
   },
-  admission: { blocks: quick ? 1 : 10, perBlock: quick ? 20 : 50 },
+  admission: { blocks: quick ? 1 : 2 * ADMISSION_STATES.length, perBlock: quick ? 20 : 50 },
   triggerReps: quick ? 5 : 20,
   thousand: positive('thousand', quick ? 200 : 1000),
   createConcurrency: 20,
@@ -256,7 +256,7 @@ async function admissionPart(ctx: ClusterContext): Promise<AdmissionBenchResult>
   await createWithRetry(kube, plan);
 
   log(
-    `admission: ${settings.admission.blocks} blocks × ${settings.admission.perBlock} sequential writes of each kind (Instance label, Instance trigger, UpdatePlan label; then triggers through the preflight) per state (none / webhook / noop / stamp / vap), interleaved`,
+    `admission: ${settings.admission.blocks} blocks × ${settings.admission.perBlock} sequential writes of each kind (Instance label, Instance trigger, UpdatePlan label; then triggers through the preflight) per state (${ADMISSION_STATES.join(' / ')}), interleaved`,
   );
   return benchAdmission({
     kube,
@@ -594,6 +594,24 @@ async function main(): Promise<void> {
         adm ? adm.preflightTrigger.webhook.p99Ms : null,
         adm ? adm.preflightTrigger.stamp.p99Ms : null,
       ),
+      // The reading floor: stamping as above, every review read whole and parsed first.
+      triggerWithReadingNoopWebhooks: adm
+        ? { p50Ms: r(adm.trigger.read.p50Ms), p99Ms: r(adm.trigger.read.p99Ms), n: adm.trigger.read.n }
+        : null,
+      triggerReadFloorRatioP50: ratio(adm ? adm.trigger.webhook.p50Ms : null, adm ? adm.trigger.read.p50Ms : null),
+      triggerReadFloorRatioP99: ratio(adm ? adm.trigger.webhook.p99Ms : null, adm ? adm.trigger.read.p99Ms : null),
+      triggerReadCostP50Ms: over(adm?.trigger.read.p50Ms, adm?.trigger.stamp.p50Ms),
+      preflightTriggerWithReadingNoopWebhooks: adm
+        ? { p50Ms: r(adm.preflightTrigger.read.p50Ms), p99Ms: r(adm.preflightTrigger.read.p99Ms), n: adm.preflightTrigger.read.n }
+        : null,
+      preflightTriggerReadFloorRatioP50: ratio(
+        adm ? adm.preflightTrigger.webhook.p50Ms : null,
+        adm ? adm.preflightTrigger.read.p50Ms : null,
+      ),
+      preflightTriggerReadFloorRatioP99: ratio(
+        adm ? adm.preflightTrigger.webhook.p99Ms : null,
+        adm ? adm.preflightTrigger.read.p99Ms : null,
+      ),
       noopCallsPerTrigger: adm?.noopCallsPerTrigger ?? null,
       preflightWebhookHandlerMeanMs: r(adm?.handlerMeanMs.preflightTrigger),
       subjectAccessReviewsPerPreflightTrigger: r(adm?.subjectAccessReviewsPerPreflightTrigger, 3),
@@ -604,6 +622,8 @@ async function main(): Promise<void> {
       floorWebhookCpuMsPerTrigger: r(adm?.webhookCpuMsPerWrite.noop.trigger),
       floorPreflightWebhookCpuMsPerTrigger: r(adm?.webhookCpuMsPerWrite.noop.preflightTrigger),
       stampFloorWebhookCpuMsPerTrigger: r(adm?.webhookCpuMsPerWrite.stamp.trigger),
+      readFloorWebhookCpuMsPerTrigger: r(adm?.webhookCpuMsPerWrite.read.trigger),
+      readFloorPreflightWebhookCpuMsPerTrigger: r(adm?.webhookCpuMsPerWrite.read.preflightTrigger),
       operatorVersionReads: adm?.operatorVersionReads ?? null,
       discardedBlocks: adm?.discardedBlocks ?? null,
       repeatedWebhookCalls: adm?.repeatedWebhookCalls ?? null,
@@ -616,7 +636,7 @@ async function main(): Promise<void> {
       webhookHandlerMeanMs: r(adm?.handlerMeanMs.updatePlan),
       latency: adm
         ? Object.fromEntries(
-            (['none', 'vap', 'webhook', 'noop', 'stamp'] as const).map((s) => [
+            ADMISSION_STATES.map((s) => [
               s,
               { p50Ms: r(adm.updatePlan[s].p50Ms), p99Ms: r(adm.updatePlan[s].p99Ms), n: adm.updatePlan[s].n },
             ]),
@@ -671,10 +691,10 @@ async function main(): Promise<void> {
   if (adm) {
     notes.push(
       `apiserver: sequential writes to an Instance no controller runs (its status made to look deployed), timed at the client (JSON client, admin credentials), in turn: a label patch (overhead*, with/withoutWebhooks: the webhooks' matchConditions send it to no webhook) and a manual trigger, a merge patch {planName: ${TRIGGER_PLAN}, id: new each time, abort: false} as kubectl planwarden plan trigger writes it (trigger*: judged by /validate/instances with its OperatorVersion, not sent to /mutate/instances since it carries its id; each stays pending and the next, same plan, replaces it); with = planwarden Mutating+ValidatingWebhookConfigurations registered, without = both deleted; overhead = with − without per percentile`,
-      "apiserver.webhookHandlerMeanMs, vap.webhookHandlerMeanMs: mean time per write inside the webhook (its planwarden_admission_duration_seconds; for Instances per trigger, mutate+validate), including the apiserver lookups the handlers make; the rest of the overhead is the apiserver calling the webhook; apiserver.operatorVersionReads: where the triggers' OperatorVersion came from (cache = the webhook's watch-backed cache, api = a GET); apiserver.webhookCpuMsPerTrigger, preflightWebhookCpuMsPerTrigger: CPU of planwarden's webhook process (/proc/<pid>/stat, 10 ms ticks summed over the blocks) per write in webhook blocks — all its work, TLS and body included; floor… and stampFloor…: the no-op webhook's in noop and stamp blocks; the plain ones cover a trigger and the UpdatePlan write beside it",
+      "apiserver.webhookHandlerMeanMs, vap.webhookHandlerMeanMs: mean time per write inside the webhook (its planwarden_admission_duration_seconds; for Instances per trigger, mutate+validate), including the apiserver lookups the handlers make; the rest of the overhead is the apiserver calling the webhook; apiserver.operatorVersionReads: where the triggers' OperatorVersion came from (cache = the webhook's watch-backed cache, api = a GET); apiserver.webhookCpuMsPerTrigger, preflightWebhookCpuMsPerTrigger: CPU of planwarden's webhook process (/proc/<pid>/stat, 10 ms ticks summed over the blocks) per write in webhook blocks — all its work, TLS and body included; floor…, stampFloor… and readFloor…: the no-op webhook's in noop, stamp and read blocks; the plain ones cover a trigger and the UpdatePlan write beside it",
       'p99 of ~300 sequential writes is about the 3rd-slowest write: differences of a few ms between states are noise on a shared machine, and a small negative overhead means no measurable one',
       "vap: sequential label patches of an UpdatePlan with no admission (baseline), only a ValidatingAdmissionPolicy (no insight accepted twice: the webhook's updateplan.duplicate-insight in CEL), or only the webhooks (a label change of an UpdatePlan needs no lookup: the webhook judges it from the request); figures are overheads over the baseline",
-      'apiserver.*Noop*, *FloorRatio*: the floor — the same writes, in "noop" blocks interleaved with the others, through no-op webhooks: planwarden\'s two configurations as installed (rendered from manifests/, generated from the route table: same webhooks, paths, rules, matchConditions, TLS caBundle, timeouts, failure policy), renamed and pointed at bench/noopWebhook.ts, a node:https server in its own process with the stack\'s certificate that answers every review "allowed" (the mutating ones with no patch) after reading only the uid from the body\'s first chunk; its per-path counters confirm each block as planwarden\'s do. triggerFloorRatio* = planwarden / floor (goal ≤ 1.2× p50, ≤ 1.3× p99: floorGoalRatios); triggerNoopRatio* = floor / no webhooks, what the two call-outs cost by themselves; *Stamping*, *StampFloorRatio*, triggerStampCost*: the stamping floor — "stamp" blocks, the same no-op webhook under its /stamp prefix, whose /mutate/instances answers with one JSON Patch add of an annotation the size and shape of planwarden.dev/requested-by, new every review (bench/noopWebhook.ts, stampPatch; each stamp block checks that the API server applied it): the API server applying a mutating webhook\'s patch, and running its mutating admission chain again because the object changed (matchConditions included), priced apart from the judging; triggerStampFloorRatio* = planwarden / stamping floor, triggerStampCost* = stamping floor − floor',
+      'apiserver.*Noop*, *FloorRatio*: the floor — the same writes, in "noop" blocks interleaved with the others, through no-op webhooks: planwarden\'s two configurations as installed (rendered from manifests/, generated from the route table: same webhooks, paths, rules, matchConditions, TLS caBundle, timeouts, failure policy), renamed and pointed at bench/noopWebhook.ts, a node:https server in its own process with the stack\'s certificate that answers every review "allowed" (the mutating ones with no patch) after reading only the uid from the body\'s first chunk; its per-path counters confirm each block as planwarden\'s do. triggerFloorRatio* = planwarden / floor (goal ≤ 1.2× p50, ≤ 1.3× p99: floorGoalRatios); triggerNoopRatio* = floor / no webhooks, what the two call-outs cost by themselves; *Stamping*, *StampFloorRatio*, triggerStampCost*: the stamping floor — "stamp" blocks, the same no-op webhook under its /stamp prefix, whose /mutate/instances answers with one JSON Patch add of an annotation the size and shape of planwarden.dev/requested-by, new every review (bench/noopWebhook.ts, stampPatch; each stamp block checks that the API server applied it): the API server applying a mutating webhook\'s patch, and running its mutating admission chain again because the object changed (matchConditions included), priced apart from the judging; triggerStampFloorRatio* = planwarden / stamping floor, triggerStampCost* = stamping floor − floor; *Reading*, *ReadFloorRatio*, triggerReadCostP50Ms: the reading floor — "read" blocks, the same no-op webhook under its /read prefix, stamping as under /stamp but reading every review whole and parsing it (JSON.parse) before it answers, as any webhook that judges what it is sent must: the design\'s work (two call-outs, reading the review, the stamp) without planwarden\'s judging and shell; triggerReadFloorRatio* = planwarden / reading floor, triggerReadCostP50Ms = reading floor − stamping floor',
       `apiserver.preflightTrigger*: in each block, after the writes above, the same number of manual triggers (merge patch {planName: ${PREFLIGHT_PLAN}, new id}) of a second Instance whose plan ${PREFLIGHT_PLAN} has one Apply task (a ConfigMap template): /validate/instances renders it with the run's values, checks the object, and asks SubjectAccessReviews (answers cached 10 s per ServiceAccount and rule) whether the plans' ServiceAccount may patch and create it — subjectAccessReviewsPerPreflightTrigger is how many the API server served per such trigger in webhook blocks; webhookHandlerMeanMs.preflight is their mean time inside the webhook`,
     );
   }
@@ -869,6 +889,46 @@ async function main(): Promise<void> {
       ratio: ratio(adm ? adm.trigger.stamp.p50Ms : null, adm ? adm.trigger.noop.p50Ms : null),
     },
     {
+      figure: 'trigger p50 vs the reading floor',
+      value: results.apiserver.triggerWithWebhooks?.p50Ms ?? null,
+      unit: 'ms',
+      baseline: results.apiserver.triggerWithReadingNoopWebhooks?.p50Ms ?? null,
+      baselineLabel: 'no-op, stamping, parsing',
+      ratio: results.apiserver.triggerReadFloorRatioP50,
+    },
+    {
+      figure: 'trigger p99 vs the reading floor',
+      value: results.apiserver.triggerWithWebhooks?.p99Ms ?? null,
+      unit: 'ms',
+      baseline: results.apiserver.triggerWithReadingNoopWebhooks?.p99Ms ?? null,
+      baselineLabel: 'no-op, stamping, parsing',
+      ratio: results.apiserver.triggerReadFloorRatioP99,
+    },
+    {
+      figure: 'trigger (preflight) p50 vs the reading floor',
+      value: results.apiserver.preflightTriggerWithWebhooks?.p50Ms ?? null,
+      unit: 'ms',
+      baseline: results.apiserver.preflightTriggerWithReadingNoopWebhooks?.p50Ms ?? null,
+      baselineLabel: 'no-op, stamping, parsing',
+      ratio: results.apiserver.preflightTriggerReadFloorRatioP50,
+    },
+    {
+      figure: 'trigger (preflight) p99 vs the reading floor',
+      value: results.apiserver.preflightTriggerWithWebhooks?.p99Ms ?? null,
+      unit: 'ms',
+      baseline: results.apiserver.preflightTriggerWithReadingNoopWebhooks?.p99Ms ?? null,
+      baselineLabel: 'no-op, stamping, parsing',
+      ratio: results.apiserver.preflightTriggerReadFloorRatioP99,
+    },
+    {
+      figure: 'reading the review p50 (reading − stamping floor)',
+      value: results.apiserver.triggerReadCostP50Ms,
+      unit: 'ms',
+      baseline: results.apiserver.triggerWithStampingNoopWebhooks?.p50Ms ?? null,
+      baselineLabel: 'no-op, stamping',
+      ratio: ratio(adm ? adm.trigger.read.p50Ms : null, adm ? adm.trigger.stamp.p50Ms : null),
+    },
+    {
       figure: 'VAP overhead p50 (UpdatePlan)',
       value: results.vap.updatePlanPolicyP50Ms,
       unit: 'ms',
@@ -917,6 +977,14 @@ async function main(): Promise<void> {
       baseline: results.apiserver.floorPreflightWebhookCpuMsPerTrigger,
       baselineLabel: 'the no-op webhook',
       ratio: ratio(results.apiserver.preflightWebhookCpuMsPerTrigger, results.apiserver.floorPreflightWebhookCpuMsPerTrigger),
+    },
+    {
+      figure: '  the same, against the reading floor',
+      value: results.apiserver.preflightWebhookCpuMsPerTrigger,
+      unit: 'ms',
+      baseline: results.apiserver.readFloorPreflightWebhookCpuMsPerTrigger,
+      baselineLabel: 'no-op, parsing',
+      ratio: ratio(results.apiserver.preflightWebhookCpuMsPerTrigger, results.apiserver.readFloorPreflightWebhookCpuMsPerTrigger),
     },
     { figure: 'SubjectAccessReviews per preflight trigger', value: results.apiserver.subjectAccessReviewsPerPreflightTrigger, unit: '' },
     { figure: 'in webhook, mean/write (UpdatePlan)', value: results.vap.webhookHandlerMeanMs, unit: 'ms' },
