@@ -31,7 +31,14 @@ import { API_VERSION } from '../shared/api/schema.ts';
 import { PROJECT_ROOT } from '../test/controlplane/build.ts';
 import { down, up } from '../test/controlplane/cluster.ts';
 import { startStack, stopStack } from '../test/controlplane/stack.ts';
-import { ADMISSION_STATES, benchAdmission, PREFLIGHT_PLAN, TRIGGER_PLAN, type AdmissionBenchResult } from './admission.ts';
+import {
+  ADMISSION_STATES,
+  benchAdmission,
+  PREFLIGHT_PLAN,
+  TRIGGER_PLAN,
+  type AdmissionBenchResult,
+  type Percentiles,
+} from './admission.ts';
 import { apiCostTable, apiCountsDelta, renderApiCostTable, scrapeApiCounts, type ApiCostTable } from './apiRequests.ts';
 import { transpileGraph } from './compile.ts';
 import {
@@ -494,6 +501,9 @@ async function main(): Promise<void> {
   const adm = cl?.admission;
   const ctl = cl?.controller;
   const over = (a?: number, b?: number) => (a === undefined || b === undefined ? null : round(a - b, 2));
+  /** Raw percentiles of one state's writes, and one state's against another's at a percentile. */
+  const raw = (p?: Percentiles) => (p ? { p50Ms: r(p.p50Ms), p99Ms: r(p.p99Ms), n: p.n } : null);
+  const against = (a: Percentiles | undefined, b: Percentiles | undefined, q: 'p50Ms' | 'p99Ms') => ratio(a ? a[q] : null, b ? b[q] : null);
   const idleCount = (keep: (method: string, resource: string) => boolean) =>
     ctl
       ? Object.entries(ctl.idle.byRequest)
@@ -576,42 +586,22 @@ async function main(): Promise<void> {
       preflightTriggerNoopRatioP99: ratio(adm ? adm.preflightTrigger.noop.p99Ms : null, adm ? adm.preflightTrigger.none.p99Ms : null),
       floorGoalRatios: { p50: 1.2, p99: 1.3 },
       // The stamping floor: the same no-op webhooks, the mutating one answering with a stamp-sized patch.
-      triggerWithStampingNoopWebhooks: adm
-        ? { p50Ms: r(adm.trigger.stamp.p50Ms), p99Ms: r(adm.trigger.stamp.p99Ms), n: adm.trigger.stamp.n }
-        : null,
-      triggerStampFloorRatioP50: ratio(adm ? adm.trigger.webhook.p50Ms : null, adm ? adm.trigger.stamp.p50Ms : null),
-      triggerStampFloorRatioP99: ratio(adm ? adm.trigger.webhook.p99Ms : null, adm ? adm.trigger.stamp.p99Ms : null),
+      triggerWithStampingNoopWebhooks: raw(adm?.trigger.stamp),
+      triggerStampFloorRatioP50: against(adm?.trigger.webhook, adm?.trigger.stamp, 'p50Ms'),
+      triggerStampFloorRatioP99: against(adm?.trigger.webhook, adm?.trigger.stamp, 'p99Ms'),
       triggerStampCostP50Ms: over(adm?.trigger.stamp.p50Ms, adm?.trigger.noop.p50Ms),
       triggerStampCostP99Ms: over(adm?.trigger.stamp.p99Ms, adm?.trigger.noop.p99Ms),
-      preflightTriggerWithStampingNoopWebhooks: adm
-        ? { p50Ms: r(adm.preflightTrigger.stamp.p50Ms), p99Ms: r(adm.preflightTrigger.stamp.p99Ms), n: adm.preflightTrigger.stamp.n }
-        : null,
-      preflightTriggerStampFloorRatioP50: ratio(
-        adm ? adm.preflightTrigger.webhook.p50Ms : null,
-        adm ? adm.preflightTrigger.stamp.p50Ms : null,
-      ),
-      preflightTriggerStampFloorRatioP99: ratio(
-        adm ? adm.preflightTrigger.webhook.p99Ms : null,
-        adm ? adm.preflightTrigger.stamp.p99Ms : null,
-      ),
+      preflightTriggerWithStampingNoopWebhooks: raw(adm?.preflightTrigger.stamp),
+      preflightTriggerStampFloorRatioP50: against(adm?.preflightTrigger.webhook, adm?.preflightTrigger.stamp, 'p50Ms'),
+      preflightTriggerStampFloorRatioP99: against(adm?.preflightTrigger.webhook, adm?.preflightTrigger.stamp, 'p99Ms'),
       // The reading floor: stamping as above, every review read whole and parsed first.
-      triggerWithReadingNoopWebhooks: adm
-        ? { p50Ms: r(adm.trigger.read.p50Ms), p99Ms: r(adm.trigger.read.p99Ms), n: adm.trigger.read.n }
-        : null,
-      triggerReadFloorRatioP50: ratio(adm ? adm.trigger.webhook.p50Ms : null, adm ? adm.trigger.read.p50Ms : null),
-      triggerReadFloorRatioP99: ratio(adm ? adm.trigger.webhook.p99Ms : null, adm ? adm.trigger.read.p99Ms : null),
+      triggerWithReadingNoopWebhooks: raw(adm?.trigger.read),
+      triggerReadFloorRatioP50: against(adm?.trigger.webhook, adm?.trigger.read, 'p50Ms'),
+      triggerReadFloorRatioP99: against(adm?.trigger.webhook, adm?.trigger.read, 'p99Ms'),
       triggerReadCostP50Ms: over(adm?.trigger.read.p50Ms, adm?.trigger.stamp.p50Ms),
-      preflightTriggerWithReadingNoopWebhooks: adm
-        ? { p50Ms: r(adm.preflightTrigger.read.p50Ms), p99Ms: r(adm.preflightTrigger.read.p99Ms), n: adm.preflightTrigger.read.n }
-        : null,
-      preflightTriggerReadFloorRatioP50: ratio(
-        adm ? adm.preflightTrigger.webhook.p50Ms : null,
-        adm ? adm.preflightTrigger.read.p50Ms : null,
-      ),
-      preflightTriggerReadFloorRatioP99: ratio(
-        adm ? adm.preflightTrigger.webhook.p99Ms : null,
-        adm ? adm.preflightTrigger.read.p99Ms : null,
-      ),
+      preflightTriggerWithReadingNoopWebhooks: raw(adm?.preflightTrigger.read),
+      preflightTriggerReadFloorRatioP50: against(adm?.preflightTrigger.webhook, adm?.preflightTrigger.read, 'p50Ms'),
+      preflightTriggerReadFloorRatioP99: against(adm?.preflightTrigger.webhook, adm?.preflightTrigger.read, 'p99Ms'),
       noopCallsPerTrigger: adm?.noopCallsPerTrigger ?? null,
       preflightWebhookHandlerMeanMs: r(adm?.handlerMeanMs.preflightTrigger),
       subjectAccessReviewsPerPreflightTrigger: r(adm?.subjectAccessReviewsPerPreflightTrigger, 3),
@@ -711,6 +701,27 @@ async function main(): Promise<void> {
 
   writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
 
+  /** Planwarden's triggers (plain, then through the preflight) against one floor's, at p50 and p99. */
+  const floorRows = (name: string, baselineLabel: string, floor: 'noop' | 'stamp' | 'read'): Row[] =>
+    (['trigger', 'preflightTrigger'] as const).flatMap((kind) =>
+      (['p50Ms', 'p99Ms'] as const).map((q) => ({
+        figure: `trigger${kind === 'preflightTrigger' ? ' (preflight)' : ''} ${q.slice(0, 3)} vs ${name}`,
+        value: raw(adm?.[kind].webhook)?.[q] ?? null,
+        unit: 'ms',
+        baseline: raw(adm?.[kind][floor])?.[q] ?? null,
+        baselineLabel,
+        ratio: against(adm?.[kind].webhook, adm?.[kind][floor], q),
+      })),
+    );
+  /** What one floor adds to a trigger's p50 over another. */
+  const floorCostRow = (figure: string, floor: 'stamp' | 'read', under: 'noop' | 'stamp', baselineLabel: string): Row => ({
+    figure,
+    value: over(adm?.trigger[floor].p50Ms, adm?.trigger[under].p50Ms),
+    unit: 'ms',
+    baseline: raw(adm?.trigger[under])?.p50Ms ?? null,
+    baselineLabel,
+    ratio: against(adm?.trigger[floor], adm?.trigger[under], 'p50Ms'),
+  });
   const rows: Row[] = [
     {
       figure: 'webhook rps (1 process)',
@@ -800,38 +811,7 @@ async function main(): Promise<void> {
       baselineLabel: 'no webhooks',
       ratio: results.apiserver.preflightTriggerRatioP99,
     },
-    {
-      figure: 'trigger p50 vs the no-op floor',
-      value: results.apiserver.triggerWithWebhooks?.p50Ms ?? null,
-      unit: 'ms',
-      baseline: results.apiserver.triggerWithNoopWebhooks?.p50Ms ?? null,
-      baselineLabel: 'no-op webhooks',
-      ratio: results.apiserver.triggerFloorRatioP50,
-    },
-    {
-      figure: 'trigger p99 vs the no-op floor',
-      value: results.apiserver.triggerWithWebhooks?.p99Ms ?? null,
-      unit: 'ms',
-      baseline: results.apiserver.triggerWithNoopWebhooks?.p99Ms ?? null,
-      baselineLabel: 'no-op webhooks',
-      ratio: results.apiserver.triggerFloorRatioP99,
-    },
-    {
-      figure: 'trigger (preflight) p50 vs the no-op floor',
-      value: results.apiserver.preflightTriggerWithWebhooks?.p50Ms ?? null,
-      unit: 'ms',
-      baseline: results.apiserver.preflightTriggerWithNoopWebhooks?.p50Ms ?? null,
-      baselineLabel: 'no-op webhooks',
-      ratio: results.apiserver.preflightTriggerFloorRatioP50,
-    },
-    {
-      figure: 'trigger (preflight) p99 vs the no-op floor',
-      value: results.apiserver.preflightTriggerWithWebhooks?.p99Ms ?? null,
-      unit: 'ms',
-      baseline: results.apiserver.preflightTriggerWithNoopWebhooks?.p99Ms ?? null,
-      baselineLabel: 'no-op webhooks',
-      ratio: results.apiserver.preflightTriggerFloorRatioP99,
-    },
+    ...floorRows('the no-op floor', 'no-op webhooks', 'noop'),
     {
       figure: 'the floor itself p50 (trigger)',
       value: results.apiserver.triggerWithNoopWebhooks?.p50Ms ?? null,
@@ -848,86 +828,10 @@ async function main(): Promise<void> {
       baselineLabel: 'no webhooks',
       ratio: results.apiserver.triggerNoopRatioP99,
     },
-    {
-      figure: 'trigger p50 vs the stamping floor',
-      value: results.apiserver.triggerWithWebhooks?.p50Ms ?? null,
-      unit: 'ms',
-      baseline: results.apiserver.triggerWithStampingNoopWebhooks?.p50Ms ?? null,
-      baselineLabel: 'no-op, stamping',
-      ratio: results.apiserver.triggerStampFloorRatioP50,
-    },
-    {
-      figure: 'trigger p99 vs the stamping floor',
-      value: results.apiserver.triggerWithWebhooks?.p99Ms ?? null,
-      unit: 'ms',
-      baseline: results.apiserver.triggerWithStampingNoopWebhooks?.p99Ms ?? null,
-      baselineLabel: 'no-op, stamping',
-      ratio: results.apiserver.triggerStampFloorRatioP99,
-    },
-    {
-      figure: 'trigger (preflight) p50 vs the stamping floor',
-      value: results.apiserver.preflightTriggerWithWebhooks?.p50Ms ?? null,
-      unit: 'ms',
-      baseline: results.apiserver.preflightTriggerWithStampingNoopWebhooks?.p50Ms ?? null,
-      baselineLabel: 'no-op, stamping',
-      ratio: results.apiserver.preflightTriggerStampFloorRatioP50,
-    },
-    {
-      figure: 'trigger (preflight) p99 vs the stamping floor',
-      value: results.apiserver.preflightTriggerWithWebhooks?.p99Ms ?? null,
-      unit: 'ms',
-      baseline: results.apiserver.preflightTriggerWithStampingNoopWebhooks?.p99Ms ?? null,
-      baselineLabel: 'no-op, stamping',
-      ratio: results.apiserver.preflightTriggerStampFloorRatioP99,
-    },
-    {
-      figure: 'the stamp itself p50 (stamping − no-op floor)',
-      value: results.apiserver.triggerStampCostP50Ms,
-      unit: 'ms',
-      baseline: results.apiserver.triggerWithNoopWebhooks?.p50Ms ?? null,
-      baselineLabel: 'no-op webhooks',
-      ratio: ratio(adm ? adm.trigger.stamp.p50Ms : null, adm ? adm.trigger.noop.p50Ms : null),
-    },
-    {
-      figure: 'trigger p50 vs the reading floor',
-      value: results.apiserver.triggerWithWebhooks?.p50Ms ?? null,
-      unit: 'ms',
-      baseline: results.apiserver.triggerWithReadingNoopWebhooks?.p50Ms ?? null,
-      baselineLabel: 'no-op, stamping, parsing',
-      ratio: results.apiserver.triggerReadFloorRatioP50,
-    },
-    {
-      figure: 'trigger p99 vs the reading floor',
-      value: results.apiserver.triggerWithWebhooks?.p99Ms ?? null,
-      unit: 'ms',
-      baseline: results.apiserver.triggerWithReadingNoopWebhooks?.p99Ms ?? null,
-      baselineLabel: 'no-op, stamping, parsing',
-      ratio: results.apiserver.triggerReadFloorRatioP99,
-    },
-    {
-      figure: 'trigger (preflight) p50 vs the reading floor',
-      value: results.apiserver.preflightTriggerWithWebhooks?.p50Ms ?? null,
-      unit: 'ms',
-      baseline: results.apiserver.preflightTriggerWithReadingNoopWebhooks?.p50Ms ?? null,
-      baselineLabel: 'no-op, stamping, parsing',
-      ratio: results.apiserver.preflightTriggerReadFloorRatioP50,
-    },
-    {
-      figure: 'trigger (preflight) p99 vs the reading floor',
-      value: results.apiserver.preflightTriggerWithWebhooks?.p99Ms ?? null,
-      unit: 'ms',
-      baseline: results.apiserver.preflightTriggerWithReadingNoopWebhooks?.p99Ms ?? null,
-      baselineLabel: 'no-op, stamping, parsing',
-      ratio: results.apiserver.preflightTriggerReadFloorRatioP99,
-    },
-    {
-      figure: 'reading the review p50 (reading − stamping floor)',
-      value: results.apiserver.triggerReadCostP50Ms,
-      unit: 'ms',
-      baseline: results.apiserver.triggerWithStampingNoopWebhooks?.p50Ms ?? null,
-      baselineLabel: 'no-op, stamping',
-      ratio: ratio(adm ? adm.trigger.read.p50Ms : null, adm ? adm.trigger.stamp.p50Ms : null),
-    },
+    ...floorRows('the stamping floor', 'no-op, stamping', 'stamp'),
+    floorCostRow('the stamp itself p50 (stamping − no-op floor)', 'stamp', 'noop', 'no-op webhooks'),
+    ...floorRows('the reading floor', 'no-op, stamping, parsing', 'read'),
+    floorCostRow('reading the review p50 (reading − stamping floor)', 'read', 'stamp', 'no-op, stamping'),
     {
       figure: 'VAP overhead p50 (UpdatePlan)',
       value: results.vap.updatePlanPolicyP50Ms,
