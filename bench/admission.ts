@@ -391,11 +391,13 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
   const webhookConfigs = installed.filter(isWebhookConfiguration);
   if (webhookConfigs.length !== 2) throw new Error(`expected 2 webhook configurations in the manifests, found ${webhookConfigs.length}`);
   const noop = await startNoopWebhook(o);
-  const floorConfigs: Record<keyof typeof FLOORS, KubeResource[]> = {
-    noop: noopWebhookConfigurations(o.kubeconfig, noop.url, o.stack.caPem),
-    stamp: noopWebhookConfigurations(o.kubeconfig, `${noop.url}${STAMP_PREFIX}`, o.stack.caPem, 'stamp-floor'),
-    read: noopWebhookConfigurations(o.kubeconfig, `${noop.url}${READ_PREFIX}`, o.stack.caPem, 'read-floor'),
-  };
+  /** Each floor's configurations: noop-floor, stamp-floor, read-floor, pointed at its prefix. */
+  const floorConfigs = Object.fromEntries(
+    Object.entries(FLOORS).map(([floor, prefix]) => [
+      floor,
+      noopWebhookConfigurations(o.kubeconfig, `${noop.url}${prefix}`, o.stack.caPem, `${floor}-floor`),
+    ]),
+  );
   const binding = policyBinding(o.namespace);
   await ensurePresent(o.kube, distinctInsightsPolicy());
   await markDeployed(o, o.instance);

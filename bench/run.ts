@@ -624,14 +624,7 @@ async function main(): Promise<void> {
       webhookUpdatePlanP50Ms: over(adm?.updatePlan.webhook.p50Ms, adm?.updatePlan.none.p50Ms),
       webhookUpdatePlanP99Ms: over(adm?.updatePlan.webhook.p99Ms, adm?.updatePlan.none.p99Ms),
       webhookHandlerMeanMs: r(adm?.handlerMeanMs.updatePlan),
-      latency: adm
-        ? Object.fromEntries(
-            ADMISSION_STATES.map((s) => [
-              s,
-              { p50Ms: r(adm.updatePlan[s].p50Ms), p99Ms: r(adm.updatePlan[s].p99Ms), n: adm.updatePlan[s].n },
-            ]),
-          )
-        : null,
+      latency: adm ? Object.fromEntries(ADMISSION_STATES.map((s) => [s, raw(adm.updatePlan[s])])) : null,
     },
     controller: {
       triggerToCompleteP50Ms: trig ? r(median(trig.triggerToCompleteMs), 1) : null,
