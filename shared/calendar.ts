@@ -125,28 +125,36 @@ const NOT_IANA = new Set([
   'SST',
   'VST',
 ]);
-/** The tz database's short all-caps names, by their case-folded spelling. */
-const SHORT_NAMES = new Map(
+
+/**
+ * The words of tz database names (split at / _ - +) that are not a capital and small letters
+ * — the only ones, in the 2025 tz database with its links — by their lower case.
+ */
+const IRREGULAR_WORDS = new Map(
   [
-    'UTC',
-    'UCT',
-    'GMT',
-    'EST',
-    'MST',
-    'HST',
-    'CET',
-    'EET',
-    'MET',
-    'WET',
-    'PRC',
-    'ROC',
-    'ROK',
-    'EST5EDT',
-    'CST6CDT',
-    'MST7MDT',
-    'PST8PDT',
-  ].map((n) => [n.toLowerCase(), n]),
+    ...['ACT', 'LHI', 'NSW', 'US', 'GB', 'NZ', 'CHAT', 'SU', 'IN', 'PRC', 'ROC', 'ROK'],
+    ...['UTC', 'UCT', 'GMT', 'GMT0', 'CET', 'EET', 'MET', 'WET', 'EST', 'MST', 'HST', 'EST5EDT', 'CST6CDT', 'MST7MDT', 'PST8PDT'],
+    ...['BajaNorte', 'BajaSur', 'ComodRivadavia', 'DeNoronha', 'DumontDUrville', 'EasterIsland', 'McMurdo'],
+  ].map((w) => [w.toLowerCase(), w]),
 );
+
+/** Words the tz database writes in small letters inside a name: Port-au-Prince, Dar_es_Salaam, Isle_of_Man. */
+const LOWER_PARTICLES = new Set(['au', 'es', 'of']);
+
+/**
+ * `zone` cased as the tz database cases its names: each word a capital and small letters,
+ * but the particles (Port-au-Prince) and the irregular words (US/Pacific, Australia/NSW,
+ * Antarctica/McMurdo) as it writes them. A name is spelled right when this leaves it as it is.
+ */
+function ianaCasing(zone: string): string {
+  return zone
+    .split(/([/_+-])/)
+    .map((w) => {
+      const lower = w.toLowerCase();
+      return IRREGULAR_WORDS.get(lower) ?? (LOWER_PARTICLES.has(lower) ? lower : w.charAt(0).toUpperCase() + w.slice(1).toLowerCase());
+    })
+    .join('');
+}
 
 /**
  * Why `zone` is not a tz database name as the tz database spells it, if it is not: unknown,
@@ -166,17 +174,14 @@ export function zoneNameProblem(zone: string): { why: string; fix: string } | un
       fix: `name the place, e.g. ${resolved}`,
     };
   }
-  const short = SHORT_NAMES.get(zone.toLowerCase());
-  const segments = zone.split('/');
-  const casedLikeIana =
-    short !== undefined
-      ? short === zone
-      : segments.every((seg) => /^[A-Z0-9]/.test(seg) && !(seg.length > 4 && /[A-Z]{5}/.test(seg) && seg === seg.toUpperCase()));
-  if (!casedLikeIana || (resolved !== zone && resolved.toLowerCase() === zone.toLowerCase())) {
-    const spelled = short ?? (resolved.toLowerCase() === zone.toLowerCase() ? resolved : undefined);
+  const cased = ianaCasing(zone);
+  if (cased !== zone || (resolved !== zone && resolved.toLowerCase() === zone.toLowerCase())) {
+    // The database's casing when the runtime reads it as the same zone; else the runtime's own
+    // name for it, which is a tz database name too (Asia/Calcutta, a link to Asia/Kolkata).
+    const same = isTimeZone(cased) && new Intl.DateTimeFormat('en-US', { timeZone: cased }).resolvedOptions().timeZone === resolved;
     return {
       why: `"${zone}" is not spelled as the tz database spells it (names are case-sensitive)`,
-      fix: spelled ? `write "${spelled}"` : 'write it as the tz database does, e.g. "Europe/Berlin"',
+      fix: `write "${same ? cased : resolved}"`,
     };
   }
   return undefined;

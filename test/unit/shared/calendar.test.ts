@@ -12,6 +12,7 @@ import {
   parsePause,
   scheduleProblems,
   tickRunId,
+  zoneNameProblem,
   type MaintenanceSpec,
   type ScheduleSpec,
 } from '../../../shared/calendar.ts';
@@ -151,6 +152,51 @@ describe('shared/calendar', function () {
         'spec.schedules[0].startingDeadlineSeconds',
       ]);
       expect(scheduleProblems({ ...base, startingDeadlineSeconds: 10 }, 0, now)).to.deep.equal([]);
+    });
+  });
+
+  describe('zone names as the tz database spells them (zoneNameProblem)', function () {
+    // Real names whose casing is not a capital and small letters: the irregular words and
+    // the small particles, plus names ICU knows by an older one (Asia/Kolkata is Asia/Calcutta).
+    const IRREGULAR = [
+      'US/Pacific',
+      'Australia/NSW',
+      'Australia/LHI',
+      'Antarctica/McMurdo',
+      'Antarctica/DumontDUrville',
+      'America/Knox_IN',
+      'America/Argentina/ComodRivadavia',
+      'Brazil/DeNoronha',
+      'Chile/EasterIsland',
+      'Mexico/BajaSur',
+      'Etc/GMT0',
+      'Etc/GMT+5',
+      'GB-Eire',
+      'NZ-CHAT',
+      'W-SU',
+      'EST5EDT',
+      'America/Port-au-Prince',
+      'Africa/Dar_es_Salaam',
+      'Europe/Isle_of_Man',
+      'Asia/Kolkata',
+      'Asia/Ho_Chi_Minh',
+      'Europe/Kyiv',
+      'America/Argentina/Buenos_Aires',
+    ];
+
+    it('accepts every name the runtime lists, and the irregularly cased ones', function () {
+      for (const zone of [...Intl.supportedValuesOf('timeZone'), ...IRREGULAR]) expect(zoneNameProblem(zone), zone).to.equal(undefined);
+    });
+
+    it('refuses each of them in small or capital letters, and names the spelling to write', function () {
+      for (const zone of IRREGULAR) {
+        for (const wrong of [zone.toLowerCase(), zone.toUpperCase()]) {
+          if (wrong === zone) continue;
+          const problem = zoneNameProblem(wrong);
+          expect(problem?.why, wrong).to.contain('is not spelled as the tz database spells it');
+          expect(problem?.fix, wrong).to.equal(`write "${zone}"`);
+        }
+      }
     });
   });
 
