@@ -282,6 +282,7 @@ function govern(
       plan: request.plan,
       trigger: request.kind,
       requestedBy,
+      instance: { name: inst.metadata.name ?? '', namespace: ns },
       ...(request.kind === 'manual' && request.id ? { triggerRunID: request.id } : {}),
     },
     pending: inst.status?.pendingApproval,

@@ -172,6 +172,8 @@ export interface GovernedRequest {
   /** The id its run will have when the trigger names one (a manual trigger's id). */
   triggerRunID?: string;
   requestedBy: string;
+  /** The Instance asked of, for the approve command the wait message gives. */
+  instance: { name: string; namespace: string };
 }
 
 export interface GovernanceInput {
@@ -257,7 +259,7 @@ export function governanceStep(input: GovernanceInput): GovernanceStep {
         kind: 'wait',
         pending,
         reason: REASON_AWAITING_APPROVAL,
-        message: `plan "${request.plan}" run ${runID} awaits approval: ${t.approvedBy.length} of ${rule.required} approvals; approvers: ${groupsInWords(rule)}, not ${request.requestedBy} (${rule.policies.join(', ')})${stale}${changed}. Approve with: kubectl planwarden plan approve --instance <name> --run ${runID}`,
+        message: `plan "${request.plan}" run ${runID} awaits approval: ${t.approvedBy.length} of ${rule.required} approvals; approvers: ${groupsInWords(rule)}, not ${request.requestedBy} (${rule.policies.join(', ')})${stale}${changed}. Approve with: kubectl planwarden plan approve --instance ${request.instance.name} -n ${request.instance.namespace} --run ${runID}`,
         ...(expiresAt !== undefined ? { until: expiresAt } : {}),
       };
     }

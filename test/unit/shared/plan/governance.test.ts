@@ -115,7 +115,13 @@ describe('shared/plan/governance', () => {
 
   describe('governanceStep: what a governed request does now', () => {
     const gov: Governance = { approval: { required: 2, groupSets: [['sre']], policies: ['prod-changes'], timeoutMs: 4 * H }, freezes: [] };
-    const request = { plan: 'restore', trigger: 'manual' as const, triggerRunID: 'restore-1', requestedBy: 'alice' };
+    const request = {
+      plan: 'restore',
+      trigger: 'manual' as const,
+      triggerRunID: 'restore-1',
+      requestedBy: 'alice',
+      instance: { name: 'db', namespace: 'bank' },
+    };
     const step = (over: Partial<Parameters<typeof governanceStep>[0]> = {}) =>
       governanceStep({
         governance: gov,
@@ -141,6 +147,8 @@ describe('shared/plan/governance', () => {
         expiresAt: '2026-12-20T14:00:00.000Z',
       });
       expect(w.message).to.contain('0 of 2 approvals; approvers: sre, not alice');
+      // The approve command to copy names this Instance and its namespace, not a placeholder.
+      expect(w.message).to.contain('kubectl planwarden plan approve --instance db -n bank --run restore-1');
     });
 
     it('a request whose trigger names no id gets a fresh one and keeps it while it waits', () => {
@@ -324,7 +332,13 @@ describe('shared/plan/governance', () => {
             };
             const s = governanceStep({
               governance,
-              request: { plan: 'restore', trigger: 'manual', triggerRunID: 'r1', requestedBy: requester },
+              request: {
+                plan: 'restore',
+                trigger: 'manual',
+                triggerRunID: 'r1',
+                requestedBy: requester,
+                instance: { name: 'db', namespace: 'bank' },
+              },
               pending,
               digest,
               approvals: decisions,
