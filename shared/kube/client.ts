@@ -224,11 +224,24 @@ export function resourceOfPath(path: string): string {
 
 /**
  * The text of one Warning header as the apiserver writes it (RFC 7234: `299 - "text"`, with
- * `\"` and `\\` escaped inside the quotes); undefined for a header of another shape.
+ * `\"` and `\\` escaped inside the quotes, the text in UTF-8); undefined for a header of
+ * another shape.
  */
 export function warningText(header: string): string | undefined {
   const m = /^\s*(\d{3})\s+\S+\s+"((?:[^"\\]|\\.)*)"/.exec(header);
-  return m ? m[2]!.replace(/\\(.)/g, '$1') : undefined;
+  return m ? utf8Header(m[2]!.replace(/\\(.)/g, '$1')) : undefined;
+}
+
+/**
+ * A header value as the UTF-8 it was sent in: node hands header bytes over one character
+ * each (latin1), and the apiserver passes a warning's UTF-8 through ("…" would read "â¦").
+ * A value with a character above U+00FF was not read so and is kept.
+ */
+function utf8Header(value: string): string {
+  // eslint-disable-next-line no-control-regex
+  if (!/[^\x00-\x7f]/.test(value) || /[^\x00-\xff]/.test(value)) return value;
+  const text = Buffer.from(value, 'latin1').toString('utf8');
+  return text.includes('\ufffd') ? value : text;
 }
 
 /** The URL path prefix of an API group version: /api/v1 or /apis/<group>/<version>. */

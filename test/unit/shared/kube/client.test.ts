@@ -167,6 +167,15 @@ describe('controller/kube', () => {
       expect(warningText('not a warning')).to.equal(undefined);
     });
 
+    it('reads its text as the UTF-8 it was sent in, not one character per byte', () => {
+      // What node's parser hands over for the bytes of "held … until 10:00 · ü": latin1.
+      const asNodeReadsIt = Buffer.from('299 - "held … until 10:00 · ü"', 'utf8').toString('latin1');
+      expect(warningText(asNodeReadsIt)).to.equal('held … until 10:00 · ü');
+      // Bytes that are not UTF-8 stay as they came; text already decoded stays as it is.
+      expect(warningText('299 - "caf\u00e9"')).to.equal('caf\u00e9');
+      expect(warningText('299 - "…"')).to.equal('…');
+    });
+
     let server: Server;
     after(() => new Promise<void>((resolve) => server.close(() => resolve())));
     it('hands every warning of a response to onWarning, in order', async () => {
