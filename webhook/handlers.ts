@@ -42,10 +42,12 @@ import {
 } from './decode.ts';
 import { admitInstance, upgradeTarget, type InstanceAdmissionContext } from './rules/instance.ts';
 import { admitPreChecksOptOut, optOutToJudge, skipPreChecksOf } from './rules/preChecksOptOut.ts';
+import { requestedPlans } from './rules/maintenance.ts';
 import type { AccessSubject } from '../shared/kube/access.ts';
 import { introducesRequest, mutateInstance } from './rules/instanceMutate.ts';
 import {
   admitGovernedSchedules,
+  governedRequestWarnings,
   admitPlanApproval,
   admitPlanPolicy,
   judgeBreakGlass,
@@ -306,6 +308,26 @@ async function handleInstance(
   if (verdict.allowed && schedulesChanged(object, oldObject)) {
     const facts = await governanceFacts(object, lookups);
     if (facts) verdict = combine([verdict, admitGovernedSchedules({ object, oldObject, ...facts, now: Date.parse(now) })]);
+  }
+  // A request a PlanPolicy will hold (approvals, a freeze): admitted, and the write says so.
+  const plans = verdict.allowed ? requestedPlans(context) : [];
+  if (plans.length > 0) {
+    const facts = await governanceFacts(object, lookups);
+    if (facts) {
+      // As the stamp names it: the writer; for a FleetRollout's write, the rollout's author.
+      const requestedBy = optOutSubject(req, controllerUser).user;
+      verdict = combine([
+        verdict,
+        governedRequestWarnings({
+          object,
+          plans,
+          requestedBy,
+          ...facts,
+          ...(judgedGlass?.stamp ? { breakGlass: judgedGlass.stamp } : {}),
+          now: Date.parse(now),
+        }),
+      ]);
+    }
   }
   // A write every rule admits and that starts a plan: can the plan work, and may its
   // ServiceAccount do what it does? (webhook/rules/preflight.ts)

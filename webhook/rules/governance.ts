@@ -1,8 +1,9 @@
 // Admission of change governance (docs/operations.md, "Requiring approvals", "Freezing
 // changes"): PlanPolicy writes, PlanApproval writes (the approver stamped from the request,
 // then the decision judged by shared/plan/governance.ts approvalProblem — the same facts the
-// controller counts with), and on Instance writes a break-glass and a schedule of a plan that
-// needs approval. Pure: the handler brings what it looked up.
+// controller counts with), and on Instance writes a break-glass, a schedule of a plan that
+// needs approval, and a warning on a request a policy will hold. Pure: the handler brings
+// what it looked up.
 import type { Operation } from 'rfc6902';
 import type { Instance, PlanApproval, PlanPolicy } from '../../shared/api/schema.ts';
 import { parseGoDuration, parsePause } from '../../shared/calendar.ts';
@@ -12,6 +13,9 @@ import {
   BREAK_GLASS_ANNOTATION,
   breakGlassPolicies,
   governanceOf,
+  governanceStep,
+  groupsInWords,
+  REASON_AWAITING_APPROVAL,
   UNGOVERNABLE_PLAN,
   type Subject,
 } from '../../shared/plan/governance.ts';
@@ -303,4 +307,50 @@ export function admitGovernedSchedules(input: {
     });
   }
   return allow();
+}
+
+/**
+ * Warnings for the requests a write introduces that a PlanPolicy will hold: admitted, the run
+ * waits for approvals or for a freeze to end. Decided by the controller's own governanceStep,
+ * as for a request that has just begun to wait (no approvals yet; the write's break-glass,
+ * as the mutating webhook stamped it, passes the freezes it names), so the write says what
+ * the Instance's status will.
+ */
+export function governedRequestWarnings(input: {
+  object: Instance;
+  plans: readonly string[];
+  requestedBy: string;
+  policies: readonly PlanPolicy[];
+  namespaceLabels: Record<string, string>;
+  breakGlass?: { reason: string; policies: string[] };
+  now: number;
+}): Verdict {
+  if (input.policies.length === 0) return allow();
+  const instance = { name: input.object.metadata.name ?? '', namespace: input.object.metadata.namespace ?? '' };
+  const subject: Subject = {
+    namespace: { name: instance.namespace, labels: input.namespaceLabels },
+    instanceLabels: input.object.metadata.labels ?? {},
+  };
+  const warnings: string[] = [];
+  for (const plan of input.plans) {
+    const governance = governanceOf(input.policies, subject, plan, input.now);
+    const step = governanceStep({
+      governance,
+      request: { plan, trigger: undefined, requestedBy: input.requestedBy, instance },
+      pending: undefined,
+      digest: '',
+      approvals: [],
+      ...(input.breakGlass ? { breakGlass: input.breakGlass } : {}),
+      newRunID: '',
+      now: input.now,
+    });
+    if (step.kind !== 'wait') continue;
+    const rule = governance.approval;
+    warnings.push(
+      step.reason === REASON_AWAITING_APPROVAL && rule
+        ? `plan "${plan}" waits for ${rule.required} approval${rule.required === 1 ? '' : 's'} (${groupsInWords(rule)}, not ${input.requestedBy}; ${rule.policies.join(', ')}) [${step.reason}]`
+        : `${step.message} [${step.reason}]`,
+    );
+  }
+  return allow(warnings);
 }

@@ -217,6 +217,12 @@ export function schedulesValid(ctx: InstanceAdmissionContext): Verdict {
   return allow();
 }
 
+/** The plans this write asks to run: deploy at creation, else those of the requests it introduces. */
+export function requestedPlans(ctx: InstanceAdmissionContext): string[] {
+  if (ctx.operation === 'CREATE') return ctx.operatorVersion?.spec.plans?.deploy ? ['deploy'] : [];
+  return [...new Set(factsOf(ctx).introduced.map((r) => r.plan))];
+}
+
 /**
  * The warning for a trigger this write introduces (or deploy at creation) whose plan
  * maintenance holds now: admitted, and held until the time it names.
@@ -225,15 +231,8 @@ export function heldTriggerWarning(ctx: InstanceAdmissionContext): Verdict {
   const m = ctx.object.spec.maintenance;
   if (!m) return allow();
   const now = Date.parse(ctx.now);
-  const introduced = () => factsOf(ctx).introduced;
-  const plans =
-    ctx.operation === 'CREATE'
-      ? ctx.operatorVersion?.spec.plans?.deploy
-        ? ['deploy']
-        : []
-      : [...new Set(introduced().map((r) => r.plan))];
   const warnings: string[] = [];
-  for (const plan of plans) {
+  for (const plan of requestedPlans(ctx)) {
     const hold = maintenanceHold(m, plan, now);
     if (hold.held) warnings.push(clipText(`${hold.message} [${hold.reason}]`, 240));
   }

@@ -172,6 +172,8 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
   it('a restore waits for two sre approvals, not the requester’s nor a second of the same person, then runs and names them', async function () {
     const trigger = await planwarden(['plan', 'trigger', 'restore', '--instance', 'shop', '-n', ns(), ...as('alice', 'sre')]);
     expect(trigger.code, trigger.stderr).to.equal(0);
+    // Admitted, and the write says what the run will wait for.
+    expect(trigger.stderr).to.contain(`Warning: plan "restore" waits for 2 approvals (sre, not alice; ${approvals}) [AwaitingApproval]`);
     const waiting = await waitFor(
       'the restore to await approval',
       instanceWhere(ns(), 'shop', (i) => (i.status?.pendingApproval ? i : undefined)),
@@ -183,6 +185,7 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
     const cond = waiting.status?.conditions?.find((c) => c.type === 'PlanRunning');
     expect(cond?.reason).to.equal('AwaitingApproval');
     expect(cond?.message).to.contain('0 of 2 approvals; approvers: sre, not alice');
+    expect(cond?.message).to.contain(`Approve with: kubectl planwarden plan approve --instance shop -n ${ns()} --run ${pending.runID}`);
 
     // What the approver previews is what the controller recorded.
     const preview = await planwarden(['plan', 'preview', 'restore', '--instance', 'shop', '-n', ns(), '-o', 'json']);
@@ -360,6 +363,7 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
       ...as('erin'),
     ]);
     expect(up.code, up.stderr).to.equal(0);
+    expect(up.stderr).to.contain(`frozen by ${freeze} (year-end freeze) until the freeze is lifted [Frozen]`);
     const held = await waitFor(
       'the frozen upgrade',
       instanceWhere(ns(), 'shop', (i) => {

@@ -4,6 +4,7 @@ import {
   admitGovernedSchedules,
   admitPlanApproval,
   admitPlanPolicy,
+  governedRequestWarnings,
   judgeBreakGlass,
   mutatePlanApproval,
 } from '../../../../webhook/rules/governance.ts';
@@ -229,6 +230,41 @@ describe('webhook/rules/governance', () => {
         },
       );
       expect(admitGovernedSchedules({ object, policies: [approval], namespaceLabels: {}, now: NOW }).allowed).to.equal(true);
+    });
+  });
+
+  describe('a request a policy will hold, said on the write', () => {
+    const approval = policy('prod-restores', { plans: ['restore'], approval: { required: 2, approverGroups: ['sre'] } });
+    const freeze = policy('year-end', {
+      freeze: { pausedUntil: '2027-01-04T08:00:00Z', reason: 'year-end freeze', breakGlass: { groups: ['leads'] } },
+    });
+    const warn = (policies: PlanPolicy[], plans: string[], breakGlass?: { reason: string; policies: string[] }) =>
+      governedRequestWarnings({
+        object: instance(),
+        plans,
+        requestedBy: 'alice',
+        policies,
+        namespaceLabels: {},
+        ...(breakGlass ? { breakGlass } : {}),
+        now: NOW,
+      });
+
+    it('a plan under approval waits for it: how many, by whom, under which policy', () => {
+      const v = warn([approval], ['restore']);
+      expect(v.allowed).to.equal(true);
+      expect(v.warnings).to.deep.equal(['plan "restore" waits for 2 approvals (sre, not alice; prod-restores) [AwaitingApproval]']);
+    });
+
+    it('a frozen plan is held until the freeze ends, in the words of the PlanRunning condition', () => {
+      expect(warn([freeze], ['deploy']).warnings).to.deep.equal([
+        'plan "deploy" is held: frozen by year-end (year-end freeze) until 2027-01-04T08:00:00.000Z [Frozen]',
+      ]);
+    });
+
+    it('a break-glass that passes the freeze, a plan no policy governs, and no policies: no warning', () => {
+      expect(warn([freeze], ['deploy'], { reason: 'INC-1', policies: ['year-end'] }).warnings).to.deep.equal([]);
+      expect(warn([approval], ['deploy']).warnings).to.deep.equal([]);
+      expect(warn([], ['restore']).warnings).to.deep.equal([]);
     });
   });
 });
