@@ -5,6 +5,7 @@
 // them), from the same render (shared/plan/preflight.ts) — so the preview and the run agree
 // by construction, not by care.
 import { createHash } from 'node:crypto';
+import { diffLines } from 'diff';
 import { canonicalJson } from '../json.ts';
 import { LABEL_PLAN } from '../api/names.ts';
 import type { PlannedTask } from './preflight.ts';
@@ -250,11 +251,64 @@ function objectLine(o: PreviewObject): string {
   return `${MARK[o.state]} ${o.ref}${o.template ? ` (template ${o.template})` : ''}: ${what}${o.why ? `: ${o.why}` : ''}`;
 }
 
-function changeLine(c: FieldChange): string {
-  if (c.op === '?') return `? ${c.path}: from a secret parameter (read at run time; not compared)`;
-  if (c.op === '+') return `+ ${c.path}: ${show(c.to)}`;
-  if (c.op === '-') return `- ${c.path}: ${show(c.from)}`;
-  return `~ ${c.path}: ${show(c.from)} → ${show(c.to)}`;
+/** Unchanged lines shown around each run of changed ones in a multi-line value's diff. */
+const TEXT_CONTEXT = 2;
+/** Lines shown of one multi-line value at most; the rest are counted. */
+const TEXT_LINES = 60;
+/** Past this many changed lines a text diff is not worked out (jsdiff's maxEditLength): both texts are counted instead. */
+const TEXT_EDIT_LIMIT = 2_000;
+
+const isText = (v: Json | undefined): v is string => typeof v === 'string' && v.includes('\n');
+const linesOf = (text: string) => (text.endsWith('\n') ? text.slice(0, -1) : text).split('\n');
+const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
+
+/** At most TEXT_LINES of `lines`, the rest counted. */
+function bounded(lines: string[]): string[] {
+  return lines.length <= TEXT_LINES ? lines : [...lines.slice(0, TEXT_LINES), `  … ${plural(lines.length - TEXT_LINES, 'more line')}`];
+}
+
+/**
+ * A change of a multi-line string (a config file in a ConfigMap, a script) line by line, as
+ * `diff -u` shows it: `-` the live line, `+` the planned one, two unchanged lines around each
+ * change and the others counted.
+ */
+function textDiff(from: string, to: string): string[] {
+  const parts = diffLines(from, to, { maxEditLength: TEXT_EDIT_LIMIT });
+  if (!parts)
+    return [
+      `  ${plural(linesOf(from).length, 'line')} replaced by ${plural(linesOf(to).length, 'line')} (too different to compare line by line)`,
+    ];
+  const rows = parts.flatMap((part) => linesOf(part.value).map((text) => ({ mark: part.added ? '+' : part.removed ? '-' : ' ', text })));
+  const near = rows.map((_, i) => rows.slice(Math.max(0, i - TEXT_CONTEXT), i + TEXT_CONTEXT + 1).some((r) => r.mark !== ' '));
+  const out: string[] = [];
+  let skipped: string[] = [];
+  const flush = () => {
+    // One line is shown rather than counted: the count would take its place.
+    out.push(...(skipped.length === 1 ? skipped : skipped.length > 1 ? [`  … ${plural(skipped.length, 'unchanged line')}`] : []));
+    skipped = [];
+  };
+  rows.forEach((r, i) => {
+    const line = `${r.mark} ${r.text}`;
+    if (!near[i]) return void skipped.push(line);
+    flush();
+    out.push(line);
+  });
+  flush();
+  return out;
+}
+
+/** The lines of one field's change: one line, or a multi-line value's lines indented beneath it. */
+function changeLines(c: FieldChange): string[] {
+  if (c.op === '?') return [`? ${c.path}: from a secret parameter (read at run time; not compared)`];
+  const under = (lines: string[]) => bounded(lines).map((l) => `    ${l}`);
+  if (c.op === '+') return isText(c.to) ? [`+ ${c.path}:`, ...under(linesOf(c.to).map((l) => `+ ${l}`))] : [`+ ${c.path}: ${show(c.to)}`];
+  if (c.op === '-')
+    return isText(c.from) ? [`- ${c.path}:`, ...under(linesOf(c.from).map((l) => `- ${l}`))] : [`- ${c.path}: ${show(c.from)}`];
+  if (isText(c.from) || isText(c.to)) {
+    const text = (v: Json | undefined) => (typeof v === 'string' ? v : (JSON.stringify(v) ?? ''));
+    return [`~ ${c.path}:`, ...under(textDiff(text(c.from), text(c.to)))];
+  }
+  return [`~ ${c.path}: ${show(c.from)} → ${show(c.to)}`];
 }
 
 /** The tree a person reads: verdict, phases, steps, tasks, objects and their field changes, counts. */
@@ -280,7 +334,7 @@ export function renderPreviewTree(p: Preview): string {
     lines.push(`    task ${t.task} (${t.kind})${t.target ? ` on ${t.target}` : ''}${t.note ? `: ${t.note}` : ''}`);
     for (const o of t.objects) {
       lines.push(`      ${objectLine(o)}`);
-      for (const c of o.changes ?? []) lines.push(`          ${changeLine(c)}`);
+      for (const c of o.changes ?? []) lines.push(...changeLines(c).map((l) => `          ${l}`));
     }
   }
   const c = p.counts;
@@ -300,7 +354,7 @@ export function renderPreviewDiff(p: Preview): string {
       lines.push(`--- ${o.state === 'create' ? '/dev/null' : `live ${o.ref}`}`);
       lines.push(`+++ ${o.state === 'delete' ? '/dev/null' : `plan ${p.plan} ${o.ref}`}`);
       if (o.state === 'unknown') lines.push(`? ${o.why ?? 'not previewable'}`);
-      for (const c of o.changes ?? []) lines.push(changeLine(c));
+      for (const c of o.changes ?? []) lines.push(...changeLines(c));
     }
   }
   return lines.length > 0 ? `${lines.join('\n')}\n` : 'no changes\n';

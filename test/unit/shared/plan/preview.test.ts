@@ -10,6 +10,7 @@ import {
   renderPreviewDiff,
   renderPreviewTree,
   secretHash,
+  type FieldChange,
   type Preview,
 } from '../../../../shared/plan/preview.ts';
 import type { PlannedTask } from '../../../../shared/plan/preflight.ts';
@@ -191,5 +192,96 @@ describe('plan preview: the tree (golden)', function () {
         '',
       ].join('\n'),
     );
+  });
+});
+
+describe('plan preview: a multi-line value, line by line', function () {
+  const conf = (lines: string[]) => `${lines.join('\n')}\n`;
+  const base = Array.from({ length: 12 }, (_, i) => `key${i} ${i}`);
+  const withChange = (changes: FieldChange[]): Preview => ({
+    instance: 'store',
+    namespace: 'kv',
+    plan: 'upgrade',
+    operatorVersion: 'kv-store-1.1.0',
+    trigger: 'upgrade to kv-store-1.1.0',
+    verdict: { allowed: true, warnings: [] },
+    serviceAccount: 'planwarden-plans',
+    tasks: [
+      {
+        phase: 'upgrade',
+        step: 'config',
+        task: 'config',
+        kind: 'Apply',
+        objects: [{ ref: 'ConfigMap kv/store-config', template: 'configmap.yaml', state: 'change', changes }],
+      },
+    ],
+    counts: { create: 0, change: 1, delete: 0, unchanged: 0, unknown: 0 },
+    digest: 'sha256:0123456789abcdef0123456789abcdef',
+  });
+  const fieldLines = (p: Preview) => renderPreviewDiff(p).split('\n').slice(2, -1);
+
+  it('shows the lines that change with two around them, and counts the rest (one is shown, not counted)', function () {
+    const to = [...base];
+    to[5] = 'key5 five';
+    to.push('maxclients 1000');
+    expect(
+      fieldLines(
+        withChange([{ path: 'data.kv.conf', op: '~', from: conf(base.slice(0, 4)), to: conf(['key0 zero', ...base.slice(1, 4)]) }]),
+      ),
+    ).to.deep.equal(['~ data.kv.conf:', '    - key0 0', '    + key0 zero', '      key1 1', '      key2 2', '      key3 3']);
+    expect(fieldLines(withChange([{ path: 'data.kv.conf', op: '~', from: conf(base), to: conf(to) }]))).to.deep.equal([
+      '~ data.kv.conf:',
+      '      … 3 unchanged lines',
+      '      key3 3',
+      '      key4 4',
+      '    - key5 5',
+      '    + key5 five',
+      '      key6 6',
+      '      key7 7',
+      '      … 2 unchanged lines',
+      '      key10 10',
+      '      key11 11',
+      '    + maxclients 1000',
+    ]);
+  });
+
+  it('indents it in the tree under its object, and shows an added or removed text whole', function () {
+    const tree = renderPreviewTree(
+      withChange([
+        { path: 'data.a', op: '+', to: 'one\ntwo\n' },
+        { path: 'data.b', op: '-', from: 'three\nfour' },
+      ]),
+    );
+    expect(tree).to.contain(
+      [
+        '      ~ ConfigMap kv/store-config (template configmap.yaml): changed',
+        '          + data.a:',
+        '              + one',
+        '              + two',
+        '          - data.b:',
+        '              - three',
+        '              - four',
+      ].join('\n'),
+    );
+  });
+
+  it('bounds what it shows: 60 lines of a long text, a count for texts too different to compare', function () {
+    const long = Array.from({ length: 500 }, (_, i) => `line ${i}`);
+    const added = fieldLines(withChange([{ path: 'data.big', op: '+', to: conf(long) }]));
+    expect(added).to.have.length(62);
+    expect(added.at(-1)).to.equal('      … 440 more lines');
+    const other = long.map((l) => `${l} changed`);
+    expect(
+      fieldLines(
+        withChange([
+          {
+            path: 'data.big',
+            op: '~',
+            from: conf(long.concat(long, long, long, long)),
+            to: conf(other.concat(other, other, other, other)),
+          },
+        ]),
+      ),
+    ).to.deep.equal(['~ data.big:', '      2500 lines replaced by 2500 lines (too different to compare line by line)']);
   });
 });
