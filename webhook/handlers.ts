@@ -54,7 +54,7 @@ import {
   mutatePlanApproval,
   type ApprovalAuthor,
 } from './rules/governance.ts';
-import { BREAK_GLASS_ANNOTATION } from '../shared/plan/governance.ts';
+import { BREAK_GLASS_ANNOTATION, governsPlan } from '../shared/plan/governance.ts';
 import { jsonEqual } from '../shared/json.ts';
 import { admitInstanceStatus, mutateInstanceStatus, type InstanceStatusContext } from '../shared/conditions/statusAdmission.ts';
 import { admitOperatorVersion } from './rules/operatorVersion.ts';
@@ -312,22 +312,10 @@ async function handleInstance(
   // A request a PlanPolicy will hold (approvals, a freeze): admitted, and the write says so.
   const plans = verdict.allowed ? requestedPlans(context) : [];
   if (plans.length > 0) {
-    const facts = await governanceFacts(object, lookups);
-    if (facts) {
-      // As the stamp names it: the writer; for a FleetRollout's write, the rollout's author.
-      const requestedBy = optOutSubject(req, controllerUser).user;
-      verdict = combine([
-        verdict,
-        governedRequestWarnings({
-          object,
-          plans,
-          requestedBy,
-          ...facts,
-          ...(judgedGlass?.stamp ? { breakGlass: judgedGlass.stamp } : {}),
-          now: Date.parse(now),
-        }),
-      ]);
-    }
+    // As the stamp names it: the writer; for a FleetRollout's write, the rollout's author.
+    const requestedBy = optOutSubject(req, controllerUser).user;
+    const warnings = await heldByPolicyWarnings(object, plans, requestedBy, judgedGlass?.stamp, lookups, Date.parse(now));
+    verdict = combine([verdict, warnings]);
   }
   // A write every rule admits and that starts a plan: can the plan work, and may its
   // ServiceAccount do what it does? (webhook/rules/preflight.ts)
@@ -512,6 +500,33 @@ async function governanceFacts(
   const policies = await lookups.listPlanPolicies();
   if (policies.length === 0) return { policies, namespaceLabels: {} };
   return { policies, namespaceLabels: await lookups.labelsOfNamespace(object.metadata?.namespace ?? '') };
+}
+
+/**
+ * The warnings of governedRequestWarnings, with the facts they need: the PlanPolicies (the
+ * watch-backed cache), and the namespace's labels only when a policy that governs one of the
+ * plans selects namespaces by them. A warning only: a lookup that fails leaves it out and
+ * never refuses the write (the controller judges governance on its own reads).
+ */
+async function heldByPolicyWarnings(
+  object: Instance,
+  plans: string[],
+  requestedBy: string,
+  breakGlass: { reason: string; policies: string[] } | undefined,
+  lookups: WebhookLookups,
+  now: number,
+): Promise<Verdict> {
+  if (!lookups.listPlanPolicies || !lookups.labelsOfNamespace) return allow();
+  try {
+    const policies = (await lookups.listPlanPolicies()).filter((p) => plans.some((plan) => governsPlan(p.spec, plan)));
+    if (policies.length === 0) return allow();
+    const namespaceLabels = policies.some((p) => p.spec.namespaceSelector)
+      ? await lookups.labelsOfNamespace(object.metadata?.namespace ?? '')
+      : {};
+    return governedRequestWarnings({ object, plans, requestedBy, policies, namespaceLabels, ...(breakGlass ? { breakGlass } : {}), now });
+  } catch {
+    return allow();
+  }
 }
 
 function schedulesChanged(object: Instance, oldObject: Instance | undefined): boolean {

@@ -5,7 +5,7 @@
 // the cache, and a refusal or a write only the webhook guards reads it live.
 import { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import type { Instance, OperatorVersion, UpdatePlan } from '../../../shared/api/schema.ts';
+import type { Instance, OperatorVersion, PlanPolicy, UpdatePlan } from '../../../shared/api/schema.ts';
 import { buildHandlers, ROUTES } from '../../../webhook/handlers.ts';
 import type { AdmissionRequest } from '../../../webhook/review.ts';
 import { memoryLookups } from '../../support/memoryLookups.ts';
@@ -135,7 +135,58 @@ describe('webhook handlers: the OperatorVersion an Instance write is judged with
     );
     const v = await validate(lookups, instanceRequest('UPDATE', deployed(trigger('backup', 't1')), deployed()));
     expect(v.allowed).to.equal(true);
-    expect(lookups.calls).to.deep.equal({ cachedOperatorVersion: 1 });
+    // The PlanPolicies, for the warning on a governed request, come from their own watch-backed cache.
+    expect(lookups.calls).to.deep.equal({ cachedOperatorVersion: 1, listPlanPolicies: 1 });
+  });
+
+  describe('a trigger a PlanPolicy will hold', () => {
+    const policy = (name: string, spec: PlanPolicy['spec']): PlanPolicy => ({
+      apiVersion: 'planwarden.dev/v1alpha1',
+      kind: 'PlanPolicy',
+      metadata: { name },
+      spec,
+    });
+    const governed = (policies: PlanPolicy[]) => {
+      const lookups = cachedLookups(
+        [operatorVersion('app-1.0.0', { plans: ['deploy', 'backup'] })],
+        [operatorVersion('app-1.0.0', { plans: ['deploy', 'backup'] })],
+      );
+      lookups.planPolicies = policies;
+      return lookups;
+    };
+    const backup = () => instanceRequest('UPDATE', deployed(trigger('backup', 't1')), deployed());
+
+    it('is admitted with the warning, reading the namespace only for a policy that selects by its labels', async () => {
+      const everywhere = governed([policy('backups', { plans: ['backup'], approval: { required: 1 } })]);
+      const v = await validate(everywhere, backup());
+      expect(v.allowed).to.equal(true);
+      expect(v.warnings.some((w) => w.includes('plan "backup" waits for 1 approval') && w.endsWith('[AwaitingApproval]'))).to.equal(true);
+      expect(everywhere.calls.labelsOfNamespace).to.equal(undefined);
+
+      const labelled = governed([
+        policy('backups', { namespaceSelector: { matchLabels: { env: 'prod' } }, plans: ['backup'], approval: { required: 1 } }),
+      ]);
+      labelled.namespaceLabels.set('shop', { env: 'prod' });
+      expect((await validate(labelled, backup())).warnings.some((w) => w.includes('waits for 1 approval'))).to.equal(true);
+      expect(labelled.calls.labelsOfNamespace).to.equal(1);
+    });
+
+    it('a policy of another plan costs no namespace read and says nothing', async () => {
+      const other = governed([
+        policy('restores', { namespaceSelector: { matchLabels: { env: 'prod' } }, plans: ['deploy'], approval: { required: 1 } }),
+      ]);
+      const v = await validate(other, backup());
+      expect(v.warnings.filter((w) => w.includes('approval'))).to.deep.equal([]);
+      expect(other.calls.labelsOfNamespace).to.equal(undefined);
+    });
+
+    it('a lookup that fails leaves the warning out and never refuses the write', async () => {
+      const failing = governed([policy('backups', { plans: ['backup'], approval: { required: 1 } })]);
+      failing.listPlanPolicies = () => Promise.reject(new Error('connection refused'));
+      const v = await validate(failing, backup());
+      expect(v.allowed).to.equal(true);
+      expect(v.warnings.filter((w) => w.includes('approval'))).to.deep.equal([]);
+    });
   });
 
   it('reads the API on a cache miss: an OperatorVersion the watch has not delivered yet is found', async () => {
