@@ -4,7 +4,8 @@
 import { stringify as stringifyYaml } from 'yaml';
 import { kubeScalarTags } from '../shared/template/kubeScalars.ts';
 import { formatDuration } from '../shared/time.ts';
-import { DEFAULT_TIME_ZONE } from '../shared/calendar.ts';
+import { DEFAULT_TIME_ZONE, type HoldReason } from '../shared/calendar.ts';
+import { REASON_AWAITING_APPROVAL, REASON_FROZEN } from '../shared/plan/governance.ts';
 import { offsetMinutes } from '../shared/wallClock.ts';
 import { summarizeTree } from './tree.ts';
 import { unacceptedRisks } from '../shared/insights.ts';
@@ -154,16 +155,23 @@ function statusNotes(instance: Instance, plan: string): string[] {
     notes.push(`note: plan "${active.name}" is ${active.status} (run ${active.id})`);
   }
   const planRunning = condition(instance.status?.conditions, 'PlanRunning');
-  if (
-    planRunning?.reason === 'TriggerRefused' ||
-    planRunning?.reason === 'PlanBusy' ||
-    planRunning?.reason === 'Paused' ||
-    planRunning?.reason === 'AwaitingWindow'
-  ) {
+  if (planRunning?.reason !== undefined && NOTED_REASONS.has(planRunning.reason)) {
     notes.push(`note: ${planRunning.message ?? planRunning.reason}`);
   }
   return notes;
 }
+
+/**
+ * The PlanRunning reasons that say a request is refused or held — by maintenance, a
+ * PlanPolicy's approvals or freeze — which `plan status` notes under any plan it shows.
+ */
+const NOTED_REASONS = new Set<string>([
+  'TriggerRefused',
+  'PlanBusy',
+  ...(['Paused', 'AwaitingWindow'] satisfies HoldReason[]),
+  REASON_AWAITING_APPROVAL,
+  REASON_FROZEN,
+]);
 
 export function condition(conditions: readonly Condition[] | undefined, type: string): Condition | undefined {
   return conditions?.find((c) => c.type === type);

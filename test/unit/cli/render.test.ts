@@ -214,6 +214,20 @@ describe('cli render: plan status tree (golden files)', () => {
     expectGolden('status-complete.txt', renderStatus(inst, 'deploy', completeDeploy, opts));
   });
 
+  it('notes a request a PlanPolicy holds, under the plan it shows', () => {
+    for (const [reason, message] of [
+      ['AwaitingApproval', 'plan "restore" run r1 awaits approval: 0 of 1 approvals; approvers: sre, not alice (prod-restores)'],
+      ['Frozen', 'plan "restore" is held: frozen by year-end (year-end freeze) until the freeze is lifted'],
+    ] as const) {
+      const inst = instanceWith({
+        activePlan: { name: 'deploy', id: completeDeploy.id!, status: 'COMPLETE' },
+        planStatus: { deploy: completeDeploy },
+        conditions: [{ type: 'PlanRunning', status: 'False', reason, message, lastTransitionTime: '2026-11-22T13:15:47Z' }],
+      });
+      expect(renderStatus(inst, 'deploy', completeDeploy, opts)).to.contain(`\nnote: ${message}\n`);
+    }
+  });
+
   it('a running run: fan-out targets, a step in ERROR with its retry, a pending phase, time running so far', () => {
     const inst = instanceWith({
       activePlan: { name: 'upgrade', id: runningUpgrade.id!, status: 'IN_PROGRESS' },
