@@ -90,11 +90,22 @@ function listedFor<T>(
   const unseen = items.filter((i) => secret.has(namespaceOf(i)));
   if (unseen.length === 0) return listed(visible.map(name));
   const namespaces = new Set(unseen.map(namespaceOf)).size;
-  const counted =
-    what[0] === 'namespace'
-      ? `${plural(namespaces, 'namespace')} you may not read`
-      : `${plural(unseen.length, what[0], what[1])} in ${plural(namespaces, 'namespace')} you may not read`;
+  const counted = `${plural(unseen.length, what[0], what[1])} in ${plural(namespaces, 'namespace')} you may not read`;
   return visible.length === 0 ? counted : `${listed(visible.map(name))}, and ${counted}`;
+}
+
+/**
+ * Namespaces as a refusal may name them to this author, those whose Instances the author may
+ * not list only counted: "namespace web", "namespaces web, billing", "namespace web and 2
+ * namespaces you may not read", "1 namespace you may not read".
+ */
+function namespacesFor(names: readonly string[], hidden: readonly string[] | undefined): string {
+  const secret = new Set(hidden ?? []);
+  const visible = names.filter((n) => !secret.has(n));
+  const unseen = names.length - visible.length;
+  const shown = visible.length === 0 ? [] : [`${visible.length === 1 ? 'namespace' : 'namespaces'} ${listed(visible)}`];
+  const counted = unseen === 0 ? [] : [`${plural(unseen, 'namespace')} you may not read`];
+  return [...shown, ...counted].join(' and ');
 }
 
 function checkSelectors(ctx: FleetRolloutContext): Verdict {
@@ -285,13 +296,7 @@ export function admitFleetTargets(ctx: FleetRolloutContext, facts: FleetTargetFa
       object: who(ctx),
       rule: FLEET_RULES.authorForbidden,
       refused: 'a rollout over Instances you may not patch',
-      why: `${ctx.userInfo.username} may not patch Instances in namespace(s) ${listedFor(
-        facts.forbiddenNamespaces,
-        (n) => n,
-        (n) => n,
-        facts.hiddenNamespaces,
-        ['namespace', 'namespaces'],
-      )}, where some match; the rollout acts with its author's rights, never more`,
+      why: `${ctx.userInfo.username} may not patch Instances in ${namespacesFor(facts.forbiddenNamespaces, facts.hiddenNamespaces)}, where some match; the rollout acts with its author's rights, never more`,
       fix: 'narrow namespaceSelector or instanceSelector to namespaces you may patch Instances in, or ask for patch on instances.planwarden.dev there',
     });
   }
@@ -310,13 +315,7 @@ export function admitFleetTargets(ctx: FleetRolloutContext, facts: FleetTargetFa
       object: who(ctx),
       rule: FLEET_RULES.operatorVersionMissing,
       refused: `upgrade to OperatorVersion "${spec.upgrade.operatorVersion}"`,
-      why: `namespace(s) ${listedFor(
-        facts.namespacesWithoutTarget,
-        (n) => n,
-        (n) => n,
-        facts.hiddenNamespaces,
-        ['namespace', 'namespaces'],
-      )} hold matching Instances but no OperatorVersion of that name`,
+      why: `${namespacesFor(facts.namespacesWithoutTarget, facts.hiddenNamespaces)} ${facts.namespacesWithoutTarget.length === 1 ? 'holds' : 'hold'} matching Instances but no OperatorVersion of that name`,
       fix: `create OperatorVersion "${spec.upgrade.operatorVersion}" in those namespaces first, or narrow the selectors`,
       code: 422,
       reason: 'Invalid',

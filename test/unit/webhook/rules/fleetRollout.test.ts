@@ -243,7 +243,7 @@ describe('FleetRollout targets at creation', () => {
 
   it('the refusal of a forbidden author names the namespaces', () => {
     const v = admitFleetTargets(create(rollout()), facts({ forbiddenNamespaces: ['web', 'billing'] }));
-    expect(!v.allowed && v.message).to.include('alice may not patch Instances in namespace(s) web, billing');
+    expect(!v.allowed && v.message).to.include('alice may not patch Instances in namespaces web, billing, where some match');
   });
 
   it('a refusal counts, and never names, what lies in namespaces the author may not list Instances in', () => {
@@ -252,7 +252,7 @@ describe('FleetRollout targets at creation', () => {
       facts({ forbiddenNamespaces: ['web', 'billing', 'hr'], hiddenNamespaces: ['billing', 'hr'] }),
     );
     expect(!forbidden.allowed && forbidden.message)
-      .to.include('namespace(s) web, and 2 namespaces you may not read')
+      .to.include('in namespace web and 2 namespaces you may not read, where')
       .and.not.include('billing')
       .and.not.include('hr,');
     const lacking = admitFleetTargets(
@@ -274,7 +274,7 @@ describe('FleetRollout targets at creation', () => {
       facts({ namespacesWithoutTarget: ['billing'], hiddenNamespaces: ['billing'] }),
     );
     expect(!allHidden.allowed && allHidden.message)
-      .to.include('namespace(s) 1 namespace you may not read hold')
+      .to.include('1 namespace you may not read holds matching Instances')
       .and.not.include('billing');
   });
 
