@@ -155,10 +155,22 @@ function statusNotes(instance: Instance, plan: string): string[] {
     notes.push(`note: plan "${active.name}" is ${active.status} (run ${active.id})`);
   }
   const planRunning = condition(instance.status?.conditions, 'PlanRunning');
-  if (planRunning?.reason !== undefined && NOTED_REASONS.has(planRunning.reason)) {
+  if (planRunning && isHoldOrRefusal(planRunning.reason)) {
     notes.push(`note: ${planRunning.message ?? planRunning.reason}`);
   }
   return notes;
+}
+
+/** Whether a PlanRunning reason says a request is refused or held (NOTED_REASONS). */
+const isHoldOrRefusal = (reason: string | undefined): boolean => reason !== undefined && NOTED_REASONS.has(reason);
+
+/**
+ * Why a requested run has not started, for the progress of --wait: the PlanRunning message
+ * while another plan runs, or while maintenance or a PlanPolicy holds the request.
+ */
+export function whyNotStarted(instance: Instance): string | undefined {
+  const planRunning = condition(instance.status?.conditions, 'PlanRunning');
+  return isRunning(instance.status?.activePlan?.status) || isHoldOrRefusal(planRunning?.reason) ? planRunning?.message : undefined;
 }
 
 /**

@@ -28,7 +28,7 @@ import { connect, type Connection } from '../connect.ts';
 import { follow } from '../follow.ts';
 import { CliError, EXIT, type CliIO, type ExitCode } from '../io.ts';
 import { startProgress } from '../progress.ts';
-import { condition, historyRows, outcomeText, progressText, renderHistory, renderStatus, shownPlan } from '../render.ts';
+import { condition, historyRows, outcomeText, progressText, renderHistory, renderStatus, shownPlan, whyNotStarted } from '../render.ts';
 
 export const FIELD_MANAGER = 'kubectl-planwarden';
 const DEFAULT_TIMEOUT = '10m';
@@ -464,8 +464,7 @@ export async function awaitRun(conn: Connection, io: CliIO, awaited: AwaitedRun)
       until: (inst) => runEnd(inst, awaited),
       onObject: (inst) => {
         const run = inst.status?.planStatus?.[awaited.plan];
-        const planRunning = condition(inst.status?.conditions, 'PlanRunning');
-        const waitingFor = isRunning(inst.status?.activePlan?.status) ? planRunning?.message : undefined;
+        const waitingFor = whyNotStarted(inst);
         last = progressText(awaited.plan, run?.id === awaited.id ? run : undefined, waitingFor);
         progress.update(last);
       },

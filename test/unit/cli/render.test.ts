@@ -15,6 +15,7 @@ import {
   renderPreChecks,
   renderStatus,
   table,
+  whyNotStarted,
 } from '../../../cli/render.ts';
 
 /** `actual` must equal the golden file test/golden/cli/`name`. */
@@ -212,6 +213,23 @@ describe('cli render: plan status tree (golden files)', () => {
       planStatus: { deploy: completeDeploy },
     });
     expectGolden('status-complete.txt', renderStatus(inst, 'deploy', completeDeploy, opts));
+  });
+
+  it('the progress of --wait says why a run has not started: another plan, maintenance, a PlanPolicy', () => {
+    const planRunning = (reason: string, message: string) => [
+      { type: 'PlanRunning', status: 'False' as const, reason, message, lastTransitionTime: '2026-11-22T13:15:47Z' },
+    ];
+    const idle = { activePlan: { name: 'deploy', id: completeDeploy.id!, status: 'COMPLETE' as const } };
+    const approval = 'plan "restore" run r1 awaits approval: 0 of 1 approvals';
+    expect(whyNotStarted(instanceWith({ ...idle, conditions: planRunning('AwaitingApproval', approval) }))).to.equal(approval);
+    expect(whyNotStarted(instanceWith({ ...idle, conditions: planRunning('AwaitingWindow', 'held until 02:00') }))).to.equal(
+      'held until 02:00',
+    );
+    expect(whyNotStarted(instanceWith({ ...idle, conditions: planRunning('PlanComplete', 'plan deploy COMPLETE') }))).to.equal(undefined);
+    const busy = { activePlan: { name: 'backup', id: 'b1', status: 'IN_PROGRESS' as const } };
+    expect(whyNotStarted(instanceWith({ ...busy, conditions: planRunning('PlanInProgress', 'plan backup runs') }))).to.equal(
+      'plan backup runs',
+    );
   });
 
   it('notes a request a PlanPolicy holds, under the plan it shows', () => {
