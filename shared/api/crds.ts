@@ -48,6 +48,13 @@ export const KINDS: Record<Kind, KindInfo> = {
       { name: 'Plan', type: 'string', jsonPath: '.status.activePlan.name', description: 'The last started plan' },
       { name: 'Status', type: 'string', jsonPath: '.status.activePlan.status' },
       { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+      {
+        name: 'Reason',
+        type: 'string',
+        jsonPath: '.status.conditions[?(@.type=="PlanRunning")].reason',
+        description:
+          'Why a plan runs, ended or waits (condition PlanRunning): PlanInProgress, PlanComplete, AwaitingApproval, Frozen, AwaitingWindow, Paused, PlanBusy, TriggerRefused …',
+      },
       { name: 'Trigger', type: 'string', jsonPath: '.spec.planExecution.planName', priority: 1 },
       { name: 'Plan-ID', type: 'string', jsonPath: '.status.activePlan.id', priority: 1 },
       age,
