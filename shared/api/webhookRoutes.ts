@@ -80,15 +80,17 @@ const stampOf = (o: string) => annotationOf(o, REQUESTED_BY);
 const FINALIZER_OR_ID_MISSING_OR_REQUEST_OR_STAMP: MatchCondition = {
   name: 'finalizer-or-id-missing-or-request-or-stamp',
   expression: () =>
-    "(request.operation == 'CREATE' && !(has(object.metadata.finalizers) && 'planwarden.dev/cleanup' in object.metadata.finalizers))" +
+    "request.operation == 'CREATE'" +
     ' || (has(object.spec) && type(object.spec) == map && has(object.spec.planExecution) && type(object.spec.planExecution) == map' +
     ' && (!has(object.spec.planExecution.id) || object.spec.planExecution.id == null))' +
     " || (request.operation == 'UPDATE' && (!has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec" +
     ` || ${stampOf('object')} != ${stampOf('oldObject')}` +
     ` || ${annotationOf('object', BLUEPRINT)} != ${annotationOf('oldObject', BLUEPRINT)}` +
     ` || ${annotationOf('object', SCHEDULE_EDITS)} != ${annotationOf('oldObject', SCHEDULE_EDITS)}))`,
-  why: `Called for a CREATE whose finalizers lack planwarden.dev/cleanup (it is added, so the
-controller need not write it before the first run); when there is an id to fill in:
+  why: `Called for every CREATE: its writer is stamped in planwarden.dev/requested-by as the
+requester of the deploy the creation runs (a PlanPolicy's approver may not be that person),
+and planwarden.dev/cleanup is added to finalizers that lack it (so the controller need not
+write it before the first run); when there is an id to fill in:
 spec.planExecution is an object whose id is absent or null (server-side apply passes
 "id": null through to mutating admission; create, update and patch drop it before);
 and on an UPDATE that changes spec (it may introduce a request, whose writer is stamped

@@ -1,9 +1,10 @@
 // Who asked for a run. The mutating Instance webhook stamps, in one annotation, the user of
-// each admission request that introduced a request (a manual trigger, a parameter change, an
-// upgrade) with the identity of what it introduced; any other write that changes the stamp
-// gets the stored one back. The controller names that user on the run it starts only when the
-// stamp belongs to the very request it starts; otherwise the run says `unknown`. Runs nobody
-// wrote for say what started them: create, drift, delete.
+// each admission request that introduced a request (the creation, whose deploy it asks for; a
+// manual trigger, a parameter change, an upgrade) with the identity of what it introduced; any
+// other write that changes the stamp gets the stored one back. The controller names that user
+// on the run it starts only when the stamp belongs to the very request it starts; otherwise the
+// run says `unknown`. Runs nobody wrote for say what started them: drift, delete (and create,
+// for an Instance created without the stamp).
 //
 // The stamp is never read from a value the client chose: the webhook computes the whole
 // annotation from the stored one and the admission request's userInfo.
@@ -20,6 +21,8 @@ export const UNKNOWN_REQUESTER = 'unknown';
 const STAMP_MAX = 4096;
 
 export interface RequesterStamp {
+  /** Who created the Instance: the requester of the deploy its creation runs (a PlanPolicy's "not the requester"). */
+  create?: { user: string };
   /** The manual trigger `planName/id` and who wrote it. */
   manual?: { user: string; trigger: string };
   /** A digest of spec.parameters as the user wrote them. */
@@ -59,6 +62,8 @@ export function parseStamp(text: string | undefined): RequesterStamp {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return {};
   const r = raw as Record<string, unknown>;
   const out: RequesterStamp = {};
+  const create = r.create as Record<string, unknown> | undefined;
+  if (typeof create === 'object' && create !== null && typeof create.user === 'string') out.create = { user: create.user };
   const manual = entry(r, 'manual', 'trigger');
   const parameters = entry(r, 'parameters', 'digest');
   const upgrade = entry(r, 'upgrade', 'to');
@@ -82,7 +87,7 @@ export function parseStamp(text: string | undefined): RequesterStamp {
 
 /** The annotation text of a stamp (undefined for an empty stamp: no annotation). */
 export function stampText(stamp: RequesterStamp): string | undefined {
-  return stamp.manual || stamp.parameters || stamp.upgrade || stamp.breakGlass ? JSON.stringify(stamp) : undefined;
+  return stamp.create || stamp.manual || stamp.parameters || stamp.upgrade || stamp.breakGlass ? JSON.stringify(stamp) : undefined;
 }
 
 export function stampOf(meta: { annotations?: Record<string, string> } | undefined): string | undefined {
@@ -165,6 +170,8 @@ export function requesterOf(request: PlanRequest, instance: Pick<Instance, 'meta
         : UNKNOWN_REQUESTER;
     case 'upgrade':
       return stamp.upgrade && stamp.upgrade.to === instance.spec.operatorVersion.name ? stamp.upgrade.user : UNKNOWN_REQUESTER;
+    case 'create':
+      return stamp.create?.user ?? request.kind;
     default:
       return request.kind;
   }

@@ -466,7 +466,8 @@ export const perRunParameters = policyBacked([checkPerRunParameters]);
  * changed it) is refused rather than let a client name someone else.
  */
 export function requesterStampIntact(ctx: InstanceAdmissionContext): Verdict {
-  if (ctx.operation !== 'UPDATE' || ctx.user === undefined || specUnchanged(ctx)) return allow();
+  if (ctx.user === undefined) return allow();
+  if (ctx.operation !== 'CREATE' && (ctx.operation !== 'UPDATE' || specUnchanged(ctx))) return allow();
   const written = stampOf(ctx.object.metadata);
   if (written === undefined) return allow(); // no stamp: runs say "unknown", nobody is named
   const expected = expectedStamp(ctx);
@@ -484,6 +485,8 @@ export function requesterStampIntact(ctx: InstanceAdmissionContext): Verdict {
 
 /** The stamp a write should carry: the stored one plus what this write introduces, in ctx.user's name. */
 export function expectedStamp(ctx: InstanceAdmissionContext): string | undefined {
+  // A creation asks for deploy: its writer is that run's requester, whatever the client wrote.
+  if (ctx.operation === 'CREATE' && ctx.user !== undefined) return stampText({ create: { user: ctx.user } });
   const stored = ctx.operation === 'UPDATE' ? stampOf(ctx.oldObject?.metadata) : undefined;
   if (ctx.operation !== 'UPDATE' || ctx.user === undefined) return stored;
   const { manual, parameterChanges, params, operatorVersionChanged: upgrading, ovName } = factsOf(ctx);

@@ -43,13 +43,16 @@ export const REQUESTED_BY_PATH = `/metadata/annotations/${pointer(REQUESTED_BY_A
 
 /**
  * The patch that makes the requested-by stamp what planwarden computes (shared/plan/requester.ts):
- * the stored stamp plus what this write introduces, in the writer's name; a client's own
- * value is replaced, a removal restored. Mutating admission runs before the schema is
- * checked: a write too malformed to judge keeps its stamp for validation to refuse.
+ * at creation, the creator (the requester of its deploy); after, the stored stamp plus what
+ * this write introduces, in the writer's name; a client's own value is replaced, a removal
+ * restored. Mutating admission runs before the schema is checked: a write too malformed to
+ * judge keeps its stamp for validation to refuse.
  */
 export function requesterPatch(ctx: InstanceAdmissionContext, filledId: string | undefined): Operation[] {
-  if (ctx.operation !== 'UPDATE' || ctx.user === undefined) return [];
-  const spec: unknown = ctx.object?.spec;
+  if (ctx.user === undefined || !isObject(ctx.object?.metadata)) return [];
+  if (ctx.operation === 'CREATE') return annotationPatch(ctx, expectedStamp(ctx));
+  if (ctx.operation !== 'UPDATE') return [];
+  const spec: unknown = ctx.object.spec;
   const oldSpec: unknown = ctx.oldObject?.spec;
   if (!isObject(spec) || !isObject(oldSpec) || !isObject(spec.operatorVersion) || !isObject(oldSpec.operatorVersion)) return [];
   let expected: string | undefined;
@@ -60,6 +63,11 @@ export function requesterPatch(ctx: InstanceAdmissionContext, filledId: string |
   } catch {
     return [];
   }
+  return annotationPatch(ctx, expected);
+}
+
+/** The patch that makes the requested-by annotation `expected` (removed when undefined). */
+function annotationPatch(ctx: InstanceAdmissionContext, expected: string | undefined): Operation[] {
   const annotations: unknown = ctx.object.metadata?.annotations;
   const current =
     isObject(annotations) && typeof annotations[REQUESTED_BY_ANNOTATION] === 'string' ? annotations[REQUESTED_BY_ANNOTATION] : undefined;

@@ -453,4 +453,49 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
       ),
     );
   });
+
+  it('the deploy of a new Instance under a policy waits for someone other than its creator', async function () {
+    const deploys = `gov-deploys-${tag}`;
+    await kubectlOk(['apply', '-f', '-'], {
+      input: json({
+        apiVersion: 'planwarden.dev/v1alpha1',
+        kind: 'PlanPolicy',
+        metadata: { name: deploys },
+        spec: {
+          namespaceSelector: { matchLabels: { 'pw-gov': tag } },
+          instanceSelector: { matchLabels: { tier: 'new' } },
+          plans: ['deploy'],
+          approval: { required: 1, approverGroups: ['sre'] },
+        },
+      }),
+    });
+    try {
+      // A stamp written by the client is replaced: the creator is who the API server says.
+      const created = instance('fresh', ns(), OV, {}, { app: `gov-${tag}`, tier: 'new' });
+      created.metadata.annotations = { 'planwarden.dev/requested-by': json({ create: { user: 'bob' } }) };
+      await kubectlOk(['apply', '-f', '-', ...as('alice', 'sre')], { input: json(created) });
+      const waiting = await waitFor(
+        'the new Instance’s deploy to await approval',
+        instanceWhere(ns(), 'fresh', (i) => (i.status?.pendingApproval ? i : undefined)),
+      );
+      expect(waiting.status!.pendingApproval).to.include({ plan: 'deploy', requestedBy: 'alice' });
+      const self = await planwarden(['plan', 'approve', '--instance', 'fresh', '-n', ns(), '--yes', ...as('alice', 'sre')]);
+      expect(self.code).to.equal(1);
+      expect(self.stderr).to.contain('approval.self');
+      const bob = await planwarden(['plan', 'approve', '--instance', 'fresh', '-n', ns(), '--yes', ...as('bob', 'sre')]);
+      expect(bob.code, bob.stderr).to.equal(0);
+      const run = await waitFor(
+        'the approved deploy',
+        instanceWhere(
+          ns(),
+          'fresh',
+          planIs('deploy', (r) => r.status === 'COMPLETE'),
+        ),
+      );
+      expect(run).to.include({ requestedBy: 'alice' });
+      expect(run.approvedBy).to.deep.equal(['bob']);
+    } finally {
+      await kubectl(['delete', 'planpolicy', deploys, '--ignore-not-found']);
+    }
+  });
 });

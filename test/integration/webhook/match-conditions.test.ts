@@ -149,7 +149,7 @@ describe('webhook: the apiserver calls the Instance webhooks only for writes who
     expect(stored.metadata.finalizers, 'the applier does not own it, so its apply keeps it').to.deep.equal([FINALIZER]);
   });
 
-  it('a creation that carries the finalizer and a trigger with its id reaches only the validating webhook', async function () {
+  it('a creation that carries the finalizer and a trigger with its id reaches both: its creator is stamped as its deploy’s requester', async function () {
     const carrying = instance(
       'carrying',
       ns(),
@@ -158,8 +158,10 @@ describe('webhook: the apiserver calls the Instance webhooks only for writes who
       { [TEST_CONTROLLER_LABEL]: 'none' },
     );
     carrying.metadata.finalizers = ['example.com/hold', FINALIZER];
-    expect(await counted(() => kube.create(carrying))).to.deep.equal({ validate: 1, mutate: 0 });
-    expect((await kube.get<Instance>(ref('carrying')))!.metadata.finalizers).to.deep.equal(['example.com/hold', FINALIZER]);
+    expect(await counted(() => kube.create(carrying))).to.deep.equal({ validate: 1, mutate: 1 });
+    const stored = (await kube.get<Instance>(ref('carrying')))!;
+    expect(stored.metadata.finalizers).to.deep.equal(['example.com/hold', FINALIZER]);
+    expect(JSON.parse(stored.metadata.annotations?.['planwarden.dev/requested-by'] ?? '{}')).to.have.nested.property('create.user');
   });
 
   it("the controller's status writes reach no status webhook (it seals them), an adapter's report reaches both and is merged", async function () {

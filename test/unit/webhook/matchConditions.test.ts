@@ -318,26 +318,14 @@ describe('Instance webhook matchConditions: the writes not sent could not have c
       expect(validationSent('UPDATE', { spec, metadata: { labels: { a: 'b' } } }, { spec })).to.equal(false);
     });
 
-    it('sends a CREATE to mutation when the cleanup finalizer is missing', () => {
+    it('sends every CREATE to mutation: its writer is stamped as the requester of its deploy', () => {
       const spec = { planExecution: { planName: 'b', id: 'x' } };
       const sent = (metadata: unknown) => mutationSent('CREATE', { metadata, spec }, null);
       expect(sent({})).to.equal(true);
       expect(sent({ finalizers: ['example.com/hold'] })).to.equal(true);
-      expect(sent({ finalizers: ['example.com/hold', 'planwarden.dev/cleanup'] })).to.equal(false);
+      expect(sent({ finalizers: ['example.com/hold', 'planwarden.dev/cleanup'] })).to.equal(true);
+      expect(mutationSent('CREATE', { metadata: { finalizers: ['planwarden.dev/cleanup'] } }, null), 'without spec').to.equal(true);
       expect(mutationSent('UPDATE', { metadata: {}, spec }, { metadata: {}, spec }), 'not on UPDATE').to.equal(false);
-    });
-
-    it('sends a CREATE that has the finalizer to mutation only for a planExecution object whose id is absent or null', () => {
-      const sent = (object: unknown) =>
-        mutationSent('CREATE', { metadata: { finalizers: ['planwarden.dev/cleanup'] }, ...(object as object) }, null);
-      expect(sent({ spec: { planExecution: { planName: 'b' } } })).to.equal(true);
-      expect(sent({ spec: { planExecution: { planName: 'b', id: null } } })).to.equal(true);
-      expect(sent({ spec: { planExecution: { planName: 'b', id: 'x' } } })).to.equal(false);
-      expect(sent({ spec: { planExecution: { planName: 'b', id: '' } } })).to.equal(false);
-      expect(sent({ spec: { planExecution: null } })).to.equal(false);
-      expect(sent({ spec: { planExecution: 'backup' } })).to.equal(false);
-      expect(sent({ spec: 'x' })).to.equal(false);
-      expect(sent({})).to.equal(false);
     });
 
     it('sends an UPDATE to mutation when spec changes or the requested-by stamp changes, not for labels alone', () => {

@@ -132,13 +132,19 @@ function harness(
     observe?: (ctx: ExecutionContext) => Observation;
     readSecrets?: InstanceReconcilerDeps['readSecrets'];
     governance?: InstanceReconcilerDeps['governance'];
+    annotations?: Record<string, string>;
   } = {},
 ): Harness {
   const ov = opts.ov ?? operatorVersion();
   const store = new Store({
     apiVersion: 'planwarden.dev/v1alpha1',
     kind: 'Instance',
-    metadata: { name: 'db', namespace: NS, ...(opts.finalizers ? { finalizers: opts.finalizers } : {}) },
+    metadata: {
+      name: 'db',
+      namespace: NS,
+      ...(opts.finalizers ? { finalizers: opts.finalizers } : {}),
+      ...(opts.annotations ? { annotations: opts.annotations } : {}),
+    },
     spec: { operatorVersion: { name: 'db-1' }, ...opts.instance },
   });
   const cache = new MemoryCache<Instance>([structuredClone(store.instance)]);
@@ -669,6 +675,27 @@ describe('controller/instances/reconciler: change governance (issue 38)', functi
     expect(run.approvedBy).to.deep.equal(['bob']);
     expect(h.store.instance.status?.pendingApproval).to.equal(undefined);
     expect(h.events.some((e) => e.startsWith('Normal PlanApproved'))).to.equal(true);
+  });
+
+  it('the deploy of a creation waits for someone other than its creator: the creator’s approval does not count', async function () {
+    const approvals: PlanApproval[] = [];
+    const h = harness({
+      annotations: { 'planwarden.dev/requested-by': JSON.stringify({ create: { user: 'alice' } }) },
+      governance: {
+        policies: () => [policy({ approval: { required: 1, approverGroups: ['sre'] } })],
+        namespaceLabels: () => ({}),
+        approvals: () => approvals,
+      },
+    });
+    await drain(h, { sync: true });
+    const { runID, digest, requestedBy } = h.store.instance.status!.pendingApproval!;
+    expect(requestedBy).to.equal('alice');
+    approvals.push(decision('alice', runID, digest));
+    await drain(h, { sync: true });
+    expect(h.executed, "the creator's own approval").to.deep.equal([]);
+    approvals.push(decision('bob', runID, digest));
+    await drain(h, { sync: true });
+    expect(h.store.instance.status!.planStatus!.deploy!).to.include({ status: 'COMPLETE', requestedBy: 'alice' });
   });
 
   it('a Reject ends it REJECTED in history, consumed: nothing runs and nothing waits', async function () {

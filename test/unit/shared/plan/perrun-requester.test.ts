@@ -161,4 +161,38 @@ describe('who asked (requestedBy)', () => {
     expect(v.allowed).to.equal(false);
     expect(!v.allowed && v.message).to.include('[rule instance.requested-by-forged]');
   });
+
+  describe('a creation: its writer asked for the deploy it runs', () => {
+    const created = (annotations?: Record<string, string>): Instance => {
+      const { status: _status, ...rest } = deployed(undefined, annotations);
+      return rest;
+    };
+    const create = { plan: 'deploy', kind: 'create' as const, id: 'create' };
+
+    it('the deploy of a creation names its creator from the stamp; without one it says create', () => {
+      const stamp = stampText({ create: { user: 'alice' } })!;
+      expect(parseStamp(stamp)).to.deep.equal({ create: { user: 'alice' } });
+      expect(requesterOf(create, created({ [REQUESTED_BY_ANNOTATION]: stamp }))).to.equal('alice');
+      expect(requesterOf(create, created())).to.equal('create');
+    });
+
+    it('a later write keeps the creator beside what it introduces', () => {
+      const next = nextStamp({ create: { user: 'alice' } }, { user: 'bob', manual: { planName: 'backup', id: 'b1' } });
+      expect(next).to.deep.equal({ create: { user: 'alice' }, manual: { user: 'bob', trigger: 'backup/b1' } });
+    });
+
+    it('the validating webhook refuses a creation stamped in another name, and admits its own', () => {
+      const judge = (stamp: string) =>
+        requesterStampIntact({
+          operation: 'CREATE',
+          object: created({ [REQUESTED_BY_ANNOTATION]: stamp }),
+          updatePlans: [],
+          now: 'T1',
+          user: 'alice',
+        });
+      const forged = judge(JSON.stringify({ create: { user: 'bob' } }));
+      expect(!forged.allowed && forged.message).to.include('[rule instance.requested-by-forged]');
+      expect(judge(JSON.stringify({ create: { user: 'alice' } })).allowed).to.equal(true);
+    });
+  });
 });

@@ -7,7 +7,14 @@ import { API_VERSION } from '../../../../shared/api/schema.ts';
 import type { Instance, PlanExecution } from '../../../../shared/api/schema.ts';
 import type { InstanceAdmissionContext } from '../../../../webhook/rules/instance.ts';
 import { FINALIZER } from '../../../../shared/api/names.ts';
-import { FINALIZERS_PATH, mutateInstance, PLAN_EXECUTION_ID_PATH, SCHEDULE_EDITS_PATH } from '../../../../webhook/rules/instanceMutate.ts';
+import {
+  FINALIZERS_PATH,
+  mutateInstance,
+  PLAN_EXECUTION_ID_PATH,
+  REQUESTED_BY_PATH,
+  SCHEDULE_EDITS_PATH,
+} from '../../../../webhook/rules/instanceMutate.ts';
+import { REQUESTED_BY_ANNOTATION } from '../../../../shared/plan/requester.ts';
 
 const NOW = '2026-11-22T10:05:00.000Z';
 
@@ -159,6 +166,32 @@ describe('mutateInstance', () => {
       ['add', '/metadata/finalizers'],
       ['add', '/spec/planExecution/id'],
     ]);
+  });
+
+  describe('the creator is stamped as the requester of the deploy a creation runs', () => {
+    const by = (user: string, object: Instance) => ({ ...create(object), user });
+    const CREATED_BY_ALICE = JSON.stringify({ create: { user: 'alice' } });
+    const withAnnotations = (annotations: Record<string, string>) => ({ ...instance(), metadata: { ...instance().metadata, annotations } });
+
+    it('a new Instance gets the annotation with its writer', () => {
+      const v = mutateInstance(by('alice', instance()));
+      expect(v.allowed && v.patch).to.deep.include({
+        op: 'add',
+        path: '/metadata/annotations',
+        value: { [REQUESTED_BY_ANNOTATION]: CREATED_BY_ALICE },
+      });
+    });
+
+    it("a client's own stamp is replaced: nobody creates an Instance in another's name", () => {
+      const forged = withAnnotations({ [REQUESTED_BY_ANNOTATION]: JSON.stringify({ create: { user: 'bob' } }), team: 'db' });
+      const v = mutateInstance(by('alice', forged));
+      expect(v.allowed && v.patch).to.deep.include({ op: 'add', path: REQUESTED_BY_PATH, value: CREATED_BY_ALICE });
+    });
+
+    it('a stamp that already names the writer needs nothing', () => {
+      const v = mutateInstance(by('alice', withFinalizers(withAnnotations({ [REQUESTED_BY_ANNOTATION]: CREATED_BY_ALICE }), [FINALIZER])));
+      expect(v.allowed && v.patch).to.deep.equal([]);
+    });
   });
 
   it('does not modify the object it is given', () => {
