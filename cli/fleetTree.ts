@@ -51,7 +51,7 @@ export function renderFleet(rollout: FleetRollout): string {
     for (const t of all) byState.set(t.state, [...(byState.get(t.state) ?? []), t.node]);
     const done = all.every((t) => t.state === 'Completed' || t.state === 'Failed' || t.state === 'Skipped');
     const current = w === st.currentWave && !done;
-    wave.line += ` [${done ? 'done' : current ? 'in progress' : 'not started'}]: ${all.length} target(s)`;
+    wave.line += ` [${done ? 'done' : current ? 'in progress' : 'not started'}]: ${all.length} ${all.length === 1 ? 'target' : 'targets'}`;
     for (const [state, nodes] of byState) {
       wave.children.push(...nodes.slice(0, SHOWN_PER_STATE));
       if (nodes.length > SHOWN_PER_STATE) wave.children.push({ line: `… ${nodes.length - SHOWN_PER_STATE} more ${state}`, children: [] });

@@ -125,7 +125,7 @@ export function renderStatus(instance: Instance, plan: string, run: PlanStatus, 
     formatTime: (iso) => formatClock(iso, options),
     paintState: (state, label) => paintState(state, label, options.color),
   });
-  return [tree, ...statusNotes(instance, plan), ...updateStatusLines(instance, plan, run, options)].join('\n') + '\n';
+  return [tree, ...statusNotes(instance, plan, run), ...updateStatusLines(instance, plan, run, options)].join('\n') + '\n';
 }
 
 /** The informers' insights about this upgrade run (status.updateStatus, the seed's UpdateStatus). */
@@ -148,14 +148,15 @@ function updateStatusLines(instance: Instance, plan: string, run: PlanStatus, op
   return lines;
 }
 
-function statusNotes(instance: Instance, plan: string): string[] {
+function statusNotes(instance: Instance, plan: string, run: PlanStatus): string[] {
   const notes: string[] = [];
   const active = instance.status?.activePlan;
   if (active && active.name !== plan && isRunning(active.status)) {
     notes.push(`note: plan "${active.name}" is ${active.status} (run ${active.id})`);
   }
   const planRunning = condition(instance.status?.conditions, 'PlanRunning');
-  if (planRunning && isHoldOrRefusal(planRunning.reason)) {
+  // Not again when the run shown is the held one: its message is already under the tree's head.
+  if (planRunning && isHoldOrRefusal(planRunning.reason) && planRunning.message !== run.message) {
     notes.push(`note: ${planRunning.message ?? planRunning.reason}`);
   }
   return notes;

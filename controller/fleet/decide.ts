@@ -219,7 +219,7 @@ function finish(
           type: 'Failed',
           status: 'True',
           reason: 'FailureBudgetExceeded',
-          message: `${counts.failed} target(s) failed, ${maxFailures} tolerated; first: ${firstFailed!.namespace}/${firstFailed!.name}: ${firstFailed!.detail.message ?? 'failed'}`,
+          message: `${counts.failed} ${counts.failed === 1 ? 'target' : 'targets'} failed, ${maxFailures} tolerated; first: ${firstFailed!.namespace}/${firstFailed!.name}: ${firstFailed!.detail.message ?? 'failed'}`,
         }
       : { type: 'Failed', status: 'False', reason: 'WithinBudget', message: `${counts.failed} failed, ${maxFailures} tolerated` },
   );

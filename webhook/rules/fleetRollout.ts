@@ -306,7 +306,7 @@ export function admitFleetTargets(ctx: FleetRolloutContext, facts: FleetTargetFa
       object: who(ctx),
       rule: FLEET_RULES.targetImpersonation,
       refused: `a rollout over Instances whose ServiceAccount you may not act as`,
-      why: `${ctx.userInfo.username} may not impersonate the ServiceAccount of matching Instance(s) ${listed(forbiddenAccounts)} (or it could not be checked), and their plans run as it: the rollout acts with its author's rights, never more`,
+      why: `${ctx.userInfo.username} may not impersonate the ServiceAccount of ${forbiddenAccounts.length === 1 ? 'matching Instance' : 'matching Instances'} ${listed(forbiddenAccounts)} (or it could not be checked), and their plans run as it: the rollout acts with its author's rights, never more`,
       fix: 'narrow the selectors to Instances whose ServiceAccount you may act as, or get impersonate on serviceaccounts/<name> in their namespaces (a Role and RoleBinding; the edit role holds it): kubectl -n NS create role act-as-SA --verb=impersonate --resource=serviceaccounts --resource-name=SA',
     });
   }
@@ -328,13 +328,13 @@ export function admitFleetTargets(ctx: FleetRolloutContext, facts: FleetTargetFa
         object: who(ctx),
         rule: FLEET_RULES.planMissing,
         refused: `plan "${spec.plan.name}"`,
-        why: `the OperatorVersion of matching Instance(s) ${listedFor(
+        why: `${lacking.length === 1 ? 'the OperatorVersion of matching Instance' : 'the OperatorVersions of matching Instances'} ${listedFor(
           lacking,
           (i) => i.namespace,
           (i) => `${i.namespace}/${i.name} (${i.operatorVersion})`,
           facts.hiddenNamespaces,
           ['Instance', 'Instances'],
-        )} has no such plan (or is missing)`,
+        )} ${lacking.length === 1 ? 'has' : 'have'} no such plan (or ${lacking.length === 1 ? 'is' : 'are'} missing)`,
         fix: 'narrow the selectors to Instances whose OperatorVersion has the plan, or upgrade those Instances first',
         code: 422,
         reason: 'Invalid',
@@ -349,7 +349,7 @@ export function admitFleetTargets(ctx: FleetRolloutContext, facts: FleetTargetFa
       return deny({
         object: who(ctx),
         rule: FLEET_RULES.parametersInvalid,
-        refused: `spec.plan.parameters for ${refused.length} target(s): ${listedFor(
+        refused: `spec.plan.parameters for ${plural(refused.length, 'target')}: ${listedFor(
           refused,
           (i) => i.namespace,
           (i) => `${i.namespace}/${i.name}`,

@@ -33,9 +33,9 @@ describe('kubectl planwarden fleet status', () => {
     expect(renderFleet(rollout('CRW')).split('\n')).to.include.members([
       'FleetRollout pg: plan backup, 1/3 completed',
       '  targets 3: 1 completed, 1 running, 1 waiting, 0 pending, 0 failed, 0 skipped',
-      '├── Wave 1 (through target 1) [done]: 1 target(s)',
+      '├── Wave 1 (through target 1) [done]: 1 target',
       '│   └── a/db1 [Completed] run fleet-pg-1',
-      '└── Wave 2 (through target 3) [in progress]: 2 target(s)',
+      '└── Wave 2 (through target 3) [in progress]: 2 targets',
       '    ├── a/db2 [Running]',
       '    └── b/db [Waiting]: held: maintenance window opens 2026-11-28T22:00:00Z',
     ]);
@@ -48,11 +48,11 @@ describe('kubectl planwarden fleet status', () => {
           type: 'Failed',
           status: 'True',
           reason: 'FailureBudgetExceeded',
-          message: '1 target(s) failed, 0 tolerated; first: a/db2: plan backup FATAL_ERROR',
+          message: '1 target failed, 0 tolerated; first: a/db2: plan backup FATAL_ERROR',
         },
       ],
     });
-    expect(renderFleet(failed)).to.include('Failed=True FailureBudgetExceeded: 1 target(s) failed, 0 tolerated; first: a/db2');
+    expect(renderFleet(failed)).to.include('Failed=True FailureBudgetExceeded: 1 target failed, 0 tolerated; first: a/db2');
   });
 
   it('counts the targets of a state past the first 20 of a wave instead of listing them', () => {

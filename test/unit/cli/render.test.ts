@@ -243,6 +243,10 @@ describe('cli render: plan status tree (golden files)', () => {
         conditions: [{ type: 'PlanRunning', status: 'False', reason, message, lastTransitionTime: '2026-11-22T13:15:47Z' }],
       });
       expect(renderStatus(inst, 'deploy', completeDeploy, opts)).to.contain(`\nnote: ${message}\n`);
+      // Shown as the held run itself, its message is not repeated as a note.
+      const held: PlanStatus = { status: 'PENDING', trigger: 'manual', message };
+      const text = renderStatus({ ...inst, status: { ...inst.status, planStatus: { restore: held } } }, 'restore', held, opts);
+      expect(text.split(message).length - 1, text).to.equal(1);
     }
   });
 

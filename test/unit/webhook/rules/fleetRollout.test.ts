@@ -267,7 +267,9 @@ describe('FleetRollout targets at creation', () => {
       }),
     );
     expect(!lacking.allowed && lacking.message)
-      .to.include('Instance(s) web/a (pg-13), and 2 Instances in 1 namespace you may not read')
+      .to.include(
+        'the OperatorVersions of matching Instances web/a (pg-13), and 2 Instances in 1 namespace you may not read have no such plan',
+      )
       .and.not.include('billing');
     const allHidden = admitFleetTargets(
       create(rollout({ plan: undefined, upgrade: { operatorVersion: 'pg-14.2' } })),
