@@ -9,7 +9,7 @@
 // time, following the policies as they are added and deleted.
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import type { FleetRollout, Instance, PlanStatus } from '../../../shared/api/schema.ts';
+import type { FleetRollout, Instance, PlanPolicy, PlanStatus } from '../../../shared/api/schema.ts';
 import { kubectl, kubectlOk, useNamespace } from '../fixture.ts';
 import { dummyOperatorVersion, instance, json } from '../objects.ts';
 import { runPlugin as planwarden } from '../../support/plugin.ts';
@@ -51,6 +51,29 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
   const approvals = `gov-approvals-${tag}`;
   const freeze = `gov-freeze-${tag}`;
   const as = (user: string, ...groups: string[]) => [`--as=${user}`, ...groups.map((g) => `--as-group=${g}`)];
+  /** Applies PlanPolicy `name` over this file's labelled namespace, with the rest of `spec`. */
+  const applyPolicy = (name: string, spec: Omit<PlanPolicy['spec'], 'namespaceSelector'>) =>
+    kubectlOk(['apply', '-f', '-'], {
+      input: json({
+        apiVersion: 'planwarden.dev/v1alpha1',
+        kind: 'PlanPolicy',
+        metadata: { name },
+        spec: { namespaceSelector: { matchLabels: { 'pw-gov': tag } }, ...spec },
+      }),
+    });
+  /** `plan approve --yes` on `name` as `user` in `group`. */
+  const approve = (name: string, user: string, group: string) =>
+    planwarden(['plan', 'approve', '--instance', name, '-n', ns(), '--yes', ...as(user, group)]);
+  /** The run of `plan` on `name` once it is COMPLETE. */
+  const completed = (what: string, name: string, plan: string) =>
+    waitFor(
+      what,
+      instanceWhere(
+        ns(),
+        name,
+        planIs(plan, (r) => r.status === 'COMPLETE'),
+      ),
+    );
 
   before(async function () {
     await kubectlOk(['label', 'namespace', ns(), `pw-gov=${tag}`]);
@@ -67,30 +90,11 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
     ov.spec.plans.restore = { phases: [{ name: 'main', steps: [{ name: 'work', tasks: ['work'] }] }] };
     ov.spec.plans.backup = { phases: [{ name: 'main', steps: [{ name: 'work', tasks: ['work'] }] }] };
     await kubectlOk(['apply', '-f', '-'], { input: json(ov) });
-    await kubectlOk(['apply', '-f', '-'], {
-      input: json({
-        apiVersion: 'planwarden.dev/v1alpha1',
-        kind: 'PlanPolicy',
-        metadata: { name: approvals },
-        spec: {
-          namespaceSelector: { matchLabels: { 'pw-gov': tag } },
-          plans: ['restore'],
-          approval: { required: 2, approverGroups: ['sre'], timeout: '1h' },
-        },
-      }),
-    });
+    await applyPolicy(approvals, { plans: ['restore'], approval: { required: 2, approverGroups: ['sre'], timeout: '1h' } });
     for (const name of ['shop', 'fleet-a']) {
       await kubectlOk(['apply', '-f', '-'], { input: json(instance(name, ns(), OV, {}, { app: `gov-${tag}` })) });
     }
-    for (const name of ['shop', 'fleet-a'])
-      await waitFor(
-        `${name} deploy`,
-        instanceWhere(
-          ns(),
-          name,
-          planIs('deploy', (r) => r.status === 'COMPLETE'),
-        ),
-      );
+    for (const name of ['shop', 'fleet-a']) await completed(`${name} deploy`, name, 'deploy');
     for (
       let i = 0;
       i < 120 &&
@@ -139,14 +143,7 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
     expect(backup.code, backup.stderr).to.equal(0);
     await clear();
     const backups = `gov-backups-${tag}`;
-    await kubectlOk(['apply', '-f', '-'], {
-      input: json({
-        apiVersion: 'planwarden.dev/v1alpha1',
-        kind: 'PlanPolicy',
-        metadata: { name: backups },
-        spec: { namespaceSelector: { matchLabels: { 'pw-gov': tag } }, plans: ['backup'], approval: { required: 1 } },
-      }),
-    });
+    await applyPolicy(backups, { plans: ['backup'], approval: { required: 1 } });
     const refused = await waitFor(
       'a backup schedule refused',
       async () => {
@@ -195,11 +192,11 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
     expect(listed.code, listed.stderr).to.equal(0);
     expect(listed.stdout).to.contain('shop').and.contain(pending.runID).and.contain('0/2');
 
-    const self = await planwarden(['plan', 'approve', '--instance', 'shop', '-n', ns(), '--yes', ...as('alice', 'sre')]);
+    const self = await approve('shop', 'alice', 'sre');
     expect(self.code).to.equal(1);
     expect(self.stderr).to.contain('approval.self');
 
-    const outsider = await planwarden(['plan', 'approve', '--instance', 'shop', '-n', ns(), '--yes', ...as('carol', 'dev')]);
+    const outsider = await approve('shop', 'carol', 'dev');
     expect(outsider.code).to.equal(1);
     expect(outsider.stderr).to.contain('approval.not-approver');
 
@@ -220,7 +217,7 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
     expect(bob.code, bob.stderr).to.equal(0);
     expect(bob.stdout).to.contain(`digest: ${pending.digest}`).and.contain('approved run').and.contain('as bob');
 
-    const twice = await planwarden(['plan', 'approve', '--instance', 'shop', '-n', ns(), '--yes', ...as('bob', 'sre')]);
+    const twice = await approve('shop', 'bob', 'sre');
     expect(twice.code).to.equal(1);
     expect(twice.stderr).to.contain('approval.already-decided');
 
@@ -246,17 +243,10 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
       '1 of 2 approvals',
       instanceWhere(ns(), 'shop', (i) => (i.status?.pendingApproval?.approvedBy?.length === 1 ? true : undefined)),
     );
-    const carol = await planwarden(['plan', 'approve', '--instance', 'shop', '-n', ns(), '--yes', ...as('carol', 'sre')]);
+    const carol = await approve('shop', 'carol', 'sre');
     expect(carol.code, carol.stderr).to.equal(0);
 
-    const done = await waitFor(
-      'the approved restore',
-      instanceWhere(
-        ns(),
-        'shop',
-        planIs('restore', (r) => r.status === 'COMPLETE'),
-      ),
-    );
+    const done = await completed('the approved restore', 'shop', 'restore');
     expect(done.id).to.equal(pending.runID);
     expect(done.requestedBy).to.equal('alice');
     expect(done.approvedBy).to.deep.equal(['bob', 'carol']);
@@ -330,17 +320,9 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
   });
 
   it('a freeze over the labelled namespace holds a change; a break-glass by a member of its group passes it, recorded', async function () {
-    await kubectlOk(['apply', '-f', '-'], {
-      input: json({
-        apiVersion: 'planwarden.dev/v1alpha1',
-        kind: 'PlanPolicy',
-        metadata: { name: freeze },
-        spec: {
-          namespaceSelector: { matchLabels: { 'pw-gov': tag } },
-          plans: ['upgrade', 'update', 'deploy', 'backup'],
-          freeze: { pausedUntil: 'true', reason: 'year-end freeze', breakGlass: { groups: ['sre-leads'] } },
-        },
-      }),
+    await applyPolicy(freeze, {
+      plans: ['upgrade', 'update', 'deploy', 'backup'],
+      freeze: { pausedUntil: 'true', reason: 'year-end freeze', breakGlass: { groups: ['sre-leads'] } },
     });
     // What governs now, as a cluster admin lists it; a namespace admin may not list policies.
     const listed = await planwarden(['policy', 'list', '-o', 'json']);
@@ -456,18 +438,10 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
 
   it('the deploy of a new Instance under a policy waits for someone other than its creator', async function () {
     const deploys = `gov-deploys-${tag}`;
-    await kubectlOk(['apply', '-f', '-'], {
-      input: json({
-        apiVersion: 'planwarden.dev/v1alpha1',
-        kind: 'PlanPolicy',
-        metadata: { name: deploys },
-        spec: {
-          namespaceSelector: { matchLabels: { 'pw-gov': tag } },
-          instanceSelector: { matchLabels: { tier: 'new' } },
-          plans: ['deploy'],
-          approval: { required: 1, approverGroups: ['sre'] },
-        },
-      }),
+    await applyPolicy(deploys, {
+      instanceSelector: { matchLabels: { tier: 'new' } },
+      plans: ['deploy'],
+      approval: { required: 1, approverGroups: ['sre'] },
     });
     try {
       // A stamp written by the client is replaced: the creator is who the API server says.
@@ -479,19 +453,12 @@ describe('change governance: approvals and freezes (real apiserver, webhook and 
         instanceWhere(ns(), 'fresh', (i) => (i.status?.pendingApproval ? i : undefined)),
       );
       expect(waiting.status!.pendingApproval).to.include({ plan: 'deploy', requestedBy: 'alice' });
-      const self = await planwarden(['plan', 'approve', '--instance', 'fresh', '-n', ns(), '--yes', ...as('alice', 'sre')]);
+      const self = await approve('fresh', 'alice', 'sre');
       expect(self.code).to.equal(1);
       expect(self.stderr).to.contain('approval.self');
-      const bob = await planwarden(['plan', 'approve', '--instance', 'fresh', '-n', ns(), '--yes', ...as('bob', 'sre')]);
+      const bob = await approve('fresh', 'bob', 'sre');
       expect(bob.code, bob.stderr).to.equal(0);
-      const run = await waitFor(
-        'the approved deploy',
-        instanceWhere(
-          ns(),
-          'fresh',
-          planIs('deploy', (r) => r.status === 'COMPLETE'),
-        ),
-      );
+      const run = await completed('the approved deploy', 'fresh', 'deploy');
       expect(run).to.include({ requestedBy: 'alice' });
       expect(run.approvedBy).to.deep.equal(['bob']);
     } finally {
