@@ -3,6 +3,7 @@
 // one letter each) with the details status.targets keeps (run id, message).
 import type { FleetRollout, FleetTarget, FleetTargetState } from '../shared/api/schema.ts';
 import { render, type Node } from './tree.ts';
+import { counted } from '../shared/text.ts';
 
 const STATE_OF: Record<string, FleetTargetState> = { P: 'Pending', W: 'Waiting', R: 'Running', C: 'Completed', F: 'Failed', S: 'Skipped' };
 /** Targets of one state shown per wave at most; the rest are counted. */
@@ -51,7 +52,7 @@ export function renderFleet(rollout: FleetRollout): string {
     for (const t of all) byState.set(t.state, [...(byState.get(t.state) ?? []), t.node]);
     const done = all.every((t) => t.state === 'Completed' || t.state === 'Failed' || t.state === 'Skipped');
     const current = w === st.currentWave && !done;
-    wave.line += ` [${done ? 'done' : current ? 'in progress' : 'not started'}]: ${all.length} ${all.length === 1 ? 'target' : 'targets'}`;
+    wave.line += ` [${done ? 'done' : current ? 'in progress' : 'not started'}]: ${counted(all.length, 'target')}`;
     for (const [state, nodes] of byState) {
       wave.children.push(...nodes.slice(0, SHOWN_PER_STATE));
       if (nodes.length > SHOWN_PER_STATE) wave.children.push({ line: `… ${nodes.length - SHOWN_PER_STATE} more ${state}`, children: [] });

@@ -6,6 +6,11 @@ export function plural(n: number, one: string, many: string): string {
   return n === 1 ? one : many;
 }
 
+/** The count and its word: "1 target", "3 targets". */
+export function counted(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${plural(n, one, many)}`;
+}
+
 /** `"a", "b"` */
 export function quoted(names: readonly string[]): string {
   return names.map((n) => `"${n}"`).join(', ');

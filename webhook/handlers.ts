@@ -41,8 +41,8 @@ import {
   type DecodedRequest,
 } from './decode.ts';
 import { admitInstance, upgradeTarget, type InstanceAdmissionContext } from './rules/instance.ts';
+import { plansAskedFor } from './rules/instanceContext.ts';
 import { admitPreChecksOptOut, optOutToJudge, skipPreChecksOf } from './rules/preChecksOptOut.ts';
-import { requestedPlans } from './rules/maintenance.ts';
 import type { AccessSubject } from '../shared/kube/access.ts';
 import { introducesRequest, mutateInstance } from './rules/instanceMutate.ts';
 import {
@@ -310,7 +310,7 @@ async function handleInstance(
     if (facts) verdict = combine([verdict, admitGovernedSchedules({ object, oldObject, ...facts, now: Date.parse(now) })]);
   }
   // A request a PlanPolicy will hold (approvals, a freeze): admitted, and the write says so.
-  const plans = verdict.allowed ? requestedPlans(context) : [];
+  const plans = verdict.allowed ? plansAskedFor(context) : [];
   if (plans.length > 0) {
     // As the stamp names it: the writer; for a FleetRollout's write, the rollout's author.
     const requestedBy = optOutSubject(req, controllerUser).user;

@@ -26,6 +26,7 @@ import {
   type Instance,
 } from '../../shared/api/schema.ts';
 import { findCondition, setCondition } from '../../shared/conditions/conditions.ts';
+import { counted } from '../../shared/text.ts';
 import { fleetAction, fleetRunId, parseAuthor, waveEnds, waveOf, AUTHOR_ANNOTATION, type FleetMark } from '../../shared/fleet.ts';
 
 /** A Running target with no sign of its trigger on the Instance after this long is written again. */
@@ -219,7 +220,7 @@ function finish(
           type: 'Failed',
           status: 'True',
           reason: 'FailureBudgetExceeded',
-          message: `${counts.failed} ${counts.failed === 1 ? 'target' : 'targets'} failed, ${maxFailures} tolerated; first: ${firstFailed!.namespace}/${firstFailed!.name}: ${firstFailed!.detail.message ?? 'failed'}`,
+          message: `${counted(counts.failed, 'target')} failed, ${maxFailures} tolerated; first: ${firstFailed!.namespace}/${firstFailed!.name}: ${firstFailed!.detail.message ?? 'failed'}`,
         }
       : { type: 'Failed', status: 'False', reason: 'WithinBudget', message: `${counts.failed} failed, ${maxFailures} tolerated` },
   );

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { diffLines } from 'diff';
 import { canonicalJson } from '../json.ts';
+import { counted } from '../text.ts';
 import { LABEL_PLAN } from '../api/names.ts';
 import type { PlannedTask } from './preflight.ts';
 
@@ -260,11 +261,10 @@ const TEXT_EDIT_LIMIT = 2_000;
 
 const isText = (v: Json | undefined): v is string => typeof v === 'string' && v.includes('\n');
 const linesOf = (text: string) => (text.endsWith('\n') ? text.slice(0, -1) : text).split('\n');
-const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
 
 /** At most TEXT_LINES of `lines`, the rest counted. */
 function bounded(lines: string[]): string[] {
-  return lines.length <= TEXT_LINES ? lines : [...lines.slice(0, TEXT_LINES), `  … ${plural(lines.length - TEXT_LINES, 'more line')}`];
+  return lines.length <= TEXT_LINES ? lines : [...lines.slice(0, TEXT_LINES), `  … ${counted(lines.length - TEXT_LINES, 'more line')}`];
 }
 
 /**
@@ -276,7 +276,7 @@ function textDiff(from: string, to: string): string[] {
   const parts = diffLines(from, to, { maxEditLength: TEXT_EDIT_LIMIT });
   if (!parts)
     return [
-      `  ${plural(linesOf(from).length, 'line')} replaced by ${plural(linesOf(to).length, 'line')} (too different to compare line by line)`,
+      `  ${counted(linesOf(from).length, 'line')} replaced by ${counted(linesOf(to).length, 'line')} (too different to compare line by line)`,
     ];
   const rows = parts.flatMap((part) => linesOf(part.value).map((text) => ({ mark: part.added ? '+' : part.removed ? '-' : ' ', text })));
   const near = rows.map((_, i) => rows.slice(Math.max(0, i - TEXT_CONTEXT), i + TEXT_CONTEXT + 1).some((r) => r.mark !== ' '));
@@ -284,7 +284,7 @@ function textDiff(from: string, to: string): string[] {
   let skipped: string[] = [];
   const flush = () => {
     // One line is shown rather than counted: the count would take its place.
-    out.push(...(skipped.length === 1 ? skipped : skipped.length > 1 ? [`  … ${plural(skipped.length, 'unchanged line')}`] : []));
+    out.push(...(skipped.length === 1 ? skipped : skipped.length > 1 ? [`  … ${counted(skipped.length, 'unchanged line')}`] : []));
     skipped = [];
   };
   rows.forEach((r, i) => {

@@ -12,6 +12,7 @@ import type { FleetRollout } from '../../shared/api/schema.ts';
 import { AUTHOR_ANNOTATION, formatAuthor, MUTABLE_SPEC_FIELDS, parseAuthor, waveProblems, type Author } from '../../shared/fleet.ts';
 import { isEmptySelector, selectorProblems } from '../../shared/labelSelector.ts';
 import { jsonEqual } from '../../shared/json.ts';
+import { counted, plural } from '../../shared/text.ts';
 import { objectRef, type Refusal } from '../../shared/refusal.ts';
 import { allow, combine, deny, type Verdict } from '../../shared/verdict.ts';
 import type { RuleId } from '../../shared/ruleIds.ts';
@@ -72,8 +73,6 @@ function listed(names: readonly string[]): string {
   return names.length > MAX_LISTED ? `${shown} and ${names.length - MAX_LISTED} more` : shown;
 }
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-
 /**
  * `items` as a refusal may name them to this author: those in namespaces the author may not
  * list Instances in are only counted ("2 Instances in 1 namespace you may not read").
@@ -90,8 +89,8 @@ function listedFor<T>(
   const unseen = items.filter((i) => secret.has(namespaceOf(i)));
   if (unseen.length === 0) return listed(visible.map(name));
   const namespaces = new Set(unseen.map(namespaceOf)).size;
-  const counted = `${plural(unseen.length, what[0], what[1])} in ${plural(namespaces, 'namespace')} you may not read`;
-  return visible.length === 0 ? counted : `${listed(visible.map(name))}, and ${counted}`;
+  const hiddenOnes = `${counted(unseen.length, what[0], what[1])} in ${counted(namespaces, 'namespace')} you may not read`;
+  return visible.length === 0 ? hiddenOnes : `${listed(visible.map(name))}, and ${hiddenOnes}`;
 }
 
 /**
@@ -103,9 +102,9 @@ function namespacesFor(names: readonly string[], hidden: readonly string[] | und
   const secret = new Set(hidden ?? []);
   const visible = names.filter((n) => !secret.has(n));
   const unseen = names.length - visible.length;
-  const shown = visible.length === 0 ? [] : [`${visible.length === 1 ? 'namespace' : 'namespaces'} ${listed(visible)}`];
-  const counted = unseen === 0 ? [] : [`${plural(unseen, 'namespace')} you may not read`];
-  return [...shown, ...counted].join(' and ');
+  const shown = visible.length === 0 ? [] : [`${plural(visible.length, 'namespace', 'namespaces')} ${listed(visible)}`];
+  const hiddenOnes = unseen === 0 ? [] : [`${counted(unseen, 'namespace')} you may not read`];
+  return [...shown, ...hiddenOnes].join(' and ');
 }
 
 function checkSelectors(ctx: FleetRolloutContext): Verdict {
@@ -306,7 +305,7 @@ export function admitFleetTargets(ctx: FleetRolloutContext, facts: FleetTargetFa
       object: who(ctx),
       rule: FLEET_RULES.targetImpersonation,
       refused: `a rollout over Instances whose ServiceAccount you may not act as`,
-      why: `${ctx.userInfo.username} may not impersonate the ServiceAccount of ${forbiddenAccounts.length === 1 ? 'matching Instance' : 'matching Instances'} ${listed(forbiddenAccounts)} (or it could not be checked), and their plans run as it: the rollout acts with its author's rights, never more`,
+      why: `${ctx.userInfo.username} may not impersonate the ServiceAccount of ${plural(forbiddenAccounts.length, 'matching Instance', 'matching Instances')} ${listed(forbiddenAccounts)} (or it could not be checked), and their plans run as it: the rollout acts with its author's rights, never more`,
       fix: 'narrow the selectors to Instances whose ServiceAccount you may act as, or get impersonate on serviceaccounts/<name> in their namespaces (a Role and RoleBinding; the edit role holds it): kubectl -n NS create role act-as-SA --verb=impersonate --resource=serviceaccounts --resource-name=SA',
     });
   }
@@ -315,7 +314,7 @@ export function admitFleetTargets(ctx: FleetRolloutContext, facts: FleetTargetFa
       object: who(ctx),
       rule: FLEET_RULES.operatorVersionMissing,
       refused: `upgrade to OperatorVersion "${spec.upgrade.operatorVersion}"`,
-      why: `${namespacesFor(facts.namespacesWithoutTarget, facts.hiddenNamespaces)} ${facts.namespacesWithoutTarget.length === 1 ? 'holds' : 'hold'} matching Instances but no OperatorVersion of that name`,
+      why: `${namespacesFor(facts.namespacesWithoutTarget, facts.hiddenNamespaces)} ${plural(facts.namespacesWithoutTarget.length, 'holds', 'hold')} matching Instances but no OperatorVersion of that name`,
       fix: `create OperatorVersion "${spec.upgrade.operatorVersion}" in those namespaces first, or narrow the selectors`,
       code: 422,
       reason: 'Invalid',
@@ -328,13 +327,13 @@ export function admitFleetTargets(ctx: FleetRolloutContext, facts: FleetTargetFa
         object: who(ctx),
         rule: FLEET_RULES.planMissing,
         refused: `plan "${spec.plan.name}"`,
-        why: `${lacking.length === 1 ? 'the OperatorVersion of matching Instance' : 'the OperatorVersions of matching Instances'} ${listedFor(
+        why: `${plural(lacking.length, 'the OperatorVersion of matching Instance', 'the OperatorVersions of matching Instances')} ${listedFor(
           lacking,
           (i) => i.namespace,
           (i) => `${i.namespace}/${i.name} (${i.operatorVersion})`,
           facts.hiddenNamespaces,
           ['Instance', 'Instances'],
-        )} ${lacking.length === 1 ? 'has' : 'have'} no such plan (or ${lacking.length === 1 ? 'is' : 'are'} missing)`,
+        )} ${plural(lacking.length, 'has', 'have')} no such plan (or ${plural(lacking.length, 'is', 'are')} missing)`,
         fix: 'narrow the selectors to Instances whose OperatorVersion has the plan, or upgrade those Instances first',
         code: 422,
         reason: 'Invalid',
@@ -349,7 +348,7 @@ export function admitFleetTargets(ctx: FleetRolloutContext, facts: FleetTargetFa
       return deny({
         object: who(ctx),
         rule: FLEET_RULES.parametersInvalid,
-        refused: `spec.plan.parameters for ${plural(refused.length, 'target')}: ${listedFor(
+        refused: `spec.plan.parameters for ${counted(refused.length, 'target')}: ${listedFor(
           refused,
           (i) => i.namespace,
           (i) => `${i.namespace}/${i.name}`,

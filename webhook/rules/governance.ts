@@ -21,6 +21,7 @@ import {
 } from '../../shared/plan/governance.ts';
 import { objectRef } from '../../shared/refusal.ts';
 import { jsonEqual } from '../../shared/json.ts';
+import { counted } from '../../shared/text.ts';
 import { allow, deny, type Verdict } from '../../shared/verdict.ts';
 import type { RuleId } from '../../shared/ruleIds.ts';
 
@@ -348,7 +349,7 @@ export function governedRequestWarnings(input: {
     const rule = governance.approval;
     warnings.push(
       step.reason === REASON_AWAITING_APPROVAL && rule
-        ? `plan "${plan}" waits for ${rule.required} approval${rule.required === 1 ? '' : 's'} (${groupsInWords(rule)}, not ${input.requestedBy}; ${rule.policies.join(', ')}) [${step.reason}]`
+        ? `plan "${plan}" waits for ${counted(rule.required, 'approval')} (${groupsInWords(rule)}, not ${input.requestedBy}; ${rule.policies.join(', ')}) [${step.reason}]`
         : `${step.message} [${step.reason}]`,
     );
   }

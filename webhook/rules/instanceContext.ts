@@ -57,3 +57,9 @@ export function factsOf(ctx: InstanceAdmissionContext): TriggerFacts {
   if (Object.isExtensible(ctx)) Object.defineProperty(ctx, FACTS, { value: facts, enumerable: false });
   return facts;
 }
+
+/** The plans a write asks to run: deploy at creation, else those of the requests it introduces. */
+export function plansAskedFor(ctx: InstanceAdmissionContext): string[] {
+  if (ctx.operation === 'CREATE') return ctx.operatorVersion?.spec.plans?.deploy ? ['deploy'] : [];
+  return [...new Set(factsOf(ctx).introduced.map((r) => r.plan))];
+}

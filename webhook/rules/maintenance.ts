@@ -16,7 +16,7 @@ import { hasPlan, perRunValueProblem } from '../../shared/plan/policy.ts';
 import { planNames } from '../../shared/plan/triggers.ts';
 import { objectRef } from '../../shared/refusal.ts';
 import { clipText, closestName } from '../../shared/text.ts';
-import { factsOf, type InstanceAdmissionContext } from './instanceContext.ts';
+import { plansAskedFor, type InstanceAdmissionContext } from './instanceContext.ts';
 import { allow, deny, type Verdict } from '../../shared/verdict.ts';
 import type { RuleId } from '../../shared/ruleIds.ts';
 
@@ -217,12 +217,6 @@ export function schedulesValid(ctx: InstanceAdmissionContext): Verdict {
   return allow();
 }
 
-/** The plans this write asks to run: deploy at creation, else those of the requests it introduces. */
-export function requestedPlans(ctx: InstanceAdmissionContext): string[] {
-  if (ctx.operation === 'CREATE') return ctx.operatorVersion?.spec.plans?.deploy ? ['deploy'] : [];
-  return [...new Set(factsOf(ctx).introduced.map((r) => r.plan))];
-}
-
 /**
  * The warning for a trigger this write introduces (or deploy at creation) whose plan
  * maintenance holds now: admitted, and held until the time it names.
@@ -232,7 +226,7 @@ export function heldTriggerWarning(ctx: InstanceAdmissionContext): Verdict {
   if (!m) return allow();
   const now = Date.parse(ctx.now);
   const warnings: string[] = [];
-  for (const plan of requestedPlans(ctx)) {
+  for (const plan of plansAskedFor(ctx)) {
     const hold = maintenanceHold(m, plan, now);
     if (hold.held) warnings.push(clipText(`${hold.message} [${hold.reason}]`, 240));
   }
