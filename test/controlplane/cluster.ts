@@ -2,6 +2,7 @@
 // webhooks and policies on), kube-controller-manager, kube-scheduler and kwok-simulated
 // nodes, each a background process recorded by pid so that another command can stop it.
 import { spawn } from 'node:child_process';
+import { randomInt } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { request as httpsRequest } from 'node:https';
@@ -98,17 +99,74 @@ export function componentHealth(state: ClusterState): Record<Component, boolean>
   return out;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
+/** Ports below this are left to well-known services. */
+const LOWEST_PICKED_PORT = 10_000;
+
+/**
+ * The local ports the kernel hands to outgoing connections (Linux's
+ * ip_local_port_range), or undefined where that cannot be read.
+ */
+export function ephemeralPortRange(text = readIfPresent('/proc/sys/net/ipv4/ip_local_port_range')): [number, number] | undefined {
+  const m = /^\s*(\d+)\s+(\d+)\s*$/.exec(text ?? '');
+  if (!m) return undefined;
+  const [low, high] = [Number(m[1]), Number(m[2])];
+  return low > 0 && low <= high && high <= 65_535 ? [low, high] : undefined;
+}
+
+function readIfPresent(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Ports this process handed out, so that two calls never give the same one before either is bound. */
+const handedOut = new Set<number>();
+
+function listenOnce(port: number): Promise<number | undefined> {
+  return new Promise((resolvePort) => {
     const srv = createServer();
     srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
+    srv.once('error', () => resolvePort(undefined));
+    srv.listen(port, '127.0.0.1', () => {
       const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolvePort(port));
+      const bound = typeof addr === 'object' && addr ? addr.port : undefined;
+      srv.close(() => resolvePort(bound));
     });
   });
+}
+
+/**
+ * A port on 127.0.0.1 that nothing listens on, for a component to bind a moment later.
+ * It is picked below the kernel's ephemeral range: a port from that range (what
+ * `listen(0)` gives) can be taken, between the pick and the bind, as the local port of
+ * one of the many connections the control plane opens while it starts — which made
+ * kube-scheduler or kube-apiserver fail with "bind: address already in use" about once
+ * in ten starts. Where the range cannot be read, or leaves too little room below it, the
+ * kernel picks.
+ */
+export async function freePort(): Promise<number> {
+  const range = ephemeralPortRange();
+  const below = range ? range[0] - 1 : 0;
+  if (below - LOWEST_PICKED_PORT >= 1_000) {
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const port = LOWEST_PICKED_PORT + randomInt(below - LOWEST_PICKED_PORT + 1);
+      if (handedOut.has(port)) continue;
+      if ((await listenOnce(port)) === port) {
+        handedOut.add(port);
+        return port;
+      }
+    }
+  }
+  for (;;) {
+    const port = await listenOnce(0);
+    if (port === undefined) throw new Error('could not find a free port on 127.0.0.1');
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
