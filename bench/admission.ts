@@ -64,6 +64,13 @@ export interface AdmissionBenchOptions {
   /** Blocks per state and timed writes per block (of each kind). */
   blocks: number;
   perBlock: number;
+  /**
+   * Untimed rounds (a trigger, an UpdatePlan patch, a preflight trigger) in each state that
+   * has a webhook server, before the first block: V8 optimises a function only after some
+   * thousand calls, so a webhook just started runs its code unoptimised, and compiles it on
+   * the same two cores, for most of the blocks. A webhook in production has long been warm.
+   */
+  warmupRounds: number;
   /** Where to write a CPU profile of kube-apiserver over the blocks (the control plane must serve /debug/pprof). */
   apiserverProfile?: string;
   log: (s: string) => void;
@@ -116,6 +123,8 @@ export const TRIGGER_PLAN = 'run3';
 /** The plan the preflight triggers name: one Apply task (fixtures.ts, preflightOperatorVersion). */
 export const PREFLIGHT_PLAN = 'apply';
 const WARMUP_WRITES = 2;
+/** The states in which a webhook server answers (planwarden's, or the no-op one under a floor's prefix): each is warmed up first. */
+const SERVED_STATES = ['webhook', 'noop', 'stamp', 'read'] as const satisfies readonly AdmissionState[];
 const ADMISSION = 'admissionregistration.k8s.io/v1';
 
 /**
@@ -496,6 +505,16 @@ export async function benchAdmission(o: AdmissionBenchOptions): Promise<Admissio
   const operatorVersionReads = { cache: 0, api: 0 };
   const profile = o.apiserverProfile ? startApiserverProfile(o.kubeconfig, o.apiserverProfile, o.log) : undefined;
   try {
+    for (const state of SERVED_STATES) {
+      await enter(state);
+      const started = performance.now();
+      for (let i = 0; i < o.warmupRounds; i++) {
+        await trigger();
+        await patchLabel(UPDATEPLANS, o.updatePlan);
+        await preflightTrigger();
+      }
+      o.log(`  warm-up "${state}": ${o.warmupRounds} rounds in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    }
     for (let b = 0; b < o.blocks; b++) {
       for (const state of orders[b % orders.length]!) {
         await enter(state);

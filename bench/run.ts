@@ -85,6 +85,7 @@ const { values: flags } = parseArgs({
     fleet: { type: 'string' },
     'fleet-concurrent': { type: 'string' },
     'big-template-kib': { type: 'string' },
+    'admission-warmup': { type: 'string' },
     keep: { type: 'boolean' },
     'apiserver-profile': { type: 'boolean' },
   },
@@ -117,7 +118,11 @@ const settings = {
     minRoundMs: quick ? 100 : 300,
     bigTemplateBytes: positive('big-template-kib', quick ? 64 : 1024) * 1024,
   },
-  admission: { blocks: quick ? 1 : 2 * ADMISSION_STATES.length, perBlock: quick ? 20 : 50 },
+  admission: {
+    blocks: quick ? 1 : 2 * ADMISSION_STATES.length,
+    perBlock: quick ? 20 : 50,
+    warmupRounds: positive('admission-warmup', quick ? 50 : 1000),
+  },
   triggerReps: quick ? 5 : 20,
   thousand: positive('thousand', quick ? 200 : 1000),
   createConcurrency: 20,
@@ -209,7 +214,14 @@ async function setUpCluster(): Promise<ClusterContext> {
   log('planwarden: installing CRDs, RBAC and webhook configurations; starting the webhook (no controller yet)');
   // The webhook runs as plain JavaScript, as the image runs it (node dist/webhook/main.js).
   const webhookEntry = transpileGraph('webhook/main.ts', join(WORK_DIR, 'dist'));
-  const stack = await startStack({ kubeconfig: state.kubeconfig, dir: STACK_DIR, controller: false, webhookEntry, log });
+  // PLANWARDEN_BENCH_CPU_PROF=<dir>: the webhook, like each controller, writes a V8 CPU profile there when it stops.
+  const profile = process.env.PLANWARDEN_BENCH_CPU_PROF;
+  // PLANWARDEN_BENCH_WEBHOOK_NODE_ARGS: more node flags for the webhook (e.g. "--trace-deopt"), split on spaces.
+  const webhookNodeArgs = [
+    ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`, '--cpu-prof-name=webhook.cpuprofile'] : []),
+    ...(process.env.PLANWARDEN_BENCH_WEBHOOK_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+  ];
+  const stack = await startStack({ kubeconfig: state.kubeconfig, dir: STACK_DIR, controller: false, webhookEntry, webhookNodeArgs, log });
   const kube: KubeClient = createKubeClient({ kubeConfig: loadKubeConfig(state.kubeconfig), userAgent: 'planwarden-bench' });
   const ns = BENCH_NAMESPACE;
   await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
@@ -263,7 +275,7 @@ async function admissionPart(ctx: ClusterContext): Promise<AdmissionBenchResult>
   await createWithRetry(kube, plan);
 
   log(
-    `admission: ${settings.admission.blocks} blocks × ${settings.admission.perBlock} sequential writes of each kind (Instance label, Instance trigger, UpdatePlan label; then triggers through the preflight) per state (${ADMISSION_STATES.join(' / ')}), interleaved`,
+    `admission: ${settings.admission.blocks} blocks × ${settings.admission.perBlock} sequential writes of each kind (Instance label, Instance trigger, UpdatePlan label; then triggers through the preflight) per state (${ADMISSION_STATES.join(' / ')}), interleaved, after ${settings.admission.warmupRounds} untimed rounds in each state with a webhook server`,
   );
   return benchAdmission({
     kube,
@@ -673,7 +685,7 @@ async function main(): Promise<void> {
   }
   if (adm) {
     notes.push(
-      `apiserver: sequential writes to an Instance no controller runs (its status made to look deployed), timed at the client (JSON client, admin credentials), in turn: a label patch (overhead*, with/withoutWebhooks: the webhooks' matchConditions send it to no webhook) and a manual trigger, a merge patch {planName: ${TRIGGER_PLAN}, id: new each time, abort: false} as kubectl planwarden plan trigger writes it (trigger*: judged by /validate/instances with its OperatorVersion, not sent to /mutate/instances since it carries its id; each stays pending and the next, same plan, replaces it); with = planwarden Mutating+ValidatingWebhookConfigurations registered, without = both deleted; overhead = with − without per percentile`,
+      `apiserver: sequential writes to an Instance no controller runs (its status made to look deployed), timed at the client (JSON client, admin credentials), in turn: a label patch (overhead*, with/withoutWebhooks: the webhooks' matchConditions send it to no webhook) and a manual trigger, a merge patch {planName: ${TRIGGER_PLAN}, id: new each time, abort: false} as kubectl planwarden plan trigger writes it (trigger*: stamped by /mutate/instances with who asked, judged by /validate/instances with its OperatorVersion; each stays pending and the next, same plan, replaces it); with = planwarden Mutating+ValidatingWebhookConfigurations registered, without = both deleted; overhead = with − without per percentile; before the first block, ${settings.admission.warmupRounds} untimed rounds (trigger, UpdatePlan patch, preflight trigger) in each state with a webhook server, so that the webhook's code is optimised as in a long-running webhook`,
       "apiserver.webhookHandlerMeanMs, vap.webhookHandlerMeanMs: mean time per write inside the webhook (its planwarden_admission_duration_seconds; for Instances per trigger, mutate+validate), including the apiserver lookups the handlers make; the rest of the overhead is the apiserver calling the webhook; apiserver.operatorVersionReads: where the triggers' OperatorVersion came from (cache = the webhook's watch-backed cache, api = a GET); apiserver.webhookCpuMsPerTrigger, preflightWebhookCpuMsPerTrigger: CPU of planwarden's webhook process (/proc/<pid>/stat, 10 ms ticks summed over the blocks) per write in webhook blocks — all its work, TLS and body included; floor…, stampFloor… and readFloor…: the no-op webhook's in noop, stamp and read blocks; the plain ones cover a trigger and the UpdatePlan write beside it",
       'p99 of ~300 sequential writes is about the 3rd-slowest write: differences of a few ms between states are noise on a shared machine, and a small negative overhead means no measurable one',
       "vap: sequential label patches of an UpdatePlan with no admission (baseline), only a ValidatingAdmissionPolicy (no insight accepted twice: the webhook's updateplan.duplicate-insight in CEL), or only the webhooks (a label change of an UpdatePlan needs no lookup: the webhook judges it from the request); figures are overheads over the baseline",

@@ -28,6 +28,8 @@ export interface StackOptions {
   controllerArgs?: string[];
   /** Run the webhook from this JavaScript file (e.g. transpiled, as the image does) instead of webhook/main.ts through tsx. */
   webhookEntry?: string;
+  /** Node flags for the webhook's process (e.g. `--cpu-prof`), before its entry. */
+  webhookNodeArgs?: string[];
   logLevel?: string;
   /** The webhook answers reviews only from a client certificate chained to this CA (--client-ca): the control plane's webhookClientAuth. */
   clientAuth?: WebhookClientAuthFiles;
@@ -110,13 +112,13 @@ function probe(url: string, caPem: string): Promise<number> {
   });
 }
 
-function startProcess(dir: string, name: StackComponent, script: string, args: string[]): number {
+function startProcess(dir: string, name: StackComponent, script: string, args: string[], nodeArgs: string[] = []): number {
   const logs = join(dir, 'logs');
   mkdirSync(logs, { recursive: true });
   const fd = openSync(join(logs, `${name}.log`), 'a');
   // Every process gets a kubeconfig inside `dir`: that marks it as this stack's (isOurProcess).
   const entry = script.endsWith('.js') ? [resolve(PROJECT_ROOT, script)] : ['--import', 'tsx', join(PROJECT_ROOT, script)];
-  const child = spawn(process.execPath, [...entry, ...args], {
+  const child = spawn(process.execPath, [...nodeArgs, ...entry, ...args], {
     detached: true,
     stdio: ['ignore', fd, fd],
     cwd: PROJECT_ROOT,
@@ -191,15 +193,21 @@ export async function startStack(opts: StackOptions): Promise<StackState> {
     pids: {},
   };
   const save = () => writeFileSync(join(dir, 'stack.json'), JSON.stringify(state, null, 2));
-  state.pids.webhook = startProcess(dir, 'webhook', opts.webhookEntry ?? 'webhook/main.ts', [
-    `--port=${webhookPort}`,
-    `--tls-cert=${tls.files.cert}`,
-    `--tls-key=${tls.files.key}`,
-    `--kubeconfig=${webhookKc}`,
-    `--log-level=${opts.logLevel ?? 'info'}`,
-    '--shutdown-delay-seconds=0',
-    ...(opts.clientAuth ? [`--client-ca=${opts.clientAuth.caFile}`] : []),
-  ]);
+  state.pids.webhook = startProcess(
+    dir,
+    'webhook',
+    opts.webhookEntry ?? 'webhook/main.ts',
+    [
+      `--port=${webhookPort}`,
+      `--tls-cert=${tls.files.cert}`,
+      `--tls-key=${tls.files.key}`,
+      `--kubeconfig=${webhookKc}`,
+      `--log-level=${opts.logLevel ?? 'info'}`,
+      '--shutdown-delay-seconds=0',
+      ...(opts.clientAuth ? [`--client-ca=${opts.clientAuth.caFile}`] : []),
+    ],
+    opts.webhookNodeArgs,
+  );
   save();
   while ((await probe(`${webhookUrl}/readyz`, tls.certs.ca.certPem)) !== 200) {
     if (!isOurProcess(state.pids.webhook, dir)) throw new StackError(`the webhook exited during start-up:\n${logTail(dir, 'webhook')}`);
