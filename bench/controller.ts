@@ -27,6 +27,15 @@ export interface Controller {
 }
 
 /**
+ * PLANWARDEN_BENCH_CPU_PROF=<dir>: node flags with which a bench process (each controller,
+ * the stack's webhook) writes a V8 CPU profile `<name>.cpuprofile` there when it stops.
+ */
+export function cpuProfileFlags(name: string): string[] {
+  const dir = process.env.PLANWARDEN_BENCH_CPU_PROF;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
+}
+
+/**
  * Starts a controller process from `entry` (the transpiled controller/main.js, see
  * compile.ts), authenticated as planwarden's ServiceAccount (<stackDir>/controller.kubeconfig),
  * with the flags test/support/controllerProcess.ts uses; resolves once its caches synced
@@ -43,14 +52,12 @@ export async function startController(opts: {
   const metricsPort = await freePort();
   mkdirSync(join(opts.stackDir, 'logs'), { recursive: true });
   const fd = openSync(join(opts.stackDir, 'logs', `controller-${opts.identity}.log`), 'a');
-  // PLANWARDEN_BENCH_CPU_PROF=<dir>: each controller writes a V8 CPU profile there when it stops.
-  const profile = process.env.PLANWARDEN_BENCH_CPU_PROF;
   // PLANWARDEN_BENCH_HEAP_SNAPSHOT=<dir>: SIGUSR2 makes a controller write a heap snapshot there (heapSnapshot).
   const heap = process.env.PLANWARDEN_BENCH_HEAP_SNAPSHOT;
   const child = spawnTracked(
     process.execPath,
     [
-      ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`, `--cpu-prof-name=controller-${opts.identity}.cpuprofile`] : []),
+      ...cpuProfileFlags(`controller-${opts.identity}`),
       ...(heap ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heap}`] : []),
       // As the Deployment runs it.
       ...CONTROLLER_NODE_FLAGS,

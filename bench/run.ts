@@ -46,6 +46,7 @@ import {
   BENCH_LABEL,
   benchThousand,
   benchTrigger,
+  cpuProfileFlags,
   createInstances,
   heapSnapshot,
   holdLease,
@@ -214,11 +215,9 @@ async function setUpCluster(): Promise<ClusterContext> {
   log('planwarden: installing CRDs, RBAC and webhook configurations; starting the webhook (no controller yet)');
   // The webhook runs as plain JavaScript, as the image runs it (node dist/webhook/main.js).
   const webhookEntry = transpileGraph('webhook/main.ts', join(WORK_DIR, 'dist'));
-  // PLANWARDEN_BENCH_CPU_PROF=<dir>: the webhook, like each controller, writes a V8 CPU profile there when it stops.
-  const profile = process.env.PLANWARDEN_BENCH_CPU_PROF;
   // PLANWARDEN_BENCH_WEBHOOK_NODE_ARGS: more node flags for the webhook (e.g. "--trace-deopt"), split on spaces.
   const webhookNodeArgs = [
-    ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`, '--cpu-prof-name=webhook.cpuprofile'] : []),
+    ...cpuProfileFlags('webhook'),
     ...(process.env.PLANWARDEN_BENCH_WEBHOOK_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
   ];
   const stack = await startStack({ kubeconfig: state.kubeconfig, dir: STACK_DIR, controller: false, webhookEntry, webhookNodeArgs, log });

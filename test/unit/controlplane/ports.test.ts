@@ -1,7 +1,19 @@
 // The local control plane's ports: picked where no outgoing connection can take them.
 import { expect } from 'chai';
-import { createServer } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { ephemeralPortRange, freePort } from '../../controlplane/cluster.ts';
+
+/** A server listening on `port` of 127.0.0.1, or undefined where that port is taken. */
+async function listen(port: number): Promise<Server | undefined> {
+  const srv = createServer();
+  const ok = await new Promise<boolean>((resolve) => {
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => resolve(true));
+  });
+  return ok ? srv : undefined;
+}
+
+const close = (srv: Server) => new Promise<void>((resolve) => srv.close(() => resolve()));
 
 describe('control plane ports', function () {
   it('reads the kernel ephemeral range, and nothing that is not one', function () {
@@ -17,12 +29,9 @@ describe('control plane ports', function () {
     expect(ports.size).to.equal(50);
     for (const port of ports) {
       if (range && range[0] - 10_000 >= 1_000) expect(port).to.be.within(10_000, range[0] - 1);
-      const srv = createServer();
-      await new Promise<void>((resolve, reject) => {
-        srv.once('error', reject);
-        srv.listen(port, '127.0.0.1', () => resolve());
-      });
-      await new Promise<void>((resolve) => srv.close(() => resolve()));
+      const srv = await listen(port);
+      expect(srv, `port ${port} could not be bound`).to.not.equal(undefined);
+      await close(srv!);
     }
   });
 
@@ -30,15 +39,11 @@ describe('control plane ports', function () {
     const range = ephemeralPortRange();
     if (!range || range[0] - 10_000 < 1_000) this.skip();
     // Occupy a band of ports below the range; none of them may be picked.
-    const held: ReturnType<typeof createServer>[] = [];
+    const held: Server[] = [];
     const taken = new Set<number>();
     for (let port = 10_000; port < 10_200; port++) {
-      const srv = createServer();
-      const ok = await new Promise<boolean>((resolve) => {
-        srv.once('error', () => resolve(false));
-        srv.listen(port, '127.0.0.1', () => resolve(true));
-      });
-      if (ok) {
+      const srv = await listen(port);
+      if (srv) {
         held.push(srv);
         taken.add(port);
       }
@@ -46,7 +51,7 @@ describe('control plane ports', function () {
     try {
       for (let i = 0; i < 200; i++) expect(taken.has(await freePort())).to.equal(false);
     } finally {
-      await Promise.all(held.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+      await Promise.all(held.map(close));
     }
   });
 });
